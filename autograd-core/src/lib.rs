@@ -1,0 +1,52 @@
+//! Static-shape automatic differentiation.
+//!
+//! Tensors carry their shape in their type, broadcasting is resolved by the type checker, and every
+//! op is one rule: a forward and its vector-Jacobian product, side by side.
+//!
+//! ```
+//! use autograd_core::prelude::*;
+//! use autograd_core::rules::{BinaryRule, Mul};
+//!
+//! // y = x * w with w of shape (3,) broadcast over the rows of x.
+//! let x: Tensor![f32; 2, 3] = Tensor::new([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+//! let w: Tensor![f32; 3] = Tensor::new([10.0, 20.0, 30.0]);
+//! let (y, res) = Mul.forward(&x, &w);
+//! let ones = Tensor::ones();
+//! // The cotangent of w sums over the rows it was stretched along.
+//! assert_eq!(Mul.vjp_rhs(&x, &w, &y, &res, &ones).to_array(), [5.0, 7.0, 9.0]);
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+extern crate self as autograd_core;
+
+pub mod gradcheck;
+mod kernels;
+pub mod ops;
+pub mod rule;
+mod scalar;
+pub mod shape;
+mod storage;
+mod tensor;
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub use scalar::{Float, naive_gemm};
+pub use shape::{D, Dim, One, Shape};
+pub use storage::{Heap, Inline, Join, Storage};
+pub use tensor::{LengthError, Rng, Tensor};
+
+#[cfg(feature = "macros")]
+pub use autograd_macros::differentiable;
+
+/// The rules of every op, and the traits they implement.
+pub mod rules {
+    pub use crate::ops::*;
+    pub use crate::rule::{BinaryRule, UnaryRule};
+}
+
+/// Everything a model file needs: `use autograd_core::prelude::*;`.
+pub mod prelude {
+    pub use crate::shape::{Axis, Broadcast, BroadcastTo};
+    pub use crate::{D, Dim, Float, Heap, Inline, One, Rng, Shape, Storage, Tensor};
+}

@@ -1,0 +1,303 @@
+//! The elementwise engine: broadcasting forward and VJP loops shared by every elementwise op.
+//!
+//! An elementwise op states only its local math: [`Pointwise1`] (`y = f(x)` and `dy/dx`) or
+//! [`Pointwise2`] (`y = f(a, b)` and both partials). The blanket rules here turn that into a
+//! [`UnaryRule`] or a [`BinaryRule`] on tensors of any shape. For binary ops the VJP of an operand
+//! visits every output element and adds `ct * df/d(operand)` at the operand element that produced
+//! it: an operand stretched along an axis receives the sum over that axis (numpy's unbroadcast),
+//! with the strides known from the types.
+
+use crate::kernels::{for_each_broadcast, zip_broadcast};
+use crate::rule::{BinaryRule, UnaryRule};
+use crate::scalar::Float;
+use crate::shape::{Broadcast, Dims, Shape, broadcast::right_aligned};
+use crate::storage::{Join, Storage};
+use crate::tensor::Tensor;
+
+/// An elementwise function of one variable with its derivative.
+pub trait Pointwise1: Copy {
+    /// The op's name.
+    const NAME: &'static str;
+    /// `y = f(x)`.
+    fn f<T: Float>(self, x: T) -> T;
+    /// `dy/dx` at `x`, where `y = f(x)` is given too (many derivatives are cheaper from `y`).
+    fn df<T: Float>(self, x: T, y: T) -> T;
+}
+
+/// An elementwise function of two variables with its partial derivatives.
+pub trait Pointwise2: Copy {
+    /// The op's name.
+    const NAME: &'static str;
+    /// `y = f(a, b)`.
+    fn f<T: Float>(self, a: T, b: T) -> T;
+    /// `dy/da` at `(a, b)`, where `y = f(a, b)`.
+    fn dfda<T: Float>(self, a: T, b: T, y: T) -> T;
+    /// `dy/db` at `(a, b)`, where `y = f(a, b)`.
+    fn dfdb<T: Float>(self, a: T, b: T, y: T) -> T;
+}
+
+impl<P: Pointwise1, T: Float, S: Shape, St: Storage> UnaryRule<Tensor<T, S, St>> for P {
+    type Out = Tensor<T, S, St>;
+    type Residual = ();
+    const NAME: &'static str = P::NAME;
+
+    fn forward(&self, x: &Tensor<T, S, St>) -> (Tensor<T, S, St>, ()) {
+        let mut y = Tensor::zeros();
+        map_kernel(*self, x.as_slice(), y.as_mut_slice());
+        (y, ())
+    }
+
+    fn vjp(
+        &self,
+        x: &Tensor<T, S, St>,
+        y: &Tensor<T, S, St>,
+        (): &(),
+        ct: &Tensor<T, S, St>,
+    ) -> Tensor<T, S, St> {
+        let mut g = Tensor::zeros();
+        map_vjp_kernel(
+            *self,
+            x.as_slice(),
+            y.as_slice(),
+            ct.as_slice(),
+            g.as_mut_slice(),
+        );
+        g
+    }
+}
+
+fn map_kernel<P: Pointwise1, T: Float>(p: P, x: &[T], y: &mut [T]) {
+    for (y, &x) in y.iter_mut().zip(x) {
+        *y = p.f(x);
+    }
+}
+
+fn map_vjp_kernel<P: Pointwise1, T: Float>(p: P, x: &[T], y: &[T], ct: &[T], g: &mut [T]) {
+    for (((g, &x), &y), &c) in g.iter_mut().zip(x).zip(y).zip(ct) {
+        *g = c * p.df(x, y);
+    }
+}
+
+/// The rank-4 output dims and both operands' strides of a broadcast of `L` with `R`.
+fn layout<L: Broadcast<R>, R: Shape>() -> (Dims, Dims, Dims) {
+    let out = right_aligned(<L::Out as Shape>::DIMS, <L::Out as Shape>::RANK);
+    (out, L::LHS_STRIDES, L::RHS_STRIDES)
+}
+
+impl<P, T, L, R, SL, SR> BinaryRule<Tensor<T, L, SL>, Tensor<T, R, SR>> for P
+where
+    P: Pointwise2,
+    T: Float,
+    L: Broadcast<R>,
+    R: Shape,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    type Out = Tensor<T, L::Out, SL::Out>;
+    type Residual = ();
+    const NAME: &'static str = P::NAME;
+
+    fn forward(&self, l: &Tensor<T, L, SL>, r: &Tensor<T, R, SR>) -> (Self::Out, ()) {
+        let mut y = Tensor::zeros();
+        let (out, ls, rs) = layout::<L, R>();
+        zip_kernel(
+            *self,
+            l.as_slice(),
+            ls,
+            r.as_slice(),
+            rs,
+            out,
+            y.as_mut_slice(),
+        );
+        (y, ())
+    }
+
+    fn vjp_lhs(
+        &self,
+        l: &Tensor<T, L, SL>,
+        r: &Tensor<T, R, SR>,
+        y: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+    ) -> Tensor<T, L, SL> {
+        let mut g = Tensor::zeros();
+        let (out, ls, rs) = layout::<L, R>();
+        let args = (l.as_slice(), r.as_slice(), y.as_slice(), ct.as_slice());
+        zip_vjp_kernel(*self, Side::Lhs, args, (out, ls, rs), g.as_mut_slice());
+        g
+    }
+
+    fn vjp_rhs(
+        &self,
+        l: &Tensor<T, L, SL>,
+        r: &Tensor<T, R, SR>,
+        y: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+    ) -> Tensor<T, R, SR> {
+        let mut g = Tensor::zeros();
+        let (out, ls, rs) = layout::<L, R>();
+        let args = (l.as_slice(), r.as_slice(), y.as_slice(), ct.as_slice());
+        zip_vjp_kernel(*self, Side::Rhs, args, (out, ls, rs), g.as_mut_slice());
+        g
+    }
+}
+
+fn zip_kernel<P: Pointwise2, T: Float>(
+    p: P,
+    l: &[T],
+    ls: Dims,
+    r: &[T],
+    rs: Dims,
+    out: Dims,
+    y: &mut [T],
+) {
+    zip_broadcast(l, ls, r, rs, out, y, |a, b| p.f(a, b));
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    Lhs,
+    Rhs,
+}
+
+/// Accumulates `ct * dy/d(side)` into the cotangent `g` of one operand (sums over stretched axes).
+fn zip_vjp_kernel<P: Pointwise2, T: Float>(
+    p: P,
+    side: Side,
+    (l, r, y, ct): (&[T], &[T], &[T], &[T]),
+    (out, ls, rs): (Dims, Dims, Dims),
+    g: &mut [T],
+) {
+    match side {
+        Side::Lhs => for_each_broadcast(out, ls, rs, |o, i, j| {
+            g[i] += ct[o] * p.dfda(l[i], r[j], y[o])
+        }),
+        Side::Rhs => for_each_broadcast(out, ls, rs, |o, i, j| {
+            g[j] += ct[o] * p.dfdb(l[i], r[j], y[o])
+        }),
+    }
+}
+
+/// Implements a std operator (`+`, `*`, ...) for tensors through a [`Pointwise2`] rule: between two
+/// tensors (owned or borrowed) with broadcasting, and with a scalar of the element type on the right,
+/// or an `f32`/`f64` on the left (operand order kept: `2.0 - x` is `2 - x`).
+macro_rules! binary_operator {
+    ($Op:ident, $op:ident, $rule:expr) => {
+        impl<T, L, R, SL, SR> core::ops::$Op<&Tensor<T, R, SR>> for &Tensor<T, L, SL>
+        where
+            T: Float,
+            L: Broadcast<R>,
+            R: Shape,
+            SL: Join<SR>,
+            SR: Storage,
+        {
+            type Output = Tensor<T, L::Out, SL::Out>;
+            #[track_caller]
+            fn $op(self, rhs: &Tensor<T, R, SR>) -> Self::Output {
+                BinaryRule::forward(&$rule, self, rhs).0
+            }
+        }
+        impl<T, L, R, SL, SR> core::ops::$Op<Tensor<T, R, SR>> for Tensor<T, L, SL>
+        where
+            T: Float,
+            L: Broadcast<R>,
+            R: Shape,
+            SL: Join<SR>,
+            SR: Storage,
+        {
+            type Output = Tensor<T, L::Out, SL::Out>;
+            #[track_caller]
+            fn $op(self, rhs: Tensor<T, R, SR>) -> Self::Output {
+                BinaryRule::forward(&$rule, &self, &rhs).0
+            }
+        }
+        impl<T, L, R, SL, SR> core::ops::$Op<&Tensor<T, R, SR>> for Tensor<T, L, SL>
+        where
+            T: Float,
+            L: Broadcast<R>,
+            R: Shape,
+            SL: Join<SR>,
+            SR: Storage,
+        {
+            type Output = Tensor<T, L::Out, SL::Out>;
+            #[track_caller]
+            fn $op(self, rhs: &Tensor<T, R, SR>) -> Self::Output {
+                BinaryRule::forward(&$rule, &self, rhs).0
+            }
+        }
+        impl<T, L, R, SL, SR> core::ops::$Op<Tensor<T, R, SR>> for &Tensor<T, L, SL>
+        where
+            T: Float,
+            L: Broadcast<R>,
+            R: Shape,
+            SL: Join<SR>,
+            SR: Storage,
+        {
+            type Output = Tensor<T, L::Out, SL::Out>;
+            #[track_caller]
+            fn $op(self, rhs: Tensor<T, R, SR>) -> Self::Output {
+                BinaryRule::forward(&$rule, self, &rhs).0
+            }
+        }
+        impl<T: Float, S: Shape, St: Storage> core::ops::$Op<T> for &Tensor<T, S, St> {
+            type Output = Tensor<T, S, St>;
+            #[track_caller]
+            fn $op(self, rhs: T) -> Tensor<T, S, St> {
+                $crate::ops::pointwise::with_scalar_rhs($rule, self, rhs)
+            }
+        }
+        impl<T: Float, S: Shape, St: Storage> core::ops::$Op<T> for Tensor<T, S, St> {
+            type Output = Tensor<T, S, St>;
+            #[track_caller]
+            fn $op(self, rhs: T) -> Tensor<T, S, St> {
+                $crate::ops::pointwise::with_scalar_rhs($rule, &self, rhs)
+            }
+        }
+        binary_operator!(@lhs_scalar f32, $Op, $op, $rule);
+        binary_operator!(@lhs_scalar f64, $Op, $op, $rule);
+    };
+    (@lhs_scalar $t:ty, $Op:ident, $op:ident, $rule:expr) => {
+        impl<S: Shape, St: Storage> core::ops::$Op<&Tensor<$t, S, St>> for $t {
+            type Output = Tensor<$t, S, St>;
+            #[track_caller]
+            fn $op(self, rhs: &Tensor<$t, S, St>) -> Tensor<$t, S, St> {
+                $crate::ops::pointwise::with_scalar_lhs($rule, self, rhs)
+            }
+        }
+        impl<S: Shape, St: Storage> core::ops::$Op<Tensor<$t, S, St>> for $t {
+            type Output = Tensor<$t, S, St>;
+            #[track_caller]
+            fn $op(self, rhs: Tensor<$t, S, St>) -> Tensor<$t, S, St> {
+                $crate::ops::pointwise::with_scalar_lhs($rule, self, &rhs)
+            }
+        }
+    };
+}
+pub(crate) use binary_operator;
+
+/// `f(x, s)` elementwise for a scalar `s`: the rank-0 broadcast of the same rule.
+pub(crate) fn with_scalar_rhs<P: Pointwise2, T: Float, S: Shape, St: Storage>(
+    p: P,
+    x: &Tensor<T, S, St>,
+    s: T,
+) -> Tensor<T, S, St> {
+    let mut y = Tensor::zeros();
+    for (y, &x) in y.as_mut_slice().iter_mut().zip(x.as_slice()) {
+        *y = p.f(x, s);
+    }
+    y
+}
+
+/// `f(s, x)` elementwise for a scalar `s`.
+pub(crate) fn with_scalar_lhs<P: Pointwise2, T: Float, S: Shape, St: Storage>(
+    p: P,
+    s: T,
+    x: &Tensor<T, S, St>,
+) -> Tensor<T, S, St> {
+    let mut y = Tensor::zeros();
+    for (y, &x) in y.as_mut_slice().iter_mut().zip(x.as_slice()) {
+        *y = p.f(s, x);
+    }
+    y
+}

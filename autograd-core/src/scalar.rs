@@ -1,0 +1,245 @@
+//! The element type of a tensor: a floating-point number, [`Float`].
+
+use core::fmt::{Debug, Display};
+use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
+
+/// A floating-point number that tensors can hold: `f32`, `f64`, or a type of yours (a dual number,
+/// an interval) that implements these operations.
+///
+/// The trait is open on purpose: forward mode runs every op on dual numbers through it. Only
+/// [`Float::from_f64`], [`Float::to_f64`] and the elementary functions must be provided; matrix
+/// products fall back to a plain loop unless the type brings a faster [`Float::gemm`].
+///
+/// Integers are rejected where the tensor type is written:
+/// `Tensor<i32, (D<2>,)>` reports "tensors hold floating-point numbers, and `i32` is not one".
+///
+/// ```
+/// use autograd_core::Float;
+/// fn logistic<T: Float>(x: T) -> T { T::ONE / (T::ONE + (-x).exp()) }
+/// assert_eq!(logistic(0.0f32), 0.5);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "tensors hold floating-point numbers, and `{Self}` is not one",
+    label = "not a floating-point type",
+    note = "use `f32` or `f64` (convert integer data with `as f32`), or implement `autograd_core::Float` for your own number type"
+)]
+pub trait Float:
+    Copy
+    + Debug
+    + Display
+    + PartialOrd
+    + Send
+    + Sync
+    + 'static
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + SubAssign
+    + MulAssign
+    + DivAssign
+{
+    /// 0.
+    const ZERO: Self;
+    /// 1.
+    const ONE: Self;
+    /// The name numpy and safetensors give the type (`"f32"`, `"f64"`).
+    const NAME: &'static str;
+    /// The nearest value of this type to `v` (constants in formulas are written in f64).
+    fn from_f64(v: f64) -> Self;
+    /// The value as an f64 (for a dual number: its real part).
+    fn to_f64(self) -> f64;
+    /// e^x.
+    #[must_use]
+    fn exp(self) -> Self;
+    /// Natural logarithm.
+    #[must_use]
+    fn ln(self) -> Self;
+    /// 2^x.
+    #[must_use]
+    fn exp2(self) -> Self;
+    /// Base-2 logarithm.
+    #[must_use]
+    fn log2(self) -> Self;
+    /// Square root.
+    #[must_use]
+    fn sqrt(self) -> Self;
+    /// Sine.
+    #[must_use]
+    fn sin(self) -> Self;
+    /// Cosine.
+    #[must_use]
+    fn cos(self) -> Self;
+    /// Hyperbolic tangent.
+    #[must_use]
+    fn tanh(self) -> Self;
+    /// `self` raised to the power `p`.
+    #[must_use]
+    fn powf(self, p: Self) -> Self;
+    /// Absolute value.
+    #[must_use]
+    fn abs(self) -> Self;
+    /// Whether the value is neither infinite nor NaN.
+    fn is_finite(self) -> bool;
+    /// `1 / x`.
+    #[must_use]
+    fn recip(self) -> Self {
+        Self::ONE / self
+    }
+
+    /// Matrix product into a row-major, contiguous `c` of `m x n`:
+    /// `c = a b` (or `c += a b` with `accumulate`), where element `(i, p)` of `a` is
+    /// `a[i * a_strides.0 + p * a_strides.1]` and element `(p, j)` of `b` is
+    /// `b[p * b_strides.0 + j * b_strides.1]`. Strides make transposes free.
+    ///
+    /// The default is a cache-friendly i-k-j loop; f32 and f64 use matrixmultiply's packed
+    /// kernels (through nalgebra) once every dimension exceeds 5.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "BLAS-style signature: sizes, operands and strides"
+    )]
+    fn gemm(
+        (m, k, n): (usize, usize, usize),
+        a: &[Self],
+        a_strides: (usize, usize),
+        b: &[Self],
+        b_strides: (usize, usize),
+        c: &mut [Self],
+        accumulate: bool,
+    ) {
+        naive_gemm((m, k, n), a, a_strides, b, b_strides, c, accumulate);
+    }
+}
+
+/// The reference matrix product used by [`Float::gemm`]'s default (i-k-j order).
+pub fn naive_gemm<T: Float>(
+    (m, k, n): (usize, usize, usize),
+    a: &[T],
+    (ars, acs): (usize, usize),
+    b: &[T],
+    (brs, bcs): (usize, usize),
+    c: &mut [T],
+    accumulate: bool,
+) {
+    let c = &mut c[..m * n];
+    if !accumulate {
+        c.fill(T::ZERO);
+    }
+    for i in 0..m {
+        let row = &mut c[i * n..(i + 1) * n];
+        for p in 0..k {
+            let aip = a[i * ars + p * acs];
+            if bcs == 1 {
+                let brow = &b[p * brs..p * brs + n];
+                for (cj, &bj) in row.iter_mut().zip(brow) {
+                    *cj += aip * bj;
+                }
+            } else {
+                for (j, cj) in row.iter_mut().enumerate() {
+                    *cj += aip * b[p * brs + j * bcs];
+                }
+            }
+        }
+    }
+}
+
+/// Below this size in any dimension the packing cost of matrixmultiply outweighs its kernel.
+const PACKED_GEMM_MIN_DIM: usize = 6;
+
+macro_rules! impl_float {
+    ($t:ident) => {
+        impl Float for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const NAME: &'static str = stringify!($t);
+            #[allow(
+                clippy::cast_possible_truncation,
+                reason = "rounding to the nearest value is the intent"
+            )]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn to_f64(self) -> f64 {
+                f64::from(self)
+            }
+            fn exp(self) -> Self {
+                $t::exp(self)
+            }
+            fn ln(self) -> Self {
+                $t::ln(self)
+            }
+            fn exp2(self) -> Self {
+                $t::exp2(self)
+            }
+            fn log2(self) -> Self {
+                $t::log2(self)
+            }
+            fn sqrt(self) -> Self {
+                $t::sqrt(self)
+            }
+            fn sin(self) -> Self {
+                $t::sin(self)
+            }
+            fn cos(self) -> Self {
+                $t::cos(self)
+            }
+            fn tanh(self) -> Self {
+                $t::tanh(self)
+            }
+            fn powf(self, p: Self) -> Self {
+                $t::powf(self, p)
+            }
+            fn abs(self) -> Self {
+                $t::abs(self)
+            }
+            fn is_finite(self) -> bool {
+                $t::is_finite(self)
+            }
+            fn recip(self) -> Self {
+                $t::recip(self)
+            }
+            fn gemm(
+                (m, k, n): (usize, usize, usize),
+                a: &[Self],
+                a_strides: (usize, usize),
+                b: &[Self],
+                b_strides: (usize, usize),
+                c: &mut [Self],
+                accumulate: bool,
+            ) {
+                if m.min(k).min(n) < PACKED_GEMM_MIN_DIM {
+                    return naive_gemm((m, k, n), a, a_strides, b, b_strides, c, accumulate);
+                }
+                use nalgebra::{Dyn, MatrixView, MatrixViewMut};
+                let av = MatrixView::<$t, Dyn, Dyn, Dyn, Dyn>::from_slice_with_strides_generic(
+                    a,
+                    Dyn(m),
+                    Dyn(k),
+                    Dyn(a_strides.0),
+                    Dyn(a_strides.1),
+                );
+                let bv = MatrixView::<$t, Dyn, Dyn, Dyn, Dyn>::from_slice_with_strides_generic(
+                    b,
+                    Dyn(k),
+                    Dyn(n),
+                    Dyn(b_strides.0),
+                    Dyn(b_strides.1),
+                );
+                let mut cv =
+                    MatrixViewMut::<$t, Dyn, Dyn, Dyn, Dyn>::from_slice_with_strides_generic(
+                        &mut c[..m * n],
+                        Dyn(m),
+                        Dyn(n),
+                        Dyn(n),
+                        Dyn(1),
+                    );
+                cv.gemm(1.0, &av, &bv, if accumulate { 1.0 } else { 0.0 });
+            }
+        }
+    };
+}
+
+impl_float!(f32);
+impl_float!(f64);

@@ -1,0 +1,14 @@
+//! Compile-time errors, pinned with their messages (`tests/ui/<kind>/*.rs` and `.stderr`).
+//!
+//! rustc's wording drifts between versions, so the snapshots are checked only on the compiler they
+//! were recorded with; on any other the test is reported as ignored, with the reason.
+
+#[rustversion::attr(
+    not(stable(1.95)),
+    ignore = "UI snapshots were recorded with rustc 1.95"
+)]
+#[test]
+fn compile_errors() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui/*/*.rs");
+}
