@@ -20,6 +20,7 @@
 
 extern crate self as autograd_core;
 
+pub mod data;
 pub mod gradcheck;
 mod kernels;
 pub mod ops;
