@@ -87,3 +87,17 @@ where
     };
     check_gradient(loss, x, &g, Tolerance::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
 }
+
+/// A unary rule's output at `x` and its VJP for a cotangent of ones: for an elementwise rule, the
+/// derivative at each element (the hand-worked values the op tests pin).
+pub fn value_and_grad<Rl, T, S, O>(rule: Rl, x: &Tensor<T, S>) -> (Tensor<T, O>, Tensor<T, S>)
+where
+    Rl: UnaryRule<Tensor<T, S>, Out = Tensor<T, O>>,
+    T: Float,
+    S: Shape,
+    O: Shape,
+{
+    let (y, res) = rule.forward(x);
+    let g = rule.vjp(x, &y, &res, &Tensor::ones());
+    (y, g)
+}
