@@ -24,6 +24,7 @@ pub mod data;
 pub mod gradcheck;
 mod kernels;
 pub mod ops;
+pub mod optim;
 pub mod rule;
 mod scalar;
 pub mod shape;
