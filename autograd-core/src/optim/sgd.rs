@@ -134,10 +134,11 @@ mod tests {
         w.assert_close(&Tensor::full(0.416_725), 1e-12, 1e-12);
     }
 
+    type Model = (Tensor![f32; 2], Tensor![f32; 1, 2]);
+
     #[test]
     fn tuples_of_parameters() {
-        let mut params: (Tensor![f32; 2], Tensor![f32; 1, 2]) =
-            (Tensor::new([1.0, 2.0]), Tensor::new([[3.0, 4.0]]));
+        let mut params: Model = (Tensor::new([1.0, 2.0]), Tensor::new([[3.0, 4.0]]));
         let grads = (Tensor::new([1.0, 1.0]), Tensor::new([[2.0, 0.0]]));
         let mut opt = Sgd::new(&params, 0.5);
         opt.step(&mut params, &grads);
