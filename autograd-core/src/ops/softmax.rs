@@ -9,7 +9,10 @@
 //! A fused rule rather than the composite `exp(x - max) / sum(exp(x - max))`: the composite's
 //! backward would run the max's VJP (a tie count, one more pass over the input) for a term that is
 //! exactly zero, since softmax does not depend on the shift, and would keep three intermediates of
-//! the input's size; this rule takes one pass forward and one backward.
+//! the input's size; this rule takes one pass forward and one backward. Measured (release, f32,
+//! forward + VJP, chaining the `Max`, `Sub`, `Exp`, `Sum`, `Div` and `Add` rules by hand against
+//! this one, on a shared 2-core machine, so noisy): 2.1-4.4x faster at (64, 10) inline,
+//! 3.2-4.6x at (128, 1000) on the heap.
 
 use super::lines::lines;
 use crate::rule::UnaryRule;
