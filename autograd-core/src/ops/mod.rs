@@ -7,6 +7,7 @@ pub(crate) mod pointwise;
 pub(crate) mod reduce;
 
 mod add;
+mod compare;
 mod div;
 mod exp;
 mod maximum;
