@@ -16,6 +16,7 @@ mod mul;
 mod neg;
 mod pow;
 mod powf;
+mod select;
 mod sub;
 mod sum;
 
@@ -30,5 +31,6 @@ pub use pointwise::{Pointwise1, Pointwise2};
 pub use pow::Pow;
 pub use powf::Powf;
 pub use reduce::{All, AlongAxis, KeepAxis, Region};
+pub use select::Select;
 pub use sub::Sub;
 pub use sum::Sum;
