@@ -6,17 +6,19 @@
 
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
-use crate::shape::{Broadcast, BroadcastTo, Dims, Shape, broadcast::right_aligned};
+use crate::shape::{
+    Broadcast, Dims, Shape,
+    broadcast::{broadcast_strides, right_aligned},
+};
 use crate::storage::{Inline, Join, Storage};
 use crate::tensor::{Mask, Tensor};
 
 /// The rule of [`Mask::select`]: picks `a` where `mask` is true and `b` where it is false.
 ///
-/// Shapes: `a` and `b` broadcast together (numpy rules) to the output shape `Out`, and the mask's
-/// shape `M` must broadcast *to* `Out` (`M: BroadcastTo<Out>`): the mask may be stretched, but it
-/// cannot enlarge the result. numpy would also accept a mask larger than `a` and `b`; here that
-/// does not compile, so broadcast one of the operands to the full shape first (for instance by
-/// adding zeros of that shape).
+/// Shapes, as numpy's `where`: the mask, `a` and `b` broadcast together, all three ways. In bounds:
+/// `L: Broadcast<R>` (`a` with `b`) and `M: Broadcast<L::Out>` (the mask with their result); the
+/// output shape is `<M as Broadcast<L::Out>>::Out`, usually just the shape of `a` and `b`, larger
+/// when the mask stretches them. The output is inline only when `a`, `b` and the mask all are.
 ///
 /// ```
 /// use autograd_core::prelude::*;
@@ -36,14 +38,23 @@ pub struct Select<M: Shape, MSt: Storage = Inline> {
     pub mask: Mask<M, MSt>,
 }
 
-/// The rank-4 output dims and the strides reading `a`, `b` and the mask.
-fn layout<L: Broadcast<R>, R: Shape, M: BroadcastTo<L::Out>>() -> (Dims, [Dims; 3]) {
-    let out = right_aligned(<L::Out as Shape>::DIMS, <L::Out as Shape>::RANK);
+/// The output shape of a select with mask `M`, `a: L`, `b: R`.
+type SelectShape<M, L, R> = <M as Broadcast<<L as Broadcast<R>>::Out>>::Out;
+
+/// The output storage: inline only when `a`, `b` and the mask are.
+type SelectStorage<SL, SR, MSt> = <<SL as Join<SR>>::Out as Join<MSt>>::Out;
+
+/// The rank-4 output dims and the strides reading `a`, `b` and the mask in the output's index space.
+fn layout<L: Broadcast<R>, R: Shape, M: Broadcast<L::Out>>() -> (Dims, [Dims; 3]) {
+    let (o, rank) = (
+        <SelectShape<M, L, R> as Shape>::DIMS,
+        <SelectShape<M, L, R> as Shape>::RANK,
+    );
     (
-        out,
+        right_aligned(o, rank),
         [
-            L::LHS_STRIDES,
-            L::RHS_STRIDES,
+            broadcast_strides(L::DIMS, L::RANK, o, rank),
+            broadcast_strides(R::DIMS, R::RANK, o, rank),
             <M as Broadcast<L::Out>>::LHS_STRIDES,
         ],
     )
@@ -56,10 +67,11 @@ where
     R: Shape,
     SL: Join<SR>,
     SR: Storage,
-    M: BroadcastTo<L::Out>,
+    SL::Out: Join<MSt>,
+    M: Broadcast<L::Out>,
     MSt: Storage,
 {
-    type Out = Tensor<T, L::Out, SL::Out>;
+    type Out = Tensor<T, SelectShape<M, L, R>, SelectStorage<SL, SR, MSt>>;
     type Residual = ();
     const NAME: &'static str = "select";
 
@@ -166,7 +178,7 @@ impl<M: Shape, MSt: Storage> Mask<M, MSt> {
     /// `a` where the mask is true, `b` where it is false (numpy's `where(mask, a, b)`); its VJPs
     /// route the cotangent to the operand that was picked, and the mask gets none.
     ///
-    /// `a` and `b` broadcast together; the mask broadcasts to their common shape (see [`Select`]).
+    /// The mask, `a` and `b` broadcast together, as in numpy (see [`Select`] for the bounds).
     ///
     /// ```
     /// use autograd_core::prelude::*;
@@ -180,14 +192,15 @@ impl<M: Shape, MSt: Storage> Mask<M, MSt> {
         &self,
         a: &Tensor<T, L, SL>,
         b: &Tensor<T, R, SR>,
-    ) -> Tensor<T, L::Out, SL::Out>
+    ) -> Tensor<T, SelectShape<M, L, R>, SelectStorage<SL, SR, MSt>>
     where
         T: Float,
         L: Broadcast<R>,
         R: Shape,
         SL: Join<SR>,
         SR: Storage,
-        M: BroadcastTo<L::Out>,
+        SL::Out: Join<MSt>,
+        M: Broadcast<L::Out>,
     {
         Select { mask: self.clone() }.forward(a, b).0
     }
@@ -209,7 +222,7 @@ mod tests {
     where
         L: Broadcast<R>,
         R: Shape,
-        M: BroadcastTo<L::Out>,
+        M: Broadcast<L::Out>,
     {
         let rule = Select {
             mask: random_mask::<M>(7),
@@ -231,6 +244,8 @@ mod tests {
         check::<Shape![2, 1], Shape![2, 3], Shape![3]>("mask column, b a row");
         check::<Shape![], Shape![4, 1, 3], Shape![4, 2, 1]>("rank-0 mask, both stretched");
         check::<Shape![4, 2, 3], Shape![2, 3], Shape![4, 1, 3]>("mask full, a and b stretched");
+        check::<Shape![4, 1], Shape![3], Shape![]>("mask enlarges a and b");
+        check::<Shape![2, 1, 1], Shape![1, 3], Shape![4, 1]>("each input stretched");
     }
 
     #[test]
@@ -267,6 +282,24 @@ mod tests {
             rule.vjp_rhs(&a, &b, &y, &res, &ct).to_array(),
             [[5.0], [0.0]]
         );
+    }
+
+    #[test]
+    fn mask_enlarges_the_result_and_decides_its_storage() {
+        // A heap (2, 1) mask between a (3,) row and a rank-0 zero: a (2, 3) heap result.
+        let mask: Mask<Shape![2, 1], Heap> = Mask::from_array([[true], [false]]);
+        let (a, zero) = (Tensor::new([1.0f32, 2.0, 3.0]), Tensor::new(0.0f32));
+        let y: Tensor<f32, Shape![2, 3], Heap> = mask.select(&a, &zero);
+        assert_eq!(y.as_slice(), &[1.0, 2.0, 3.0, 0.0, 0.0, 0.0]);
+        let rule = Select { mask };
+        let (y, res) = rule.forward(&a, &zero);
+        let ct = Tensor::from_array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+        // `a` was picked in row 0 only; the zero in all of row 1.
+        assert_eq!(
+            rule.vjp_lhs(&a, &zero, &y, &res, &ct).to_array(),
+            [1.0, 2.0, 3.0]
+        );
+        assert_eq!(rule.vjp_rhs(&a, &zero, &y, &res, &ct).item(), 15.0);
     }
 
     #[test]
