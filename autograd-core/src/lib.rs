@@ -36,7 +36,7 @@ pub(crate) mod testing;
 pub use scalar::{Float, naive_gemm};
 pub use shape::{D, Dim, One, Shape};
 pub use storage::{Heap, Inline, Join, Storage};
-pub use tensor::{LengthError, Rng, Tensor};
+pub use tensor::{LengthError, Mask, Rng, Tensor};
 
 #[cfg(feature = "macros")]
 pub use autograd_macros::differentiable;
@@ -50,5 +50,5 @@ pub mod rules {
 /// Everything a model file needs: `use autograd_core::prelude::*;`.
 pub mod prelude {
     pub use crate::shape::{Axis, Broadcast, BroadcastTo};
-    pub use crate::{D, Dim, Float, Heap, Inline, One, Rng, Shape, Storage, Tensor};
+    pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }
