@@ -4,7 +4,8 @@
 //! two slices of `ct`, `a_bar = ct[.., 0..SIZE_a, ..]` and `b_bar = ct[.., SIZE_a..N, ..]`.
 //!
 //! Every other axis must be the same in both operands: a type-level check ([`ConcatShape`]), so
-//! `cargo check` reports it with both shapes. The output size `SIZE_a + SIZE_b` cannot be written as
+//! `cargo check` reports it, as the other operand's expected shape (`_` at the joined axis) against
+//! its actual shape. The output size `SIZE_a + SIZE_b` cannot be written as
 //! a type on stable Rust, so the caller names it as `N` (or writes `_` and lets an annotation give
 //! it) and a compile-time assertion confirms it.
 
@@ -33,25 +34,25 @@ use core::marker::PhantomData;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Concat<const AXIS: usize, const N: usize>;
 
-/// A shape that can follow the shape `L` along axis `AXIS`: same rank, and every other axis the same.
+/// A shape that the shape `R` can follow along axis `AXIS`: same rank, and every other axis the same.
 ///
 /// ```
 /// use autograd_core::prelude::*;
 /// use autograd_core::rules::ConcatShape;
-/// fn joins<L, R: ConcatShape<L, 1>>() {}
+/// fn joins<L: ConcatShape<R, 1>, R>() {}
 /// joins::<Shape![2, 3], Shape![2, 5]>();
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "cannot concatenate shape `{L}` with shape `{Self}` along axis {AXIS}",
+    message = "cannot concatenate shape `{Self}` with shape `{R}` along axis {AXIS}",
     label = "the axes other than axis {AXIS} differ",
     note = "concatenation joins two tensors of the same rank along one axis; every other axis must be the same in both"
 )]
-pub trait ConcatShape<L, const AXIS: usize>: Axis<AXIS> {}
+pub trait ConcatShape<R, const AXIS: usize>: Axis<AXIS> {}
 
 macro_rules! impl_concat_shape {
     ($(($($l:ident),+) ($($r:ident),+) $axis:literal [$($d:ident),*];)*) => {$(
         #[diagnostic::do_not_recommend]
-        impl<$($d: Dim,)* LA: Dim, RA: Dim> ConcatShape<($($l,)+), $axis> for ($($r,)+) {}
+        impl<$($d: Dim,)* LA: Dim, RA: Dim> ConcatShape<($($r,)+), $axis> for ($($l,)+) {}
     )*};
 }
 
@@ -103,8 +104,8 @@ impl<T, L, R, SL, SR, const AXIS: usize, const N: usize>
     BinaryRule<Tensor<T, L, SL>, Tensor<T, R, SR>> for Concat<AXIS, N>
 where
     T: Float,
-    L: Axis<AXIS>,
-    R: ConcatShape<L, AXIS>,
+    L: ConcatShape<R, AXIS>,
+    R: Axis<AXIS>,
     SL: Storage,
     SR: Storage,
 {
@@ -114,15 +115,7 @@ where
 
     fn forward(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>) -> (Self::Out, ()) {
         let () = JoinedSize::<L, R, AXIS, N>::OK;
-        let mut y = Tensor::zeros();
-        let (na, nb) = (
-            JoinedSize::<L, R, AXIS, N>::A,
-            JoinedSize::<L, R, AXIS, N>::B,
-        );
-        let y_ = y.as_mut_slice();
-        copy_along(a.as_slice(), (na, 0), y_, (N, 0), (L::OUTER, na, L::INNER));
-        copy_along(b.as_slice(), (nb, 0), y_, (N, na), (L::OUTER, nb, L::INNER));
-        (y, ())
+        (unchecked::<AXIS, N, _, _, _, _, _>(a, b), ())
     }
 
     fn vjp_lhs(
@@ -169,17 +162,38 @@ where
     }
 }
 
+/// The forward without its compile-time check.
+fn unchecked<const AXIS: usize, const N: usize, T, L, R, SL, SR>(
+    a: &Tensor<T, L, SL>,
+    b: &Tensor<T, R, SR>,
+) -> Tensor<T, L::Replaced<D<N>>, SL>
+where
+    T: Float,
+    L: ConcatShape<R, AXIS>,
+    R: Axis<AXIS>,
+    SL: Storage,
+    SR: Storage,
+{
+    let mut y = Tensor::zeros();
+    let (na, nb) = (<L as Axis<AXIS>>::SIZE, <R as Axis<AXIS>>::SIZE);
+    let y_ = y.as_mut_slice();
+    copy_along(a.as_slice(), (na, 0), y_, (N, 0), (L::OUTER, na, L::INNER));
+    copy_along(b.as_slice(), (nb, 0), y_, (N, na), (L::OUTER, nb, L::INNER));
+    y
+}
+
 impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// `self` followed by `other` along axis `AXIS`, which becomes `D<N>` with
     /// `N = size_self + size_other`; the VJP gives each operand its slice of the cotangent.
     ///
-    /// Every other axis must be the same in both operands (a type error naming both shapes
-    /// otherwise). Name `N` in the turbofish or write `_` and let the result's annotation give it; a
-    /// wrong `N` is a compile error showing the sum, reported after monomorphization, so by
-    /// `cargo build` and `cargo test` but not `cargo check` or rust-analyzer. The third argument is
-    /// the other operand's shape, always `_`: it has to be a named parameter so that the size check
-    /// sits in this method and its error points at the caller's line. The result is stored like
-    /// `self`.
+    /// Every other axis must be the same in both operands: otherwise a type error at `other`
+    /// shows the shape it should have, `_` at the joined axis (`expected (D<2>, _), found
+    /// (D<4>, D<5>)`). Name `N` in the turbofish or write `_` and let the result's annotation
+    /// give it; a wrong `N` is a compile error showing the sum, reported after monomorphization,
+    /// so by `cargo build` and `cargo test` but not `cargo check` or rust-analyzer. The third
+    /// argument is the other operand's shape, always `_`: it has to be a named parameter so that
+    /// the size check sits in this method and its error points at the caller's line. The result
+    /// is stored like `self`.
     ///
     /// ```
     /// use autograd_core::prelude::*;
@@ -190,16 +204,17 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// assert_eq!(rows.to_array()[3], [3.0, 4.0]);
     /// ```
     #[must_use]
-    pub fn concat<const AXIS: usize, const N: usize, R: ConcatShape<S, AXIS>>(
+    pub fn concat<const AXIS: usize, const N: usize, R: Axis<AXIS>>(
         &self,
         other: &Tensor<T, R, impl Storage>,
     ) -> Tensor<T, S::Replaced<D<N>>, St>
     where
-        S: Axis<AXIS>,
+        S: ConcatShape<R, AXIS>,
     {
-        // Checked here as well as in the rule, so that the error points at the caller's line.
         let () = JoinedSize::<S, R, AXIS, N>::OK;
-        Concat::<AXIS, N>.forward(self, other).0
+        // The rule's forward minus its check, so that a failed check is reported once, here,
+        // pointing at the caller's line (`forward` would repeat it from inside the library).
+        unchecked::<AXIS, N, _, _, _, _, _>(self, other)
     }
 }
 
@@ -245,8 +260,8 @@ mod tests {
     /// Both VJPs against central differences of `sum(concat(a, b) * w)`.
     fn check<const AXIS: usize, const N: usize, L, R>()
     where
-        L: Axis<AXIS>,
-        R: crate::rules::ConcatShape<L, AXIS>,
+        L: crate::rules::ConcatShape<R, AXIS>,
+        R: Axis<AXIS>,
     {
         let a: Tensor<f64, L> = uniform(1, -1.0, 1.0);
         let b: Tensor<f64, R> = uniform(2, -1.0, 1.0);
