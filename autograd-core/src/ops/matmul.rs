@@ -135,6 +135,9 @@ fn nth<T>(x: &[T], i: usize, size: usize, batched: bool) -> &[T] {
 /// `y_i = a_i b_i` for every product `i`.
 fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
     let Layout { m, k, n, .. } = g;
+    if m * n == 0 {
+        return; // An empty output (a `D<0>` axis); the chunks below need a non-zero size.
+    }
     for (i, yi) in y.chunks_exact_mut(m * n).enumerate() {
         let ai = nth(a, i, m * k, g.lhs_batched);
         let bi = nth(b, i, k * n, g.rhs_batched);
@@ -146,6 +149,9 @@ fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
 /// `b_i[p * n + j]`: strides `(1, n)`.
 fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T]) {
     let Layout { m, k, n, .. } = g;
+    if m * n == 0 {
+        return; // No output, so the cotangent is the zeros it was created as.
+    }
     for (i, cti) in ct.chunks_exact(m * n).enumerate() {
         let bi = nth(b, i, k * n, g.rhs_batched);
         let (gi, accumulate) = if g.lhs_batched {
@@ -161,6 +167,9 @@ fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T]) {
 /// `a_i[r * k + p]`: strides `(1, k)`.
 fn rhs_kernel<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T]) {
     let Layout { m, k, n, .. } = g;
+    if m * n == 0 {
+        return; // No output, so the cotangent is the zeros it was created as.
+    }
     for (i, cti) in ct.chunks_exact(m * n).enumerate() {
         let ai = nth(a, i, m * k, g.lhs_batched);
         let (gi, accumulate) = if g.rhs_batched {
@@ -343,6 +352,22 @@ mod tests {
         let ct: Tensor![f64; 2, 1, 1] = Tensor::new([[[1.0]], [[10.0]]]);
         let ga = MatMul.vjp_lhs(&a, &bs, &y, &res, &ct);
         assert_eq!(ga.to_array(), [[1.0, 20.0]]);
+    }
+
+    /// A `D<0>` axis gives an empty product, or a sum over nothing: zeros, not a panic.
+    #[test]
+    fn empty_axes() {
+        let a: Tensor![f64; 0, 3] = Tensor::zeros();
+        let b: Tensor![f64; 3, 2] = Tensor::ones();
+        let (y, res) = MatMul.forward(&a, &b);
+        assert_eq!(y.shape(), vec![0, 2]);
+        assert_eq!(
+            MatMul.vjp_rhs(&a, &b, &y, &res, &y).to_array(),
+            [[0.0; 2]; 3]
+        );
+        let c: Tensor![f64; 2, 0] = Tensor::zeros();
+        let d: Tensor![f64; 0, 3] = Tensor::zeros();
+        assert_eq!(c.matmul(&d).to_array(), [[0.0; 3]; 2]);
     }
 
     #[test]
