@@ -94,8 +94,9 @@ pub trait Float:
     /// `a[i * a_strides.0 + p * a_strides.1]` and element `(p, j)` of `b` is
     /// `b[p * b_strides.0 + j * b_strides.1]`. Strides make transposes free.
     ///
-    /// The default is a cache-friendly i-k-j loop; f32 and f64 use matrixmultiply's packed
-    /// kernels (through nalgebra) once every dimension exceeds 5.
+    /// The default is a cache-friendly i-k-j loop that allocates nothing; f32 and f64 use
+    /// matrixmultiply's packed kernels (through nalgebra) for products of at least 2^20
+    /// multiply-adds with every dimension above 5 (they allocate a packing buffer per call).
     #[allow(
         clippy::too_many_arguments,
         reason = "BLAS-style signature: sizes, operands and strides"
@@ -190,6 +191,12 @@ fn dot_gemm<T: Float>(
 /// Below this size in any dimension the packing cost of matrixmultiply outweighs its kernel.
 const PACKED_GEMM_MIN_DIM: usize = 6;
 
+/// Products of fewer multiply-adds than this use the loop above, which allocates nothing:
+/// matrixmultiply allocates its packing buffers on every call (one heap allocation, measured by
+/// `tests/storage.rs`), and small models must train without touching the allocator. Above it the
+/// packed kernel's 3-5x speed-up dwarfs one allocation.
+const PACKED_GEMM_MIN_WORK: usize = 1 << 20;
+
 macro_rules! impl_float {
     ($t:ident) => {
         #[diagnostic::do_not_recommend]
@@ -252,7 +259,7 @@ macro_rules! impl_float {
                 c: &mut [Self],
                 accumulate: bool,
             ) {
-                if m.min(k).min(n) < PACKED_GEMM_MIN_DIM {
+                if m.min(k).min(n) < PACKED_GEMM_MIN_DIM || m * k * n < PACKED_GEMM_MIN_WORK {
                     return naive_gemm((m, k, n), a, a_strides, b, b_strides, c, accumulate);
                 }
                 use nalgebra::{Dyn, MatrixView, MatrixViewMut};
@@ -307,7 +314,8 @@ mod tests {
     /// packed threshold and with a `k` that is not a multiple of 4.
     #[test]
     fn every_path_and_layout_agrees_with_the_definition() {
-        for (m, k, n) in [(3, 5, 2), (4, 7, 9), (7, 9, 6), (13, 11, 8)] {
+        // The last size exceeds `PACKED_GEMM_MIN_WORK`, so `Float::gemm` takes the packed kernel.
+        for (m, k, n) in [(3, 5, 2), (4, 7, 9), (7, 9, 6), (13, 11, 8), (97, 130, 101)] {
             let a: Vec<f64> = (0..m * k)
                 .map(|i| f64::from((i * 7 % 11) as u8) - 5.0)
                 .collect();
