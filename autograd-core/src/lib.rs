@@ -23,6 +23,7 @@ extern crate self as autograd_core;
 pub mod data;
 pub mod gradcheck;
 mod kernels;
+pub mod nn;
 pub mod ops;
 pub mod optim;
 pub mod rule;
