@@ -20,6 +20,7 @@
 
 extern crate self as autograd_core;
 
+pub mod forward;
 pub mod gradcheck;
 mod kernels;
 pub mod ops;
@@ -47,6 +48,7 @@ pub mod rules {
 
 /// Everything a model file needs: `use autograd_core::prelude::*;`.
 pub mod prelude {
+    pub use crate::forward::Dual;
     pub use crate::shape::{Axis, Broadcast, BroadcastTo};
     pub use crate::{D, Dim, Float, Heap, Inline, One, Rng, Shape, Storage, Tensor};
 }

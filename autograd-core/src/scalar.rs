@@ -146,7 +146,7 @@ pub fn naive_gemm<T: Float>(
 }
 
 /// Below this size in any dimension the packing cost of matrixmultiply outweighs its kernel.
-const PACKED_GEMM_MIN_DIM: usize = 6;
+pub(crate) const PACKED_GEMM_MIN_DIM: usize = 6;
 
 macro_rules! impl_float {
     ($t:ident) => {
