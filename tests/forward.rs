@@ -2,7 +2,7 @@
 //! element type, against closed forms, central differences and the rules' VJPs.
 
 use autograd_core::forward::{
-    constant, gradient_fwd, hessian, jacobian_fwd, jvp, lift, seed, tangent, value,
+    constant, gradient_fwd, hessian, jacobian_fwd, jvp, seed, tangent, value,
 };
 use autograd_core::gradcheck::{Tolerance, check_gradient, numerical_gradient};
 use autograd_core::prelude::*;
@@ -85,8 +85,8 @@ fn rosenbrock_scalar<T: Float>(v: &Tensor<T, V2>) -> Tensor<T, ()> {
 }
 
 fn rosenbrock_ops<T: Float>(v: &Tensor<T, V2>) -> Tensor<T, ()> {
-    let x = (v * &lift::<T, _, _>(&Tensor::new([1.0, 0.0]))).sum();
-    let y = (v * &lift::<T, _, _>(&Tensor::new([0.0, 1.0]))).sum();
+    let x = (v * &Tensor::new([1.0, 0.0]).cast::<T>()).sum();
+    let y = (v * &Tensor::new([0.0, 1.0]).cast::<T>()).sum();
     let one: Tensor<T, ()> = Tensor::ones();
     let a = &one - &x;
     let b = &y - &(&x * &x);
@@ -145,7 +145,7 @@ fn rosenbrock_gradient_and_hessian_match_closed_forms() {
 fn mixed<T: Float>(x: &Tensor<T, M23>) -> Tensor<T, ()> {
     let e = (x * T::from_f64(0.7)).exp();
     let shares = &e / &e.sum_keepdim::<1>();
-    let w: Tensor<T, Shape![3]> = lift(&Tensor::new([0.5, -1.5, 2.0]));
+    let w = Tensor::new([0.5, -1.5, 2.0]).cast::<T>();
     let cols = x.sum_axis::<0>();
     &(&shares * x).sum() + &(&(&cols * &cols) * &w).sum()
         - (-x).exp().sum() / (x * x + T::ONE).sum()
@@ -416,4 +416,50 @@ fn jacobian_layouts_hold_the_same_numbers() {
     let h4: Tensor![f64; 2, 3, 2, 3] = hessian(mixed, &x);
     let h2: Tensor![f64; 6, 6] = hessian(mixed, &x);
     assert_eq!(h4.as_slice(), h2.as_slice());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every differentiable op of the rule library runs on duals unchanged.
+
+#[test]
+fn jvp_through_the_rule_library_matches_central_differences() {
+    // Random points stay away from the kinks (0 for abs/relu, ties for max/maximum).
+    let x: Tensor<f64, M23> = Tensor::rand_uniform(41, -1.5, 1.5);
+    let pos: Tensor<f64, M23> = Tensor::rand_uniform(42, 0.5, 2.0);
+    // Elementwise unary.
+    check_op!("abs", M23, x, |x| x.abs());
+    check_op!("cos", M23, x, |x| x.cos());
+    check_op!("sin", M23, x, |x| x.sin());
+    check_op!("exp2", M23, x, |x| x.exp2());
+    check_op!("tanh", M23, x, |x| x.tanh());
+    check_op!("sigmoid", M23, x, |x| x.sigmoid());
+    check_op!("softplus", M23, x, |x| x.softplus());
+    check_op!("gelu", M23, x, |x| x.gelu());
+    check_op!("relu", M23, x, |x| x.relu());
+    check_op!("square", M23, x, |x| x.square());
+    check_op!("recip", M23, pos, |x| x.recip());
+    check_op!("ln", M23, pos, |x| x.ln());
+    check_op!("log2", M23, pos, |x| x.log2());
+    check_op!("sqrt", M23, pos, |x| x.sqrt());
+    check_op!("powf", M23, pos, |x| x.powf(Float::from_f64(2.5)));
+    // Elementwise binary, both operands functions of x.
+    check_op!("pow", M23, pos, |x| x.pow(&x.sum_axis::<0>()));
+    check_op!("maximum", M23, x, |x| x.maximum(&x.mean_keepdim::<0>()));
+    check_op!("minimum", M23, x, |x| x.minimum(&x.sin()));
+    // Reductions.
+    check_op!("max", M23, x, |x| x.max());
+    check_op!("min_axis", M23, x, |x| x.min_axis::<1>());
+    check_op!("max_keepdim", M23, x, |x| x.max_keepdim::<0>());
+    check_op!("mean", M23, x, |x| x.mean());
+    check_op!("mean_axis", M23, x, |x| x.mean_axis::<0>());
+    check_op!("var", M23, x, |x| x.var());
+    check_op!("var_keepdim", M23, x, |x| x.var_keepdim::<1>());
+    check_op!("logsumexp", M23, x, |x| x.logsumexp());
+    check_op!("logsumexp_axis", M23, x, |x| x.logsumexp_axis::<1>());
+    // Normalizations and losses.
+    check_op!("softmax", M23, x, |x| x.softmax::<1>());
+    check_op!("log_softmax", M23, x, |x| x.log_softmax::<0>());
+    check_op!("cross_entropy", M23, x, |x| x.cross_entropy(&[2, 0]));
+    check_op!("mse", M23, x, |x| x
+        .mse(&Tensor::new([[0.1, -0.2, 0.3], [0.4, 0.0, -1.0]]).cast()));
 }

@@ -5,7 +5,7 @@
 //! out are directional derivatives. Nothing in the ops knows about duals: the elementwise engine,
 //! the reductions and the matrix products just do arithmetic on their elements.
 //!
-//! - [`seed`], [`value`], [`tangent`], [`constant`], [`lift`]: move tensors in and out of duals.
+//! - [`seed`], [`value`], [`tangent`], [`constant`]: move tensors in and out of duals.
 //! - [`jvp`]: `(f(x), J v)` in one pass.
 //! - [`jacobian_fwd`], [`gradient_fwd`]: one pass per input element.
 //! - [`hessian`]: nested duals `Dual<Dual<T>>` (forward over forward), one pass per entry of the
@@ -21,7 +21,8 @@
 //!
 //! - constants through `T::from_f64(c)` (or `T::ZERO`, `T::ONE`), never `as` and never a bare
 //!   literal: `&x * 2.0` compiles only for `T = f64`, `&x * T::from_f64(2.0)` for every `T`;
-//! - f64 data (weights, targets) through [`lift`], which gives duals a zero tangent;
+//! - f64 data (weights, targets) through [`Tensor::cast`](crate::Tensor::cast) (`w.cast::<T>()`),
+//!   which gives duals a zero tangent;
 //! - branches on comparisons are fine: duals compare by value, so the dual run takes the same
 //!   branches as the plain run (and at a kink gets the one-sided derivative of the branch taken).
 //!
@@ -32,11 +33,11 @@
 //!
 //! ```
 //! use autograd_core::prelude::*;
-//! use autograd_core::forward::{gradient_fwd, hessian, jvp, lift};
+//! use autograd_core::forward::{gradient_fwd, hessian, jvp};
 //!
 //! /// A tiny model, generic over the element type: sum(exp(x * w) * 2).
 //! fn model<T: Float>(x: &Tensor<T, Shape![3]>) -> Tensor<T, ()> {
-//!     let w: Tensor<T, Shape![3]> = lift(&Tensor::new([0.5, -1.0, 2.0]));
+//!     let w = Tensor::new([0.5, -1.0, 2.0]).cast::<T>();
 //!     (&(x * &w).exp() * T::from_f64(2.0)).sum()
 //! }
 //!
@@ -82,4 +83,4 @@ pub use dual::Dual;
 pub use hessian::{MAX_HESSIAN_INPUTS, hessian};
 pub use jacobian::{gradient_fwd, jacobian_fwd};
 pub use jvp::jvp;
-pub use seed::{constant, lift, seed, tangent, value};
+pub use seed::{constant, seed, tangent, value};

@@ -1,5 +1,5 @@
 //! Moving tensors in and out of duals: [`seed`] a point with a direction, read back [`value`] and
-//! [`tangent`]; [`constant`] and [`lift`] bring data that is not differentiated along.
+//! [`tangent`]; [`constant`] brings data that is not differentiated along.
 //!
 //! These are the building blocks of every forward-mode driver here, and of Hessian-vector products
 //! through a reverse engine: run a gradient on `seed(x, v)` and read `tangent` of the result.
@@ -35,6 +35,9 @@ pub fn seed<T: Float, S: Shape, St: Storage>(
 
 /// `x` as duals with tangent 0: data the function depends on but that is not differentiated.
 ///
+/// Unlike [`Tensor::cast`] (which goes through f64), this keeps every part of `x`: a tensor of
+/// duals becomes a tensor of nested duals with its tangents intact.
+///
 /// ```
 /// use autograd_core::prelude::*;
 /// use autograd_core::forward::{constant, tangent};
@@ -45,25 +48,6 @@ pub fn seed<T: Float, S: Shape, St: Storage>(
 pub fn constant<T: Float, S: Shape, St: Storage>(x: &Tensor<T, S, St>) -> Tensor<Dual<T>, S, St> {
     let mut out = Tensor::zeros();
     map_slices(x.as_slice(), out.as_mut_slice(), Dual::constant);
-    out
-}
-
-/// An f64 tensor in any element type, by [`Float::from_f64`] (duals get tangent 0). Use it in a
-/// function generic over the element type to bring in f64 data such as weights.
-///
-/// ```
-/// use autograd_core::prelude::*;
-/// use autograd_core::forward::lift;
-/// let w = Tensor::new([0.5f64, 2.0]);
-/// let w32: Tensor<f32, Shape![2]> = lift(&w);
-/// let wd: Tensor<Dual<Dual<f64>>, Shape![2]> = lift(&w);
-/// assert_eq!(w32.to_array(), [0.5, 2.0]);
-/// assert_eq!(wd.to_array()[1].value.value, 2.0);
-/// ```
-#[must_use]
-pub fn lift<T: Float, S: Shape, St: Storage>(x: &Tensor<f64, S, St>) -> Tensor<T, S, St> {
-    let mut out = Tensor::zeros();
-    map_slices(x.as_slice(), out.as_mut_slice(), T::from_f64);
     out
 }
 
