@@ -2,8 +2,9 @@
 //!
 //! A [`Dual<T>`] carries a value and a tangent and implements [`Float`](crate::Float), so a
 //! `Tensor<Dual<f64>, S>` runs every op of the rule library unchanged, and the tangents that come
-//! out are directional derivatives. Nothing in the ops knows about duals: the elementwise engine,
-//! the reductions and the matrix products just do arithmetic on their elements.
+//! out are directional derivatives. Nothing in the ops knows about duals: the elementwise engine and
+//! the reductions just do arithmetic on their elements, and matrix products call
+//! [`Float::gemm`](crate::Float::gemm), which `Dual` splits into products of its parts.
 //!
 //! - [`seed`], [`value`], [`tangent`], [`constant`]: move tensors in and out of duals.
 //! - [`jvp`]: `(f(x), J v)` in one pass.
@@ -28,8 +29,9 @@
 //!
 //! Closures cannot be generic, so write a `fn` and pass it by name: `jvp(f, &x, &v)` picks
 //! `T = Dual<f64>`, `hessian(f, &x)` picks `T = Dual<Dual<f64>>`, and `f(&x)` still runs on f64.
-//! A closure typed for one element type works too (`|x: &Tensor<Dual<f64>, S>| ...`) when
-//! genericity is not needed.
+//! A closure typed for one element type works too when genericity is not needed, and picks the
+//! argument to differentiate in a function of several: `|w: &Tensor<Dual<f64>, S>| loss(&x.cast(),
+//! w)` differentiates `loss` with respect to its weights, the data `x` entering with tangent 0.
 //!
 //! ```
 //! use autograd_core::prelude::*;
