@@ -51,6 +51,6 @@ pub mod rules {
 /// Everything a model file needs: `use autograd_core::prelude::*;`.
 pub mod prelude {
     pub use crate::forward::Dual;
-    pub use crate::shape::{Axis, Broadcast, BroadcastTo};
+    pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs};
     pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }
