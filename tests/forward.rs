@@ -463,3 +463,112 @@ fn jvp_through_the_rule_library_matches_central_differences() {
     check_op!("mse", M23, x, |x| x
         .mse(&Tensor::new([[0.1, -0.2, 0.3], [0.4, 0.0, -1.0]]).cast()));
 }
+
+// ---------------------------------------------------------------------------------------------
+// A two-layer MLP: matmul + bias + tanh + matmul + bias, every dimension at least 6 so the
+// matrix products of duals take the split path through the packed f64 kernels.
+
+type Batch = Shape![6, 7];
+type W1 = Shape![7, 8];
+type B1 = Shape![8];
+type W2 = Shape![8, 6];
+type B2 = Shape![6];
+/// The MLP's parameters in element type `T`, owned or borrowed.
+type Weights<T> = (Tensor<T, W1>, Tensor<T, B1>, Tensor<T, W2>, Tensor<T, B2>);
+type WeightRefs<'a, T> = (
+    &'a Tensor<T, W1>,
+    &'a Tensor<T, B1>,
+    &'a Tensor<T, W2>,
+    &'a Tensor<T, B2>,
+);
+
+fn mlp<T: Float>(
+    x: &Tensor<T, Batch>,
+    (w1, b1, w2, b2): WeightRefs<'_, T>,
+) -> Tensor<T, Shape![6, 6]> {
+    let h = (&x.matmul(w1) + b1).tanh();
+    &h.matmul(w2) + b2
+}
+
+struct Params {
+    w1: Tensor<f64, W1>,
+    b1: Tensor<f64, B1>,
+    w2: Tensor<f64, W2>,
+    b2: Tensor<f64, B2>,
+}
+
+impl Params {
+    fn new() -> Self {
+        Self {
+            w1: &Tensor::randn(51) * 0.5,
+            b1: &Tensor::randn(52) * 0.1,
+            w2: &Tensor::randn(53) * 0.5,
+            b2: &Tensor::randn(54) * 0.1,
+        }
+    }
+
+    /// The parameters in element type `T` (duals: tangent 0).
+    fn cast<T: Float>(&self) -> Weights<T> {
+        (
+            self.w1.cast(),
+            self.b1.cast(),
+            self.w2.cast(),
+            self.b2.cast(),
+        )
+    }
+}
+
+/// `mlp` with its parameters taken from `p` in element type `T`.
+fn mlp_with<T: Float>(x: &Tensor<T, Batch>, p: &Params) -> Tensor<T, Shape![6, 6]> {
+    let (w1, b1, w2, b2) = p.cast::<T>();
+    mlp(x, (&w1, &b1, &w2, &b2))
+}
+
+#[test]
+fn jvp_through_a_two_layer_mlp_matches_central_differences() {
+    let p = Params::new();
+    let x: Tensor<f64, Batch> = Tensor::randn(55);
+    let labels = [0, 5, 2, 2, 4, 1];
+
+    // The outputs with respect to the inputs: the full (36, 42) Jacobian, weighted.
+    check_jvp("mlp d/dx", |x| mlp_with(x, &p), |x| mlp_with(x, &p), &x);
+
+    // The summed output with respect to the first layer's weights.
+    let (_, b1, w2, b2) = p.cast::<f64>();
+    let (_, b1d, w2d, b2d) = p.cast::<Dual<f64>>();
+    let xd: Tensor<Dual<f64>, Batch> = x.cast();
+    check_jvp(
+        "mlp sum d/dw1",
+        |w1| mlp(&x, (w1, &b1, &w2, &b2)).sum(),
+        |w1| mlp(&xd, (w1, &b1d, &w2d, &b2d)).sum(),
+        &p.w1,
+    );
+
+    // A cross-entropy loss with respect to the second layer's weights.
+    let (w1, b1, _, b2) = p.cast::<f64>();
+    let (w1d, b1d, _, b2d) = p.cast::<Dual<f64>>();
+    check_jvp(
+        "mlp cross-entropy d/dw2",
+        |w2| mlp(&x, (&w1, &b1, w2, &b2)).cross_entropy(&labels),
+        |w2| mlp(&xd, (&w1d, &b1d, w2, &b2d)).cross_entropy(&labels),
+        &p.w2,
+    );
+}
+
+/// The MLP's cross-entropy loss as a function of the first bias only.
+fn loss_of_b1<T: Float>(b1: &Tensor<T, B1>) -> Tensor<T, ()> {
+    let p = Params::new();
+    let x: Tensor<T, Batch> = Tensor::<f64, Batch>::randn(55).cast();
+    let (w1, _, w2, b2) = p.cast::<T>();
+    mlp(&x, (&w1, b1, &w2, &b2)).cross_entropy(&[0, 5, 2, 2, 4, 1])
+}
+
+#[test]
+fn mlp_hessian_through_nested_duals_matches_differences() {
+    let b1 = Params::new().b1;
+    let h: Tensor![f64; 8, 8] = hessian(loss_of_b1, &b1);
+    check_hessian_by_differences(&h, |b| gradient_fwd(loss_of_b1, b), &b1);
+    check_mixed_partials_commute(loss_of_b1, &b1);
+    // The hidden units interact through the softmax: off-diagonal curvature is present.
+    assert!(h.to_array()[0][1].abs() > 1e-6);
+}
