@@ -21,6 +21,7 @@
 extern crate self as autograd_core;
 
 pub mod data;
+pub mod forward;
 pub mod gradcheck;
 mod kernels;
 pub mod nn;
@@ -50,6 +51,7 @@ pub mod rules {
 
 /// Everything a model file needs: `use autograd_core::prelude::*;`.
 pub mod prelude {
+    pub use crate::forward::Dual;
     pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs};
     pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }
