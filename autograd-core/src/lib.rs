@@ -20,6 +20,8 @@
 
 extern crate self as autograd_core;
 
+#[cfg(feature = "checkpoint")]
+pub mod checkpoint;
 pub mod data;
 pub mod forward;
 pub mod gradcheck;

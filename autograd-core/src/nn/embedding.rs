@@ -50,6 +50,9 @@ impl<T: Float, const V: usize, const E: usize> Params<T> for Embedding<T, V, E> 
     fn slice_mut(&mut self, _: usize) -> &mut [T] {
         self.table.as_mut_slice()
     }
+    fn dims(&self, _: usize) -> Vec<usize> {
+        vec![V, E]
+    }
 }
 
 #[cfg(test)]

@@ -59,4 +59,7 @@ impl<T: Float, const I: usize, const O: usize> Params<T> for Linear<T, I, O> {
             self.bias.as_mut_slice()
         }
     }
+    fn dims(&self, i: usize) -> Vec<usize> {
+        if i == 0 { vec![I, O] } else { vec![O] }
+    }
 }
