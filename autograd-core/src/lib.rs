@@ -29,6 +29,8 @@ mod kernels;
 pub mod nn;
 pub mod ops;
 pub mod optim;
+#[cfg(feature = "parallel")]
+pub mod parallel;
 pub mod rule;
 mod scalar;
 pub mod shape;
