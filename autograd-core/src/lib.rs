@@ -27,6 +27,7 @@ pub mod rule;
 mod scalar;
 pub mod shape;
 mod storage;
+pub mod tape;
 mod tensor;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -48,5 +49,6 @@ pub mod rules {
 /// Everything a model file needs: `use autograd_core::prelude::*;`.
 pub mod prelude {
     pub use crate::shape::{Axis, Broadcast, BroadcastTo};
+    pub use crate::tape::{Var, no_grad};
     pub use crate::{D, Dim, Float, Heap, Inline, One, Rng, Shape, Storage, Tensor};
 }
