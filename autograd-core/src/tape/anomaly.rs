@@ -65,8 +65,16 @@ pub(crate) fn forward_anomaly(op: &'static str, location: &'static Location<'sta
     )
 }
 
-/// Runs `f` with anomaly mode on for this thread (see the [module docs](self)); the previous
-/// setting is restored afterwards, also if `f` panics.
+/// Runs `f` with anomaly mode on for this thread; the previous setting is restored afterwards,
+/// also if `f` panics.
+///
+/// Anomaly mode checks every element of every output (so it is off by default):
+/// - an op whose **forward** output has a NaN or an infinity panics at once, naming the op (its
+///   rule's `NAME`) and the line of your code that called it;
+/// - a **backward** pass whose VJP returns a non-finite cotangent stops and returns
+///   [`BackwardError::NonFinite`](super::BackwardError::NonFinite), naming the op and the line
+///   that recorded it. The walk runs from the output towards the leaves, so the VJP reported is
+///   the one closest to the output that went wrong.
 ///
 /// ```
 /// use autograd_core::prelude::*;

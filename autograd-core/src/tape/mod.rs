@@ -1,6 +1,6 @@
 //! The eager tape: tensors that record the ops applied to them, and `backward` to get gradients.
 //!
-//! A [`Var`] is a [`Tensor`](crate::Tensor) plus its history. A leaf created with [`Var::param`]
+//! A [`Var`] is a [`Tensor`](struct@crate::Tensor) plus its history. A leaf created with [`Var::param`]
 //! requires gradients; an op on `Var`s (the same methods and operators as on tensors) runs the
 //! op's rule from the rule library and, if an input requires gradients, records the rule, its
 //! residuals and its inputs. [`Var::backward`] seeds the scalar output with 1 and calls each
