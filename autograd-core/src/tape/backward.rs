@@ -47,9 +47,10 @@ impl std::error::Error for BackwardError {}
     label = "not a scalar",
     note = "reduce the output first (for example `.sum()`), or pass a cotangent of its shape to `backward_with`"
 )]
-pub trait Scalar: Shape {}
+pub trait Rank0: Shape {}
 
-impl Scalar for () {}
+#[diagnostic::do_not_recommend]
+impl Rank0 for () {}
 
 impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
     /// Backpropagates from this scalar: seeds its cotangent with 1 and runs every VJP between it
@@ -71,7 +72,7 @@ impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
     /// ```
     pub fn backward(&self) -> Result<(), BackwardError>
     where
-        S: Scalar,
+        S: Rank0,
     {
         self.backward_with(&Tensor::ones())
     }

@@ -62,7 +62,7 @@ mod record;
 mod var;
 
 pub use anomaly::{Anomaly, Phase, detect_anomaly};
-pub use backward::{BackwardError, Scalar};
+pub use backward::{BackwardError, Rank0};
 pub use custom::Parents;
 pub use mode::{
     AnomalyGuard, NoGradGuard, is_anomaly_enabled, is_grad_enabled, no_grad, recorded_nodes,
