@@ -41,9 +41,6 @@ pub fn uniform<S: Shape>(seed: u64, lo: f64, hi: f64) -> Tensor<f64, S> {
 
 /// `sum(y * w)`: a scalar whose gradient with respect to `y` is `w` (so every element of `y`
 /// carries a different weight and a transposed or misrouted gradient is caught).
-pub fn weighted<S: Shape>(y: &Var<f64, S>, w: &Tensor<f64, S>) -> Var<f64, ()>
-where
-    S: Broadcast<S, Out = S>,
-{
+pub fn weighted<S: Broadcast<S, Out = S>>(y: &Var<f64, S>, w: &Tensor<f64, S>) -> Var<f64, ()> {
     (y * w).sum()
 }
