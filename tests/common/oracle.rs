@@ -164,6 +164,13 @@ impl DynT {
             ids: self.ids.iter().map(|&i| f(s, i)).collect(),
         }
     }
+    /// Every element times the constant `k`.
+    pub fn scale(&self, s: &mut Scalars, k: f64) -> Self {
+        self.map(s, |s, i| {
+            let c = s.constant(k);
+            s.mul(i, c)
+        })
+    }
     /// The sum along `axis`, removed (`keep = false`) or kept with size 1.
     pub fn sum_axis(&self, s: &mut Scalars, axis: usize, keep: bool) -> Self {
         let mut out_shape = self.shape.clone();
