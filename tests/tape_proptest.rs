@@ -52,34 +52,23 @@ fn instr() -> impl Strategy<Value = Instr> {
         })
 }
 
+/// One tensor per pool.
+type Six = (
+    Tensor<f64, S0>,
+    Tensor<f64, S1>,
+    Tensor<f64, S2>,
+    Tensor<f64, S3>,
+    Tensor<f64, S4>,
+    Tensor<f64, S5>,
+);
+
 /// The inputs: one leaf value per pool, a constant per pool (mixed in as a constant operand), and
 /// loss weights per pool.
 #[derive(Clone, Debug)]
 struct Inputs {
-    leaves: (
-        Tensor<f64, S0>,
-        Tensor<f64, S1>,
-        Tensor<f64, S2>,
-        Tensor<f64, S3>,
-        Tensor<f64, S4>,
-        Tensor<f64, S5>,
-    ),
-    constants: (
-        Tensor<f64, S0>,
-        Tensor<f64, S1>,
-        Tensor<f64, S2>,
-        Tensor<f64, S3>,
-        Tensor<f64, S4>,
-        Tensor<f64, S5>,
-    ),
-    weights: (
-        Tensor<f64, S0>,
-        Tensor<f64, S1>,
-        Tensor<f64, S2>,
-        Tensor<f64, S3>,
-        Tensor<f64, S4>,
-        Tensor<f64, S5>,
-    ),
+    leaves: Six,
+    constants: Six,
+    weights: Six,
 }
 
 impl Inputs {
