@@ -111,6 +111,48 @@ fn div_grads() {
     check_binary_op!("div", /, Shape![2, 3], Shape![3], 0.5);
 }
 
+/// p x^(p-1) for integer, fractional and negative p (LayerNorm's (.)^(-1/2)), and a tensor
+/// exponent, against hand values and central differences.
+#[test]
+fn pow_grads() {
+    let x = Var::param(Tensor::new([0.5f64, 1.5, 4.0]));
+    x.powf(3.0).sum().backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_array(), [0.75, 6.75, 48.0]);
+    x.zero_grad();
+    x.powf(-0.5).sum().backward().unwrap();
+    let expected = Tensor::new([0.5f64, 1.5, 4.0]).map(|v| -0.5 * v.powf(-1.5));
+    x.grad().unwrap().assert_close(&expected, 1e-15, 0.0);
+    let at: Tensor<f64, Shape![2, 3]> = uniform(21, 0.5, 2.0);
+    for p in [2.0, 3.0, 0.5, 1.5, -1.0, -2.5] {
+        check_tape("powf", |x| x.powf(p).sum(), &at);
+    }
+    // A tensor exponent, broadcast: d(a^b)/db = a^b ln a.
+    let b: Tensor<f64, Shape![3]> = uniform(22, -1.5, 1.5);
+    check_tape("pow base", |a| a.pow(&b).sum(), &at);
+    check_tape(
+        "pow exponent",
+        |b| Var::constant(at.clone()).pow(b).sum(),
+        &b,
+    );
+}
+
+/// x[[0, 2, 0]]: a gather whose VJP scatter-adds, so row 0 receives both upstream rows.
+#[test]
+fn getitem_repeated_indices_accumulate() {
+    let x = Var::param(Tensor::new([[1.0f64, 2.0], [3.0, 4.0], [5.0, 6.0]]));
+    let rows = x.gather::<0, 3>(&[0, 2, 0]);
+    assert_eq!(
+        rows.value().to_array(),
+        [[1.0, 2.0], [5.0, 6.0], [1.0, 2.0]]
+    );
+    rows.backward_with(&Tensor::new([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+        .unwrap();
+    assert_eq!(
+        x.grad().unwrap().to_array(),
+        [[6.0, 8.0], [0.0, 0.0], [3.0, 4.0]]
+    );
+}
+
 /// a * a + a at a = 3: both uses of a add up, 2a + 1 = 7.
 #[test]
 fn shared_input_accumulates() {

@@ -97,28 +97,93 @@ fn binary_case<L, Rs, O, R>(
 #[test]
 fn unary_ops() {
     let x: Tensor<f64, Shape![3, 4]> = uniform(1, -2.0, 2.0);
+    let pos: Tensor<f64, Shape![3, 4]> = uniform(2, 0.2, 3.0);
+    unary_case("abs", rules::Abs, |x| x.abs(), &x);
+    unary_case("cos", rules::Cos, |x| x.cos(), &x);
     unary_case("exp", rules::Exp, |x| x.exp(), &x);
+    unary_case("exp2", rules::Exp2, |x| x.exp2(), &x);
+    unary_case("gelu", rules::Gelu, |x| x.gelu(), &x);
+    unary_case("ln", rules::Ln, |x| x.ln(), &pos);
+    unary_case("log2", rules::Log2, |x| x.log2(), &pos);
     unary_case("neg", rules::Neg, |x| -x, &x);
-    unary_case("sum", rules::Sum(rules::All), |x| x.sum(), &x);
+    unary_case("powf", rules::Powf(-1.5), |x| x.powf(-1.5), &pos);
+    unary_case("recip", rules::Recip, |x| x.recip(), &pos);
+    unary_case("relu", rules::Relu, |x| x.relu(), &x);
+    unary_case("sigmoid", rules::Sigmoid, |x| x.sigmoid(), &x);
+    unary_case("sin", rules::Sin, |x| x.sin(), &x);
+    unary_case("softplus", rules::Softplus, |x| x.softplus(), &x);
+    unary_case("sqrt", rules::Sqrt, |x| x.sqrt(), &pos);
+    unary_case("square", rules::Square, |x| x.square(), &x);
+    unary_case("tanh", rules::Tanh, |x| x.tanh(), &x);
+    unary_case("softmax", rules::Softmax::<1>, |x| x.softmax::<1>(), &x);
     unary_case(
-        "sum_axis 0",
-        rules::Sum(rules::AlongAxis::<0>),
-        |x| x.sum_axis::<0>(),
+        "log_softmax",
+        rules::LogSoftmax::<0>,
+        |x| x.log_softmax::<0>(),
         &x,
     );
-    unary_case(
-        "sum_axis 1",
-        rules::Sum(rules::AlongAxis::<1>),
-        |x| x.sum_axis::<1>(),
-        &x,
-    );
-    let x3: Tensor<f64, Shape![2, 3, 4]> = uniform(2, -2.0, 2.0);
-    unary_case(
-        "sum_keepdim 1",
-        rules::Sum(rules::KeepAxis::<1>),
-        |x| x.sum_keepdim::<1>(),
-        &x3,
-    );
+    let picks = [2, 0, 2, 1];
+    let gather = rules::Gather::<0, 4> { indices: picks };
+    unary_case("gather", gather, |x| x.gather::<0, 4>(&picks), &x);
+    let labels = [3, 0, 1];
+    let ce = rules::CrossEntropy { labels };
+    unary_case("cross_entropy", ce, |z| z.cross_entropy(&labels), &x);
+}
+
+/// Each reduction over everything, along an axis, and kept, at a rank-3 input.
+#[test]
+fn reductions() {
+    use rules::{All, AlongAxis, KeepAxis};
+    let x: Tensor<f64, Shape![2, 3, 4]> = uniform(4, -2.0, 2.0);
+    macro_rules! region_cases {
+        ($rule:ident, $all:ident, $axis:ident, $keep:ident) => {
+            unary_case(stringify!($all), rules::$rule(All), |x| x.$all(), &x);
+            let along = rules::$rule(AlongAxis::<1>);
+            unary_case(stringify!($axis), along, |x| x.$axis::<1>(), &x);
+            let kept = rules::$rule(KeepAxis::<2>);
+            unary_case(stringify!($keep), kept, |x| x.$keep::<2>(), &x);
+        };
+    }
+    region_cases!(Sum, sum, sum_axis, sum_keepdim);
+    region_cases!(Mean, mean, mean_axis, mean_keepdim);
+    region_cases!(Max, max, max_axis, max_keepdim);
+    region_cases!(Min, min, min_axis, min_keepdim);
+    region_cases!(LogSumExp, logsumexp, logsumexp_axis, logsumexp_keepdim);
+    region_cases!(Variance, var, var_axis, var_keepdim);
+}
+
+/// Binary methods taking a `Var` or a constant, under broadcasting.
+#[test]
+fn binary_methods() {
+    let a: Tensor<f64, Shape![2, 3]> = uniform(5, -2.0, 2.0);
+    let b: Tensor<f64, Shape![3]> = uniform(6, -2.0, 2.0);
+    let base: Tensor<f64, Shape![2, 3]> = uniform(7, 0.5, 2.0);
+    binary_case("maximum", rules::Maximum, |a, b| a.maximum(b), (&a, &b));
+    binary_case("minimum", rules::Minimum, |a, b| a.minimum(b), (&a, &b));
+    binary_case("pow", rules::Pow, |a, b| a.pow(b), (&base, &b));
+    let t: Tensor<f64, Shape![2, 3]> = uniform(8, -2.0, 2.0);
+    binary_case("mse", rules::Mse, |a, t| a.mse(t), (&a, &t));
+    let mask = Mask::new([[true, false, true], [false, false, true]]);
+    let rule = rules::Select { mask: mask.clone() };
+    binary_case("select", rule, |a, b| Var::select(&mask, a, b), (&a, &b));
+    // Constant operands and the scalar forms run the same rule.
+    let va = Var::param(a.clone());
+    assert_eq!(*va.maximum(&b).value(), a.maximum(&b));
+    assert_eq!(*va.maximum_scalar(0.5).value(), a.maximum_scalar(0.5));
+    assert_eq!(*va.minimum_scalar(0.5).value(), a.minimum_scalar(0.5));
+    assert_eq!(*va.pow(2.0).value(), a.pow(&Tensor::new(2.0)));
+}
+
+/// cast: an f64 leaf through f32 and back gets its cotangent converted back to f64.
+#[test]
+fn cast_round_trip() {
+    let x = Var::param(Tensor::new([0.1f64, 1.0 / 3.0]));
+    let y = x.cast::<f32>();
+    assert_eq!(y.op(), Some("cast"));
+    assert_eq!(*y.value(), x.value().cast::<f32>());
+    let z = (y * Tensor::new([2.0f32, -1.0])).cast::<f64>();
+    z.sum().backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_array(), [2.0, -1.0]);
 }
 
 /// Each operator in all its operand forms, under broadcasting, at the given operand domains.

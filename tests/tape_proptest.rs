@@ -141,11 +141,12 @@ where
     (): Broadcast<R, Out = R>,
     <L as Broadcast<R>>::Out: Broadcast<(), Out = <L as Broadcast<R>>::Out>,
 {
-    match op % 4 {
+    match op % 5 {
         0 => (a + b) * 0.5,
         1 => (a - b) * 0.5,
         2 => a * (-(b * b)).exp(),
-        _ => a / (1.0 + b * b),
+        3 => a / (1.0 + b * b),
+        _ => a.maximum(b),
     }
 }
 
@@ -155,10 +156,12 @@ where
     S: Broadcast<S, Out = S> + Broadcast<(), Out = S>,
     (): Broadcast<S, Out = S>,
 {
-    match op % 4 {
+    match op % 6 {
         0 => (-(x * x)).exp(),
         1 => -x,
         2 => (1.0 - x) / 2.0,
+        3 => x.tanh(),
+        4 => x.sigmoid(),
         _ => x * 0.75,
     }
 }
@@ -318,7 +321,7 @@ fn oracle_gradients(program: &[Instr], inputs: &Inputs) -> (f64, [Vec<f64>; 6]) 
                 } else {
                     pick(&pools[usize::from(ins.b.0)], ins.b.1).clone()
                 };
-                let y = match ins.op % 4 {
+                let y = match ins.op % 5 {
                     0 => a.zip(&b, &mut s, |s, x, y| s.add(x, y)).scale(&mut s, 0.5),
                     1 => a.zip(&b, &mut s, |s, x, y| s.sub(x, y)).scale(&mut s, 0.5),
                     2 => a.zip(&b, &mut s, |s, x, y| {
@@ -327,17 +330,18 @@ fn oracle_gradients(program: &[Instr], inputs: &Inputs) -> (f64, [Vec<f64>; 6]) 
                         let g = s.exp(n);
                         s.mul(x, g)
                     }),
-                    _ => a.zip(&b, &mut s, |s, x, y| {
+                    3 => a.zip(&b, &mut s, |s, x, y| {
                         let yy = s.mul(y, y);
                         let one = s.constant(1.0);
                         let d = s.add(one, yy);
                         s.div(x, d)
                     }),
+                    _ => a.zip(&b, &mut s, |s, x, y| s.max(x, y)),
                 };
                 (pool_of(&y.shape), y)
             }
             1 => {
-                let y = match ins.op % 4 {
+                let y = match ins.op % 6 {
                     0 => a.map(&mut s, |s, x| {
                         let xx = s.mul(x, x);
                         let n = s.neg(xx);
@@ -350,6 +354,8 @@ fn oracle_gradients(program: &[Instr], inputs: &Inputs) -> (f64, [Vec<f64>; 6]) 
                         let two = s.constant(2.0);
                         s.div(d, two)
                     }),
+                    3 => a.map(&mut s, |s, x| s.tanh(x)),
+                    4 => a.map(&mut s, |s, x| s.sigmoid(x)),
                     _ => a.scale(&mut s, 0.75),
                 };
                 (usize::from(ins.a.0), y)
@@ -420,8 +426,6 @@ fn check_leaf_fd(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
-
     /// The tape's gradients of a random program equal central differences of the same program.
     #[test]
     fn random_graphs_match_finite_differences(

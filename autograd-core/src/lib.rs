@@ -20,9 +20,11 @@
 
 extern crate self as autograd_core;
 
+pub mod data;
 pub mod gradcheck;
 mod kernels;
 pub mod ops;
+pub mod optim;
 pub mod rule;
 mod scalar;
 pub mod shape;
@@ -35,7 +37,7 @@ pub(crate) mod testing;
 pub use scalar::{Float, naive_gemm};
 pub use shape::{D, Dim, One, Shape};
 pub use storage::{Heap, Inline, Join, Storage};
-pub use tensor::{LengthError, Rng, Tensor};
+pub use tensor::{LengthError, Mask, Rng, Tensor};
 
 #[cfg(feature = "macros")]
 pub use autograd_macros::differentiable;
@@ -50,5 +52,5 @@ pub mod rules {
 pub mod prelude {
     pub use crate::shape::{Axis, Broadcast, BroadcastTo};
     pub use crate::tape::{Var, no_grad};
-    pub use crate::{D, Dim, Float, Heap, Inline, One, Rng, Shape, Storage, Tensor};
+    pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }

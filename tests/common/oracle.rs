@@ -54,6 +54,26 @@ impl Scalars {
         let e = self.value(a).exp();
         self.push(e, vec![(a, e)])
     }
+    pub fn tanh(&mut self, a: usize) -> usize {
+        let t = self.value(a).tanh();
+        self.push(t, vec![(a, 1.0 - t * t)])
+    }
+    pub fn sigmoid(&mut self, a: usize) -> usize {
+        let s = 1.0 / (1.0 + (-self.value(a)).exp());
+        self.push(s, vec![(a, s * (1.0 - s))])
+    }
+    /// `max(a, b)`, the derivative split half and half at a tie (the rule library's convention).
+    pub fn max(&mut self, a: usize, b: usize) -> usize {
+        let (x, y) = (self.value(a), self.value(b));
+        let (da, db) = if x > y {
+            (1.0, 0.0)
+        } else if x < y {
+            (0.0, 1.0)
+        } else {
+            (0.5, 0.5)
+        };
+        self.push(x.max(y), vec![(a, da), (b, db)])
+    }
     pub fn neg(&mut self, a: usize) -> usize {
         let v = -self.value(a);
         self.push(v, vec![(a, -1.0)])

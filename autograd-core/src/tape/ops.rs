@@ -3,14 +3,19 @@
 
 use super::record::{record_binary, record_unary};
 use super::var::{Operand, Var};
-use crate::rules::{Add, All, AlongAxis, Div, Exp, KeepAxis, Mul, Neg, Sub, Sum};
+use crate::rules::{
+    Abs, Add, All, AlongAxis, BatchLabels, Cast, Cos, CrossEntropy, Div, Exp, Exp2, Gather, Gelu,
+    KeepAxis, Ln, Log2, LogSoftmax, LogSumExp, Max, Maximum, Mean, Min, Minimum, Mse, Mul, Neg,
+    Pow, Powf, Recip, Relu, Rows, Select, Sigmoid, Sin, Softmax, Softplus, Sqrt, Square, Sub, Sum,
+    Tanh, Variance,
+};
 use crate::scalar::Float;
-use crate::shape::{Axis, Broadcast, One, Shape};
+use crate::shape::{Axis, Broadcast, D, Dim, One, ReplaceAxis, Shape};
 use crate::storage::{Inline, Join, Storage};
-use crate::tensor::Tensor;
+use crate::tensor::{Mask, Tensor};
 
-/// Methods of the form `fn name(&self, args..) -> Self` (elementwise ops with optional constant
-/// parameters): `name(args) => Rule(args)`.
+/// Methods of the form `fn name(&self, args..) -> Self` (elementwise ops, with constant
+/// parameters carried by the rule): `name(args) => Rule(args);`.
 macro_rules! same_shape_methods {
     ($($name:ident ( $($arg:ident : $ty:ty),* ) => $rule:expr;)*) => {
         impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {$(
@@ -25,44 +30,209 @@ macro_rules! same_shape_methods {
 }
 
 same_shape_methods! {
+    abs() => Abs;
+    cos() => Cos;
     exp() => Exp;
+    exp2() => Exp2;
+    gelu() => Gelu;
+    ln() => Ln;
+    log2() => Log2;
+    powf(p: T) => Powf(p);
+    recip() => Recip;
+    relu() => Relu;
+    sigmoid() => Sigmoid;
+    sin() => Sin;
+    softplus() => Softplus;
+    sqrt() => Sqrt;
+    square() => Square;
+    tanh() => Tanh;
+}
+
+/// Reductions over a region, each rule serving three methods: over everything (rank 0), along
+/// axis `A` removed, and along axis `A` kept as `One`.
+macro_rules! reductions {
+    ($($all:ident, $axis:ident, $keep:ident => $rule:ident;)*) => {
+        impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {$(
+            #[doc = concat!("[`Tensor::", stringify!($all), "`], recorded: over all elements, rank 0.")]
+            #[must_use]
+            #[track_caller]
+            pub fn $all(&self) -> Var<T, (), St> {
+                record_unary($rule(All), self)
+            }
+
+            #[doc = concat!("[`Tensor::", stringify!($axis), "`], recorded: along axis `A`, which is removed.")]
+            #[must_use]
+            #[track_caller]
+            pub fn $axis<const A: usize>(&self) -> Var<T, S::Removed, St>
+            where
+                S: Axis<A>,
+            {
+                record_unary($rule(AlongAxis::<A>), self)
+            }
+
+            #[doc = concat!("[`Tensor::", stringify!($keep), "`], recorded: along axis `A`, kept as a broadcastable `One`.")]
+            #[must_use]
+            #[track_caller]
+            pub fn $keep<const A: usize>(&self) -> Var<T, S::Replaced<One>, St>
+            where
+                S: Axis<A>,
+            {
+                record_unary($rule(KeepAxis::<A>), self)
+            }
+        )*}
+    };
+}
+
+reductions! {
+    sum, sum_axis, sum_keepdim => Sum;
+    mean, mean_axis, mean_keepdim => Mean;
+    max, max_axis, max_keepdim => Max;
+    min, min_axis, min_keepdim => Min;
+    logsumexp, logsumexp_axis, logsumexp_keepdim => LogSumExp;
+    var, var_axis, var_keepdim => Variance;
+}
+
+/// Elementwise binary methods with broadcasting; the other operand is a `Var`, a constant
+/// `Tensor` (owned or borrowed) or a scalar (as a rank-0 constant): `name => Rule;`.
+macro_rules! broadcast_methods {
+    ($($name:ident $(, $scalar:ident)? => $rule:expr;)*) => {
+        impl<T: Float, L: Shape, SL: Storage> Var<T, L, SL> {$(
+            #[doc = concat!("[`Tensor::", stringify!($name), "`], recorded; `other` is a `Var` or a constant tensor.")]
+            #[must_use]
+            #[track_caller]
+            pub fn $name<O>(&self, other: O) -> Var<T, <L as Broadcast<O::Shape>>::Out, <SL as Join<O::Storage>>::Out>
+            where
+                O: Operand<Elem = T>,
+                L: Broadcast<O::Shape>,
+                SL: Join<O::Storage>,
+            {
+                record_binary($rule, self, &other.into_var())
+            }
+
+            $(
+            #[doc = concat!("[`Tensor::", stringify!($scalar), "`], recorded: the same rule with a rank-0 constant.")]
+            #[must_use]
+            #[track_caller]
+            pub fn $scalar(&self, c: T) -> Self
+            where
+                L: Broadcast<(), Out = L>,
+                SL: Join<Inline, Out = SL>,
+            {
+                record_binary($rule, self, &scalar(c))
+            }
+            )?
+        )*}
+    };
+}
+
+broadcast_methods! {
+    maximum, maximum_scalar => Maximum;
+    minimum, minimum_scalar => Minimum;
+    pow => Pow;
 }
 
 impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
-    /// [`Tensor::sum`], recorded: the sum of all elements as a rank-0 tracked tensor.
-    ///
-    /// ```
-    /// use autograd_core::prelude::*;
-    /// let x = Var::param(Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]));
-    /// let s = x.sum();
-    /// assert_eq!(s.item(), 10.0);
-    /// s.backward().unwrap();
-    /// assert_eq!(x.grad().unwrap().to_array(), [[1.0; 2]; 2]);
-    /// ```
+    /// [`Tensor::softmax`], recorded: along axis `A`.
     #[must_use]
     #[track_caller]
-    pub fn sum(&self) -> Var<T, (), St> {
-        record_unary(Sum(All), self)
-    }
-
-    /// [`Tensor::sum_axis`], recorded: the sum along axis `A`, which is removed.
-    #[must_use]
-    #[track_caller]
-    pub fn sum_axis<const A: usize>(&self) -> Var<T, S::Removed, St>
+    pub fn softmax<const A: usize>(&self) -> Self
     where
         S: Axis<A>,
     {
-        record_unary(Sum(AlongAxis::<A>), self)
+        record_unary(Softmax::<A>, self)
     }
 
-    /// [`Tensor::sum_keepdim`], recorded: the sum along axis `A`, kept as a broadcastable `One`.
+    /// [`Tensor::log_softmax`], recorded: along axis `A`.
     #[must_use]
     #[track_caller]
-    pub fn sum_keepdim<const A: usize>(&self) -> Var<T, S::Replaced<One>, St>
+    pub fn log_softmax<const A: usize>(&self) -> Self
     where
         S: Axis<A>,
     {
-        record_unary(Sum(KeepAxis::<A>), self)
+        record_unary(LogSoftmax::<A>, self)
+    }
+
+    /// [`Tensor::cast`], recorded: the gradient comes back in this tensor's element type.
+    #[must_use]
+    #[track_caller]
+    pub fn cast<U: Float>(&self) -> Var<U, S, St> {
+        record_unary(Cast::<U>::new(), self)
+    }
+
+    /// [`Tensor::gather`], recorded: its VJP scatter-adds, so an index picked twice receives both
+    /// cotangents.
+    #[must_use]
+    #[track_caller]
+    pub fn gather<const AXIS: usize, const K: usize>(
+        &self,
+        indices: &[usize; K],
+    ) -> Var<T, ReplaceAxis<S, AXIS, D<K>>, St>
+    where
+        S: Axis<AXIS>,
+    {
+        record_unary(Gather::<AXIS, K> { indices: *indices }, self)
+    }
+
+    /// [`Tensor::mse`], recorded: the mean squared error against `target` (a `Var` or a constant
+    /// tensor of the same shape).
+    #[must_use]
+    #[track_caller]
+    pub fn mse<O>(&self, target: O) -> Var<T, (), <St as Join<O::Storage>>::Out>
+    where
+        O: Operand<Elem = T, Shape = S>,
+        St: Join<O::Storage>,
+    {
+        record_binary(Mse, self, &target.into_var())
+    }
+
+    /// [`Mask::select`] on tracked tensors: `a` where the mask is true, `b` elsewhere, with the
+    /// mask, `a` and `b` broadcast together. Each operand is a `Var` or a constant tensor; the
+    /// cotangent goes to the operand each element came from.
+    #[must_use]
+    #[track_caller]
+    #[allow(
+        clippy::type_complexity,
+        reason = "the broadcast of three shapes, spelled out"
+    )]
+    pub fn select<M, MSt, A, B>(
+        mask: &Mask<M, MSt>,
+        a: A,
+        b: B,
+    ) -> Var<
+        T,
+        <M as Broadcast<<S as Broadcast<B::Shape>>::Out>>::Out,
+        <<St as Join<B::Storage>>::Out as Join<MSt>>::Out,
+    >
+    where
+        A: Operand<Elem = T, Shape = S, Storage = St>,
+        B: Operand<Elem = T>,
+        S: Broadcast<B::Shape>,
+        St: Join<B::Storage>,
+        <St as Join<B::Storage>>::Out: Join<MSt>,
+        M: Broadcast<<S as Broadcast<B::Shape>>::Out>,
+        MSt: Storage,
+    {
+        let rule = Select { mask: mask.clone() };
+        record_binary(rule, &a.into_var(), &b.into_var())
+    }
+}
+
+impl<T: Float, St: Storage, Bd: Dim, const N: usize> Var<T, (Bd, D<N>), St> {
+    /// [`Tensor::cross_entropy`], recorded: mean softmax cross-entropy of these `(B, N)` logits
+    /// against one class index per row (the labels are constants carried by the rule).
+    #[must_use]
+    #[track_caller]
+    pub fn cross_entropy<const B: usize, L>(&self, labels: &L) -> Var<T, (), St>
+    where
+        Bd: Rows<B>,
+        L: BatchLabels<B>,
+    {
+        record_unary(
+            CrossEntropy {
+                labels: labels.to_batch(),
+            },
+            self,
+        )
     }
 }
 
