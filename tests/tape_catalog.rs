@@ -111,6 +111,65 @@ fn div_grads() {
     check_binary_op!("div", /, Shape![2, 3], Shape![3], 0.5);
 }
 
+/// Y = X W: X_bar = Y_bar W^T, W_bar = X^T Y_bar, with 1-D operands and batches (a weight
+/// shared by a batch gets the sum over the batch), by hand and against central differences.
+#[test]
+fn matmul_grads() {
+    let x = Var::param(Tensor::new([[1.0f64, 2.0], [3.0, 4.0]]));
+    let w = Var::param(Tensor::new([[5.0f64, 6.0], [7.0, 8.0]]));
+    x.matmul(&w)
+        .backward_with(&Tensor::new([[1.0, 0.0], [0.0, 1.0]]))
+        .unwrap();
+    // Square matrices: a missing transpose would give the right shape and the wrong values.
+    assert_eq!(x.grad().unwrap().to_array(), [[5.0, 7.0], [6.0, 8.0]]); // ct W^T
+    assert_eq!(w.grad().unwrap().to_array(), [[1.0, 3.0], [2.0, 4.0]]); // X^T ct
+    macro_rules! both {
+        ($l:ty, $r:ty) => {{
+            let a: Tensor<f64, $l> = uniform(31, -1.0, 1.0);
+            let b: Tensor<f64, $r> = uniform(32, -1.0, 1.0);
+            let what = concat!(stringify!($l), " @ ", stringify!($r));
+            check_tape(what, |a| a.matmul(&b).square().sum(), &a);
+            check_tape(
+                what,
+                |b| Var::constant(a.clone()).matmul(b).square().sum(),
+                &b,
+            );
+        }};
+    }
+    both!(Shape![3], Shape![3]);
+    both!(Shape![3], Shape![3, 2]);
+    both!(Shape![2, 3], Shape![3]);
+    both!(Shape![4, 2, 3], Shape![3, 2]);
+    both!(Shape![2, 3], Shape![4, 3, 2]);
+    both!(Shape![4, 2, 3], Shape![4, 3, 2]);
+    // A constant on the left keeps its place: A @ x.
+    let a = Tensor::new([[0.0f64, 1.0], [1.0, 0.0]]);
+    let v = Var::param(Tensor::new([2.0f64, 3.0]));
+    let y = Var::constant(a).matmul(&v);
+    assert_eq!(y.value().to_array(), [3.0, 2.0]);
+}
+
+/// Slices and single indices route the gradient to the selected entries only.
+#[test]
+fn getitem_basic_grads() {
+    let x = Var::param(Tensor::new([[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]]));
+    // x[:, 1:3] and x[1] (a one-entry slice with the axis dropped by a reshape).
+    let cols = x.slice::<1, 1, 2>();
+    let row: Var<f64, Shape![3]> = x.slice::<0, 1, 1>().reshape();
+    assert_eq!(cols.value().to_array(), [[2.0, 3.0], [5.0, 6.0]]);
+    assert_eq!(row.value().to_array(), [4.0, 5.0, 6.0]);
+    (cols.sum() + (&row * Tensor::new([10.0, 20.0, 30.0])).sum())
+        .backward()
+        .unwrap();
+    assert_eq!(
+        x.grad().unwrap().to_array(),
+        [[0.0, 1.0, 1.0], [10.0, 21.0, 31.0]]
+    );
+    let at: Tensor<f64, Shape![2, 3]> = uniform(33, -1.0, 1.0);
+    check_tape("slice", |x| x.slice::<1, 1, 2>().square().sum(), &at);
+    check_tape("index", |x| x.gather::<1, 1>(&[2]).exp().sum(), &at);
+}
+
 /// p x^(p-1) for integer, fractional and negative p (LayerNorm's (.)^(-1/2)), and a tensor
 /// exponent, against hand values and central differences.
 #[test]
@@ -329,7 +388,7 @@ fn float32_stays_float32() {
     assert_eq!(g.to_array(), [0.5f32, 0.5]);
 }
 
-/// Constants on the left keep their place: 2 - x, 3 / x.
+/// Constants on the left keep their place: 2 - x, 3 / x (A @ x is in `matmul_grads`).
 #[test]
 fn reflected_operators() {
     let x = Var::param(Tensor::new([1.0f64, 2.0, 4.0]));

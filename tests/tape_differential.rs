@@ -174,6 +174,131 @@ fn binary_methods() {
     assert_eq!(*va.pow(2.0).value(), a.pow(&Tensor::new(2.0)));
 }
 
+/// Movement ops: each is its rule, its VJP the rule's (bit for bit) and central differences.
+#[test]
+fn movement_ops() {
+    let x: Tensor<f64, Shape![2, 3, 4]> = uniform(10, -2.0, 2.0);
+    let m: Tensor<f64, Shape![3, 4]> = uniform(11, -2.0, 2.0);
+    let reshape = rules::Reshape::<Shape![4, 6]>::new();
+    unary_case("reshape", reshape, |x| x.reshape::<Shape![4, 6]>(), &x);
+    let row: Tensor<f64, Shape![1, 4]> = uniform(12, -2.0, 2.0);
+    let expand = rules::Expand::<Shape![2, 3, 4]>::new();
+    unary_case(
+        "broadcast_to",
+        expand,
+        |x| x.broadcast_to::<Shape![2, 3, 4]>(),
+        &row,
+    );
+    unary_case(
+        "slice",
+        rules::Slice::<2, 1, 2>,
+        |x| x.slice::<2, 1, 2>(),
+        &x,
+    );
+    unary_case(
+        "pad",
+        rules::Pad::<1, 1, 2, 6>,
+        |x| x.pad::<1, 1, 2, 6>(),
+        &x,
+    );
+    unary_case("flip", rules::Flip::<1>, |x| x.flip::<1>(), &x);
+    unary_case(
+        "transpose",
+        rules::Transpose::<0, 2>,
+        |x| x.transpose::<0, 2>(),
+        &x,
+    );
+    unary_case("t", rules::Transpose::<0, 1>, |m| m.t(), &m);
+    unary_case(
+        "permute 2",
+        rules::Permute::<1, 0>,
+        |m| m.permute::<1, 0>(),
+        &m,
+    );
+    unary_case(
+        "permute 3",
+        rules::Permute::<2, 0, 1>,
+        |x| x.permute::<2, 0, 1>(),
+        &x,
+    );
+    let x4: Tensor<f64, Shape![2, 1, 3, 2]> = uniform(13, -2.0, 2.0);
+    let p4 = rules::Permute::<3, 1, 0, 2>;
+    unary_case("permute 4", p4, |x| x.permute::<3, 1, 0, 2>(), &x4);
+    let other: Tensor<f64, Shape![2, 5, 4]> = uniform(14, -2.0, 2.0);
+    let concat = rules::Concat::<1, 8>;
+    binary_case(
+        "concat",
+        concat,
+        |a, b| a.concat::<1, 8, _>(b),
+        (&x, &other),
+    );
+}
+
+/// Matrix products in every pattern the shape rule accepts that the tape uses most.
+#[test]
+fn matmul() {
+    macro_rules! product {
+        ($l:ty, $r:ty) => {{
+            let a: Tensor<f64, $l> = uniform(15, -1.0, 1.0);
+            let b: Tensor<f64, $r> = uniform(16, -1.0, 1.0);
+            let name = concat!("matmul ", stringify!($l), " @ ", stringify!($r));
+            binary_case(name, rules::MatMul, |a, b| a.matmul(b), (&a, &b));
+        }};
+    }
+    product!(Shape![3], Shape![3]);
+    product!(Shape![3], Shape![3, 4]);
+    product!(Shape![2, 3], Shape![3]);
+    product!(Shape![2, 3], Shape![3, 4]);
+    product!(Shape![2, 3], Shape![5, 3, 4]);
+    product!(Shape![5, 2, 3], Shape![3, 4]);
+    product!(Shape![5, 2, 3], Shape![5, 3, 4]);
+    product!(Shape![2, 2, 3, 7], Shape![2, 2, 7, 4]);
+    // Big enough for the packed gemm path (every dimension above 5), in f32 on the heap.
+    let a: Tensor<f32, Shape![16, 8], Heap> = Tensor::rand_uniform(17, -1.0, 1.0);
+    let b: Tensor<f32, Shape![8, 12], Heap> = Tensor::rand_uniform(18, -1.0, 1.0);
+    let ct: Tensor<f32, Shape![16, 12], Heap> = Tensor::rand_uniform(19, -1.0, 1.0);
+    let (va, vb) = (Var::param(a.clone()), Var::param(b.clone()));
+    let y = va.matmul(&vb);
+    let (expected, res) = rules::MatMul.forward(&a, &b);
+    assert_eq!(*y.value(), expected);
+    y.backward_with(&ct).unwrap();
+    assert_eq!(
+        va.grad().unwrap(),
+        rules::MatMul.vjp_lhs(&a, &b, &expected, &res, &ct)
+    );
+    assert_eq!(
+        vb.grad().unwrap(),
+        rules::MatMul.vjp_rhs(&a, &b, &expected, &res, &ct)
+    );
+}
+
+/// stack: the rule's forward, and each input's cotangent is its slice of the output's.
+#[test]
+fn stack() {
+    let a: Tensor<f64, Shape![2, 3]> = uniform(20, -1.0, 1.0);
+    let b: Tensor<f64, Shape![2, 3]> = uniform(21, -1.0, 1.0);
+    let ct: Tensor<f64, Shape![3, 2, 3]> = uniform(22, -1.0, 1.0);
+    let (va, vb) = (Var::param(a.clone()), Var::param(b.clone()));
+    let y = Var::stack([&va, &vb, &va]);
+    let (expected, ()) = rules::Stack.forward(&[a.clone(), b.clone(), a.clone()]);
+    assert_eq!(*y.value(), expected);
+    assert_eq!(y.op(), Some("stack"));
+    y.backward_with(&ct).unwrap();
+    let [g0, g1, g2] = rules::Stack.vjp(&[a.clone(), b.clone(), a.clone()], &expected, &(), &ct);
+    assert_eq!(va.grad().unwrap(), &g0 + &g2);
+    assert_eq!(vb.grad().unwrap(), g1);
+    check_gradient(
+        |a: &Tensor<f64, Shape![2, 3]>| {
+            let y = Var::stack([&Var::constant(a.clone()), &Var::constant(b.clone())]);
+            dot(y.value(), &ct.slice::<0, 0, 2>())
+        },
+        &a,
+        &(&ct.slice::<0, 0, 1>().reshape::<Shape![2, 3]>()),
+        Tolerance::default(),
+    )
+    .unwrap();
+}
+
 /// cast: an f64 leaf through f32 and back gets its cotangent converted back to f64.
 #[test]
 fn cast_round_trip() {

@@ -50,7 +50,7 @@ pub mod rules {
 
 /// Everything a model file needs: `use autograd_core::prelude::*;`.
 pub mod prelude {
-    pub use crate::shape::{Axis, Broadcast, BroadcastTo};
+    pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs};
     pub use crate::tape::{Var, no_grad};
     pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }

@@ -56,6 +56,7 @@ mod anomaly;
 mod backward;
 mod custom;
 mod mode;
+mod movement;
 mod node;
 mod ops;
 mod record;
