@@ -293,7 +293,7 @@ fn stack() {
             dot(y.value(), &ct.slice::<0, 0, 2>())
         },
         &a,
-        &(&ct.slice::<0, 0, 1>().reshape::<Shape![2, 3]>()),
+        &ct.slice::<0, 0, 1>().reshape::<Shape![2, 3]>(),
         Tolerance::default(),
     )
     .unwrap();
