@@ -55,6 +55,7 @@
 mod anomaly;
 mod backward;
 mod custom;
+mod interop;
 mod mode;
 mod movement;
 mod node;
