@@ -83,6 +83,7 @@ mod tests {
     use nalgebra::SMatrix;
 
     #[test]
+    #[allow(clippy::op_ref, reason = "the borrowed forms are under test too")]
     fn smatrix_constants_mix_in_on_either_side() {
         let m = SMatrix::<f64, 2, 2>::new(1.0, 2.0, 3.0, 4.0); // rows [1, 2], [3, 4]
         let w = Var::param(Tensor::new([[1.0f64, 1.0], [2.0, 2.0]]));
