@@ -20,9 +20,13 @@
 
 extern crate self as autograd_core;
 
+#[cfg(feature = "checkpoint")]
+pub mod checkpoint;
 pub mod data;
+pub mod forward;
 pub mod gradcheck;
 mod kernels;
+pub mod nn;
 pub mod ops;
 pub mod optim;
 pub mod rule;
@@ -50,6 +54,7 @@ pub mod rules {
 
 /// Everything a model file needs: `use autograd_core::prelude::*;`.
 pub mod prelude {
+    pub use crate::forward::Dual;
     pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs};
     pub use crate::tape::{Var, no_grad};
     pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};

@@ -189,7 +189,7 @@ fn dot_gemm<T: Float>(
 }
 
 /// Below this size in any dimension the packing cost of matrixmultiply outweighs its kernel.
-const PACKED_GEMM_MIN_DIM: usize = 6;
+pub(crate) const PACKED_GEMM_MIN_DIM: usize = 6;
 
 /// Products of fewer multiply-adds than this use the loop above, which allocates nothing:
 /// matrixmultiply allocates its packing buffers on every call (one heap allocation, measured by
