@@ -377,7 +377,7 @@ fn constants_mix_in() {
 }
 
 /// An f32 tensor times a float literal stays f32 (the literal takes the tensor's type); an `f64`
-/// value does not mix in (UI case `tests/ui/tape/f64_scalar_with_f32.rs`).
+/// value does not mix in (UI case `tests/ui/tape/f32_times_float_is_f32.rs`).
 #[test]
 fn float32_stays_float32() {
     let x = Var::param(Tensor::new([1.0f32, 2.0]));
