@@ -35,6 +35,7 @@ pub mod rule;
 mod scalar;
 pub mod shape;
 mod storage;
+pub mod tape;
 mod tensor;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -57,5 +58,6 @@ pub mod rules {
 pub mod prelude {
     pub use crate::forward::Dual;
     pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs};
+    pub use crate::tape::{Var, no_grad};
     pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }
