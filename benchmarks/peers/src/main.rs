@@ -89,6 +89,7 @@ fn main() -> ExitCode {
     println!("{markdown}");
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
     std::fs::create_dir_all(&dir).expect("create benchmarks/results");
+    let dir = dir.canonicalize().expect("benchmarks/results exists");
     let (md, png) = if quick {
         (dir.join("peers-quick.md"), dir.join("peers-quick.png"))
     } else {
