@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compile-time budget of the examples (issue 7): measures, on this machine,
 #   1. a clean `cargo build --release --examples` (every dependency included),
-#   2. the same after `cargo clean -p` of our own crates only (dependencies already built),
+#   1b. a clean build of the library alone, all features (no dev-dependencies),
+#   2. the examples again after `cargo clean -p` of our own crates only (dependencies built),
 #   3. the incremental rebuild after changing one layer size in an example,
 # and writes the numbers to benchmarks/results/compile_times.md.
 #
@@ -28,8 +29,27 @@ build() { cargo build --release --examples --quiet; }
 rm -rf "$CARGO_TARGET_DIR"
 cargo fetch --quiet
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-t0=$(now); build; t1=$(now)
+t0=$(now); cargo build --release --examples --quiet --timings 2>/dev/null; t1=$(now)
 clean_all=$(secs "$t0" "$t1")
+# The slowest compilation units of the clean build, from cargo's timing report.
+slowest=$(python3 - "$CARGO_TARGET_DIR/cargo-timings/cargo-timing.html" <<'PY' 2>/dev/null || echo "(python3 unavailable: see the cargo-timings report)"
+import json, sys
+s = open(sys.argv[1], encoding="utf-8").read()
+a = s.index("const UNIT_DATA = ") + len("const UNIT_DATA = ")
+units = json.loads(s[a : s.index("];", a) + 1])
+for u in sorted(units, key=lambda u: -u["duration"])[:10]:
+    target = u["target"].strip() or "lib"
+    print(f"| {u['name']} {u['version']} | {target} | {u['duration']:.1f} |")
+PY
+)
+cp "$CARGO_TARGET_DIR/cargo-timings/cargo-timing.html" /tmp/compile-times-clean-timing.html 2>/dev/null || true
+
+# 1b. The library alone with every feature (what a user's own examples pay: no dev-dependencies),
+# in a second target directory so it shares nothing with the build above.
+rm -rf "$CARGO_TARGET_DIR-lib"
+t0=$(now); CARGO_TARGET_DIR="$CARGO_TARGET_DIR-lib" cargo build --release --quiet -p autograd-core --all-features; t1=$(now)
+clean_lib=$(secs "$t0" "$t1")
+rm -rf "$CARGO_TARGET_DIR-lib"
 
 # 2. Our crates only.
 cargo clean --release --quiet -p autograd-core -p autograd-macros -p autograd-workspace
@@ -85,15 +105,24 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')
   echo "# Compile times"
   echo
   echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $cpu, $(nproc) logical CPUs, $(uname -sr), $(rustc -V), commit \`$(git rev-parse --short HEAD)\`, $examples example(s)."
-  echo "**The machine is shared with other builds** (load average before: $load_before, after: $load_after): these are single measurements, expect ±30%."
+  echo "**The machine is shared with other builds** (load average before: $load_before, after: $load_after): these are single measurements and swing widely with the load (three runs within 15 minutes measured 151 s, 266 s and 223 s for the clean build)."
   echo "Command: \`benchmarks/compile_times.sh\` (target directory \`$CARGO_TARGET_DIR\`, \`cargo build --release --examples\`)."
   echo
   echo "| build | seconds | target |"
   echo "|---|---:|---:|"
   echo "| clean, all dependencies included | $clean_all | 60 |"
+  echo "| clean, library alone with all features (\`-p autograd-core --all-features\`, no dev-dependencies) | $clean_lib | |"
   echo "| clean, our crates only (dependencies already built) | $clean_ours | |"
   echo "| incremental, after changing one layer size | $incremental | 5 |"
   echo
   echo "Incremental edit: $edit_note."
+  echo
+  echo "\`cargo build --examples\` also builds the dev-dependencies (examples may use them), so the clean"
+  echo "build includes criterion, proptest, trybuild and allocation-counter. Slowest units of the clean"
+  echo "build (seconds of wall time each, 2 jobs in parallel; report: \`cargo build --release --examples --timings\`):"
+  echo
+  echo "| crate | target | seconds |"
+  echo "|---|---|---:|"
+  echo "$slowest"
 } > "$out"
 cat "$out"
