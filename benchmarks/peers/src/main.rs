@@ -1,0 +1,241 @@
+//! The peer comparison: the three MLP workloads of issue 7 (W1 batch 16, 4 -> 16 -> 3; W2 batch 64,
+//! 64 -> 128 -> 10; W3 batch 128, 784 -> 256 -> 10; f32, ReLU hidden layer, mean softmax
+//! cross-entropy, gradients of w1, b1, w2, b2) run by this library, dfdx and candle on the CPU,
+//! single-threaded. Every system gets the same weights, inputs and labels (fixed seeds); before
+//! timing, each peer's gradients are checked against ours. Writes `benchmarks/results/peers.md`
+//! and `benchmarks/results/peers.png`.
+//!
+//! Run from the repository root:
+//! `cargo run --release --manifest-path benchmarks/peers/Cargo.toml` (`-- --quick` for a short
+//! smoke run whose numbers are not worth committing).
+
+#[path = "../../../benches/common/mod.rs"]
+mod common;
+mod harness;
+mod report;
+mod systems;
+
+use autograd_core::{Heap, Inline, Join};
+use common::{Batch, Grads, Mlp};
+use harness::{Budget, Timing};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+/// Seeds of the weights and of the batch, as in `benches/tape.rs`.
+const MODEL_SEED: u64 = 1;
+const BATCH_SEED: u64 = 2;
+/// Each peer gradient element must satisfy `|peer - ours| <= REL_TOL * max(|ours|, FLOOR * max|ours|)`
+/// where the max runs over that parameter's gradient: relative to the element, except for elements
+/// a hundred times smaller than the tensor's largest, where cancellation in a long f32 sum makes a
+/// per-element relative error meaningless and the tensor's scale is used instead. With a floor of
+/// 1e-3 every f32 system, ours included, is up to 1.5e-4 away from the f64 gradient on W3 (pure
+/// rounding); with 1e-2 all are within 2.2e-5 of it, so 1e-4 still catches any real error.
+const REL_TOL: f32 = 1e-4;
+const FLOOR: f32 = 1e-2;
+
+/// The environment that pins every system to one thread: rayon's pool (dfdx's and candle's gemm
+/// read `RAYON_NUM_THREADS`; candle's other kernels read `CANDLE_NUM_THREADS`). Our tape is
+/// single-threaded without the `parallel` feature's explicit calls.
+const THREAD_VARS: [(&str, &str); 2] = [("RAYON_NUM_THREADS", "1"), ("CANDLE_NUM_THREADS", "1")];
+
+/// One workload's results, one entry per system.
+pub struct WorkloadResult {
+    pub name: &'static str,
+    pub shape: &'static str,
+    pub systems: Vec<&'static str>,
+    pub timings: Vec<Timing>,
+    pub worst_error: Vec<f32>,
+    /// Worst relative error of each system's gradients against the f64 gradient (same metric).
+    pub error_vs_f64: Vec<f32>,
+}
+
+fn main() -> ExitCode {
+    // Setting the variables in-process would be `unsafe` (and racy against threads the libraries
+    // may already have read them from), so the program re-runs itself with them set.
+    if THREAD_VARS
+        .iter()
+        .any(|(k, v)| std::env::var(k).as_deref() != Ok(*v))
+    {
+        let status = Command::new(std::env::current_exe().expect("own path"))
+            .args(std::env::args_os().skip(1))
+            .envs(THREAD_VARS)
+            .status()
+            .expect("re-run with the thread variables set");
+        return ExitCode::from(status.code().unwrap_or(1) as u8);
+    }
+    let quick = std::env::args().any(|a| a == "--quick");
+    let budget = if quick {
+        Budget {
+            warm_up: Duration::from_millis(50),
+            min_rounds: 5,
+            max_rounds: 10,
+            per_workload: Duration::from_millis(500),
+            ..Budget::default()
+        }
+    } else {
+        Budget::default()
+    };
+
+    let results = vec![
+        run::<16, 4, 16, 3, Inline>("W1", "batch 16, 4 -> 16 -> 3", &budget),
+        run::<64, 64, 128, 10, Heap>("W2", "batch 64, 64 -> 128 -> 10", &budget),
+        run::<128, 784, 256, 10, Heap>("W3", "batch 128, 784 -> 256 -> 10", &budget),
+    ];
+    let Some(results) = results.into_iter().collect::<Option<Vec<_>>>() else {
+        eprintln!("a peer's gradients differ from ours: nothing timed is reported");
+        return ExitCode::FAILURE;
+    };
+    let markdown = report::markdown(&results, quick);
+    println!("{markdown}");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
+    std::fs::create_dir_all(&dir).expect("create benchmarks/results");
+    let dir = dir.canonicalize().expect("benchmarks/results exists");
+    let (md, png) = if quick {
+        (dir.join("peers-quick.md"), dir.join("peers-quick.png"))
+    } else {
+        (dir.join("peers.md"), dir.join("peers.png"))
+    };
+    std::fs::write(&md, markdown).expect("write the table");
+    report::chart(&results, &png).expect("draw the chart");
+    eprintln!("wrote {} and {}", md.display(), png.display());
+    ExitCode::SUCCESS
+}
+
+/// Checks every system's gradients against the reference's, then times them all. `None` when a
+/// check fails (after printing which).
+fn run<const B: usize, const I: usize, const H: usize, const O: usize, St>(
+    name: &'static str,
+    shape: &'static str,
+    budget: &Budget,
+) -> Option<WorkloadResult>
+where
+    St: Join<St, Out = St> + 'static,
+{
+    let model: Mlp<f32, I, H, O, St> = Mlp::init(MODEL_SEED);
+    let batch: Batch<f32, B, I, St> = Batch::random(BATCH_SEED, O);
+    let mut systems = systems::systems(&model, &batch);
+    assert_eq!(
+        systems[0].name(),
+        systems::REFERENCE,
+        "the reference comes first"
+    );
+
+    let losses: Vec<f32> = systems.iter_mut().map(|s| s.step()).collect();
+    let grads: Vec<Grads<f32>> = systems.iter().map(|s| s.grads()).collect();
+    let truth = f64_gradient(&model, &batch);
+    let mut error_vs_f64 = Vec::new();
+    for (s, g) in systems.iter().zip(&grads) {
+        let e = [
+            relative_error(&truth.w1, &g.w1),
+            relative_error(&truth.b1, &g.b1),
+            relative_error(&truth.w2, &g.w2),
+            relative_error(&truth.b2, &g.b2),
+        ];
+        eprintln!(
+            "{name}: {:<28} vs f64 (w1 b1 w2 b2): {:.1e} {:.1e} {:.1e} {:.1e}",
+            s.name(),
+            e[0],
+            e[1],
+            e[2],
+            e[3]
+        );
+        error_vs_f64.push(e.into_iter().fold(0.0, f32::max));
+    }
+    let mut ok = true;
+    let mut worst_error = Vec::new();
+    for (i, s) in systems.iter().enumerate() {
+        let mut worst = (losses[i] - losses[0]).abs() / losses[0].abs();
+        for (param, ours, theirs) in [
+            ("w1", &grads[0].w1, &grads[i].w1),
+            ("b1", &grads[0].b1, &grads[i].b1),
+            ("w2", &grads[0].w2, &grads[i].w2),
+            ("b2", &grads[0].b2, &grads[i].b2),
+        ] {
+            let e = relative_error(ours, theirs);
+            // Written so that a NaN fails.
+            if e.is_nan() || e > REL_TOL {
+                eprintln!(
+                    "{name}: {} gradient of {param} differs from ours: relative error {e:e}",
+                    s.name()
+                );
+                ok = false;
+            }
+            worst = worst.max(e);
+        }
+        eprintln!(
+            "{name}: {:<28} loss {:.6}, worst relative error vs ours {worst:.1e}",
+            s.name(),
+            losses[i]
+        );
+        worst_error.push(worst);
+    }
+    if !ok {
+        return None;
+    }
+    let timings = harness::time_all(&mut systems, budget);
+    Some(WorkloadResult {
+        name,
+        shape,
+        systems: systems.iter().map(|s| s.name()).collect(),
+        timings,
+        worst_error,
+        error_vs_f64,
+    })
+}
+
+/// The hand-written gradient in f64 from the same (f32) weights and inputs, rounded to f32.
+fn f64_gradient<const B: usize, const I: usize, const H: usize, const O: usize, St>(
+    m: &Mlp<f32, I, H, O, St>,
+    b: &Batch<f32, B, I, St>,
+) -> Grads<f32>
+where
+    St: autograd_core::Storage,
+{
+    use autograd_core::Tensor;
+    fn up<S: autograd_core::Shape>(t: &Tensor<f32, S, Heap>) -> Tensor<f64, S, Heap> {
+        let v: Vec<f64> = t.as_slice().iter().map(|&v| f64::from(v)).collect();
+        Tensor::try_from_slice(&v).expect("same shape")
+    }
+    fn heap<S: autograd_core::Shape, St: autograd_core::Storage>(
+        t: &Tensor<f32, S, St>,
+    ) -> Tensor<f32, S, Heap> {
+        Tensor::try_from_slice(t.as_slice()).expect("same shape")
+    }
+    let m64: Mlp<f64, I, H, O, Heap> = Mlp {
+        w1: up(&heap(&m.w1)),
+        b1: up(&heap(&m.b1)),
+        w2: up(&heap(&m.w2)),
+        b2: up(&heap(&m.b2)),
+    };
+    let b64: Batch<f64, B, I, Heap> = Batch {
+        x: up(&heap(&b.x)),
+        labels: b.labels,
+    };
+    let mut hand = common::HandMlp::<f64, B, I, H, O>::new();
+    hand.gradient(&m64, &b64);
+    let down = |v: &[f64]| v.iter().map(|&v| v as f32).collect::<Vec<f32>>();
+    Grads {
+        w1: down(&hand.grads.w1),
+        b1: down(&hand.grads.b1),
+        w2: down(&hand.grads.w2),
+        b2: down(&hand.grads.b2),
+    }
+}
+
+/// The largest `|theirs - ours| / max(|ours|, FLOOR * max|ours|)`; infinite on a length mismatch
+/// and NaN-propagating (a NaN fails the check).
+fn relative_error(ours: &[f32], theirs: &[f32]) -> f32 {
+    if ours.len() != theirs.len() {
+        return f32::INFINITY;
+    }
+    let scale = ours.iter().fold(0.0f32, |m, v| m.max(v.abs())) * FLOOR;
+    let mut worst = 0.0f32;
+    for (&a, &b) in ours.iter().zip(theirs) {
+        let e = (a - b).abs() / a.abs().max(scale).max(f32::MIN_POSITIVE);
+        if e.is_nan() {
+            return f32::NAN;
+        }
+        worst = worst.max(e);
+    }
+    worst
+}

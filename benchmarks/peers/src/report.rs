@@ -1,0 +1,236 @@
+//! The markdown table and the PNG chart. Both are driven by the system names in the results, so a
+//! new system needs no change here.
+
+use crate::WorkloadResult;
+use crate::systems::REFERENCE;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+fn fmt(d: Duration) -> String {
+    let us = d.as_secs_f64() * 1e6;
+    if us >= 1000.0 {
+        format!("{:.2} ms", us / 1000.0)
+    } else if us >= 10.0 {
+        format!("{us:.1} µs")
+    } else {
+        format!("{us:.2} µs")
+    }
+}
+
+fn command(cmd: &str, args: &[&str]) -> String {
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+/// The locked version of a dependency, read from this project's Cargo.lock.
+fn locked(name: &str) -> String {
+    let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock"))
+        .unwrap_or_default();
+    let needle = format!("name = \"{name}\"\nversion = \"");
+    lock.find(&needle)
+        .and_then(|i| lock[i + needle.len()..].split('"').next())
+        .unwrap_or("?")
+        .to_owned()
+}
+
+/// The table (one row per system, one column per workload: median time per step and the ratio
+/// to the reference), followed by the conditions of the measurement.
+pub fn markdown(results: &[WorkloadResult], quick: bool) -> String {
+    let mut s = String::new();
+    s.push_str("# Peer comparison: time per gradient step\n\n");
+    if quick {
+        s.push_str("**Quick smoke run (`--quick`): too few samples to quote.**\n\n");
+    }
+    s.push_str(&format!(
+        "Measured {} on {} ({} logical CPUs visible), {}, {}. \
+         **The machine is shared with other jobs and noisy**: read differences under ~20% as \
+         ties; the brackets give the interquartile range of the samples.\n\n",
+        command("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
+        cpu_model(),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        command("uname", &["-sr"]),
+        command("rustc", &["-V"]),
+    ));
+    s.push_str(&format!(
+        "One step = forward, mean softmax cross-entropy over the batch, gradients of w1, b1, w2, \
+         b2; f32; ReLU hidden layer; same weights and inputs (fixed seeds) for every system; \
+         single-threaded (`RAYON_NUM_THREADS=1`, `CANDLE_NUM_THREADS=1`). Median over interleaved \
+         samples after warm-up; `(x N)` is the time relative to **{REFERENCE}**. Versions: dfdx \
+         {}, candle-core {}. Command: `cargo run --release --manifest-path \
+         benchmarks/peers/Cargo.toml`.\n\n",
+        locked("dfdx"),
+        locked("candle-core"),
+    ));
+    s.push_str("| system |");
+    for r in results {
+        s.push_str(&format!(" {} ({}) |", r.name, r.shape));
+    }
+    s.push_str("\n|---|");
+    for _ in results {
+        s.push_str("---:|");
+    }
+    s.push('\n');
+    for (k, name) in results[0].systems.iter().enumerate() {
+        s.push_str(&format!("| {name} |"));
+        for r in results {
+            let t = r.timings[k];
+            let ratio = t.median.as_secs_f64() / r.timings[0].median.as_secs_f64();
+            s.push_str(&format!(
+                " {} (x {ratio:.2}) [{} – {}] |",
+                fmt(t.median),
+                fmt(t.q1),
+                fmt(t.q3)
+            ));
+        }
+        s.push('\n');
+    }
+    s.push_str(
+        "\nAccuracy, checked before timing: worst relative difference of each system's gradients \
+         (and loss) from the reference's (tolerance 1e-4), and of its gradients from the f64 \
+         gradient of the same f32 weights and inputs. Per element, relative to \
+         `max(|reference|, 1e-2 * max|reference|)` of that parameter's gradient.\n\n| system |",
+    );
+    for r in results {
+        s.push_str(&format!(" {} vs reference | {} vs f64 |", r.name, r.name));
+    }
+    s.push_str("\n|---|");
+    for _ in results {
+        s.push_str("---:|---:|");
+    }
+    s.push('\n');
+    for (k, name) in results[0].systems.iter().enumerate() {
+        s.push_str(&format!("| {name} |"));
+        for r in results {
+            s.push_str(&format!(
+                " {:.1e} | {:.1e} |",
+                r.worst_error[k], r.error_vs_f64[k]
+            ));
+        }
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "\nSamples per system: {}.\n",
+        results
+            .iter()
+            .map(|r| format!("{} {}", r.name, r.timings[0].samples))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    s
+}
+
+/// Time per step by workload, log scale, one bar per system.
+pub fn chart(results: &[WorkloadResult], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    plotters::style::register_font(
+        "sans-serif",
+        FontStyle::Normal,
+        include_bytes!("../fonts/DejaVuSans.ttf"),
+    )
+    .map_err(|_| "the committed font does not parse")?;
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let all = results
+        .iter()
+        .flat_map(|r| r.timings.iter().map(|t| us(t.median)));
+    let (lo, hi) = all.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    let (lo, hi) = (10f64.powf((lo / 2.0).log10().floor()), hi * 3.0);
+
+    let root = BitMapBackend::new(path, (1100, 650)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let n = results.len() as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "Time per gradient step (f32, 1 thread, median; lower is better)",
+            ("sans-serif", 24),
+        )
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..n, (lo..hi).log_scale())?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        // Ticks every half unit; only the group centres (i + 0.5) are labelled.
+        .x_labels(2 * results.len() + 1)
+        .x_label_formatter(&|x| {
+            let i = x.floor();
+            match results.get(i as usize) {
+                Some(r) if (x - i - 0.5).abs() < 1e-6 => format!("{} ({})", r.name, r.shape),
+                _ => String::new(),
+            }
+        })
+        .y_desc("µs per step (log scale)")
+        .y_label_formatter(&|v| format!("{v}"))
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 16))
+        .draw()?;
+
+    let systems = &results[0].systems;
+    let k = systems.len() as f64;
+    let width = 0.8 / k;
+    for (j, name) in systems.iter().enumerate() {
+        let color = Palette99::pick(j).to_rgba();
+        chart
+            .draw_series(results.iter().enumerate().map(|(i, r)| {
+                let x0 = i as f64 + 0.1 + j as f64 * width;
+                Rectangle::new(
+                    [(x0, lo), (x0 + width * 0.92, us(r.timings[j].median))],
+                    color.filled(),
+                )
+            }))?
+            .label(*name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
+        // The value above each bar, so the chart can be read without the table.
+        chart.draw_series(results.iter().enumerate().map(|(i, r)| {
+            let x = i as f64 + 0.1 + (j as f64 + 0.46) * width;
+            let t = r.timings[j].median;
+            Text::new(
+                fmt(t),
+                (x, us(t) * 1.12),
+                ("sans-serif", 12)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Center, VPos::Bottom)),
+            )
+        }))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 15))
+        .draw()?;
+    root.draw(&Text::new(
+        format!(
+            "{}, {}, 1 thread; shared, noisy machine",
+            command("date", &["-u", "+%Y-%m-%d"]),
+            cpu_model()
+        ),
+        (16, 628),
+        ("sans-serif", 13).into_font().color(&RGBColor(90, 90, 90)),
+    ))?;
+    root.present()?;
+    Ok(())
+}

@@ -1,0 +1,294 @@
+//! The systems compared, each behind [`System`]: one gradient step of the shared MLP model and
+//! the gradients it left. A system is one more entry in [`systems`], and one more row in the
+//! table and one more bar per workload in the chart.
+
+use crate::common::{Batch, Grads, HandMlp, Mlp, TapeMlp};
+use autograd_core::Join;
+use autograd_core::prelude::*;
+
+/// One system's gradient step on one workload; every system owns its copy of the same weights,
+/// inputs and labels.
+pub trait System {
+    /// The name shown in the table and the chart legend.
+    fn name(&self) -> &'static str;
+    /// One step: forward, mean softmax cross-entropy, gradients of w1, b1, w2, b2. Returns the loss.
+    fn step(&mut self) -> f32;
+    /// The gradients of the last step, flat and row-major (w1 is `I x H`, w2 is `H x O`).
+    fn grads(&self) -> Grads<f32>;
+}
+
+/// The system every ratio is taken against, and against whose gradients the others are checked.
+/// When the `#[differentiable]` gradient lands, it becomes the reference.
+pub const REFERENCE: &str = "autograd (tape)";
+
+/// Every system on one workload, the reference first.
+///
+/// Hook for the `#[differentiable]` gradient: write a struct holding the model and the batch whose
+/// `step` calls the generated gradient function, implement [`System`] for it (name
+/// `"autograd (macro)"`), push it here, and set [`REFERENCE`] to its name.
+pub fn systems<const B: usize, const I: usize, const H: usize, const O: usize, St>(
+    model: &Mlp<f32, I, H, O, St>,
+    batch: &Batch<f32, B, I, St>,
+) -> Vec<Box<dyn System>>
+where
+    St: Join<St, Out = St> + 'static,
+{
+    vec![
+        Box::new(Tape::new(model, batch)),
+        Box::new(Hand::new(model, batch)),
+        Box::new(dfdx_impl::Dfdx::<B, I, H, O>::new(model, batch)),
+        Box::new(candle_impl::Candle::new(model, batch)),
+    ]
+}
+
+fn copy_model<const I: usize, const H: usize, const O: usize, St: Storage>(
+    m: &Mlp<f32, I, H, O, St>,
+) -> Mlp<f32, I, H, O, St> {
+    Mlp {
+        w1: m.w1.clone(),
+        b1: m.b1.clone(),
+        w2: m.w2.clone(),
+        b2: m.b2.clone(),
+    }
+}
+
+/// Our tape: parameters are leaves created once, the batch a constant (as a training loop holds
+/// them); `common::TapeMlp` is the same code `benches/tape.rs` times.
+struct Tape<const B: usize, const I: usize, const H: usize, const O: usize, St: Storage> {
+    mlp: TapeMlp<f32, I, H, O, St>,
+    x: Var<f32, (D<B>, D<I>), St>,
+    labels: [usize; B],
+}
+
+impl<const B: usize, const I: usize, const H: usize, const O: usize, St> Tape<B, I, H, O, St>
+where
+    St: Join<St, Out = St>,
+{
+    fn new(m: &Mlp<f32, I, H, O, St>, b: &Batch<f32, B, I, St>) -> Self {
+        Self {
+            mlp: TapeMlp::new(m),
+            x: Var::constant(b.x.clone()),
+            labels: b.labels,
+        }
+    }
+}
+
+impl<const B: usize, const I: usize, const H: usize, const O: usize, St> System
+    for Tape<B, I, H, O, St>
+where
+    St: Join<St, Out = St>,
+{
+    fn name(&self) -> &'static str {
+        REFERENCE
+    }
+    fn step(&mut self) -> f32 {
+        self.mlp.gradient(&self.x, &self.labels)
+    }
+    fn grads(&self) -> Grads<f32> {
+        self.mlp.grads()
+    }
+}
+
+/// The hand-written gradient of `benches/common` (our `Float::gemm` kernels, fused loops, buffers
+/// allocated once): the floor a user would otherwise write by hand.
+struct Hand<const B: usize, const I: usize, const H: usize, const O: usize, St: Storage> {
+    hand: HandMlp<f32, B, I, H, O>,
+    model: Mlp<f32, I, H, O, St>,
+    batch: Batch<f32, B, I, St>,
+}
+
+impl<const B: usize, const I: usize, const H: usize, const O: usize, St: Storage>
+    Hand<B, I, H, O, St>
+{
+    fn new(m: &Mlp<f32, I, H, O, St>, b: &Batch<f32, B, I, St>) -> Self {
+        Self {
+            hand: HandMlp::new(),
+            model: copy_model(m),
+            batch: Batch {
+                x: b.x.clone(),
+                labels: b.labels,
+            },
+        }
+    }
+}
+
+impl<const B: usize, const I: usize, const H: usize, const O: usize, St: Storage> System
+    for Hand<B, I, H, O, St>
+{
+    fn name(&self) -> &'static str {
+        "hand-written (our kernels)"
+    }
+    fn step(&mut self) -> f32 {
+        self.hand.gradient(&self.model, &self.batch)
+    }
+    fn grads(&self) -> Grads<f32> {
+        self.hand.grads.clone()
+    }
+}
+
+mod dfdx_impl {
+    use super::System;
+    use crate::common::{Batch, Grads, Mlp};
+    use autograd_core::Storage;
+    use dfdx::prelude::*;
+
+    type Params<const I: usize, const H: usize, const O: usize> = (
+        Tensor<Rank2<I, H>, f32, Cpu>,
+        Tensor<Rank1<H>, f32, Cpu>,
+        Tensor<Rank2<H, O>, f32, Cpu>,
+        Tensor<Rank1<O>, f32, Cpu>,
+    );
+
+    /// dfdx 0.13 on its CPU device, written as its docs train a model: the gradients are allocated
+    /// once for the parameters (`alloc_grads`, reused after `zero_grads`), the input carries the
+    /// tape (`traced`), and the loss is `cross_entropy_with_logits_loss` against one-hot targets.
+    /// dfdx has no "requires grad" flag: the first matmul's backward also computes the gradient of
+    /// the input, work the other systems skip (for W3, 25% more matmul FLOPs).
+    pub struct Dfdx<const B: usize, const I: usize, const H: usize, const O: usize> {
+        params: Params<I, H, O>,
+        x: Tensor<Rank2<B, I>, f32, Cpu>,
+        onehot: Tensor<Rank2<B, O>, f32, Cpu>,
+        grads: Option<Gradients<f32, Cpu>>,
+    }
+
+    impl<const B: usize, const I: usize, const H: usize, const O: usize> Dfdx<B, I, H, O> {
+        pub fn new<St: Storage>(m: &Mlp<f32, I, H, O, St>, b: &Batch<f32, B, I, St>) -> Self {
+            let dev = Cpu::default();
+            let params: Params<I, H, O> = (
+                dev.tensor_from_vec(m.w1.to_vec(), (Const, Const)),
+                dev.tensor_from_vec(m.b1.to_vec(), (Const,)),
+                dev.tensor_from_vec(m.w2.to_vec(), (Const, Const)),
+                dev.tensor_from_vec(m.b2.to_vec(), (Const,)),
+            );
+            let mut onehot = vec![0.0f32; B * O];
+            for (row, &label) in onehot.chunks_exact_mut(O).zip(&b.labels) {
+                row[label] = 1.0;
+            }
+            let grads = Some(params.alloc_grads());
+            Self {
+                x: dev.tensor_from_vec(b.x.to_vec(), (Const, Const)),
+                onehot: dev.tensor_from_vec(onehot, (Const, Const)),
+                params,
+                grads,
+            }
+        }
+    }
+
+    impl<const B: usize, const I: usize, const H: usize, const O: usize> System for Dfdx<B, I, H, O> {
+        fn name(&self) -> &'static str {
+            "dfdx 0.13 (CPU)"
+        }
+        fn step(&mut self) -> f32 {
+            let mut grads = self
+                .grads
+                .take()
+                .expect("gradients are returned after each step");
+            let (w1, b1, w2, b2) = &self.params;
+            self.params.zero_grads(&mut grads);
+            let x = self.x.clone().traced(grads);
+            let h = (x.matmul(w1.clone()) + b1.clone().broadcast::<Rank2<B, H>, _>()).relu();
+            let z = h.matmul(w2.clone()) + b2.clone().broadcast::<Rank2<B, O>, _>();
+            let loss = cross_entropy_with_logits_loss(z, self.onehot.clone());
+            let value = loss.array();
+            self.grads = Some(loss.backward());
+            value
+        }
+        fn grads(&self) -> Grads<f32> {
+            let g = self.grads.as_ref().expect("a step ran");
+            let (w1, b1, w2, b2) = &self.params;
+            Grads {
+                w1: g.get(w1).as_vec(),
+                b1: g.get(b1).as_vec(),
+                w2: g.get(w2).as_vec(),
+                b2: g.get(b2).as_vec(),
+            }
+        }
+    }
+}
+
+mod candle_impl {
+    use super::System;
+    use crate::common::{Batch, Grads, Mlp};
+    use autograd_core::Storage;
+    use candle_core::{Device, Tensor, Var, backprop::GradStore};
+
+    /// candle-core on the CPU (its matmul is the `gemm` crate). The parameters are `Var`s, the
+    /// input a plain tensor (no gradient computed for it); log-softmax and the negative
+    /// log-likelihood are written exactly as candle-nn's `ops::log_softmax` and `loss::nll` compose
+    /// them (candle-core alone has neither).
+    pub struct Candle {
+        w1: Var,
+        b1: Var,
+        w2: Var,
+        b2: Var,
+        x: Tensor,
+        labels: Tensor,
+        batch: usize,
+        grads: Option<GradStore>,
+    }
+
+    impl Candle {
+        pub fn new<const B: usize, const I: usize, const H: usize, const O: usize, St: Storage>(
+            m: &Mlp<f32, I, H, O, St>,
+            b: &Batch<f32, B, I, St>,
+        ) -> Self {
+            let dev = Device::Cpu;
+            let var = |v: Vec<f32>, shape: &[usize]| {
+                Var::from_vec(v, shape, &dev).expect("the sizes match the shape")
+            };
+            let labels: Vec<u32> = b.labels.iter().map(|&l| l as u32).collect();
+            Self {
+                w1: var(m.w1.to_vec(), &[I, H]),
+                b1: var(m.b1.to_vec(), &[H]),
+                w2: var(m.w2.to_vec(), &[H, O]),
+                b2: var(m.b2.to_vec(), &[O]),
+                x: Tensor::from_vec(b.x.to_vec(), (B, I), &dev).expect("sizes match"),
+                labels: Tensor::from_vec(labels, (B, 1), &dev).expect("sizes match"),
+                batch: B,
+                grads: None,
+            }
+        }
+
+        fn try_step(&mut self) -> candle_core::Result<f32> {
+            let h = self.x.matmul(&self.w1)?.broadcast_add(&self.b1)?.relu()?;
+            let z = h.matmul(&self.w2)?.broadcast_add(&self.b2)?;
+            // candle_nn::ops::log_softmax(z, 1)
+            let max = z.max_keepdim(1)?;
+            let diff = z.broadcast_sub(&max)?;
+            let log_sum_exp = diff.exp()?.sum_keepdim(1)?.log()?;
+            let log_p = diff.broadcast_sub(&log_sum_exp)?;
+            // candle_nn::loss::nll(log_p, labels)
+            let loss = log_p
+                .gather(&self.labels, 1)?
+                .sum_all()?
+                .affine(-1.0 / self.batch as f64, 0.0)?;
+            self.grads = Some(loss.backward()?);
+            loss.to_scalar::<f32>()
+        }
+    }
+
+    impl System for Candle {
+        fn name(&self) -> &'static str {
+            "candle 0.11 (CPU)"
+        }
+        fn step(&mut self) -> f32 {
+            self.try_step().expect("candle step")
+        }
+        fn grads(&self) -> Grads<f32> {
+            let g = self.grads.as_ref().expect("a step ran");
+            let flat = |v: &Var| -> Vec<f32> {
+                g.get(v.as_tensor())
+                    .expect("every parameter is in the graph")
+                    .flatten_all()
+                    .and_then(|t| t.to_vec1())
+                    .expect("f32 gradient")
+            };
+            Grads {
+                w1: flat(&self.w1),
+                b1: flat(&self.b1),
+                w2: flat(&self.w2),
+                b2: flat(&self.b2),
+            }
+        }
+    }
+}
