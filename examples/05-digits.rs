@@ -16,12 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-use trainer::{Config, Epoch, Event};
-
-/// Hidden units.
-const HIDDEN: usize = 128;
-/// Rows per step.
-const BATCH: usize = 32;
+use trainer::{BATCH, Config, Epoch, Event, HIDDEN};
 
 struct Args {
     cfg: Config,
@@ -37,15 +32,7 @@ fn usage(problem: &str) -> ! {
 
 fn parse_args() -> Args {
     let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
-    let mut cfg = Config {
-        epochs: 40,
-        seed: 0,
-        lr: 2e-3,
-        weight_decay: 1e-4,
-        checkpoint_every: None,
-        checkpoint: target.join("digits-checkpoint.safetensors"),
-        resume: false,
-    };
+    let mut cfg = trainer::default_config(&target);
     let mut plot = target.join("digits-curves.png");
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
