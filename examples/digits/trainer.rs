@@ -396,12 +396,20 @@ pub fn train<const B: usize, const H: usize>(
     mut observe: impl FnMut(Event<'_>),
 ) -> Result<State<H>, TrainError> {
     let batches = train.len() / B;
+    assert!(batches > 0, "{} training rows make no batch of {B}", train.len());
     let total = (cfg.epochs * batches) as u64;
     let mut resumed = false;
     let mut s = if cfg.resume && cfg.checkpoint.exists() {
         let c = Checkpoint::load(&cfg.checkpoint)?;
         resumed = true;
-        State::<H>::from_checkpoint(&c, cfg)?
+        let s = State::<H>::from_checkpoint(&c, cfg)?;
+        if s.batch >= batches {
+            return Err(TrainError::Mismatch(format!(
+                "it stopped at batch {} of an epoch, this run has {batches} batches per epoch",
+                s.batch
+            )));
+        }
+        s
     } else {
         State::new(cfg)
     };
