@@ -5,6 +5,13 @@
 //! on each worker. `single / sharded` is the speedup; "one shard of 64 alone" is the time two
 //! shards would take with two idle cores and no overhead.
 //!
+//! Measured on a 2-core machine shared with other jobs (load average 3-5), so no core was idle:
+//! single thread 3.0-4.8 ms, one shard of 64 alone 1.4-2.3 ms, 2 shards 3.2-6.6 ms, 4 shards
+//! 5.6-10.8 ms, i.e. no speedup there. With `RAYON_NUM_THREADS=1` two shards on the one worker
+//! took 7.1 ms against 2 x 1.4 ms on the main thread, and 4.1 ms with glibc's
+//! `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` raised to 100 MB: fresh large buffers on
+//! worker threads (page faults) are part of the cost, beyond the contention.
+//!
 //! Run with `cargo bench --bench parallel`.
 
 mod common;

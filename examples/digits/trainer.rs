@@ -396,7 +396,11 @@ pub fn train<const B: usize, const H: usize>(
     mut observe: impl FnMut(Event<'_>),
 ) -> Result<State<H>, TrainError> {
     let batches = train.len() / B;
-    assert!(batches > 0, "{} training rows make no batch of {B}", train.len());
+    assert!(
+        batches > 0,
+        "{} training rows make no batch of {B}",
+        train.len()
+    );
     let total = (cfg.epochs * batches) as u64;
     let mut resumed = false;
     let mut s = if cfg.resume && cfg.checkpoint.exists() {
