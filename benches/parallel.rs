@@ -1,0 +1,102 @@
+//! Data-parallel speedup for the W3 workload (batch 128, 784 -> 256 -> 10, f32, Heap storage):
+//! the tape gradient of the whole batch on one thread against `parallel::mean_over_shards` of
+//! the same gradient over 2 and 4 shards on rayon's pool (one worker per core). Both variants
+//! rebuild the tape's leaves from the parameters on every call, as a data-parallel step must
+//! on each worker. `single / sharded` is the speedup; "one shard of 64 alone" is the time two
+//! shards would take with two idle cores and no overhead.
+//!
+//! Measured on a 2-core machine shared with other jobs (load average 3-5), so no core was idle:
+//! single thread 3.0-4.8 ms, one shard of 64 alone 1.4-2.3 ms, 2 shards 3.2-6.6 ms, 4 shards
+//! 5.6-10.8 ms, i.e. no speedup there. With `RAYON_NUM_THREADS=1` two shards on the one worker
+//! took 7.1 ms against 2 x 1.4 ms on the main thread, and 4.1 ms with glibc's
+//! `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` raised to 100 MB: fresh large buffers on
+//! worker threads (page faults) are part of the cost, beyond the contention.
+//!
+//! Run with `cargo bench --bench parallel`.
+
+mod common;
+
+use autograd_core::parallel::mean_over_shards;
+use autograd_core::prelude::*;
+use common::{Batch, Mlp, TapeMlp};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::time::Duration;
+
+const B: usize = 128;
+const I: usize = 784;
+const H: usize = 256;
+const O: usize = 10;
+
+type Grads = (
+    Tensor<f32, (D<I>, D<H>), Heap>,
+    Tensor<f32, (D<H>,), Heap>,
+    Tensor<f32, (D<H>, D<O>), Heap>,
+    Tensor<f32, (D<O>,), Heap>,
+);
+
+/// The tape gradient of one batch of `N` rows, leaves built afresh.
+fn gradient<const N: usize>(
+    model: &Mlp<f32, I, H, O, Heap>,
+    batch: &Batch<f32, N, I, Heap>,
+) -> Grads {
+    let tape = TapeMlp::new(model);
+    tape.gradient(&Var::constant(batch.x.clone()), &batch.labels);
+    (
+        tape.w1.grad().unwrap(),
+        tape.b1.grad().unwrap(),
+        tape.w2.grad().unwrap(),
+        tape.b2.grad().unwrap(),
+    )
+}
+
+/// The batch cut into `K` shards of `N` rows.
+fn shards<const N: usize, const K: usize>(
+    batch: &Batch<f32, B, I, Heap>,
+) -> Vec<Batch<f32, N, I, Heap>> {
+    assert_eq!(N * K, B);
+    (0..K)
+        .map(|k| Batch {
+            x: Tensor::try_from_slice(&batch.x.as_slice()[k * N * I..(k + 1) * N * I]).unwrap(),
+            labels: core::array::from_fn(|i| batch.labels[k * N + i]),
+        })
+        .collect()
+}
+
+fn w3(c: &mut Criterion) {
+    let model: Mlp<f32, I, H, O, Heap> = Mlp::init(1);
+    let batch: Batch<f32, B, I, Heap> = Batch::random(2, O);
+    let two = shards::<64, 2>(&batch);
+    let four = shards::<32, 4>(&batch);
+    // The variants agree before they are timed.
+    let whole = gradient(&model, &batch);
+    let sharded = mean_over_shards(&two, |s| gradient(&model, s));
+    let scale = whole
+        .0
+        .as_slice()
+        .iter()
+        .fold(0.0f32, |m, v| m.max(v.abs()));
+    for (p, q) in whole.0.as_slice().iter().zip(sharded.0.as_slice()) {
+        assert!((p - q).abs() <= 1e-5 * scale, "{p} vs {q}");
+    }
+
+    let mut g = c.benchmark_group("W3 data-parallel 128x784-256-10");
+    g.sample_size(20).measurement_time(Duration::from_secs(4));
+    g.bench_function("single thread", |b| {
+        b.iter(|| black_box(gradient(black_box(&model), black_box(&batch))));
+    });
+    // The work of one shard alone, on this thread: the ideal time for 2 shards on 2 free cores.
+    g.bench_function("one shard of 64 alone", |b| {
+        b.iter(|| black_box(gradient(black_box(&model), black_box(&two[0]))));
+    });
+    g.bench_function("2 shards of 64", |b| {
+        b.iter(|| black_box(mean_over_shards(black_box(&two), |s| gradient(&model, s))));
+    });
+    g.bench_function("4 shards of 32", |b| {
+        b.iter(|| black_box(mean_over_shards(black_box(&four), |s| gradient(&model, s))));
+    });
+    g.finish();
+}
+
+criterion_group!(benches, w3);
+criterion_main!(benches);

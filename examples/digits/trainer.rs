@@ -1,0 +1,485 @@
+//! The digits trainer shared by `examples/05-digits.rs` and the tests (`tests/checkpoint_resume.rs`,
+//! `tests/parallel_grad.rs`), which include this file with `#[path]`: the example and the kill test
+//! run the same code path.
+//!
+//! A run is a pure function of its configuration: the split and the initial weights come from the
+//! seed, each epoch's batch order from a generator whose state is saved, and every step is
+//! single-threaded f32 arithmetic in a fixed order. A checkpoint holds everything the next step
+//! reads (parameters, Adam's moments and step count, the generator's state at the start of the
+//! epoch, the epoch and the next batch, the losses so far), so a run resumed from it computes the
+//! same bits as one that was never stopped.
+
+#![allow(dead_code, reason = "each includer uses a subset")]
+
+use autograd_core::checkpoint::{Checkpoint, CheckpointError};
+use autograd_core::data::{DataError, Dataset};
+use autograd_core::nn::{Init, Linear};
+use autograd_core::optim::{Adam, Optimizer, Params};
+use autograd_core::prelude::*;
+use std::fmt;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Pixels per image (8 x 8, counts 0..16).
+pub const FEATURES: usize = 64;
+/// Digit classes.
+pub const CLASSES: usize = 10;
+/// Rows held out for testing (the rest, 1437, train).
+pub const TEST_ROWS: usize = 360;
+
+/// The example's hidden units.
+pub const HIDDEN: usize = 128;
+/// The example's rows per step.
+pub const BATCH: usize = 32;
+
+/// The example's run: 40 epochs of AdamW (lr 2e-3, decoupled decay 1e-4), seed 0, no
+/// checkpoints, checkpoint path `dir/digits-checkpoint.safetensors`.
+pub fn default_config(dir: &Path) -> Config {
+    Config {
+        epochs: 40,
+        seed: 0,
+        lr: 2e-3,
+        weight_decay: 1e-4,
+        checkpoint_every: None,
+        checkpoint: dir.join("digits-checkpoint.safetensors"),
+        resume: false,
+    }
+}
+
+/// The model: `64 -> H` (ReLU) `-> 10`, as two layers; a tuple of layers is itself `Params`.
+pub type Model<const H: usize> = (Linear<f32, FEATURES, H>, Linear<f32, H, CLASSES>);
+/// The names of the model's tensors in a checkpoint, in `Params` order.
+pub const NAMES: [&str; 4] = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"];
+
+/// Seeded Kaiming initialization (the hidden layer feeds a ReLU), zero biases.
+pub fn init<const H: usize>(seed: u64) -> Model<H> {
+    let mut rng = Rng::new(seed);
+    (
+        Linear::new(Init::KaimingUniform, &mut rng),
+        Linear::new(Init::KaimingUniform, &mut rng),
+    )
+}
+
+/// The mean cross-entropy of a batch and its gradient with respect to every parameter.
+///
+/// This is the ONE place the gradient is computed (here with the tape); swapping in another
+/// engine means replacing this function's body.
+pub fn loss_and_grad<const B: usize, const H: usize>(
+    params: &Model<H>,
+    x: &Tensor<f32, (D<B>, D<FEATURES>)>,
+    labels: &[usize; B],
+) -> (f32, Model<H>) {
+    let (fc1, fc2) = params;
+    let w1 = Var::param(fc1.weight.clone());
+    let b1 = Var::param(fc1.bias.clone());
+    let w2 = Var::param(fc2.weight.clone());
+    let b2 = Var::param(fc2.bias.clone());
+    let x = Var::constant(x.clone());
+    let h: Var<f32, (D<B>, D<H>)> = (x.matmul(&w1) + &b1).relu();
+    let z: Var<f32, (D<B>, D<CLASSES>)> = h.matmul(&w2) + &b2;
+    let loss = z.cross_entropy(labels);
+    loss.backward()
+        .expect("the loss depends on every parameter");
+    let grads = (
+        Linear {
+            weight: w1.grad().expect("w1 is a parameter"),
+            bias: b1.grad().expect("b1 is a parameter"),
+        },
+        Linear {
+            weight: w2.grad().expect("w2 is a parameter"),
+            bias: b2.grad().expect("b2 is a parameter"),
+        },
+    );
+    (loss.item(), grads)
+}
+
+/// The class scores of a batch (no graph is built: plain tensors).
+pub fn logits<const B: usize, const H: usize>(
+    params: &Model<H>,
+    x: &Tensor<f32, (D<B>, D<FEATURES>)>,
+) -> Tensor<f32, (D<B>, D<CLASSES>)> {
+    params.1.forward(&params.0.forward(x).relu())
+}
+
+/// The fraction of `data` classified correctly (rows one at a time, so any row count works).
+#[allow(clippy::cast_precision_loss, reason = "row counts are small")]
+pub fn accuracy<const H: usize>(params: &Model<H>, data: &Dataset<f32, FEATURES>) -> f32 {
+    let correct = data
+        .features()
+        .iter()
+        .zip(data.labels())
+        .filter(|&(row, &label)| {
+            let z = logits(params, &Tensor::new([*row]));
+            argmax(z.as_slice()) == label
+        })
+        .count();
+    correct as f32 / data.len() as f32
+}
+
+/// The index of the largest value (the first, on ties).
+fn argmax(v: &[f32]) -> usize {
+    let mut best = 0;
+    for (i, &x) in v.iter().enumerate() {
+        if x > v[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Reads a gzipped CSV of `FEATURES` pixel columns and a label (no header).
+///
+/// # Errors
+/// [`DataError`] naming the line, or [`DataError::Io`] if the file cannot be read or unzipped.
+pub fn read_digits(path: &Path) -> Result<Dataset<f32, FEATURES>, DataError> {
+    let file =
+        std::fs::File::open(path).map_err(|e| DataError::Io(format!("{}: {e}", path.display())))?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_string(&mut text)
+        .map_err(|e| DataError::Io(format!("{}: {e}", path.display())))?;
+    Dataset::parse_csv(&text, 0)
+}
+
+/// The fixed split: a shuffle seeded by `seed`, the last [`TEST_ROWS`] rows held out, pixel counts
+/// scaled by 1/16 into `[0, 1]`.
+pub fn split(
+    mut data: Dataset<f32, FEATURES>,
+    seed: u64,
+) -> (Dataset<f32, FEATURES>, Dataset<f32, FEATURES>) {
+    data.shuffle(&mut Rng::new(seed));
+    data.scale(1.0 / 16.0);
+    let test = TEST_ROWS.min(data.len() / 2);
+    data.split(test)
+}
+
+/// What a run does.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Passes over the training rows.
+    pub epochs: usize,
+    /// Seeds the split, the initial weights and the batch order.
+    pub seed: u64,
+    /// Adam's learning rate.
+    pub lr: f32,
+    /// AdamW's decoupled weight decay.
+    pub weight_decay: f32,
+    /// Write a checkpoint every this many steps (and at the end); `None`: never.
+    pub checkpoint_every: Option<u64>,
+    /// Where the checkpoint goes.
+    pub checkpoint: PathBuf,
+    /// Continue from `checkpoint` if it exists.
+    pub resume: bool,
+}
+
+/// One epoch's summary.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Epoch {
+    /// Mean training loss over the epoch's batches.
+    pub loss: f32,
+    /// Accuracy on the test rows after the epoch.
+    pub accuracy: f32,
+}
+
+/// What the trainer reports while it runs.
+pub enum Event<'a> {
+    /// Training starts (or resumes) at `step` of `total`.
+    Start {
+        /// Steps already done.
+        step: u64,
+        /// Steps in the whole run.
+        total: u64,
+        /// Whether the state came from a checkpoint.
+        resumed: bool,
+    },
+    /// A step finished.
+    Step {
+        /// Steps done.
+        step: u64,
+        /// This batch's loss.
+        loss: f32,
+    },
+    /// An epoch finished.
+    Epoch {
+        /// Its index (0-based).
+        index: usize,
+        /// Its summary.
+        summary: &'a Epoch,
+    },
+    /// A checkpoint was written.
+    Saved {
+        /// At this step.
+        step: u64,
+    },
+}
+
+/// Everything a run needs to continue.
+#[derive(Clone, Debug)]
+pub struct State<const H: usize> {
+    /// The parameters.
+    pub model: Model<H>,
+    /// The optimizer, with its moments and step count.
+    pub opt: Adam<f32, Model<H>>,
+    /// The batch-order generator's state at the start of the current epoch.
+    pub epoch_rng: u64,
+    /// The current epoch.
+    pub epoch: usize,
+    /// The next batch within it.
+    pub batch: usize,
+    /// The sum of this epoch's batch losses so far.
+    pub loss_sum: f32,
+    /// The finished epochs.
+    pub history: Vec<Epoch>,
+}
+
+/// Why a run stopped early.
+#[derive(Debug)]
+pub enum TrainError {
+    /// The data file.
+    Data(DataError),
+    /// Reading or writing the checkpoint.
+    Checkpoint(CheckpointError),
+    /// The checkpoint is readable but belongs to another run.
+    Mismatch(String),
+}
+
+impl fmt::Display for TrainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Data(e) => write!(f, "data: {e}"),
+            Self::Checkpoint(e) => write!(f, "checkpoint: {e}"),
+            Self::Mismatch(e) => write!(f, "checkpoint: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TrainError {}
+
+impl From<DataError> for TrainError {
+    fn from(e: DataError) -> Self {
+        Self::Data(e)
+    }
+}
+
+impl From<CheckpointError> for TrainError {
+    fn from(e: CheckpointError) -> Self {
+        Self::Checkpoint(e)
+    }
+}
+
+impl<const H: usize> State<H> {
+    /// A fresh run.
+    pub fn new(cfg: &Config) -> Self {
+        let model = init::<H>(cfg.seed);
+        let opt = Adam::adamw(&model, cfg.lr, cfg.weight_decay);
+        Self {
+            model,
+            opt,
+            // The batch order draws from its own stream, so changing the initializer does not
+            // change the order.
+            epoch_rng: cfg.seed ^ 0x0bad_5eed,
+            epoch: 0,
+            batch: 0,
+            loss_sum: 0.0,
+            history: Vec::new(),
+        }
+    }
+
+    /// The checkpoint of this state.
+    pub fn to_checkpoint(&self, cfg: &Config) -> Checkpoint {
+        let mut c = Checkpoint::new();
+        c.put_params("model", &NAMES, &self.model);
+        let (m, v) = self.opt.moments();
+        c.put_params("adam.m", &NAMES, m);
+        c.put_params("adam.v", &NAMES, v);
+        c.set_meta("seed", cfg.seed);
+        c.set_meta("step", self.opt.steps());
+        c.set_meta("epoch", self.epoch);
+        c.set_meta("batch", self.batch);
+        c.set_meta("epoch_rng", self.epoch_rng);
+        // f32 bit patterns: exact on reload.
+        c.set_meta("loss_sum", self.loss_sum.to_bits());
+        let history: Vec<String> = self
+            .history
+            .iter()
+            .map(|e| format!("{}:{}", e.loss.to_bits(), e.accuracy.to_bits()))
+            .collect();
+        c.set_meta("history", history.join(","));
+        c
+    }
+
+    /// The state saved in `c`, checked against `cfg` and the model's shapes.
+    ///
+    /// # Errors
+    /// A tensor of another shape or type, or metadata missing or from another run.
+    pub fn from_checkpoint(c: &Checkpoint, cfg: &Config) -> Result<Self, TrainError> {
+        let mut s = Self::new(cfg);
+        c.get_params("model", &NAMES, &mut s.model)?;
+        let (mut m, mut v) = (s.model.clone(), s.model.clone());
+        c.get_params("adam.m", &NAMES, &mut m)?;
+        c.get_params("adam.v", &NAMES, &mut v)?;
+        fn meta<V: std::str::FromStr>(c: &Checkpoint, key: &str) -> Result<V, TrainError> {
+            c.meta(key).and_then(|v| v.parse().ok()).ok_or_else(|| {
+                TrainError::Mismatch(format!("metadata `{key}` is missing or malformed"))
+            })
+        }
+        let seed: u64 = meta(c, "seed")?;
+        if seed != cfg.seed {
+            return Err(TrainError::Mismatch(format!(
+                "it was written by a run with seed {seed}, this run has seed {}",
+                cfg.seed
+            )));
+        }
+        s.opt.restore(m, v, meta(c, "step")?);
+        s.epoch = meta(c, "epoch")?;
+        s.batch = meta(c, "batch")?;
+        s.epoch_rng = meta(c, "epoch_rng")?;
+        s.loss_sum = f32::from_bits(meta(c, "loss_sum")?);
+        let history: String = meta(c, "history")?;
+        s.history = history
+            .split(',')
+            .filter(|e| !e.is_empty())
+            .map(|e| {
+                let (l, a) = e.split_once(':')?;
+                Some(Epoch {
+                    loss: f32::from_bits(l.parse().ok()?),
+                    accuracy: f32::from_bits(a.parse().ok()?),
+                })
+            })
+            .collect::<Option<_>>()
+            .ok_or_else(|| TrainError::Mismatch("metadata `history` is malformed".to_string()))?;
+        Ok(s)
+    }
+}
+
+/// A seeded Fisher-Yates permutation of `0..n`.
+fn permutation(n: usize, rng: &mut Rng) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, rng.below(i + 1));
+    }
+    order
+}
+
+/// Removes temporary files left by a save that was killed before its rename (they are never
+/// read: the checkpoint itself is only ever replaced whole).
+fn remove_stale_temporaries(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let prefix = format!("{}.tmp.", name.to_string_lossy());
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().starts_with(&prefix) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// Trains with batches of `B` rows (a last partial batch is skipped; the order changes every
+/// epoch), reporting progress to `observe`.
+///
+/// # Errors
+/// An unreadable or mismatched checkpoint when resuming (nothing is written then), or a failed
+/// checkpoint write.
+#[allow(clippy::cast_precision_loss, reason = "batch counts are small")]
+pub fn train<const B: usize, const H: usize>(
+    cfg: &Config,
+    train: &Dataset<f32, FEATURES>,
+    test: &Dataset<f32, FEATURES>,
+    mut observe: impl FnMut(Event<'_>),
+) -> Result<State<H>, TrainError> {
+    let batches = train.len() / B;
+    assert!(
+        batches > 0,
+        "{} training rows make no batch of {B}",
+        train.len()
+    );
+    let total = (cfg.epochs * batches) as u64;
+    let mut resumed = false;
+    let mut s = if cfg.resume && cfg.checkpoint.exists() {
+        let c = Checkpoint::load(&cfg.checkpoint)?;
+        resumed = true;
+        let s = State::<H>::from_checkpoint(&c, cfg)?;
+        if s.batch >= batches {
+            return Err(TrainError::Mismatch(format!(
+                "it stopped at batch {} of an epoch, this run has {batches} batches per epoch",
+                s.batch
+            )));
+        }
+        s
+    } else {
+        State::new(cfg)
+    };
+    if cfg.checkpoint_every.is_some() {
+        remove_stale_temporaries(&cfg.checkpoint);
+    }
+    observe(Event::Start {
+        step: s.opt.steps(),
+        total,
+        resumed,
+    });
+    let save = |s: &State<H>, observe: &mut dyn FnMut(Event<'_>)| -> Result<(), TrainError> {
+        s.to_checkpoint(cfg).save(&cfg.checkpoint)?;
+        observe(Event::Saved {
+            step: s.opt.steps(),
+        });
+        Ok(())
+    };
+    while s.epoch < cfg.epochs {
+        // The order is recomputed from the state saved at the epoch's start, so a resumed run
+        // sees the same order.
+        let mut rng = Rng::new(s.epoch_rng);
+        let order = permutation(train.len(), &mut rng);
+        let mut epoch_done = false;
+        while !epoch_done {
+            let rows = &order[s.batch * B..(s.batch + 1) * B];
+            let x = Tensor::new(core::array::from_fn::<_, B, _>(|i| {
+                train.features()[rows[i]]
+            }));
+            let labels = core::array::from_fn(|i| train.labels()[rows[i]]);
+            let (loss, grads) = loss_and_grad::<B, H>(&s.model, &x, &labels);
+            s.opt.step(&mut s.model, &grads);
+            s.loss_sum += loss;
+            s.batch += 1;
+            let step = s.opt.steps();
+            observe(Event::Step { step, loss });
+            if s.batch == batches {
+                epoch_done = true;
+                let summary = Epoch {
+                    loss: s.loss_sum / batches as f32,
+                    accuracy: accuracy(&s.model, test),
+                };
+                s.history.push(summary);
+                observe(Event::Epoch {
+                    index: s.epoch,
+                    summary: &summary,
+                });
+                s.epoch += 1;
+                s.batch = 0;
+                s.loss_sum = 0.0;
+                s.epoch_rng = rng.state();
+            }
+            if cfg.checkpoint_every.is_some_and(|n| step % n == 0) {
+                save(&s, &mut observe)?;
+            }
+        }
+    }
+    if cfg.checkpoint_every.is_some_and(|n| s.opt.steps() % n != 0) {
+        save(&s, &mut observe)?;
+    }
+    Ok(s)
+}
+
+/// Every parameter's bits, for exact comparisons.
+pub fn param_bits<const H: usize>(m: &Model<H>) -> Vec<u32> {
+    (0..<Model<H> as Params<f32>>::COUNT)
+        .flat_map(|i| m.slice(i).iter().map(|v| v.to_bits()).collect::<Vec<_>>())
+        .collect()
+}

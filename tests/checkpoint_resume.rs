@@ -1,0 +1,359 @@
+//! Checkpoints survive a kill: the digits trainer (the example's own code, included with `#[path]`)
+//! runs as a child process that is killed with SIGKILL at random moments and resumed each time; its
+//! final state equals an uninterrupted run's bit for bit, and the checkpoint on disk is loadable
+//! after every kill. Also: corrupt, truncated and wrongly shaped checkpoints and a malformed CSV
+//! each give their own error and leave the files as they were.
+//!
+//! The child is this test binary itself, re-run with a filter that selects only
+//! [`child_trainer`] and an environment variable naming its directory: no second build, and the
+//! child runs exactly the code the in-process reference run does.
+
+#[path = "../examples/digits/trainer.rs"]
+mod trainer;
+
+use autograd_core::checkpoint::{Checkpoint, CheckpointError};
+use autograd_core::data::{DataError, Dataset};
+use autograd_core::optim::Params;
+use autograd_core::prelude::*;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+use trainer::{Config, FEATURES, State, TrainError};
+
+/// A small configuration, fast in a debug build: 16 hidden units, batches of 16, 4 epochs of 20
+/// steps (320 training rows), a checkpoint every 3 steps (so some land mid-epoch and the kills
+/// cross epoch boundaries, where the batch order is redrawn).
+const B: usize = 16;
+const H: usize = 16;
+const EPOCHS: usize = 4;
+const TRAIN_ROWS: usize = 320;
+const EVERY: u64 = 3;
+const SEED: u64 = 11;
+/// At least this many kills, each at a random moment of a child's training; more until the
+/// checkpoint is past the first epoch.
+const KILLS: usize = 12;
+/// Tells [`child_trainer`] where to work (and that it is the child).
+const CHILD_DIR: &str = "AUTOGRAD_KILL_TEST_DIR";
+/// The line the child prints when its data is loaded and training starts.
+const READY: &str = "child: training";
+
+fn data() -> (Dataset<f32, FEATURES>, Dataset<f32, FEATURES>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/digits.csv.gz");
+    let (train, test) = trainer::split(trainer::read_digits(&path).unwrap(), SEED);
+    (subset(&train, TRAIN_ROWS), test)
+}
+
+/// The first `n` rows (through CSV text: f32's `Display` round-trips exactly).
+fn subset(d: &Dataset<f32, FEATURES>, n: usize) -> Dataset<f32, FEATURES> {
+    Dataset::parse_csv(&rows_as_csv(d, n), 0).unwrap()
+}
+
+fn config(dir: &Path) -> Config {
+    Config {
+        epochs: EPOCHS,
+        seed: SEED,
+        lr: 2e-3,
+        weight_decay: 1e-4,
+        checkpoint_every: Some(EVERY),
+        checkpoint: dir.join("run.safetensors"),
+        resume: true,
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("autograd-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn state_bits(s: &State<H>) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+    let (m, v) = s.opt.moments();
+    (
+        trainer::param_bits(&s.model),
+        trainer::param_bits(m),
+        trainer::param_bits(v),
+    )
+}
+
+/// The child process's entry point; without the environment variable it does nothing.
+#[test]
+fn child_trainer() {
+    let Ok(dir) = std::env::var(CHILD_DIR) else {
+        return;
+    };
+    let (train, test) = data();
+    trainer::train::<B, H>(&config(Path::new(&dir)), &train, &test, |e| match e {
+        trainer::Event::Start { .. } => println!("{READY}"),
+        trainer::Event::Step { step, .. } => println!("step {step}"),
+        _ => {}
+    })
+    .unwrap();
+}
+
+#[test]
+fn killed_and_resumed_runs_end_bit_for_bit_where_an_uninterrupted_run_ends() {
+    // The reference: one uninterrupted run, in this process, without checkpoints.
+    let (train, test) = data();
+    let mut cfg = config(Path::new("unused"));
+    cfg.checkpoint_every = None;
+    cfg.resume = false;
+    let started = Instant::now();
+    let reference = trainer::train::<B, H>(&cfg, &train, &test, |_| {}).unwrap();
+    let train_time = started.elapsed();
+    assert_eq!(reference.history.len(), EPOCHS);
+
+    let exe = std::env::current_exe().unwrap();
+    // Starts a child and returns once it has loaded its data and begun training (or resumed).
+    let spawn = |dir: &Path| {
+        let mut child = Command::new(&exe)
+            .args([
+                "child_trainer",
+                "--exact",
+                "--test-threads=1",
+                "--nocapture",
+            ])
+            .env(CHILD_DIR, dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        assert!(
+            lines.any(|l| l.unwrap().ends_with(READY)),
+            "the child exited before training"
+        );
+        // The rest of its output is small enough for the pipe's buffer.
+        (child, lines)
+    };
+    // One child run without a kill: its training time, checkpoint writes included, calibrates
+    // the kill moments.
+    let dir = scratch("kill-calibrate");
+    let (mut child, _out) = spawn(&dir);
+    let started = Instant::now();
+    assert!(child.wait().unwrap().success());
+    let child_time = started.elapsed();
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let dir = scratch("kill");
+    let ckpt = config(&dir).checkpoint;
+    // Kill moments: after a random number of steps (1 to 4, so each life advances the run by
+    // a few steps at most and the kills cannot run out of training), plus a uniform fraction of
+    // a step (so they land anywhere in a step, checkpoint writes included). Seeded from the clock,
+    // and printed, so each run of the test probes other moments.
+    let steps = (EPOCHS * TRAIN_ROWS / B) as u32;
+    let step_time = child_time / steps;
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    println!(
+        "kill-moment seed {seed}: {steps} steps in {train_time:?} in process, {child_time:?} in a child"
+    );
+    let mut rng = Rng::new(seed);
+    let mut last_step = 0u64;
+    let (mut kill, mut finished) = (0, false);
+    while kill < KILLS || last_step <= (TRAIN_ROWS / B) as u64 {
+        assert!(kill < 200, "the checkpoints stopped advancing");
+        let (mut child, mut out) = spawn(&dir);
+        let k = 1 + rng.below(4);
+        let seen = out
+            .by_ref()
+            .filter(|l| l.as_ref().unwrap().starts_with("step "))
+            .take(k)
+            .count();
+        if seen == k {
+            std::thread::sleep(step_time.mul_f64(rng.uniform()));
+        }
+        child.kill().unwrap(); // SIGKILL (nothing if it already exited)
+        if child.wait().unwrap().success() {
+            finished = true;
+            break;
+        }
+        kill += 1;
+        // Whatever moment the kill hit, the checkpoint on disk is complete and belongs to this
+        // run (it may not exist yet if the kill came before the first save).
+        if ckpt.exists() {
+            let c = Checkpoint::load(&ckpt).unwrap_or_else(|e| panic!("after kill {kill}: {e}"));
+            let s = State::<H>::from_checkpoint(&c, &config(&dir)).unwrap();
+            let step = autograd_core::optim::Optimizer::steps(&s.opt);
+            assert!(
+                step >= last_step,
+                "the checkpoint went back from step {last_step} to {step}"
+            );
+            last_step = step;
+        }
+    }
+    println!("{kill} kills, the last checkpoint before the final resume at step {last_step}");
+    assert!(kill >= KILLS, "the run finished after {kill} kills");
+    if !finished {
+        let (mut child, _out) = spawn(&dir);
+        assert!(child.wait().unwrap().success());
+    }
+
+    let c = Checkpoint::load(&ckpt).unwrap();
+    let resumed = State::<H>::from_checkpoint(&c, &config(&dir)).unwrap();
+    let (got, want) = (state_bits(&resumed), state_bits(&reference));
+    for (what, g, w) in [
+        ("parameter", &got.0, &want.0),
+        ("first moment", &got.1, &want.1),
+        ("second moment", &got.2, &want.2),
+    ] {
+        let differ = g.iter().zip(w).filter(|(a, b)| a != b).count();
+        assert_eq!(
+            differ,
+            0,
+            "{differ} of {} {what} values differ in their bits",
+            w.len()
+        );
+    }
+    assert_eq!(resumed.history, reference.history);
+    // Only the checkpoint is left: the last (unkilled) start removed any temporary file a kill
+    // left behind, and its own saves renamed theirs.
+    assert_eq!(files(&dir), ["run.safetensors"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A directory holding a real checkpoint of the small run, after 6 steps.
+fn saved_run(name: &str) -> (PathBuf, PathBuf) {
+    let dir = scratch(name);
+    let (train, test) = data();
+    let mut cfg = config(&dir);
+    cfg.epochs = 1;
+    trainer::train::<B, H>(&cfg, &subset(&train, 6 * B), &test, |_| {}).unwrap();
+    let path = cfg.checkpoint.clone();
+    (dir, path)
+}
+
+fn rows_as_csv(d: &Dataset<f32, FEATURES>, n: usize) -> String {
+    let mut s = String::new();
+    for (row, label) in d.features().iter().zip(d.labels()).take(n) {
+        for v in row {
+            s.push_str(&format!("{v},"));
+        }
+        s.push_str(&format!("{label}\n"));
+    }
+    s
+}
+
+/// Resuming from `path` fails; the directory's files and the checkpoint's bytes are unchanged.
+fn resume_fails<const H2: usize>(dir: &Path, path: &Path) -> TrainError {
+    let (before_files, before_bytes) = (files(dir), std::fs::read(path).unwrap());
+    let (train, test) = data();
+    let mut cfg = config(dir);
+    cfg.checkpoint = path.to_path_buf();
+    let err = trainer::train::<B, H2>(&cfg, &train, &test, |_| {}).unwrap_err();
+    assert_eq!(files(dir), before_files);
+    assert_eq!(std::fs::read(path).unwrap(), before_bytes);
+    err
+}
+
+#[test]
+fn a_corrupted_checkpoint_is_rejected_and_left_alone() {
+    let (dir, path) = saved_run("corrupt");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x01; // one bit of the last tensor's data
+    std::fs::write(&path, &bytes).unwrap();
+    let err = resume_fails::<H>(&dir, &path);
+    assert!(
+        matches!(
+            err,
+            TrainError::Checkpoint(CheckpointError::Checksum { .. })
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("is corrupted"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_truncated_checkpoint_is_rejected_and_left_alone() {
+    let (dir, path) = saved_run("truncated");
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let err = resume_fails::<H>(&dir, &path);
+    assert!(
+        matches!(err, TrainError::Checkpoint(CheckpointError::Format { .. })),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("not a readable checkpoint"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_checkpoint_of_another_model_names_both_shapes() {
+    let (dir, path) = saved_run("shapes");
+    // The same trainer with 24 hidden units instead of 16.
+    let err = resume_fails::<24>(&dir, &path);
+    assert_eq!(
+        err.to_string(),
+        "checkpoint: tensor `model.fc1.weight` has shape [64, 16] in the checkpoint, but the model \
+         expects [64, 24]"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_malformed_csv_names_its_line_and_nothing_is_written() {
+    let dir = scratch("csv");
+    let path = dir.join("digits.csv.gz");
+    let (train, _) = data();
+    let mut text = rows_as_csv(&train, 5);
+    text.push_str(&"0,".repeat(FEATURES - 1));
+    text.push_str("1\n"); // line 6: one column short
+    text.push_str(&rows_as_csv(&train, 2));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    std::fs::write(&path, gz.finish().unwrap()).unwrap();
+    let err = trainer::read_digits(&path).unwrap_err();
+    assert_eq!(
+        err,
+        DataError::Columns {
+            line: 6,
+            expected: 65,
+            found: 64
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "line 6: expected 65 columns (64 features and a label), found 64"
+    );
+    // A file that is not gzip at all is an I/O error naming the file.
+    std::fs::write(&path, "1,2,3\n").unwrap();
+    let err = trainer::read_digits(&path).unwrap_err();
+    assert!(
+        matches!(&err, DataError::Io(m) if m.contains("digits.csv.gz")),
+        "{err}"
+    );
+    assert_eq!(files(&dir), ["digits.csv.gz"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn every_parameter_round_trips_through_a_checkpoint() {
+    let cfg = config(Path::new("unused"));
+    let mut s = State::<H>::new(&cfg);
+    s.loss_sum = 1.25;
+    s.batch = 3;
+    let back = State::<H>::from_checkpoint(&s.to_checkpoint(&cfg), &cfg).unwrap();
+    assert_eq!(state_bits(&back), state_bits(&s));
+    assert_eq!((back.batch, back.loss_sum), (3, 1.25));
+    assert_eq!(
+        <trainer::Model<H> as Params<f32>>::COUNT,
+        trainer::NAMES.len()
+    );
+}
