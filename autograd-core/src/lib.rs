@@ -20,6 +20,10 @@
 
 extern crate self as autograd_core;
 
+#[doc(hidden)]
+#[path = "macro_support/mod.rs"]
+pub mod __private;
+mod detach;
 pub mod gradcheck;
 mod kernels;
 pub mod ops;
@@ -31,13 +35,14 @@ mod tensor;
 #[cfg(test)]
 pub(crate) mod testing;
 
+pub use detach::detach;
 pub use scalar::{Float, naive_gemm};
 pub use shape::{D, Dim, One, Shape};
 pub use storage::{Heap, Inline, Join, Storage};
 pub use tensor::{LengthError, Rng, Tensor};
 
 #[cfg(feature = "macros")]
-pub use autograd_macros::differentiable;
+pub use autograd_macros::{custom_vjp, differentiable};
 
 /// The rules of every op, and the traits they implement.
 pub mod rules {

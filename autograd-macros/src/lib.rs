@@ -4,12 +4,28 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod analyze;
+mod ast;
+mod attr;
+mod ctxt;
+mod emit;
+mod expand;
+mod ir;
+mod lower;
+mod rename;
+
 use proc_macro::TokenStream;
 
 /// Marks a function for compile-time differentiation.
-///
-/// Until the reverse-sweep generator lands, the function is emitted unchanged.
 #[proc_macro_attribute]
-pub fn differentiable(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::differentiable(attr.into(), item.into()).into()
 }
+
+/// Gives a function a user-supplied differentiation rule.
+#[proc_macro_attribute]
+pub fn custom_vjp(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::custom_vjp(attr.into(), item.into()).into()
+}
+#[cfg(test)]
+mod tests;
