@@ -23,10 +23,12 @@ extern crate self as autograd_core;
 #[doc(hidden)]
 #[path = "macro_support/mod.rs"]
 pub mod __private;
+pub mod data;
 mod detach;
 pub mod gradcheck;
 mod kernels;
 pub mod ops;
+pub mod optim;
 pub mod rule;
 mod scalar;
 pub mod shape;
@@ -39,7 +41,7 @@ pub use detach::detach;
 pub use scalar::{Float, naive_gemm};
 pub use shape::{D, Dim, One, Shape};
 pub use storage::{Heap, Inline, Join, Storage};
-pub use tensor::{LengthError, Rng, Tensor};
+pub use tensor::{LengthError, Mask, Rng, Tensor};
 
 #[cfg(feature = "macros")]
 pub use autograd_macros::{custom_vjp, differentiable};
@@ -53,5 +55,5 @@ pub mod rules {
 /// Everything a model file needs: `use autograd_core::prelude::*;`.
 pub mod prelude {
     pub use crate::shape::{Axis, Broadcast, BroadcastTo};
-    pub use crate::{D, Dim, Float, Heap, Inline, One, Rng, Shape, Storage, Tensor};
+    pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }

@@ -150,6 +150,7 @@ const PACKED_GEMM_MIN_DIM: usize = 6;
 
 macro_rules! impl_float {
     ($t:ident) => {
+        #[diagnostic::do_not_recommend]
         impl Float for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;

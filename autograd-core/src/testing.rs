@@ -87,3 +87,44 @@ where
     };
     check_gradient(loss, x, &g, Tolerance::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
 }
+
+/// A unary rule's output at `x` and its VJP for a cotangent of ones: for an elementwise rule, the
+/// derivative at each element (the hand-worked values the op tests pin).
+pub fn value_and_grad<Rl, T, S, O>(rule: Rl, x: &Tensor<T, S>) -> (Tensor<T, O>, Tensor<T, S>)
+where
+    Rl: UnaryRule<Tensor<T, S>, Out = Tensor<T, O>>,
+    T: Float,
+    S: Shape,
+    O: Shape,
+{
+    let (y, res) = rule.forward(x);
+    let g = rule.vjp(x, &y, &res, &Tensor::ones());
+    (y, g)
+}
+
+/// Checks both VJPs of any binary rule at `(l, r)`, with loss `sum(rule(l, r) * w)` for a random `w`.
+pub fn check_binary_rule<Rl, L, R, O>(rule: Rl, name: &str, l: &Tensor<f64, L>, r: &Tensor<f64, R>)
+where
+    Rl: BinaryRule<Tensor<f64, L>, Tensor<f64, R>, Out = Tensor<f64, O>>,
+    L: Shape,
+    R: Shape,
+    O: Shape,
+{
+    let w: Tensor<f64, O> = uniform(3, -1.0, 1.0);
+    let (y, res) = rule.forward(l, r);
+    let gl = rule.vjp_lhs(l, r, &y, &res, &w);
+    let gr = rule.vjp_rhs(l, r, &y, &res, &w);
+    let loss = |l: &Tensor<f64, L>, r: &Tensor<f64, R>| -> f64 {
+        rule.forward(l, r)
+            .0
+            .as_slice()
+            .iter()
+            .zip(w.as_slice())
+            .map(|(a, b)| a * b)
+            .sum()
+    };
+    check_gradient(|l| loss(l, r), l, &gl, Tolerance::default())
+        .unwrap_or_else(|e| panic!("{name}, left operand: {e}"));
+    check_gradient(|r| loss(l, r), r, &gr, Tolerance::default())
+        .unwrap_or_else(|e| panic!("{name}, right operand: {e}"));
+}

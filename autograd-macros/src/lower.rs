@@ -655,8 +655,12 @@ impl Lower<'_> {
                 }
             },
             Expr::MethodCall(m) => {
-                let recv = self.lower_expr(&m.receiver)?;
                 let name = m.method.to_string();
+                if is_comparison(&name) {
+                    // A comparison gives a mask: read, never differentiated.
+                    return Some(self.bind_inert(e, None));
+                }
+                let recv = self.lower_expr(&m.receiver)?;
                 if (name == "clone" || name == "detach")
                     && m.args.is_empty()
                     && m.turbofish.is_none()
@@ -1243,6 +1247,12 @@ fn strip(e: &Expr) -> &Expr {
         Expr::Group(g) => strip(&g.expr),
         e => e,
     }
+}
+
+/// The comparison methods (`x.lt(&y)`, `x.gt_scalar(0.0)`): their masks carry no gradient.
+fn is_comparison(name: &str) -> bool {
+    let base = name.strip_suffix("_scalar").unwrap_or(name);
+    matches!(base, "lt" | "le" | "gt" | "ge" | "eq" | "ne")
 }
 
 fn is_zero(e: &Expr) -> bool {

@@ -26,6 +26,11 @@ pub struct Unary<R>(pub R);
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Binary<R>(pub R);
 
+/// A rule whose receiver only configures it (the mask of `mask.select(&a, &b)`): the remaining
+/// arguments are the wrapped op's, shifted by one position.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Skip1<W>(pub W);
+
 /// What an op's forward keeps for its pullbacks: the rule value and the residuals.
 ///
 /// The reverse sweep dispatches on this value's type, so when a forward call does not compile
@@ -46,10 +51,10 @@ pub struct Saved<F, Res> {
 pub trait Forward<Args>: Sized {
     /// The primal output.
     type Out;
-    /// What the pullbacks need beyond the arguments and the output.
-    type Res;
+    /// What the pullbacks need beyond the arguments and the output (a [`Saved`]).
+    type Saved;
     /// The primal output and what the pullbacks need.
-    fn forward(self, args: Args) -> (Self::Out, Saved<Self, Self::Res>);
+    fn forward(self, args: Args) -> (Self::Out, Self::Saved);
 }
 
 /// The cotangent of argument `K` (0 is the receiver or left operand) of an op, implemented by the
@@ -83,10 +88,10 @@ macro_rules! unary_impls {
             St: Storage,
         {
             type Out = R::Out;
-            type Res = R::Residual;
+            type Saved = Saved<Self, R::Residual>;
             #[inline]
             #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
-            fn forward(self, (x, $($c,)*): (&'a Tensor<T, S, St>, $(&'a $c,)*)) -> (R::Out, Saved<Self, R::Residual>) {
+            fn forward(self, (x, $($c,)*): (&'a Tensor<T, S, St>, $(&'a $c,)*)) -> (R::Out, Self::Saved) {
                 $(let _ = $c;)*
                 let (y, res) = self.0.forward(x);
                 (y, Saved { op: self, res })
@@ -117,10 +122,10 @@ macro_rules! unary_impls {
             T: Float,
         {
             type Out = T;
-            type Res = R::Residual;
+            type Saved = Saved<Self, R::Residual>;
             #[inline]
             #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
-            fn forward(self, (x, $($c,)*): (&'a T, $(&'a $c,)*)) -> (T, Saved<Self, R::Residual>) {
+            fn forward(self, (x, $($c,)*): (&'a T, $(&'a $c,)*)) -> (T, Self::Saved) {
                 $(let _ = $c;)*
                 let (y, res) = self.0.forward(&lift(*x));
                 (y.item(), Saved { op: self, res })
@@ -179,9 +184,9 @@ macro_rules! binary_impls {
             Rl: BinaryRule<$ll, $rl>,
         {
             type Out = Rl::Out;
-            type Res = Rl::Residual;
+            type Saved = Saved<Self, Rl::Residual>;
             #[inline]
-            fn forward(self, (l, r): (&'a $lt, &'b $rt)) -> (Rl::Out, Saved<Self, Rl::Residual>) {
+            fn forward(self, (l, r): (&'a $lt, &'b $rt)) -> (Rl::Out, Self::Saved) {
                 let (y, res) = self.0.forward(operand!($lk, l), operand!($rk, r));
                 (y, Saved { op: self, res })
             }
@@ -224,9 +229,9 @@ where
     Rl: BinaryRule<Tensor<T, ()>, Tensor<T, ()>, Out = Tensor<T, ()>>,
 {
     type Out = T;
-    type Res = Rl::Residual;
+    type Saved = Saved<Self, Rl::Residual>;
     #[inline]
-    fn forward(self, (l, r): (&'a T, &'b T)) -> (T, Saved<Self, Rl::Residual>) {
+    fn forward(self, (l, r): (&'a T, &'b T)) -> (T, Self::Saved) {
         let (y, res) = self.0.forward(&lift(*l), &lift(*r));
         (y.item(), Saved { op: self, res })
     }
@@ -258,6 +263,48 @@ where
     }
 }
 
+impl<'m, M, A, B, W> Forward<(&'m M, A, B)> for Skip1<W>
+where
+    W: Forward<(A, B)>,
+{
+    type Out = W::Out;
+    type Saved = Saved<Skip1<()>, W::Saved>;
+    #[inline]
+    fn forward(self, (_, a, b): (&'m M, A, B)) -> (W::Out, Self::Saved) {
+        let (y, inner) = self.0.forward((a, b));
+        (
+            y,
+            Saved {
+                op: Skip1(()),
+                res: inner,
+            },
+        )
+    }
+}
+
+macro_rules! skip1_pullback {
+    ($k:literal => $inner:literal) => {
+        impl<'m, M, A, B, S> Pullback<$k, (&'m M, A, B)> for Saved<Skip1<()>, S>
+        where
+            S: Pullback<$inner, (A, B)>,
+        {
+            type Out = S::Out;
+            type Ct = S::Ct;
+            #[inline]
+            fn pullback(
+                &self,
+                (_, a, b): (&'m M, A, B),
+                out: &Self::Out,
+                ct: &Self::Out,
+            ) -> Self::Ct {
+                self.res.pullback((a, b), out, ct)
+            }
+        }
+    };
+}
+skip1_pullback!(1 => 0);
+skip1_pullback!(2 => 1);
+
 /// `x.item()`: a rank-0 tensor read as its scalar. Glue between the two ways of holding a number,
 /// not a rule (no math: the cotangent of the scalar is the rank-0 tensor holding it).
 #[derive(Clone, Copy, Debug, Default)]
@@ -265,9 +312,9 @@ pub struct Item;
 
 impl<'a, T: Float, St: Storage> Forward<(&'a Tensor<T, (), St>,)> for Item {
     type Out = T;
-    type Res = ();
+    type Saved = Saved<Self, ()>;
     #[inline]
-    fn forward(self, (x,): (&'a Tensor<T, (), St>,)) -> (T, Saved<Self, ()>) {
+    fn forward(self, (x,): (&'a Tensor<T, (), St>,)) -> (T, Self::Saved) {
         (x.item(), Saved { op: self, res: () })
     }
 }

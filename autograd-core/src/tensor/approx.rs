@@ -16,7 +16,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// assert!(!a.all_close(&Tensor::new([1.0, 2.1]), 1e-5, 1e-8));
     /// ```
     #[must_use]
-    pub fn all_close<St2: Storage>(&self, other: &Tensor<T, S, St2>, rtol: f64, atol: f64) -> bool {
+    pub fn all_close(&self, other: &Self, rtol: f64, atol: f64) -> bool {
         self.first_mismatch(other, rtol, atol).is_none()
     }
 
@@ -30,7 +30,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// # Panics
     /// If any element differs by more than the tolerance.
     #[track_caller]
-    pub fn assert_close<St2: Storage>(&self, expected: &Tensor<T, S, St2>, rtol: f64, atol: f64) {
+    pub fn assert_close(&self, expected: &Self, rtol: f64, atol: f64) {
         if let Some(i) = self.first_mismatch(expected, rtol, atol) {
             panic!(
                 "tensors differ at flat index {i}: got {}, expected {} (rtol {rtol}, atol {atol})\n got: {self}\nwant: {expected}",

@@ -3,9 +3,11 @@
 mod approx;
 mod fmt;
 mod interop;
+mod mask;
 mod nested;
 mod random;
 
+pub use mask::Mask;
 pub use nested::NestedArray;
 pub use random::Rng;
 

@@ -1,4 +1,4 @@
-//! Nested arrays as tensor data: which shapes a `[[T; N]; M]` can fill.
+//! Nested arrays as tensor (and mask) data: which shapes a `[[T; N]; M]` can fill.
 
 use crate::scalar::Float;
 use crate::shape::{D, One, Shape};
@@ -19,46 +19,60 @@ impl<T: Float> NestedArray<T, ()> for T {
     }
 }
 
+impl NestedArray<bool, ()> for bool {
+    fn into_array(self) -> bool {
+        self
+    }
+}
+
 macro_rules! impl_nested {
-    ($([$($g:tt)*] $arr:ty => $shape:ty;)*) => {$(
-        impl<$($g)*> NestedArray<T, $shape> for $arr {
-            fn into_array(self) -> <$shape as Shape>::Array<T> {
+    ($E:ty; $([$($g:tt)*] $arr:ty => $shape:ty;)*) => {$(
+        impl<$($g)*> NestedArray<$E, $shape> for $arr {
+            fn into_array(self) -> <$shape as Shape>::Array<$E> {
                 self
             }
         }
     )*};
 }
 
-// Every combination of `D<N>` and `One` per axis, ranks 1 to 4.
-impl_nested! {
-    [T: Float, const A: usize] [T; A] => (D<A>, );
-    [T: Float] [T; 1] => (One, );
-    [T: Float, const A: usize, const B: usize] [[T; B]; A] => (D<A>, D<B>, );
-    [T: Float, const A: usize] [[T; 1]; A] => (D<A>, One, );
-    [T: Float, const B: usize] [[T; B]; 1] => (One, D<B>, );
-    [T: Float] [[T; 1]; 1] => (One, One, );
-    [T: Float, const A: usize, const B: usize, const C: usize] [[[T; C]; B]; A] => (D<A>, D<B>, D<C>, );
-    [T: Float, const A: usize, const B: usize] [[[T; 1]; B]; A] => (D<A>, D<B>, One, );
-    [T: Float, const A: usize, const C: usize] [[[T; C]; 1]; A] => (D<A>, One, D<C>, );
-    [T: Float, const A: usize] [[[T; 1]; 1]; A] => (D<A>, One, One, );
-    [T: Float, const B: usize, const C: usize] [[[T; C]; B]; 1] => (One, D<B>, D<C>, );
-    [T: Float, const B: usize] [[[T; 1]; B]; 1] => (One, D<B>, One, );
-    [T: Float, const C: usize] [[[T; C]; 1]; 1] => (One, One, D<C>, );
-    [T: Float] [[[T; 1]; 1]; 1] => (One, One, One, );
-    [T: Float, const A: usize, const B: usize, const C: usize, const E: usize] [[[[T; E]; C]; B]; A] => (D<A>, D<B>, D<C>, D<E>, );
-    [T: Float, const A: usize, const B: usize, const C: usize] [[[[T; 1]; C]; B]; A] => (D<A>, D<B>, D<C>, One, );
-    [T: Float, const A: usize, const B: usize, const E: usize] [[[[T; E]; 1]; B]; A] => (D<A>, D<B>, One, D<E>, );
-    [T: Float, const A: usize, const B: usize] [[[[T; 1]; 1]; B]; A] => (D<A>, D<B>, One, One, );
-    [T: Float, const A: usize, const C: usize, const E: usize] [[[[T; E]; C]; 1]; A] => (D<A>, One, D<C>, D<E>, );
-    [T: Float, const A: usize, const C: usize] [[[[T; 1]; C]; 1]; A] => (D<A>, One, D<C>, One, );
-    [T: Float, const A: usize, const E: usize] [[[[T; E]; 1]; 1]; A] => (D<A>, One, One, D<E>, );
-    [T: Float, const A: usize] [[[[T; 1]; 1]; 1]; A] => (D<A>, One, One, One, );
-    [T: Float, const B: usize, const C: usize, const E: usize] [[[[T; E]; C]; B]; 1] => (One, D<B>, D<C>, D<E>, );
-    [T: Float, const B: usize, const C: usize] [[[[T; 1]; C]; B]; 1] => (One, D<B>, D<C>, One, );
-    [T: Float, const B: usize, const E: usize] [[[[T; E]; 1]; B]; 1] => (One, D<B>, One, D<E>, );
-    [T: Float, const B: usize] [[[[T; 1]; 1]; B]; 1] => (One, D<B>, One, One, );
-    [T: Float, const C: usize, const E: usize] [[[[T; E]; C]; 1]; 1] => (One, One, D<C>, D<E>, );
-    [T: Float, const C: usize] [[[[T; 1]; C]; 1]; 1] => (One, One, D<C>, One, );
-    [T: Float, const E: usize] [[[[T; E]; 1]; 1]; 1] => (One, One, One, D<E>, );
-    [T: Float] [[[[T; 1]; 1]; 1]; 1] => (One, One, One, One, );
+/// Every combination of `D<N>` and `One` per axis, ranks 1 to 4, for an element type (the
+/// list is written once and instantiated for floats and for the booleans of a mask).
+macro_rules! impl_nested_all {
+    ($E:ident, [$($bound:tt)*]) => {
+        impl_nested! { $E;
+            [$($bound)* const A: usize] [$E; A] => (D<A>, );
+            [$($bound)*] [$E; 1] => (One, );
+            [$($bound)* const A: usize, const B: usize] [[$E; B]; A] => (D<A>, D<B>, );
+            [$($bound)* const A: usize] [[$E; 1]; A] => (D<A>, One, );
+            [$($bound)* const B: usize] [[$E; B]; 1] => (One, D<B>, );
+            [$($bound)*] [[$E; 1]; 1] => (One, One, );
+            [$($bound)* const A: usize, const B: usize, const C: usize] [[[$E; C]; B]; A] => (D<A>, D<B>, D<C>, );
+            [$($bound)* const A: usize, const B: usize] [[[$E; 1]; B]; A] => (D<A>, D<B>, One, );
+            [$($bound)* const A: usize, const C: usize] [[[$E; C]; 1]; A] => (D<A>, One, D<C>, );
+            [$($bound)* const A: usize] [[[$E; 1]; 1]; A] => (D<A>, One, One, );
+            [$($bound)* const B: usize, const C: usize] [[[$E; C]; B]; 1] => (One, D<B>, D<C>, );
+            [$($bound)* const B: usize] [[[$E; 1]; B]; 1] => (One, D<B>, One, );
+            [$($bound)* const C: usize] [[[$E; C]; 1]; 1] => (One, One, D<C>, );
+            [$($bound)*] [[[$E; 1]; 1]; 1] => (One, One, One, );
+            [$($bound)* const A: usize, const B: usize, const C: usize, const Z: usize] [[[[$E; Z]; C]; B]; A] => (D<A>, D<B>, D<C>, D<Z>, );
+            [$($bound)* const A: usize, const B: usize, const C: usize] [[[[$E; 1]; C]; B]; A] => (D<A>, D<B>, D<C>, One, );
+            [$($bound)* const A: usize, const B: usize, const Z: usize] [[[[$E; Z]; 1]; B]; A] => (D<A>, D<B>, One, D<Z>, );
+            [$($bound)* const A: usize, const B: usize] [[[[$E; 1]; 1]; B]; A] => (D<A>, D<B>, One, One, );
+            [$($bound)* const A: usize, const C: usize, const Z: usize] [[[[$E; Z]; C]; 1]; A] => (D<A>, One, D<C>, D<Z>, );
+            [$($bound)* const A: usize, const C: usize] [[[[$E; 1]; C]; 1]; A] => (D<A>, One, D<C>, One, );
+            [$($bound)* const A: usize, const Z: usize] [[[[$E; Z]; 1]; 1]; A] => (D<A>, One, One, D<Z>, );
+            [$($bound)* const A: usize] [[[[$E; 1]; 1]; 1]; A] => (D<A>, One, One, One, );
+            [$($bound)* const B: usize, const C: usize, const Z: usize] [[[[$E; Z]; C]; B]; 1] => (One, D<B>, D<C>, D<Z>, );
+            [$($bound)* const B: usize, const C: usize] [[[[$E; 1]; C]; B]; 1] => (One, D<B>, D<C>, One, );
+            [$($bound)* const B: usize, const Z: usize] [[[[$E; Z]; 1]; B]; 1] => (One, D<B>, One, D<Z>, );
+            [$($bound)* const B: usize] [[[[$E; 1]; 1]; B]; 1] => (One, D<B>, One, One, );
+            [$($bound)* const C: usize, const Z: usize] [[[[$E; Z]; C]; 1]; 1] => (One, One, D<C>, D<Z>, );
+            [$($bound)* const C: usize] [[[[$E; 1]; C]; 1]; 1] => (One, One, D<C>, One, );
+            [$($bound)* const Z: usize] [[[[$E; Z]; 1]; 1]; 1] => (One, One, One, D<Z>, );
+            [$($bound)*] [[[[$E; 1]; 1]; 1]; 1] => (One, One, One, One, );
+        }
+    };
 }
+
+impl_nested_all!(T, [T: Float,]);
+impl_nested_all!(bool, []);

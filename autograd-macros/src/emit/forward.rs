@@ -90,11 +90,11 @@ impl<'a, 'c> Forward<'a, 'c> {
                         let span = user_span(*span);
                         let saved = self.cx.ident(Entity::Saved(*var));
                         let refs: Vec<TokenStream> = args.iter().map(|&a| self.refer(a)).collect();
-                        let ctor_args = &refs[1..];
+
                         let mut name = name.clone();
                         name.set_span(span);
                         let ctor = respan(quote!(#k::__private::method::), span);
-                        let rest = respan(quote!((#(#ctor_args),*)), span);
+                        let rest = respan(quote!(((#(#refs,)*))), span);
                         let forward = respan(quote!(#k::__private::Forward::forward), span);
                         let args = respan(quote!((#(#refs,)*)), span);
                         let ty = ty.as_ref().map(|t| quote!(: (#t, _)));
