@@ -484,7 +484,7 @@ impl Lower<'_> {
                 let v = self.0.new_var(&p.ident.to_string(), false, Origin::Local);
                 self.1.push((p.ident.to_string(), v));
                 let mut id = self.0.vars[v].ident.clone();
-                id.set_span(p.ident.span());
+                id.set_span(id.span().located_at(p.ident.span()));
                 p.ident = id;
                 p.mutability = None;
                 syn::visit_mut::visit_pat_ident_mut(self, p);

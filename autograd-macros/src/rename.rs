@@ -105,8 +105,9 @@ impl Renamer<'_> {
             name,
             detached: self.detached > 0,
         });
+        // The user's location, the binding's hygiene.
         let mut new = new;
-        new.set_span(id.span());
+        new.set_span(new.span().located_at(id.span()));
         Some(new)
     }
 

@@ -5,7 +5,7 @@
 //! (the tape: fixed size, no heap); a branch returns its outputs plus an enum recording which arm
 //! ran and that arm's values.
 
-use super::{Cx, Entity, Plan, respan, user_span};
+use super::{Cx, Entity, Plan, respan};
 use crate::ir::{Branch, Head, Loop, Origin, Stmt, Value, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -87,12 +87,11 @@ impl<'a, 'c> Forward<'a, 'c> {
                         args,
                         span,
                     } => {
-                        let span = user_span(*span);
+                        let span = *span;
                         let saved = self.cx.ident(Entity::Saved(*var));
                         let refs: Vec<TokenStream> = args.iter().map(|&a| self.refer(a)).collect();
 
-                        let mut name = name.clone();
-                        name.set_span(span);
+                        let name = name.clone();
                         let ctor = respan(quote!(#k::__private::method::), span);
                         let rest = respan(quote!(((#(#refs,)*))), span);
                         let forward = respan(quote!(#k::__private::Forward::forward), span);
@@ -108,7 +107,7 @@ impl<'a, 'c> Forward<'a, 'c> {
                         args,
                         span,
                     } => {
-                        let span = user_span(*span);
+                        let span = *span;
                         let pb = self.cx.ident(Entity::Pullback(*var));
                         let passed: Vec<TokenStream> = args
                             .iter()

@@ -172,13 +172,10 @@ impl<'a> Cx<'a> {
     }
 }
 
-/// A span at the user's tokens that resolves names like the macro's call site.
-pub fn user_span(span: Span) -> Span {
-    span.resolved_at(Span::call_site())
-}
-
-/// `tokens` with every token at `span` (so that an error in a generated call underlines the
-/// user's operator, and rustc merges it with the same error in the user's function).
+/// `tokens` moved to the user's `span` (so that an error in a generated call underlines the
+/// user's operator, and rustc merges it with the same error in the user's function). Only the
+/// location moves: each token keeps its own hygiene, so names resolve as before even when the
+/// attribute is used inside a `macro_rules!`.
 pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     use proc_macro2::{Group, TokenTree};
     tokens
@@ -186,11 +183,11 @@ pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         .map(|t| match t {
             TokenTree::Group(g) => {
                 let mut ng = Group::new(g.delimiter(), respan(g.stream(), span));
-                ng.set_span(span);
+                ng.set_span(g.span().located_at(span));
                 TokenTree::Group(ng)
             }
             mut t => {
-                t.set_span(span);
+                t.set_span(t.span().located_at(span));
                 t
             }
         })

@@ -5,7 +5,7 @@
 //! ones add into it. Zeros are created only where a loop or a branch adds into a cotangent that
 //! has no value yet, and for parameters that receive nothing.
 
-use super::{Construct, Cx, Entity, Plan, respan, user_span};
+use super::{Construct, Cx, Entity, Plan, respan};
 use crate::ir::{Branch, Loop, Stmt, Value, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -284,7 +284,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
         let k = self.krate().clone();
         match value {
             Value::Op { args, span, .. } => {
-                let span = user_span(*span);
+                let span = *span;
                 let saved = self.refer(Entity::Saved(var));
                 let out = self.refer(Entity::Var(var));
                 let ct = self.ct_ref(var);
@@ -303,7 +303,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
                 code
             }
             Value::Call { args, span, .. } => {
-                let span = user_span(*span);
+                let span = *span;
                 let pb = self.refer(Entity::Pullback(var));
                 let ct = self.ct_ref(var);
                 let refs: Vec<TokenStream> = args
