@@ -18,7 +18,10 @@ pub fn straight(x: &Tensor![f32; 2, 3], w: &Tensor![f32; 3]) -> f32 {
 /// Generic over the element type and the batch size, tensor output.
 #[differentiable]
 #[must_use]
-pub fn generic<T: Float, const B: usize>(x: &Tensor![T; B, 3], b: &Tensor![T; 3]) -> Tensor![T; B, 3] {
+pub fn generic<T: Float, const B: usize>(
+    x: &Tensor![T; B, 3],
+    b: &Tensor![T; 3],
+) -> Tensor![T; B, 3] {
     let z = x + b;
     z.relu() * T::from_f64(2.0)
 }

@@ -126,6 +126,9 @@ pub fn read(item: &ItemFn, attr: &Attr, errors: &mut Errors) -> Option<Function>
                         continue;
                     }
                 };
+                if name == "cotangent" {
+                    errors.error(name.span(), "a parameter named `cotangent` would clash with the cotangent parameter of the generated `_vjp` function; rename it");
+                }
                 if name.to_string().starts_with("__") {
                     errors.error(name.span(), "names starting with `__` are reserved for #[differentiable]'s generated code");
                 }

@@ -375,9 +375,7 @@ fn never_panics_on_malformed_or_unusual_input() {
 fn show() {
     let (out, _) = expand_reporting(
         TokenStream::new(),
-        tokens(
-            "fn f(x: &Tensor![f64; 2, 3], w: &Tensor![f64; 3]) -> Tensor![f64] { let y = x * w + w; (y * 2.0).sum() }",
-        ),
+        tokens(&std::fs::read_to_string("/tmp/show.rs").unwrap_or_default()),
         Kind::Differentiable,
     );
     println!("{out}");

@@ -1,7 +1,7 @@
 //! What `#[differentiable]` expands to: the glue between generated code and the rules.
 //!
 //! The macro cannot see types, so it never decides anything a type decides. It writes every op of
-//! the body as two calls on a rule value taken from [`method`] (the one table that maps a method,
+//! the body as two calls on a rule value taken from [`differentiable_methods`] (the one table that maps a method,
 //! operator or function name to its rule): [`Forward::forward`] in the forward sweep and
 //! [`Pullback::pullback`] for each differentiated argument in the reverse sweep. Which arguments
 //! are differentiable, how a scalar operand meets a tensor, and which storage or shape comes out are
@@ -9,7 +9,7 @@
 //!
 //! Nothing here is public API: the module is hidden and may change with any release.
 
-pub mod method;
+pub mod differentiable_methods;
 
 use crate::rule::{BinaryRule, UnaryRule};
 use crate::scalar::Float;
@@ -18,7 +18,7 @@ use crate::storage::Storage;
 use crate::tensor::Tensor;
 
 /// A rule applied to its receiver only: the call's other arguments (labels, exponents, axes) were
-/// absorbed into the rule value by its [`method`] constructor and get no cotangent.
+/// absorbed into the rule value by its [`differentiable_methods`] constructor and get no cotangent.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Unary<R>(pub R);
 
@@ -73,6 +73,27 @@ pub trait Pullback<const K: usize, Args> {
     fn pullback(&self, args: Args, out: &Self::Out, ct: &Self::Out) -> Self::Ct;
 }
 
+/// How generated code calls a pullback: `saved.pullback_at::<K, _>(args, out, ct)`. The bound is
+/// checked at the method name (the user's operator), once the arguments' types are known, so every
+/// copy of a failing call reports the same error and rustc prints it once.
+pub trait PullbackAt {
+    /// The cotangent of argument `K`.
+    #[inline]
+    fn pullback_at<const K: usize, A>(
+        &self,
+        args: A,
+        out: &<Self as Pullback<K, A>>::Out,
+        ct: &<Self as Pullback<K, A>>::Out,
+    ) -> <Self as Pullback<K, A>>::Ct
+    where
+        Self: Pullback<K, A>,
+    {
+        self.pullback(args, out, ct)
+    }
+}
+
+impl<S> PullbackAt for S {}
+
 /// A scalar seen as a rank-0 tensor, so that a rule written for tensors applies to it.
 fn lift<T: Float>(x: T) -> Tensor<T, ()> {
     Tensor::full(x)
@@ -98,6 +119,7 @@ macro_rules! unary_impls {
             }
         }
 
+        #[diagnostic::do_not_recommend]
         impl<'a, R, T, S, St, Res, $($c),*> Pullback<0, (&'a Tensor<T, S, St>, $(&'a $c,)*)> for Saved<Unary<R>, Res>
         where
             R: UnaryRule<Tensor<T, S, St>, Residual = Res>,
@@ -132,6 +154,7 @@ macro_rules! unary_impls {
             }
         }
 
+        #[diagnostic::do_not_recommend]
         impl<'a, R, T, Res, $($c),*> Pullback<0, (&'a T, $(&'a $c,)*)> for Saved<Unary<R>, Res>
         where
             R: UnaryRule<Tensor<T, ()>, Out = Tensor<T, ()>, Residual = Res>,
@@ -192,6 +215,7 @@ macro_rules! binary_impls {
             }
         }
 
+        #[diagnostic::do_not_recommend]
         impl<'a, 'b, Rl, Res, $($g)*> Pullback<0, (&'a $lt, &'b $rt)> for Saved<Binary<Rl>, Res>
         where
             Rl: BinaryRule<$ll, $rl, Residual = Res>,
@@ -204,6 +228,7 @@ macro_rules! binary_impls {
             }
         }
 
+        #[diagnostic::do_not_recommend]
         impl<'a, 'b, Rl, Res, $($g)*> Pullback<1, (&'a $lt, &'b $rt)> for Saved<Binary<Rl>, Res>
         where
             Rl: BinaryRule<$ll, $rl, Residual = Res>,
@@ -237,6 +262,7 @@ where
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, 'b, Rl, Res, T: Float> Pullback<0, (&'a T, &'b T)> for Saved<Binary<Rl>, Res>
 where
     Rl: BinaryRule<Tensor<T, ()>, Tensor<T, ()>, Out = Tensor<T, ()>, Residual = Res>,
@@ -250,6 +276,7 @@ where
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, 'b, Rl, Res, T: Float> Pullback<1, (&'a T, &'b T)> for Saved<Binary<Rl>, Res>
 where
     Rl: BinaryRule<Tensor<T, ()>, Tensor<T, ()>, Out = Tensor<T, ()>, Residual = Res>,
@@ -284,6 +311,7 @@ where
 
 macro_rules! skip1_pullback {
     ($k:literal => $inner:literal) => {
+        #[diagnostic::do_not_recommend]
         impl<'m, M, A, B, S> Pullback<$k, (&'m M, A, B)> for Saved<Skip1<()>, S>
         where
             S: Pullback<$inner, (A, B)>,
@@ -319,6 +347,7 @@ impl<'a, T: Float, St: Storage> Forward<(&'a Tensor<T, (), St>,)> for Item {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a, T: Float, St: Storage> Pullback<0, (&'a Tensor<T, (), St>,)> for Saved<Item, ()> {
     type Out = T;
     type Ct = Tensor<T, (), St>;
@@ -438,8 +467,46 @@ impl<X> CalleeCotangent<X> for X {
     }
 }
 
-/// Checks that a callee returned a cotangent for an argument the caller differentiates.
-#[inline]
-pub fn callee_cotangent<X, C: CalleeCotangent<X>>(_: &X, c: C) -> X {
-    c.into_cotangent()
+/// What the backward of a `#[custom_vjp]` rule returns: one cotangent per differentiated parameter.
+#[diagnostic::on_unimplemented(
+    message = "the backward of this rule returns `{Self}`, but the rule needs `{Expected}`",
+    label = "returns the wrong cotangents",
+    note = "a backward returns a tuple with one cotangent per differentiated parameter (those in `wrt(..)`, or every tensor and float), in order, each typed like its parameter"
+)]
+pub trait Cotangents<Expected> {
+    /// The cotangents.
+    fn into_cotangents(self) -> Expected;
 }
+
+impl<T> Cotangents<T> for T {
+    #[inline]
+    fn into_cotangents(self) -> T {
+        self
+    }
+}
+
+/// How generated code checks a custom backward's result: `bwd(..).checked_cotangents::<E>()`.
+pub trait CheckCotangents: Sized {
+    /// The cotangents, if they are the ones the rule needs.
+    #[inline]
+    fn checked_cotangents<E>(self) -> E
+    where
+        Self: Cotangents<E>,
+    {
+        self.into_cotangents()
+    }
+}
+
+impl<R> CheckCotangents for R {}
+
+/// How generated code takes a callee's cotangent for an argument `x`: `x.cotangent_from(g)`, a
+/// method call so that a callee that returns `NoGrad` is reported at the callee's name.
+pub trait CotangentFrom: Cotangent {
+    /// `g`, if it is a cotangent of `self`.
+    #[inline]
+    fn cotangent_from<C: CalleeCotangent<Self>>(&self, g: C) -> Self {
+        g.into_cotangent()
+    }
+}
+
+impl<X: Cotangent> CotangentFrom for X {}

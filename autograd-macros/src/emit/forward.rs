@@ -92,7 +92,7 @@ impl<'a, 'c> Forward<'a, 'c> {
                         let refs: Vec<TokenStream> = args.iter().map(|&a| self.refer(a)).collect();
 
                         let name = name.clone();
-                        let ctor = respan(quote!(#k::__private::method::), span);
+                        let ctor = respan(quote!(#k::__private::differentiable_methods::), span);
                         let rest = respan(quote!(((#(#refs,)*))), span);
                         let forward = respan(quote!(#k::__private::Forward::forward), span);
                         let args = respan(quote!((#(#refs,)*)), span);

@@ -13,6 +13,7 @@ use super::{Cx, Entity};
 use crate::ast::Function;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
+use syn::spanned::Spanned;
 use syn::{GenericParam, Ident, Lifetime, Path, Type, WherePredicate};
 
 /// The sibling items of a `#[differentiable]` function.
@@ -53,30 +54,53 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
     let result = cx.ident(Entity::Var(body.result));
 
     let names = Names::new(f);
-    let (vjp_rev, vjp_cts) = sweep(false, &cot);
+    // Both reverse sweeps read every parameter through a reference and the output's cotangent
+    // as `cotangent`, so that they are the same tokens: an error in them is reported once.
+    let (rev, cts) = sweep(true, &cot);
     let fields: Vec<&Ident> = f.params.iter().filter(|p| p.wrt).map(|p| &p.name).collect();
     let field_cts: Vec<&TokenStream> = f
         .params
         .iter()
-        .zip(&vjp_cts)
+        .zip(&cts)
         .filter(|(p, _)| p.wrt)
         .map(|(_, c)| c)
         .collect();
     let grad_name = &names.grad;
+    // A parameter returned as the output is copied before it is shadowed by its reference.
+    let result_is_owned_param = cx.param_by_ref(body.result) == Some(false);
+    let (keep_out, out_value) = if result_is_owned_param {
+        (
+            quote!(let __value = ::core::clone::Clone::clone(&#result);),
+            quote!(__value),
+        )
+    } else {
+        (quote!(), quote!(#result))
+    };
+    let as_refs: Vec<TokenStream> = f
+        .params
+        .iter()
+        .filter(|p| !p.by_ref)
+        .map(|p| {
+            let n = &p.name;
+            quote!(#[allow(unused_variables)] let #n = &#n;)
+        })
+        .collect();
+    let prelude = quote!(use #k::__private::{CotangentFrom as _, PullbackAt as _};);
     let vjp_body = quote! {
+        #prelude
         #(#items)*
         #enums
         #fwd
-        #vjp_rev
+        #keep_out
+        #(#as_refs)*
+        #rev
         let __grad = #grad_name { #(#fields: #field_cts),* };
-        (#result, __grad)
+        (#out_value, __grad)
     };
 
-    let pb_cot = Ident::new("__cotangent", Span::call_site());
-    let (pb_rev, pb_cts) = sweep(true, &pb_cot);
     let out = &f.output;
     // The output leaves the pullback and may also be read by the reverse sweep inside it.
-    let take_out = if plan.top_used.contains(&Entity::Var(body.result)) {
+    let take_out = if plan.top_used.contains(&Entity::Var(body.result)) || result_is_owned_param {
         let r = refer_top(cx, body.result);
         quote!(::core::clone::Clone::clone(#r))
     } else {
@@ -91,12 +115,13 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
         })
         .collect();
     let pullback_body = quote! {
+        #prelude
         #(#items)*
         #enums
         #fwd
-        (#take_out, move |#(#closure_params,)* #pb_cot: &#out| {
-            #pb_rev
-            (#(#pb_cts,)*)
+        (#take_out, move |#(#closure_params,)* #cot: &#out| {
+            #rev
+            (#(#cts,)*)
         })
     };
     let mut tokens = names.grad_struct(k);
@@ -139,10 +164,22 @@ pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> T
             }
         })
         .collect();
+    let wrt_tys: Vec<&Type> = f
+        .params
+        .iter()
+        .filter(|p| p.wrt)
+        .map(|p| &p.value_ty)
+        .collect();
+    // The backward's result is checked against the cotangents the rule needs, with the error at
+    // `bwd = ..`.
+    let check = crate::emit::respan(
+        quote!(#krate::__private::CheckCotangents::checked_cotangents::<(#(#wrt_tys,)*)>(#bwd(&__res, __cotangent))),
+        bwd.span(),
+    );
     let pullback_body = quote! {
         let (__out, __res) = #fwd(#(#params),*);
         (__out, move |#(#ignored,)* __cotangent: &#out| {
-            let (#(#gs,)*) = #bwd(&__res, __cotangent);
+            let (#(#gs,)*) = #check;
             (#(#cts,)*)
         })
     };
@@ -210,19 +247,24 @@ pub fn stub_items(f: &Function, krate: &Path) -> TokenStream {
         })
         .collect();
     let mut tokens = names.grad_struct(krate);
-    tokens.extend(names.vjp_fn(quote! {
-        let _ = (#(&#params,)* cotangent);
-        ::core::unreachable!()
-    }));
+    let stub = quote!(#[allow(unreachable_code, reason = "the expansion failed; a compile error was reported")]);
+    tokens.extend(names.vjp_fn_with(
+        quote! {
+            let _ = (#(&#params,)* cotangent);
+            ::core::unreachable!()
+        },
+        &stub,
+    ));
     if f.scalar_output {
         tokens.extend(names.grad_fn(krate));
     }
-    tokens.extend(names.pullback_fn(
+    tokens.extend(names.pullback_fn_with(
         krate,
         quote! {
             let _ = (#(&#params,)*);
             (::core::unreachable!(), move |#(#ignored,)* _: &#out| ::core::unreachable!())
         },
+        &stub,
     ));
     tokens
 }
@@ -482,6 +524,10 @@ impl<'a> Names<'a> {
     }
 
     fn vjp_fn(&self, body: TokenStream) -> TokenStream {
+        self.vjp_fn_with(body, &quote!())
+    }
+
+    fn vjp_fn_with(&self, body: TokenStream, attrs: &TokenStream) -> TokenStream {
         let f = self.f;
         let vis = f.item.sig_vis();
         let (generics, inputs, where_clause) = self.signature(&[]);
@@ -498,6 +544,7 @@ impl<'a> Names<'a> {
             #[doc = #doc]
             #[must_use]
             #[allow(dead_code, clippy::too_many_lines, clippy::similar_names, clippy::needless_pass_by_value, reason = "generated code: one binding per op")]
+            #attrs
             #vis fn #name #generics (#(#inputs,)* cotangent: &#out) -> (#out, #grad_ty) #where_clause {
                 // The differentiated function counts as used when its siblings are.
                 let _ = #fname #turbofish;
@@ -531,6 +578,15 @@ impl<'a> Names<'a> {
     }
 
     fn pullback_fn(&self, krate: &Path, body: TokenStream) -> TokenStream {
+        self.pullback_fn_with(krate, body, &quote!())
+    }
+
+    fn pullback_fn_with(
+        &self,
+        krate: &Path,
+        body: TokenStream,
+        attrs: &TokenStream,
+    ) -> TokenStream {
         let f = self.f;
         let vis = f.item.sig_vis();
         // Parameters the pullback may keep borrowing (constants a rule holds) get a named lifetime
@@ -588,6 +644,7 @@ impl<'a> Names<'a> {
         quote! {
             #[doc(hidden)]
             #[allow(clippy::too_many_lines, clippy::similar_names, clippy::type_complexity, clippy::needless_pass_by_value, reason = "generated code: one binding per op")]
+            #attrs
             #vis fn #name #generics (#(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
                 #body
             }

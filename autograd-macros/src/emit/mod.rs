@@ -6,7 +6,7 @@
 //! ```text
 //! // let y = x * w;
 //! let (__y, __saved_y) = ::autograd_core::__private::Forward::forward(
-//!     ::autograd_core::__private::method::mul(w), (x, w));
+//!     ::autograd_core::__private::differentiable_methods::mul(w), (x, w));
 //! // ... reverse sweep, given __ct_y:
 //! let __ct_x = ::autograd_core::__private::Pullback::<0, _>::pullback(&__saved_y, (x, w), &__y, &__ct_y);
 //! ```
@@ -172,24 +172,44 @@ impl<'a> Cx<'a> {
     }
 }
 
-/// `tokens` moved to the user's `span` (so that an error in a generated call underlines the
-/// user's operator, and rustc merges it with the same error in the user's function). Only the
-/// location moves: each token keeps its own hygiene, so names resolve as before even when the
-/// attribute is used inside a `macro_rules!`.
+/// `tokens` moved to the user's `span`, so that an error in a generated call underlines the
+/// user's operator and is the same diagnostic as the one the user's function reports (rustc then
+/// prints it once). Paths and punctuation take the user's span as is; identifiers that name local
+/// values (`__t1`, a parameter) keep their own hygiene and only move, so that they resolve as
+/// before even when the attribute is used inside a `macro_rules!`.
 pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
     use proc_macro2::{Group, TokenTree};
-    tokens
-        .into_iter()
-        .map(|t| match t {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let is_colon =
+        |t: Option<&TokenTree>| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == ':');
+    let mut out = Vec::with_capacity(trees.len());
+    for (i, t) in trees.iter().enumerate() {
+        out.push(match t {
             TokenTree::Group(g) => {
                 let mut ng = Group::new(g.delimiter(), respan(g.stream(), span));
-                ng.set_span(g.span().located_at(span));
+                ng.set_span(span);
                 TokenTree::Group(ng)
             }
-            mut t => {
-                t.set_span(t.span().located_at(span));
+            TokenTree::Ident(id) => {
+                let after_dot = i > 0
+                    && matches!(trees.get(i - 1), Some(TokenTree::Punct(p)) if p.as_char() == '.');
+                let in_path = after_dot
+                    || (i > 0 && is_colon(trees.get(i - 1)))
+                    || is_colon(trees.get(i + 1));
+                let mut id = id.clone();
+                id.set_span(if in_path {
+                    span
+                } else {
+                    id.span().located_at(span)
+                });
+                TokenTree::Ident(id)
+            }
+            t => {
+                let mut t = t.clone();
+                t.set_span(span);
                 t
             }
-        })
-        .collect()
+        });
+    }
+    out.into_iter().collect()
 }

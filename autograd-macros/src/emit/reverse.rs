@@ -281,11 +281,10 @@ impl<'a, 'c> Reverse<'a, 'c> {
     }
 
     fn let_stmt(&mut self, var: VarId, value: &Value) -> TokenStream {
-        let k = self.krate().clone();
         match value {
             Value::Op { args, span, .. } => {
                 let span = *span;
-                let saved = self.refer(Entity::Saved(var));
+                let (saved, _) = self.access(Entity::Saved(var));
                 let out = self.refer(Entity::Var(var));
                 let ct = self.ct_ref(var);
                 let refs: Vec<TokenStream> =
@@ -296,8 +295,11 @@ impl<'a, 'c> Reverse<'a, 'c> {
                         continue;
                     }
                     let pos = proc_macro2::Literal::usize_unsuffixed(pos);
-                    let call = quote!(#k::__private::Pullback::<#pos, _>::pullback(#saved, (#(#refs,)*), #out, #ct));
-                    let g = respan(call, span);
+                    // A method call, so that a failing bound is reported at the method name, which
+                    // carries the user's span.
+                    let method = respan(quote!(.pullback_at::<#pos, _>), span);
+                    let args = respan(quote!(((#(#refs,)*), #out, #ct)), span);
+                    let g = quote!(#saved #method #args);
                     code.extend(self.contribute(a, g));
                 }
                 code
@@ -335,7 +337,8 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     if self.cx.active(a) {
                         let g = &names[j];
                         let x = refs[j].clone();
-                        let conv = respan(quote!(#k::__private::callee_cotangent(#x, #g)), span);
+                        let method = respan(quote!(.cotangent_from), span);
+                        let conv = quote!((#x) #method (#g));
                         code.extend(self.contribute(a, conv));
                     }
                 }

@@ -1,6 +1,6 @@
 //! The one table from what a `#[differentiable]` body writes to the rule it runs.
 //!
-//! The macro turns `x.name::<G>(args)` into `method::name::<G>((&x, &args..))`, and the operators
+//! The macro turns `x.name::<G>(args)` into `differentiable_methods::name::<G>((&x, &args..))`, and the operators
 //! into `add`, `sub`, `mul`, `div` (binary) and `neg` (unary), the names of their `core::ops`
 //! methods. Each function receives references to every argument, receiver first (the receiver as
 //! `impl Sized`, so that a turbofish written for the method fits the function), and returns the
@@ -8,7 +8,7 @@
 //! arguments into the rule), [`Binary`] (receiver and first argument) or [`Skip1`] (the receiver
 //! configures the rule). **Adding a rule to the library means adding its line here**; a method
 //! missing from this table is reported at the user's method name ("cannot find function `name` in
-//! module `method`").
+//! module `differentiable_methods`").
 //!
 //! Comparisons (`lt`, `le`, `gt`, `ge`, `eq`, `ne`, their `_scalar` forms, and the operators)
 //! return masks, which carry no gradient: the macro keeps them as written.
