@@ -11,4 +11,7 @@
 fn compile_errors() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*/*.rs");
+    // With a case that must pass, trybuild runs `cargo build` rather than `cargo check`, which the
+    // post-monomorphization errors (const assertions) need to show at all.
+    t.pass("tests/ui/full_build.rs");
 }

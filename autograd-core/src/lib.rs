@@ -23,10 +23,14 @@ extern crate self as autograd_core;
 #[doc(hidden)]
 #[path = "macro_support/mod.rs"]
 pub mod __private;
+#[cfg(feature = "checkpoint")]
+pub mod checkpoint;
 pub mod data;
 mod detach;
+pub mod forward;
 pub mod gradcheck;
 mod kernels;
+pub mod nn;
 pub mod ops;
 pub mod optim;
 pub mod rule;
@@ -54,6 +58,7 @@ pub mod rules {
 
 /// Everything a model file needs: `use autograd_core::prelude::*;`.
 pub mod prelude {
-    pub use crate::shape::{Axis, Broadcast, BroadcastTo};
+    pub use crate::forward::Dual;
+    pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs};
     pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }

@@ -40,6 +40,8 @@ pub trait Params<T: Float>: Clone {
     fn slice(&self, i: usize) -> &[T];
     /// Tensor `i`'s elements, mutable.
     fn slice_mut(&mut self, i: usize) -> &mut [T];
+    /// Tensor `i`'s shape (for checkpoints and error messages).
+    fn dims(&self, i: usize) -> Vec<usize>;
     /// The total number of elements.
     fn numel(&self) -> usize {
         (0..Self::COUNT).map(|i| self.slice(i).len()).sum()
@@ -59,6 +61,9 @@ impl<T: Float, S: Shape, St: Storage> Params<T> for Tensor<T, S, St> {
     }
     fn slice_mut(&mut self, _: usize) -> &mut [T] {
         self.as_mut_slice()
+    }
+    fn dims(&self, _: usize) -> Vec<usize> {
+        S::dims()
     }
 }
 
@@ -83,6 +88,17 @@ macro_rules! impl_params_tuple {
                 $(
                     if i < base + $name::COUNT {
                         return self.$idx.slice_mut(i - base);
+                    }
+                    base += $name::COUNT;
+                )+
+                panic!("parameter index {i} out of range for {} tensors", Self::COUNT)
+            }
+            #[allow(unused_assignments, reason = "the last offset update is not read")]
+            fn dims(&self, i: usize) -> Vec<usize> {
+                let mut base = 0;
+                $(
+                    if i < base + $name::COUNT {
+                        return self.$idx.dims(i - base);
                     }
                     base += $name::COUNT;
                 )+

@@ -7,10 +7,12 @@
 mod axis;
 pub mod broadcast;
 mod dim;
+mod matmul;
 
 pub use axis::{Axis, ReplaceAxis};
 pub use broadcast::{Broadcast, BroadcastDim, BroadcastTo};
 pub use dim::{D, Dim, One};
+pub use matmul::MatMulRhs;
 
 use core::fmt::Debug;
 

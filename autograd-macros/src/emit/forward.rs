@@ -93,7 +93,7 @@ impl<'a, 'c> Forward<'a, 'c> {
 
                         let name = name.clone();
                         let ctor = respan(quote!(#k::__private::differentiable_methods::), span);
-                        let rest = respan(quote!(((#(#refs,)*))), span);
+                        let rest = respan(quote!(::rule((#(#refs,)*))), span);
                         let forward = respan(quote!(#k::__private::Forward::forward), span);
                         let args = respan(quote!((#(#refs,)*)), span);
                         let ty = ty.as_ref().map(|t| quote!(: (#t, _)));

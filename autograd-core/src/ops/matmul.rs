@@ -1,0 +1,428 @@
+//! `a.matmul(&b)`: matrix products of vectors, matrices and batches of matrices.
+//!
+//! Forward: `y = a b` (for a batch, one product per batch index). VJP: `a_bar = ct b^T`,
+//! `b_bar = a^T ct`; an operand shared by every product of a batch receives the sum over the
+//! batch. All three products run through [`Float::gemm`] with strides, so the transposes are free:
+//! no transposed copy is ever made.
+
+use crate::rule::BinaryRule;
+use crate::scalar::Float;
+use crate::shape::{MatMulRhs, Shape};
+use crate::storage::{Join, Storage};
+use crate::tensor::Tensor;
+
+/// The rule of [`Tensor::matmul`].
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// use autograd_core::rules::{BinaryRule, MatMul};
+/// let a = Tensor::new([[1.0f64, 2.0], [3.0, 4.0]]);
+/// let b = Tensor::new([[5.0f64, 6.0], [7.0, 8.0]]);
+/// let (y, res) = MatMul.forward(&a, &b);
+/// assert_eq!(y.to_array(), [[19.0, 22.0], [43.0, 50.0]]);
+/// let ct = Tensor::new([[1.0, 0.0], [0.0, 0.0]]);
+/// // a_bar = ct b^T: only row 0 of a fed y[0][0], through row 0 of b^T (column 0 of b).
+/// assert_eq!(MatMul.vjp_lhs(&a, &b, &y, &res, &ct).to_array(), [[5.0, 7.0], [0.0, 0.0]]);
+/// // b_bar = a^T ct: column 0 of b met column 0 of a.
+/// assert_eq!(MatMul.vjp_rhs(&a, &b, &y, &res, &ct).to_array(), [[1.0, 0.0], [2.0, 0.0]]);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MatMul;
+
+/// The sizes of a product as the kernels see them: products of an `(m, k)` matrix by a `(k, n)`
+/// matrix, one per `(m, n)` block of the output, each operand either one matrix per product or
+/// one shared by all.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    m: usize,
+    k: usize,
+    n: usize,
+    lhs_batched: bool,
+    rhs_batched: bool,
+}
+
+/// The layout of `L` by `R`. A right operand shared by a batch makes the batch one product:
+/// `(B, M, K)` row-major is `(B * M, K)`, so the forward and both VJPs are each a single gemm.
+const fn layout<L: Shape, R: MatMulRhs<L>>() -> Layout {
+    if R::RHS_BATCHED {
+        Layout {
+            m: R::M,
+            k: R::K,
+            n: R::N,
+            lhs_batched: R::LHS_BATCHED,
+            rhs_batched: true,
+        }
+    } else {
+        Layout {
+            m: R::BATCH * R::M,
+            k: R::K,
+            n: R::N,
+            lhs_batched: true,
+            rhs_batched: false,
+        }
+    }
+}
+
+impl<T, L, R, SL, SR> BinaryRule<Tensor<T, L, SL>, Tensor<T, R, SR>> for MatMul
+where
+    T: Float,
+    L: Shape,
+    R: MatMulRhs<L>,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    type Out = Tensor<T, R::Out, SL::Out>;
+    type Residual = ();
+    const NAME: &'static str = "matmul";
+
+    fn forward(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>) -> (Self::Out, ()) {
+        let mut y = Tensor::zeros();
+        forward_kernel(
+            layout::<L, R>(),
+            a.as_slice(),
+            b.as_slice(),
+            y.as_mut_slice(),
+        );
+        (y, ())
+    }
+
+    fn vjp_lhs(
+        &self,
+        _: &Tensor<T, L, SL>,
+        b: &Tensor<T, R, SR>,
+        _: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+    ) -> Tensor<T, L, SL> {
+        let mut g = Tensor::zeros();
+        lhs_kernel(
+            layout::<L, R>(),
+            ct.as_slice(),
+            b.as_slice(),
+            g.as_mut_slice(),
+        );
+        g
+    }
+
+    fn vjp_rhs(
+        &self,
+        a: &Tensor<T, L, SL>,
+        _: &Tensor<T, R, SR>,
+        _: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+    ) -> Tensor<T, R, SR> {
+        let mut g = Tensor::zeros();
+        rhs_kernel(
+            layout::<L, R>(),
+            a.as_slice(),
+            ct.as_slice(),
+            g.as_mut_slice(),
+        );
+        g
+    }
+}
+
+/// Matrix `i` of an operand of `size`-element matrices: its own, or the shared one.
+fn nth<T>(x: &[T], i: usize, size: usize, batched: bool) -> &[T] {
+    if batched {
+        &x[i * size..(i + 1) * size]
+    } else {
+        &x[..size]
+    }
+}
+
+/// `y_i = a_i b_i` for every product `i`.
+fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
+    let Layout { m, k, n, .. } = g;
+    if m * n == 0 {
+        return; // An empty output (a `D<0>` axis); the chunks below need a non-zero size.
+    }
+    for (i, yi) in y.chunks_exact_mut(m * n).enumerate() {
+        let ai = nth(a, i, m * k, g.lhs_batched);
+        let bi = nth(b, i, k * n, g.rhs_batched);
+        T::gemm((m, k, n), ai, (k, 1), bi, (n, 1), yi, false);
+    }
+}
+
+/// `a_bar_i = ct_i b_i^T`, summed over `i` into a shared `a`. Element `(j, p)` of `b_i^T` is
+/// `b_i[p * n + j]`: strides `(1, n)`.
+fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T]) {
+    let Layout { m, k, n, .. } = g;
+    if m * n == 0 {
+        return; // No output, so the cotangent is the zeros it was created as.
+    }
+    for (i, cti) in ct.chunks_exact(m * n).enumerate() {
+        let bi = nth(b, i, k * n, g.rhs_batched);
+        let (gi, accumulate) = if g.lhs_batched {
+            (&mut ga[i * m * k..(i + 1) * m * k], false)
+        } else {
+            (&mut ga[..], i > 0)
+        };
+        T::gemm((m, n, k), cti, (n, 1), bi, (1, n), gi, accumulate);
+    }
+}
+
+/// `b_bar_i = a_i^T ct_i`, summed over `i` into a shared `b`. Element `(p, r)` of `a_i^T` is
+/// `a_i[r * k + p]`: strides `(1, k)`.
+fn rhs_kernel<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T]) {
+    let Layout { m, k, n, .. } = g;
+    if m * n == 0 {
+        return; // No output, so the cotangent is the zeros it was created as.
+    }
+    for (i, cti) in ct.chunks_exact(m * n).enumerate() {
+        let ai = nth(a, i, m * k, g.lhs_batched);
+        let (gi, accumulate) = if g.rhs_batched {
+            (&mut gb[i * k * n..(i + 1) * k * n], false)
+        } else {
+            // Not reached with more than one product today (`layout` folds the batch of a shared
+            // right operand into rows), but correct for any layout.
+            (&mut gb[..], i > 0)
+        };
+        T::gemm((k, m, n), ai, (1, k), cti, (n, 1), gi, accumulate);
+    }
+}
+
+impl<T: Float, L: Shape, SL: Storage> Tensor<T, L, SL> {
+    /// The matrix product `y = a b`, numpy's `a @ b`: vector, matrix or batched (see
+    /// [`MatMulRhs`] for the shapes). Its VJP is `a_bar = ct b^T`, `b_bar = a^T ct`, summed over
+    /// the batch for an operand the batch shares.
+    ///
+    /// Mismatched inner dimensions do not compile (a trait bound, so `cargo check` reports it too):
+    /// "cannot multiply shape `(D<2>, D<3>)` by shape `(D<4>, D<5>)`: inner dimensions or batch
+    /// sizes differ". The result is inline only when both operands are.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let x: Tensor![f32; 2, 3] = Tensor::new([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+    /// let w: Tensor![f32; 3, 2] = Tensor::new([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]);
+    /// assert_eq!(x.matmul(&w).to_array(), [[4.0, 5.0], [10.0, 11.0]]);
+    /// let v = Tensor::new([1.0f32, -1.0, 0.0]);
+    /// assert_eq!(x.matmul(&v).to_array(), [-1.0, -1.0]);
+    /// assert_eq!(v.matmul(&v).item(), 2.0);
+    /// // A batch of 4 inputs through one shared weight.
+    /// let xs: Tensor![f32; 4, 2, 3] = Tensor::ones();
+    /// let ys: Tensor![f32; 4, 2, 2] = xs.matmul(&w);
+    /// assert_eq!(ys.to_array()[3], [[2.0, 2.0], [2.0, 2.0]]);
+    /// ```
+    #[must_use]
+    pub fn matmul<R: MatMulRhs<L>, SR: Storage>(
+        &self,
+        rhs: &Tensor<T, R, SR>,
+    ) -> Tensor<T, R::Out, <SL as Join<SR>>::Out>
+    where
+        SL: Join<SR>,
+    {
+        MatMul.forward(self, rhs).0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MatMul;
+    use crate::gradcheck::{Tolerance, check_gradient};
+    use crate::prelude::*;
+    use crate::rules::BinaryRule;
+    use crate::testing::uniform;
+
+    /// Checks both VJPs of `l.matmul(r)` against central differences, with loss `sum(y * w)`.
+    fn check<L: Shape, R: MatMulRhs<L>>(pattern: &str) {
+        let l: Tensor<f64, L> = uniform(1, -1.0, 1.0);
+        let r: Tensor<f64, R> = uniform(2, -1.0, 1.0);
+        let w: Tensor<f64, R::Out> = uniform(3, -1.0, 1.0);
+        let (y, res) = MatMul.forward(&l, &r);
+        let gl = MatMul.vjp_lhs(&l, &r, &y, &res, &w);
+        let gr = MatMul.vjp_rhs(&l, &r, &y, &res, &w);
+        let loss = |l: &Tensor<f64, L>, r: &Tensor<f64, R>| -> f64 {
+            let y = MatMul.forward(l, r).0;
+            y.as_slice()
+                .iter()
+                .zip(w.as_slice())
+                .map(|(a, b)| a * b)
+                .sum()
+        };
+        check_gradient(|l| loss(l, &r), &l, &gl, Tolerance::default())
+            .unwrap_or_else(|e| panic!("matmul, {pattern}, left operand: {e}"));
+        check_gradient(|r| loss(&l, r), &r, &gr, Tolerance::default())
+            .unwrap_or_else(|e| panic!("matmul, {pattern}, right operand: {e}"));
+    }
+
+    #[test]
+    fn gradients_of_every_shape_pattern() {
+        check::<Shape![4], Shape![4]>("vector by vector");
+        check::<Shape![4], Shape![4, 3]>("vector by matrix");
+        check::<Shape![2, 4], Shape![4]>("matrix by vector");
+        check::<Shape![2, 4], Shape![4, 3]>("matrix by matrix");
+        check::<Shape![2, 4], Shape![3, 4, 5]>("matrix by batch");
+        check::<Shape![3, 2, 4], Shape![4]>("batch by vector");
+        check::<Shape![3, 2, 4], Shape![4, 5]>("batch by matrix");
+        check::<Shape![3, 2, 4], Shape![3, 4, 5]>("batch by batch");
+        check::<Shape![2, 3, 2, 4], Shape![4, 5]>("two batch axes by matrix");
+        check::<Shape![2, 3, 2, 4], Shape![2, 3, 4, 5]>("two batch axes by two batch axes");
+        check::<Shape![3, 1], Shape![1, 2]>("outer product through a `One` axis");
+    }
+
+    /// Every dimension at least 6 sends f64 through matrixmultiply (with transposed strides in
+    /// both VJPs) instead of the naive loop.
+    #[test]
+    fn gradients_through_the_packed_kernel() {
+        check::<Shape![7, 8], Shape![8, 9]>("matrix by matrix");
+        check::<Shape![2, 6, 7], Shape![7, 8]>("batch by matrix");
+        check::<Shape![6, 7], Shape![2, 7, 8]>("matrix by batch");
+        check::<Shape![2, 6, 7], Shape![2, 7, 8]>("batch by batch");
+        check::<Shape![2, 2, 6, 7], Shape![2, 2, 7, 8]>("two batch axes by two batch axes");
+    }
+
+    #[test]
+    fn values_by_hand() {
+        let u = Tensor::new([1.0f64, 2.0, 3.0]);
+        let v = Tensor::new([4.0f64, -5.0, 6.0]);
+        // 4 - 10 + 18
+        assert_eq!(u.matmul(&v).item(), 12.0);
+        let a = Tensor::new([[1.0f64, 2.0, 3.0], [0.0, 1.0, -1.0]]);
+        assert_eq!(a.matmul(&v).to_array(), [12.0, -11.0]);
+        let b = Tensor::new([[1.0f64, 0.0], [2.0, 1.0], [0.0, -1.0]]);
+        assert_eq!(u.matmul(&b).to_array(), [5.0, -1.0]);
+        assert_eq!(a.matmul(&b).to_array(), [[5.0, -1.0], [2.0, 2.0]]);
+        // Batch 0 is `a`, batch 1 is `a` with its rows swapped.
+        let ab = Tensor::new([a.to_array(), [a.to_array()[1], a.to_array()[0]]]);
+        assert_eq!(
+            ab.matmul(&b).to_array(),
+            [[[5.0, -1.0], [2.0, 2.0]], [[2.0, 2.0], [5.0, -1.0]]]
+        );
+        assert_eq!(ab.matmul(&v).to_array(), [[12.0, -11.0], [-11.0, 12.0]]);
+        // Batch 1 of the right operand is `b` with its columns swapped.
+        let bb = Tensor::new([b.to_array(), b.to_array().map(|[p, q]| [q, p])]);
+        assert_eq!(
+            ab.matmul(&bb).to_array(),
+            [[[5.0, -1.0], [2.0, 2.0]], [[2.0, 2.0], [-1.0, 5.0]]]
+        );
+        assert_eq!(
+            a.matmul(&bb).to_array(),
+            [[[5.0, -1.0], [2.0, 2.0]], [[-1.0, 5.0], [2.0, 2.0]]]
+        );
+        // Two batch axes (B, H) = (2, 2): each (b, h) pair of matrices multiplied on its own.
+        let [a0, a1] = ab.to_array();
+        let [b0, b1] = bb.to_array();
+        let y4 = Tensor::new([[a0, a1], [a1, a0]]).matmul(&Tensor::new([[b0, b1], [b1, b1]]));
+        let two_d = |x, y| Tensor::new(x).matmul(&Tensor::new(y)).to_array();
+        assert_eq!(
+            y4.to_array(),
+            [
+                [two_d(a0, b0), two_d(a1, b1)],
+                [two_d(a1, b1), two_d(a0, b1)]
+            ]
+        );
+        assert_eq!(two_d(a1, b1), [[2.0, 2.0], [-1.0, 5.0]]);
+    }
+
+    /// Course pitfall 7: a VJP missing a transpose (`ct b` for `ct b^T`) still has the right
+    /// shape when the matrices are square, so only the values catch it.
+    #[test]
+    fn square_matrices_catch_a_missing_transpose() {
+        let a = Tensor::new([[1.0f64, 2.0], [3.0, 4.0]]);
+        let b = Tensor::new([[5.0f64, 6.0], [7.0, 8.0]]);
+        let ct = Tensor::new([[1.0f64, -1.0], [2.0, 0.5]]);
+        let (y, res) = MatMul.forward(&a, &b);
+        // ct b^T = [[1 5 - 1 6, 1 7 - 1 8], [2 5 + 0.5 6, 2 7 + 0.5 8]]
+        let ga = MatMul.vjp_lhs(&a, &b, &y, &res, &ct);
+        assert_eq!(ga.to_array(), [[-1.0, -1.0], [13.0, 18.0]]);
+        assert_ne!(ga.to_array(), ct.matmul(&b).to_array());
+        // a^T ct = [[1 1 + 3 2, 1 (-1) + 3 0.5], [2 1 + 4 2, 2 (-1) + 4 0.5]]
+        let gb = MatMul.vjp_rhs(&a, &b, &y, &res, &ct);
+        assert_eq!(gb.to_array(), [[7.0, 0.5], [10.0, 0.0]]);
+        assert_ne!(gb.to_array(), a.matmul(&ct).to_array());
+    }
+
+    /// A weight shared by a batch gets the sum of the per-example gradients.
+    #[test]
+    fn shared_operand_sums_over_the_batch() {
+        // `1` is the axis `One`: a batch of row vectors by a column.
+        let x: Tensor![f64; 2, 1, 2] = Tensor::new([[[1.0, 2.0]], [[3.0, 4.0]]]);
+        let w: Tensor![f64; 2, 1] = Tensor::new([[1.0], [1.0]]);
+        let (y, res) = MatMul.forward(&x, &w);
+        assert_eq!(y.to_array(), [[[3.0]], [[7.0]]]);
+        let gw = MatMul.vjp_rhs(&x, &w, &y, &res, &Tensor::ones());
+        assert_eq!(gw.to_array(), [[4.0], [6.0]]);
+        // And a shared left operand, against a batch on the right.
+        let a: Tensor![f64; 1, 2] = Tensor::new([[1.0, 2.0]]);
+        let bs: Tensor![f64; 2, 2, 1] = Tensor::new([[[1.0], [0.0]], [[0.0], [2.0]]]);
+        let (y, res) = MatMul.forward(&a, &bs);
+        assert_eq!(y.to_array(), [[[1.0]], [[4.0]]]);
+        let ct: Tensor![f64; 2, 1, 1] = Tensor::new([[[1.0]], [[10.0]]]);
+        let ga = MatMul.vjp_lhs(&a, &bs, &y, &res, &ct);
+        assert_eq!(ga.to_array(), [[1.0, 20.0]]);
+    }
+
+    /// A `D<0>` axis gives an empty product, or a sum over nothing: zeros, not a panic.
+    #[test]
+    fn empty_axes() {
+        let a: Tensor![f64; 0, 3] = Tensor::zeros();
+        let b: Tensor![f64; 3, 2] = Tensor::ones();
+        let (y, res) = MatMul.forward(&a, &b);
+        assert_eq!(y.shape(), vec![0, 2]);
+        assert_eq!(
+            MatMul.vjp_rhs(&a, &b, &y, &res, &y).to_array(),
+            [[0.0; 2]; 3]
+        );
+        let c: Tensor![f64; 2, 0] = Tensor::zeros();
+        let d: Tensor![f64; 0, 3] = Tensor::zeros();
+        assert_eq!(c.matmul(&d).to_array(), [[0.0; 3]; 2]);
+    }
+
+    #[test]
+    fn f32_stays_f32() {
+        let a = Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]);
+        let y: Tensor<f32, Shape![2, 2]> = a.matmul(&a);
+        assert_eq!(y.to_array(), [[7.0, 10.0], [15.0, 22.0]]);
+        let (_, res) = MatMul.forward(&a, &a);
+        let g: Tensor<f32, Shape![2, 2]> = MatMul.vjp_lhs(&a, &a, &y, &res, &Tensor::ones());
+        assert_eq!(g.to_array(), [[3.0, 7.0], [3.0, 7.0]]);
+    }
+
+    /// The f32 packed kernel (all dims >= 6) agrees with the f64 product of the same numbers.
+    #[test]
+    fn f32_through_the_packed_kernel_matches_f64() {
+        let a: Tensor<f32, Shape![2, 9, 10]> = Tensor::rand_uniform(4, -1.0, 1.0);
+        let b: Tensor<f32, Shape![10, 11]> = Tensor::rand_uniform(5, -1.0, 1.0);
+        let widen = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
+        let a64 = <Tensor<f64, Shape![2, 9, 10]>>::try_from_slice(&widen(a.as_slice())).unwrap();
+        let b64 = <Tensor<f64, Shape![10, 11]>>::try_from_slice(&widen(b.as_slice())).unwrap();
+        let want = a64.matmul(&b64);
+        let got = a.matmul(&b);
+        for (g, w) in got.as_slice().iter().zip(want.as_slice()) {
+            assert!((f64::from(*g) - w).abs() < 1e-5, "{g} vs {w}");
+        }
+    }
+
+    #[test]
+    fn mixed_storage_gives_heap() {
+        let x: Tensor![f32; 2, 3] = Tensor::new([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+        let w: Tensor![f32; 3, 2; Heap] = Tensor::from_array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]);
+        let y: Tensor![f32; 2, 2; Heap] = x.matmul(&w);
+        assert_eq!(y.as_slice(), &[4.0, 5.0, 10.0, 11.0]);
+        let (_, res) = MatMul.forward(&x, &w);
+        let gw: Tensor![f32; 3, 2; Heap] = MatMul.vjp_rhs(&x, &w, &y, &res, &Tensor::ones());
+        assert_eq!(gw.as_slice(), &[5.0, 5.0, 7.0, 7.0, 9.0, 9.0]);
+    }
+
+    /// A layer generic over the batch size needs no where-clause: `(D<B>, D<4>)` by
+    /// `(D<4>, D<16>)` is resolved for every `B`.
+    fn linear<const B: usize>(
+        x: &Tensor![f32; B, 4],
+        w: &Tensor![f32; 4, 16],
+    ) -> Tensor![f32; B, 16] {
+        x.matmul(w)
+    }
+
+    #[test]
+    fn generic_batch_size_needs_no_where_clause() {
+        let w: Tensor![f32; 4, 16] = Tensor::from_fn(|i| if i[0] == i[1] % 4 { 1.0 } else { 0.0 });
+        let x: Tensor![f32; 3, 4] = Tensor::from_fn(|i| [1.0, 2.0, 3.0, 4.0][i[1]]);
+        // Column j of w picks feature j % 4.
+        let y = linear(&x, &w);
+        assert_eq!(y.as_slice()[32..36], [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(y.as_slice()[44..48], [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(linear::<1>(&Tensor::ones(), &w).sum().item(), 16.0);
+    }
+}

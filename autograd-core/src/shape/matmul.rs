@@ -1,0 +1,100 @@
+//! Matrix-product shapes: which pairs of shapes `matmul` accepts, and the shape it returns.
+//!
+//! Like broadcasting, the check is a trait bound, so `cargo check` and rust-analyzer report a
+//! mismatch (no post-monomorphization assert is involved).
+
+use super::{Dim, Shape};
+
+/// A shape that can stand on the right of a matrix product whose left operand has shape `L`, and
+/// the product's shape: `R: MatMulRhs<L>` is the bound of [`Tensor::matmul`](crate::Tensor::matmul).
+///
+/// The last axis `K` of the left operand is contracted with the first axis of a vector or matrix
+/// on the right, or with the middle axis of a batch of matrices `(B, K, N)`:
+///
+/// | left | right | product |
+/// | --- | --- | --- |
+/// | `(K)` | `(K)` | `()` |
+/// | `(K)` | `(K, N)` | `(N)` |
+/// | `(M, K)` | `(K)` | `(M)` |
+/// | `(M, K)` | `(K, N)` | `(M, N)` |
+/// | `(M, K)` | `(B, K, N)` | `(B, M, N)` |
+/// | `(B, M, K)` | `(K)` | `(B, M)` |
+/// | `(B, M, K)` | `(K, N)` | `(B, M, N)` |
+/// | `(B, M, K)` | `(B, K, N)` | `(B, M, N)` |
+/// | `(B, H, M, K)` | `(K, N)` | `(B, H, M, N)` |
+/// | `(B, H, M, K)` | `(B, H, K, N)` | `(B, H, M, N)` |
+///
+/// Each is [`BATCH`](MatMulRhs::BATCH) products of an `(M, K)` matrix by a `(K, N)` matrix read
+/// row-major from the operands: a vector on the left is one row, a vector on the right one
+/// column, and an operand without the batch axes is shared by every product (the `(B, H)` rows
+/// serve multi-head attention). Axes may be `D<N>` or `One`; `K`, `B` and `H` must be the same
+/// type on both sides, so `One` does not match `D<1>`.
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// type Out = <Shape![3, 5] as MatMulRhs<Shape![8, 2, 3]>>::Out;
+/// assert_eq!(<Out as Shape>::dims(), vec![8, 2, 5]);
+/// assert_eq!(<Shape![3, 5] as MatMulRhs<Shape![8, 2, 3]>>::BATCH, 8);
+/// ```
+///
+/// The trait is stated on the right operand so that `matmul` carries the bound among its generic
+/// parameters (`R: MatMulRhs<L>`) rather than in a where-clause: rustc then quotes one line of
+/// `matmul`'s signature under a mismatch instead of five, which keeps the report within 15 lines.
+#[diagnostic::on_unimplemented(
+    message = "cannot multiply shape `{L}` by shape `{Self}`: inner dimensions or batch sizes differ",
+    label = "the last axis on the left must equal the first axis on the right (the middle one of a batch)",
+    note = "matmul takes (K) @ (K), (K) @ (K, N), (M, K) @ (K), (M, K) @ (K, N), (M, K) @ (B, K, N), (B, M, K) @ (K), (B, M, K) @ (K, N), (B, M, K) @ (B, K, N), (B, H, M, K) @ (K, N) and (B, H, M, K) @ (B, H, K, N)"
+)]
+pub trait MatMulRhs<L: Shape>: Shape {
+    /// The product's shape.
+    type Out: Shape;
+    /// The number of matrix products (the product of the batch axes; 1 without them).
+    const BATCH: usize;
+    /// Rows of each left matrix (1 for a vector).
+    const M: usize;
+    /// The contracted size.
+    const K: usize;
+    /// Columns of each right matrix (1 for a vector).
+    const N: usize;
+    /// Whether the left operand holds one matrix per product (false: one, shared by all).
+    const LHS_BATCHED: bool;
+    /// Whether the right operand holds one matrix per product (false: one, shared by all).
+    const RHS_BATCHED: bool;
+}
+
+/// One impl per row of the table in [`MatMulRhs`]'s docs: generic dims, left shape, right
+/// shape, product, then `BATCH, M, N` (dims multiplied, or `1`) and whether each side is batched.
+macro_rules! impl_matmul_rhs {
+    ($(
+        [$($g:ident),+] $l:ty, $r:ty => $o:ty;
+        ($($b:tt)*), $m:tt, $n:tt; $lb:literal, $rb:literal;
+    )*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<$($g: Dim),+> MatMulRhs<$l> for $r {
+            type Out = $o;
+            const BATCH: usize = impl_matmul_rhs!(@size $($b)*);
+            const M: usize = impl_matmul_rhs!(@size $m);
+            const K: usize = Kd::SIZE;
+            const N: usize = impl_matmul_rhs!(@size $n);
+            const LHS_BATCHED: bool = $lb;
+            const RHS_BATCHED: bool = $rb;
+        }
+    )*};
+    (@size 1) => { 1 };
+    (@size $($d:ident)*) => { 1 $(* $d::SIZE)* };
+}
+
+impl_matmul_rhs! {
+    [Kd] (Kd,), (Kd,) => (); (1), 1, 1; false, false;
+    [Kd, Nd] (Kd,), (Kd, Nd) => (Nd,); (1), 1, Nd; false, false;
+    [Md, Kd] (Md, Kd), (Kd,) => (Md,); (1), Md, 1; false, false;
+    [Md, Kd, Nd] (Md, Kd), (Kd, Nd) => (Md, Nd); (1), Md, Nd; false, false;
+    [Bd, Md, Kd, Nd] (Md, Kd), (Bd, Kd, Nd) => (Bd, Md, Nd); (Bd), Md, Nd; false, true;
+    [Bd, Md, Kd] (Bd, Md, Kd), (Kd,) => (Bd, Md); (Bd), Md, 1; true, false;
+    [Bd, Md, Kd, Nd] (Bd, Md, Kd), (Kd, Nd) => (Bd, Md, Nd); (Bd), Md, Nd; true, false;
+    [Bd, Md, Kd, Nd] (Bd, Md, Kd), (Bd, Kd, Nd) => (Bd, Md, Nd); (Bd), Md, Nd; true, true;
+    [Bd, Hd, Md, Kd, Nd] (Bd, Hd, Md, Kd), (Kd, Nd) => (Bd, Hd, Md, Nd);
+        (Bd Hd), Md, Nd; true, false;
+    [Bd, Hd, Md, Kd, Nd] (Bd, Hd, Md, Kd), (Bd, Hd, Kd, Nd) => (Bd, Hd, Md, Nd);
+        (Bd Hd), Md, Nd; true, true;
+}
