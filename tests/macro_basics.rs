@@ -109,3 +109,26 @@ fn composition_through_pullbacks() {
     check_gradient(|a| outer(a, &b), &a, &g.a, Tolerance::default()).unwrap();
     check_gradient(|b| outer(&a, b), &b, &g.b, Tolerance::default()).unwrap();
 }
+
+#[differentiable]
+fn energy<T: Float>(x: &Tensor![T; 3], w: &Tensor![T; 3]) -> T {
+    let y = (x * w).tanh() * x;
+    (y.exp() + x.square()).sum().item()
+}
+
+#[test]
+fn dual_numbers_flow_through_the_gradient_hessian_vector_product() {
+    use autograd_core::forward::{constant, seed, tangent, value};
+    // Forward over reverse: the gradient computed on duals seeded along v is (grad f, H v).
+    let x = Tensor::new([0.3, -0.5, 0.8]);
+    let w = Tensor::new([1.2, 0.7, -0.4]);
+    let v = Tensor::new([1.0, -2.0, 0.5]);
+    let (_, g) = energy_grad(&seed(&x, &v), &constant(&w));
+    let (_, plain) = energy_grad(&x, &w);
+    assert_eq!(value(&g.x), plain.x);
+    // H v by central differences of the gradient along v.
+    let eps = 1e-6;
+    let grad_at = |s: f64| energy_grad(&(&x + &(&v * s)), &w).1.x;
+    let hv = (grad_at(eps) - grad_at(-eps)) * (0.5 / eps);
+    tangent(&g.x).assert_close(&hv, 1e-6, 1e-8);
+}

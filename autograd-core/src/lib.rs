@@ -48,7 +48,13 @@ pub use storage::{Heap, Inline, Join, Storage};
 pub use tensor::{LengthError, Mask, Rng, Tensor};
 
 #[cfg(feature = "macros")]
-pub use autograd_macros::{custom_vjp, differentiable};
+#[doc(inline)]
+#[doc = include_str!("docs/custom_vjp.md")]
+pub use autograd_macros::custom_vjp;
+#[cfg(feature = "macros")]
+#[doc(inline)]
+#[doc = include_str!("docs/differentiable.md")]
+pub use autograd_macros::differentiable;
 
 /// The rules of every op, and the traits they implement.
 pub mod rules {
