@@ -33,10 +33,13 @@ mod kernels;
 pub mod nn;
 pub mod ops;
 pub mod optim;
+#[cfg(feature = "parallel")]
+pub mod parallel;
 pub mod rule;
 mod scalar;
 pub mod shape;
 mod storage;
+pub mod tape;
 mod tensor;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -66,5 +69,11 @@ pub mod rules {
 pub mod prelude {
     pub use crate::forward::Dual;
     pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs};
+    pub use crate::tape::{Var, no_grad};
     pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }
+
+/// The crate README's example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

@@ -1,0 +1,158 @@
+//! The reverse sweep: seed the output's cotangent, order the graph, run every VJP once.
+//!
+//! The walk is iterative (an explicit stack, no recursion), so a chain of any depth works on any
+//! thread. It follows only edges into nodes that require gradients; every op node exists only
+//! because one of its inputs did, so every VJP that runs lies on a path from the output to a leaf
+//! that requires gradients, and constant operands cost no VJP call.
+
+use super::anomaly::Anomaly;
+use super::mode;
+use super::node::AnyNode;
+use super::var::Var;
+use crate::scalar::Float;
+use crate::shape::Shape;
+use crate::storage::Storage;
+use crate::tensor::Tensor;
+use core::fmt;
+
+/// Why a backward pass did not run, or stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BackwardError {
+    /// The output does not require gradients: it depends on no leaf created with
+    /// [`Var::param`], or it was computed under [`no_grad`](super::no_grad), or detached.
+    NoGrad,
+    /// Anomaly mode found a VJP that returned a NaN or an infinity (see
+    /// [`detect_anomaly`](super::detect_anomaly)). The leaves' gradients are incomplete.
+    NonFinite(Anomaly),
+}
+
+impl fmt::Display for BackwardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoGrad => f.write_str(
+                "backward was called on a tensor that does not require gradients: it depends on \
+                 no leaf created with `Var::param` (or it was computed under `no_grad`, or detached)",
+            ),
+            Self::NonFinite(a) => a.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for BackwardError {}
+
+/// A shape whose tensors are scalars: only rank-0 outputs have a [`Var::backward`] that seeds 1.
+#[diagnostic::on_unimplemented(
+    message = "`backward()` needs a scalar (rank-0) output, and this one has shape `{Self}`",
+    label = "not a scalar",
+    note = "reduce the output first (for example `.sum()`), or pass a cotangent of its shape to `backward_with`"
+)]
+pub trait Rank0: Shape {}
+
+#[diagnostic::do_not_recommend]
+impl Rank0 for () {}
+
+impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
+    /// Backpropagates from this scalar: seeds its cotangent with 1 and runs every VJP between it
+    /// and the leaves that require gradients, once each, in reverse topological order. Leaves'
+    /// gradients are added to what they already hold (see [`Var::zero_grad`]).
+    ///
+    /// Only rank-0 outputs have this method: on a vector it does not compile, so an unreduced loss
+    /// cannot be summed silently (use [`Var::backward_with`] to choose its cotangent).
+    ///
+    /// # Errors
+    /// [`BackwardError::NoGrad`] if the output does not require gradients;
+    /// [`BackwardError::NonFinite`] in anomaly mode.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let a = Var::param(Tensor::new(3.0f64));
+    /// (&a * &a + &a).backward().unwrap();
+    /// assert_eq!(a.grad().unwrap().item(), 7.0); // 2a + 1
+    /// ```
+    pub fn backward(&self) -> Result<(), BackwardError>
+    where
+        S: Rank0,
+    {
+        self.backward_with(&Tensor::ones())
+    }
+
+    /// Backpropagates from this output with the cotangent `ct` (of the output's shape): the
+    /// leaves receive the vector-Jacobian product `ct^T J`.
+    ///
+    /// # Errors
+    /// As [`Var::backward`].
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let x = Var::param(Tensor::new([1.0f32, 2.0]));
+    /// let y = &x * &x;
+    /// y.backward_with(&Tensor::new([1.0, 10.0])).unwrap();
+    /// assert_eq!(x.grad().unwrap().to_array(), [2.0, 40.0]);
+    /// ```
+    pub fn backward_with(&self, ct: &Tensor<T, S, St>) -> Result<(), BackwardError> {
+        if !self.requires_grad() {
+            return Err(BackwardError::NoGrad);
+        }
+        self.node.core().accumulate_ref(ct);
+        run(&*self.node)
+    }
+}
+
+/// Orders the graph below `root` and runs each node's VJPs, outputs before inputs.
+fn run(root: &dyn AnyNode) -> Result<(), BackwardError> {
+    let (_, anomaly) = mode::switches();
+    let order = topological(root);
+    let mut sweep = Sweep {
+        order: &order,
+        next: order.len(),
+    };
+    while sweep.next > 0 {
+        sweep.next -= 1;
+        order[sweep.next].backprop(anomaly)?;
+    }
+    Ok(())
+}
+
+/// Clears the pending cotangents of the nodes a sweep did not reach (after an anomaly error or a
+/// panic in a custom VJP), so the next backward pass starts clean.
+struct Sweep<'o, 'a> {
+    order: &'o [&'a dyn AnyNode],
+    next: usize,
+}
+
+impl Drop for Sweep<'_, '_> {
+    fn drop(&mut self) {
+        for n in &self.order[..self.next] {
+            n.clear_pending();
+        }
+    }
+}
+
+/// The nodes reachable from `root` through inputs that require gradients, each after all of its
+/// inputs (depth-first post-order with an explicit stack): reversed, every node comes after all
+/// of its consumers, so its cotangent is complete when its VJPs run.
+fn topological(root: &dyn AnyNode) -> Vec<&dyn AnyNode> {
+    let epoch = mode::next_epoch();
+    let mut order = Vec::new();
+    // (node, expanded): a node is emitted when its entry is popped the second time, by which
+    // point everything pushed above it (its inputs and theirs) has been emitted.
+    let mut stack: Vec<(&dyn AnyNode, bool)> = vec![(root, false)];
+    while let Some((node, expanded)) = stack.pop() {
+        if expanded {
+            order.push(node);
+            continue;
+        }
+        if node.mark().get() == epoch {
+            continue;
+        }
+        node.mark().set(epoch);
+        stack.push((node, true));
+        node.for_each_parent(&mut |p| {
+            if p.mark().get() != epoch {
+                stack.push((p, false));
+            }
+        });
+    }
+    order
+}

@@ -1,0 +1,377 @@
+//! The recorded graph: one node per value, type-erased for the walk, typed for the arithmetic.
+//!
+//! A node owns its primal value and a slot for its cotangent. An op node also owns its rule, the
+//! residuals the rule's forward returned, the call site, and reference-counted handles to its input
+//! nodes. The walk in [`backward`](super::backward) sees nodes only as [`AnyNode`] (parents, visit
+//! mark, "run your VJPs"); each op node knows its inputs' concrete tensor types, so it calls the
+//! rule's VJPs and adds their results into its inputs' slots with no downcasting.
+//!
+//! Items here are `pub` in a private module: reachable from nowhere outside the crate, but usable
+//! in the bounds of the public custom-op traits.
+
+use super::anomaly::{Anomaly, Phase};
+use super::backward::BackwardError;
+use super::mode;
+use crate::rule::{BinaryRule, UnaryRule};
+use crate::scalar::Float;
+use crate::shape::Shape;
+use crate::storage::Storage;
+use crate::tensor::Tensor;
+use core::cell::{Cell, RefCell};
+use core::panic::Location;
+use std::rc::Rc;
+
+/// What the engine needs of a value flowing through the tape: adding cotangents and checking them.
+pub trait Value: 'static {
+    /// `self += other`, elementwise.
+    fn add_from(&mut self, other: &Self);
+    /// Whether every element is finite.
+    fn all_finite(&self) -> bool;
+}
+
+impl<T: Float, S: Shape, St: Storage> Value for Tensor<T, S, St> {
+    fn add_from(&mut self, other: &Self) {
+        add_into(self.as_mut_slice(), other.as_slice());
+    }
+    fn all_finite(&self) -> bool {
+        self.is_finite()
+    }
+}
+
+/// Generic over the element type only, so one copy serves every shape.
+fn add_into<T: Float>(dst: &mut [T], src: &[T]) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d += s;
+    }
+}
+
+/// The state every node has: its value, its pending (or, for a leaf, accumulated) cotangent, the
+/// mark of the last walk that visited it, and whether gradients flow into it.
+pub struct Core<X> {
+    pub(crate) value: X,
+    pub(crate) grad: RefCell<Option<X>>,
+    mark: Cell<u32>,
+    pub(crate) requires_grad: bool,
+}
+
+impl<X: Value> Core<X> {
+    pub(crate) fn new(value: X, requires_grad: bool) -> Self {
+        Self {
+            value,
+            grad: RefCell::new(None),
+            mark: Cell::new(0),
+            requires_grad,
+        }
+    }
+
+    /// The epoch of the last walk that visited this node.
+    pub(crate) fn mark(&self) -> &Cell<u32> {
+        &self.mark
+    }
+
+    /// Adds a contribution to the cotangent slot: the first one is moved in, later ones are added
+    /// (a value used by several consumers receives the sum of their contributions).
+    pub(crate) fn accumulate(&self, g: X) {
+        let mut slot = self.grad.borrow_mut();
+        match &mut *slot {
+            Some(acc) => acc.add_from(&g),
+            None => *slot = Some(g),
+        }
+    }
+
+    /// Like [`Core::accumulate`] with a borrowed contribution (copied only if the slot is empty).
+    pub(crate) fn accumulate_ref(&self, g: &X)
+    where
+        X: Clone,
+    {
+        let mut slot = self.grad.borrow_mut();
+        match &mut *slot {
+            Some(acc) => acc.add_from(g),
+            None => *slot = Some(g.clone()),
+        }
+    }
+}
+
+/// A node as the backward walk sees it.
+pub trait AnyNode {
+    /// Whether gradients flow into this node (a leaf created to require them, or an op output).
+    fn requires_grad(&self) -> bool;
+    /// The epoch of the last walk that visited this node.
+    fn mark(&self) -> &Cell<u32>;
+    /// Calls `f` on every input that requires gradients (the only ones the walk follows).
+    fn for_each_parent<'a>(&'a self, f: &mut dyn FnMut(&'a dyn AnyNode));
+    /// Takes the pending cotangent and runs the VJPs of the inputs that require gradients, adding
+    /// their results into those inputs' slots. Does nothing for a leaf, whose slot is its gradient.
+    fn backprop(&self, anomaly: bool) -> Result<(), BackwardError>;
+    /// Drops the pending cotangent of an op node (after an interrupted walk). Leaves keep theirs.
+    fn clear_pending(&self);
+    /// Moves the input handles out, for the iterative drop.
+    fn take_parents(&mut self, out: &mut Vec<Rc<dyn AnyNode>>);
+    /// The recording op's name and call site; `None` for leaves and constants.
+    fn op(&self) -> Option<(&'static str, &'static Location<'static>)>;
+}
+
+/// A node holding a value of type `X`.
+pub trait NodeOf<X>: AnyNode {
+    /// The node's value and slots.
+    fn core(&self) -> &Core<X>;
+    /// Mutable access (only through a unique handle).
+    fn core_mut(&mut self) -> &mut Core<X>;
+}
+
+/// A shared handle to a node holding an `X`.
+pub type NodeRef<X> = Rc<dyn NodeOf<X>>;
+
+/// Releases a handle without recursion: if it was the last one, the node's inputs are moved onto an
+/// explicit stack before the node itself is freed, and so on down the chain. Dropping the output of
+/// a chain of 100,000 ops this way uses a constant amount of call stack.
+pub(crate) fn release(first: Rc<dyn AnyNode>) {
+    if Rc::strong_count(&first) > 1 {
+        return; // someone else keeps it alive: dropping the handle only decrements
+    }
+    let mut stack = vec![first];
+    while let Some(mut node) = stack.pop() {
+        if let Some(unique) = Rc::get_mut(&mut node) {
+            unique.take_parents(&mut stack);
+        }
+        // `node` is freed here if this was its last handle; its inputs are already on the stack.
+    }
+}
+
+/// A leaf (requires gradients: a parameter or an input) or a constant (does not).
+pub struct LeafNode<X> {
+    pub(crate) core: Core<X>,
+}
+
+impl<X: Value> AnyNode for LeafNode<X> {
+    fn requires_grad(&self) -> bool {
+        self.core.requires_grad
+    }
+    fn mark(&self) -> &Cell<u32> {
+        &self.core.mark
+    }
+    fn for_each_parent<'a>(&'a self, _: &mut dyn FnMut(&'a dyn AnyNode)) {}
+    fn backprop(&self, _: bool) -> Result<(), BackwardError> {
+        Ok(())
+    }
+    fn clear_pending(&self) {}
+    fn take_parents(&mut self, _: &mut Vec<Rc<dyn AnyNode>>) {}
+    fn op(&self) -> Option<(&'static str, &'static Location<'static>)> {
+        None
+    }
+}
+
+impl<X: Value> NodeOf<X> for LeafNode<X> {
+    fn core(&self) -> &Core<X> {
+        &self.core
+    }
+    fn core_mut(&mut self) -> &mut Core<X> {
+        &mut self.core
+    }
+}
+
+/// Checks a VJP result in anomaly mode.
+fn checked<X: Value>(
+    g: X,
+    anomaly: bool,
+    op: &'static str,
+    location: &'static Location<'static>,
+    input: usize,
+) -> Result<X, BackwardError> {
+    if anomaly && !g.all_finite() {
+        return Err(BackwardError::NonFinite(Anomaly {
+            op,
+            location,
+            phase: Phase::Backward(input),
+        }));
+    }
+    Ok(g)
+}
+
+/// The output of a [`UnaryRule`] applied to a tracked input.
+pub struct UnaryNode<R: UnaryRule<X>, X> {
+    pub(crate) core: Core<R::Out>,
+    pub(crate) rule: R,
+    pub(crate) res: R::Residual,
+    pub(crate) input: Option<NodeRef<X>>,
+    pub(crate) location: &'static Location<'static>,
+}
+
+impl<R, X> AnyNode for UnaryNode<R, X>
+where
+    R: UnaryRule<X> + 'static,
+    R::Out: Value,
+    R::Residual: 'static,
+    X: Value,
+{
+    fn requires_grad(&self) -> bool {
+        true
+    }
+    fn mark(&self) -> &Cell<u32> {
+        &self.core.mark
+    }
+    fn for_each_parent<'a>(&'a self, f: &mut dyn FnMut(&'a dyn AnyNode)) {
+        if let Some(x) = &self.input
+            && x.core().requires_grad
+        {
+            f(&**x);
+        }
+    }
+    fn backprop(&self, anomaly: bool) -> Result<(), BackwardError> {
+        let Some(ct) = self.core.grad.borrow_mut().take() else {
+            return Ok(());
+        };
+        if let Some(x) = &self.input
+            && x.core().requires_grad
+        {
+            let g = self
+                .rule
+                .vjp(&x.core().value, &self.core.value, &self.res, &ct);
+            x.core()
+                .accumulate(checked(g, anomaly, R::NAME, self.location, 0)?);
+        }
+        Ok(())
+    }
+    fn clear_pending(&self) {
+        self.core.grad.borrow_mut().take();
+    }
+    fn take_parents(&mut self, out: &mut Vec<Rc<dyn AnyNode>>) {
+        if let Some(x) = self.input.take() {
+            out.push(x);
+        }
+    }
+    fn op(&self) -> Option<(&'static str, &'static Location<'static>)> {
+        Some((R::NAME, self.location))
+    }
+}
+
+impl<R, X> NodeOf<R::Out> for UnaryNode<R, X>
+where
+    R: UnaryRule<X> + 'static,
+    R::Out: Value,
+    R::Residual: 'static,
+    X: Value,
+{
+    fn core(&self) -> &Core<R::Out> {
+        &self.core
+    }
+    fn core_mut(&mut self) -> &mut Core<R::Out> {
+        &mut self.core
+    }
+}
+
+impl<R: UnaryRule<X>, X> Drop for UnaryNode<R, X> {
+    fn drop(&mut self) {
+        mode::node_dropped();
+        if let Some(x) = self.input.take() {
+            release(upcast(x));
+        }
+    }
+}
+
+/// The output of a [`BinaryRule`] applied to two inputs, at least one of them tracked.
+pub struct BinaryNode<R: BinaryRule<L, Rt>, L, Rt> {
+    pub(crate) core: Core<R::Out>,
+    pub(crate) rule: R,
+    pub(crate) res: R::Residual,
+    pub(crate) lhs: Option<NodeRef<L>>,
+    pub(crate) rhs: Option<NodeRef<Rt>>,
+    pub(crate) location: &'static Location<'static>,
+}
+
+impl<R, L, Rt> AnyNode for BinaryNode<R, L, Rt>
+where
+    R: BinaryRule<L, Rt> + 'static,
+    R::Out: Value,
+    R::Residual: 'static,
+    L: Value,
+    Rt: Value,
+{
+    fn requires_grad(&self) -> bool {
+        true
+    }
+    fn mark(&self) -> &Cell<u32> {
+        &self.core.mark
+    }
+    fn for_each_parent<'a>(&'a self, f: &mut dyn FnMut(&'a dyn AnyNode)) {
+        if let Some(l) = &self.lhs
+            && l.core().requires_grad
+        {
+            f(&**l);
+        }
+        if let Some(r) = &self.rhs
+            && r.core().requires_grad
+        {
+            f(&**r);
+        }
+    }
+    fn backprop(&self, anomaly: bool) -> Result<(), BackwardError> {
+        let Some(ct) = self.core.grad.borrow_mut().take() else {
+            return Ok(());
+        };
+        let (Some(l), Some(r)) = (&self.lhs, &self.rhs) else {
+            return Ok(());
+        };
+        let (lv, rv, out) = (&l.core().value, &r.core().value, &self.core.value);
+        // Only the inputs that require gradients get a VJP call: a constant operand costs nothing.
+        if l.core().requires_grad {
+            let g = self.rule.vjp_lhs(lv, rv, out, &self.res, &ct);
+            l.core()
+                .accumulate(checked(g, anomaly, R::NAME, self.location, 0)?);
+        }
+        if r.core().requires_grad {
+            let g = self.rule.vjp_rhs(lv, rv, out, &self.res, &ct);
+            r.core()
+                .accumulate(checked(g, anomaly, R::NAME, self.location, 1)?);
+        }
+        Ok(())
+    }
+    fn clear_pending(&self) {
+        self.core.grad.borrow_mut().take();
+    }
+    fn take_parents(&mut self, out: &mut Vec<Rc<dyn AnyNode>>) {
+        if let Some(l) = self.lhs.take() {
+            out.push(l);
+        }
+        if let Some(r) = self.rhs.take() {
+            out.push(r);
+        }
+    }
+    fn op(&self) -> Option<(&'static str, &'static Location<'static>)> {
+        Some((R::NAME, self.location))
+    }
+}
+
+impl<R, L, Rt> NodeOf<R::Out> for BinaryNode<R, L, Rt>
+where
+    R: BinaryRule<L, Rt> + 'static,
+    R::Out: Value,
+    R::Residual: 'static,
+    L: Value,
+    Rt: Value,
+{
+    fn core(&self) -> &Core<R::Out> {
+        &self.core
+    }
+    fn core_mut(&mut self) -> &mut Core<R::Out> {
+        &mut self.core
+    }
+}
+
+impl<R: BinaryRule<L, Rt>, L, Rt> Drop for BinaryNode<R, L, Rt> {
+    fn drop(&mut self) {
+        mode::node_dropped();
+        let (l, r) = (self.lhs.take(), self.rhs.take());
+        if let Some(l) = l {
+            release(upcast(l));
+        }
+        if let Some(r) = r {
+            release(upcast(r));
+        }
+    }
+}
+
+/// `Rc<dyn NodeOf<X>>` as `Rc<dyn AnyNode>` (trait upcasting).
+pub(crate) fn upcast<X>(n: NodeRef<X>) -> Rc<dyn AnyNode> {
+    n
+}

@@ -1,0 +1,336 @@
+//! The ops of the rule library on tracked tensors: each method or operator is one call to
+//! [`record_unary`] or [`record_binary`] with the op's rule, so a new rule needs one line here.
+
+use super::record::{record_binary, record_unary};
+use super::var::{Operand, Var};
+use crate::rules::{
+    Abs, Add, All, AlongAxis, BatchLabels, Cast, Cos, CrossEntropy, Div, Exp, Exp2, Gather, Gelu,
+    KeepAxis, Ln, Log2, LogSoftmax, LogSumExp, Max, Maximum, Mean, Min, Minimum, Mse, Mul, Neg,
+    Pow, Powf, Recip, Relu, Rows, Select, Sigmoid, Sin, Softmax, Softplus, Sqrt, Square, Sub, Sum,
+    Tanh, Variance,
+};
+use crate::scalar::Float;
+use crate::shape::{Axis, Broadcast, D, Dim, One, ReplaceAxis, Shape};
+use crate::storage::{Inline, Join, Storage};
+use crate::tensor::{Mask, Tensor};
+
+/// Methods of the form `fn name(&self, args..) -> Self` (elementwise ops, with constant
+/// parameters carried by the rule): `name(args) => Rule(args);`.
+macro_rules! same_shape_methods {
+    ($($name:ident ( $($arg:ident : $ty:ty),* ) => $rule:expr;)*) => {
+        impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {$(
+            #[doc = concat!("[`Tensor::", stringify!($name), "`], recorded: backward calls its rule's VJP.")]
+            #[must_use]
+            #[track_caller]
+            pub fn $name(&self $(, $arg: $ty)*) -> Self {
+                record_unary($rule, self)
+            }
+        )*}
+    };
+}
+
+same_shape_methods! {
+    abs() => Abs;
+    cos() => Cos;
+    exp() => Exp;
+    exp2() => Exp2;
+    gelu() => Gelu;
+    ln() => Ln;
+    log2() => Log2;
+    powf(p: T) => Powf(p);
+    recip() => Recip;
+    relu() => Relu;
+    sigmoid() => Sigmoid;
+    sin() => Sin;
+    softplus() => Softplus;
+    sqrt() => Sqrt;
+    square() => Square;
+    tanh() => Tanh;
+}
+
+/// Reductions over a region, each rule serving three methods: over everything (rank 0), along
+/// axis `A` removed, and along axis `A` kept as `One`.
+macro_rules! reductions {
+    ($($all:ident, $axis:ident, $keep:ident => $rule:ident;)*) => {
+        impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {$(
+            #[doc = concat!("[`Tensor::", stringify!($all), "`], recorded: over all elements, rank 0.")]
+            #[must_use]
+            #[track_caller]
+            pub fn $all(&self) -> Var<T, (), St> {
+                record_unary($rule(All), self)
+            }
+
+            #[doc = concat!("[`Tensor::", stringify!($axis), "`], recorded: along axis `A`, which is removed.")]
+            #[must_use]
+            #[track_caller]
+            pub fn $axis<const A: usize>(&self) -> Var<T, S::Removed, St>
+            where
+                S: Axis<A>,
+            {
+                record_unary($rule(AlongAxis::<A>), self)
+            }
+
+            #[doc = concat!("[`Tensor::", stringify!($keep), "`], recorded: along axis `A`, kept as a broadcastable `One`.")]
+            #[must_use]
+            #[track_caller]
+            pub fn $keep<const A: usize>(&self) -> Var<T, S::Replaced<One>, St>
+            where
+                S: Axis<A>,
+            {
+                record_unary($rule(KeepAxis::<A>), self)
+            }
+        )*}
+    };
+}
+
+reductions! {
+    sum, sum_axis, sum_keepdim => Sum;
+    mean, mean_axis, mean_keepdim => Mean;
+    max, max_axis, max_keepdim => Max;
+    min, min_axis, min_keepdim => Min;
+    logsumexp, logsumexp_axis, logsumexp_keepdim => LogSumExp;
+    var, var_axis, var_keepdim => Variance;
+}
+
+/// Elementwise binary methods with broadcasting; the other operand is a `Var`, a constant
+/// `Tensor` (owned or borrowed) or a scalar (as a rank-0 constant): `name => Rule;`.
+macro_rules! broadcast_methods {
+    ($($name:ident $(, $scalar:ident)? => $rule:expr;)*) => {
+        impl<T: Float, L: Shape, SL: Storage> Var<T, L, SL> {$(
+            #[doc = concat!("[`Tensor::", stringify!($name), "`], recorded; `other` is a `Var` or a constant tensor.")]
+            #[must_use]
+            #[track_caller]
+            pub fn $name<O>(&self, other: O) -> Var<T, <L as Broadcast<O::Shape>>::Out, <SL as Join<O::Storage>>::Out>
+            where
+                O: Operand<Elem = T>,
+                L: Broadcast<O::Shape>,
+                SL: Join<O::Storage>,
+            {
+                record_binary($rule, self, &other.into_var())
+            }
+
+            $(
+            #[doc = concat!("[`Tensor::", stringify!($scalar), "`], recorded: the same rule with a rank-0 constant.")]
+            #[must_use]
+            #[track_caller]
+            pub fn $scalar(&self, c: T) -> Self
+            where
+                L: Broadcast<(), Out = L>,
+                SL: Join<Inline, Out = SL>,
+            {
+                record_binary($rule, self, &scalar(c))
+            }
+            )?
+        )*}
+    };
+}
+
+broadcast_methods! {
+    maximum, maximum_scalar => Maximum;
+    minimum, minimum_scalar => Minimum;
+    pow => Pow;
+}
+
+impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
+    /// [`Tensor::softmax`], recorded: along axis `A`.
+    #[must_use]
+    #[track_caller]
+    pub fn softmax<const A: usize>(&self) -> Self
+    where
+        S: Axis<A>,
+    {
+        record_unary(Softmax::<A>, self)
+    }
+
+    /// [`Tensor::log_softmax`], recorded: along axis `A`.
+    #[must_use]
+    #[track_caller]
+    pub fn log_softmax<const A: usize>(&self) -> Self
+    where
+        S: Axis<A>,
+    {
+        record_unary(LogSoftmax::<A>, self)
+    }
+
+    /// [`Tensor::cast`], recorded: the gradient comes back in this tensor's element type.
+    #[must_use]
+    #[track_caller]
+    pub fn cast<U: Float>(&self) -> Var<U, S, St> {
+        record_unary(Cast::<U>::new(), self)
+    }
+
+    /// [`Tensor::gather`], recorded: its VJP scatter-adds, so an index picked twice receives both
+    /// cotangents.
+    #[must_use]
+    #[track_caller]
+    pub fn gather<const AXIS: usize, const K: usize>(
+        &self,
+        indices: &[usize; K],
+    ) -> Var<T, ReplaceAxis<S, AXIS, D<K>>, St>
+    where
+        S: Axis<AXIS>,
+    {
+        record_unary(Gather::<AXIS, K> { indices: *indices }, self)
+    }
+
+    /// [`Tensor::mse`], recorded: the mean squared error against `target` (a `Var` or a constant
+    /// tensor of the same shape).
+    #[must_use]
+    #[track_caller]
+    pub fn mse<O>(&self, target: O) -> Var<T, (), <St as Join<O::Storage>>::Out>
+    where
+        O: Operand<Elem = T, Shape = S>,
+        St: Join<O::Storage>,
+    {
+        record_binary(Mse, self, &target.into_var())
+    }
+
+    /// [`Mask::select`] on tracked tensors: `a` where the mask is true, `b` elsewhere, with the
+    /// mask, `a` and `b` broadcast together. Each operand is a `Var` or a constant tensor; the
+    /// cotangent goes to the operand each element came from.
+    #[must_use]
+    #[track_caller]
+    #[allow(
+        clippy::type_complexity,
+        reason = "the broadcast of three shapes, spelled out"
+    )]
+    pub fn select<M, MSt, A, B>(
+        mask: &Mask<M, MSt>,
+        a: A,
+        b: B,
+    ) -> Var<
+        T,
+        <M as Broadcast<<S as Broadcast<B::Shape>>::Out>>::Out,
+        <<St as Join<B::Storage>>::Out as Join<MSt>>::Out,
+    >
+    where
+        A: Operand<Elem = T, Shape = S, Storage = St>,
+        B: Operand<Elem = T>,
+        S: Broadcast<B::Shape>,
+        St: Join<B::Storage>,
+        <St as Join<B::Storage>>::Out: Join<MSt>,
+        M: Broadcast<<S as Broadcast<B::Shape>>::Out>,
+        MSt: Storage,
+    {
+        let rule = Select { mask: mask.clone() };
+        record_binary(rule, &a.into_var(), &b.into_var())
+    }
+}
+
+impl<T: Float, St: Storage, Bd: Dim, const N: usize> Var<T, (Bd, D<N>), St> {
+    /// [`Tensor::cross_entropy`], recorded: mean softmax cross-entropy of these `(B, N)` logits
+    /// against one class index per row (the labels are constants carried by the rule).
+    #[must_use]
+    #[track_caller]
+    pub fn cross_entropy<const B: usize, L>(&self, labels: &L) -> Var<T, (), St>
+    where
+        Bd: Rows<B>,
+        L: BatchLabels<B>,
+    {
+        record_unary(
+            CrossEntropy {
+                labels: labels.to_batch(),
+            },
+            self,
+        )
+    }
+}
+
+impl<T: Float, S: Shape, St: Storage> core::ops::Neg for &Var<T, S, St> {
+    type Output = Var<T, S, St>;
+    #[track_caller]
+    fn neg(self) -> Var<T, S, St> {
+        record_unary(Neg, self)
+    }
+}
+
+impl<T: Float, S: Shape, St: Storage> core::ops::Neg for Var<T, S, St> {
+    type Output = Var<T, S, St>;
+    #[track_caller]
+    fn neg(self) -> Var<T, S, St> {
+        record_unary(Neg, &self)
+    }
+}
+
+/// A std operator on tracked tensors through a binary rule: between two `Var`s (owned or
+/// borrowed), a `Var` and a constant `Tensor` on either side, a `Var` and a scalar of its element
+/// type on the right, and an `f32`/`f64` on the left (operand order kept: `2.0 - x` is `2 - x`).
+/// Constants take part in the forward and receive no gradient.
+macro_rules! var_operator {
+    ($Op:ident, $op:ident, $rule:expr) => {
+        var_operator!(@pair $Op, $op, $rule, [Var<T, L, SL>], [Var<T, R, SR>]);
+        var_operator!(@pair $Op, $op, $rule, [Var<T, L, SL>], [&Var<T, R, SR>]);
+        var_operator!(@pair $Op, $op, $rule, [&Var<T, L, SL>], [Var<T, R, SR>]);
+        var_operator!(@pair $Op, $op, $rule, [&Var<T, L, SL>], [&Var<T, R, SR>]);
+        var_operator!(@pair $Op, $op, $rule, [Var<T, L, SL>], [Tensor<T, R, SR>]);
+        var_operator!(@pair $Op, $op, $rule, [Var<T, L, SL>], [&Tensor<T, R, SR>]);
+        var_operator!(@pair $Op, $op, $rule, [&Var<T, L, SL>], [Tensor<T, R, SR>]);
+        var_operator!(@pair $Op, $op, $rule, [&Var<T, L, SL>], [&Tensor<T, R, SR>]);
+        var_operator!(@pair $Op, $op, $rule, [Tensor<T, L, SL>], [Var<T, R, SR>]);
+        var_operator!(@pair $Op, $op, $rule, [Tensor<T, L, SL>], [&Var<T, R, SR>]);
+        var_operator!(@pair $Op, $op, $rule, [&Tensor<T, L, SL>], [Var<T, R, SR>]);
+        var_operator!(@pair $Op, $op, $rule, [&Tensor<T, L, SL>], [&Var<T, R, SR>]);
+        var_operator!(@scalar_rhs $Op, $op, $rule, [Var<T, S, St>]);
+        var_operator!(@scalar_rhs $Op, $op, $rule, [&Var<T, S, St>]);
+        var_operator!(@scalar_lhs $Op, $op, $rule, f32, [Var<f32, S, St>]);
+        var_operator!(@scalar_lhs $Op, $op, $rule, f32, [&Var<f32, S, St>]);
+        var_operator!(@scalar_lhs $Op, $op, $rule, f64, [Var<f64, S, St>]);
+        var_operator!(@scalar_lhs $Op, $op, $rule, f64, [&Var<f64, S, St>]);
+    };
+    (@pair $Op:ident, $op:ident, $rule:expr, [$($l:tt)*], [$($r:tt)*]) => {
+        impl<T, L, R, SL, SR> core::ops::$Op<$($r)*> for $($l)*
+        where
+            T: Float,
+            L: Broadcast<R>,
+            R: Shape,
+            SL: Join<SR>,
+            SR: Storage,
+        {
+            type Output = Var<T, L::Out, SL::Out>;
+            #[track_caller]
+            fn $op(self, rhs: $($r)*) -> Self::Output {
+                record_binary($rule, &Operand::into_var(self), &Operand::into_var(rhs))
+            }
+        }
+    };
+    // The scalar becomes a rank-0 constant, broadcast by the same rule.
+    (@scalar_rhs $Op:ident, $op:ident, $rule:expr, [$($l:tt)*]) => {
+        impl<T, S, St> core::ops::$Op<T> for $($l)*
+        where
+            T: Float,
+            S: Broadcast<(), Out = S>,
+            St: Join<Inline, Out = St>,
+        {
+            type Output = Var<T, S, St>;
+            #[track_caller]
+            fn $op(self, rhs: T) -> Var<T, S, St> {
+                record_binary($rule, &Operand::into_var(self), &scalar(rhs))
+            }
+        }
+    };
+    (@scalar_lhs $Op:ident, $op:ident, $rule:expr, $t:ty, [$($r:tt)*]) => {
+        impl<S, St> core::ops::$Op<$($r)*> for $t
+        where
+            (): Broadcast<S, Out = S>,
+            S: Shape,
+            St: Storage,
+            Inline: Join<St, Out = St>,
+        {
+            type Output = Var<$t, S, St>;
+            #[track_caller]
+            fn $op(self, rhs: $($r)*) -> Var<$t, S, St> {
+                record_binary($rule, &scalar(self), &Operand::into_var(rhs))
+            }
+        }
+    };
+}
+
+/// A scalar as a rank-0 constant.
+fn scalar<T: Float>(v: T) -> Var<T, (), Inline> {
+    Var::constant(Tensor::full(v))
+}
+
+var_operator!(Add, add, Add);
+var_operator!(Sub, sub, Sub);
+var_operator!(Mul, mul, Mul);
+var_operator!(Div, div, Div);

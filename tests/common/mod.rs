@@ -1,0 +1,3 @@
+//! Shared test support.
+pub mod oracle;
+pub mod tape;
