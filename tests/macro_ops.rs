@@ -2,13 +2,31 @@
 //! differences in f64 (and, where a value is known by hand, that value).
 //!
 //! Each function is `sum(op(x) * w)` (or a scalar loss) for a fixed random weight `w`, so every
-//! element of the op's cotangent matters.
+//! element of the op's cotangent matters. The same body also runs on the tape (`mod name { fn tape }`),
+//! whose gradient the generated one equals (the same rules, accumulated in another order).
 
 use autograd_core::differentiable;
 use autograd_core::gradcheck::{Tolerance, check_gradient};
 use autograd_core::prelude::*;
 
 type M = Tensor![f64; 3, 4];
+type VM = Var<f64, Shape![3, 4]>;
+
+/// The tape's view of a tensor type.
+trait OnTape {
+    type V;
+}
+impl<S: Shape> OnTape for Tensor<f64, S> {
+    type V = Var<f64, S>;
+}
+
+/// The generated gradient equals the tape's gradient of the same body.
+#[track_caller]
+fn same_as_tape<S: Shape>(leaf: &Var<f64, S>, g: &Tensor<f64, S>) {
+    leaf.grad()
+        .expect("a gradient")
+        .assert_close(g, 1e-12, 1e-12);
+}
 
 fn input(seed: u64, lo: f64, hi: f64) -> M {
     Tensor::rand_uniform(seed, lo, hi)
@@ -27,12 +45,23 @@ macro_rules! unary {
             (y * w).sum().item()
         }
 
+        mod $name {
+            use super::*;
+            pub fn tape($x: &VM, w: &M) -> Var<f64, ()> {
+                let y = $body;
+                (y * w).sum()
+            }
+        }
+
         #[test]
         fn $test() {
             let (x, w) = (input(1, $lo, $hi), weight());
             let (v, g) = $name_grad(&x, &w);
             assert!((v - $name(&x, &w)).abs() < 1e-12, "value");
             check_gradient(|x| $name(x, &w), &x, &g.$x, Tolerance::default()).unwrap();
+            let t = Var::param(x.clone());
+            $name::tape(&t, &w).backward().unwrap();
+            same_as_tape(&t, &g.$x);
         }
     )*};
 }
@@ -76,12 +105,24 @@ macro_rules! reduction {
             (y * w).sum().item()
         }
 
+        mod $name {
+            use super::*;
+            pub fn tape($x: &VM) -> Var<f64, ()> {
+                let y = $body;
+                let w: $out = Tensor::rand_uniform(7, -1.0, 1.0);
+                (y * w).sum()
+            }
+        }
+
         #[test]
         fn $test() {
             let x = input(2, -2.0, 2.0);
             let (v, g) = $name_grad(&x);
             assert!((v - $name(&x)).abs() < 1e-12, "value");
             check_gradient($name, &x, &g.$x, Tolerance::default()).unwrap();
+            let t = Var::param(x.clone());
+            $name::tape(&t).backward().unwrap();
+            same_as_tape(&t, &g.$x);
         }
     )*};
 }
@@ -113,6 +154,15 @@ macro_rules! binary {
             (y * w).sum().item()
         }
 
+        mod $name {
+            use super::*;
+            pub fn tape($a: &VM, $b: &<$bt as OnTape>::V) -> Var<f64, ()> {
+                let y = $body;
+                let w: M = Tensor::rand_uniform(7, -1.0, 1.0);
+                (y * w).sum()
+            }
+        }
+
         #[test]
         fn $test() {
             let a = input(3, 0.5, 2.0);
@@ -121,6 +171,10 @@ macro_rules! binary {
             assert!((v - $name(&a, &b)).abs() < 1e-12, "value");
             check_gradient(|a| $name(a, &b), &a, &g.$a, Tolerance::default()).unwrap();
             check_gradient(|b| $name(&a, b), &b, &g.$b, Tolerance::default()).unwrap();
+            let (ta, tb) = (Var::param(a.clone()), Var::param(b.clone()));
+            $name::tape(&ta, &tb).backward().unwrap();
+            same_as_tape(&ta, &g.$a);
+            same_as_tape(&tb, &g.$b);
         }
     )*};
 }
