@@ -32,11 +32,15 @@ fn assert_close(a: f64, b: f64) {
     assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "{a} vs {b}");
 }
 
+#[rustfmt::skip]
+mod corpus {
+use super::*;
+
 #[differentiable]
 fn g000(a: &Tensor![f64; 4], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).powf(3.0);
     let v2 = ((b).square() + 1.0).sqrt();
-    let v3 = ((&v2) * 1.0).sum();
+    let v3 = (((&v2) * 1.0)).sum();
     let mut v4 = v3.clone();
     for _ in 0..3 {
         v4 = ((&v4 * &v3).powf(3.0)).tanh() + &v3 * 0.5;
@@ -54,7 +58,7 @@ fn g000(a: &Tensor![f64; 4], b: &Tensor![f64; 3]) -> f64 {
 fn g000_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).powf(3.0);
     let v2 = ((b).square() + 1.0).sqrt();
-    let v3 = ((&v2) * 1.0).sum();
+    let v3 = (((&v2) * 1.0)).sum();
     let mut v4 = v3.clone();
     for _ in 0..3 {
         v4 = ((&v4 * &v3).powf(3.0)).tanh() + &v3 * 0.5;
@@ -133,29 +137,17 @@ fn g002(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     for _ in 0..1 {
         v2 = ((&v2 * b).sin()).tanh() + &v1 * 0.5;
     }
-    let v3 = if (&v2).detach().sum().item() > 0.0 {
-        ((&v2).square() + 1.0).sqrt()
-    } else {
-        (&v2).sigmoid()
-    };
+    let v3 = if (&v2).detach().sum().item() > 0.0 { ((&v2).square() + 1.0).sqrt() } else { (&v2).sigmoid() };
     (a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
-fn g002_tape(
-    a: &Var<f64, Shape![]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g002_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((b).sigmoid()).powf(3.0);
     let mut v2 = v1.clone();
     for _ in 0..1 {
         v2 = ((&v2 * b).sin()).tanh() + &v1 * 0.5;
     }
-    let v3 = if (&v2).detach().sum().item() > 0.0 {
-        ((&v2).square() + 1.0).sqrt()
-    } else {
-        (&v2).sigmoid()
-    };
+    let v3 = if (&v2).detach().sum().item() > 0.0 { ((&v2).square() + 1.0).sqrt() } else { (&v2).sigmoid() };
     a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()
 }
 
@@ -182,27 +174,15 @@ fn g002_gradient() {
 
 #[differentiable]
 fn g003(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let v1 = (((b) / ((a).square() + 1.0)) * 0.75);
-    let v2 = if (a).detach().sum().item() > 0.0 {
-        (2.0 - (a))
-    } else {
-        (2.0 - (a))
-    };
+    let v1 = ((((b) / ((a).square() + 1.0))) * 0.75);
+    let v2 = if (a).detach().sum().item() > 0.0 { (2.0 - (a)) } else { (2.0 - (a)) };
     let v3 = (((c).sigmoid()) * 0.75);
     (a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
-fn g003_tape(
-    a: &Var<f64, Shape![]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
-    let v1 = (((b) / ((a).square() + 1.0)) * 0.75);
-    let v2 = if (a).detach().sum().item() > 0.0 {
-        (2.0 - (a))
-    } else {
-        (2.0 - (a))
-    };
+fn g003_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = ((((b) / ((a).square() + 1.0))) * 0.75);
+    let v2 = if (a).detach().sum().item() > 0.0 { (2.0 - (a)) } else { (2.0 - (a)) };
     let v3 = (((c).sigmoid()) * 0.75);
     a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()
 }
@@ -234,7 +214,7 @@ fn g004(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 1]) -> 
     let mut v2 = v1.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v2 = ((&v2 * &v1) * 0.5 + 0.25).tanh();
+            v2 = (((&v2 * &v1) * 0.5 + 0.25)).tanh();
         }
         v2 = &v2 - &v1 * 0.25;
     }
@@ -242,16 +222,12 @@ fn g004(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 1]) -> 
     (a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
-fn g004_tape(
-    a: &Var<f64, Shape![2, 1]>,
-    b: &Var<f64, Shape![1]>,
-    c: &Var<f64, Shape![2, 1]>,
-) -> Var<f64, ()> {
+fn g004_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (c).softmax::<0>();
     let mut v2 = v1.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v2 = ((&v2 * &v1) * 0.5 + 0.25).tanh();
+            v2 = (((&v2 * &v1) * 0.5 + 0.25)).tanh();
         }
         v2 = &v2 - &v1 * 0.25;
     }
@@ -282,27 +258,23 @@ fn g004_gradient() {
 
 #[differentiable]
 fn g005(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = ((b) - (c)).mean();
+    let v1 = (((b) - (c))).mean();
     let v2 = ((((b).square() + 1.0).ln()) * (((&v1) * 1.5).gelu()));
     let v3 = (c).sum_axis::<2>();
     let v4 = ((&v3) / ((&v3).square() + 1.0));
     let v5: Tensor![f64; 2, 2] = Tensor::rand_uniform(371, -1.0, 1.0);
-    let v6 = ((2.0 - (&v3)) + ((&v3).matmul(&v5)));
+    let v6 = (((2.0 - (&v3))) + ((&v3).matmul(&v5)));
     let v7 = ((&v3).sum_axis::<1>()).logsumexp_axis::<0>();
     (a.square().mean() + b.square().mean() + c.square().mean() + v7.sum() + v2.tanh().sum()).item()
 }
 
-fn g005_tape(
-    a: &Var<f64, Shape![2, 1, 3]>,
-    b: &Var<f64, Shape![1, 3]>,
-    c: &Var<f64, Shape![2, 2, 3]>,
-) -> Var<f64, ()> {
-    let v1 = ((b) - (c)).mean();
+fn g005_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let v1 = (((b) - (c))).mean();
     let v2 = ((((b).square() + 1.0).ln()) * (((&v1) * 1.5).gelu()));
     let v3 = (c).sum_axis::<2>();
     let v4 = ((&v3) / ((&v3).square() + 1.0));
     let v5: Tensor![f64; 2, 2] = Tensor::rand_uniform(371, -1.0, 1.0);
-    let v6 = ((2.0 - (&v3)) + ((&v3).matmul(&v5)));
+    let v6 = (((2.0 - (&v3))) + ((&v3).matmul(&v5)));
     let v7 = ((&v3).sum_axis::<1>()).logsumexp_axis::<0>();
     a.square().mean() + b.square().mean() + c.square().mean() + v7.sum() + v2.tanh().sum()
 }
@@ -330,13 +302,13 @@ fn g005_gradient() {
 
 #[differentiable]
 fn g006(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (((a) + (a)) - (((a).square() + 1.0).ln()));
+    let v1 = ((((a) + (a))) - (((a).square() + 1.0).ln()));
     let v2 = ((&v1) * (a));
     let v3 = ((&v1).sin()).powf(3.0);
     let mut v4 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v4 = (2.0 - (&v4 * &v3)).tanh();
+            v4 = ((2.0 - (&v4 * &v3))).tanh();
         }
         v4 = &v4 - &v3 * 0.25;
     }
@@ -352,13 +324,13 @@ fn g006(a: &Tensor![f64; 2, 3]) -> f64 {
 }
 
 fn g006_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (((a) + (a)) - (((a).square() + 1.0).ln()));
+    let v1 = ((((a) + (a))) - (((a).square() + 1.0).ln()));
     let v2 = ((&v1) * (a));
     let v3 = ((&v1).sin()).powf(3.0);
     let mut v4 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v4 = (2.0 - (&v4 * &v3)).tanh();
+            v4 = ((2.0 - (&v4 * &v3))).tanh();
         }
         v4 = &v4 - &v3 * 0.25;
     }
@@ -391,19 +363,15 @@ fn g007(a: &Tensor![f64; 4], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
     let v1 = ((c) / ((a).square() + 1.0));
     let v2 = ((&v1) * (b));
     let v3 = ((&v1).square() + 1.0).ln();
-    let v4 = ((&v1) + (&v2)).logsumexp_axis::<0>();
+    let v4 = (((&v1) + (&v2))).logsumexp_axis::<0>();
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g007_tape(
-    a: &Var<f64, Shape![4]>,
-    b: &Var<f64, Shape![1]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g007_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((c) / ((a).square() + 1.0));
     let v2 = ((&v1) * (b));
     let v3 = ((&v1).square() + 1.0).ln();
-    let v4 = ((&v1) + (&v2)).logsumexp_axis::<0>();
+    let v4 = (((&v1) + (&v2))).logsumexp_axis::<0>();
     a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()
 }
 
@@ -430,22 +398,14 @@ fn g007_gradient() {
 
 #[differentiable]
 fn g008(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = if (b).detach().sum().item() > 0.0 {
-        ((b).square() + 1.0).sqrt()
-    } else {
-        ((b).square() + 1.0).ln()
-    };
-    let v2 = (((&v1).sin()) + ((&v1) / ((&v1).square() + 1.0)));
+    let v1 = if (b).detach().sum().item() > 0.0 { ((b).square() + 1.0).sqrt() } else { ((b).square() + 1.0).ln() };
+    let v2 = (((&v1).sin()) + (((&v1) / ((&v1).square() + 1.0))));
     (a.square().mean() + b.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
 
 fn g008_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = if (b).detach().sum().item() > 0.0 {
-        ((b).square() + 1.0).sqrt()
-    } else {
-        ((b).square() + 1.0).ln()
-    };
-    let v2 = (((&v1).sin()) + ((&v1) / ((&v1).square() + 1.0)));
+    let v1 = if (b).detach().sum().item() > 0.0 { ((b).square() + 1.0).sqrt() } else { ((b).square() + 1.0).ln() };
+    let v2 = (((&v1).sin()) + (((&v1) / ((&v1).square() + 1.0))));
     a.square().mean() + b.square().mean() + v2.sum() + v1.tanh().sum()
 }
 
@@ -472,33 +432,21 @@ fn g009(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 3, 3
     for _ in 0..4 {
         v1 = (((&v1 * b).square() + 1.0).recip()).tanh() + b * 0.5;
     }
-    let v2 = ((&v1) + (a)).mean_keepdim::<1>();
-    let v3 = if true {
-        (&v2).sin()
-    } else {
-        ((&v2).square() + 1.0).ln()
-    };
+    let v2 = (((&v1) + (a))).mean_keepdim::<1>();
+    let v3 = if true { (&v2).sin() } else { ((&v2).square() + 1.0).ln() };
     let v4 = (((&v3).mean()) * ((&v1).tanh()));
     let v5 = (&v4).logsumexp_axis::<0>();
     let v6 = (&v4).tanh();
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()).item()
 }
 
-fn g009_tape(
-    a: &Var<f64, Shape![2, 2, 3]>,
-    b: &Var<f64, Shape![1, 3]>,
-    c: &Var<f64, Shape![3, 3]>,
-) -> Var<f64, ()> {
+fn g009_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let mut v1 = b.clone();
     for _ in 0..4 {
         v1 = (((&v1 * b).square() + 1.0).recip()).tanh() + b * 0.5;
     }
-    let v2 = ((&v1) + (a)).mean_keepdim::<1>();
-    let v3 = if true {
-        (&v2).sin()
-    } else {
-        ((&v2).square() + 1.0).ln()
-    };
+    let v2 = (((&v1) + (a))).mean_keepdim::<1>();
+    let v3 = if true { (&v2).sin() } else { ((&v2).square() + 1.0).ln() };
     let v4 = (((&v3).mean()) * ((&v1).tanh()));
     let v5 = (&v4).logsumexp_axis::<0>();
     let v6 = (&v4).tanh();
@@ -653,7 +601,7 @@ fn g013(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1]) -> f64 {
         v1 = (((&v1 * b).square() + 1.0).sqrt()).tanh() + c * 0.5;
     }
     let v2: Tensor![f64; 3, 4] = Tensor::rand_uniform(482, -1.0, 1.0);
-    let v3 = ((&v1) + (a)).matmul(&v2);
+    let v3 = (((&v1) + (a))).matmul(&v2);
     let mut v4 = a.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -662,21 +610,17 @@ fn g013(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1]) -> f64 {
         v4 = &v4 - a * 0.25;
     }
     let v5 = (&v4).mean_keepdim::<0>();
-    let v6 = (((&v4) * (&v4)) - ((&v4).cos()));
+    let v6 = ((((&v4) * (&v4))) - ((&v4).cos()));
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v3.tanh().sum()).item()
 }
 
-fn g013_tape(
-    a: &Var<f64, Shape![3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![2, 1]>,
-) -> Var<f64, ()> {
+fn g013_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let mut v1 = c.clone();
     for _ in 0..2 {
         v1 = (((&v1 * b).square() + 1.0).sqrt()).tanh() + c * 0.5;
     }
     let v2: Tensor![f64; 3, 4] = Tensor::rand_uniform(482, -1.0, 1.0);
-    let v3 = ((&v1) + (a)).matmul(&v2);
+    let v3 = (((&v1) + (a))).matmul(&v2);
     let mut v4 = a.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -685,7 +629,7 @@ fn g013_tape(
         v4 = &v4 - a * 0.25;
     }
     let v5 = (&v4).mean_keepdim::<0>();
-    let v6 = (((&v4) * (&v4)) - ((&v4).cos()));
+    let v6 = ((((&v4) * (&v4))) - ((&v4).cos()));
     a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v3.tanh().sum()
 }
 
@@ -717,11 +661,7 @@ fn g014(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     (a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()).item()
 }
 
-fn g014_tape(
-    a: &Var<f64, Shape![]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g014_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a) * (a));
     let v2 = ((&v1) * 0.75);
     a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()
@@ -750,24 +690,20 @@ fn g014_gradient() {
 
 #[differentiable]
 fn g015(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (((b) * (c)) * 1.5).gelu();
+    let v1 = ((((b) * (c))) * 1.5).gelu();
     let mut v2 = v1.clone();
     for _ in 0..4 {
-        v2 = (-(&v2 * &v1)).tanh() + &v1 * 0.5;
+        v2 = ((-(&v2 * &v1))).tanh() + &v1 * 0.5;
     }
     let v3 = ((c) + (&v1));
     (a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
-fn g015_tape(
-    a: &Var<f64, Shape![2, 1, 3]>,
-    b: &Var<f64, Shape![3, 4]>,
-    c: &Var<f64, Shape![3, 4]>,
-) -> Var<f64, ()> {
-    let v1 = (((b) * (c)) * 1.5).gelu();
+fn g015_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+    let v1 = ((((b) * (c))) * 1.5).gelu();
     let mut v2 = v1.clone();
     for _ in 0..4 {
-        v2 = (-(&v2 * &v1)).tanh() + &v1 * 0.5;
+        v2 = ((-(&v2 * &v1))).tanh() + &v1 * 0.5;
     }
     let v3 = ((c) + (&v1));
     a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()
@@ -796,18 +732,14 @@ fn g015_gradient() {
 
 #[differentiable]
 fn g016(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (((b) * 0.75) * 0.5 + 0.25);
+    let v1 = ((((b) * 0.75)) * 0.5 + 0.25);
     let v2 = (c).t();
     let v3 = if true { (c).sigmoid() } else { (c).sin() };
     (a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
-fn g016_tape(
-    a: &Var<f64, Shape![2, 2, 3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![1, 3]>,
-) -> Var<f64, ()> {
-    let v1 = (((b) * 0.75) * 0.5 + 0.25);
+fn g016_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let v1 = ((((b) * 0.75)) * 0.5 + 0.25);
     let v2 = (c).t();
     let v3 = if true { (c).sigmoid() } else { (c).sin() };
     a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()
@@ -842,13 +774,9 @@ fn g017(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     for _ in 0..4 {
         v3 = ((&v3 * &v1).powf(3.0)).tanh() + &v1 * 0.5;
     }
-    let v4 = ((b) / ((&v1).square() + 1.0)).t();
-    let v5 = if (&v2).detach().sum().item() > 0.0 {
-        ((&v2) * 0.5 + 0.25)
-    } else {
-        (&v2).softplus()
-    };
-    let v6 = ((b) * (&v4)).tanh().exp();
+    let v4 = (((b) / ((&v1).square() + 1.0))).t();
+    let v5 = if (&v2).detach().sum().item() > 0.0 { ((&v2) * 0.5 + 0.25) } else { (&v2).softplus() };
+    let v6 = (((b) * (&v4))).tanh().exp();
     (a.square().mean() + b.square().mean() + v6.sum() + v3.tanh().sum()).item()
 }
 
@@ -859,13 +787,9 @@ fn g017_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f
     for _ in 0..4 {
         v3 = ((&v3 * &v1).powf(3.0)).tanh() + &v1 * 0.5;
     }
-    let v4 = ((b) / ((&v1).square() + 1.0)).t();
-    let v5 = if (&v2).detach().sum().item() > 0.0 {
-        ((&v2) * 0.5 + 0.25)
-    } else {
-        (&v2).softplus()
-    };
-    let v6 = ((b) * (&v4)).tanh().exp();
+    let v4 = (((b) / ((&v1).square() + 1.0))).t();
+    let v5 = if (&v2).detach().sum().item() > 0.0 { ((&v2) * 0.5 + 0.25) } else { (&v2).softplus() };
+    let v6 = (((b) * (&v4))).tanh().exp();
     a.square().mean() + b.square().mean() + v6.sum() + v3.tanh().sum()
 }
 
@@ -888,12 +812,8 @@ fn g017_gradient() {
 
 #[differentiable]
 fn g018(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 1]) -> f64 {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        (a).sin()
-    } else {
-        (a).sigmoid()
-    };
-    let v2 = (((b) * (b)) / (((b).sum_axis::<1>()).square() + 1.0));
+    let v1 = if (a).detach().sum().item() > 0.0 { (a).sin() } else { (a).sigmoid() };
+    let v2 = ((((b) * (b))) / (((b).sum_axis::<1>()).square() + 1.0));
     let v3 = (b).softmax::<0>();
     let v4 = ((&v2) / ((&v3).square() + 1.0));
     let v5 = (((&v3).t()) - ((&v2).powf(3.0)));
@@ -901,12 +821,8 @@ fn g018(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 1]) -> f64 {
 }
 
 fn g018_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        (a).sin()
-    } else {
-        (a).sigmoid()
-    };
-    let v2 = (((b) * (b)) / (((b).sum_axis::<1>()).square() + 1.0));
+    let v1 = if (a).detach().sum().item() > 0.0 { (a).sin() } else { (a).sigmoid() };
+    let v2 = ((((b) * (b))) / (((b).sum_axis::<1>()).square() + 1.0));
     let v3 = (b).softmax::<0>();
     let v4 = ((&v2) / ((&v3).square() + 1.0));
     let v5 = (((&v3).t()) - ((&v2).powf(3.0)));
@@ -932,7 +848,7 @@ fn g018_gradient() {
 
 #[differentiable]
 fn g019(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (((a).sigmoid()) / (((a) + (a)).square() + 1.0));
+    let v1 = (((a).sigmoid()) / ((((a) + (a))).square() + 1.0));
     let v2 = (a).t();
     let v3 = ((&v2) * (&v1));
     let v4 = (((&v2).t()) / (((a).t()).square() + 1.0));
@@ -947,7 +863,7 @@ fn g019(a: &Tensor![f64; 2, 1]) -> f64 {
 }
 
 fn g019_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (((a).sigmoid()) / (((a) + (a)).square() + 1.0));
+    let v1 = (((a).sigmoid()) / ((((a) + (a))).square() + 1.0));
     let v2 = (a).t();
     let v3 = ((&v2) * (&v1));
     let v4 = (((&v2).t()) / (((a).t()).square() + 1.0));
@@ -976,8 +892,8 @@ fn g019_gradient() {
 
 #[differentiable]
 fn g020(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4], c: &Tensor![f64]) -> f64 {
-    let v1 = ((a) + (b)).powf(3.0);
-    let v2 = ((a) + (b)).logsumexp_axis::<1>();
+    let v1 = (((a) + (b))).powf(3.0);
+    let v2 = (((a) + (b))).logsumexp_axis::<1>();
     let v3: Tensor![f64; 4, 2] = Tensor::rand_uniform(153, -1.0, 1.0);
     let v4 = ((&v1).matmul(&v3)).square();
     let v5 = (&v1).sum_axis::<1>();
@@ -985,13 +901,9 @@ fn g020(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4], c: &Tensor![f64]) -> f64 {
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()).item()
 }
 
-fn g020_tape(
-    a: &Var<f64, Shape![3, 4]>,
-    b: &Var<f64, Shape![4]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
-    let v1 = ((a) + (b)).powf(3.0);
-    let v2 = ((a) + (b)).logsumexp_axis::<1>();
+fn g020_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (((a) + (b))).powf(3.0);
+    let v2 = (((a) + (b))).logsumexp_axis::<1>();
     let v3: Tensor![f64; 4, 2] = Tensor::rand_uniform(153, -1.0, 1.0);
     let v4 = ((&v1).matmul(&v3)).square();
     let v5 = (&v1).sum_axis::<1>();
@@ -1022,33 +934,29 @@ fn g020_gradient() {
 
 #[differentiable]
 fn g021(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((2.0 - (b)) / (((c).mean_keepdim::<0>()).square() + 1.0));
-    let v2 = ((&v1) * 0.75).sum_axis::<0>();
-    let v3 = ((2.0 - (&v2)) + ((c) * 0.75));
+    let v1 = (((2.0 - (b))) / (((c).mean_keepdim::<0>()).square() + 1.0));
+    let v2 = (((&v1) * 0.75)).sum_axis::<0>();
+    let v3 = (((2.0 - (&v2))) + (((c) * 0.75)));
     let v4 = ((&v2) * 0.75);
     let mut v5 = v4.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v4) * 0.5 + 0.25).tanh();
+            v5 = (((&v5 * &v4) * 0.5 + 0.25)).tanh();
         }
         v5 = &v5 - &v4 * 0.25;
     }
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
-fn g021_tape(
-    a: &Var<f64, Shape![3]>,
-    b: &Var<f64, Shape![3]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
-    let v1 = ((2.0 - (b)) / (((c).mean_keepdim::<0>()).square() + 1.0));
-    let v2 = ((&v1) * 0.75).sum_axis::<0>();
-    let v3 = ((2.0 - (&v2)) + ((c) * 0.75));
+fn g021_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (((2.0 - (b))) / (((c).mean_keepdim::<0>()).square() + 1.0));
+    let v2 = (((&v1) * 0.75)).sum_axis::<0>();
+    let v3 = (((2.0 - (&v2))) + (((c) * 0.75)));
     let v4 = ((&v2) * 0.75);
     let mut v5 = v4.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v4) * 0.5 + 0.25).tanh();
+            v5 = (((&v5 * &v4) * 0.5 + 0.25)).tanh();
         }
         v5 = &v5 - &v4 * 0.25;
     }
@@ -1127,9 +1035,9 @@ fn g023(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
         }
         v1 = &v1 - a * 0.25;
     }
-    let v2 = (((b) * 0.5 + 0.25).square() + 1.0).ln();
-    let v3 = ((&v2) / ((b).square() + 1.0)).logsumexp_axis::<1>();
-    let v4 = (((&v1).sigmoid()) * ((b) * (&v2)));
+    let v2 = ((((b) * 0.5 + 0.25)).square() + 1.0).ln();
+    let v3 = (((&v2) / ((b).square() + 1.0))).logsumexp_axis::<1>();
+    let v4 = (((&v1).sigmoid()) * (((b) * (&v2))));
     let mut v5 = v2.clone();
     for _ in 0..4 {
         v5 = ((&v5 * &v3).cos()).tanh() + &v2 * 0.5;
@@ -1152,9 +1060,9 @@ fn g023_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64,
         }
         v1 = &v1 - a * 0.25;
     }
-    let v2 = (((b) * 0.5 + 0.25).square() + 1.0).ln();
-    let v3 = ((&v2) / ((b).square() + 1.0)).logsumexp_axis::<1>();
-    let v4 = (((&v1).sigmoid()) * ((b) * (&v2)));
+    let v2 = ((((b) * 0.5 + 0.25)).square() + 1.0).ln();
+    let v3 = (((&v2) / ((b).square() + 1.0))).logsumexp_axis::<1>();
+    let v4 = (((&v1).sigmoid()) * (((b) * (&v2))));
     let mut v5 = v2.clone();
     for _ in 0..4 {
         v5 = ((&v5 * &v3).cos()).tanh() + &v2 * 0.5;
@@ -1189,13 +1097,13 @@ fn g023_gradient() {
 #[differentiable]
 fn g024(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (a).tanh().exp();
-    let v2 = ((a) - (a)).softmax::<0>();
+    let v2 = (((a) - (a))).softmax::<0>();
     (a.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
 
 fn g024_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (a).tanh().exp();
-    let v2 = ((a) - (a)).softmax::<0>();
+    let v2 = (((a) - (a))).softmax::<0>();
     a.square().mean() + v2.sum() + v1.tanh().sum()
 }
 
@@ -1229,15 +1137,11 @@ fn g025(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
         }
         v3 = &v3 - c * 0.25;
     }
-    let v4 = (((&v1) / ((&v2).square() + 1.0)) * 0.75);
+    let v4 = ((((&v1) / ((&v2).square() + 1.0))) * 0.75);
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g025_tape(
-    a: &Var<f64, Shape![2, 2, 3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g025_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let mut v1 = c.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -1253,7 +1157,7 @@ fn g025_tape(
         }
         v3 = &v3 - c * 0.25;
     }
-    let v4 = (((&v1) / ((&v2).square() + 1.0)) * 0.75);
+    let v4 = ((((&v1) / ((&v2).square() + 1.0))) * 0.75);
     a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()
 }
 
@@ -1280,11 +1184,7 @@ fn g025_gradient() {
 
 #[differentiable]
 fn g026(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = if (b).detach().sum().item() > 0.0 {
-        (2.0 - (b))
-    } else {
-        (b).softplus()
-    };
+    let v1 = if (b).detach().sum().item() > 0.0 { (2.0 - (b)) } else { (b).softplus() };
     let v2 = (c).mean_keepdim::<0>();
     let v3 = ((&v2) * (&v2));
     let mut v4 = v2.clone();
@@ -1294,16 +1194,8 @@ fn g026(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g026_tape(
-    a: &Var<f64, Shape![2, 1, 3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
-    let v1 = if (b).detach().sum().item() > 0.0 {
-        (2.0 - (b))
-    } else {
-        (b).softplus()
-    };
+fn g026_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = if (b).detach().sum().item() > 0.0 { (2.0 - (b)) } else { (b).softplus() };
     let v2 = (c).mean_keepdim::<0>();
     let v3 = ((&v2) * (&v2));
     let mut v4 = v2.clone();
@@ -1338,10 +1230,10 @@ fn g026_gradient() {
 fn g027(a: &Tensor![f64]) -> f64 {
     let mut v1 = a.clone();
     for _ in 0..2 {
-        v1 = ((&v1 * a) * 0.5 + 0.25).tanh() + a * 0.5;
+        v1 = (((&v1 * a) * 0.5 + 0.25)).tanh() + a * 0.5;
     }
-    let v2 = (((a) * 0.75) / (((a) * (&v1)).square() + 1.0));
-    let v3 = (((&v2) / ((a).square() + 1.0)).square() + 1.0).sqrt();
+    let v2 = ((((a) * 0.75)) / ((((a) * (&v1))).square() + 1.0));
+    let v3 = ((((&v2) / ((a).square() + 1.0))).square() + 1.0).sqrt();
     let mut v4 = v3.clone();
     for _ in 0..4 {
         v4 = ((&v4 * &v3).softplus()).tanh() + &v3 * 0.5;
@@ -1353,10 +1245,10 @@ fn g027(a: &Tensor![f64]) -> f64 {
 fn g027_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for _ in 0..2 {
-        v1 = ((&v1 * a) * 0.5 + 0.25).tanh() + a * 0.5;
+        v1 = (((&v1 * a) * 0.5 + 0.25)).tanh() + a * 0.5;
     }
-    let v2 = (((a) * 0.75) / (((a) * (&v1)).square() + 1.0));
-    let v3 = (((&v2) / ((a).square() + 1.0)).square() + 1.0).sqrt();
+    let v2 = ((((a) * 0.75)) / ((((a) * (&v1))).square() + 1.0));
+    let v3 = ((((&v2) / ((a).square() + 1.0))).square() + 1.0).sqrt();
     let mut v4 = v3.clone();
     for _ in 0..4 {
         v4 = ((&v4 * &v3).softplus()).tanh() + &v3 * 0.5;
@@ -1388,11 +1280,7 @@ fn g028(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 3]) 
     (a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()).item()
 }
 
-fn g028_tape(
-    a: &Var<f64, Shape![2, 1, 3]>,
-    b: &Var<f64, Shape![1, 3]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
+fn g028_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = ((c) + (b));
     let mut v2 = b.clone();
     for _ in 0..4 {
@@ -1554,19 +1442,15 @@ fn g032(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1]) -> f64 {
     for _ in 0..1 {
         v1 = ((&v1 * b).square()).tanh() + b * 0.5;
     }
-    let v2 = if (a).detach().sum().item() > 0.0 {
-        (a).sigmoid()
-    } else {
-        ((a).square() + 1.0).sqrt()
-    };
+    let v2 = if (a).detach().sum().item() > 0.0 { (a).sigmoid() } else { ((a).square() + 1.0).sqrt() };
     let mut v3 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v3 = (-(&v3 * &v2)).tanh();
+            v3 = ((-(&v3 * &v2))).tanh();
         }
         v3 = &v3 - &v2 * 0.25;
     }
-    let v4 = (((&v2) * 0.75) * 0.5 + 0.25);
+    let v4 = ((((&v2) * 0.75)) * 0.5 + 0.25);
     let v5 = (((&v2).square() + 1.0).ln()).softmax::<1>();
     (a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
@@ -1576,19 +1460,15 @@ fn g032_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f
     for _ in 0..1 {
         v1 = ((&v1 * b).square()).tanh() + b * 0.5;
     }
-    let v2 = if (a).detach().sum().item() > 0.0 {
-        (a).sigmoid()
-    } else {
-        ((a).square() + 1.0).sqrt()
-    };
+    let v2 = if (a).detach().sum().item() > 0.0 { (a).sigmoid() } else { ((a).square() + 1.0).sqrt() };
     let mut v3 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v3 = (-(&v3 * &v2)).tanh();
+            v3 = ((-(&v3 * &v2))).tanh();
         }
         v3 = &v3 - &v2 * 0.25;
     }
-    let v4 = (((&v2) * 0.75) * 0.5 + 0.25);
+    let v4 = ((((&v2) * 0.75)) * 0.5 + 0.25);
     let v5 = (((&v2).square() + 1.0).ln()).softmax::<1>();
     a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()
 }
@@ -1615,7 +1495,7 @@ fn g033(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = ((a) - (a));
     let mut v2 = v1.clone();
     for _ in 0..4 {
-        v2 = ((&v2 * &v1) * 0.5 + 0.25).tanh() + &v1 * 0.5;
+        v2 = (((&v2 * &v1) * 0.5 + 0.25)).tanh() + &v1 * 0.5;
     }
     (a.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
@@ -1624,7 +1504,7 @@ fn g033_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = ((a) - (a));
     let mut v2 = v1.clone();
     for _ in 0..4 {
-        v2 = ((&v2 * &v1) * 0.5 + 0.25).tanh() + &v1 * 0.5;
+        v2 = (((&v2 * &v1) * 0.5 + 0.25)).tanh() + &v1 * 0.5;
     }
     a.square().mean() + v2.sum() + v1.tanh().sum()
 }
@@ -1645,33 +1525,25 @@ fn g033_gradient() {
 #[differentiable]
 fn g034(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = ((b).softplus()).sigmoid();
-    let v2 = (((a) * 0.75) / (((b) - (a)).square() + 1.0));
+    let v2 = ((((a) * 0.75)) / ((((b) - (a))).square() + 1.0));
     let v3 = ((&v1) / ((b).square() + 1.0));
     let mut v4 = a.clone();
     for _ in 0..2 {
         v4 = ((&v4 * a).softplus()).tanh() + a * 0.5;
     }
-    let v5 = if (&v3).detach().sum().item() > 0.0 {
-        (&v3).softplus()
-    } else {
-        (&v3).cos()
-    };
+    let v5 = if (&v3).detach().sum().item() > 0.0 { (&v3).softplus() } else { (&v3).cos() };
     (a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
 fn g034_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = ((b).softplus()).sigmoid();
-    let v2 = (((a) * 0.75) / (((b) - (a)).square() + 1.0));
+    let v2 = ((((a) * 0.75)) / ((((b) - (a))).square() + 1.0));
     let v3 = ((&v1) / ((b).square() + 1.0));
     let mut v4 = a.clone();
     for _ in 0..2 {
         v4 = ((&v4 * a).softplus()).tanh() + a * 0.5;
     }
-    let v5 = if (&v3).detach().sum().item() > 0.0 {
-        (&v3).softplus()
-    } else {
-        (&v3).cos()
-    };
+    let v5 = if (&v3).detach().sum().item() > 0.0 { (&v3).softplus() } else { (&v3).cos() };
     a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()
 }
 
@@ -1720,8 +1592,8 @@ fn g035_gradient() {
 
 #[differentiable]
 fn g036(a: &Tensor![f64]) -> f64 {
-    let v1 = (((a).sigmoid()) / (((a) * (a)).square() + 1.0));
-    let v2 = (-(&v1)).powf(3.0);
+    let v1 = (((a).sigmoid()) / ((((a) * (a))).square() + 1.0));
+    let v2 = ((-(&v1))).powf(3.0);
     let mut v3 = v2.clone();
     for _ in 0..3 {
         v3 = ((&v3 * &v1).powf(3.0)).tanh() + &v2 * 0.5;
@@ -1730,8 +1602,8 @@ fn g036(a: &Tensor![f64]) -> f64 {
 }
 
 fn g036_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (((a).sigmoid()) / (((a) * (a)).square() + 1.0));
-    let v2 = (-(&v1)).powf(3.0);
+    let v1 = (((a).sigmoid()) / ((((a) * (a))).square() + 1.0));
+    let v2 = ((-(&v1))).powf(3.0);
     let mut v3 = v2.clone();
     for _ in 0..3 {
         v3 = ((&v3 * &v1).powf(3.0)).tanh() + &v2 * 0.5;
@@ -1759,22 +1631,18 @@ fn g037(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
         v1 = ((&v1 * c).tanh().exp()).tanh() + c * 0.5;
     }
     let v2 = ((b) * 0.75);
-    let v3 = ((b) / ((&v1).square() + 1.0)).mean_keepdim::<0>();
+    let v3 = (((b) / ((&v1).square() + 1.0))).mean_keepdim::<0>();
     let v4 = ((&v1) / ((&v2).square() + 1.0));
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g037_tape(
-    a: &Var<f64, Shape![3]>,
-    b: &Var<f64, Shape![3]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g037_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let mut v1 = c.clone();
     for _ in 0..3 {
         v1 = ((&v1 * c).tanh().exp()).tanh() + c * 0.5;
     }
     let v2 = ((b) * 0.75);
-    let v3 = ((b) / ((&v1).square() + 1.0)).mean_keepdim::<0>();
+    let v3 = (((b) / ((&v1).square() + 1.0))).mean_keepdim::<0>();
     let v4 = ((&v1) / ((&v2).square() + 1.0));
     a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()
 }
@@ -1814,11 +1682,7 @@ fn g038(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 1], c: &Tensor![f64; 4]) -> 
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()).item()
 }
 
-fn g038_tape(
-    a: &Var<f64, Shape![1, 3]>,
-    b: &Var<f64, Shape![1, 1]>,
-    c: &Var<f64, Shape![4]>,
-) -> Var<f64, ()> {
+fn g038_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 1]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((b).sin()).t();
     let v2 = if true { (a).sigmoid() } else { (-(a)) };
     let v3 = (((c).powf(3.0)) * 0.75);
@@ -1856,24 +1720,24 @@ fn g038_gradient() {
 fn g039(a: &Tensor![f64; 2, 3]) -> f64 {
     let mut v1 = a.clone();
     for _ in 0..3 {
-        v1 = ((&v1 * a) * 0.5 + 0.25).tanh() + a * 0.5;
+        v1 = (((&v1 * a) * 0.5 + 0.25)).tanh() + a * 0.5;
     }
     let v2: Tensor![f64; 3, 4] = Tensor::rand_uniform(299, -1.0, 1.0);
     let v3 = (((&v1).tanh()) * 1.0);
     let v4: Tensor![f64; 3, 2] = Tensor::rand_uniform(62, -1.0, 1.0);
-    let v5 = (((&v3) + (&v3)) * 1.0);
+    let v5 = ((((&v3) + (&v3))) * 1.0);
     (a.square().mean() + v5.sum() + v3.tanh().sum()).item()
 }
 
 fn g039_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for _ in 0..3 {
-        v1 = ((&v1 * a) * 0.5 + 0.25).tanh() + a * 0.5;
+        v1 = (((&v1 * a) * 0.5 + 0.25)).tanh() + a * 0.5;
     }
     let v2: Tensor![f64; 3, 4] = Tensor::rand_uniform(299, -1.0, 1.0);
     let v3 = (((&v1).tanh()) * 1.0);
     let v4: Tensor![f64; 3, 2] = Tensor::rand_uniform(62, -1.0, 1.0);
-    let v5 = (((&v3) + (&v3)) * 1.0);
+    let v5 = ((((&v3) + (&v3))) * 1.0);
     a.square().mean() + v5.sum() + v3.tanh().sum()
 }
 
@@ -1897,25 +1761,21 @@ fn g040(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4]) -> 
         v1 = ((&v1 * a).tanh().exp()).tanh() + a * 0.5;
     }
     let v2 = ((&v1) * 1.0);
-    let v3 = (((&v1) * (&v2)) * 1.5).gelu();
-    let v4 = (((&v3) * 0.75).square() + 1.0).recip();
+    let v3 = ((((&v1) * (&v2))) * 1.5).gelu();
+    let v4 = ((((&v3) * 0.75)).square() + 1.0).recip();
     let v5 = ((&v2) - (&v2));
     let v6 = (&v3).logsumexp_axis::<0>();
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()).item()
 }
 
-fn g040_tape(
-    a: &Var<f64, Shape![4]>,
-    b: &Var<f64, Shape![2, 2, 3]>,
-    c: &Var<f64, Shape![4]>,
-) -> Var<f64, ()> {
+fn g040_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for _ in 0..1 {
         v1 = ((&v1 * a).tanh().exp()).tanh() + a * 0.5;
     }
     let v2 = ((&v1) * 1.0);
-    let v3 = (((&v1) * (&v2)) * 1.5).gelu();
-    let v4 = (((&v3) * 0.75).square() + 1.0).recip();
+    let v3 = ((((&v1) * (&v2))) * 1.5).gelu();
+    let v4 = ((((&v3) * 0.75)).square() + 1.0).recip();
     let v5 = ((&v2) - (&v2));
     let v6 = (&v3).logsumexp_axis::<0>();
     a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()
@@ -1951,26 +1811,14 @@ fn g041(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 3]) -> 
         }
         v1 = &v1 - a * 0.25;
     }
-    let v2 = if true {
-        (&v1).sigmoid()
-    } else {
-        ((&v1).square() + 1.0).recip()
-    };
+    let v2 = if true { (&v1).sigmoid() } else { ((&v1).square() + 1.0).recip() };
     let v3 = ((c) * 0.75);
-    let v4 = if true {
-        (&v2).powf(3.0)
-    } else {
-        (&v2).powf(3.0)
-    };
+    let v4 = if true { (&v2).powf(3.0) } else { (&v2).powf(3.0) };
     let v5 = (&v4).mean_keepdim::<0>();
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
-fn g041_tape(
-    a: &Var<f64, Shape![3]>,
-    b: &Var<f64, Shape![2, 1, 3]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
+fn g041_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let mut v1 = c.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -1978,17 +1826,9 @@ fn g041_tape(
         }
         v1 = &v1 - a * 0.25;
     }
-    let v2 = if true {
-        (&v1).sigmoid()
-    } else {
-        ((&v1).square() + 1.0).recip()
-    };
+    let v2 = if true { (&v1).sigmoid() } else { ((&v1).square() + 1.0).recip() };
     let v3 = ((c) * 0.75);
-    let v4 = if true {
-        (&v2).powf(3.0)
-    } else {
-        (&v2).powf(3.0)
-    };
+    let v4 = if true { (&v2).powf(3.0) } else { (&v2).powf(3.0) };
     let v5 = (&v4).mean_keepdim::<0>();
     a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()
 }
@@ -2053,7 +1893,7 @@ fn g043(a: &Tensor![f64; 2, 1]) -> f64 {
     let v5 = (-(&v4));
     let mut v6 = v3.clone();
     for _ in 0..3 {
-        v6 = ((&v6 * &v5) * 0.5 + 0.25).tanh() + &v3 * 0.5;
+        v6 = (((&v6 * &v5) * 0.5 + 0.25)).tanh() + &v3 * 0.5;
     }
     (a.square().mean() + v6.sum() + v3.tanh().sum()).item()
 }
@@ -2066,7 +1906,7 @@ fn g043_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v5 = (-(&v4));
     let mut v6 = v3.clone();
     for _ in 0..3 {
-        v6 = ((&v6 * &v5) * 0.5 + 0.25).tanh() + &v3 * 0.5;
+        v6 = (((&v6 * &v5) * 0.5 + 0.25)).tanh() + &v3 * 0.5;
     }
     a.square().mean() + v6.sum() + v3.tanh().sum()
 }
@@ -2088,9 +1928,9 @@ fn g043_gradient() {
 fn g044(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let mut v1 = a.clone();
     for _ in 0..2 {
-        v1 = (2.0 - (&v1 * a)).tanh() + a * 0.5;
+        v1 = ((2.0 - (&v1 * a))).tanh() + a * 0.5;
     }
-    let v2 = (((&v1).tanh().exp()) * ((a) - (a)));
+    let v2 = (((&v1).tanh().exp()) * (((a) - (a))));
     let v3 = (-(a));
     (a.square().mean() + v3.sum() + v2.tanh().sum()).item()
 }
@@ -2098,9 +1938,9 @@ fn g044(a: &Tensor![f64; 2, 2, 3]) -> f64 {
 fn g044_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for _ in 0..2 {
-        v1 = (2.0 - (&v1 * a)).tanh() + a * 0.5;
+        v1 = ((2.0 - (&v1 * a))).tanh() + a * 0.5;
     }
-    let v2 = (((&v1).tanh().exp()) * ((a) - (a)));
+    let v2 = (((&v1).tanh().exp()) * (((a) - (a))));
     let v3 = (-(a));
     a.square().mean() + v3.sum() + v2.tanh().sum()
 }
@@ -2120,12 +1960,8 @@ fn g044_gradient() {
 
 #[differentiable]
 fn g045(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        (-(a))
-    } else {
-        (2.0 - (a))
-    };
-    let v2 = (-(a)).softplus();
+    let v1 = if (a).detach().sum().item() > 0.0 { (-(a)) } else { (2.0 - (a)) };
+    let v2 = ((-(a))).softplus();
     let mut v3 = v2.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -2141,17 +1977,13 @@ fn g045(a: &Tensor![f64; 2, 1]) -> f64 {
         v4 = &v4 - &v3 * 0.25;
     }
     let v5 = ((&v3).square() + 1.0).recip();
-    let v6 = ((a) / ((&v1).square() + 1.0)).mean();
+    let v6 = (((a) / ((&v1).square() + 1.0))).mean();
     (a.square().mean() + v6.sum() + v3.tanh().sum()).item()
 }
 
 fn g045_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        (-(a))
-    } else {
-        (2.0 - (a))
-    };
-    let v2 = (-(a)).softplus();
+    let v1 = if (a).detach().sum().item() > 0.0 { (-(a)) } else { (2.0 - (a)) };
+    let v2 = ((-(a))).softplus();
     let mut v3 = v2.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -2167,7 +1999,7 @@ fn g045_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
         v4 = &v4 - &v3 * 0.25;
     }
     let v5 = ((&v3).square() + 1.0).recip();
-    let v6 = ((a) / ((&v1).square() + 1.0)).mean();
+    let v6 = (((a) / ((&v1).square() + 1.0))).mean();
     a.square().mean() + v6.sum() + v3.tanh().sum()
 }
 
@@ -2221,29 +2053,21 @@ fn g046_gradient() {
 #[differentiable]
 fn g047(a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
     let v1 = (a).tanh();
-    let v2 = if (a).detach().sum().item() > 0.0 {
-        (-(a))
-    } else {
-        ((a) * 0.5 + 0.25)
-    };
+    let v2 = if (a).detach().sum().item() > 0.0 { (-(a)) } else { ((a) * 0.5 + 0.25) };
     let v3 = (2.0 - (b));
-    let v4 = ((&v1) - (&v3)).softplus();
+    let v4 = (((&v1) - (&v3))).softplus();
     let v5 = (-((&v4).sum()));
-    let v6 = ((&v5) * (&v3)).sum_axis::<0>();
+    let v6 = (((&v5) * (&v3))).sum_axis::<0>();
     (a.square().mean() + b.square().mean() + v6.sum() + v3.tanh().sum()).item()
 }
 
 fn g047_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (a).tanh();
-    let v2 = if (a).detach().sum().item() > 0.0 {
-        (-(a))
-    } else {
-        ((a) * 0.5 + 0.25)
-    };
+    let v2 = if (a).detach().sum().item() > 0.0 { (-(a)) } else { ((a) * 0.5 + 0.25) };
     let v3 = (2.0 - (b));
-    let v4 = ((&v1) - (&v3)).softplus();
+    let v4 = (((&v1) - (&v3))).softplus();
     let v5 = (-((&v4).sum()));
-    let v6 = ((&v5) * (&v3)).sum_axis::<0>();
+    let v6 = (((&v5) * (&v3))).sum_axis::<0>();
     a.square().mean() + b.square().mean() + v6.sum() + v3.tanh().sum()
 }
 
@@ -2269,7 +2093,7 @@ fn g048(a: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).softplus();
     let mut v2 = v1.clone();
     for _ in 0..4 {
-        v2 = (2.0 - (&v2 * &v1)).tanh() + &v1 * 0.5;
+        v2 = ((2.0 - (&v2 * &v1))).tanh() + &v1 * 0.5;
     }
     let v3 = ((&v2) * 0.75);
     (a.square().mean() + v3.sum() + v2.tanh().sum()).item()
@@ -2279,7 +2103,7 @@ fn g048_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).softplus();
     let mut v2 = v1.clone();
     for _ in 0..4 {
-        v2 = (2.0 - (&v2 * &v1)).tanh() + &v1 * 0.5;
+        v2 = ((2.0 - (&v2 * &v1))).tanh() + &v1 * 0.5;
     }
     let v3 = ((&v2) * 0.75);
     a.square().mean() + v3.sum() + v2.tanh().sum()
@@ -2301,7 +2125,7 @@ fn g048_gradient() {
 #[differentiable]
 fn g049(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = ((b).square() + 1.0).sqrt();
-    let v2 = ((&v1) * 0.75).tanh().exp();
+    let v2 = (((&v1) * 0.75)).tanh().exp();
     let mut v3 = v1.clone();
     for _ in 0..1 {
         v3 = (((&v3 * b).square() + 1.0).recip()).tanh() + &v1 * 0.5;
@@ -2311,7 +2135,7 @@ fn g049(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
 
 fn g049_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = ((b).square() + 1.0).sqrt();
-    let v2 = ((&v1) * 0.75).tanh().exp();
+    let v2 = (((&v1) * 0.75)).tanh().exp();
     let mut v3 = v1.clone();
     for _ in 0..1 {
         v3 = (((&v3 * b).square() + 1.0).recip()).tanh() + &v1 * 0.5;
@@ -2338,7 +2162,7 @@ fn g049_gradient() {
 
 #[differentiable]
 fn g050(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (((a) - (a)) / (((a) / ((a).square() + 1.0)).square() + 1.0));
+    let v1 = ((((a) - (a))) / ((((a) / ((a).square() + 1.0))).square() + 1.0));
     let mut v2 = a.clone();
     for _ in 0..3 {
         v2 = (((&v2 * a).square() + 1.0).recip()).tanh() + a * 0.5;
@@ -2348,7 +2172,7 @@ fn g050(a: &Tensor![f64; 4]) -> f64 {
 }
 
 fn g050_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (((a) - (a)) / (((a) / ((a).square() + 1.0)).square() + 1.0));
+    let v1 = ((((a) - (a))) / ((((a) / ((a).square() + 1.0))).square() + 1.0));
     let mut v2 = a.clone();
     for _ in 0..3 {
         v2 = (((&v2 * a).square() + 1.0).recip()).tanh() + a * 0.5;
@@ -2376,7 +2200,7 @@ fn g051(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3]) -> f64 {
     for _ in 0..2 {
         v1 = ((&v1 * a).tanh().exp()).tanh() + a * 0.5;
     }
-    let v2 = (((b) * (&v1)) * 0.75);
+    let v2 = ((((b) * (&v1))) * 0.75);
     (a.square().mean() + b.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
 
@@ -2385,7 +2209,7 @@ fn g051_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64,
     for _ in 0..2 {
         v1 = ((&v1 * a).tanh().exp()).tanh() + a * 0.5;
     }
-    let v2 = (((b) * (&v1)) * 0.75);
+    let v2 = ((((b) * (&v1))) * 0.75);
     a.square().mean() + b.square().mean() + v2.sum() + v1.tanh().sum()
 }
 
@@ -2408,18 +2232,14 @@ fn g051_gradient() {
 
 #[differentiable]
 fn g052(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let v1 = ((a) * 0.75).sin();
+    let v1 = (((a) * 0.75)).sin();
     let v2 = (&v1).logsumexp_axis::<0>();
     let v3 = (((b).tanh()) - ((b).sigmoid()));
     (a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
-fn g052_tape(
-    a: &Var<f64, Shape![2, 1, 3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
-    let v1 = ((a) * 0.75).sin();
+fn g052_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (((a) * 0.75)).sin();
     let v2 = (&v1).logsumexp_axis::<0>();
     let v3 = (((b).tanh()) - ((b).sigmoid()));
     a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()
@@ -2448,21 +2268,21 @@ fn g052_gradient() {
 
 #[differentiable]
 fn g053(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((2.0 - (b)) - ((b).t()));
+    let v1 = (((2.0 - (b))) - ((b).t()));
     let v2 = ((a).square() + 1.0).sqrt();
-    let v3 = (-(a)).sin();
+    let v3 = ((-(a))).sin();
     let v4 = if true { (2.0 - (b)) } else { (b).tanh().exp() };
-    let v5 = (((b) / ((b).square() + 1.0)) * 1.0);
+    let v5 = ((((b) / ((b).square() + 1.0))) * 1.0);
     let v6 = ((&v5).t()).sin();
     (a.square().mean() + b.square().mean() + v6.sum() + v3.tanh().sum()).item()
 }
 
 fn g053_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((2.0 - (b)) - ((b).t()));
+    let v1 = (((2.0 - (b))) - ((b).t()));
     let v2 = ((a).square() + 1.0).sqrt();
-    let v3 = (-(a)).sin();
+    let v3 = ((-(a))).sin();
     let v4 = if true { (2.0 - (b)) } else { (b).tanh().exp() };
-    let v5 = (((b) / ((b).square() + 1.0)) * 1.0);
+    let v5 = ((((b) / ((b).square() + 1.0))) * 1.0);
     let v6 = ((&v5).t()).sin();
     a.square().mean() + b.square().mean() + v6.sum() + v3.tanh().sum()
 }
@@ -2494,11 +2314,7 @@ fn g054(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 4]) -> 
     (a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()).item()
 }
 
-fn g054_tape(
-    a: &Var<f64, Shape![3, 3]>,
-    b: &Var<f64, Shape![3, 3]>,
-    c: &Var<f64, Shape![4]>,
-) -> Var<f64, ()> {
+fn g054_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (((c).softmax::<0>()) * 1.0);
     let mut v2 = c.clone();
     for _ in 0..3 {
@@ -2533,7 +2349,7 @@ fn g055(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (a).sum();
     let v2 = (((&v1).sigmoid()) / (((&v1).sigmoid()).square() + 1.0));
     let v3 = ((&v2) * 0.75);
-    let v4 = ((&v3) * 0.75).cos();
+    let v4 = (((&v3) * 0.75)).cos();
     (a.square().mean() + v4.sum() + v2.tanh().sum()).item()
 }
 
@@ -2541,7 +2357,7 @@ fn g055_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (a).sum();
     let v2 = (((&v1).sigmoid()) / (((&v1).sigmoid()).square() + 1.0));
     let v3 = ((&v2) * 0.75);
-    let v4 = ((&v3) * 0.75).cos();
+    let v4 = (((&v3) * 0.75)).cos();
     a.square().mean() + v4.sum() + v2.tanh().sum()
 }
 
@@ -2562,22 +2378,22 @@ fn g055_gradient() {
 fn g056(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
     let mut v1 = a.clone();
     for _ in 0..2 {
-        v1 = ((&v1 * a) * 0.5 + 0.25).tanh() + a * 0.5;
+        v1 = (((&v1 * a) * 0.5 + 0.25)).tanh() + a * 0.5;
     }
-    let v2 = (((b).mean()) - ((a) * 1.0));
-    let v3 = ((&v2) * 0.75).tanh().exp();
-    let v4 = (((&v2).softmax::<1>()) / (((&v1) * 0.5 + 0.25).square() + 1.0));
+    let v2 = (((b).mean()) - (((a) * 1.0)));
+    let v3 = (((&v2) * 0.75)).tanh().exp();
+    let v4 = (((&v2).softmax::<1>()) / ((((&v1) * 0.5 + 0.25)).square() + 1.0));
     (a.square().mean() + b.square().mean() + v4.sum() + v2.tanh().sum()).item()
 }
 
 fn g056_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for _ in 0..2 {
-        v1 = ((&v1 * a) * 0.5 + 0.25).tanh() + a * 0.5;
+        v1 = (((&v1 * a) * 0.5 + 0.25)).tanh() + a * 0.5;
     }
-    let v2 = (((b).mean()) - ((a) * 1.0));
-    let v3 = ((&v2) * 0.75).tanh().exp();
-    let v4 = (((&v2).softmax::<1>()) / (((&v1) * 0.5 + 0.25).square() + 1.0));
+    let v2 = (((b).mean()) - (((a) * 1.0)));
+    let v3 = (((&v2) * 0.75)).tanh().exp();
+    let v4 = (((&v2).softmax::<1>()) / ((((&v1) * 0.5 + 0.25)).square() + 1.0));
     a.square().mean() + b.square().mean() + v4.sum() + v2.tanh().sum()
 }
 
@@ -2601,27 +2417,19 @@ fn g056_gradient() {
 #[differentiable]
 fn g057(a: &Tensor![f64; 2, 1], b: &Tensor![f64]) -> f64 {
     let v1 = ((a) / ((b).square() + 1.0));
-    let v2 = (((&v1) - (a)).square() + 1.0).sqrt();
+    let v2 = ((((&v1) - (a))).square() + 1.0).sqrt();
     let v3 = ((&v2) + (&v2));
     let v4 = ((b).sigmoid()).square();
-    let v5 = if true {
-        (&v2).square()
-    } else {
-        ((&v2).square() + 1.0).ln()
-    };
+    let v5 = if true { (&v2).square() } else { ((&v2).square() + 1.0).ln() };
     (a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
 fn g057_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a) / ((b).square() + 1.0));
-    let v2 = (((&v1) - (a)).square() + 1.0).sqrt();
+    let v2 = ((((&v1) - (a))).square() + 1.0).sqrt();
     let v3 = ((&v2) + (&v2));
     let v4 = ((b).sigmoid()).square();
-    let v5 = if true {
-        (&v2).square()
-    } else {
-        ((&v2).square() + 1.0).ln()
-    };
+    let v5 = if true { (&v2).square() } else { ((&v2).square() + 1.0).ln() };
     a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()
 }
 
@@ -2685,11 +2493,7 @@ fn g059(a: &Tensor![f64; 3, 4], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g059_tape(
-    a: &Var<f64, Shape![3, 4]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g059_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -2726,14 +2530,14 @@ fn g059_gradient() {
 
 #[differentiable]
 fn g060(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (((a) + (a)) / (((a).t()).square() + 1.0));
+    let v1 = ((((a) + (a))) / (((a).t()).square() + 1.0));
     let v2 = ((&v1) * (&v1));
     let v3 = ((((a).square() + 1.0).recip()) + ((&v2).logsumexp_axis::<1>()));
     (a.square().mean() + v3.sum() + v2.tanh().sum()).item()
 }
 
 fn g060_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (((a) + (a)) / (((a).t()).square() + 1.0));
+    let v1 = ((((a) + (a))) / (((a).t()).square() + 1.0));
     let v2 = ((&v1) * (&v1));
     let v3 = ((((a).square() + 1.0).recip()) + ((&v2).logsumexp_axis::<1>()));
     a.square().mean() + v3.sum() + v2.tanh().sum()
@@ -2757,7 +2561,7 @@ fn g061(a: &Tensor![f64; 2, 3]) -> f64 {
     let v1: Tensor![f64; 3, 3] = Tensor::rand_uniform(528, -1.0, 1.0);
     let v2 = ((a).matmul(&v1)).softmax::<1>();
     let v3 = ((a).mean_keepdim::<1>()).sin();
-    let v4 = ((a) + (a)).sum_axis::<1>();
+    let v4 = (((a) + (a))).sum_axis::<1>();
     let v5 = (((&v4).sum_axis::<0>()).square() + 1.0).sqrt();
     let v6 = ((&v5) * 0.75);
     let v7 = ((&v3).mean()).sigmoid();
@@ -2768,7 +2572,7 @@ fn g061_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1: Tensor![f64; 3, 3] = Tensor::rand_uniform(528, -1.0, 1.0);
     let v2 = ((a).matmul(&v1)).softmax::<1>();
     let v3 = ((a).mean_keepdim::<1>()).sin();
-    let v4 = ((a) + (a)).sum_axis::<1>();
+    let v4 = (((a) + (a))).sum_axis::<1>();
     let v5 = (((&v4).sum_axis::<0>()).square() + 1.0).sqrt();
     let v6 = ((&v5) * 0.75);
     let v7 = ((&v3).mean()).sigmoid();
@@ -2791,7 +2595,7 @@ fn g061_gradient() {
 #[differentiable]
 fn g062(a: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = ((a) / ((a).square() + 1.0));
-    let v2 = (((a).t()) / (((a) / ((a).square() + 1.0)).square() + 1.0));
+    let v2 = (((a).t()) / ((((a) / ((a).square() + 1.0))).square() + 1.0));
     let v3 = ((a).cos()).sigmoid();
     let v4 = (a).sum_axis::<1>();
     (a.square().mean() + v4.sum() + v2.tanh().sum()).item()
@@ -2799,7 +2603,7 @@ fn g062(a: &Tensor![f64; 1, 3]) -> f64 {
 
 fn g062_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = ((a) / ((a).square() + 1.0));
-    let v2 = (((a).t()) / (((a) / ((a).square() + 1.0)).square() + 1.0));
+    let v2 = (((a).t()) / ((((a) / ((a).square() + 1.0))).square() + 1.0));
     let v3 = ((a).cos()).sigmoid();
     let v4 = (a).sum_axis::<1>();
     a.square().mean() + v4.sum() + v2.tanh().sum()
@@ -2820,25 +2624,13 @@ fn g062_gradient() {
 
 #[differentiable]
 fn g063(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 4], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        ((a).square() + 1.0).sqrt()
-    } else {
-        ((a).square() + 1.0).sqrt()
-    };
+    let v1 = if (a).detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { ((a).square() + 1.0).sqrt() };
     let v2 = ((((b) * 1.5).gelu()) + ((b).sum()));
     (a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()).item()
 }
 
-fn g063_tape(
-    a: &Var<f64, Shape![2, 1]>,
-    b: &Var<f64, Shape![4]>,
-    c: &Var<f64, Shape![2, 1]>,
-) -> Var<f64, ()> {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        ((a).square() + 1.0).sqrt()
-    } else {
-        ((a).square() + 1.0).sqrt()
-    };
+fn g063_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let v1 = if (a).detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { ((a).square() + 1.0).sqrt() };
     let v2 = ((((b) * 1.5).gelu()) + ((b).sum()));
     a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()
 }
@@ -2866,11 +2658,7 @@ fn g063_gradient() {
 
 #[differentiable]
 fn g064(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = if (b).detach().sum().item() > 0.0 {
-        (-(b))
-    } else {
-        (b).sin()
-    };
+    let v1 = if (b).detach().sum().item() > 0.0 { (-(b)) } else { (b).sin() };
     let mut v2 = b.clone();
     for _ in 0..1 {
         v2 = ((&v2 * b).tanh().exp()).tanh() + b * 0.5;
@@ -2879,11 +2667,7 @@ fn g064(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64]) -> f64 {
 }
 
 fn g064_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = if (b).detach().sum().item() > 0.0 {
-        (-(b))
-    } else {
-        (b).sin()
-    };
+    let v1 = if (b).detach().sum().item() > 0.0 { (-(b)) } else { (b).sin() };
     let mut v2 = b.clone();
     for _ in 0..1 {
         v2 = ((&v2 * b).tanh().exp()).tanh() + b * 0.5;
@@ -2914,11 +2698,7 @@ fn g065(a: &Tensor![f64; 3, 3]) -> f64 {
     let v2 = ((a).matmul(&v1)).softmax::<1>();
     let v3 = (((&v2).sum()) - ((&v2).softmax::<1>()));
     let v4 = (2.0 - (&v2));
-    let v5 = if true {
-        ((&v2).square() + 1.0).recip()
-    } else {
-        (&v2).powf(3.0)
-    };
+    let v5 = if true { ((&v2).square() + 1.0).recip() } else { (&v2).powf(3.0) };
     let v6: Tensor![f64; 2, 4] = Tensor::rand_uniform(269, -1.0, 1.0);
     let v7 = ((&v5).matmul(&v6)).softplus();
     let v8 = ((&v4) * 1.5).gelu();
@@ -2930,11 +2710,7 @@ fn g065_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v2 = ((a).matmul(&v1)).softmax::<1>();
     let v3 = (((&v2).sum()) - ((&v2).softmax::<1>()));
     let v4 = (2.0 - (&v2));
-    let v5 = if true {
-        ((&v2).square() + 1.0).recip()
-    } else {
-        (&v2).powf(3.0)
-    };
+    let v5 = if true { ((&v2).square() + 1.0).recip() } else { (&v2).powf(3.0) };
     let v6: Tensor![f64; 2, 4] = Tensor::rand_uniform(269, -1.0, 1.0);
     let v7 = ((&v5).matmul(&v6)).softplus();
     let v8 = ((&v4) * 1.5).gelu();
@@ -2959,32 +2735,20 @@ fn g066(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 3, 3]) 
     let v1 = (c).softplus();
     let mut v2 = c.clone();
     for _ in 0..3 {
-        v2 = ((&v2 * &v1) * 0.5 + 0.25).tanh() + c * 0.5;
+        v2 = (((&v2 * &v1) * 0.5 + 0.25)).tanh() + c * 0.5;
     }
-    let v3 = if (b).detach().sum().item() > 0.0 {
-        ((b) * 0.5 + 0.25)
-    } else {
-        (b).sigmoid()
-    };
+    let v3 = if (b).detach().sum().item() > 0.0 { ((b) * 0.5 + 0.25) } else { (b).sigmoid() };
     let v4 = (((a).cos()).square() + 1.0).recip();
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g066_tape(
-    a: &Var<f64, Shape![3, 3]>,
-    b: &Var<f64, Shape![2, 3]>,
-    c: &Var<f64, Shape![3, 3]>,
-) -> Var<f64, ()> {
+fn g066_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (c).softplus();
     let mut v2 = c.clone();
     for _ in 0..3 {
-        v2 = ((&v2 * &v1) * 0.5 + 0.25).tanh() + c * 0.5;
+        v2 = (((&v2 * &v1) * 0.5 + 0.25)).tanh() + c * 0.5;
     }
-    let v3 = if (b).detach().sum().item() > 0.0 {
-        ((b) * 0.5 + 0.25)
-    } else {
-        (b).sigmoid()
-    };
+    let v3 = if (b).detach().sum().item() > 0.0 { ((b) * 0.5 + 0.25) } else { (b).sigmoid() };
     let v4 = (((a).cos()).square() + 1.0).recip();
     a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()
 }
@@ -3049,7 +2813,7 @@ fn g067_gradient() {
 #[differentiable]
 fn g068(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1: Tensor![f64; 3, 3] = Tensor::rand_uniform(959, -1.0, 1.0);
-    let v2 = ((b) * 1.0).matmul(&v1);
+    let v2 = (((b) * 1.0)).matmul(&v1);
     let v3: Tensor![f64; 3, 2] = Tensor::rand_uniform(517, -1.0, 1.0);
     let v4: Tensor![f64; 2, 3] = Tensor::rand_uniform(519, -1.0, 1.0);
     let v5 = ((&v2).matmul(&v3)).matmul(&v4);
@@ -3058,7 +2822,7 @@ fn g068(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 3]) -> f64 {
 
 fn g068_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1: Tensor![f64; 3, 3] = Tensor::rand_uniform(959, -1.0, 1.0);
-    let v2 = ((b) * 1.0).matmul(&v1);
+    let v2 = (((b) * 1.0)).matmul(&v1);
     let v3: Tensor![f64; 3, 2] = Tensor::rand_uniform(517, -1.0, 1.0);
     let v4: Tensor![f64; 2, 3] = Tensor::rand_uniform(519, -1.0, 1.0);
     let v5 = ((&v2).matmul(&v3)).matmul(&v4);
@@ -3098,11 +2862,7 @@ fn g069(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
-fn g069_tape(
-    a: &Var<f64, Shape![3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
+fn g069_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for _ in 0..3 {
         v1 = (((&v1 * b).square() + 1.0).recip()).tanh() + a * 0.5;
@@ -3148,11 +2908,7 @@ fn g070(a: &Tensor![f64; 2, 2, 3]) -> f64 {
         }
         v2 = &v2 - a * 0.25;
     }
-    let v3 = if (a).detach().sum().item() > 0.0 {
-        ((a) * 0.5 + 0.25)
-    } else {
-        ((a).square() + 1.0).recip()
-    };
+    let v3 = if (a).detach().sum().item() > 0.0 { ((a) * 0.5 + 0.25) } else { ((a).square() + 1.0).recip() };
     let v4 = ((((a).square() + 1.0).recip()) / (((a).sum_axis::<1>()).square() + 1.0));
     let v5 = ((&v2) * 0.75);
     (a.square().mean() + v5.sum() + v3.tanh().sum()).item()
@@ -3167,11 +2923,7 @@ fn g070_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
         }
         v2 = &v2 - a * 0.25;
     }
-    let v3 = if (a).detach().sum().item() > 0.0 {
-        ((a) * 0.5 + 0.25)
-    } else {
-        ((a).square() + 1.0).recip()
-    };
+    let v3 = if (a).detach().sum().item() > 0.0 { ((a) * 0.5 + 0.25) } else { ((a).square() + 1.0).recip() };
     let v4 = ((((a).square() + 1.0).recip()) / (((a).sum_axis::<1>()).square() + 1.0));
     let v5 = ((&v2) * 0.75);
     a.square().mean() + v5.sum() + v3.tanh().sum()
@@ -3199,11 +2951,7 @@ fn g071(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g071_tape(
-    a: &Var<f64, Shape![1, 3]>,
-    b: &Var<f64, Shape![1, 3]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g071_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).mean_keepdim::<1>();
     let v2 = (b).sum();
     let v3 = if true { (-(&v1)) } else { (2.0 - (&v1)) };
@@ -3234,7 +2982,7 @@ fn g071_gradient() {
 
 #[differentiable]
 fn g072(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (((a) * 0.75) * 1.5).gelu();
+    let v1 = ((((a) * 0.75)) * 1.5).gelu();
     let mut v2 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3246,7 +2994,7 @@ fn g072(a: &Tensor![f64; 2, 2, 3]) -> f64 {
 }
 
 fn g072_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (((a) * 0.75) * 1.5).gelu();
+    let v1 = ((((a) * 0.75)) * 1.5).gelu();
     let mut v2 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3277,11 +3025,7 @@ fn g073(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     (a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()).item()
 }
 
-fn g073_tape(
-    a: &Var<f64, Shape![2, 1, 3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g073_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((b) - (b));
     let v2 = ((&v1) / ((c).square() + 1.0));
     a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()
@@ -3356,7 +3100,7 @@ fn g074_gradient() {
 
 #[differentiable]
 fn g075(a: &Tensor![f64; 4], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
-    let v1 = ((c) - (a)).softplus();
+    let v1 = (((c) - (a))).softplus();
     let mut v2 = c.clone();
     for _ in 0..2 {
         v2 = ((&v2 * c).tanh().exp()).tanh() + c * 0.5;
@@ -3364,12 +3108,8 @@ fn g075(a: &Tensor![f64; 4], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
     (a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()).item()
 }
 
-fn g075_tape(
-    a: &Var<f64, Shape![4]>,
-    b: &Var<f64, Shape![1]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
-    let v1 = ((c) - (a)).softplus();
+fn g075_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (((c) - (a))).softplus();
     let mut v2 = c.clone();
     for _ in 0..2 {
         v2 = ((&v2 * c).tanh().exp()).tanh() + c * 0.5;
@@ -3400,21 +3140,17 @@ fn g075_gradient() {
 
 #[differentiable]
 fn g076(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((c) + (c)).tanh().exp();
-    let v2 = (((&v1) * 0.75) * 0.75);
-    let v3 = ((c) * 0.75).powf(3.0);
+    let v1 = (((c) + (c))).tanh().exp();
+    let v2 = ((((&v1) * 0.75)) * 0.75);
+    let v3 = (((c) * 0.75)).powf(3.0);
     let v4 = ((&v1) * 0.75);
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g076_tape(
-    a: &Var<f64, Shape![3]>,
-    b: &Var<f64, Shape![2, 3]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
-    let v1 = ((c) + (c)).tanh().exp();
-    let v2 = (((&v1) * 0.75) * 0.75);
-    let v3 = ((c) * 0.75).powf(3.0);
+fn g076_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (((c) + (c))).tanh().exp();
+    let v2 = ((((&v1) * 0.75)) * 0.75);
+    let v3 = (((c) * 0.75)).powf(3.0);
     let v4 = ((&v1) * 0.75);
     a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()
 }
@@ -3445,7 +3181,7 @@ fn g077(a: &Tensor![f64]) -> f64 {
     let v1 = if true { ((a) * 1.5).gelu() } else { (-(a)) };
     let v2 = (&v1).cos();
     let v3 = (a).powf(3.0);
-    let v4 = (2.0 - ((&v3) * (&v3)));
+    let v4 = (2.0 - (((&v3) * (&v3))));
     let v5 = (&v4).sigmoid();
     (a.square().mean() + v5.sum() + v3.tanh().sum()).item()
 }
@@ -3454,7 +3190,7 @@ fn g077_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = if true { ((a) * 1.5).gelu() } else { (-(a)) };
     let v2 = (&v1).cos();
     let v3 = (a).powf(3.0);
-    let v4 = (2.0 - ((&v3) * (&v3)));
+    let v4 = (2.0 - (((&v3) * (&v3))));
     let v5 = (&v4).sigmoid();
     a.square().mean() + v5.sum() + v3.tanh().sum()
 }
@@ -3474,11 +3210,7 @@ fn g077_gradient() {
 
 #[differentiable]
 fn g078(a: &Tensor![f64; 1, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = if true {
-        ((b) * 1.5).gelu()
-    } else {
-        ((b).square() + 1.0).ln()
-    };
+    let v1 = if true { ((b) * 1.5).gelu() } else { ((b).square() + 1.0).ln() };
     let v2 = ((a).logsumexp_axis::<1>()).sum();
     let mut v3 = b.clone();
     for i in 0..3 {
@@ -3494,11 +3226,7 @@ fn g078(a: &Tensor![f64; 1, 3], b: &Tensor![f64]) -> f64 {
 }
 
 fn g078_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = if true {
-        ((b) * 1.5).gelu()
-    } else {
-        ((b).square() + 1.0).ln()
-    };
+    let v1 = if true { ((b) * 1.5).gelu() } else { ((b).square() + 1.0).ln() };
     let v2 = ((a).logsumexp_axis::<1>()).sum();
     let mut v3 = b.clone();
     for i in 0..3 {
@@ -3532,27 +3260,19 @@ fn g078_gradient() {
 
 #[differentiable]
 fn g079(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (((b) + (b)) * ((b) * (b)));
-    let v2 = if true {
-        (&v1).sigmoid()
-    } else {
-        (&v1).square()
-    };
+    let v1 = ((((b) + (b))) * (((b) * (b))));
+    let v2 = if true { (&v1).sigmoid() } else { (&v1).square() };
     let v3 = ((b) + (b));
-    let v4 = (((&v3).softmax::<0>()) + ((a) * 0.75));
+    let v4 = (((&v3).softmax::<0>()) + (((a) * 0.75)));
     let v5 = (&v4).sin();
     (a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
 fn g079_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (((b) + (b)) * ((b) * (b)));
-    let v2 = if true {
-        (&v1).sigmoid()
-    } else {
-        (&v1).square()
-    };
+    let v1 = ((((b) + (b))) * (((b) * (b))));
+    let v2 = if true { (&v1).sigmoid() } else { (&v1).square() };
     let v3 = ((b) + (b));
-    let v4 = (((&v3).softmax::<0>()) + ((a) * 0.75));
+    let v4 = (((&v3).softmax::<0>()) + (((a) * 0.75)));
     let v5 = (&v4).sin();
     a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()
 }
@@ -3576,11 +3296,7 @@ fn g079_gradient() {
 
 #[differentiable]
 fn g080(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = if true {
-        ((a).square() + 1.0).recip()
-    } else {
-        ((a) * 0.5 + 0.25)
-    };
+    let v1 = if true { ((a).square() + 1.0).recip() } else { ((a) * 0.5 + 0.25) };
     let v2 = ((a) * (a));
     let mut v3 = a.clone();
     for _ in 0..4 {
@@ -3590,11 +3306,7 @@ fn g080(a: &Tensor![f64; 1, 3]) -> f64 {
 }
 
 fn g080_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = if true {
-        ((a).square() + 1.0).recip()
-    } else {
-        ((a) * 0.5 + 0.25)
-    };
+    let v1 = if true { ((a).square() + 1.0).recip() } else { ((a) * 0.5 + 0.25) };
     let v2 = ((a) * (a));
     let mut v3 = a.clone();
     for _ in 0..4 {
@@ -3671,11 +3383,7 @@ fn g082(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     (a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
-fn g082_tape(
-    a: &Var<f64, Shape![]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g082_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).tanh().exp();
     let mut v2 = v1.clone();
     for _ in 0..1 {
@@ -3802,16 +3510,16 @@ fn g085_gradient() {
 
 #[differentiable]
 fn g086(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) * 0.5 + 0.25).mean_keepdim::<0>();
+    let v1 = (((a) * 0.5 + 0.25)).mean_keepdim::<0>();
     let v2 = (a).sigmoid();
-    let v3 = ((a) * (&v2)).cos();
+    let v3 = (((a) * (&v2))).cos();
     (a.square().mean() + v3.sum() + v2.tanh().sum()).item()
 }
 
 fn g086_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 0.5 + 0.25).mean_keepdim::<0>();
+    let v1 = (((a) * 0.5 + 0.25)).mean_keepdim::<0>();
     let v2 = (a).sigmoid();
-    let v3 = ((a) * (&v2)).cos();
+    let v3 = (((a) * (&v2))).cos();
     a.square().mean() + v3.sum() + v2.tanh().sum()
 }
 
@@ -3832,22 +3540,14 @@ fn g086_gradient() {
 fn g087(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = ((a) - (a));
     let v2 = ((&v1) * 0.75);
-    let v3 = if (a).detach().sum().item() > 0.0 {
-        ((a) * 1.5).gelu()
-    } else {
-        (a).cos()
-    };
+    let v3 = if (a).detach().sum().item() > 0.0 { ((a) * 1.5).gelu() } else { (a).cos() };
     (a.square().mean() + v3.sum() + v2.tanh().sum()).item()
 }
 
 fn g087_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = ((a) - (a));
     let v2 = ((&v1) * 0.75);
-    let v3 = if (a).detach().sum().item() > 0.0 {
-        ((a) * 1.5).gelu()
-    } else {
-        (a).cos()
-    };
+    let v3 = if (a).detach().sum().item() > 0.0 { ((a) * 1.5).gelu() } else { (a).cos() };
     a.square().mean() + v3.sum() + v2.tanh().sum()
 }
 
@@ -3892,11 +3592,7 @@ fn g088(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64; 2, 3]) -> f64
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
-fn g088_tape(
-    a: &Var<f64, Shape![3]>,
-    b: &Var<f64, Shape![3]>,
-    c: &Var<f64, Shape![2, 3]>,
-) -> Var<f64, ()> {
+fn g088_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let mut v1 = b.clone();
     for _ in 0..4 {
         v1 = ((&v1 * b).tanh().exp()).tanh() + b * 0.5;
@@ -4032,25 +3728,25 @@ fn g091_gradient() {
 
 #[differentiable]
 fn g092(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (((a) / ((a).square() + 1.0)).square() + 1.0).ln();
+    let v1 = ((((a) / ((a).square() + 1.0))).square() + 1.0).ln();
     let mut v2 = a.clone();
     for _ in 0..2 {
         v2 = ((&v2 * b).sin()).tanh() + a * 0.5;
     }
     let v3 = (((a).square()) * 0.75);
-    let v4 = ((&v2) * 0.75).sigmoid();
+    let v4 = (((&v2) * 0.75)).sigmoid();
     let v5 = ((&v2).powf(3.0)).sum();
     (a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
 fn g092_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (((a) / ((a).square() + 1.0)).square() + 1.0).ln();
+    let v1 = ((((a) / ((a).square() + 1.0))).square() + 1.0).ln();
     let mut v2 = a.clone();
     for _ in 0..2 {
         v2 = ((&v2 * b).sin()).tanh() + a * 0.5;
     }
     let v3 = (((a).square()) * 0.75);
-    let v4 = ((&v2) * 0.75).sigmoid();
+    let v4 = (((&v2) * 0.75)).sigmoid();
     let v5 = ((&v2).powf(3.0)).sum();
     a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()
 }
@@ -4074,7 +3770,7 @@ fn g092_gradient() {
 
 #[differentiable]
 fn g093(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 1]) -> f64 {
-    let v1 = ((b) * (b)).t();
+    let v1 = (((b) * (b))).t();
     let mut v2 = b.clone();
     for _ in 0..3 {
         v2 = ((&v2 * b).tanh().exp()).tanh() + b * 0.5;
@@ -4082,12 +3778,8 @@ fn g093(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 1]) -> 
     (a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()).item()
 }
 
-fn g093_tape(
-    a: &Var<f64, Shape![2, 1]>,
-    b: &Var<f64, Shape![2, 1]>,
-    c: &Var<f64, Shape![1]>,
-) -> Var<f64, ()> {
-    let v1 = ((b) * (b)).t();
+fn g093_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
+    let v1 = (((b) * (b))).t();
     let mut v2 = b.clone();
     for _ in 0..3 {
         v2 = ((&v2 * b).tanh().exp()).tanh() + b * 0.5;
@@ -4118,26 +3810,18 @@ fn g093_gradient() {
 
 #[differentiable]
 fn g094(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        (-(a))
-    } else {
-        (2.0 - (a))
-    };
+    let v1 = if (a).detach().sum().item() > 0.0 { (-(a)) } else { (2.0 - (a)) };
     let v2 = (&v1).sigmoid();
-    let v3 = ((&v1) * (&v1)).softmax::<0>();
-    let v4 = ((&v2) + (&v1)).mean();
+    let v3 = (((&v1) * (&v1))).softmax::<0>();
+    let v4 = (((&v2) + (&v1))).mean();
     (a.square().mean() + v4.sum() + v2.tanh().sum()).item()
 }
 
 fn g094_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        (-(a))
-    } else {
-        (2.0 - (a))
-    };
+    let v1 = if (a).detach().sum().item() > 0.0 { (-(a)) } else { (2.0 - (a)) };
     let v2 = (&v1).sigmoid();
-    let v3 = ((&v1) * (&v1)).softmax::<0>();
-    let v4 = ((&v2) + (&v1)).mean();
+    let v3 = (((&v1) * (&v1))).softmax::<0>();
+    let v4 = (((&v2) + (&v1))).mean();
     a.square().mean() + v4.sum() + v2.tanh().sum()
 }
 
@@ -4157,7 +3841,7 @@ fn g094_gradient() {
 #[differentiable]
 fn g095(a: &Tensor![f64; 3]) -> f64 {
     let v1 = (((a) * 1.5).gelu()).tanh().exp();
-    let v2 = ((a) * 0.75).square();
+    let v2 = (((a) * 0.75)).square();
     let mut v3 = v1.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -4170,7 +3854,7 @@ fn g095(a: &Tensor![f64; 3]) -> f64 {
 
 fn g095_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (((a) * 1.5).gelu()).tanh().exp();
-    let v2 = ((a) * 0.75).square();
+    let v2 = (((a) * 0.75)).square();
     let mut v3 = v1.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -4250,18 +3934,14 @@ fn g096_gradient() {
 
 #[differentiable]
 fn g097(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let v1 = ((a) * 0.75).sigmoid();
+    let v1 = (((a) * 0.75)).sigmoid();
     let v2 = (c).tanh().exp();
     let v3 = ((&v1) - (&v1));
     (a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
-fn g097_tape(
-    a: &Var<f64, Shape![]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
-    let v1 = ((a) * 0.75).sigmoid();
+fn g097_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (((a) * 0.75)).sigmoid();
     let v2 = (c).tanh().exp();
     let v3 = ((&v1) - (&v1));
     a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()
@@ -4303,19 +3983,11 @@ fn g098(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 1]) -> 
         }
         v4 = &v4 - &v2 * 0.25;
     }
-    let v5 = if (&v3).detach().sum().item() > 0.0 {
-        (2.0 - (&v3))
-    } else {
-        ((&v3).square() + 1.0).sqrt()
-    };
+    let v5 = if (&v3).detach().sum().item() > 0.0 { (2.0 - (&v3)) } else { ((&v3).square() + 1.0).sqrt() };
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
-fn g098_tape(
-    a: &Var<f64, Shape![3, 4]>,
-    b: &Var<f64, Shape![2, 1]>,
-    c: &Var<f64, Shape![1]>,
-) -> Var<f64, ()> {
+fn g098_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (a).logsumexp_axis::<0>();
     let v2 = (c).logsumexp_axis::<0>();
     let mut v3 = c.clone();
@@ -4329,11 +4001,7 @@ fn g098_tape(
         }
         v4 = &v4 - &v2 * 0.25;
     }
-    let v5 = if (&v3).detach().sum().item() > 0.0 {
-        (2.0 - (&v3))
-    } else {
-        ((&v3).square() + 1.0).sqrt()
-    };
+    let v5 = if (&v3).detach().sum().item() > 0.0 { (2.0 - (&v3)) } else { ((&v3).square() + 1.0).sqrt() };
     a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()
 }
 
@@ -4364,7 +4032,7 @@ fn g099(a: &Tensor![f64; 1, 3]) -> f64 {
     for _ in 0..3 {
         v1 = (((&v1 * a).square() + 1.0).ln()).tanh() + a * 0.5;
     }
-    let v2 = (((&v1).logsumexp_axis::<0>()) + ((a) - (a)));
+    let v2 = (((&v1).logsumexp_axis::<0>()) + (((a) - (a))));
     let mut v3 = v2.clone();
     for _ in 0..2 {
         v3 = ((&v3 * a).sigmoid()).tanh() + &v2 * 0.5;
@@ -4377,7 +4045,7 @@ fn g099_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     for _ in 0..3 {
         v1 = (((&v1 * a).square() + 1.0).ln()).tanh() + a * 0.5;
     }
-    let v2 = (((&v1).logsumexp_axis::<0>()) + ((a) - (a)));
+    let v2 = (((&v1).logsumexp_axis::<0>()) + (((a) - (a))));
     let mut v3 = v2.clone();
     for _ in 0..2 {
         v3 = ((&v3 * a).sigmoid()).tanh() + &v2 * 0.5;
@@ -4413,19 +4081,11 @@ fn g100(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 2, 1]) 
     let v5 = ((c).tanh()).t();
     let v6: Tensor![f64; 2, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
     let v7 = (&v4).matmul(&v6);
-    let v8 = if (&v2).detach().sum().item() > 0.0 {
-        (&v2).cos()
-    } else {
-        ((&v2).square() + 1.0).recip()
-    };
+    let v8 = if (&v2).detach().sum().item() > 0.0 { (&v2).cos() } else { ((&v2).square() + 1.0).recip() };
     (a.square().mean() + b.square().mean() + c.square().mean() + v8.sum() + v2.tanh().sum()).item()
 }
 
-fn g100_tape(
-    a: &Var<f64, Shape![3, 4]>,
-    b: &Var<f64, Shape![2, 1]>,
-    c: &Var<f64, Shape![2, 1]>,
-) -> Var<f64, ()> {
+fn g100_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -4439,11 +4099,7 @@ fn g100_tape(
     let v5 = ((c).tanh()).t();
     let v6: Tensor![f64; 2, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
     let v7 = (&v4).matmul(&v6);
-    let v8 = if (&v2).detach().sum().item() > 0.0 {
-        (&v2).cos()
-    } else {
-        ((&v2).square() + 1.0).recip()
-    };
+    let v8 = if (&v2).detach().sum().item() > 0.0 { (&v2).cos() } else { ((&v2).square() + 1.0).recip() };
     a.square().mean() + b.square().mean() + c.square().mean() + v8.sum() + v2.tanh().sum()
 }
 
@@ -4470,18 +4126,18 @@ fn g100_gradient() {
 
 #[differentiable]
 fn g101(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a) + (a)).sum_axis::<0>();
-    let v2 = (((b) * (b)) * 0.5 + 0.25);
+    let v1 = (((a) + (a))).sum_axis::<0>();
+    let v2 = ((((b) * (b))) * 0.5 + 0.25);
     let v3 = (&v2).cos();
-    let v4 = (((&v1) * 0.75) - ((&v2) * 0.5 + 0.25));
+    let v4 = ((((&v1) * 0.75)) - (((&v2) * 0.5 + 0.25)));
     (a.square().mean() + b.square().mean() + v4.sum() + v2.tanh().sum()).item()
 }
 
 fn g101_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) + (a)).sum_axis::<0>();
-    let v2 = (((b) * (b)) * 0.5 + 0.25);
+    let v1 = (((a) + (a))).sum_axis::<0>();
+    let v2 = ((((b) * (b))) * 0.5 + 0.25);
     let v3 = (&v2).cos();
-    let v4 = (((&v1) * 0.75) - ((&v2) * 0.5 + 0.25));
+    let v4 = ((((&v1) * 0.75)) - (((&v2) * 0.5 + 0.25)));
     a.square().mean() + b.square().mean() + v4.sum() + v2.tanh().sum()
 }
 
@@ -4505,11 +4161,7 @@ fn g101_gradient() {
 #[differentiable]
 fn g102(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 3]) -> f64 {
     let v1 = ((a) / ((a).square() + 1.0));
-    let v2 = if (c).detach().sum().item() > 0.0 {
-        (c).sin()
-    } else {
-        (c).cos()
-    };
+    let v2 = if (c).detach().sum().item() > 0.0 { (c).sin() } else { (c).cos() };
     let mut v3 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -4520,17 +4172,9 @@ fn g102(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 3]) -> 
     (a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
-fn g102_tape(
-    a: &Var<f64, Shape![1, 3]>,
-    b: &Var<f64, Shape![3, 4]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
+fn g102_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = ((a) / ((a).square() + 1.0));
-    let v2 = if (c).detach().sum().item() > 0.0 {
-        (c).sin()
-    } else {
-        (c).cos()
-    };
+    let v2 = if (c).detach().sum().item() > 0.0 { (c).sin() } else { (c).cos() };
     let mut v3 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -4565,7 +4209,7 @@ fn g102_gradient() {
 #[differentiable]
 fn g103(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
     let v1 = ((b) * 0.75);
-    let v2 = (((b) / ((&v1).square() + 1.0)) + ((a) * (a)));
+    let v2 = ((((b) / ((&v1).square() + 1.0))) + (((a) * (a))));
     let mut v3 = a.clone();
     for _ in 0..3 {
         v3 = ((&v3 * b).tanh().exp()).tanh() + a * 0.5;
@@ -4579,7 +4223,7 @@ fn g103(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
 
 fn g103_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((b) * 0.75);
-    let v2 = (((b) / ((&v1).square() + 1.0)) + ((a) * (a)));
+    let v2 = ((((b) / ((&v1).square() + 1.0))) + (((a) * (a))));
     let mut v3 = a.clone();
     for _ in 0..3 {
         v3 = ((&v3 * b).tanh().exp()).tanh() + a * 0.5;
@@ -4651,21 +4295,13 @@ fn g104_gradient() {
 #[differentiable]
 fn g105(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a).sum()).tanh();
-    let v2 = if (a).detach().sum().item() > 0.0 {
-        (a).powf(3.0)
-    } else {
-        (a).tanh()
-    };
+    let v2 = if (a).detach().sum().item() > 0.0 { (a).powf(3.0) } else { (a).tanh() };
     (a.square().mean() + b.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
 
 fn g105_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a).sum()).tanh();
-    let v2 = if (a).detach().sum().item() > 0.0 {
-        (a).powf(3.0)
-    } else {
-        (a).tanh()
-    };
+    let v2 = if (a).detach().sum().item() > 0.0 { (a).powf(3.0) } else { (a).tanh() };
     a.square().mean() + b.square().mean() + v2.sum() + v1.tanh().sum()
 }
 
@@ -4754,38 +4390,26 @@ fn g107_gradient() {
 
 #[differentiable]
 fn g108(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a) * (b)).logsumexp_axis::<0>();
+    let v1 = (((a) * (b))).logsumexp_axis::<0>();
     let v2: Tensor![f64; 3, 3] = Tensor::rand_uniform(617, -1.0, 1.0);
     let v3 = (((&v1).matmul(&v2)) * 1.0);
-    let v4 = if (c).detach().sum().item() > 0.0 {
-        (c).softplus()
-    } else {
-        (-(c))
-    };
+    let v4 = if (c).detach().sum().item() > 0.0 { (c).softplus() } else { (-(c)) };
     let v5: Tensor![f64; 3, 4] = Tensor::rand_uniform(556, -1.0, 1.0);
     let v6: Tensor![f64; 4, 4] = Tensor::rand_uniform(438, -1.0, 1.0);
     let v7 = ((&v4).matmul(&v5)).matmul(&v6);
-    let v8 = (((&v3) - (&v4)) * 0.5 + 0.25);
+    let v8 = ((((&v3) - (&v4))) * 0.5 + 0.25);
     (a.square().mean() + b.square().mean() + c.square().mean() + v8.sum() + v3.tanh().sum()).item()
 }
 
-fn g108_tape(
-    a: &Var<f64, Shape![2, 2, 3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![2, 3]>,
-) -> Var<f64, ()> {
-    let v1 = ((a) * (b)).logsumexp_axis::<0>();
+fn g108_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = (((a) * (b))).logsumexp_axis::<0>();
     let v2: Tensor![f64; 3, 3] = Tensor::rand_uniform(617, -1.0, 1.0);
     let v3 = (((&v1).matmul(&v2)) * 1.0);
-    let v4 = if (c).detach().sum().item() > 0.0 {
-        (c).softplus()
-    } else {
-        (-(c))
-    };
+    let v4 = if (c).detach().sum().item() > 0.0 { (c).softplus() } else { (-(c)) };
     let v5: Tensor![f64; 3, 4] = Tensor::rand_uniform(556, -1.0, 1.0);
     let v6: Tensor![f64; 4, 4] = Tensor::rand_uniform(438, -1.0, 1.0);
     let v7 = ((&v4).matmul(&v5)).matmul(&v6);
-    let v8 = (((&v3) - (&v4)) * 0.5 + 0.25);
+    let v8 = ((((&v3) - (&v4))) * 0.5 + 0.25);
     a.square().mean() + b.square().mean() + c.square().mean() + v8.sum() + v3.tanh().sum()
 }
 
@@ -4814,7 +4438,7 @@ fn g108_gradient() {
 fn g109(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let mut v1 = a.clone();
     for _ in 0..4 {
-        v1 = (2.0 - (&v1 * a)).tanh() + a * 0.5;
+        v1 = ((2.0 - (&v1 * a))).tanh() + a * 0.5;
     }
     let v2 = ((&v1) + (a));
     let v3 = (&v1).softmax::<0>();
@@ -4824,7 +4448,7 @@ fn g109(a: &Tensor![f64; 2, 1, 3]) -> f64 {
 fn g109_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for _ in 0..4 {
-        v1 = (2.0 - (&v1 * a)).tanh() + a * 0.5;
+        v1 = ((2.0 - (&v1 * a))).tanh() + a * 0.5;
     }
     let v2 = ((&v1) + (a));
     let v3 = (&v1).softmax::<0>();
@@ -4847,29 +4471,21 @@ fn g109_gradient() {
 #[differentiable]
 fn g110(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = ((a) + (a));
-    let v2 = (((&v1) + (&v1)) * 0.75);
-    let v3 = if (a).detach().sum().item() > 0.0 {
-        (a).cos()
-    } else {
-        (2.0 - (a))
-    };
+    let v2 = ((((&v1) + (&v1))) * 0.75);
+    let v3 = if (a).detach().sum().item() > 0.0 { (a).cos() } else { (2.0 - (a)) };
     let v4 = (&v3).sum();
     let v5 = (((&v4).tanh().exp()).square() + 1.0).recip();
-    let v6 = (((&v4) * 0.75) * ((&v4).sin()));
+    let v6 = ((((&v4) * 0.75)) * ((&v4).sin()));
     (a.square().mean() + v6.sum() + v3.tanh().sum()).item()
 }
 
 fn g110_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = ((a) + (a));
-    let v2 = (((&v1) + (&v1)) * 0.75);
-    let v3 = if (a).detach().sum().item() > 0.0 {
-        (a).cos()
-    } else {
-        (2.0 - (a))
-    };
+    let v2 = ((((&v1) + (&v1))) * 0.75);
+    let v3 = if (a).detach().sum().item() > 0.0 { (a).cos() } else { (2.0 - (a)) };
     let v4 = (&v3).sum();
     let v5 = (((&v4).tanh().exp()).square() + 1.0).recip();
-    let v6 = (((&v4) * 0.75) * ((&v4).sin()));
+    let v6 = ((((&v4) * 0.75)) * ((&v4).sin()));
     a.square().mean() + v6.sum() + v3.tanh().sum()
 }
 
@@ -4889,11 +4505,7 @@ fn g110_gradient() {
 #[differentiable]
 fn g111(a: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (a).t();
-    let v2 = if (&v1).detach().sum().item() > 0.0 {
-        (&v1).square()
-    } else {
-        ((&v1) * 1.5).gelu()
-    };
+    let v2 = if (&v1).detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1) * 1.5).gelu() };
     let v3 = (a).mean();
     let mut v4 = a.clone();
     for _ in 0..3 {
@@ -4904,11 +4516,7 @@ fn g111(a: &Tensor![f64; 2, 1]) -> f64 {
 
 fn g111_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (a).t();
-    let v2 = if (&v1).detach().sum().item() > 0.0 {
-        (&v1).square()
-    } else {
-        ((&v1) * 1.5).gelu()
-    };
+    let v2 = if (&v1).detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1) * 1.5).gelu() };
     let v3 = (a).mean();
     let mut v4 = a.clone();
     for _ in 0..3 {
@@ -4934,11 +4542,7 @@ fn g111_gradient() {
 fn g112(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = ((a) - (a));
     let v2 = (2.0 - (a));
-    let v3 = if (&v2).detach().sum().item() > 0.0 {
-        ((&v2) * 0.5 + 0.25)
-    } else {
-        (-(&v2))
-    };
+    let v3 = if (&v2).detach().sum().item() > 0.0 { ((&v2) * 0.5 + 0.25) } else { (-(&v2)) };
     let v4 = (((&v3).sum_axis::<1>()) * 1.0);
     (a.square().mean() + v4.sum() + v2.tanh().sum()).item()
 }
@@ -4946,11 +4550,7 @@ fn g112(a: &Tensor![f64; 3, 4]) -> f64 {
 fn g112_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = ((a) - (a));
     let v2 = (2.0 - (a));
-    let v3 = if (&v2).detach().sum().item() > 0.0 {
-        ((&v2) * 0.5 + 0.25)
-    } else {
-        (-(&v2))
-    };
+    let v3 = if (&v2).detach().sum().item() > 0.0 { ((&v2) * 0.5 + 0.25) } else { (-(&v2)) };
     let v4 = (((&v3).sum_axis::<1>()) * 1.0);
     a.square().mean() + v4.sum() + v2.tanh().sum()
 }
@@ -4970,13 +4570,13 @@ fn g112_gradient() {
 
 #[differentiable]
 fn g113(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a) - (a)).sum();
+    let v1 = (((a) - (a))).sum();
     let v2 = (((&v1).softplus()) * ((&v1).sigmoid()));
     (a.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
 
 fn g113_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a) - (a)).sum();
+    let v1 = (((a) - (a))).sum();
     let v2 = (((&v1).softplus()) * ((&v1).sigmoid()));
     a.square().mean() + v2.sum() + v1.tanh().sum()
 }
@@ -5027,19 +4627,19 @@ fn g114_gradient() {
 #[differentiable]
 fn g115(a: &Tensor![f64; 3]) -> f64 {
     let v1 = (((a).sum()) * 0.75);
-    let v2 = (((&v1) * 0.75) * 0.75);
-    let v3 = (((&v1) / ((a).square() + 1.0)) * ((&v1).sigmoid()));
+    let v2 = ((((&v1) * 0.75)) * 0.75);
+    let v3 = ((((&v1) / ((a).square() + 1.0))) * ((&v1).sigmoid()));
     let v4 = ((&v3) * 0.75);
-    let v5 = (((&v4) * 0.75) + ((&v4).powf(3.0)));
+    let v5 = ((((&v4) * 0.75)) + ((&v4).powf(3.0)));
     (a.square().mean() + v5.sum() + v3.tanh().sum()).item()
 }
 
 fn g115_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (((a).sum()) * 0.75);
-    let v2 = (((&v1) * 0.75) * 0.75);
-    let v3 = (((&v1) / ((a).square() + 1.0)) * ((&v1).sigmoid()));
+    let v2 = ((((&v1) * 0.75)) * 0.75);
+    let v3 = ((((&v1) / ((a).square() + 1.0))) * ((&v1).sigmoid()));
     let v4 = ((&v3) * 0.75);
-    let v5 = (((&v4) * 0.75) + ((&v4).powf(3.0)));
+    let v5 = ((((&v4) * 0.75)) + ((&v4).powf(3.0)));
     a.square().mean() + v5.sum() + v3.tanh().sum()
 }
 
@@ -5067,11 +4667,7 @@ fn g116(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64; 1]) -> f64 {
     (a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
-fn g116_tape(
-    a: &Var<f64, Shape![3]>,
-    b: &Var<f64, Shape![1]>,
-    c: &Var<f64, Shape![1]>,
-) -> Var<f64, ()> {
+fn g116_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = ((a) * (c));
     let v2 = (&v1).sum();
     let mut v3 = c.clone();
@@ -5137,13 +4733,13 @@ fn g117_gradient() {
 #[differentiable]
 fn g118(a: &Tensor![f64], b: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (a).sigmoid();
-    let v2 = (((a) * 0.5 + 0.25) * 0.75);
+    let v2 = ((((a) * 0.5 + 0.25)) * 0.75);
     (a.square().mean() + b.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
 
 fn g118_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (a).sigmoid();
-    let v2 = (((a) * 0.5 + 0.25) * 0.75);
+    let v2 = ((((a) * 0.5 + 0.25)) * 0.75);
     a.square().mean() + b.square().mean() + v2.sum() + v1.tanh().sum()
 }
 
@@ -5176,7 +4772,7 @@ fn g119(a: &Tensor![f64; 3], b: &Tensor![f64; 1]) -> f64 {
     let v2 = ((b) + (b));
     let v3 = ((&v1).tanh()).tanh();
     let v4 = (((a).square()) * (((&v3).square() + 1.0).ln()));
-    let v5 = (((a) - (&v4)) * ((&v3).mean_keepdim::<0>()));
+    let v5 = ((((a) - (&v4))) * ((&v3).mean_keepdim::<0>()));
     (a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
@@ -5191,7 +4787,7 @@ fn g119_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v2 = ((b) + (b));
     let v3 = ((&v1).tanh()).tanh();
     let v4 = (((a).square()) * (((&v3).square() + 1.0).ln()));
-    let v5 = (((a) - (&v4)) * ((&v3).mean_keepdim::<0>()));
+    let v5 = ((((a) - (&v4))) * ((&v3).mean_keepdim::<0>()));
     a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()
 }
 
@@ -5214,7 +4810,7 @@ fn g119_gradient() {
 
 #[differentiable]
 fn g120(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a) - (a)).softmax::<0>();
+    let v1 = (((a) - (a))).softmax::<0>();
     let v2 = ((a) / ((a).square() + 1.0));
     let v3 = ((a) * 0.5 + 0.25);
     let v4: Tensor![f64; 3, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
@@ -5225,7 +4821,7 @@ fn g120(a: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g120_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) - (a)).softmax::<0>();
+    let v1 = (((a) - (a))).softmax::<0>();
     let v2 = ((a) / ((a).square() + 1.0));
     let v3 = ((a) * 0.5 + 0.25);
     let v4: Tensor![f64; 3, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
@@ -5258,13 +4854,9 @@ fn g121(a: &Tensor![f64; 4], b: &Tensor![f64], c: &Tensor![f64; 2, 2, 3]) -> f64
         }
         v2 = &v2 - b * 0.25;
     }
-    let v3 = if true {
-        ((&v1).square() + 1.0).ln()
-    } else {
-        ((&v1).square() + 1.0).ln()
-    };
+    let v3 = if true { ((&v1).square() + 1.0).ln() } else { ((&v1).square() + 1.0).ln() };
     let v4 = (((&v1).square() + 1.0).recip()).mean();
-    let v5 = ((&v4) * (&v4)).sigmoid();
+    let v5 = (((&v4) * (&v4))).sigmoid();
     let mut v6 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -5275,11 +4867,7 @@ fn g121(a: &Tensor![f64; 4], b: &Tensor![f64], c: &Tensor![f64; 2, 2, 3]) -> f64
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()).item()
 }
 
-fn g121_tape(
-    a: &Var<f64, Shape![4]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![2, 2, 3]>,
-) -> Var<f64, ()> {
+fn g121_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = (((c).cos()) - ((c).sum_axis::<0>()));
     let mut v2 = b.clone();
     for i in 0..4 {
@@ -5288,13 +4876,9 @@ fn g121_tape(
         }
         v2 = &v2 - b * 0.25;
     }
-    let v3 = if true {
-        ((&v1).square() + 1.0).ln()
-    } else {
-        ((&v1).square() + 1.0).ln()
-    };
+    let v3 = if true { ((&v1).square() + 1.0).ln() } else { ((&v1).square() + 1.0).ln() };
     let v4 = (((&v1).square() + 1.0).recip()).mean();
-    let v5 = ((&v4) * (&v4)).sigmoid();
+    let v5 = (((&v4) * (&v4))).sigmoid();
     let mut v6 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -5338,7 +4922,7 @@ fn g122(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let mut v2 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v2 = ((&v2 * a) * 0.5 + 0.25).tanh();
+            v2 = (((&v2 * a) * 0.5 + 0.25)).tanh();
         }
         v2 = &v2 - a * 0.25;
     }
@@ -5359,7 +4943,7 @@ fn g122_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f
     let mut v2 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v2 = ((&v2 * a) * 0.5 + 0.25).tanh();
+            v2 = (((&v2 * a) * 0.5 + 0.25)).tanh();
         }
         v2 = &v2 - a * 0.25;
     }
@@ -5390,22 +4974,14 @@ fn g122_gradient() {
 fn g123(a: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a).tanh()).mean_keepdim::<0>();
     let v2 = ((a) * 0.75);
-    let v3 = if true {
-        (a).tanh().exp()
-    } else {
-        ((a) * 0.5 + 0.25)
-    };
+    let v3 = if true { (a).tanh().exp() } else { ((a) * 0.5 + 0.25) };
     (a.square().mean() + v3.sum() + v2.tanh().sum()).item()
 }
 
 fn g123_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a).tanh()).mean_keepdim::<0>();
     let v2 = ((a) * 0.75);
-    let v3 = if true {
-        (a).tanh().exp()
-    } else {
-        ((a) * 0.5 + 0.25)
-    };
+    let v3 = if true { (a).tanh().exp() } else { ((a) * 0.5 + 0.25) };
     a.square().mean() + v3.sum() + v2.tanh().sum()
 }
 
@@ -5428,21 +5004,17 @@ fn g124(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
     let v2: Tensor![f64; 3, 4] = Tensor::rand_uniform(326, -1.0, 1.0);
     let v3 = ((b).matmul(&v2)).mean();
     let v4 = ((&v1) * 0.75);
-    let v5 = ((b) / ((&v4).square() + 1.0)).sin();
+    let v5 = (((b) / ((&v4).square() + 1.0))).sin();
     let v6 = ((&v5) / ((&v3).square() + 1.0));
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v3.tanh().sum()).item()
 }
 
-fn g124_tape(
-    a: &Var<f64, Shape![3]>,
-    b: &Var<f64, Shape![2, 3]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g124_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a).mean()).sigmoid();
     let v2: Tensor![f64; 3, 4] = Tensor::rand_uniform(326, -1.0, 1.0);
     let v3 = ((b).matmul(&v2)).mean();
     let v4 = ((&v1) * 0.75);
-    let v5 = ((b) / ((&v4).square() + 1.0)).sin();
+    let v5 = (((b) / ((&v4).square() + 1.0))).sin();
     let v6 = ((&v5) / ((&v3).square() + 1.0));
     a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v3.tanh().sum()
 }
@@ -5473,7 +5045,7 @@ fn g125(a: &Tensor![f64; 2, 1], b: &Tensor![f64]) -> f64 {
     let v1 = (a).sum();
     let v2 = ((b).square() + 1.0).sqrt();
     let v3 = (&v2).sin();
-    let v4 = (((&v3) - (&v3)) * 0.75);
+    let v4 = ((((&v3) - (&v3))) * 0.75);
     let mut v5 = v4.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -5488,7 +5060,7 @@ fn g125_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>) -> Var<f64, ()>
     let v1 = (a).sum();
     let v2 = ((b).square() + 1.0).sqrt();
     let v3 = (&v2).sin();
-    let v4 = (((&v3) - (&v3)) * 0.75);
+    let v4 = ((((&v3) - (&v3))) * 0.75);
     let mut v5 = v4.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -5518,16 +5090,16 @@ fn g125_gradient() {
 
 #[differentiable]
 fn g126(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = ((b) / ((a).square() + 1.0)).mean();
-    let v2 = ((b) / ((&v1).square() + 1.0)).softplus();
+    let v1 = (((b) / ((a).square() + 1.0))).mean();
+    let v2 = (((b) / ((&v1).square() + 1.0))).softplus();
     let v3: Tensor![f64; 4, 2] = Tensor::rand_uniform(656, -1.0, 1.0);
     let v4 = ((&v2).matmul(&v3)).mean();
     (a.square().mean() + b.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
 fn g126_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = ((b) / ((a).square() + 1.0)).mean();
-    let v2 = ((b) / ((&v1).square() + 1.0)).softplus();
+    let v1 = (((b) / ((a).square() + 1.0))).mean();
+    let v2 = (((b) / ((&v1).square() + 1.0))).softplus();
     let v3: Tensor![f64; 4, 2] = Tensor::rand_uniform(656, -1.0, 1.0);
     let v4 = ((&v2).matmul(&v3)).mean();
     a.square().mean() + b.square().mean() + v4.sum() + v1.tanh().sum()
@@ -5556,11 +5128,7 @@ fn g127(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
     for _ in 0..2 {
         v1 = ((&v1 * a).square()).tanh() + b * 0.5;
     }
-    let v2 = if true {
-        (2.0 - (&v1))
-    } else {
-        ((&v1).square() + 1.0).sqrt()
-    };
+    let v2 = if true { (2.0 - (&v1)) } else { ((&v1).square() + 1.0).sqrt() };
     let v3 = ((&v2).square() + 1.0).ln();
     let v4 = ((&v1) * 0.75);
     (a.square().mean() + b.square().mean() + v4.sum() + v2.tanh().sum()).item()
@@ -5571,11 +5139,7 @@ fn g127_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64,
     for _ in 0..2 {
         v1 = ((&v1 * a).square()).tanh() + b * 0.5;
     }
-    let v2 = if true {
-        (2.0 - (&v1))
-    } else {
-        ((&v1).square() + 1.0).sqrt()
-    };
+    let v2 = if true { (2.0 - (&v1)) } else { ((&v1).square() + 1.0).sqrt() };
     let v3 = ((&v2).square() + 1.0).ln();
     let v4 = ((&v1) * 0.75);
     a.square().mean() + b.square().mean() + v4.sum() + v2.tanh().sum()
@@ -5608,11 +5172,7 @@ fn g128(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 1]) -> 
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
-fn g128_tape(
-    a: &Var<f64, Shape![2, 1]>,
-    b: &Var<f64, Shape![1, 3]>,
-    c: &Var<f64, Shape![1]>,
-) -> Var<f64, ()> {
+fn g128_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (2.0 - (b));
     let v2 = ((b) * (b));
     let v3 = ((c) - (&v2));
@@ -5644,7 +5204,7 @@ fn g128_gradient() {
 
 #[differentiable]
 fn g129(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a) + (b)).softmax::<0>();
+    let v1 = (((a) + (b))).softmax::<0>();
     let mut v2 = v1.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -5659,7 +5219,7 @@ fn g129(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g129_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) + (b)).softmax::<0>();
+    let v1 = (((a) + (b))).softmax::<0>();
     let mut v2 = v1.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -5729,23 +5289,19 @@ fn g130_gradient() {
 #[differentiable]
 fn g131(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
     let v1 = (c).sigmoid();
-    let v2 = (((c) * 0.75) * 0.75);
-    let v3 = (((&v2).sin()) / (((&v2) - (&v2)).square() + 1.0));
+    let v2 = ((((c) * 0.75)) * 0.75);
+    let v3 = (((&v2).sin()) / ((((&v2) - (&v2))).square() + 1.0));
     let v4 = ((&v2) * 0.75);
-    let v5 = (2.0 - (&v1)).sigmoid();
+    let v5 = ((2.0 - (&v1))).sigmoid();
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
-fn g131_tape(
-    a: &Var<f64, Shape![3]>,
-    b: &Var<f64, Shape![3]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g131_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (c).sigmoid();
-    let v2 = (((c) * 0.75) * 0.75);
-    let v3 = (((&v2).sin()) / (((&v2) - (&v2)).square() + 1.0));
+    let v2 = ((((c) * 0.75)) * 0.75);
+    let v3 = (((&v2).sin()) / ((((&v2) - (&v2))).square() + 1.0));
     let v4 = ((&v2) * 0.75);
-    let v5 = (2.0 - (&v1)).sigmoid();
+    let v5 = ((2.0 - (&v1))).sigmoid();
     a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()
 }
 
@@ -5778,7 +5334,7 @@ fn g132(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
     for _ in 0..1 {
         v3 = ((&v3 * &v2).sin()).tanh() + b * 0.5;
     }
-    let v4 = (((b) / ((&v2).square() + 1.0)) * 0.5 + 0.25);
+    let v4 = ((((b) / ((&v2).square() + 1.0))) * 0.5 + 0.25);
     (a.square().mean() + b.square().mean() + v4.sum() + v2.tanh().sum()).item()
 }
 
@@ -5789,7 +5345,7 @@ fn g132_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64,
     for _ in 0..1 {
         v3 = ((&v3 * &v2).sin()).tanh() + b * 0.5;
     }
-    let v4 = (((b) / ((&v2).square() + 1.0)) * 0.5 + 0.25);
+    let v4 = ((((b) / ((&v2).square() + 1.0))) * 0.5 + 0.25);
     a.square().mean() + b.square().mean() + v4.sum() + v2.tanh().sum()
 }
 
@@ -5813,35 +5369,19 @@ fn g132_gradient() {
 #[differentiable]
 fn g133(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (b).sum_axis::<0>();
-    let v2 = if (a).detach().sum().item() > 0.0 {
-        (a).tanh().exp()
-    } else {
-        (a).square()
-    };
-    let v3 = if (&v1).detach().sum().item() > 0.0 {
-        ((&v1) * 1.5).gelu()
-    } else {
-        ((&v1) * 0.5 + 0.25)
-    };
+    let v2 = if (a).detach().sum().item() > 0.0 { (a).tanh().exp() } else { (a).square() };
+    let v3 = if (&v1).detach().sum().item() > 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * 0.5 + 0.25) };
     let v4 = (&v2).tanh();
-    let v5 = ((&v2) * 0.75).sum();
+    let v5 = (((&v2) * 0.75)).sum();
     (a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
 fn g133_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (b).sum_axis::<0>();
-    let v2 = if (a).detach().sum().item() > 0.0 {
-        (a).tanh().exp()
-    } else {
-        (a).square()
-    };
-    let v3 = if (&v1).detach().sum().item() > 0.0 {
-        ((&v1) * 1.5).gelu()
-    } else {
-        ((&v1) * 0.5 + 0.25)
-    };
+    let v2 = if (a).detach().sum().item() > 0.0 { (a).tanh().exp() } else { (a).square() };
+    let v3 = if (&v1).detach().sum().item() > 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * 0.5 + 0.25) };
     let v4 = (&v2).tanh();
-    let v5 = ((&v2) * 0.75).sum();
+    let v5 = (((&v2) * 0.75)).sum();
     a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()
 }
 
@@ -5874,15 +5414,11 @@ fn g134(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     }
     let v3 = ((c) + (&v1));
     let v4 = (((b).softplus()) * 0.75);
-    let v5 = (((b) + (&v4)).square() + 1.0).recip();
+    let v5 = ((((b) + (&v4))).square() + 1.0).recip();
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
-fn g134_tape(
-    a: &Var<f64, Shape![]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g134_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (((a).sin()) * 0.75);
     let mut v2 = b.clone();
     for i in 0..1 {
@@ -5893,7 +5429,7 @@ fn g134_tape(
     }
     let v3 = ((c) + (&v1));
     let v4 = (((b).softplus()) * 0.75);
-    let v5 = (((b) + (&v4)).square() + 1.0).recip();
+    let v5 = ((((b) + (&v4))).square() + 1.0).recip();
     a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()
 }
 
@@ -5959,11 +5495,7 @@ fn g136(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 2, 3]) -> 
         }
         v1 = &v1 - a * 0.25;
     }
-    let v2 = if true {
-        (c).tanh().exp()
-    } else {
-        ((c) * 1.5).gelu()
-    };
+    let v2 = if true { (c).tanh().exp() } else { ((c) * 1.5).gelu() };
     let v3 = (c).square();
     let v4: Tensor![f64; 3, 4] = Tensor::rand_uniform(366, -1.0, 1.0);
     let v5 = ((c).sum_axis::<0>()).matmul(&v4);
@@ -5971,11 +5503,7 @@ fn g136(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 2, 3]) -> 
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()).item()
 }
 
-fn g136_tape(
-    a: &Var<f64, Shape![2, 3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![2, 2, 3]>,
-) -> Var<f64, ()> {
+fn g136_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -5983,11 +5511,7 @@ fn g136_tape(
         }
         v1 = &v1 - a * 0.25;
     }
-    let v2 = if true {
-        (c).tanh().exp()
-    } else {
-        ((c) * 1.5).gelu()
-    };
+    let v2 = if true { (c).tanh().exp() } else { ((c) * 1.5).gelu() };
     let v3 = (c).square();
     let v4: Tensor![f64; 3, 4] = Tensor::rand_uniform(366, -1.0, 1.0);
     let v5 = ((c).sum_axis::<0>()).matmul(&v4);
@@ -6044,10 +5568,10 @@ fn g137_gradient() {
 
 #[differentiable]
 fn g138(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 1]) -> f64 {
-    let v1 = ((b) / ((a).square() + 1.0)).softplus();
+    let v1 = (((b) / ((a).square() + 1.0))).softplus();
     let v2 = (&v1).mean_keepdim::<1>();
     let v3 = ((((a).square() + 1.0).ln()) * 0.75);
-    let v4 = ((&v3) - (&v1)).mean_keepdim::<1>();
+    let v4 = (((&v3) - (&v1))).mean_keepdim::<1>();
     let mut v5 = v4.clone();
     for _ in 0..1 {
         v5 = ((&v5 * &v2).powf(3.0)).tanh() + &v4 * 0.5;
@@ -6057,10 +5581,10 @@ fn g138(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 1]) -> f64 {
 }
 
 fn g138_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 1]>) -> Var<f64, ()> {
-    let v1 = ((b) / ((a).square() + 1.0)).softplus();
+    let v1 = (((b) / ((a).square() + 1.0))).softplus();
     let v2 = (&v1).mean_keepdim::<1>();
     let v3 = ((((a).square() + 1.0).ln()) * 0.75);
-    let v4 = ((&v3) - (&v1)).mean_keepdim::<1>();
+    let v4 = (((&v3) - (&v1))).mean_keepdim::<1>();
     let mut v5 = v4.clone();
     for _ in 0..1 {
         v5 = ((&v5 * &v2).powf(3.0)).tanh() + &v4 * 0.5;
@@ -6125,25 +5649,13 @@ fn g139_gradient() {
 #[differentiable]
 fn g140(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1], c: &Tensor![f64]) -> f64 {
     let v1 = (((c).sigmoid()) * 0.75);
-    let v2 = if true {
-        ((&v1) * 1.5).gelu()
-    } else {
-        (&v1).tanh()
-    };
+    let v2 = if true { ((&v1) * 1.5).gelu() } else { (&v1).tanh() };
     (a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()).item()
 }
 
-fn g140_tape(
-    a: &Var<f64, Shape![3, 4]>,
-    b: &Var<f64, Shape![2, 1]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g140_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (((c).sigmoid()) * 0.75);
-    let v2 = if true {
-        ((&v1) * 1.5).gelu()
-    } else {
-        (&v1).tanh()
-    };
+    let v2 = if true { ((&v1) * 1.5).gelu() } else { (&v1).tanh() };
     a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()
 }
 
@@ -6171,38 +5683,26 @@ fn g140_gradient() {
 #[differentiable]
 fn g141(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).sum();
-    let v2 = (((c) + (&v1)) * 0.5 + 0.25);
-    let v3 = if true {
-        ((c).square() + 1.0).sqrt()
-    } else {
-        (-(c))
-    };
+    let v2 = ((((c) + (&v1))) * 0.5 + 0.25);
+    let v3 = if true { ((c).square() + 1.0).sqrt() } else { (-(c)) };
     let mut v4 = a.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v4 = (-(&v4 * &v2)).tanh();
+            v4 = ((-(&v4 * &v2))).tanh();
         }
         v4 = &v4 - &v2 * 0.25;
     }
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g141_tape(
-    a: &Var<f64, Shape![2, 3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
+fn g141_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).sum();
-    let v2 = (((c) + (&v1)) * 0.5 + 0.25);
-    let v3 = if true {
-        ((c).square() + 1.0).sqrt()
-    } else {
-        (-(c))
-    };
+    let v2 = ((((c) + (&v1))) * 0.5 + 0.25);
+    let v3 = if true { ((c).square() + 1.0).sqrt() } else { (-(c)) };
     let mut v4 = a.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v4 = (-(&v4 * &v2)).tanh();
+            v4 = ((-(&v4 * &v2))).tanh();
         }
         v4 = &v4 - &v2 * 0.25;
     }
@@ -6240,11 +5740,7 @@ fn g142(a: &Tensor![f64; 4], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
         v1 = &v1 - c * 0.25;
     }
     let v2 = ((&v1).square() + 1.0).sqrt();
-    let v3 = if (&v1).detach().sum().item() > 0.0 {
-        (-(&v1))
-    } else {
-        ((&v1).square() + 1.0).ln()
-    };
+    let v3 = if (&v1).detach().sum().item() > 0.0 { (-(&v1)) } else { ((&v1).square() + 1.0).ln() };
     let v4 = ((&v2) * (a));
     let mut v5 = b.clone();
     for i in 0..3 {
@@ -6257,11 +5753,7 @@ fn g142(a: &Tensor![f64; 4], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()).item()
 }
 
-fn g142_tape(
-    a: &Var<f64, Shape![4]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g142_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -6270,11 +5762,7 @@ fn g142_tape(
         v1 = &v1 - c * 0.25;
     }
     let v2 = ((&v1).square() + 1.0).sqrt();
-    let v3 = if (&v1).detach().sum().item() > 0.0 {
-        (-(&v1))
-    } else {
-        ((&v1).square() + 1.0).ln()
-    };
+    let v3 = if (&v1).detach().sum().item() > 0.0 { (-(&v1)) } else { ((&v1).square() + 1.0).ln() };
     let v4 = ((&v2) * (a));
     let mut v5 = b.clone();
     for i in 0..3 {
@@ -6310,11 +5798,7 @@ fn g142_gradient() {
 
 #[differentiable]
 fn g143(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = if (b).detach().sum().item() > 0.0 {
-        ((b) * 0.5 + 0.25)
-    } else {
-        (b).square()
-    };
+    let v1 = if (b).detach().sum().item() > 0.0 { ((b) * 0.5 + 0.25) } else { (b).square() };
     let mut v2 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -6325,21 +5809,17 @@ fn g143(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
     let mut v3 = v2.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v3 = ((&v3 * &v1) * 0.5 + 0.25).tanh();
+            v3 = (((&v3 * &v1) * 0.5 + 0.25)).tanh();
         }
         v3 = &v3 - &v1 * 0.25;
     }
-    let v4 = (((&v3) + (&v1)) + ((&v3).softplus()));
+    let v4 = ((((&v3) + (&v1))) + ((&v3).softplus()));
     let v5 = ((&v2) * 0.75);
     (a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
 fn g143_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = if (b).detach().sum().item() > 0.0 {
-        ((b) * 0.5 + 0.25)
-    } else {
-        (b).square()
-    };
+    let v1 = if (b).detach().sum().item() > 0.0 { ((b) * 0.5 + 0.25) } else { (b).square() };
     let mut v2 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -6350,11 +5830,11 @@ fn g143_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()>
     let mut v3 = v2.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v3 = ((&v3 * &v1) * 0.5 + 0.25).tanh();
+            v3 = (((&v3 * &v1) * 0.5 + 0.25)).tanh();
         }
         v3 = &v3 - &v1 * 0.25;
     }
-    let v4 = (((&v3) + (&v1)) + ((&v3).softplus()));
+    let v4 = ((((&v3) + (&v1))) + ((&v3).softplus()));
     let v5 = ((&v2) * 0.75);
     a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()
 }
@@ -6379,19 +5859,15 @@ fn g143_gradient() {
 #[differentiable]
 fn g144(a: &Tensor![f64; 4], b: &Tensor![f64; 1], c: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a) / ((c).square() + 1.0));
-    let v2 = (2.0 - ((b) * 0.75));
+    let v2 = (2.0 - (((b) * 0.75)));
     let v3 = ((&v1) * 0.75);
     let v4 = ((&v3).sum_axis::<0>()).softplus();
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g144_tape(
-    a: &Var<f64, Shape![4]>,
-    b: &Var<f64, Shape![1]>,
-    c: &Var<f64, Shape![4]>,
-) -> Var<f64, ()> {
+fn g144_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a) / ((c).square() + 1.0));
-    let v2 = (2.0 - ((b) * 0.75));
+    let v2 = (2.0 - (((b) * 0.75)));
     let v3 = ((&v1) * 0.75);
     let v4 = ((&v3).sum_axis::<0>()).softplus();
     a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()
@@ -6473,7 +5949,7 @@ fn g146(a: &Tensor![f64; 2, 3]) -> f64 {
     let v5: Tensor![f64; 3, 4] = Tensor::rand_uniform(328, -1.0, 1.0);
     let v6 = (((&v2).square() + 1.0).recip()).matmul(&v5);
     let v7: Tensor![f64; 3, 2] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let v8 = (((&v2).matmul(&v7)) - ((&v4) * 1.0));
+    let v8 = (((&v2).matmul(&v7)) - (((&v4) * 1.0)));
     (a.square().mean() + v8.sum() + v4.tanh().sum()).item()
 }
 
@@ -6485,7 +5961,7 @@ fn g146_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v5: Tensor![f64; 3, 4] = Tensor::rand_uniform(328, -1.0, 1.0);
     let v6 = (((&v2).square() + 1.0).recip()).matmul(&v5);
     let v7: Tensor![f64; 3, 2] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let v8 = (((&v2).matmul(&v7)) - ((&v4) * 1.0));
+    let v8 = (((&v2).matmul(&v7)) - (((&v4) * 1.0)));
     a.square().mean() + v8.sum() + v4.tanh().sum()
 }
 
@@ -6504,24 +5980,24 @@ fn g146_gradient() {
 
 #[differentiable]
 fn g147(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((b) / ((a).square() + 1.0)).logsumexp_axis::<1>();
+    let v1 = (((b) / ((a).square() + 1.0))).logsumexp_axis::<1>();
     let mut v2 = v1.clone();
     for _ in 0..1 {
         v2 = (((&v2 * &v1).square() + 1.0).ln()).tanh() + &v1 * 0.5;
     }
     let v3 = ((&v1) + (b));
-    let v4 = ((&v1) * 0.75).cos();
+    let v4 = (((&v1) * 0.75)).cos();
     (a.square().mean() + b.square().mean() + v4.sum() + v2.tanh().sum()).item()
 }
 
 fn g147_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((b) / ((a).square() + 1.0)).logsumexp_axis::<1>();
+    let v1 = (((b) / ((a).square() + 1.0))).logsumexp_axis::<1>();
     let mut v2 = v1.clone();
     for _ in 0..1 {
         v2 = (((&v2 * &v1).square() + 1.0).ln()).tanh() + &v1 * 0.5;
     }
     let v3 = ((&v1) + (b));
-    let v4 = ((&v1) * 0.75).cos();
+    let v4 = (((&v1) * 0.75)).cos();
     a.square().mean() + b.square().mean() + v4.sum() + v2.tanh().sum()
 }
 
@@ -6551,7 +6027,7 @@ fn g148(a: &Tensor![f64]) -> f64 {
     let mut v2 = v1.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v2 = (-(&v2 * &v1)).tanh();
+            v2 = ((-(&v2 * &v1))).tanh();
         }
         v2 = &v2 - &v1 * 0.25;
     }
@@ -6570,7 +6046,7 @@ fn g148_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let mut v2 = v1.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v2 = (-(&v2 * &v1)).tanh();
+            v2 = ((-(&v2 * &v1))).tanh();
         }
         v2 = &v2 - &v1 * 0.25;
     }
@@ -6598,11 +6074,7 @@ fn g148_gradient() {
 fn g149(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (((b).powf(3.0)) * ((b).mean()));
     let v2 = ((b).sigmoid()).mean();
-    let v3 = if true {
-        ((b) * 1.5).gelu()
-    } else {
-        ((b) * 1.5).gelu()
-    };
+    let v3 = if true { ((b) * 1.5).gelu() } else { ((b) * 1.5).gelu() };
     let v4 = (b).sum_axis::<1>();
     let v5 = ((b).square() + 1.0).sqrt();
     (a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()).item()
@@ -6611,11 +6083,7 @@ fn g149(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1]) -> f64 {
 fn g149_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (((b).powf(3.0)) * ((b).mean()));
     let v2 = ((b).sigmoid()).mean();
-    let v3 = if true {
-        ((b) * 1.5).gelu()
-    } else {
-        ((b) * 1.5).gelu()
-    };
+    let v3 = if true { ((b) * 1.5).gelu() } else { ((b) * 1.5).gelu() };
     let v4 = (b).sum_axis::<1>();
     let v5 = ((b).square() + 1.0).sqrt();
     a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()
@@ -6671,7 +6139,7 @@ fn g151(a: &Tensor![f64; 3]) -> f64 {
     let v1 = (((a).square()).square() + 1.0).recip();
     let mut v2 = a.clone();
     for _ in 0..3 {
-        v2 = (-(&v2 * a)).tanh() + a * 0.5;
+        v2 = ((-(&v2 * a))).tanh() + a * 0.5;
     }
     (a.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
@@ -6680,7 +6148,7 @@ fn g151_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (((a).square()).square() + 1.0).recip();
     let mut v2 = a.clone();
     for _ in 0..3 {
-        v2 = (-(&v2 * a)).tanh() + a * 0.5;
+        v2 = ((-(&v2 * a))).tanh() + a * 0.5;
     }
     a.square().mean() + v2.sum() + v1.tanh().sum()
 }
@@ -6700,19 +6168,15 @@ fn g151_gradient() {
 
 #[differentiable]
 fn g152(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 2, 1, 1]) -> f64 {
-    let v1 = (((c) * 0.75) * 0.75);
+    let v1 = ((((c) * 0.75)) * 0.75);
     let v2 = ((c).sum()).sigmoid();
     let v3 = ((&v1) * 0.75);
     let v4 = ((&v1) * 0.75);
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g152_tape(
-    a: &Var<f64, Shape![2, 2, 3]>,
-    b: &Var<f64, Shape![2, 3]>,
-    c: &Var<f64, Shape![2, 1, 1]>,
-) -> Var<f64, ()> {
-    let v1 = (((c) * 0.75) * 0.75);
+fn g152_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![2, 1, 1]>) -> Var<f64, ()> {
+    let v1 = ((((c) * 0.75)) * 0.75);
     let v2 = ((c).sum()).sigmoid();
     let v3 = ((&v1) * 0.75);
     let v4 = ((&v1) * 0.75);
@@ -6751,11 +6215,7 @@ fn g153(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) 
     (a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
-fn g153_tape(
-    a: &Var<f64, Shape![2, 3]>,
-    b: &Var<f64, Shape![2, 2, 3]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
+fn g153_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for _ in 0..4 {
         v1 = (((&v1 * c) * 1.5).gelu()).tanh() + a * 0.5;
@@ -6794,10 +6254,10 @@ fn g154(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     for _ in 0..2 {
         v3 = ((&v3 * &v2).sigmoid()).tanh() + &v2 * 0.5;
     }
-    let v4 = ((&v2) * 1.0).mean_keepdim::<1>();
+    let v4 = (((&v2) * 1.0)).mean_keepdim::<1>();
     let mut v5 = v2.clone();
     for _ in 0..3 {
-        v5 = (-(&v5 * &v2)).tanh() + &v2 * 0.5;
+        v5 = ((-(&v5 * &v2))).tanh() + &v2 * 0.5;
     }
     let mut v6 = a.clone();
     for i in 0..4 {
@@ -6816,10 +6276,10 @@ fn g154_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     for _ in 0..2 {
         v3 = ((&v3 * &v2).sigmoid()).tanh() + &v2 * 0.5;
     }
-    let v4 = ((&v2) * 1.0).mean_keepdim::<1>();
+    let v4 = (((&v2) * 1.0)).mean_keepdim::<1>();
     let mut v5 = v2.clone();
     for _ in 0..3 {
-        v5 = (-(&v5 * &v2)).tanh() + &v2 * 0.5;
+        v5 = ((-(&v5 * &v2))).tanh() + &v2 * 0.5;
     }
     let mut v6 = a.clone();
     for i in 0..4 {
@@ -6853,7 +6313,7 @@ fn g155(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
         }
         v1 = &v1 - a * 0.25;
     }
-    let v2 = ((&v1) * 0.75).sigmoid();
+    let v2 = (((&v1) * 0.75)).sigmoid();
     let v3 = (b).sigmoid();
     (a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
@@ -6866,7 +6326,7 @@ fn g155_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
         }
         v1 = &v1 - a * 0.25;
     }
-    let v2 = ((&v1) * 0.75).sigmoid();
+    let v2 = (((&v1) * 0.75)).sigmoid();
     let v3 = (b).sigmoid();
     a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()
 }
@@ -6932,11 +6392,7 @@ fn g156_gradient() {
 
 #[differentiable]
 fn g157(a: &Tensor![f64; 3, 4], b: &Tensor![f64], c: &Tensor![f64; 1, 4]) -> f64 {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        ((a) * 0.5 + 0.25)
-    } else {
-        (a).cos()
-    };
+    let v1 = if (a).detach().sum().item() > 0.0 { ((a) * 0.5 + 0.25) } else { (a).cos() };
     let mut v2 = v1.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -6944,20 +6400,12 @@ fn g157(a: &Tensor![f64; 3, 4], b: &Tensor![f64], c: &Tensor![f64; 1, 4]) -> f64
         }
         v2 = &v2 - &v1 * 0.25;
     }
-    let v3 = (-(c)).powf(3.0);
+    let v3 = ((-(c))).powf(3.0);
     (a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
-fn g157_tape(
-    a: &Var<f64, Shape![3, 4]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![1, 4]>,
-) -> Var<f64, ()> {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        ((a) * 0.5 + 0.25)
-    } else {
-        (a).cos()
-    };
+fn g157_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 4]>) -> Var<f64, ()> {
+    let v1 = if (a).detach().sum().item() > 0.0 { ((a) * 0.5 + 0.25) } else { (a).cos() };
     let mut v2 = v1.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -6965,7 +6413,7 @@ fn g157_tape(
         }
         v2 = &v2 - &v1 * 0.25;
     }
-    let v3 = (-(c)).powf(3.0);
+    let v3 = ((-(c))).powf(3.0);
     a.square().mean() + b.square().mean() + c.square().mean() + v3.sum() + v1.tanh().sum()
 }
 
@@ -6996,12 +6444,12 @@ fn g158(a: &Tensor![f64; 3, 4]) -> f64 {
     let mut v2 = a.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v2 = (-(&v2 * a)).tanh();
+            v2 = ((-(&v2 * a))).tanh();
         }
         v2 = &v2 - a * 0.25;
     }
     let v3 = ((a) * 0.5 + 0.25);
-    let v4 = (((&v3) * (&v3)) / (((&v1).softplus()).square() + 1.0));
+    let v4 = ((((&v3) * (&v3))) / (((&v1).softplus()).square() + 1.0));
     (a.square().mean() + v4.sum() + v2.tanh().sum()).item()
 }
 
@@ -7010,12 +6458,12 @@ fn g158_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let mut v2 = a.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v2 = (-(&v2 * a)).tanh();
+            v2 = ((-(&v2 * a))).tanh();
         }
         v2 = &v2 - a * 0.25;
     }
     let v3 = ((a) * 0.5 + 0.25);
-    let v4 = (((&v3) * (&v3)) / (((&v1).softplus()).square() + 1.0));
+    let v4 = ((((&v3) * (&v3))) / (((&v1).softplus()).square() + 1.0));
     a.square().mean() + v4.sum() + v2.tanh().sum()
 }
 
@@ -7043,16 +6491,12 @@ fn g159(a: &Tensor![f64; 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 3, 4]) -> 
     }
     let v2 = if true { (c).cos() } else { (2.0 - (c)) };
     let v3: Tensor![f64; 4, 3] = Tensor::rand_uniform(862, -1.0, 1.0);
-    let v4 = ((c) * (&v2)).matmul(&v3);
+    let v4 = (((c) * (&v2))).matmul(&v3);
     let v5 = ((&v2) * 1.0);
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v1.tanh().sum()).item()
 }
 
-fn g159_tape(
-    a: &Var<f64, Shape![3]>,
-    b: &Var<f64, Shape![1, 3]>,
-    c: &Var<f64, Shape![3, 4]>,
-) -> Var<f64, ()> {
+fn g159_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let mut v1 = c.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -7062,7 +6506,7 @@ fn g159_tape(
     }
     let v2 = if true { (c).cos() } else { (2.0 - (c)) };
     let v3: Tensor![f64; 4, 3] = Tensor::rand_uniform(862, -1.0, 1.0);
-    let v4 = ((c) * (&v2)).matmul(&v3);
+    let v4 = (((c) * (&v2))).matmul(&v3);
     let v5 = ((&v2) * 1.0);
     a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v1.tanh().sum()
 }
@@ -7090,17 +6534,13 @@ fn g159_gradient() {
 
 #[differentiable]
 fn g160(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (((b).sum_axis::<0>()) + ((b) - (a)));
+    let v1 = (((b).sum_axis::<0>()) + (((b) - (a))));
     let v2 = (&v1).sum();
     (a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()).item()
 }
 
-fn g160_tape(
-    a: &Var<f64, Shape![2, 1, 3]>,
-    b: &Var<f64, Shape![1, 3]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
-    let v1 = (((b).sum_axis::<0>()) + ((b) - (a)));
+fn g160_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (((b).sum_axis::<0>()) + (((b) - (a))));
     let v2 = (&v1).sum();
     a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()
 }
@@ -7164,21 +6604,13 @@ fn g161_gradient() {
 
 #[differentiable]
 fn g162(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        (a).cos()
-    } else {
-        (a).cos()
-    };
+    let v1 = if (a).detach().sum().item() > 0.0 { (a).cos() } else { (a).cos() };
     let v2 = (b).sigmoid();
     (a.square().mean() + b.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
 
 fn g162_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        (a).cos()
-    } else {
-        (a).cos()
-    };
+    let v1 = if (a).detach().sum().item() > 0.0 { (a).cos() } else { (a).cos() };
     let v2 = (b).sigmoid();
     a.square().mean() + b.square().mean() + v2.sum() + v1.tanh().sum()
 }
@@ -7202,7 +6634,7 @@ fn g162_gradient() {
 
 #[differentiable]
 fn g163(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (((a) - (b)) + ((b) - (b)));
+    let v1 = ((((a) - (b))) + (((b) - (b))));
     let mut v2 = v1.clone();
     for _ in 0..1 {
         v2 = ((&v2 * a).tanh().exp()).tanh() + &v1 * 0.5;
@@ -7214,7 +6646,7 @@ fn g163(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3, 3]) -> f64 {
     let mut v4 = v3.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v4 = (2.0 - (&v4 * &v3)).tanh();
+            v4 = ((2.0 - (&v4 * &v3))).tanh();
         }
         v4 = &v4 - &v3 * 0.25;
     }
@@ -7222,7 +6654,7 @@ fn g163(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g163_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (((a) - (b)) + ((b) - (b)));
+    let v1 = ((((a) - (b))) + (((b) - (b))));
     let mut v2 = v1.clone();
     for _ in 0..1 {
         v2 = ((&v2 * a).tanh().exp()).tanh() + &v1 * 0.5;
@@ -7234,7 +6666,7 @@ fn g163_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f
     let mut v4 = v3.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v4 = (2.0 - (&v4 * &v3)).tanh();
+            v4 = ((2.0 - (&v4 * &v3))).tanh();
         }
         v4 = &v4 - &v3 * 0.25;
     }
@@ -7260,13 +6692,13 @@ fn g163_gradient() {
 
 #[differentiable]
 fn g164(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (((a) * 0.75) * ((a).sum()));
+    let v1 = ((((a) * 0.75)) * ((a).sum()));
     let v2 = ((&v1) * 0.75);
     (a.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
 
 fn g164_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (((a) * 0.75) * ((a).sum()));
+    let v1 = ((((a) * 0.75)) * ((a).sum()));
     let v2 = ((&v1) * 0.75);
     a.square().mean() + v2.sum() + v1.tanh().sum()
 }
@@ -7293,11 +6725,7 @@ fn g165(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g165_tape(
-    a: &Var<f64, Shape![]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g165_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (((b).powf(3.0)) * 0.75);
     let v2 = (c).sigmoid();
     let v3 = ((((c) * 1.5).gelu()) / (((&v1).powf(3.0)).square() + 1.0));
@@ -7336,18 +6764,14 @@ fn g166(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 1, 1]) 
     let mut v6 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v6 = (-(&v6 * &v3)).tanh();
+            v6 = ((-(&v6 * &v3))).tanh();
         }
         v6 = &v6 - &v3 * 0.25;
     }
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()).item()
 }
 
-fn g166_tape(
-    a: &Var<f64, Shape![2, 1]>,
-    b: &Var<f64, Shape![2, 1]>,
-    c: &Var<f64, Shape![1, 1]>,
-) -> Var<f64, ()> {
+fn g166_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
     let v1 = ((b) * (b));
     let v2 = if true { (b).tanh() } else { (b).square() };
     let v3 = (-(c));
@@ -7356,7 +6780,7 @@ fn g166_tape(
     let mut v6 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v6 = (-(&v6 * &v3)).tanh();
+            v6 = ((-(&v6 * &v3))).tanh();
         }
         v6 = &v6 - &v3 * 0.25;
     }
@@ -7418,17 +6842,13 @@ fn g167_gradient() {
 
 #[differentiable]
 fn g168(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (((b) * (c)) * 0.75);
+    let v1 = ((((b) * (c))) * 0.75);
     let v2 = (((c).softmax::<0>()) / ((((c) * 1.5).gelu()).square() + 1.0));
     (a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()).item()
 }
 
-fn g168_tape(
-    a: &Var<f64, Shape![2, 3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![2, 2, 3]>,
-) -> Var<f64, ()> {
-    let v1 = (((b) * (c)) * 0.75);
+fn g168_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let v1 = ((((b) * (c))) * 0.75);
     let v2 = (((c).softmax::<0>()) / ((((c) * 1.5).gelu()).square() + 1.0));
     a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()
 }
@@ -7485,14 +6905,14 @@ fn g169_gradient() {
 #[differentiable]
 fn g170(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let v1 = (a).sum_axis::<0>();
-    let v2 = (((b) / ((&v1).square() + 1.0)) * 0.75);
+    let v2 = ((((b) / ((&v1).square() + 1.0))) * 0.75);
     let v3 = ((b).sigmoid()).sigmoid();
     (a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
 fn g170_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).sum_axis::<0>();
-    let v2 = (((b) / ((&v1).square() + 1.0)) * 0.75);
+    let v2 = ((((b) / ((&v1).square() + 1.0))) * 0.75);
     let v3 = ((b).sigmoid()).sigmoid();
     a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()
 }
@@ -7524,7 +6944,7 @@ fn g171(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
         }
         v2 = &v2 - &v1 * 0.25;
     }
-    let v3 = (((&v1) / ((&v2).square() + 1.0)) * 0.5 + 0.25);
+    let v3 = ((((&v1) / ((&v2).square() + 1.0))) * 0.5 + 0.25);
     let v4 = ((a).square() + 1.0).recip();
     let mut v5 = v4.clone();
     for _ in 0..3 {
@@ -7542,7 +6962,7 @@ fn g171_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
         }
         v2 = &v2 - &v1 * 0.25;
     }
-    let v3 = (((&v1) / ((&v2).square() + 1.0)) * 0.5 + 0.25);
+    let v3 = ((((&v1) / ((&v2).square() + 1.0))) * 0.5 + 0.25);
     let v4 = ((a).square() + 1.0).recip();
     let mut v5 = v4.clone();
     for _ in 0..3 {
@@ -7581,11 +7001,7 @@ fn g172(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     (a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()).item()
 }
 
-fn g172_tape(
-    a: &Var<f64, Shape![2, 3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
+fn g172_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let mut v1 = c.clone();
     for _ in 0..3 {
         v1 = (((&v1 * c) * 1.5).gelu()).tanh() + c * 0.5;
@@ -7620,13 +7036,13 @@ fn g172_gradient() {
 
 #[differentiable]
 fn g173(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (((a) / ((a).square() + 1.0)) + ((a).t()));
+    let v1 = ((((a) / ((a).square() + 1.0))) + ((a).t()));
     let v2 = (c).mean();
-    let v3 = (((c) / ((c).square() + 1.0)) * ((c) / ((c).square() + 1.0)));
+    let v3 = ((((c) / ((c).square() + 1.0))) * (((c) / ((c).square() + 1.0))));
     let mut v4 = b.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v2) * 0.5 + 0.25).tanh();
+            v4 = (((&v4 * &v2) * 0.5 + 0.25)).tanh();
         }
         v4 = &v4 - &v2 * 0.25;
     }
@@ -7635,18 +7051,14 @@ fn g173(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 2, 2, 3
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()).item()
 }
 
-fn g173_tape(
-    a: &Var<f64, Shape![2, 1]>,
-    b: &Var<f64, Shape![1, 3]>,
-    c: &Var<f64, Shape![2, 2, 3]>,
-) -> Var<f64, ()> {
-    let v1 = (((a) / ((a).square() + 1.0)) + ((a).t()));
+fn g173_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let v1 = ((((a) / ((a).square() + 1.0))) + ((a).t()));
     let v2 = (c).mean();
-    let v3 = (((c) / ((c).square() + 1.0)) * ((c) / ((c).square() + 1.0)));
+    let v3 = ((((c) / ((c).square() + 1.0))) * (((c) / ((c).square() + 1.0))));
     let mut v4 = b.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v2) * 0.5 + 0.25).tanh();
+            v4 = (((&v4 * &v2) * 0.5 + 0.25)).tanh();
         }
         v4 = &v4 - &v2 * 0.25;
     }
@@ -7683,7 +7095,7 @@ fn g174(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
     for _ in 0..2 {
         v2 = (((&v2 * b) * 1.5).gelu()).tanh() + &v1 * 0.5;
     }
-    let v3 = (((&v1) + (&v1)) / (((&v2).softmax::<1>()).square() + 1.0));
+    let v3 = ((((&v1) + (&v1))) / (((&v2).softmax::<1>()).square() + 1.0));
     (a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
@@ -7693,7 +7105,7 @@ fn g174_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64,
     for _ in 0..2 {
         v2 = (((&v2 * b) * 1.5).gelu()).tanh() + &v1 * 0.5;
     }
-    let v3 = (((&v1) + (&v1)) / (((&v2).softmax::<1>()).square() + 1.0));
+    let v3 = ((((&v1) + (&v1))) / (((&v2).softmax::<1>()).square() + 1.0));
     a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()
 }
 
@@ -7716,22 +7128,22 @@ fn g174_gradient() {
 
 #[differentiable]
 fn g175(a: &Tensor![f64], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (((b) * 0.75).square() + 1.0).ln();
+    let v1 = ((((b) * 0.75)).square() + 1.0).ln();
     let mut v2 = v1.clone();
     for _ in 0..1 {
         v2 = (((&v2 * &v1).square() + 1.0).ln()).tanh() + &v1 * 0.5;
     }
-    let v3 = ((&v1) - (&v1)).sin();
+    let v3 = (((&v1) - (&v1))).sin();
     (a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
 fn g175_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (((b) * 0.75).square() + 1.0).ln();
+    let v1 = ((((b) * 0.75)).square() + 1.0).ln();
     let mut v2 = v1.clone();
     for _ in 0..1 {
         v2 = (((&v2 * &v1).square() + 1.0).ln()).tanh() + &v1 * 0.5;
     }
-    let v3 = ((&v1) - (&v1)).sin();
+    let v3 = (((&v1) - (&v1))).sin();
     a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()
 }
 
@@ -7755,13 +7167,13 @@ fn g175_gradient() {
 #[differentiable]
 fn g176(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = ((a) - (a));
-    let v2 = (((&v1) * 0.75) * ((a) * (&v1)));
+    let v2 = ((((&v1) * 0.75)) * (((a) * (&v1))));
     (a.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
 
 fn g176_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = ((a) - (a));
-    let v2 = (((&v1) * 0.75) * ((a) * (&v1)));
+    let v2 = ((((&v1) * 0.75)) * (((a) * (&v1))));
     a.square().mean() + v2.sum() + v1.tanh().sum()
 }
 
@@ -7783,22 +7195,18 @@ fn g177(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64]) -> f64
     let v1 = (b).t();
     let mut v2 = c.clone();
     for _ in 0..3 {
-        v2 = ((&v2 * c) * 0.5 + 0.25).tanh() + c * 0.5;
+        v2 = (((&v2 * c) * 0.5 + 0.25)).tanh() + c * 0.5;
     }
     let v3 = (c).square();
     let v4 = ((&v2) * 0.75);
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g177_tape(
-    a: &Var<f64, Shape![3, 3]>,
-    b: &Var<f64, Shape![2, 1]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g177_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).t();
     let mut v2 = c.clone();
     for _ in 0..3 {
-        v2 = ((&v2 * c) * 0.5 + 0.25).tanh() + c * 0.5;
+        v2 = (((&v2 * c) * 0.5 + 0.25)).tanh() + c * 0.5;
     }
     let v3 = (c).square();
     let v4 = ((&v2) * 0.75);
@@ -7829,24 +7237,16 @@ fn g177_gradient() {
 #[differentiable]
 fn g178(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1: Tensor![f64; 3, 2] = Tensor::rand_uniform(50, -1.0, 1.0);
-    let v2 = ((b) * (a)).matmul(&v1);
-    let v3 = if (a).detach().sum().item() > 0.0 {
-        (a).cos()
-    } else {
-        ((a) * 0.5 + 0.25)
-    };
+    let v2 = (((b) * (a))).matmul(&v1);
+    let v3 = if (a).detach().sum().item() > 0.0 { (a).cos() } else { ((a) * 0.5 + 0.25) };
     let v4 = ((b).square() + 1.0).ln();
     (a.square().mean() + b.square().mean() + v4.sum() + v2.tanh().sum()).item()
 }
 
 fn g178_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1: Tensor![f64; 3, 2] = Tensor::rand_uniform(50, -1.0, 1.0);
-    let v2 = ((b) * (a)).matmul(&v1);
-    let v3 = if (a).detach().sum().item() > 0.0 {
-        (a).cos()
-    } else {
-        ((a) * 0.5 + 0.25)
-    };
+    let v2 = (((b) * (a))).matmul(&v1);
+    let v3 = if (a).detach().sum().item() > 0.0 { (a).cos() } else { ((a) * 0.5 + 0.25) };
     let v4 = ((b).square() + 1.0).ln();
     a.square().mean() + b.square().mean() + v4.sum() + v2.tanh().sum()
 }
@@ -7870,32 +7270,24 @@ fn g178_gradient() {
 
 #[differentiable]
 fn g179(a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (((b) - (b)) * ((a).sum_axis::<1>()));
-    let v2 = if true {
-        ((a).square() + 1.0).sqrt()
-    } else {
-        (a).powf(3.0)
-    };
+    let v1 = ((((b) - (b))) * ((a).sum_axis::<1>()));
+    let v2 = if true { ((a).square() + 1.0).sqrt() } else { (a).powf(3.0) };
     let v3 = ((b) * (b));
     let v4 = ((&v1) * 0.75);
     let v5: Tensor![f64; 3, 3] = Tensor::rand_uniform(852, -1.0, 1.0);
-    let v6 = ((&v2) - (a)).matmul(&v5);
-    let v7 = ((&v3) - (&v1)).sum_axis::<0>();
+    let v6 = (((&v2) - (a))).matmul(&v5);
+    let v7 = (((&v3) - (&v1))).sum_axis::<0>();
     (a.square().mean() + b.square().mean() + v7.sum() + v3.tanh().sum()).item()
 }
 
 fn g179_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (((b) - (b)) * ((a).sum_axis::<1>()));
-    let v2 = if true {
-        ((a).square() + 1.0).sqrt()
-    } else {
-        (a).powf(3.0)
-    };
+    let v1 = ((((b) - (b))) * ((a).sum_axis::<1>()));
+    let v2 = if true { ((a).square() + 1.0).sqrt() } else { (a).powf(3.0) };
     let v3 = ((b) * (b));
     let v4 = ((&v1) * 0.75);
     let v5: Tensor![f64; 3, 3] = Tensor::rand_uniform(852, -1.0, 1.0);
-    let v6 = ((&v2) - (a)).matmul(&v5);
-    let v7 = ((&v3) - (&v1)).sum_axis::<0>();
+    let v6 = (((&v2) - (a))).matmul(&v5);
+    let v7 = (((&v3) - (&v1))).sum_axis::<0>();
     a.square().mean() + b.square().mean() + v7.sum() + v3.tanh().sum()
 }
 
@@ -7920,17 +7312,9 @@ fn g179_gradient() {
 fn g180(a: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (a).t();
     let v2 = ((&v1).tanh().exp()).tanh();
-    let v3 = if (a).detach().sum().item() > 0.0 {
-        ((a).square() + 1.0).sqrt()
-    } else {
-        (a).square()
-    };
+    let v3 = if (a).detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { (a).square() };
     let v4 = ((&v1).mean()).powf(3.0);
-    let v5 = if true {
-        (&v1).tanh()
-    } else {
-        ((&v1).square() + 1.0).sqrt()
-    };
+    let v5 = if true { (&v1).tanh() } else { ((&v1).square() + 1.0).sqrt() };
     let v6 = (-(&v4));
     (a.square().mean() + v6.sum() + v3.tanh().sum()).item()
 }
@@ -7938,17 +7322,9 @@ fn g180(a: &Tensor![f64; 1, 3]) -> f64 {
 fn g180_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (a).t();
     let v2 = ((&v1).tanh().exp()).tanh();
-    let v3 = if (a).detach().sum().item() > 0.0 {
-        ((a).square() + 1.0).sqrt()
-    } else {
-        (a).square()
-    };
+    let v3 = if (a).detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { (a).square() };
     let v4 = ((&v1).mean()).powf(3.0);
-    let v5 = if true {
-        (&v1).tanh()
-    } else {
-        ((&v1).square() + 1.0).sqrt()
-    };
+    let v5 = if true { (&v1).tanh() } else { ((&v1).square() + 1.0).sqrt() };
     let v6 = (-(&v4));
     a.square().mean() + v6.sum() + v3.tanh().sum()
 }
@@ -7969,38 +7345,26 @@ fn g180_gradient() {
 #[differentiable]
 fn g181(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64; 3]) -> f64 {
     let v1 = (2.0 - ((b).mean()));
-    let v2 = if true {
-        ((c).square() + 1.0).ln()
-    } else {
-        ((c).square() + 1.0).ln()
-    };
+    let v2 = if true { ((c).square() + 1.0).ln() } else { ((c).square() + 1.0).ln() };
     let v3 = ((&v2).softplus()).cos();
     let mut v4 = v1.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v4 = (2.0 - (&v4 * &v1)).tanh();
+            v4 = ((2.0 - (&v4 * &v1))).tanh();
         }
         v4 = &v4 - &v1 * 0.25;
     }
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g181_tape(
-    a: &Var<f64, Shape![2, 1]>,
-    b: &Var<f64, Shape![1]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
+fn g181_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (2.0 - ((b).mean()));
-    let v2 = if true {
-        ((c).square() + 1.0).ln()
-    } else {
-        ((c).square() + 1.0).ln()
-    };
+    let v2 = if true { ((c).square() + 1.0).ln() } else { ((c).square() + 1.0).ln() };
     let v3 = ((&v2).softplus()).cos();
     let mut v4 = v1.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v4 = (2.0 - (&v4 * &v1)).tanh();
+            v4 = ((2.0 - (&v4 * &v1))).tanh();
         }
         v4 = &v4 - &v1 * 0.25;
     }
@@ -8080,12 +7444,8 @@ fn g182_gradient() {
 
 #[differentiable]
 fn g183(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = if true {
-        (a).tanh().exp()
-    } else {
-        (a).powf(3.0)
-    };
-    let v2 = (((a) * (&v1)) + ((&v1).sum()));
+    let v1 = if true { (a).tanh().exp() } else { (a).powf(3.0) };
+    let v2 = ((((a) * (&v1))) + ((&v1).sum()));
     let v3 = ((a).sigmoid()).sum_axis::<0>();
     let v4 = ((&v1).t()).t();
     let v5 = (&v4).t();
@@ -8093,12 +7453,8 @@ fn g183(a: &Tensor![f64; 2, 1]) -> f64 {
 }
 
 fn g183_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = if true {
-        (a).tanh().exp()
-    } else {
-        (a).powf(3.0)
-    };
-    let v2 = (((a) * (&v1)) + ((&v1).sum()));
+    let v1 = if true { (a).tanh().exp() } else { (a).powf(3.0) };
+    let v2 = ((((a) * (&v1))) + ((&v1).sum()));
     let v3 = ((a).sigmoid()).sum_axis::<0>();
     let v4 = ((&v1).t()).t();
     let v5 = (&v4).t();
@@ -8128,11 +7484,7 @@ fn g184(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 1, 3
     (a.square().mean() + b.square().mean() + c.square().mean() + v2.sum() + c.tanh().sum()).item()
 }
 
-fn g184_tape(
-    a: &Var<f64, Shape![2, 1, 3]>,
-    b: &Var<f64, Shape![1, 3]>,
-    c: &Var<f64, Shape![1, 3]>,
-) -> Var<f64, ()> {
+fn g184_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let mut v1 = a.clone();
     for _ in 0..3 {
         v1 = (((&v1 * b).square() + 1.0).sqrt()).tanh() + a * 0.5;
@@ -8175,7 +7527,7 @@ fn g185(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
     let v3 = (&v2).softmax::<1>();
     let v4 = ((&v2) - (&v3));
     let v5: Tensor![f64; 4, 4] = Tensor::rand_uniform(989, -1.0, 1.0);
-    let v6 = (((b) + (&v2)) * ((&v3).matmul(&v5)));
+    let v6 = ((((b) + (&v2))) * ((&v3).matmul(&v5)));
     (a.square().mean() + b.square().mean() + v6.sum() + v2.tanh().sum()).item()
 }
 
@@ -8191,7 +7543,7 @@ fn g185_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64,
     let v3 = (&v2).softmax::<1>();
     let v4 = ((&v2) - (&v3));
     let v5: Tensor![f64; 4, 4] = Tensor::rand_uniform(989, -1.0, 1.0);
-    let v6 = (((b) + (&v2)) * ((&v3).matmul(&v5)));
+    let v6 = ((((b) + (&v2))) * ((&v3).matmul(&v5)));
     a.square().mean() + b.square().mean() + v6.sum() + v2.tanh().sum()
 }
 
@@ -8214,21 +7566,13 @@ fn g185_gradient() {
 
 #[differentiable]
 fn g186(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = if true {
-        (a).tanh()
-    } else {
-        ((a).square() + 1.0).ln()
-    };
+    let v1 = if true { (a).tanh() } else { ((a).square() + 1.0).ln() };
     let v2 = (&v1).powf(3.0);
     (a.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
 
 fn g186_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = if true {
-        (a).tanh()
-    } else {
-        ((a).square() + 1.0).ln()
-    };
+    let v1 = if true { (a).tanh() } else { ((a).square() + 1.0).ln() };
     let v2 = (&v1).powf(3.0);
     a.square().mean() + v2.sum() + v1.tanh().sum()
 }
@@ -8256,11 +7600,7 @@ fn g187(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
         }
         v2 = &v2 - b * 0.25;
     }
-    let v3 = if (&v1).detach().sum().item() > 0.0 {
-        ((&v1) * 1.5).gelu()
-    } else {
-        ((&v1) * 1.5).gelu()
-    };
+    let v3 = if (&v1).detach().sum().item() > 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * 1.5).gelu() };
     (a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
@@ -8273,11 +7613,7 @@ fn g187_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f
         }
         v2 = &v2 - b * 0.25;
     }
-    let v3 = if (&v1).detach().sum().item() > 0.0 {
-        ((&v1) * 1.5).gelu()
-    } else {
-        ((&v1) * 1.5).gelu()
-    };
+    let v3 = if (&v1).detach().sum().item() > 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * 1.5).gelu() };
     a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()
 }
 
@@ -8315,16 +7651,12 @@ fn g188(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
         }
         v3 = &v3 - b * 0.25;
     }
-    let v4 = (((c) / ((a).square() + 1.0)) / (((&v3) * (b)).square() + 1.0));
-    let v5 = (((b) + (&v1)) * 0.75);
+    let v4 = ((((c) / ((a).square() + 1.0))) / ((((&v3) * (b))).square() + 1.0));
+    let v5 = ((((b) + (&v1))) * 0.75);
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
-fn g188_tape(
-    a: &Var<f64, Shape![]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g188_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).sigmoid();
     let mut v2 = v1.clone();
     for i in 0..3 {
@@ -8340,8 +7672,8 @@ fn g188_tape(
         }
         v3 = &v3 - b * 0.25;
     }
-    let v4 = (((c) / ((a).square() + 1.0)) / (((&v3) * (b)).square() + 1.0));
-    let v5 = (((b) + (&v1)) * 0.75);
+    let v4 = ((((c) / ((a).square() + 1.0))) / ((((&v3) * (b))).square() + 1.0));
+    let v5 = ((((b) + (&v1))) * 0.75);
     a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()
 }
 
@@ -8373,16 +7705,8 @@ fn g189(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
         v1 = ((&v1 * b).powf(3.0)).tanh() + a * 0.5;
     }
     let v2 = ((a) / ((&v1).square() + 1.0));
-    let v3 = if (&v1).detach().sum().item() > 0.0 {
-        (&v1).cos()
-    } else {
-        ((&v1) * 1.5).gelu()
-    };
-    let v4 = if (a).detach().sum().item() > 0.0 {
-        (a).cos()
-    } else {
-        (a).square()
-    };
+    let v3 = if (&v1).detach().sum().item() > 0.0 { (&v1).cos() } else { ((&v1) * 1.5).gelu() };
+    let v4 = if (a).detach().sum().item() > 0.0 { (a).cos() } else { (a).square() };
     let mut v5 = v3.clone();
     for _ in 0..1 {
         v5 = ((&v5 * &v2).tanh().exp()).tanh() + &v3 * 0.5;
@@ -8396,16 +7720,8 @@ fn g189_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
         v1 = ((&v1 * b).powf(3.0)).tanh() + a * 0.5;
     }
     let v2 = ((a) / ((&v1).square() + 1.0));
-    let v3 = if (&v1).detach().sum().item() > 0.0 {
-        (&v1).cos()
-    } else {
-        ((&v1) * 1.5).gelu()
-    };
-    let v4 = if (a).detach().sum().item() > 0.0 {
-        (a).cos()
-    } else {
-        (a).square()
-    };
+    let v3 = if (&v1).detach().sum().item() > 0.0 { (&v1).cos() } else { ((&v1) * 1.5).gelu() };
+    let v4 = if (a).detach().sum().item() > 0.0 { (a).cos() } else { (a).square() };
     let mut v5 = v3.clone();
     for _ in 0..1 {
         v5 = ((&v5 * &v2).tanh().exp()).tanh() + &v3 * 0.5;
@@ -8434,20 +7750,20 @@ fn g189_gradient() {
 fn g190(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let mut v1 = b.clone();
     for _ in 0..2 {
-        v1 = ((&v1 * b) * 0.5 + 0.25).tanh() + b * 0.5;
+        v1 = (((&v1 * b) * 0.5 + 0.25)).tanh() + b * 0.5;
     }
-    let v2 = ((&v1) + (b)).sum();
-    let v3 = (((a) - (a)).square() + 1.0).recip();
+    let v2 = (((&v1) + (b))).sum();
+    let v3 = ((((a) - (a))).square() + 1.0).recip();
     (a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
 fn g190_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let mut v1 = b.clone();
     for _ in 0..2 {
-        v1 = ((&v1 * b) * 0.5 + 0.25).tanh() + b * 0.5;
+        v1 = (((&v1 * b) * 0.5 + 0.25)).tanh() + b * 0.5;
     }
-    let v2 = ((&v1) + (b)).sum();
-    let v3 = (((a) - (a)).square() + 1.0).recip();
+    let v2 = (((&v1) + (b))).sum();
+    let v3 = ((((a) - (a))).square() + 1.0).recip();
     a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()
 }
 
@@ -8514,7 +7830,7 @@ fn g192(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let mut v2 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v2 = (2.0 - (&v2 * &v1)).tanh();
+            v2 = ((2.0 - (&v2 * &v1))).tanh();
         }
         v2 = &v2 - &v1 * 0.25;
     }
@@ -8536,7 +7852,7 @@ fn g192_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let mut v2 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v2 = (2.0 - (&v2 * &v1)).tanh();
+            v2 = ((2.0 - (&v2 * &v1))).tanh();
         }
         v2 = &v2 - &v1 * 0.25;
     }
@@ -8572,23 +7888,15 @@ fn g192_gradient() {
 
 #[differentiable]
 fn g193(a: &Tensor![f64], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (((a) * 0.75).square() + 1.0).sqrt();
-    let v2 = if true {
-        ((&v1).square() + 1.0).ln()
-    } else {
-        ((&v1) * 1.5).gelu()
-    };
+    let v1 = ((((a) * 0.75)).square() + 1.0).sqrt();
+    let v2 = if true { ((&v1).square() + 1.0).ln() } else { ((&v1) * 1.5).gelu() };
     let v3 = (b).softmax::<0>();
     (a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()).item()
 }
 
 fn g193_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (((a) * 0.75).square() + 1.0).sqrt();
-    let v2 = if true {
-        ((&v1).square() + 1.0).ln()
-    } else {
-        ((&v1) * 1.5).gelu()
-    };
+    let v1 = ((((a) * 0.75)).square() + 1.0).sqrt();
+    let v2 = if true { ((&v1).square() + 1.0).ln() } else { ((&v1) * 1.5).gelu() };
     let v3 = (b).softmax::<0>();
     a.square().mean() + b.square().mean() + v3.sum() + v1.tanh().sum()
 }
@@ -8612,29 +7920,21 @@ fn g193_gradient() {
 
 #[differentiable]
 fn g194(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
-    let v1 = if (b).detach().sum().item() > 0.0 {
-        (b).powf(3.0)
-    } else {
-        (b).tanh().exp()
-    };
+    let v1 = if (b).detach().sum().item() > 0.0 { (b).powf(3.0) } else { (b).tanh().exp() };
     let v2 = ((&v1) + (a));
-    let v3 = (((a) * 0.75) * (((&v1).square() + 1.0).ln()));
+    let v3 = ((((a) * 0.75)) * (((&v1).square() + 1.0).ln()));
     let v4 = (&v1).softplus();
-    let v5 = (2.0 - (&v4)).powf(3.0);
+    let v5 = ((2.0 - (&v4))).powf(3.0);
     let v6 = ((&v5) * 0.75);
     (a.square().mean() + b.square().mean() + v6.sum() + v3.tanh().sum()).item()
 }
 
 fn g194_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = if (b).detach().sum().item() > 0.0 {
-        (b).powf(3.0)
-    } else {
-        (b).tanh().exp()
-    };
+    let v1 = if (b).detach().sum().item() > 0.0 { (b).powf(3.0) } else { (b).tanh().exp() };
     let v2 = ((&v1) + (a));
-    let v3 = (((a) * 0.75) * (((&v1).square() + 1.0).ln()));
+    let v3 = ((((a) * 0.75)) * (((&v1).square() + 1.0).ln()));
     let v4 = (&v1).softplus();
-    let v5 = (2.0 - (&v4)).powf(3.0);
+    let v5 = ((2.0 - (&v4))).powf(3.0);
     let v6 = ((&v5) * 0.75);
     a.square().mean() + b.square().mean() + v6.sum() + v3.tanh().sum()
 }
@@ -8658,26 +7958,26 @@ fn g194_gradient() {
 
 #[differentiable]
 fn g195(a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a) - (a)).sum_axis::<1>();
+    let v1 = (((a) - (a))).sum_axis::<1>();
     let v2 = (b).sigmoid();
     let v3 = ((b).sin()).softplus();
     let mut v4 = v1.clone();
     for _ in 0..2 {
         v4 = ((&v4 * &v1).square()).tanh() + &v1 * 0.5;
     }
-    let v5 = (((&v3) * 0.75).square() + 1.0).sqrt();
+    let v5 = ((((&v3) * 0.75)).square() + 1.0).sqrt();
     (a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
 fn g195_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) - (a)).sum_axis::<1>();
+    let v1 = (((a) - (a))).sum_axis::<1>();
     let v2 = (b).sigmoid();
     let v3 = ((b).sin()).softplus();
     let mut v4 = v1.clone();
     for _ in 0..2 {
         v4 = ((&v4 * &v1).square()).tanh() + &v1 * 0.5;
     }
-    let v5 = (((&v3) * 0.75).square() + 1.0).sqrt();
+    let v5 = ((((&v3) * 0.75)).square() + 1.0).sqrt();
     a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()
 }
 
@@ -8705,7 +8005,7 @@ fn g196(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     for _ in 0..4 {
         v2 = ((&v2 * b).powf(3.0)).tanh() + b * 0.5;
     }
-    let v3 = (((&v1) / ((c).square() + 1.0)) * 0.75);
+    let v3 = ((((&v1) / ((c).square() + 1.0))) * 0.75);
     let mut v4 = a.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -8717,17 +8017,13 @@ fn g196(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
-fn g196_tape(
-    a: &Var<f64, Shape![]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g196_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a) * 0.75);
     let mut v2 = b.clone();
     for _ in 0..4 {
         v2 = ((&v2 * b).powf(3.0)).tanh() + b * 0.5;
     }
-    let v3 = (((&v1) / ((c).square() + 1.0)) * 0.75);
+    let v3 = ((((&v1) / ((c).square() + 1.0))) * 0.75);
     let mut v4 = a.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -8762,22 +8058,18 @@ fn g196_gradient() {
 
 #[differentiable]
 fn g197(a: &Tensor![f64; 4], b: &Tensor![f64; 1], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (((c) * (b)) * 1.0);
-    let v2 = (-(c)).square();
-    let v3 = ((c) / ((&v1).square() + 1.0)).sum_axis::<0>();
+    let v1 = ((((c) * (b))) * 1.0);
+    let v2 = ((-(c))).square();
+    let v3 = (((c) / ((&v1).square() + 1.0))).sum_axis::<0>();
     let v4 = ((b) * 0.75);
     let v5 = (&v1).mean_keepdim::<0>();
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
-fn g197_tape(
-    a: &Var<f64, Shape![4]>,
-    b: &Var<f64, Shape![1]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
-    let v1 = (((c) * (b)) * 1.0);
-    let v2 = (-(c)).square();
-    let v3 = ((c) / ((&v1).square() + 1.0)).sum_axis::<0>();
+fn g197_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = ((((c) * (b))) * 1.0);
+    let v2 = ((-(c))).square();
+    let v3 = (((c) / ((&v1).square() + 1.0))).sum_axis::<0>();
     let v4 = ((b) * 0.75);
     let v5 = (&v1).mean_keepdim::<0>();
     a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()
@@ -8841,24 +8133,24 @@ fn g198_gradient() {
 #[differentiable]
 fn g199(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = (((b).square() + 1.0).recip()).cos();
-    let v2 = (((&v1) * 0.75) * (((b).square() + 1.0).recip()));
+    let v2 = ((((&v1) * 0.75)) * (((b).square() + 1.0).recip()));
     let mut v3 = v1.clone();
     for _ in 0..1 {
         v3 = ((&v3 * &v1).softplus()).tanh() + &v1 * 0.5;
     }
-    let v4 = (((&v1) * 0.75) + ((a).sigmoid()));
+    let v4 = ((((&v1) * 0.75)) + ((a).sigmoid()));
     let v5 = (((&v3).sin()).square() + 1.0).sqrt();
     (a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
 fn g199_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (((b).square() + 1.0).recip()).cos();
-    let v2 = (((&v1) * 0.75) * (((b).square() + 1.0).recip()));
+    let v2 = ((((&v1) * 0.75)) * (((b).square() + 1.0).recip()));
     let mut v3 = v1.clone();
     for _ in 0..1 {
         v3 = ((&v3 * &v1).softplus()).tanh() + &v1 * 0.5;
     }
-    let v4 = (((&v1) * 0.75) + ((a).sigmoid()));
+    let v4 = ((((&v1) * 0.75)) + ((a).sigmoid()));
     let v5 = (((&v3).sin()).square() + 1.0).sqrt();
     a.square().mean() + b.square().mean() + v5.sum() + v2.tanh().sum()
 }
@@ -8884,30 +8176,18 @@ fn g199_gradient() {
 fn g200(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 1], c: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (b).mean();
     let v2 = (&v1).sigmoid();
-    let v3 = if true {
-        (c).powf(3.0)
-    } else {
-        ((c) * 1.5).gelu()
-    };
+    let v3 = if true { (c).powf(3.0) } else { ((c) * 1.5).gelu() };
     let v4 = (&v2).sigmoid();
-    let v5 = (((&v2) / ((&v2).square() + 1.0)).square() + 1.0).ln();
+    let v5 = ((((&v2) / ((&v2).square() + 1.0))).square() + 1.0).ln();
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()).item()
 }
 
-fn g200_tape(
-    a: &Var<f64, Shape![1, 3]>,
-    b: &Var<f64, Shape![1, 1]>,
-    c: &Var<f64, Shape![2, 3]>,
-) -> Var<f64, ()> {
+fn g200_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 1]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (b).mean();
     let v2 = (&v1).sigmoid();
-    let v3 = if true {
-        (c).powf(3.0)
-    } else {
-        ((c) * 1.5).gelu()
-    };
+    let v3 = if true { (c).powf(3.0) } else { ((c) * 1.5).gelu() };
     let v4 = (&v2).sigmoid();
-    let v5 = (((&v2) / ((&v2).square() + 1.0)).square() + 1.0).ln();
+    let v5 = ((((&v2) / ((&v2).square() + 1.0))).square() + 1.0).ln();
     a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v2.tanh().sum()
 }
 
@@ -8934,7 +8214,7 @@ fn g200_gradient() {
 
 #[differentiable]
 fn g201(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = (2.0 - (c)).softmax::<0>();
+    let v1 = ((2.0 - (c))).softmax::<0>();
     let mut v2 = a.clone();
     for _ in 0..1 {
         v2 = (((&v2 * a).square() + 1.0).sqrt()).tanh() + a * 0.5;
@@ -8943,19 +8223,15 @@ fn g201(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 4]) -> f64 {
     let v4 = ((&v2).softmax::<1>()).matmul(&v3);
     let mut v5 = v4.clone();
     for _ in 0..4 {
-        v5 = (-(&v5 * &v4)).tanh() + &v4 * 0.5;
+        v5 = ((-(&v5 * &v4))).tanh() + &v4 * 0.5;
     }
     let v6 = (((&v2).powf(3.0)) - ((&v4).mean_keepdim::<1>()));
     let v7 = (((&v5).square() + 1.0).recip()).powf(3.0);
     (a.square().mean() + b.square().mean() + c.square().mean() + v7.sum() + v2.tanh().sum()).item()
 }
 
-fn g201_tape(
-    a: &Var<f64, Shape![2, 3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![4]>,
-) -> Var<f64, ()> {
-    let v1 = (2.0 - (c)).softmax::<0>();
+fn g201_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let v1 = ((2.0 - (c))).softmax::<0>();
     let mut v2 = a.clone();
     for _ in 0..1 {
         v2 = (((&v2 * a).square() + 1.0).sqrt()).tanh() + a * 0.5;
@@ -8964,7 +8240,7 @@ fn g201_tape(
     let v4 = ((&v2).softmax::<1>()).matmul(&v3);
     let mut v5 = v4.clone();
     for _ in 0..4 {
-        v5 = (-(&v5 * &v4)).tanh() + &v4 * 0.5;
+        v5 = ((-(&v5 * &v4))).tanh() + &v4 * 0.5;
     }
     let v6 = (((&v2).powf(3.0)) - ((&v4).mean_keepdim::<1>()));
     let v7 = (((&v5).square() + 1.0).recip()).powf(3.0);
@@ -9000,7 +8276,7 @@ fn g202(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let mut v4 = v1.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v1) * 0.5 + 0.25).tanh();
+            v4 = (((&v4 * &v1) * 0.5 + 0.25)).tanh();
         }
         v4 = &v4 - &v1 * 0.25;
     }
@@ -9008,7 +8284,7 @@ fn g202(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let v6 = (&v3).matmul(&v5);
     let mut v7 = v1.clone();
     for _ in 0..2 {
-        v7 = (2.0 - (&v7 * &v4)).tanh() + &v1 * 0.5;
+        v7 = ((2.0 - (&v7 * &v4))).tanh() + &v1 * 0.5;
     }
     let v8 = ((&v4) + (&v4));
     (a.square().mean() + b.square().mean() + v8.sum() + v4.tanh().sum()).item()
@@ -9021,7 +8297,7 @@ fn g202_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()
     let mut v4 = v1.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v1) * 0.5 + 0.25).tanh();
+            v4 = (((&v4 * &v1) * 0.5 + 0.25)).tanh();
         }
         v4 = &v4 - &v1 * 0.25;
     }
@@ -9029,7 +8305,7 @@ fn g202_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()
     let v6 = (&v3).matmul(&v5);
     let mut v7 = v1.clone();
     for _ in 0..2 {
-        v7 = (2.0 - (&v7 * &v4)).tanh() + &v1 * 0.5;
+        v7 = ((2.0 - (&v7 * &v4))).tanh() + &v1 * 0.5;
     }
     let v8 = ((&v4) + (&v4));
     a.square().mean() + b.square().mean() + v8.sum() + v4.tanh().sum()
@@ -9059,7 +8335,7 @@ fn g203(a: &Tensor![f64; 3]) -> f64 {
     for _ in 0..3 {
         v2 = (((&v2 * &v1).square() + 1.0).sqrt()).tanh() + a * 0.5;
     }
-    let v3 = (-((&v2) * 0.75));
+    let v3 = (-(((&v2) * 0.75)));
     let v4 = ((((&v3).square() + 1.0).ln()).square() + 1.0).sqrt();
     let v5 = ((&v3) - (&v2));
     let v6 = (&v4).cos();
@@ -9072,7 +8348,7 @@ fn g203_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     for _ in 0..3 {
         v2 = (((&v2 * &v1).square() + 1.0).sqrt()).tanh() + a * 0.5;
     }
-    let v3 = (-((&v2) * 0.75));
+    let v3 = (-(((&v2) * 0.75)));
     let v4 = ((((&v3).square() + 1.0).ln()).square() + 1.0).sqrt();
     let v5 = ((&v3) - (&v2));
     let v6 = (&v4).cos();
@@ -9094,8 +8370,8 @@ fn g203_gradient() {
 
 #[differentiable]
 fn g204(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (((a) * 0.75) * 0.75);
-    let v2 = (((a) / ((&v1).square() + 1.0)) / (((a) * 0.75).square() + 1.0));
+    let v1 = ((((a) * 0.75)) * 0.75);
+    let v2 = ((((a) / ((&v1).square() + 1.0))) / ((((a) * 0.75)).square() + 1.0));
     let v3 = (a).cos();
     let mut v4 = v3.clone();
     for _ in 0..2 {
@@ -9105,8 +8381,8 @@ fn g204(a: &Tensor![f64; 2, 1, 3]) -> f64 {
 }
 
 fn g204_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (((a) * 0.75) * 0.75);
-    let v2 = (((a) / ((&v1).square() + 1.0)) / (((a) * 0.75).square() + 1.0));
+    let v1 = ((((a) * 0.75)) * 0.75);
+    let v2 = ((((a) / ((&v1).square() + 1.0))) / ((((a) * 0.75)).square() + 1.0));
     let v3 = (a).cos();
     let mut v4 = v3.clone();
     for _ in 0..2 {
@@ -9130,14 +8406,14 @@ fn g204_gradient() {
 
 #[differentiable]
 fn g205(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = ((a) - (a)).tanh();
+    let v1 = (((a) - (a))).tanh();
     let v2 = (a).sum();
     let v3 = ((&v2) + (&v2));
     (a.square().mean() + v3.sum() + v2.tanh().sum()).item()
 }
 
 fn g205_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = ((a) - (a)).tanh();
+    let v1 = (((a) - (a))).tanh();
     let v2 = (a).sum();
     let v3 = ((&v2) + (&v2));
     a.square().mean() + v3.sum() + v2.tanh().sum()
@@ -9158,11 +8434,7 @@ fn g205_gradient() {
 
 #[differentiable]
 fn g206(a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = if (b).detach().sum().item() > 0.0 {
-        (b).softplus()
-    } else {
-        ((b) * 0.5 + 0.25)
-    };
+    let v1 = if (b).detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * 0.5 + 0.25) };
     let v2 = (&v1).sigmoid();
     let mut v3 = v2.clone();
     for _ in 0..1 {
@@ -9174,11 +8446,7 @@ fn g206(a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
 }
 
 fn g206_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = if (b).detach().sum().item() > 0.0 {
-        (b).softplus()
-    } else {
-        ((b) * 0.5 + 0.25)
-    };
+    let v1 = if (b).detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * 0.5 + 0.25) };
     let v2 = (&v1).sigmoid();
     let mut v3 = v2.clone();
     for _ in 0..1 {
@@ -9211,37 +8479,17 @@ fn g207(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> 
     let v1 = if true { (b).tanh() } else { (b).square() };
     let v2: Tensor![f64; 3, 2] = Tensor::rand_uniform(973, -1.0, 1.0);
     let v3 = (((b).matmul(&v2)) * 1.0);
-    let v4 = if (&v3).detach().sum().item() > 0.0 {
-        (&v3).powf(3.0)
-    } else {
-        ((&v3) * 1.5).gelu()
-    };
-    let v5 = if (&v1).detach().sum().item() > 0.0 {
-        (&v1).cos()
-    } else {
-        (2.0 - (&v1))
-    };
+    let v4 = if (&v3).detach().sum().item() > 0.0 { (&v3).powf(3.0) } else { ((&v3) * 1.5).gelu() };
+    let v5 = if (&v1).detach().sum().item() > 0.0 { (&v1).cos() } else { (2.0 - (&v1)) };
     (a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v1.tanh().sum()).item()
 }
 
-fn g207_tape(
-    a: &Var<f64, Shape![2, 2, 3]>,
-    b: &Var<f64, Shape![2, 3]>,
-    c: &Var<f64, Shape![]>,
-) -> Var<f64, ()> {
+fn g207_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = if true { (b).tanh() } else { (b).square() };
     let v2: Tensor![f64; 3, 2] = Tensor::rand_uniform(973, -1.0, 1.0);
     let v3 = (((b).matmul(&v2)) * 1.0);
-    let v4 = if (&v3).detach().sum().item() > 0.0 {
-        (&v3).powf(3.0)
-    } else {
-        ((&v3) * 1.5).gelu()
-    };
-    let v5 = if (&v1).detach().sum().item() > 0.0 {
-        (&v1).cos()
-    } else {
-        (2.0 - (&v1))
-    };
+    let v4 = if (&v3).detach().sum().item() > 0.0 { (&v3).powf(3.0) } else { ((&v3) * 1.5).gelu() };
+    let v5 = if (&v1).detach().sum().item() > 0.0 { (&v1).cos() } else { (2.0 - (&v1)) };
     a.square().mean() + b.square().mean() + c.square().mean() + v5.sum() + v1.tanh().sum()
 }
 
@@ -9268,21 +8516,13 @@ fn g207_gradient() {
 
 #[differentiable]
 fn g208(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        (a).softplus()
-    } else {
-        (a).softplus()
-    };
+    let v1 = if (a).detach().sum().item() > 0.0 { (a).softplus() } else { (a).softplus() };
     let v2 = ((a).square() + 1.0).recip();
     (a.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
 
 fn g208_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = if (a).detach().sum().item() > 0.0 {
-        (a).softplus()
-    } else {
-        (a).softplus()
-    };
+    let v1 = if (a).detach().sum().item() > 0.0 { (a).softplus() } else { (a).softplus() };
     let v2 = ((a).square() + 1.0).recip();
     a.square().mean() + v2.sum() + v1.tanh().sum()
 }
@@ -9336,25 +8576,21 @@ fn g210(a: &Tensor![f64; 1, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     }
     let v2 = ((b).square() + 1.0).recip();
     let v3 = ((&v1) - (&v2));
-    let v4 = ((&v2) * (c)).tanh();
-    let v5 = ((&v3) * 0.75).powf(3.0);
+    let v4 = (((&v2) * (c))).tanh();
+    let v5 = (((&v3) * 0.75)).powf(3.0);
     let v6 = (((c).sum_axis::<0>()) - ((&v3).tanh().exp()));
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()).item()
 }
 
-fn g210_tape(
-    a: &Var<f64, Shape![1, 3]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![3]>,
-) -> Var<f64, ()> {
+fn g210_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let mut v1 = c.clone();
     for _ in 0..3 {
         v1 = ((&v1 * c).square()).tanh() + c * 0.5;
     }
     let v2 = ((b).square() + 1.0).recip();
     let v3 = ((&v1) - (&v2));
-    let v4 = ((&v2) * (c)).tanh();
-    let v5 = ((&v3) * 0.75).powf(3.0);
+    let v4 = (((&v2) * (c))).tanh();
+    let v5 = (((&v3) * 0.75)).powf(3.0);
     let v6 = (((c).sum_axis::<0>()) - ((&v3).tanh().exp()));
     a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()
 }
@@ -9383,13 +8619,13 @@ fn g210_gradient() {
 #[differentiable]
 fn g211(a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
     let v1 = (a).cos();
-    let v2 = ((a) * 0.75).sin();
+    let v2 = (((a) * 0.75)).sin();
     (a.square().mean() + b.square().mean() + v2.sum() + v1.tanh().sum()).item()
 }
 
 fn g211_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (a).cos();
-    let v2 = ((a) * 0.75).sin();
+    let v2 = (((a) * 0.75)).sin();
     a.square().mean() + b.square().mean() + v2.sum() + v1.tanh().sum()
 }
 
@@ -9412,7 +8648,7 @@ fn g211_gradient() {
 
 #[differentiable]
 fn g212(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 4], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (((b).sum_axis::<0>()) * ((b) * 0.75));
+    let v1 = (((b).sum_axis::<0>()) * (((b) * 0.75)));
     let v2 = (&v1).sum_axis::<0>();
     let v3 = ((c) * 1.0);
     let mut v4 = v2.clone();
@@ -9427,12 +8663,8 @@ fn g212(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 4], c: &Tensor![f64; 3, 3]) -> 
     (a.square().mean() + b.square().mean() + c.square().mean() + v6.sum() + v2.tanh().sum()).item()
 }
 
-fn g212_tape(
-    a: &Var<f64, Shape![2, 1]>,
-    b: &Var<f64, Shape![4]>,
-    c: &Var<f64, Shape![3, 3]>,
-) -> Var<f64, ()> {
-    let v1 = (((b).sum_axis::<0>()) * ((b) * 0.75));
+fn g212_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = (((b).sum_axis::<0>()) * (((b) * 0.75)));
     let v2 = (&v1).sum_axis::<0>();
     let v3 = ((c) * 1.0);
     let mut v4 = v2.clone();
@@ -9554,19 +8786,15 @@ fn g215_gradient() {
 fn g216(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
     let v1 = (-((a).t()));
     let v2 = ((a) * 1.5).gelu();
-    let v3 = (((&v2) * (&v2)) / ((((&v2) * 1.5).gelu()).square() + 1.0));
+    let v3 = ((((&v2) * (&v2))) / ((((&v2) * 1.5).gelu()).square() + 1.0));
     let v4 = (&v1).sum_axis::<1>();
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()).item()
 }
 
-fn g216_tape(
-    a: &Var<f64, Shape![2, 1]>,
-    b: &Var<f64, Shape![]>,
-    c: &Var<f64, Shape![1]>,
-) -> Var<f64, ()> {
+fn g216_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (-((a).t()));
     let v2 = ((a) * 1.5).gelu();
-    let v3 = (((&v2) * (&v2)) / ((((&v2) * 1.5).gelu()).square() + 1.0));
+    let v3 = ((((&v2) * (&v2))) / ((((&v2) * 1.5).gelu()).square() + 1.0));
     let v4 = (&v1).sum_axis::<1>();
     a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v1.tanh().sum()
 }
@@ -9602,20 +8830,12 @@ fn g217(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let mut v3 = v1.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v3 = (2.0 - (&v3 * &v1)).tanh();
+            v3 = ((2.0 - (&v3 * &v1))).tanh();
         }
         v3 = &v3 - &v1 * 0.25;
     }
-    let v4 = if (&v2).detach().sum().item() > 0.0 {
-        ((&v2) * 1.5).gelu()
-    } else {
-        (-(&v2))
-    };
-    let v5 = if (&v2).detach().sum().item() > 0.0 {
-        (&v2).sin()
-    } else {
-        (&v2).tanh()
-    };
+    let v4 = if (&v2).detach().sum().item() > 0.0 { ((&v2) * 1.5).gelu() } else { (-(&v2)) };
+    let v5 = if (&v2).detach().sum().item() > 0.0 { (&v2).sin() } else { (&v2).tanh() };
     (a.square().mean() + v5.sum() + v3.tanh().sum()).item()
 }
 
@@ -9628,20 +8848,12 @@ fn g217_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let mut v3 = v1.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v3 = (2.0 - (&v3 * &v1)).tanh();
+            v3 = ((2.0 - (&v3 * &v1))).tanh();
         }
         v3 = &v3 - &v1 * 0.25;
     }
-    let v4 = if (&v2).detach().sum().item() > 0.0 {
-        ((&v2) * 1.5).gelu()
-    } else {
-        (-(&v2))
-    };
-    let v5 = if (&v2).detach().sum().item() > 0.0 {
-        (&v2).sin()
-    } else {
-        (&v2).tanh()
-    };
+    let v4 = if (&v2).detach().sum().item() > 0.0 { ((&v2) * 1.5).gelu() } else { (-(&v2)) };
+    let v5 = if (&v2).detach().sum().item() > 0.0 { (&v2).sin() } else { (&v2).tanh() };
     a.square().mean() + v5.sum() + v3.tanh().sum()
 }
 
@@ -9661,7 +8873,7 @@ fn g217_gradient() {
 #[differentiable]
 fn g218(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 3, 4]) -> f64 {
     let v1: Tensor![f64; 4, 4] = Tensor::rand_uniform(482, -1.0, 1.0);
-    let v2 = (2.0 - (a)).matmul(&v1);
+    let v2 = ((2.0 - (a))).matmul(&v1);
     let v3 = ((b).square() + 1.0).ln();
     let mut v4 = c.clone();
     for _ in 0..3 {
@@ -9670,13 +8882,9 @@ fn g218(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 3, 4]) 
     (a.square().mean() + b.square().mean() + c.square().mean() + v4.sum() + v2.tanh().sum()).item()
 }
 
-fn g218_tape(
-    a: &Var<f64, Shape![3, 4]>,
-    b: &Var<f64, Shape![2, 3]>,
-    c: &Var<f64, Shape![3, 4]>,
-) -> Var<f64, ()> {
+fn g218_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1: Tensor![f64; 4, 4] = Tensor::rand_uniform(482, -1.0, 1.0);
-    let v2 = (2.0 - (a)).matmul(&v1);
+    let v2 = ((2.0 - (a))).matmul(&v1);
     let v3 = ((b).square() + 1.0).ln();
     let mut v4 = c.clone();
     for _ in 0..3 {
@@ -9709,28 +8917,20 @@ fn g218_gradient() {
 #[differentiable]
 fn g219(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = ((b) / ((a).square() + 1.0));
-    let v2 = (((a) * (a)) * 0.75);
-    let v3 = (((a) / ((b).square() + 1.0)) + ((&v2) + (b)));
+    let v2 = ((((a) * (a))) * 0.75);
+    let v3 = ((((a) / ((b).square() + 1.0))) + (((&v2) + (b))));
     let v4 = ((&v1) / ((&v3).square() + 1.0));
-    let v5 = if true {
-        (b).sigmoid()
-    } else {
-        ((b) * 1.5).gelu()
-    };
+    let v5 = if true { (b).sigmoid() } else { ((b) * 1.5).gelu() };
     let v6 = (&v4).sigmoid();
     (a.square().mean() + b.square().mean() + v6.sum() + v3.tanh().sum()).item()
 }
 
 fn g219_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = ((b) / ((a).square() + 1.0));
-    let v2 = (((a) * (a)) * 0.75);
-    let v3 = (((a) / ((b).square() + 1.0)) + ((&v2) + (b)));
+    let v2 = ((((a) * (a))) * 0.75);
+    let v3 = ((((a) / ((b).square() + 1.0))) + (((&v2) + (b))));
     let v4 = ((&v1) / ((&v3).square() + 1.0));
-    let v5 = if true {
-        (b).sigmoid()
-    } else {
-        ((b) * 1.5).gelu()
-    };
+    let v5 = if true { (b).sigmoid() } else { ((b) * 1.5).gelu() };
     let v6 = (&v4).sigmoid();
     a.square().mean() + b.square().mean() + v6.sum() + v3.tanh().sum()
 }
@@ -9750,4 +8950,6 @@ fn g219_gradient() {
     loss.backward().unwrap();
     same(&ta, &g.a);
     same(&tb, &g.b);
+}
+
 }
