@@ -1,3 +1,4 @@
 //! Shared test support.
 pub mod oracle;
+pub mod programs;
 pub mod tape;

@@ -1,5 +1,5 @@
-//! Compile-time checks of the result types the caller writes for [`jacobian_fwd`] and
-//! [`hessian`], with messages that name the shapes.
+//! Compile-time checks of the result types the caller writes for [`jacobian_fwd`],
+//! [`jacobian_rev`], [`hessian`] and [`hessian_hvp`], with messages that name the shapes.
 //!
 //! Stable Rust cannot compute a Jacobian's type from the shapes (`D<{O::NUMEL}>`), so the caller
 //! annotates it and these associated constants check the annotation when the function is
@@ -7,6 +7,8 @@
 //!
 //! [`jacobian_fwd`]: super::jacobian_fwd
 //! [`hessian`]: super::hessian
+//! [`jacobian_rev`]: super::jacobian_rev
+//! [`hessian_hvp`]: super::hessian_hvp
 
 use super::hessian::MAX_HESSIAN_INPUTS;
 use crate::shape::{Dims, Shape};
@@ -46,15 +48,13 @@ pub(crate) struct Layout<J, A, B>(PhantomData<(J, A, B)>);
 impl<J: Shape, A: Shape, B: Shape> Layout<J, A, B> {
     /// Evaluating this fails the build, naming the shapes, unless `J` is a Jacobian layout.
     pub(crate) const JACOBIAN: () = if !is_pair_shape::<J, A, B>() {
-        let msg = Msg::new()
-            .str("jacobian_fwd: f maps a ")
-            .dims::<B>()
-            .str(" tensor to a ")
-            .dims::<A>()
-            .str(" tensor, so annotate the Jacobian as ")
-            .layouts::<A, B>()
-            .str(", not ")
-            .dims::<J>();
+        let msg = Msg::jacobian::<J, A, B>("jacobian_fwd");
+        panic!("{}", msg.as_str());
+    };
+
+    /// As [`Layout::JACOBIAN`], for [`jacobian_rev`](super::jacobian_rev).
+    pub(crate) const JACOBIAN_REV: () = if !is_pair_shape::<J, A, B>() {
+        let msg = Msg::jacobian::<J, A, B>("jacobian_rev");
         panic!("{}", msg.as_str());
     };
 
@@ -76,6 +76,25 @@ impl<J: Shape, A: Shape, B: Shape> Layout<J, A, B> {
             .str(" elements; nested duals take at most 64 (N(N+1)/2 passes)");
         panic!("{}", msg.as_str());
     };
+
+    /// As [`Layout::HESSIAN`], for [`hessian_hvp`](super::hessian_hvp) and
+    /// [`hessian_of_gradient`](super::hessian_of_gradient).
+    pub(crate) const HESSIAN_HVP: () = if !is_pair_shape::<J, A, B>() {
+        let msg = Msg::new()
+            .str("hessian_hvp: the input is a ")
+            .dims::<B>()
+            .str(" tensor, so annotate the Hessian as ")
+            .layouts::<A, B>()
+            .str(", not ")
+            .dims::<J>();
+        panic!("{}", msg.as_str());
+    } else if B::NUMEL > MAX_HESSIAN_INPUTS {
+        let msg = Msg::new()
+            .str("hessian_hvp: the input has ")
+            .num(B::NUMEL)
+            .str(" elements; Hessians by HVPs take at most 64 (one HVP per element)");
+        panic!("{}", msg.as_str());
+    };
 }
 
 /// A message assembled at compile time (const panics take a `&str`, not format arguments).
@@ -90,6 +109,20 @@ impl Msg {
             buf: [0; 256],
             len: 0,
         }
+    }
+
+    /// The message for a wrong Jacobian annotation `J` in the function `name`.
+    const fn jacobian<J: Shape, A: Shape, B: Shape>(name: &str) -> Self {
+        Self::new()
+            .str(name)
+            .str(": f maps a ")
+            .dims::<B>()
+            .str(" tensor to a ")
+            .dims::<A>()
+            .str(" tensor, so annotate the Jacobian as ")
+            .layouts::<A, B>()
+            .str(", not ")
+            .dims::<J>()
     }
 
     const fn str(mut self, s: &str) -> Self {

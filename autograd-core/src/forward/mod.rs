@@ -11,9 +11,16 @@
 //! - [`jacobian_fwd`], [`gradient_fwd`]: one pass per input element.
 //! - [`hessian`]: nested duals `Dual<Dual<T>>` (forward over forward), one pass per entry of the
 //!   upper triangle, for inputs of up to [`MAX_HESSIAN_INPUTS`] elements.
+//! - [`hvp_tape`]: the gradient and the Hessian-vector product `(∇f, H v)` of a function written
+//!   on the tape, by running the tape on duals seeded with `v` (forward over reverse);
+//!   [`seeded_param`] and [`split_grad`] do the same for a tape with several parameters.
+//! - [`hessian_hvp`]: the Hessian by one HVP per input element (tape);
+//!   [`hessian_of_gradient`]: the same from any gradient function on duals.
+//! - [`jacobian_rev`]: the Jacobian through the tape, one backward pass per output element.
 //!
-//! Hessian-vector products through a reverse engine use the same helpers: run the gradient code
-//! on `seed(x, v)` and read `tangent` of the gradient (forward over reverse).
+//! Hessian-vector products through any other reverse engine use the same helpers: run the
+//! gradient code on `seed(x, v)` and read `tangent` of the gradient; that is
+//! `jvp(grad, &x, &v)`.
 //!
 //! # Writing a function that runs on any element type
 //!
@@ -76,13 +83,17 @@
 
 mod dual;
 mod hessian;
+mod hvp;
 mod jacobian;
+mod jacobian_rev;
 mod jvp;
 mod layout;
 mod seed;
 
 pub use dual::Dual;
 pub use hessian::{MAX_HESSIAN_INPUTS, hessian};
+pub use hvp::{hessian_hvp, hessian_of_gradient, hvp_tape, seeded_param, split_grad};
 pub use jacobian::{gradient_fwd, jacobian_fwd};
+pub use jacobian_rev::jacobian_rev;
 pub use jvp::jvp;
 pub use seed::{constant, seed, tangent, value};
