@@ -132,3 +132,45 @@ fn dual_numbers_flow_through_the_gradient_hessian_vector_product() {
     let hv = (grad_at(eps) - grad_at(-eps)) * (0.5 / eps);
     tangent(&g.x).assert_close(&hv, 1e-6, 1e-8);
 }
+
+/// Accepted syntax, together: tuple `let`s, annotations, compound assignment, blocks, items and
+/// statements in the body, `if let`, `match` with a guard, a constant computed from a parameter.
+#[differentiable(wrt(x, w), crate = ::autograd_core)]
+fn tour(x: &Tensor![f64; 2, 3], w: &Tensor![f64; 3], mode: Option<usize>) -> f64 {
+    const HALF: f64 = 0.5;
+    let (a, b) = (x * w, w.exp());
+    let mut acc: Tensor![f64; 2, 3] = &a + &b;
+    acc = &acc + x;
+    acc = acc * HALF - &b;
+    let n = x.sum().item().abs() + 1.0; // read, not differentiated
+    assert!(n >= 1.0);
+    let scale = if let Some(k) = mode { k as f64 } else { 1.0 };
+    let y = match mode {
+        Some(k) if k > 2 => {
+            let t = acc.tanh();
+            t * scale
+        }
+        Some(_) => acc.square(),
+        None => acc.sigmoid() + a,
+    };
+    let z = { y.sum() * 2.0 };
+    // Compound assignment, on floats (tensors have no `+=`).
+    let mut s = (z / n).item();
+    s += x.square().mean().item();
+    s *= HALF;
+    s -= w.sum().item();
+    s /= 2.0;
+    s
+}
+
+#[test]
+fn syntax_tour() {
+    let x: Tensor![f64; 2, 3] = Tensor::rand_uniform(61, -1.0, 1.0);
+    let w: Tensor![f64; 3] = Tensor::rand_uniform(62, -1.0, 1.0);
+    for mode in [Some(5), Some(1), None] {
+        let (v, g) = tour_grad(&x, &w, mode);
+        assert_eq!(v, tour(&x, &w, mode));
+        check_gradient(|x| tour(x, &w, mode), &x, &g.x, Tolerance::default()).unwrap();
+        check_gradient(|w| tour(&x, w, mode), &w, &g.w, Tolerance::default()).unwrap();
+    }
+}
