@@ -20,9 +20,13 @@
 
 extern crate self as autograd_core;
 
+#[doc(hidden)]
+#[path = "macro_support/mod.rs"]
+pub mod __private;
 #[cfg(feature = "checkpoint")]
 pub mod checkpoint;
 pub mod data;
+mod detach;
 pub mod forward;
 pub mod gradcheck;
 mod kernels;
@@ -40,12 +44,19 @@ mod tensor;
 #[cfg(test)]
 pub(crate) mod testing;
 
+pub use detach::detach;
 pub use scalar::{Float, naive_gemm};
 pub use shape::{D, Dim, One, Shape};
 pub use storage::{Heap, Inline, Join, Storage};
 pub use tensor::{LengthError, Mask, Rng, Tensor};
 
 #[cfg(feature = "macros")]
+#[doc(inline)]
+#[doc = include_str!("docs/custom_vjp.md")]
+pub use autograd_macros::custom_vjp;
+#[cfg(feature = "macros")]
+#[doc(inline)]
+#[doc = include_str!("docs/differentiable.md")]
 pub use autograd_macros::differentiable;
 
 /// The rules of every op, and the traits they implement.

@@ -1,15 +1,43 @@
 //! The `#[differentiable]` attribute of `autograd-core`.
 //!
-//! Use it through `autograd_core::differentiable`; this crate is an implementation detail.
+//! Use it through `autograd_core::differentiable`; this crate is an implementation detail. The
+//! expansion is a pipeline of phases, one module each: `attr` (the attribute's arguments),
+//! `ast` (a typed view of the signature), `lower` (the body in A-normal form, `ir`, with
+//! `rename` for code kept as written), `analyze` (which values reach the output), and `emit`
+//! (the forward and reverse sweeps and the sibling items); `ctxt` collects the errors and
+//! `expand` runs the phases and falls back to the unchanged function on error.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod analyze;
+mod ast;
+mod attr;
+mod ctxt;
+mod emit;
+mod expand;
+mod ir;
+mod lower;
+mod rename;
+
 use proc_macro::TokenStream;
 
-/// Marks a function for compile-time differentiation.
+/// Differentiates a function at compile time: beside it, generates `FGrad`, `f_vjp`, `f_grad`
+/// (scalar outputs) and a hidden pullback for callers.
 ///
-/// Until the reverse-sweep generator lands, the function is emitted unchanged.
+/// See `autograd_core::differentiable` for the generated items, an expansion, and the accepted and
+/// rejected syntax.
 #[proc_macro_attribute]
-pub fn differentiable(_attr: TokenStream, item: TokenStream) -> TokenStream {
-    item
+pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::differentiable(attr.into(), item.into()).into()
 }
+
+/// Gives a function a user-supplied differentiation rule:
+/// `#[custom_vjp(fwd = f_fwd, bwd = f_bwd)]`, as JAX's `custom_vjp`.
+///
+/// See `autograd_core::custom_vjp`.
+#[proc_macro_attribute]
+pub fn custom_vjp(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::custom_vjp(attr.into(), item.into()).into()
+}
+#[cfg(test)]
+mod tests;

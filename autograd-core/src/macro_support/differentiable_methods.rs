@@ -1,0 +1,231 @@
+//! The one table from what a `#[differentiable]` body writes to the rule it runs.
+//!
+//! The macro turns `x.name::<G>(args)` into `differentiable_methods::name::<G>::rule((&x, &args..))`
+//! and the operators into `add`, `sub`, `mul`, `div` (binary) and `neg` (unary), the names of
+//! their `core::ops` methods. Each entry is a type (never built) named like the method, with the
+//! method's generic parameters, so that the user's turbofish fits it as written (a struct, unlike
+//! a function, may default some: `permute::<1, 0>` and `permute::<2, 0, 1>` are both
+//! `permute<P0, P1, P2 = 2, P3 = 3>`). Its `rule` receives references to every argument, receiver
+//! first, and returns the rule wrapped in [`Unary`] (only the receiver is differentiated: `rule`
+//! absorbs the other arguments into the rule value), [`Binary`] (receiver and first argument) or
+//! [`Skip1`] (the receiver configures the rule).
+//!
+//! **Adding a rule to the library means adding its line here.** A method missing from this table
+//! is reported at the user's method name ("could not find `name` in `differentiable_methods`").
+//!
+//! Comparisons (`lt`, `le`, `gt`, `ge`, `eq`, `ne`, their `_scalar` forms, and the operators)
+//! return masks, which carry no gradient: the macro keeps them as written.
+
+#![allow(
+    non_camel_case_types,
+    reason = "each entry is named like the method it stands for"
+)]
+
+use super::{Binary, Item, Skip1, Unary};
+use crate::ops::{
+    Abs, Add, All, AlongAxis, BatchLabels, Cast, Concat, Cos, CrossEntropy, Div, Exp, Exp2, Expand,
+    Flip, Gather, Gelu, KeepAxis, Ln, Log2, LogSoftmax, LogSumExp, MatMul, Max, Maximum, Mean, Min,
+    Minimum, Mse, Mul, Neg, Pad, Permute, Pow, Powf, Recip, Relu, Reshape, Select, Sigmoid, Sin,
+    Slice, Softmax, Softplus, Sqrt, Square, Sub, Sum, Tanh, Transpose, Variance,
+};
+use crate::scalar::Float;
+use crate::shape::Shape;
+use crate::storage::Storage;
+use crate::tensor::{Mask, Tensor};
+use core::marker::PhantomData;
+
+/// `name: arity => Wrapper(Rule)`: an entry for a rule without parameters.
+macro_rules! plain {
+    ($($name:ident: $arity:tt => $wrap:ident($rule:ident);)*) => {$(
+        #[doc = concat!("The rule of `", stringify!($name), "`.")]
+        pub struct $name;
+        impl $name {
+            /// The rule value.
+            #[must_use]
+            #[inline]
+            pub fn rule(_: plain!(@args $arity)) -> $wrap<$rule> {
+                $wrap($rule)
+            }
+        }
+    )*};
+    (@args 1) => { (impl Sized,) };
+    (@args 2) => { (impl Sized, impl Sized) };
+}
+
+plain! {
+    add: 2 => Binary(Add);
+    sub: 2 => Binary(Sub);
+    mul: 2 => Binary(Mul);
+    div: 2 => Binary(Div);
+    pow: 2 => Binary(Pow);
+    maximum: 2 => Binary(Maximum);
+    minimum: 2 => Binary(Minimum);
+    maximum_scalar: 2 => Binary(Maximum);
+    minimum_scalar: 2 => Binary(Minimum);
+    mse: 2 => Binary(Mse);
+    matmul: 2 => Binary(MatMul);
+    neg: 1 => Unary(Neg);
+    exp: 1 => Unary(Exp);
+    exp2: 1 => Unary(Exp2);
+    ln: 1 => Unary(Ln);
+    log2: 1 => Unary(Log2);
+    sqrt: 1 => Unary(Sqrt);
+    recip: 1 => Unary(Recip);
+    square: 1 => Unary(Square);
+    sin: 1 => Unary(Sin);
+    cos: 1 => Unary(Cos);
+    tanh: 1 => Unary(Tanh);
+    sigmoid: 1 => Unary(Sigmoid);
+    relu: 1 => Unary(Relu);
+    gelu: 1 => Unary(Gelu);
+    abs: 1 => Unary(Abs);
+    softplus: 1 => Unary(Softplus);
+}
+
+/// `name<const ..>: Wrapper(Rule)`: an entry for a unary rule whose parameters are all consts.
+macro_rules! consts {
+    ($($name:ident<$(const $c:ident $(= $d:literal)?),*> => $ty:ty = $val:expr;)*) => {$(
+        #[doc = concat!("The rule of `", stringify!($name), "`.")]
+        pub struct $name<$(const $c: usize $(= $d)?),*>;
+        impl<$(const $c: usize),*> $name<$($c),*> {
+            /// The rule value.
+            #[must_use]
+            #[inline]
+            pub fn rule(_: (impl Sized,)) -> Unary<$ty> {
+                Unary($val)
+            }
+        }
+    )*};
+}
+
+consts! {
+    sum<> => Sum<All> = Sum(All);
+    sum_axis<const A> => Sum<AlongAxis<A>> = Sum(AlongAxis);
+    sum_keepdim<const A> => Sum<KeepAxis<A>> = Sum(KeepAxis);
+    mean<> => Mean<All> = Mean(All);
+    mean_axis<const A> => Mean<AlongAxis<A>> = Mean(AlongAxis);
+    mean_keepdim<const A> => Mean<KeepAxis<A>> = Mean(KeepAxis);
+    max<> => Max<All> = Max(All);
+    max_axis<const A> => Max<AlongAxis<A>> = Max(AlongAxis);
+    max_keepdim<const A> => Max<KeepAxis<A>> = Max(KeepAxis);
+    min<> => Min<All> = Min(All);
+    min_axis<const A> => Min<AlongAxis<A>> = Min(AlongAxis);
+    min_keepdim<const A> => Min<KeepAxis<A>> = Min(KeepAxis);
+    var<> => Variance<All> = Variance(All);
+    var_axis<const A> => Variance<AlongAxis<A>> = Variance(AlongAxis);
+    var_keepdim<const A> => Variance<KeepAxis<A>> = Variance(KeepAxis);
+    logsumexp<> => LogSumExp<All> = LogSumExp(All);
+    logsumexp_axis<const A> => LogSumExp<AlongAxis<A>> = LogSumExp(AlongAxis);
+    logsumexp_keepdim<const A> => LogSumExp<KeepAxis<A>> = LogSumExp(KeepAxis);
+    softmax<const A> => Softmax<A> = Softmax;
+    log_softmax<const A> => LogSoftmax<A> = LogSoftmax;
+    transpose<const A, const B> => Transpose<A, B> = Transpose;
+    t<> => Transpose<0, 1> = Transpose;
+    flip<const AXIS> => Flip<AXIS> = Flip;
+    slice<const AXIS, const START, const LEN> => Slice<AXIS, START, LEN> = Slice;
+    pad<const AXIS, const BEFORE, const AFTER, const NEW> => Pad<AXIS, BEFORE, AFTER, NEW> = Pad;
+    permute<const P0, const P1, const P2 = 2, const P3 = 3> => Permute<P0, P1, P2, P3> = Permute;
+}
+
+/// The rule of `powf(p)`: the exponent is a constant.
+pub struct powf;
+impl powf {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule<P: Float>((_, p): (impl Sized, &P)) -> Unary<Powf<P>> {
+        Unary(Powf(*p))
+    }
+}
+
+/// The rule of `cross_entropy(labels)`: the labels are constants.
+pub struct cross_entropy<const B: usize, L>(PhantomData<L>);
+impl<const B: usize, L: BatchLabels<B>> cross_entropy<B, L> {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule((_, labels): (impl Sized, &L)) -> Unary<CrossEntropy<B>> {
+        Unary(CrossEntropy {
+            labels: labels.to_batch(),
+        })
+    }
+}
+
+/// The rule of `gather::<AXIS, K>(indices)`: the indices are constants.
+pub struct gather<const AXIS: usize, const K: usize>;
+impl<const AXIS: usize, const K: usize> gather<AXIS, K> {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule((_, indices): (impl Sized, &[usize; K])) -> Unary<Gather<AXIS, K>> {
+        Unary(Gather { indices: *indices })
+    }
+}
+
+/// The rule of `cast::<U>()`.
+pub struct cast<U>(PhantomData<U>);
+impl<U: Float> cast<U> {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule(_: (impl Sized,)) -> Unary<Cast<U>> {
+        Unary(Cast::default())
+    }
+}
+
+/// The rule of `reshape::<S2>()`.
+pub struct reshape<S2>(PhantomData<S2>);
+impl<S2: Shape> reshape<S2> {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule(_: (impl Sized,)) -> Unary<Reshape<S2>> {
+        Unary(Reshape::new())
+    }
+}
+
+/// The rule of `broadcast_to::<S2>()`.
+pub struct broadcast_to<S2>(PhantomData<S2>);
+impl<S2: Shape> broadcast_to<S2> {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule(_: (impl Sized,)) -> Unary<Expand<S2>> {
+        Unary(Expand::new())
+    }
+}
+
+/// The rule of `concat::<AXIS, N, _>(&other)`: both operands are differentiated.
+pub struct concat<const AXIS: usize, const N: usize, R>(PhantomData<R>);
+impl<const AXIS: usize, const N: usize, R: Shape> concat<AXIS, N, R> {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule(_: (impl Sized, &Tensor<impl Float, R, impl Storage>)) -> Binary<Concat<AXIS, N>> {
+        Binary(Concat)
+    }
+}
+
+/// The rule of `mask.select(&a, &b)`: the mask is a constant.
+pub struct select;
+impl select {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule<M: Shape, MSt: Storage>(
+        (mask, _, _): (&Mask<M, MSt>, impl Sized, impl Sized),
+    ) -> Skip1<Binary<Select<M, MSt>>> {
+        Skip1(Binary(Select { mask: mask.clone() }))
+    }
+}
+
+/// `x.item()`: a rank-0 tensor as a scalar.
+pub struct item;
+impl item {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule(_: (impl Sized,)) -> Item {
+        Item
+    }
+}

@@ -1,0 +1,512 @@
+//! What `#[differentiable]` expands to: the glue between generated code and the rules.
+//!
+//! The macro cannot see types, so it never decides anything a type decides. It writes every op of
+//! the body as two calls on a rule value taken from [`differentiable_methods`] (the one table that maps a method,
+//! operator or function name to its rule): [`Forward::forward`] in the forward sweep and
+//! [`Pullback::pullback`] for each differentiated argument in the reverse sweep. Which arguments
+//! are differentiable, how a scalar operand meets a tensor, and which storage or shape comes out are
+//! all answered here, by trait impls, so rustc infers every type and checks every shape.
+//!
+//! Nothing here is public API: the module is hidden and may change with any release.
+
+pub mod differentiable_methods;
+
+use crate::rule::{BinaryRule, UnaryRule};
+use crate::scalar::Float;
+use crate::shape::Shape;
+use crate::storage::Storage;
+use crate::tensor::Tensor;
+
+/// A rule applied to its receiver only: the call's other arguments (labels, exponents, axes) were
+/// absorbed into the rule value by its [`differentiable_methods`] constructor and get no cotangent.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unary<R>(pub R);
+
+/// A rule applied to its receiver and its first argument, both differentiable.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Binary<R>(pub R);
+
+/// A rule whose receiver only configures it (the mask of `mask.select(&a, &b)`): the remaining
+/// arguments are the wrapped op's, shifted by one position.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Skip1<W>(pub W);
+
+/// What an op's forward keeps for its pullbacks: the rule value and the residuals.
+///
+/// The reverse sweep dispatches on this value's type, so when a forward call does not compile
+/// (a shape mismatch) its pullbacks raise no further errors.
+#[derive(Clone, Copy, Debug)]
+pub struct Saved<F, Res> {
+    op: F,
+    res: Res,
+}
+
+/// The forward half of an op as generated code calls it: `args` is a tuple of references to every
+/// argument of the call, receiver first (arguments a rule absorbed are passed and ignored).
+#[diagnostic::on_unimplemented(
+    message = "no differentiable rule applies to operands `{Args}`",
+    label = "no rule for these operands",
+    note = "operands are tensors, or scalars of the tensors' element type; in code generic over `T: Float` write constants as `T::from_f64(0.5)`"
+)]
+pub trait Forward<Args>: Sized {
+    /// The primal output.
+    type Out;
+    /// What the pullbacks need beyond the arguments and the output (a [`Saved`]).
+    type Saved;
+    /// The primal output and what the pullbacks need.
+    fn forward(self, args: Args) -> (Self::Out, Self::Saved);
+}
+
+/// The cotangent of argument `K` (0 is the receiver or left operand) of an op, implemented by the
+/// op's [`Saved`] value.
+#[diagnostic::on_unimplemented(
+    message = "argument {K} of this operation is not differentiable",
+    label = "no gradient flows into argument {K} here",
+    note = "argument 0 is the receiver or left operand; an argument that only configures the operation (labels, an exponent, an axis) takes no gradient: compute it from constants, or wrap it in `detach(..)`"
+)]
+pub trait Pullback<const K: usize, Args> {
+    /// The op's output.
+    type Out;
+    /// The cotangent's type: the argument's own type.
+    type Ct;
+    /// The cotangent of argument `K`, given the output and its cotangent `ct`.
+    fn pullback(&self, args: Args, out: &Self::Out, ct: &Self::Out) -> Self::Ct;
+}
+
+/// How generated code calls a pullback: `saved.pullback_at::<K, _>(args, out, ct)`. The bound is
+/// checked at the method name (the user's operator), once the arguments' types are known, so every
+/// copy of a failing call reports the same error and rustc prints it once.
+pub trait PullbackAt {
+    /// The cotangent of argument `K`.
+    #[inline]
+    fn pullback_at<const K: usize, A>(
+        &self,
+        args: A,
+        out: &<Self as Pullback<K, A>>::Out,
+        ct: &<Self as Pullback<K, A>>::Out,
+    ) -> <Self as Pullback<K, A>>::Ct
+    where
+        Self: Pullback<K, A>,
+    {
+        self.pullback(args, out, ct)
+    }
+}
+
+impl<S> PullbackAt for S {}
+
+/// A scalar seen as a rank-0 tensor, so that a rule written for tensors applies to it.
+fn lift<T: Float>(x: T) -> Tensor<T, ()> {
+    Tensor::full(x)
+}
+
+macro_rules! unary_impls {
+    ($($c:ident),*) => {
+        impl<'a, R, T, S, St, $($c),*> Forward<(&'a Tensor<T, S, St>, $(&'a $c,)*)> for Unary<R>
+        where
+            R: UnaryRule<Tensor<T, S, St>>,
+            T: Float,
+            S: Shape,
+            St: Storage,
+        {
+            type Out = R::Out;
+            type Saved = Saved<Self, R::Residual>;
+            #[inline]
+            #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
+            fn forward(self, (x, $($c,)*): (&'a Tensor<T, S, St>, $(&'a $c,)*)) -> (R::Out, Self::Saved) {
+                $(let _ = $c;)*
+                let (y, res) = self.0.forward(x);
+                (y, Saved { op: self, res })
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<'a, R, T, S, St, Res, $($c),*> Pullback<0, (&'a Tensor<T, S, St>, $(&'a $c,)*)> for Saved<Unary<R>, Res>
+        where
+            R: UnaryRule<Tensor<T, S, St>, Residual = Res>,
+            T: Float,
+            S: Shape,
+            St: Storage,
+        {
+            type Out = R::Out;
+            type Ct = Tensor<T, S, St>;
+            #[inline]
+            #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
+            fn pullback(&self, (x, $($c,)*): (&'a Tensor<T, S, St>, $(&'a $c,)*), out: &R::Out, ct: &R::Out) -> Tensor<T, S, St> {
+                $(let _ = $c;)*
+                self.op.0.vjp(x, out, &self.res, ct)
+            }
+        }
+
+        // A scalar receiver runs the rule on a rank-0 tensor and comes back a scalar.
+        impl<'a, R, T, $($c),*> Forward<(&'a T, $(&'a $c,)*)> for Unary<R>
+        where
+            R: UnaryRule<Tensor<T, ()>, Out = Tensor<T, ()>>,
+            T: Float,
+        {
+            type Out = T;
+            type Saved = Saved<Self, R::Residual>;
+            #[inline]
+            #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
+            fn forward(self, (x, $($c,)*): (&'a T, $(&'a $c,)*)) -> (T, Self::Saved) {
+                $(let _ = $c;)*
+                let (y, res) = self.0.forward(&lift(*x));
+                (y.item(), Saved { op: self, res })
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<'a, R, T, Res, $($c),*> Pullback<0, (&'a T, $(&'a $c,)*)> for Saved<Unary<R>, Res>
+        where
+            R: UnaryRule<Tensor<T, ()>, Out = Tensor<T, ()>, Residual = Res>,
+            T: Float,
+        {
+            type Out = T;
+            type Ct = T;
+            #[inline]
+            #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
+            fn pullback(&self, (x, $($c,)*): (&'a T, $(&'a $c,)*), out: &T, ct: &T) -> T {
+                $(let _ = $c;)*
+                self.op.0.vjp(&lift(*x), &lift(*out), &self.res, &lift(*ct)).item()
+            }
+        }
+    };
+}
+
+unary_impls!();
+unary_impls!(C1);
+unary_impls!(C1, C2);
+unary_impls!(C1, C2, C3);
+
+/// An operand as a rule sees it: a tensor as is, a scalar (`s`) lifted to a rank-0 tensor for the
+/// duration of the call.
+macro_rules! operand {
+    (t, $x:expr) => {
+        $x
+    };
+    (s, $x:expr) => {
+        &lift(*$x)
+    };
+}
+
+/// A cotangent as the argument's type: a tensor as is, a scalar read back from rank 0.
+macro_rules! cotangent {
+    (t, $g:expr) => {
+        $g
+    };
+    (s, $g:expr) => {
+        $g.item()
+    };
+}
+
+/// `Forward` and both `Pullback`s of a [`Binary`] rule for one pair of operand kinds (`t` a tensor,
+/// `s` a scalar of the element type).
+macro_rules! binary_impls {
+    ([$($g:tt)*] $lk:tt $lt:ty, $rk:tt $rt:ty => $ll:ty, $rl:ty) => {
+        impl<'a, 'b, Rl, $($g)*> Forward<(&'a $lt, &'b $rt)> for Binary<Rl>
+        where
+            Rl: BinaryRule<$ll, $rl>,
+        {
+            type Out = Rl::Out;
+            type Saved = Saved<Self, Rl::Residual>;
+            #[inline]
+            fn forward(self, (l, r): (&'a $lt, &'b $rt)) -> (Rl::Out, Self::Saved) {
+                let (y, res) = self.0.forward(operand!($lk, l), operand!($rk, r));
+                (y, Saved { op: self, res })
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<'a, 'b, Rl, Res, $($g)*> Pullback<0, (&'a $lt, &'b $rt)> for Saved<Binary<Rl>, Res>
+        where
+            Rl: BinaryRule<$ll, $rl, Residual = Res>,
+        {
+            type Out = Rl::Out;
+            type Ct = $lt;
+            #[inline]
+            fn pullback(&self, (l, r): (&'a $lt, &'b $rt), out: &Rl::Out, ct: &Rl::Out) -> $lt {
+                cotangent!($lk, self.op.0.vjp_lhs(operand!($lk, l), operand!($rk, r), out, &self.res, ct))
+            }
+        }
+
+        #[diagnostic::do_not_recommend]
+        impl<'a, 'b, Rl, Res, $($g)*> Pullback<1, (&'a $lt, &'b $rt)> for Saved<Binary<Rl>, Res>
+        where
+            Rl: BinaryRule<$ll, $rl, Residual = Res>,
+        {
+            type Out = Rl::Out;
+            type Ct = $rt;
+            #[inline]
+            fn pullback(&self, (l, r): (&'a $lt, &'b $rt), out: &Rl::Out, ct: &Rl::Out) -> $rt {
+                cotangent!($rk, self.op.0.vjp_rhs(operand!($lk, l), operand!($rk, r), out, &self.res, ct))
+            }
+        }
+    };
+}
+
+binary_impls!([T: Float, L: Shape, R: Shape, SL: Storage, SR: Storage]
+    t Tensor<T, L, SL>, t Tensor<T, R, SR> => Tensor<T, L, SL>, Tensor<T, R, SR>);
+binary_impls!([T: Float, L: Shape, SL: Storage] t Tensor<T, L, SL>, s T => Tensor<T, L, SL>, Tensor<T, ()>);
+binary_impls!([T: Float, R: Shape, SR: Storage] s T, t Tensor<T, R, SR> => Tensor<T, ()>, Tensor<T, R, SR>);
+
+// Two scalars: the rule runs at rank 0 and the output is read back as a scalar.
+impl<'a, 'b, Rl, T: Float> Forward<(&'a T, &'b T)> for Binary<Rl>
+where
+    Rl: BinaryRule<Tensor<T, ()>, Tensor<T, ()>, Out = Tensor<T, ()>>,
+{
+    type Out = T;
+    type Saved = Saved<Self, Rl::Residual>;
+    #[inline]
+    fn forward(self, (l, r): (&'a T, &'b T)) -> (T, Self::Saved) {
+        let (y, res) = self.0.forward(&lift(*l), &lift(*r));
+        (y.item(), Saved { op: self, res })
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a, 'b, Rl, Res, T: Float> Pullback<0, (&'a T, &'b T)> for Saved<Binary<Rl>, Res>
+where
+    Rl: BinaryRule<Tensor<T, ()>, Tensor<T, ()>, Out = Tensor<T, ()>, Residual = Res>,
+{
+    type Out = T;
+    type Ct = T;
+    #[inline]
+    fn pullback(&self, (l, r): (&'a T, &'b T), out: &T, ct: &T) -> T {
+        let (l, r, out, ct) = (lift(*l), lift(*r), lift(*out), lift(*ct));
+        self.op.0.vjp_lhs(&l, &r, &out, &self.res, &ct).item()
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a, 'b, Rl, Res, T: Float> Pullback<1, (&'a T, &'b T)> for Saved<Binary<Rl>, Res>
+where
+    Rl: BinaryRule<Tensor<T, ()>, Tensor<T, ()>, Out = Tensor<T, ()>, Residual = Res>,
+{
+    type Out = T;
+    type Ct = T;
+    #[inline]
+    fn pullback(&self, (l, r): (&'a T, &'b T), out: &T, ct: &T) -> T {
+        let (l, r, out, ct) = (lift(*l), lift(*r), lift(*out), lift(*ct));
+        self.op.0.vjp_rhs(&l, &r, &out, &self.res, &ct).item()
+    }
+}
+
+impl<'m, M, A, B, W> Forward<(&'m M, A, B)> for Skip1<W>
+where
+    W: Forward<(A, B)>,
+{
+    type Out = W::Out;
+    type Saved = Saved<Skip1<()>, W::Saved>;
+    #[inline]
+    fn forward(self, (_, a, b): (&'m M, A, B)) -> (W::Out, Self::Saved) {
+        let (y, inner) = self.0.forward((a, b));
+        (
+            y,
+            Saved {
+                op: Skip1(()),
+                res: inner,
+            },
+        )
+    }
+}
+
+macro_rules! skip1_pullback {
+    ($k:literal => $inner:literal) => {
+        #[diagnostic::do_not_recommend]
+        impl<'m, M, A, B, S> Pullback<$k, (&'m M, A, B)> for Saved<Skip1<()>, S>
+        where
+            S: Pullback<$inner, (A, B)>,
+        {
+            type Out = S::Out;
+            type Ct = S::Ct;
+            #[inline]
+            fn pullback(
+                &self,
+                (_, a, b): (&'m M, A, B),
+                out: &Self::Out,
+                ct: &Self::Out,
+            ) -> Self::Ct {
+                self.res.pullback((a, b), out, ct)
+            }
+        }
+    };
+}
+skip1_pullback!(1 => 0);
+skip1_pullback!(2 => 1);
+
+/// `x.item()`: a rank-0 tensor read as its scalar. Glue between the two ways of holding a number,
+/// not a rule (no math: the cotangent of the scalar is the rank-0 tensor holding it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Item;
+
+impl<'a, T: Float, St: Storage> Forward<(&'a Tensor<T, (), St>,)> for Item {
+    type Out = T;
+    type Saved = Saved<Self, ()>;
+    #[inline]
+    fn forward(self, (x,): (&'a Tensor<T, (), St>,)) -> (T, Self::Saved) {
+        (x.item(), Saved { op: self, res: () })
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a, T: Float, St: Storage> Pullback<0, (&'a Tensor<T, (), St>,)> for Saved<Item, ()> {
+    type Out = T;
+    type Ct = Tensor<T, (), St>;
+    #[inline]
+    fn pullback(&self, _: (&'a Tensor<T, (), St>,), _: &T, ct: &T) -> Tensor<T, (), St> {
+        Tensor::full(*ct)
+    }
+}
+
+/// The cotangent that starts a reverse sweep: one, in the output's type.
+pub trait Seed {
+    /// A tensor of ones, or the scalar 1.
+    fn seed() -> Self;
+}
+
+impl<T: Float, S: Shape, St: Storage> Seed for Tensor<T, S, St> {
+    #[inline]
+    fn seed() -> Self {
+        Tensor::ones()
+    }
+}
+
+impl<T: Float> Seed for T {
+    #[inline]
+    fn seed() -> Self {
+        T::ONE
+    }
+}
+
+/// The cotangent of a value that receives no contribution: zero, in the value's type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be differentiated",
+    label = "not a tensor or a floating-point number",
+    note = "#[differentiable] differentiates tensors and floats; leave this parameter out of `wrt(..)`"
+)]
+pub trait Cotangent: Sized {
+    /// Zero, shaped like `self`.
+    fn zeros_like(&self) -> Self;
+    /// `self += g`: the sum of a value's contributions (a value used twice gets both).
+    fn accumulate(&mut self, g: Self);
+}
+
+impl<T: Float, S: Shape, St: Storage> Cotangent for Tensor<T, S, St> {
+    #[inline]
+    fn zeros_like(&self) -> Self {
+        Tensor::zeros()
+    }
+    #[inline]
+    fn accumulate(&mut self, g: Self) {
+        add_assign(self.as_mut_slice(), g.as_slice());
+    }
+}
+
+impl<T: Float> Cotangent for T {
+    #[inline]
+    fn zeros_like(&self) -> Self {
+        T::ZERO
+    }
+    #[inline]
+    fn accumulate(&mut self, g: Self) {
+        *self += g;
+    }
+}
+
+fn add_assign<T: Float>(acc: &mut [T], g: &[T]) {
+    for (a, &b) in acc.iter_mut().zip(g) {
+        *a += b;
+    }
+}
+
+/// The seed of a reverse sweep.
+#[inline]
+#[must_use]
+pub fn seed<X: Seed>() -> X {
+    X::seed()
+}
+
+/// Zero shaped like `x`.
+#[inline]
+#[must_use]
+pub fn zeros_like<X: Cotangent>(x: &X) -> X {
+    x.zeros_like()
+}
+
+/// Adds a contribution to a cotangent.
+#[inline]
+pub fn accumulate<X: Cotangent>(acc: &mut X, g: X) {
+    acc.accumulate(g);
+}
+
+/// `detach(x)`: the same value with no gradient (the generated code records no reverse step).
+#[inline]
+#[must_use]
+pub fn detach<X: Clone>(x: &X) -> X {
+    x.clone()
+}
+
+/// The cotangent slot of a parameter that a `#[differentiable]` function does not differentiate.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoGrad;
+
+/// A callee's cotangent for one argument, as the caller needs it.
+#[diagnostic::on_unimplemented(
+    message = "the called function does not differentiate this argument",
+    label = "a gradient must flow into this argument",
+    note = "add the parameter to the callee's `wrt(..)`, or wrap the argument in `detach(..)`"
+)]
+pub trait CalleeCotangent<X> {
+    /// The cotangent.
+    fn into_cotangent(self) -> X;
+}
+
+impl<X> CalleeCotangent<X> for X {
+    #[inline]
+    fn into_cotangent(self) -> X {
+        self
+    }
+}
+
+/// What the backward of a `#[custom_vjp]` rule returns: one cotangent per differentiated parameter.
+#[diagnostic::on_unimplemented(
+    message = "the backward of this rule returns `{Self}`, but the rule needs `{Expected}`",
+    label = "returns the wrong cotangents",
+    note = "a backward returns a tuple with one cotangent per differentiated parameter (those in `wrt(..)`, or every tensor and float), in order, each typed like its parameter"
+)]
+pub trait Cotangents<Expected> {
+    /// The cotangents.
+    fn into_cotangents(self) -> Expected;
+}
+
+impl<T> Cotangents<T> for T {
+    #[inline]
+    fn into_cotangents(self) -> T {
+        self
+    }
+}
+
+/// How generated code checks a custom backward's result: `bwd(..).checked_cotangents::<E>()`.
+pub trait CheckCotangents: Sized {
+    /// The cotangents, if they are the ones the rule needs.
+    #[inline]
+    fn checked_cotangents<E>(self) -> E
+    where
+        Self: Cotangents<E>,
+    {
+        self.into_cotangents()
+    }
+}
+
+impl<R> CheckCotangents for R {}
+
+/// How generated code takes a callee's cotangent for an argument `x`: `x.cotangent_from(g)`, a
+/// method call so that a callee that returns `NoGrad` is reported at the callee's name.
+pub trait CotangentFrom: Cotangent {
+    /// `g`, if it is a cotangent of `self`.
+    #[inline]
+    fn cotangent_from<C: CalleeCotangent<Self>>(&self, g: C) -> Self {
+        g.into_cotangent()
+    }
+}
+
+impl<X: Cotangent> CotangentFrom for X {}

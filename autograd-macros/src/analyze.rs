@@ -1,0 +1,68 @@
+//! Phase 4: which values the reverse sweep needs.
+//!
+//! A variable is *active* if it depends on a differentiated parameter (decided while lowering) and
+//! *useful* if the output depends on it. The reverse sweep computes a cotangent exactly for the
+//! variables that are both, so no VJP runs for labels, constants, or values the output ignores.
+
+use crate::ir::{Body, Stmt, Value, VarId};
+
+/// `useful[v]`: the output depends on active variable `v`.
+pub fn useful(body: &Body) -> Vec<bool> {
+    let mut u = vec![false; body.vars.len()];
+    if body.vars[body.result].active {
+        u[body.result] = true;
+    }
+    mark_block(&body.stmts, body, &mut u);
+    u
+}
+
+fn mark(u: &mut [bool], body: &Body, v: VarId) {
+    if body.vars[v].active {
+        u[v] = true;
+    }
+}
+
+fn mark_block(stmts: &[Stmt], body: &Body, u: &mut Vec<bool>) {
+    for s in stmts.iter().rev() {
+        match s {
+            Stmt::Let { var, value, .. } if u[*var] => match value {
+                Value::Op { args, .. } => args.iter().for_each(|&a| mark(u, body, a)),
+                Value::Call { args, .. } => args.iter().for_each(|&(a, _)| mark(u, body, a)),
+                Value::Copy(a) => mark(u, body, *a),
+                Value::Inert(_) | Value::Detach(_) => {}
+            },
+            Stmt::Let { .. } | Stmt::Destructure { .. } | Stmt::Inert(_) => {}
+            Stmt::Loop(l) => loop {
+                // A carried value is needed at the end of an iteration if it is needed after the
+                // loop or at the start of the next iteration.
+                let before = u.clone();
+                for c in &l.carried {
+                    if u[c.outer_out] || u[c.inner_in] {
+                        mark(u, body, c.inner_out);
+                    }
+                }
+                mark_block(&l.body, body, u);
+                for c in &l.carried {
+                    if u[c.inner_in] {
+                        mark(u, body, c.outer_in);
+                    }
+                }
+                if *u == before {
+                    break;
+                }
+            },
+            Stmt::Branch(b) => {
+                for (j, &out) in b.outputs.iter().enumerate() {
+                    if u[out] {
+                        for arm in &b.arms {
+                            mark(u, body, arm.results[j]);
+                        }
+                    }
+                }
+                for arm in &b.arms {
+                    mark_block(&arm.body, body, u);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! Phase 2: a typed view of the annotated function, keeping the original syntax for spans.
+//!
+//! The macro cannot see types; it reads only what the signature spells: whether a parameter is a
+//! reference, and whether its type is written as a tensor or a float. That decides the defaults
+//! of `wrt(..)`; everything else about types is left to rustc.
+
+use crate::attr::Attr;
+use crate::ctxt::Errors;
+use proc_macro2::TokenTree;
+use syn::spanned::Spanned;
+use syn::{
+    FnArg, GenericParam, Generics, Ident, ItemFn, Lifetime, Pat, ReturnType, Type, TypeParamBound,
+    WherePredicate,
+};
+
+/// What a parameter's type is, as far as its spelling tells.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// `Tensor<..>` or `Tensor![..]`.
+    Tensor,
+    /// `f32`, `f64`, or a type parameter bounded by `Float`.
+    Float,
+    /// Anything else (labels, sizes, user types): a constant unless named in `wrt(..)`.
+    Other,
+}
+
+/// One parameter.
+pub struct Param {
+    /// Its name.
+    pub name: Ident,
+    /// Its type without the outer reference (`Tensor![f32; 3]` for `&Tensor![f32; 3]`).
+    pub value_ty: Type,
+    /// Whether it is passed by reference.
+    pub by_ref: bool,
+    /// The reference's lifetime, if written.
+    pub lifetime: Option<Lifetime>,
+    /// What its type is.
+    pub kind: Kind,
+    /// Whether it is differentiated.
+    pub wrt: bool,
+}
+
+/// The annotated function.
+pub struct Function {
+    /// The function as written.
+    pub item: ItemFn,
+    /// Its parameters.
+    pub params: Vec<Param>,
+    /// Its return type.
+    pub output: Type,
+    /// Whether the output is a scalar (a float or a rank-0 tensor): then a gradient is defined.
+    pub scalar_output: bool,
+}
+
+impl Function {
+    /// The function's name.
+    pub fn name(&self) -> &Ident {
+        &self.item.sig.ident
+    }
+
+    /// Its generics.
+    pub fn generics(&self) -> &Generics {
+        &self.item.sig.generics
+    }
+}
+
+/// Reads the signature, reporting everything the macro does not support.
+pub fn read(item: &ItemFn, attr: &Attr, errors: &mut Errors) -> Option<Function> {
+    let sig = &item.sig;
+    let unsupported =
+        |what: &str, why: &str| format!("{what} are not supported by #[differentiable]: {why}");
+    if let Some(t) = &sig.constness {
+        errors.error(t.span, unsupported("`const fn`s", "remove `const`"));
+    }
+    if let Some(t) = &sig.asyncness {
+        errors.error(
+            t.span,
+            unsupported(
+                "`async fn`s",
+                "differentiate a synchronous function and call it from async code",
+            ),
+        );
+    }
+    if let Some(t) = &sig.unsafety {
+        errors.error(
+            t.span,
+            unsupported("`unsafe fn`s", "differentiable code calls only safe rules"),
+        );
+    }
+    if let Some(abi) = &sig.abi {
+        errors.error(
+            abi.extern_token.span,
+            unsupported("`extern` functions", "remove the ABI"),
+        );
+    }
+    if let Some(v) = &sig.variadic {
+        errors.error(
+            v.dots.spans[0],
+            unsupported("variadic functions", "name every parameter"),
+        );
+    }
+    for p in &sig.generics.params {
+        if let GenericParam::Type(t) = p
+            && t.ident.to_string().starts_with("__")
+        {
+            errors.error(t.ident.span(), "generic parameters starting with `__` are reserved for #[differentiable]'s generated code");
+        }
+    }
+
+    let floats = float_type_params(&sig.generics);
+    let mut params = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            FnArg::Receiver(r) => errors.error(
+                r.self_token.span,
+                "methods are not supported by #[differentiable]: write a free function taking the value as a parameter",
+            ),
+            FnArg::Typed(pt) => {
+                let name = match &*pt.pat {
+                    Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
+                    other => {
+                        errors.error(
+                            other.span(),
+                            "#[differentiable] parameters must be plain names (`x: &Tensor![f32; 3]`): destructure inside the body",
+                        );
+                        continue;
+                    }
+                };
+                if name == "cotangent" {
+                    errors.error(name.span(), "a parameter named `cotangent` would clash with the cotangent parameter of the generated `_vjp` function; rename it");
+                }
+                if name.to_string().starts_with("__") {
+                    errors.error(name.span(), "names starting with `__` are reserved for #[differentiable]'s generated code");
+                }
+                let (value_ty, by_ref, lifetime) = match &*pt.ty {
+                    Type::Reference(r) => {
+                        if let Some(m) = &r.mutability {
+                            errors.error(
+                                m.span,
+                                format!("`&mut` parameters are not supported by #[differentiable]: take `{name}` by shared reference `&` and return new values instead of mutating"),
+                            );
+                        }
+                        ((*r.elem).clone(), true, r.lifetime.clone())
+                    }
+                    ty => (ty.clone(), false, None),
+                };
+                if contains_impl_trait(&value_ty) {
+                    errors.error(
+                        pt.ty.span(),
+                        "`impl Trait` parameters are not supported by #[differentiable]: use a named generic parameter",
+                    );
+                }
+                let kind = kind_of(&value_ty, &floats);
+                params.push(Param { name, value_ty, by_ref, lifetime, kind, wrt: false });
+            }
+        }
+    }
+
+    let output = match &sig.output {
+        ReturnType::Type(_, ty) => (**ty).clone(),
+        ReturnType::Default => {
+            errors.error(
+                sig.ident.span(),
+                "a #[differentiable] function must return a value: a float, a rank-0 tensor (then `_grad` gives its gradient), or a tensor",
+            );
+            return None;
+        }
+    };
+    let scalar_output = is_scalar(&output, &floats);
+
+    // Which parameters are differentiated.
+    match &attr.wrt {
+        Some(names) => {
+            for (i, n) in names.iter().enumerate() {
+                if names[..i].iter().any(|m| m == n) {
+                    errors.error(n.span(), format!("`{n}` is named twice in `wrt(..)`"));
+                }
+                match params.iter_mut().find(|p| p.name == *n) {
+                    Some(p) => p.wrt = true,
+                    None => {
+                        let known: Vec<String> =
+                            params.iter().map(|p| format!("`{}`", p.name)).collect();
+                        errors.error(
+                            n.span(),
+                            format!(
+                                "`{n}` is not a parameter of `{}`: `wrt(..)` names parameters ({})",
+                                sig.ident,
+                                known.join(", ")
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        None => {
+            for p in &mut params {
+                p.wrt = p.kind != Kind::Other;
+            }
+        }
+    }
+    if !params.iter().any(|p| p.wrt) && errors.is_empty() {
+        errors.error(
+            sig.ident.span(),
+            format!("`{}` has nothing to differentiate: no parameter is written as a tensor (`Tensor<..>`, `Tensor![..]`) or a float (`f32`, `f64`, `T: Float`); name the differentiated parameters with `#[differentiable(wrt(a, b))]`", sig.ident),
+        );
+    }
+    Some(Function {
+        item: item.clone(),
+        params,
+        output,
+        scalar_output,
+    })
+}
+
+/// The type parameters bounded by `Float` (inline or in the where-clause).
+fn float_type_params(g: &Generics) -> Vec<Ident> {
+    let is_float = |b: &TypeParamBound| matches!(b, TypeParamBound::Trait(t) if t.path.segments.last().is_some_and(|s| s.ident == "Float"));
+    let mut out = Vec::new();
+    for p in &g.params {
+        if let GenericParam::Type(t) = p
+            && t.bounds.iter().any(is_float)
+        {
+            out.push(t.ident.clone());
+        }
+    }
+    if let Some(w) = &g.where_clause {
+        for pred in &w.predicates {
+            if let WherePredicate::Type(pt) = pred
+                && let Type::Path(tp) = &pt.bounded_ty
+                && let Some(id) = tp.path.get_ident()
+                && pt.bounds.iter().any(is_float)
+            {
+                out.push(id.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Tensor, float or other, from the spelling of a type.
+pub fn kind_of(ty: &Type, floats: &[Ident]) -> Kind {
+    match ty {
+        Type::Paren(p) => kind_of(&p.elem, floats),
+        Type::Group(g) => kind_of(&g.elem, floats),
+        Type::Path(tp) if tp.qself.is_none() => {
+            let last = tp
+                .path
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default();
+            if last == "Tensor" {
+                Kind::Tensor
+            } else if tp.path.segments.len() == 1
+                && (last == "f32" || last == "f64" || floats.iter().any(|f| f == &last))
+            {
+                Kind::Float
+            } else {
+                Kind::Other
+            }
+        }
+        Type::Macro(m)
+            if m.mac
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "Tensor") =>
+        {
+            Kind::Tensor
+        }
+        _ => Kind::Other,
+    }
+}
+
+/// A float, `Tensor![T]` (no sizes) or `Tensor<T, ()>`.
+fn is_scalar(ty: &Type, floats: &[Ident]) -> bool {
+    match ty {
+        Type::Paren(p) => is_scalar(&p.elem, floats),
+        Type::Group(g) => is_scalar(&g.elem, floats),
+        Type::Macro(m)
+            if m.mac
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "Tensor") =>
+        {
+            !m.mac
+                .tokens
+                .clone()
+                .into_iter()
+                .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ';'))
+        }
+        Type::Path(tp) if kind_of(ty, floats) == Kind::Tensor => {
+            let Some(last) = tp.path.segments.last() else {
+                return false;
+            };
+            let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+                return false;
+            };
+            matches!(args.args.iter().nth(1), Some(syn::GenericArgument::Type(Type::Tuple(t))) if t.elems.is_empty())
+        }
+        _ => kind_of(ty, floats) == Kind::Float,
+    }
+}
+
+fn contains_impl_trait(ty: &Type) -> bool {
+    match ty {
+        Type::ImplTrait(_) => true,
+        Type::Reference(r) => contains_impl_trait(&r.elem),
+        Type::Paren(p) => contains_impl_trait(&p.elem),
+        Type::Tuple(t) => t.elems.iter().any(contains_impl_trait),
+        Type::Array(a) => contains_impl_trait(&a.elem),
+        Type::Slice(s) => contains_impl_trait(&s.elem),
+        _ => false,
+    }
+}

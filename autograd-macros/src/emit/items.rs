@@ -1,0 +1,693 @@
+//! The items emitted beside the user's function `f`:
+//!
+//! - `FGrad`: one public field per differentiated parameter, named like it, typed like its value;
+//! - `f_vjp(params.., cotangent: &Out) -> (Out, FGrad)`: the value and the vector-Jacobian product;
+//! - `f_grad(params..) -> (Out, FGrad)` when the output is a scalar: the value and the gradient;
+//! - `__f_pullback(params..) -> (Out, impl Fn(&params.., &Out) -> (cotangents..))` (hidden): what a
+//!   `#[differentiable]` caller of `f` uses; one cotangent per parameter position, `NoGrad` for
+//!   parameters `f` does not differentiate.
+
+use super::forward::Forward;
+use super::reverse::Reverse;
+use super::{Cx, Entity};
+use crate::ast::Function;
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::{GenericParam, Ident, Lifetime, Path, Type, WherePredicate};
+
+/// The sibling items of a `#[differentiable]` function.
+pub fn differentiable_items(cx: &Cx) -> TokenStream {
+    let f = cx.f;
+    let body = cx.body;
+    let k = cx.krate;
+
+    // Count, then emit each reverse sweep.
+    let cot = Ident::new("cotangent", Span::call_site());
+    let mut counting = Reverse::counting(cx);
+    counting.seed(quote!(), Some(cot.clone()));
+    counting.block(&body.stmts);
+    let plan = counting.plan;
+
+    let sweep = |as_refs: bool, cot: &Ident| {
+        let mut r = Reverse::emitting(cx, &plan, as_refs);
+        let mut code = r.seed(quote!(), Some(cot.clone()));
+        code.extend(r.block(&body.stmts));
+        let cts: Vec<TokenStream> = f
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                if p.wrt {
+                    r.param_ct(param_var(cx, i))
+                } else {
+                    quote!(#k::__private::NoGrad)
+                }
+            })
+            .collect();
+        (code, cts)
+    };
+    let forward = Forward::new(cx, &plan);
+    let fwd = forward.block(&body.stmts);
+    let enums = forward.enums();
+    let items = &body.items;
+    let result = cx.ident(Entity::Var(body.result));
+
+    let names = Names::new(f);
+    // Both reverse sweeps read every parameter through a reference and the output's cotangent
+    // as `cotangent`, so that they are the same tokens: an error in them is reported once.
+    let (rev, cts) = sweep(true, &cot);
+    let fields: Vec<&Ident> = f.params.iter().filter(|p| p.wrt).map(|p| &p.name).collect();
+    let field_cts: Vec<&TokenStream> = f
+        .params
+        .iter()
+        .zip(&cts)
+        .filter(|(p, _)| p.wrt)
+        .map(|(_, c)| c)
+        .collect();
+    let grad_name = &names.grad;
+    // A parameter returned as the output is copied before it is shadowed by its reference.
+    let result_is_owned_param = cx.param_by_ref(body.result) == Some(false);
+    let (keep_out, out_value) = if result_is_owned_param {
+        (
+            quote!(let __value = ::core::clone::Clone::clone(&#result);),
+            quote!(__value),
+        )
+    } else {
+        (quote!(), quote!(#result))
+    };
+    let as_refs: Vec<TokenStream> = f
+        .params
+        .iter()
+        .filter(|p| !p.by_ref)
+        .map(|p| {
+            let n = &p.name;
+            quote!(#[allow(unused_variables)] let #n = &#n;)
+        })
+        .collect();
+    let prelude = quote!(use #k::__private::{CotangentFrom as _, PullbackAt as _};);
+    let vjp_body = quote! {
+        #prelude
+        #(#items)*
+        #enums
+        #fwd
+        #keep_out
+        #(#as_refs)*
+        #rev
+        let __grad = #grad_name { #(#fields: #field_cts),* };
+        (#out_value, __grad)
+    };
+
+    let out = &f.output;
+    // The output leaves the pullback and may also be read by the reverse sweep inside it.
+    let take_out = if plan.top_used.contains(&Entity::Var(body.result)) || result_is_owned_param {
+        let r = refer_top(cx, body.result);
+        quote!(::core::clone::Clone::clone(#r))
+    } else {
+        quote!(#result)
+    };
+    let closure_params: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| {
+            let (n, t) = (&p.name, &p.value_ty);
+            quote!(#[allow(unused_variables)] #n: &#t)
+        })
+        .collect();
+    let pullback_body = quote! {
+        #prelude
+        #(#items)*
+        #enums
+        #fwd
+        (#take_out, move |#(#closure_params,)* #cot: &#out| {
+            #rev
+            (#(#cts,)*)
+        })
+    };
+    let mut tokens = names.grad_struct(k);
+    tokens.extend(names.vjp_fn(vjp_body));
+    if f.scalar_output {
+        tokens.extend(names.grad_fn(k));
+    }
+    tokens.extend(names.pullback_fn(k, pullback_body));
+    tokens
+}
+
+/// The sibling items of a `#[custom_vjp(fwd = .., bwd = ..)]` function.
+pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> TokenStream {
+    let names = Names::new(f);
+    let out = &f.output;
+    let params: Vec<&Ident> = f.params.iter().map(|p| &p.name).collect();
+    let ignored: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| {
+            let t = &p.value_ty;
+            quote!(_: &#t)
+        })
+        .collect();
+    let gs: Vec<Ident> = f
+        .params
+        .iter()
+        .filter(|p| p.wrt)
+        .map(|p| format_ident!("__g_{}", p.name))
+        .collect();
+    let cts: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| {
+            if p.wrt {
+                let g = format_ident!("__g_{}", p.name);
+                quote!(#g)
+            } else {
+                quote!(#krate::__private::NoGrad)
+            }
+        })
+        .collect();
+    let wrt_tys: Vec<&Type> = f
+        .params
+        .iter()
+        .filter(|p| p.wrt)
+        .map(|p| &p.value_ty)
+        .collect();
+    // The backward's result is checked against the cotangents the rule needs, with the error at
+    // `bwd = ..`.
+    let check = crate::emit::respan(
+        quote!(#krate::__private::CheckCotangents::checked_cotangents::<(#(#wrt_tys,)*)>(#bwd(&__res, __cotangent))),
+        bwd.span(),
+    );
+    let pullback_body = quote! {
+        let (__out, __res) = #fwd(#(#params),*);
+        (__out, move |#(#ignored,)* __cotangent: &#out| {
+            let (#(#gs,)*) = #check;
+            (#(#cts,)*)
+        })
+    };
+    let pb = &names.pullback;
+    let turbofish = names.turbofish();
+    let passed: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| {
+            let n = &p.name;
+            if p.by_ref {
+                quote!(#n)
+            } else {
+                quote!(::core::clone::Clone::clone(&#n))
+            }
+        })
+        .collect();
+    let refs: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| {
+            let n = &p.name;
+            if p.by_ref { quote!(#n) } else { quote!(&#n) }
+        })
+        .collect();
+    let pats: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| {
+            if p.wrt {
+                let n = &p.name;
+                quote!(#n)
+            } else {
+                quote!(_)
+            }
+        })
+        .collect();
+    let fields: Vec<&Ident> = f.params.iter().filter(|p| p.wrt).map(|p| &p.name).collect();
+    let grad_name = &names.grad;
+    let vjp_body = quote! {
+        let (__out, __pullback) = #pb #turbofish(#(#passed),*);
+        let (#(#pats,)*) = __pullback(#(#refs,)* cotangent);
+        (__out, #grad_name { #(#fields),* })
+    };
+    let mut tokens = names.grad_struct(krate);
+    tokens.extend(names.vjp_fn(vjp_body));
+    if f.scalar_output {
+        tokens.extend(names.grad_fn(krate));
+    }
+    tokens.extend(names.pullback_fn(krate, pullback_body));
+    tokens
+}
+
+/// Siblings with the right signatures whose bodies never run (the expansion reported errors).
+pub fn stub_items(f: &Function, krate: &Path) -> TokenStream {
+    let names = Names::new(f);
+    let params: Vec<&Ident> = f.params.iter().map(|p| &p.name).collect();
+    let out = &f.output;
+    let ignored: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| {
+            let t = &p.value_ty;
+            quote!(_: &#t)
+        })
+        .collect();
+    let mut tokens = names.grad_struct(krate);
+    let stub = quote!(#[allow(unreachable_code, reason = "the expansion failed; a compile error was reported")]);
+    tokens.extend(names.vjp_fn_with(
+        quote! {
+            let _ = (#(&#params,)* cotangent);
+            ::core::unreachable!()
+        },
+        &stub,
+    ));
+    if f.scalar_output {
+        tokens.extend(names.grad_fn(krate));
+    }
+    tokens.extend(names.pullback_fn_with(
+        krate,
+        quote! {
+            let _ = (#(&#params,)*);
+            (::core::unreachable!(), move |#(#ignored,)* _: &#out| ::core::unreachable!())
+        },
+        &stub,
+    ));
+    tokens
+}
+
+fn param_var(cx: &Cx, i: usize) -> usize {
+    cx.body
+        .vars
+        .iter()
+        .position(|v| v.origin == crate::ir::Origin::Param(i))
+        .expect("every parameter is a variable")
+}
+
+fn refer_top(cx: &Cx, v: usize) -> TokenStream {
+    let id = cx.ident(Entity::Var(v));
+    match cx.param_by_ref(v) {
+        Some(true) => quote!(#id),
+        _ => quote!(&#id),
+    }
+}
+
+/// Names and signatures of the sibling items.
+struct Names<'a> {
+    f: &'a Function,
+    grad: Ident,
+    vjp: Ident,
+    grad_fn: Ident,
+    pullback: Ident,
+    /// The generic parameters the gradient struct needs (those its fields mention).
+    struct_params: Vec<GenericParam>,
+}
+
+impl<'a> Names<'a> {
+    fn new(f: &'a Function) -> Self {
+        let name = f.name();
+        let camel: String = name
+            .to_string()
+            .split('_')
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                let mut c = s.chars();
+                c.next()
+                    .map(|h| h.to_uppercase().chain(c).collect::<String>())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let mentioned: Vec<String> = f
+            .params
+            .iter()
+            .filter(|p| p.wrt)
+            .flat_map(|p| idents_of(&p.value_ty))
+            .collect();
+        let struct_params = f
+            .generics()
+            .params
+            .iter()
+            .filter(|g| {
+                let id = match g {
+                    GenericParam::Type(t) => t.ident.to_string(),
+                    GenericParam::Const(c) => c.ident.to_string(),
+                    GenericParam::Lifetime(l) => l.lifetime.to_string(),
+                };
+                mentioned.contains(&id)
+            })
+            .cloned()
+            .map(|mut g| {
+                // Defaults belong on the function's declaration only.
+                match &mut g {
+                    GenericParam::Type(t) => {
+                        t.eq_token = None;
+                        t.default = None;
+                    }
+                    GenericParam::Const(c) => {
+                        c.eq_token = None;
+                        c.default = None;
+                    }
+                    GenericParam::Lifetime(_) => {}
+                }
+                g
+            })
+            .collect();
+        Names {
+            f,
+            grad: format_ident!("{}Grad", camel, span = name.span()),
+            vjp: format_ident!("{}_vjp", name, span = name.span()),
+            grad_fn: format_ident!("{}_grad", name, span = name.span()),
+            pullback: format_ident!("__{}_pullback", name, span = name.span()),
+            struct_params,
+        }
+    }
+
+    fn struct_param_names(&self) -> Vec<TokenStream> {
+        self.struct_params
+            .iter()
+            .map(|g| match g {
+                GenericParam::Type(t) => {
+                    let i = &t.ident;
+                    quote!(#i)
+                }
+                GenericParam::Const(c) => {
+                    let i = &c.ident;
+                    quote!(#i)
+                }
+                GenericParam::Lifetime(l) => {
+                    let i = &l.lifetime;
+                    quote!(#i)
+                }
+            })
+            .collect()
+    }
+
+    fn grad_ty(&self) -> TokenStream {
+        let g = &self.grad;
+        let args = self.struct_param_names();
+        if args.is_empty() {
+            quote!(#g)
+        } else {
+            quote!(#g<#(#args),*>)
+        }
+    }
+
+    /// `<T, B>` for calling a sibling with the function's own generics.
+    fn turbofish(&self) -> TokenStream {
+        let args: Vec<TokenStream> = self
+            .f
+            .generics()
+            .params
+            .iter()
+            .filter_map(|g| match g {
+                GenericParam::Type(t) => {
+                    let i = &t.ident;
+                    Some(quote!(#i))
+                }
+                GenericParam::Const(c) => {
+                    let i = &c.ident;
+                    Some(quote!(#i))
+                }
+                GenericParam::Lifetime(_) => None,
+            })
+            .collect();
+        if args.is_empty() {
+            quote!()
+        } else {
+            quote!(::<#(#args),*>)
+        }
+    }
+
+    fn grad_struct(&self, _krate: &Path) -> TokenStream {
+        let f = self.f;
+        let vis = &f.item.sig_vis();
+        let name = &self.grad;
+        let params = &self.struct_params;
+        let generics = if params.is_empty() {
+            quote!()
+        } else {
+            quote!(<#(#params),*>)
+        };
+        let names: Vec<String> = self
+            .struct_param_names()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let preds: Vec<&WherePredicate> = f
+            .generics()
+            .where_clause
+            .iter()
+            .flat_map(|w| w.predicates.iter())
+            .filter(|p| {
+                let used = idents_in(&quote!(#p));
+                let all: Vec<String> = self
+                    .f
+                    .generics()
+                    .params
+                    .iter()
+                    .map(|g| match g {
+                        GenericParam::Type(t) => t.ident.to_string(),
+                        GenericParam::Const(c) => c.ident.to_string(),
+                        GenericParam::Lifetime(l) => l.lifetime.to_string(),
+                    })
+                    .collect();
+                used.iter().all(|u| !all.contains(u) || names.contains(u))
+            })
+            .collect();
+        let where_clause = if preds.is_empty() {
+            quote!()
+        } else {
+            quote!(where #(#preds),*)
+        };
+        let fields = f.params.iter().filter(|p| p.wrt).map(|p| {
+            let (n, t) = (&p.name, &p.value_ty);
+            let doc = format!("The cotangent of `{n}`.");
+            quote!(#[doc = #doc] pub #n: #t)
+        });
+        let doc = format!(
+            "The gradient (or vector-Jacobian product) of [`{}`] with respect to each differentiated parameter, in a field named like it. Generated by `#[differentiable]`.",
+            f.name()
+        );
+        // Written out rather than derived: `derive` rejects fields whose types are macros
+        // (`Tensor![..]`).
+        let field_names: Vec<&Ident> = f.params.iter().filter(|p| p.wrt).map(|p| &p.name).collect();
+        let field_strs: Vec<String> = field_names.iter().map(ToString::to_string).collect();
+        let ty = self.grad_ty();
+        let name_str = name.to_string();
+        quote! {
+            #[doc = #doc]
+            #[allow(dead_code)]
+            #vis struct #name #generics #where_clause { #(#fields,)* }
+            impl #generics ::core::clone::Clone for #ty #where_clause {
+                fn clone(&self) -> Self {
+                    #name { #(#field_names: ::core::clone::Clone::clone(&self.#field_names)),* }
+                }
+            }
+            impl #generics ::core::fmt::Debug for #ty #where_clause {
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    f.debug_struct(#name_str) #(.field(#field_strs, &self.#field_names))* .finish()
+                }
+            }
+        }
+    }
+
+    /// The signature's pieces: generics with bounds, parameters, where-clause.
+    fn signature(
+        &self,
+        extra_lifetimes: &[(usize, Lifetime)],
+    ) -> (TokenStream, Vec<TokenStream>, TokenStream) {
+        let g = self.f.generics();
+        let lifetimes = extra_lifetimes.iter().map(|(_, l)| l);
+        let params = &g.params;
+        let generics = if params.is_empty() && extra_lifetimes.is_empty() {
+            quote!()
+        } else {
+            let (lts, rest): (Vec<&GenericParam>, Vec<&GenericParam>) = params
+                .iter()
+                .partition(|p| matches!(p, GenericParam::Lifetime(_)));
+            quote!(<#(#lifetimes,)* #(#lts,)* #(#rest),*>)
+        };
+        let inputs = self
+            .f
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let (n, t) = (&p.name, &p.value_ty);
+                if p.by_ref {
+                    let lt = extra_lifetimes
+                        .iter()
+                        .find(|(j, _)| *j == i)
+                        .map(|(_, l)| l.clone())
+                        .or_else(|| p.lifetime.clone());
+                    quote!(#n: &#lt #t)
+                } else {
+                    quote!(#n: #t)
+                }
+            })
+            .collect();
+        let where_clause = &g.where_clause;
+        (generics, inputs, quote!(#where_clause))
+    }
+
+    fn vjp_fn(&self, body: TokenStream) -> TokenStream {
+        self.vjp_fn_with(body, &quote!())
+    }
+
+    fn vjp_fn_with(&self, body: TokenStream, attrs: &TokenStream) -> TokenStream {
+        let f = self.f;
+        let vis = f.item.sig_vis();
+        let (generics, inputs, where_clause) = self.signature(&[]);
+        let out = &f.output;
+        let grad_ty = self.grad_ty();
+        let name = &self.vjp;
+        let fname = f.name();
+        let turbofish = self.turbofish();
+        let doc = format!(
+            "The value of [`{0}`] and its vector-Jacobian product: the cotangent of each differentiated parameter, given the `cotangent` of the output. Generated by `#[differentiable]`.",
+            f.name()
+        );
+        quote! {
+            #[doc = #doc]
+            #[must_use]
+            #[allow(dead_code, clippy::too_many_lines, clippy::similar_names, clippy::needless_pass_by_value, reason = "generated code: one binding per op")]
+            #attrs
+            #vis fn #name #generics (#(#inputs,)* cotangent: &#out) -> (#out, #grad_ty) #where_clause {
+                // The differentiated function counts as used when its siblings are.
+                let _ = #fname #turbofish;
+                #body
+            }
+        }
+    }
+
+    fn grad_fn(&self, krate: &Path) -> TokenStream {
+        let f = self.f;
+        let vis = f.item.sig_vis();
+        let (generics, inputs, where_clause) = self.signature(&[]);
+        let out = &f.output;
+        let grad_ty = self.grad_ty();
+        let name = &self.grad_fn;
+        let vjp = &self.vjp;
+        let turbofish = self.turbofish();
+        let args = f.params.iter().map(|p| &p.name);
+        let doc = format!(
+            "The value of [`{0}`] and its gradient with respect to each differentiated parameter. Generated by `#[differentiable]`.",
+            f.name()
+        );
+        quote! {
+            #[doc = #doc]
+            #[must_use]
+            #[allow(dead_code, clippy::needless_pass_by_value, reason = "the same parameters as the differentiated function")]
+            #vis fn #name #generics (#(#inputs),*) -> (#out, #grad_ty) #where_clause {
+                #vjp #turbofish(#(#args,)* &#krate::__private::seed())
+            }
+        }
+    }
+
+    fn pullback_fn(&self, krate: &Path, body: TokenStream) -> TokenStream {
+        self.pullback_fn_with(krate, body, &quote!())
+    }
+
+    fn pullback_fn_with(
+        &self,
+        krate: &Path,
+        body: TokenStream,
+        attrs: &TokenStream,
+    ) -> TokenStream {
+        let f = self.f;
+        let vis = f.item.sig_vis();
+        // Parameters the pullback may keep borrowing (constants a rule holds) get a named lifetime
+        // it captures; differentiated parameters are passed again to the pullback instead.
+        let extra: Vec<(usize, Lifetime)> = f
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.by_ref && p.lifetime.is_none() && !p.wrt)
+            .map(|(i, _)| (i, Lifetime::new(&format!("'__a{i}"), Span::call_site())))
+            .collect();
+        let (generics, inputs, where_clause) = self.signature(&extra);
+        let out = &f.output;
+        let mut captured: Vec<TokenStream> = extra.iter().map(|(_, l)| quote!(#l)).collect();
+        for p in &f.params {
+            if let (Some(l), false) = (&p.lifetime, p.wrt)
+                && !captured
+                    .iter()
+                    .any(|c| c.to_string() == quote!(#l).to_string())
+            {
+                captured.push(quote!(#l));
+            }
+        }
+        for g in &f.generics().params {
+            match g {
+                GenericParam::Lifetime(l) => {
+                    let l = &l.lifetime;
+                    if !captured
+                        .iter()
+                        .any(|c| c.to_string() == quote!(#l).to_string())
+                    {
+                        captured.insert(0, quote!(#l));
+                    }
+                }
+                GenericParam::Type(t) => {
+                    let i = &t.ident;
+                    captured.push(quote!(#i));
+                }
+                GenericParam::Const(c) => {
+                    let i = &c.ident;
+                    captured.push(quote!(#i));
+                }
+            }
+        }
+        let arg_tys = f.params.iter().map(|p| &p.value_ty);
+        let cts = f.params.iter().map(|p| {
+            if p.wrt {
+                let t = &p.value_ty;
+                quote!(#t)
+            } else {
+                quote!(#krate::__private::NoGrad)
+            }
+        });
+        let name = &self.pullback;
+        quote! {
+            #[doc(hidden)]
+            #[allow(clippy::too_many_lines, clippy::similar_names, clippy::type_complexity, clippy::needless_pass_by_value, reason = "generated code: one binding per op")]
+            #attrs
+            #vis fn #name #generics (#(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
+                #body
+            }
+        }
+    }
+}
+
+/// The identifiers and lifetimes a type mentions (also inside type macros such as `Tensor![..]`).
+fn idents_of(ty: &Type) -> Vec<String> {
+    idents_in(&quote!(#ty))
+}
+
+fn idents_in(tokens: &TokenStream) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut prev_quote = false;
+    for t in tokens.clone() {
+        match t {
+            TokenTree::Ident(i) => {
+                if prev_quote {
+                    out.push(format!("'{i}"));
+                } else {
+                    out.push(i.to_string());
+                }
+                prev_quote = false;
+            }
+            TokenTree::Group(g) => {
+                out.extend(idents_in(&g.stream()));
+                prev_quote = false;
+            }
+            TokenTree::Punct(p) => prev_quote = p.as_char() == '\'',
+            TokenTree::Literal(_) => prev_quote = false,
+        }
+    }
+    out
+}
+
+/// The visibility of the user's function, for its siblings.
+trait SigVis {
+    fn sig_vis(&self) -> &syn::Visibility;
+}
+
+impl SigVis for syn::ItemFn {
+    fn sig_vis(&self) -> &syn::Visibility {
+        &self.vis
+    }
+}

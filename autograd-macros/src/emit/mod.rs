@@ -1,0 +1,215 @@
+//! Phase 5: the generated code: the forward sweep, the reverse sweep, and the sibling items.
+//!
+//! Every op becomes two calls into `__private` with the user's span, so rustc infers every type
+//! and reports a shape error at the user's operator:
+//!
+//! ```text
+//! // let y = x * w;
+//! let (__y, __saved_y) = ::autograd_core::__private::Forward::forward(
+//!     ::autograd_core::__private::differentiable_methods::mul(w), (x, w));
+//! // ... reverse sweep, given __ct_y:
+//! let __ct_x = ::autograd_core::__private::Pullback::<0, _>::pullback(&__saved_y, (x, w), &__y, &__ct_y);
+//! ```
+//!
+//! The reverse sweep is emitted before the forward sweep: it decides which values each loop
+//! iteration and each branch arm must keep, and the forward sweep then saves exactly those.
+
+mod forward;
+mod items;
+mod reverse;
+
+pub use items::{custom_vjp_items, differentiable_items, stub_items};
+
+use crate::ast::Function;
+use crate::ir::{Body, Origin, ScopeId, ScopeKind, VarId};
+use proc_macro2::{Span, TokenStream};
+use quote::format_ident;
+use std::collections::{BTreeSet, HashMap};
+use syn::{Ident, Path};
+
+/// Something the forward sweep binds and the reverse sweep reads.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Entity {
+    /// A variable's value.
+    Var(VarId),
+    /// What the op that computes a variable saved for its pullbacks (rule and residuals).
+    Saved(VarId),
+    /// The pullback of the call that computes a variable.
+    Pullback(VarId),
+    /// The per-iteration storage of a loop.
+    Tape(usize),
+    /// The record of which arm of a branch ran.
+    Record(usize),
+}
+
+/// A loop or a branch, as the reverse sweep nests them.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Construct {
+    /// Loop number.
+    Loop(usize),
+    /// Branch number.
+    Branch(usize),
+}
+
+/// What a first reverse pass learns for the second (and for the forward sweep).
+#[derive(Default, Clone)]
+pub struct Plan {
+    /// How many contributions each variable's cotangent receives.
+    pub counts: Vec<usize>,
+    /// The entities each loop body or branch arm must save for the reverse sweep, by scope.
+    pub saved: HashMap<ScopeId, BTreeSet<Entity>>,
+    /// The variables defined outside a construct that receive contributions inside it.
+    pub targets: HashMap<Construct, BTreeSet<VarId>>,
+    /// The entities of the top level that the reverse sweep reads.
+    pub top_used: BTreeSet<Entity>,
+}
+
+/// Everything the phases share.
+pub struct Cx<'a> {
+    /// The function.
+    pub f: &'a Function,
+    /// Its lowered body.
+    pub body: &'a Body,
+    /// `::autograd_core`, or the `crate = path` given.
+    pub krate: &'a Path,
+    /// See [`crate::analyze::useful`].
+    pub useful: Vec<bool>,
+    /// The scope of each loop.
+    loop_scope: HashMap<usize, ScopeId>,
+    /// The scope each branch sits in.
+    branch_home: HashMap<usize, ScopeId>,
+}
+
+impl<'a> Cx<'a> {
+    /// Prepares the emission of `body`.
+    pub fn new(f: &'a Function, body: &'a Body, krate: &'a Path) -> Self {
+        let mut loop_scope = HashMap::new();
+        let mut branch_home = HashMap::new();
+        for (s, (kind, parent)) in body.scopes.iter().enumerate() {
+            match kind {
+                ScopeKind::Loop(l) => {
+                    loop_scope.insert(*l, s);
+                }
+                ScopeKind::Arm(b) => {
+                    branch_home.insert(*b, parent.unwrap_or(0));
+                }
+                ScopeKind::Top => {}
+            }
+        }
+        Cx {
+            f,
+            body,
+            krate,
+            useful: crate::analyze::useful(body),
+            loop_scope,
+            branch_home,
+        }
+    }
+
+    fn active(&self, v: VarId) -> bool {
+        self.body.vars[v].active
+    }
+
+    fn needs_ct(&self, v: VarId) -> bool {
+        self.useful[v] && self.active(v)
+    }
+
+    /// The scope an entity is bound in.
+    fn home(&self, e: Entity) -> ScopeId {
+        match e {
+            Entity::Var(v) | Entity::Saved(v) | Entity::Pullback(v) => self.body.vars[v].home,
+            Entity::Tape(l) => self.body.scopes[self.loop_scope[&l]].1.unwrap_or(0),
+            Entity::Record(b) => self.branch_home[&b],
+        }
+    }
+
+    /// Whether scope `s` is `outer` or nested in it.
+    fn within(&self, mut s: ScopeId, outer: ScopeId) -> bool {
+        loop {
+            if s == outer {
+                return true;
+            }
+            match self.body.scopes[s].1 {
+                Some(p) => s = p,
+                None => return false,
+            }
+        }
+    }
+
+    /// The identifier an entity is bound to.
+    fn ident(&self, e: Entity) -> Ident {
+        let var = |v: VarId| self.body.vars[v].ident.clone();
+        let derived = |prefix: &str, v: VarId| {
+            let base = var(v).to_string();
+            format_ident!("__{}_{}", prefix, base.trim_start_matches('_'))
+        };
+        match e {
+            Entity::Var(v) => var(v),
+            Entity::Saved(v) => derived("saved", v),
+            Entity::Pullback(v) => derived("pb", v),
+            Entity::Tape(l) => format_ident!("__tape{}", l),
+            Entity::Record(b) => format_ident!("__arm{}", b),
+        }
+    }
+
+    /// The identifier of a variable's cotangent.
+    fn ct_ident(&self, v: VarId) -> Ident {
+        let base = self.body.vars[v].ident.to_string();
+        format_ident!("__ct_{}", base.trim_start_matches('_'))
+    }
+
+    /// Whether variable `v` is a parameter passed by reference.
+    fn param_by_ref(&self, v: VarId) -> Option<bool> {
+        match self.body.vars[v].origin {
+            Origin::Param(i) => Some(self.f.params[i].by_ref),
+            _ => None,
+        }
+    }
+
+    /// The enum that records which arm of branch `b` ran.
+    fn arms_enum(&self, b: usize) -> Ident {
+        format_ident!("__Arms{}", b)
+    }
+}
+
+/// `tokens` moved to the user's `span`, so that an error in a generated call underlines the
+/// user's operator and is the same diagnostic as the one the user's function reports (rustc then
+/// prints it once). Paths and punctuation take the user's span as is; identifiers that name local
+/// values (`__t1`, a parameter) keep their own hygiene and only move, so that they resolve as
+/// before even when the attribute is used inside a `macro_rules!`.
+pub fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let is_colon =
+        |t: Option<&TokenTree>| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == ':');
+    let mut out = Vec::with_capacity(trees.len());
+    for (i, t) in trees.iter().enumerate() {
+        out.push(match t {
+            TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), respan(g.stream(), span));
+                ng.set_span(span);
+                TokenTree::Group(ng)
+            }
+            TokenTree::Ident(id) => {
+                let after_dot = i > 0
+                    && matches!(trees.get(i - 1), Some(TokenTree::Punct(p)) if p.as_char() == '.');
+                let in_path = after_dot
+                    || (i > 0 && is_colon(trees.get(i - 1)))
+                    || is_colon(trees.get(i + 1));
+                let mut id = id.clone();
+                id.set_span(if in_path {
+                    span
+                } else {
+                    id.span().located_at(span)
+                });
+                TokenTree::Ident(id)
+            }
+            t => {
+                let mut t = t.clone();
+                t.set_span(span);
+                t
+            }
+        });
+    }
+    out.into_iter().collect()
+}

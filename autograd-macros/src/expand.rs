@@ -1,0 +1,83 @@
+//! The expansion as a library function on `proc_macro2` tokens, so that tests can call it on any
+//! input (it never panics on malformed input: every problem is a `compile_error!`).
+
+use crate::attr::{self, Kind};
+use crate::ctxt::Errors;
+use crate::emit::{Cx, custom_vjp_items, differentiable_items, stub_items};
+use crate::{ast, lower};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+/// Expands `#[differentiable(attr)] item`.
+pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand(attr, item, Kind::Differentiable)
+}
+
+/// Expands `#[custom_vjp(attr)] item`.
+pub fn custom_vjp(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand(attr, item, Kind::CustomVjp)
+}
+
+fn expand(attr: TokenStream, item: TokenStream, kind: Kind) -> TokenStream {
+    expand_reporting(attr, item, kind).0
+}
+
+/// The expansion and the errors it reports.
+pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (TokenStream, Errors) {
+    let mut errors = Errors::default();
+    let attr = attr::parse(attr, kind, &mut errors);
+    let func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(e) => {
+            // Not a function: report it and give the item back unchanged.
+            let msg = format!(
+                "#[{}] applies to functions: {e}",
+                if kind == Kind::Differentiable {
+                    "differentiable"
+                } else {
+                    "custom_vjp"
+                }
+            );
+            errors.error(e.span(), msg);
+            let e = errors.to_compile_errors();
+            return (quote!(#item #e), errors);
+        }
+    };
+    let Some(f) = ast::read(&func, &attr, &mut errors) else {
+        return fallback(&func, errors, None, &attr.krate);
+    };
+    let generated = match kind {
+        Kind::Differentiable => {
+            let body = lower::lower(&f, &mut errors);
+            match body {
+                Some(body) if errors.is_empty() => {
+                    let cx = Cx::new(&f, &body, &attr.krate);
+                    differentiable_items(&cx)
+                }
+                _ => return fallback(&func, errors, Some(&f), &attr.krate),
+            }
+        }
+        Kind::CustomVjp => match (&attr.fwd, &attr.bwd) {
+            (Some(fwd), Some(bwd)) if errors.is_empty() => {
+                custom_vjp_items(&f, &attr.krate, fwd, bwd)
+            }
+            _ => return fallback(&func, errors, Some(&f), &attr.krate),
+        },
+    };
+    (quote!(#func #generated), errors)
+}
+
+/// The user's function unchanged, next to every error; and, when the signature could be read,
+/// siblings with the right signatures and no body, so that call sites do not fail in a cascade.
+fn fallback(
+    func: &syn::ItemFn,
+    errors: Errors,
+    f: Option<&ast::Function>,
+    krate: &syn::Path,
+) -> (TokenStream, Errors) {
+    let tokens = errors.to_compile_errors();
+    let stubs = f
+        .filter(|f| f.params.iter().any(|p| p.wrt))
+        .map(|f| stub_items(f, krate));
+    (quote!(#func #tokens #stubs), errors)
+}

@@ -1,0 +1,193 @@
+//! The body in A-normal form: one op per binding, every operand a variable.
+//!
+//! Variables are in static single assignment form: `h = h * w` makes a new variable, so the
+//! reverse sweep can read every value the forward sweep computed. Loops and branches keep their
+//! structure (the reverse sweep replays them backwards) and say which variables flow in and out.
+
+use proc_macro2::{Span, TokenStream};
+use syn::{Ident, Path, Type};
+
+/// Index into [`Body::vars`].
+pub type VarId = usize;
+/// Index into [`Body::scopes`].
+pub type ScopeId = usize;
+
+/// Where a variable comes from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Origin {
+    /// The `i`-th parameter of the function.
+    Param(usize),
+    /// A binding of the body.
+    Local,
+    /// A loop-carried value at the start of an iteration; in the forward sweep it lives in the
+    /// loop's state variable `state` (the carried value's version after the loop).
+    LoopIn {
+        /// The state variable.
+        state: VarId,
+    },
+}
+
+/// A value of the body.
+#[derive(Clone)]
+pub struct Var {
+    /// The name it is bound to in generated code (a parameter keeps the user's name).
+    pub ident: Ident,
+    /// Whether it depends on a differentiated parameter.
+    pub active: bool,
+    /// The scope it is defined in.
+    pub home: ScopeId,
+    /// Where it comes from.
+    pub origin: Origin,
+}
+
+/// What a scope is.
+#[derive(Clone, Copy, Debug)]
+pub enum ScopeKind {
+    /// The function body (and the plain blocks in it).
+    Top,
+    /// The body of loop `id`.
+    Loop(usize),
+    /// An arm of branch `id`.
+    Arm(usize),
+}
+
+/// A statement of the lowered body.
+#[derive(Clone)]
+pub enum Stmt {
+    /// `let var = value;`
+    Let {
+        /// The variable bound.
+        var: VarId,
+        /// The user's type annotation.
+        ty: Option<Type>,
+        /// What it is bound to.
+        value: Value,
+    },
+    /// `let pat = expr;` for a constant value destructured by a pattern; `vars` are bound by it.
+    Destructure {
+        /// The pattern, with the bound names renamed to `vars`' identifiers.
+        pat: TokenStream,
+        /// The user's type annotation.
+        ty: Option<Type>,
+        /// The value, as written (renamed).
+        expr: TokenStream,
+    },
+    /// A statement that computes no differentiated value, kept as written (renamed).
+    Inert(TokenStream),
+    /// `for i in 0..N { .. }`.
+    Loop(Loop),
+    /// `if`/`else` or `match`.
+    Branch(Branch),
+}
+
+/// The right-hand side of a binding.
+#[derive(Clone)]
+pub enum Value {
+    /// An expression that depends on no differentiated value, kept as written (renamed).
+    Inert(TokenStream),
+    /// A rule of the library: `method::name::<generics>(&args[1..])`, applied to every argument.
+    Op {
+        /// The method (or operator's method) name, with the user's span.
+        name: Ident,
+        /// The turbofish as written (`::<1>`), if any.
+        turbofish: Option<TokenStream>,
+        /// Receiver (or left operand) first.
+        args: Vec<VarId>,
+        /// The user's operator or method name, where errors point.
+        span: Span,
+    },
+    /// A call of another `#[differentiable]` (or `#[custom_vjp]`) function, through its pullback.
+    Call {
+        /// The path of the callee's pullback function.
+        pullback: Path,
+        /// The turbofish as written, if any.
+        turbofish: Option<TokenStream>,
+        /// The arguments, and whether the user wrote `&` before each.
+        args: Vec<(VarId, bool)>,
+        /// The call's span.
+        span: Span,
+    },
+    /// `x.clone()`, or a value moved where it must be copied: the identity.
+    Copy(VarId),
+    /// `detach(x)`: the same value, no gradient.
+    Detach(VarId),
+}
+
+/// A value carried from one iteration of a loop to the next.
+#[derive(Clone, Copy, Debug)]
+pub struct Carried {
+    /// Its version before the loop.
+    pub outer_in: VarId,
+    /// Its version at the start of an iteration.
+    pub inner_in: VarId,
+    /// Its version at the end of an iteration.
+    pub inner_out: VarId,
+    /// Its version after the loop (the loop's state variable).
+    pub outer_out: VarId,
+}
+
+/// `for index in 0..count { body }`.
+#[derive(Clone)]
+pub struct Loop {
+    /// Loop number (names its tape).
+    pub id: usize,
+    /// The body's scope.
+    pub scope: ScopeId,
+    /// The index variable, if the body uses it.
+    pub index: Option<Ident>,
+    /// The trip count, as written: a literal, a const or a const generic.
+    pub count: TokenStream,
+    /// The body.
+    pub body: Vec<Stmt>,
+    /// The carried values.
+    pub carried: Vec<Carried>,
+}
+
+/// How a branch chooses its arm.
+#[derive(Clone)]
+pub enum Head {
+    /// `if c0 {..} else if c1 {..} else {..}`: one condition per arm but the last (an `else`,
+    /// written or not).
+    If(Vec<TokenStream>),
+    /// `match scrutinee { pat => .. }`: one pattern (with its guard) per arm.
+    Match(TokenStream, Vec<TokenStream>),
+}
+
+/// One arm of a branch.
+#[derive(Clone)]
+pub struct Arm {
+    /// The arm's scope.
+    pub scope: ScopeId,
+    /// The arm's statements.
+    pub body: Vec<Stmt>,
+    /// The arm's value of each of the branch's outputs.
+    pub results: Vec<VarId>,
+}
+
+/// A branch: the arm that runs is recorded, and the reverse sweep replays only that arm.
+#[derive(Clone)]
+pub struct Branch {
+    /// Branch number (names its record).
+    pub id: usize,
+    /// How the arm is chosen.
+    pub head: Head,
+    /// The arms.
+    pub arms: Vec<Arm>,
+    /// The values that flow out: the branch's value and every variable an arm assigns.
+    pub outputs: Vec<VarId>,
+}
+
+/// The lowered body.
+#[derive(Clone)]
+pub struct Body {
+    /// Every variable.
+    pub vars: Vec<Var>,
+    /// Every scope's kind and parent.
+    pub scopes: Vec<(ScopeKind, Option<ScopeId>)>,
+    /// Items declared in the body (`const`, `use`, `fn`), repeated in each generated function.
+    pub items: Vec<TokenStream>,
+    /// The statements.
+    pub stmts: Vec<Stmt>,
+    /// The returned value.
+    pub result: VarId,
+}

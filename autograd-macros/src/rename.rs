@@ -1,0 +1,258 @@
+//! Renaming inside expressions the macro keeps as written (conditions, constants, statements that
+//! compute no differentiated value): each name of a body variable becomes the identifier its
+//! current version is bound to in generated code.
+//!
+//! Before: `if h.sum().item() > limit { .. }` (where `h` was reassigned once).
+//! After: `if __h_2.sum().item() > limit { .. }`.
+//!
+//! Names bound inside the expression (closure parameters, `let`s of inner blocks, match arms)
+//! shadow the body's variables and are left alone.
+
+use proc_macro2::{Delimiter, Group, Ident, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::visit_mut::{self, VisitMut};
+use syn::{Expr, Pat};
+
+/// A name resolved to a body variable, and whether it sits inside `detach(..)` (then its value
+/// is read but no gradient flows).
+pub struct Use {
+    /// The name as written.
+    pub name: String,
+    /// Inside `detach(..)` or `.detach()`.
+    pub detached: bool,
+}
+
+/// Renames `expr` with `lookup` (a name to its identifier, `None` for names that are not body
+/// variables), and lists the names it resolved.
+pub fn rename_expr(
+    expr: &Expr,
+    lookup: &dyn Fn(&Ident) -> Option<Ident>,
+) -> (TokenStream, Vec<Use>) {
+    let mut e = expr.clone();
+    let mut r = Renamer {
+        lookup,
+        shadow: Vec::new(),
+        uses: Vec::new(),
+        detached: 0,
+    };
+    r.visit_expr_mut(&mut e);
+    (e.into_token_stream(), r.uses)
+}
+
+/// [`rename_expr`] for a statement.
+pub fn rename_stmt(
+    stmt: &syn::Stmt,
+    lookup: &dyn Fn(&Ident) -> Option<Ident>,
+) -> (TokenStream, Vec<Use>) {
+    let mut s = stmt.clone();
+    let mut r = Renamer {
+        lookup,
+        shadow: Vec::new(),
+        uses: Vec::new(),
+        detached: 0,
+    };
+    r.visit_stmt_mut(&mut s);
+    (s.into_token_stream(), r.uses)
+}
+
+/// [`rename_expr`] for a pattern (its bound names are left alone; paths to constants are not
+/// variables).
+pub fn rename_pat(pat: &Pat, lookup: &dyn Fn(&Ident) -> Option<Ident>) -> (TokenStream, Vec<Use>) {
+    let mut p = pat.clone();
+    let mut r = Renamer {
+        lookup,
+        shadow: Vec::new(),
+        uses: Vec::new(),
+        detached: 0,
+    };
+    r.visit_pat_mut(&mut p);
+    (p.into_token_stream(), r.uses)
+}
+
+/// The names a pattern binds.
+pub fn pat_bindings(pat: &Pat) -> Vec<Ident> {
+    struct Collect(Vec<Ident>);
+    impl VisitMut for Collect {
+        fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+            self.0.push(p.ident.clone());
+            visit_mut::visit_pat_ident_mut(self, p);
+        }
+        fn visit_expr_mut(&mut self, _: &mut Expr) {}
+    }
+    let mut c = Collect(Vec::new());
+    c.visit_pat_mut(&mut pat.clone());
+    // A lone uppercase-free identifier pattern could also be a unit struct or const; rustc decides,
+    // and treating it as a binding only means it is left alone.
+    c.0
+}
+
+struct Renamer<'a> {
+    lookup: &'a dyn Fn(&Ident) -> Option<Ident>,
+    /// Names bound inside the expression, innermost last.
+    shadow: Vec<Vec<String>>,
+    uses: Vec<Use>,
+    detached: usize,
+}
+
+impl Renamer<'_> {
+    fn resolve(&mut self, id: &Ident) -> Option<Ident> {
+        let name = id.to_string();
+        if self.shadow.iter().any(|f| f.contains(&name)) {
+            return None;
+        }
+        let new = (self.lookup)(id)?;
+        self.uses.push(Use {
+            name,
+            detached: self.detached > 0,
+        });
+        // The user's location, the binding's hygiene.
+        let mut new = new;
+        new.set_span(new.span().located_at(id.span()));
+        Some(new)
+    }
+
+    fn bind(&mut self, pat: &Pat) {
+        let names = pat_bindings(pat).iter().map(ToString::to_string).collect();
+        if let Some(top) = self.shadow.last_mut() {
+            top.extend::<Vec<String>>(names);
+        } else {
+            self.shadow.push(names);
+        }
+    }
+
+    /// Token-level renaming inside a macro call's arguments: identifiers not after `.` (fields,
+    /// methods) and not before `!` or `::` (macros, paths).
+    fn rename_tokens(&mut self, tokens: TokenStream) -> TokenStream {
+        let trees: Vec<TokenTree> = tokens.into_iter().collect();
+        let mut out = Vec::with_capacity(trees.len());
+        for (i, t) in trees.iter().enumerate() {
+            match t {
+                TokenTree::Ident(id) => {
+                    let after_dot =
+                        i > 0 && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '.');
+                    let before_path = matches!(trees.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!' || p.as_char() == ':');
+                    match (after_dot || before_path)
+                        .then_some(())
+                        .map_or_else(|| self.resolve(id), |()| None)
+                    {
+                        Some(new) => out.push(TokenTree::Ident(new)),
+                        None => out.push(t.clone()),
+                    }
+                }
+                TokenTree::Group(g) => {
+                    let mut ng = Group::new(g.delimiter(), self.rename_tokens(g.stream()));
+                    ng.set_span(g.span());
+                    out.push(TokenTree::Group(ng));
+                }
+                _ => out.push(t.clone()),
+            }
+        }
+        let _ = Delimiter::None;
+        out.into_iter().collect()
+    }
+}
+
+fn is_detach_call(e: &Expr) -> bool {
+    match e {
+        Expr::Call(c) => {
+            matches!(&*c.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "detach"))
+        }
+        Expr::MethodCall(m) => m.method == "detach" && m.args.is_empty(),
+        _ => false,
+    }
+}
+
+impl VisitMut for Renamer<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        let detach = is_detach_call(e);
+        if detach {
+            self.detached += 1;
+        }
+        match e {
+            Expr::Path(p) if p.qself.is_none() && p.path.leading_colon.is_none() => {
+                if let Some(id) = p.path.get_ident().cloned()
+                    && let Some(new) = self.resolve(&id)
+                {
+                    p.path.segments[0].ident = new;
+                }
+            }
+            Expr::Closure(c) => {
+                self.shadow.push(Vec::new());
+                for input in &c.inputs {
+                    self.bind(input);
+                }
+                self.visit_expr_mut(&mut c.body);
+                self.shadow.pop();
+            }
+            Expr::Macro(m) => {
+                m.mac.tokens = self.rename_tokens(m.mac.tokens.clone());
+            }
+            _ => visit_mut::visit_expr_mut(self, e),
+        }
+        if detach {
+            self.detached -= 1;
+        }
+    }
+
+    fn visit_stmt_macro_mut(&mut self, m: &mut syn::StmtMacro) {
+        m.mac.tokens = self.rename_tokens(m.mac.tokens.clone());
+    }
+
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        self.shadow.push(Vec::new());
+        for s in &mut b.stmts {
+            match s {
+                syn::Stmt::Local(l) => {
+                    if let Some(init) = &mut l.init {
+                        self.visit_expr_mut(&mut init.expr);
+                        if let Some((_, d)) = &mut init.diverge {
+                            self.visit_expr_mut(d);
+                        }
+                    }
+                    let pat = l.pat.clone();
+                    self.bind(&pat);
+                }
+                _ => self.visit_stmt_mut(s),
+            }
+        }
+        self.shadow.pop();
+    }
+
+    fn visit_arm_mut(&mut self, a: &mut syn::Arm) {
+        self.shadow.push(Vec::new());
+        let pat = a.pat.clone();
+        self.visit_pat_mut(&mut a.pat);
+        self.bind(&pat);
+        if let Some((_, g)) = &mut a.guard {
+            self.visit_expr_mut(g);
+        }
+        self.visit_expr_mut(&mut a.body);
+        self.shadow.pop();
+    }
+
+    fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
+        self.visit_expr_mut(&mut f.expr);
+        self.shadow.push(Vec::new());
+        let pat = (*f.pat).clone();
+        self.bind(&pat);
+        self.visit_block_mut(&mut f.body);
+        self.shadow.pop();
+    }
+
+    fn visit_field_value_mut(&mut self, f: &mut syn::FieldValue) {
+        // `S { x }` becomes `S { x: __x }`.
+        self.visit_expr_mut(&mut f.expr);
+        let same = matches!((&f.member, &f.expr), (syn::Member::Named(m), Expr::Path(p)) if p.path.is_ident(m));
+        if f.colon_token.is_none() && !same {
+            f.colon_token = Some(Default::default());
+        }
+    }
+
+    fn visit_pat_ident_mut(&mut self, _: &mut syn::PatIdent) {
+        // A binding, not a use.
+    }
+
+    fn visit_type_mut(&mut self, _: &mut syn::Type) {
+        // Types name no variables.
+    }
+}
