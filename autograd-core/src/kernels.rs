@@ -46,25 +46,25 @@ pub fn for_each_broadcast(out: Dims, ls: Dims, rs: Dims, mut f: impl FnMut(usize
         return;
     }
     // Bias-like operands: one side whole, the other a row repeated over the leading axes.
-    if is_contiguous(ls, out) {
-        if let Some(inner) = repeated_suffix(rs, out) {
-            for base in (0..n).step_by(inner.max(1)) {
-                for j in 0..inner {
-                    f(base + j, base + j, j);
-                }
+    if is_contiguous(ls, out)
+        && let Some(inner) = repeated_suffix(rs, out)
+    {
+        for base in (0..n).step_by(inner.max(1)) {
+            for j in 0..inner {
+                f(base + j, base + j, j);
             }
-            return;
         }
+        return;
     }
-    if is_contiguous(rs, out) {
-        if let Some(inner) = repeated_suffix(ls, out) {
-            for base in (0..n).step_by(inner.max(1)) {
-                for j in 0..inner {
-                    f(base + j, j, base + j);
-                }
+    if is_contiguous(rs, out)
+        && let Some(inner) = repeated_suffix(ls, out)
+    {
+        for base in (0..n).step_by(inner.max(1)) {
+            for j in 0..inner {
+                f(base + j, j, base + j);
             }
-            return;
         }
+        return;
     }
     let mut o = 0;
     for i0 in 0..out[0] {
