@@ -1,20 +1,50 @@
 //! Static-shape automatic differentiation.
 //!
 //! Tensors carry their shape in their type, broadcasting is resolved by the type checker, and every
-//! op is one rule: a forward and its vector-Jacobian product, side by side.
+//! op is one rule: a forward and its vector-Jacobian product, side by side. Write a model's loss as
+//! ordinary tensor code, let `#[differentiable]` generate its gradient, and train:
 //!
 //! ```
 //! use autograd_core::prelude::*;
-//! use autograd_core::rules::{BinaryRule, Mul};
+//! use autograd_core::differentiable;
+//! use autograd_core::nn::{Init, Linear};
+//! use autograd_core::optim::{Adam, Optimizer};
 //!
-//! // y = x * w with w of shape (3,) broadcast over the rows of x.
-//! let x: Tensor![f32; 2, 3] = Tensor::new([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
-//! let w: Tensor![f32; 3] = Tensor::new([10.0, 20.0, 30.0]);
-//! let (y, res) = Mul.forward(&x, &w);
-//! let ones = Tensor::ones();
-//! // The cotangent of w sums over the rows it was stretched along.
-//! assert_eq!(Mul.vjp_rhs(&x, &w, &y, &res, &ones).to_array(), [5.0, 7.0, 9.0]);
+//! /// A 2 -> 8 -> 2 MLP's mean cross-entropy on a batch of 4 (XOR).
+//! #[differentiable(wrt(w1, b1, w2, b2))]
+//! fn loss(
+//!     w1: &Tensor![f32; 2, 8], b1: &Tensor![f32; 8],
+//!     w2: &Tensor![f32; 8, 2], b2: &Tensor![f32; 2],
+//!     x: &Tensor![f32; 4, 2], labels: &[usize; 4],
+//! ) -> f32 {
+//!     let h = (x.matmul(w1) + b1).tanh();
+//!     (h.matmul(w2) + b2).cross_entropy(labels).item()
+//! }
+//!
+//! let x = Tensor::new([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]);
+//! let labels = [0, 1, 1, 0];
+//! let mut rng = Rng::new(0);
+//! let mut model: (Linear<f32, 2, 8>, Linear<f32, 8, 2>) =
+//!     (Linear::new(Init::XavierUniform, &mut rng), Linear::new(Init::XavierUniform, &mut rng));
+//! let mut opt = Adam::new(&model, 0.05);
+//! let mut first = None;
+//! for _ in 0..300 {
+//!     let (m1, m2) = &model;
+//!     // `loss_grad` was generated beside `loss`: the value and one gradient per parameter.
+//!     let (value, g) = loss_grad(&m1.weight, &m1.bias, &m2.weight, &m2.bias, &x, &labels);
+//!     first.get_or_insert(value);
+//!     let grads = (Linear { weight: g.w1, bias: g.b1 }, Linear { weight: g.w2, bias: g.b2 });
+//!     opt.step(&mut model, &grads);
+//! }
+//! let (m1, m2) = &model;
+//! let final_loss = loss(&m1.weight, &m1.bias, &m2.weight, &m2.bias, &x, &labels);
+//! assert!(final_loss < 0.05 * first.unwrap(), "{final_loss}");
 //! ```
+//!
+//! Where to go next: [`Tensor`](struct@Tensor) and the [`Tensor!`](macro@Tensor) type macro (shapes), [`rules`] (every op's
+//! forward and VJP), `#[differentiable]` (its page lists what is generated and what syntax is accepted),
+//! [`tape`] (eager gradients), [`forward`] (dual numbers, Jacobians, Hessians), [`nn`], [`optim`],
+//! [`data`], and the `checkpoint` and `parallel` modules behind the features of those names.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
