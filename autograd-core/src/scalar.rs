@@ -234,19 +234,7 @@ fn dot_gemm<T: Float>(
     for i in 0..m {
         let ai = &a[i * ars..i * ars + k];
         for (j, cij) in c[i * n..(i + 1) * n].iter_mut().enumerate() {
-            let bj = &b[j * bcs..j * bcs + k];
-            let mut acc = [T::ZERO; 4];
-            let (a4, a_rest) = ai.as_chunks::<4>();
-            let (b4, b_rest) = bj.as_chunks::<4>();
-            for (x, y) in a4.iter().zip(b4) {
-                for l in 0..4 {
-                    acc[l] += x[l] * y[l];
-                }
-            }
-            let mut dot = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-            for (&x, &y) in a_rest.iter().zip(b_rest) {
-                dot += x * y;
-            }
+            let dot = dot4(ai, &b[j * bcs..j * bcs + k]);
             if accumulate {
                 *cij += dot;
             } else {
