@@ -3,8 +3,8 @@
 //! table and one more bar per workload in the chart.
 
 use crate::common::{Batch, Grads, HandMlp, Mlp, TapeMlp};
-use autograd_core::Join;
 use autograd_core::prelude::*;
+use autograd_core::{Join, differentiable};
 
 /// One system's gradient step on one workload; every system owns its copy of the same weights,
 /// inputs and labels.
@@ -17,15 +17,11 @@ pub trait System {
     fn grads(&self) -> Grads<f32>;
 }
 
-/// The system every ratio is taken against, and against whose gradients the others are checked.
-/// When the `#[differentiable]` gradient lands, it becomes the reference.
-pub const REFERENCE: &str = "autograd (tape)";
+/// The system every ratio is taken against, and against whose gradients the others are checked:
+/// the gradient `#[differentiable]` generates, the library's main way of taking gradients.
+pub const REFERENCE: &str = "autograd #[differentiable]";
 
 /// Every system on one workload, the reference first.
-///
-/// Hook for the `#[differentiable]` gradient: write a struct holding the model and the batch whose
-/// `step` calls the generated gradient function, implement [`System`] for it (name
-/// `"autograd (macro)"`), push it here, and set [`REFERENCE`] to its name.
 pub fn systems<const B: usize, const I: usize, const H: usize, const O: usize, St>(
     model: &Mlp<f32, I, H, O, St>,
     batch: &Batch<f32, B, I, St>,
@@ -34,6 +30,7 @@ where
     St: Join<St, Out = St> + 'static,
 {
     vec![
+        Box::new(Generated::new(model, batch)),
         Box::new(Tape::new(model, batch)),
         Box::new(Hand::new(model, batch)),
         Box::new(dfdx_impl::Dfdx::<B, I, H, O>::new(model, batch)),
@@ -49,6 +46,81 @@ fn copy_model<const I: usize, const H: usize, const O: usize, St: Storage>(
         b1: m.b1.clone(),
         w2: m.w2.clone(),
         b2: m.b2.clone(),
+    }
+}
+
+/// The model's loss as a user writes it; `#[differentiable]` generates `mlp_grad` beside it (the
+/// same function as `benches/macro.rs`, generic over the storage).
+#[differentiable(wrt(w1, b1, w2, b2))]
+fn mlp<const B: usize, const I: usize, const H: usize, const O: usize, St: Join<St, Out = St>>(
+    w1: &Tensor<f32, (D<I>, D<H>), St>,
+    b1: &Tensor<f32, (D<H>,), St>,
+    w2: &Tensor<f32, (D<H>, D<O>), St>,
+    b2: &Tensor<f32, (D<O>,), St>,
+    x: &Tensor<f32, (D<B>, D<I>), St>,
+    labels: &[usize; B],
+) -> f32 {
+    let h = (x.matmul(w1) + b1).relu();
+    let logits = h.matmul(w2) + b2;
+    logits.cross_entropy(labels).item()
+}
+
+/// The `#[differentiable]` gradient: straight-line code calling the rules, no graph; it returns
+/// fresh gradient tensors each step, as a training loop receives them.
+struct Generated<const B: usize, const I: usize, const H: usize, const O: usize, St>
+where
+    St: Join<St, Out = St>,
+{
+    model: Mlp<f32, I, H, O, St>,
+    batch: Batch<f32, B, I, St>,
+    grads: Option<MlpGrad<I, H, O, St>>,
+}
+
+impl<const B: usize, const I: usize, const H: usize, const O: usize, St> Generated<B, I, H, O, St>
+where
+    St: Join<St, Out = St>,
+{
+    fn new(m: &Mlp<f32, I, H, O, St>, b: &Batch<f32, B, I, St>) -> Self {
+        Self {
+            model: copy_model(m),
+            batch: Batch {
+                x: b.x.clone(),
+                labels: b.labels,
+            },
+            grads: None,
+        }
+    }
+}
+
+impl<const B: usize, const I: usize, const H: usize, const O: usize, St> System
+    for Generated<B, I, H, O, St>
+where
+    St: Join<St, Out = St>,
+{
+    fn name(&self) -> &'static str {
+        REFERENCE
+    }
+    fn step(&mut self) -> f32 {
+        let m = &self.model;
+        let (loss, g) = mlp_grad(
+            &m.w1,
+            &m.b1,
+            &m.w2,
+            &m.b2,
+            &self.batch.x,
+            &self.batch.labels,
+        );
+        self.grads = Some(g);
+        loss
+    }
+    fn grads(&self) -> Grads<f32> {
+        let g = self.grads.as_ref().expect("a step ran");
+        Grads {
+            w1: g.w1.to_vec(),
+            b1: g.b1.to_vec(),
+            w2: g.w2.to_vec(),
+            b2: g.b2.to_vec(),
+        }
     }
 }
 
@@ -79,7 +151,7 @@ where
     St: Join<St, Out = St>,
 {
     fn name(&self) -> &'static str {
-        REFERENCE
+        "autograd (tape)"
     }
     fn step(&mut self) -> f32 {
         self.mlp.gradient(&self.x, &self.labels)
