@@ -10,8 +10,8 @@
 #   CARGO_TARGET_DIR   build directory (default /tmp/autograd-compile-times, wiped at the start,
 #                      so the measurement never disturbs ./target)
 #   EXAMPLE, CONST     the example file and the `const NAME: usize = N;` to edit. By default the
-#                      first examples/*.rs holding a `const HIDDEN...: usize` (the digits example),
-#                      else the first `const ...: usize = N;` in any example. The edit sets N to
+#                      first file under examples/ holding a `const HIDDEN...: usize` (the digits
+#                      example's hidden width), else the first `const ...: usize = N;` there. The edit sets N to
 #                      N + 1, rebuilds, then restores the file.
 # The edited file is restored on exit, even on failure.
 set -euo pipefail
@@ -60,17 +60,17 @@ clean_ours=$(secs "$t0" "$t1")
 example="${EXAMPLE:-}"
 const="${CONST:-}"
 if [[ -z "$example" ]]; then
-  example=$(grep -lE '^\s*const HIDDEN[A-Z0-9_]*: usize = [0-9]+;' examples/*.rs 2>/dev/null | head -n1 || true)
+  example=$(grep -rlE '^\s*(pub )?const HIDDEN[A-Z0-9_]*: usize = [0-9]+;' examples --include='*.rs' 2>/dev/null | sort | head -n1 || true)
   if [[ -z "$example" ]]; then
-    example=$(grep -lE '^\s*const [A-Z0-9_]+: usize = [0-9]+;' examples/*.rs 2>/dev/null | head -n1 || true)
+    example=$(grep -rlE '^\s*(pub )?const [A-Z0-9_]+: usize = [0-9]+;' examples --include='*.rs' 2>/dev/null | sort | head -n1 || true)
   fi
 fi
 edit_note=""
 incremental="n/a"
 if [[ -n "$example" ]]; then
   if [[ -z "$const" ]]; then
-    const=$(grep -oE '^\s*const HIDDEN[A-Z0-9_]*: usize' "$example" | head -n1 | sed -E 's/.*const ([A-Z0-9_]+).*/\1/' || true)
-    [[ -n "$const" ]] || const=$(grep -oE '^\s*const [A-Z0-9_]+: usize = [0-9]+;' "$example" | head -n1 | sed -E 's/.*const ([A-Z0-9_]+).*/\1/')
+    const=$(grep -oE '^\s*(pub )?const HIDDEN[A-Z0-9_]*: usize' "$example" | head -n1 | sed -E 's/.*const ([A-Z0-9_]+).*/\1/' || true)
+    [[ -n "$const" ]] || const=$(grep -oE '^\s*(pub )?const [A-Z0-9_]+: usize = [0-9]+;' "$example" | head -n1 | sed -E 's/.*const ([A-Z0-9_]+).*/\1/')
   fi
   old=$(grep -oE "const $const: usize = [0-9]+;" "$example" | head -n1 | grep -oE '[0-9]+;' | tr -d ';')
   new=$((old + 1))
@@ -105,7 +105,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')
   echo "# Compile times"
   echo
   echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $cpu, $(nproc) logical CPUs, $(uname -sr), $(rustc -V), commit \`$(git rev-parse --short HEAD)\`, $examples example(s)."
-  echo "**The machine is shared with other builds** (load average before: $load_before, after: $load_after): these are single measurements and swing widely with the load (three runs within 15 minutes measured 151 s, 266 s and 223 s for the clean build)."
+  echo "**The machine is shared with other builds** (load average before: $load_before, after: $load_after): these are single measurements, and on a loaded machine a clean build can take several times as long."
   echo "Command: \`benchmarks/compile_times.sh\` (target directory \`$CARGO_TARGET_DIR\`, \`cargo build --release --examples\`)."
   echo
   echo "| build | seconds | target |"
