@@ -95,10 +95,12 @@ pub trait Float:
     /// `b[p * b_strides.0 + j * b_strides.1]`. Strides make transposes free.
     ///
     /// The default is a cache-friendly i-k-j loop that allocates nothing. f32 and f64 use
-    /// register-tiled SIMD kernels, dispatched at run time to AVX2 + FMA or AVX-512 where the CPU
-    /// has them (allocation-free; 3-7x the loop at the W2 and W3 workloads' sizes), and
-    /// matrixmultiply's cache-blocked kernels (through nalgebra) for products of at least 2^20
-    /// multiply-adds with every dimension above 5 (they allocate a packing buffer per call).
+    /// register-tiled SIMD kernels (feature `simd`, on by default), dispatched at run time to
+    /// AVX2 + FMA or AVX-512 where the CPU has them: 3-7x the loop at the W2 and W3 workloads'
+    /// sizes, allocation-free (products of 2^20 multiply-adds and more are cache-blocked through
+    /// packing buffers that each thread allocates once and keeps). Without the feature they use
+    /// the loop, and matrixmultiply (through nalgebra) for products of at least 2^20 multiply-adds
+    /// with every dimension above 5, which allocates a packing buffer per call.
     #[allow(
         clippy::too_many_arguments,
         reason = "BLAS-style signature: sizes, operands and strides"
@@ -249,11 +251,10 @@ fn dot_gemm<T: Float>(
 /// Below this size in any dimension the packing cost of matrixmultiply outweighs its kernel.
 pub(crate) const PACKED_GEMM_MIN_DIM: usize = 6;
 
-/// Products of fewer multiply-adds than this use the SIMD tiles of `simd_gemm`, which allocate
-/// nothing: matrixmultiply allocates its packing buffers on every call (one heap allocation,
-/// measured by `tests/storage.rs`), and small models must train without touching the allocator.
-/// Above it, cache blocking wins: at 128 x 784 x 256 the tiles reach 62 GFLOP/s (48 with a
-/// transposed `a`), matrixmultiply 66-82.
+/// Without the `simd` feature, products of fewer multiply-adds than this use the portable loop,
+/// which allocates nothing: matrixmultiply allocates its packing buffers on every call, and small
+/// models must train without touching the allocator. Above it its packed kernels' 3-5x speed-up
+/// dwarfs one allocation.
 const PACKED_GEMM_MIN_WORK: usize = 1 << 20;
 
 macro_rules! impl_float {
@@ -318,7 +319,12 @@ macro_rules! impl_float {
                 c: &mut [Self],
                 accumulate: bool,
             ) {
-                if m.min(k).min(n) < PACKED_GEMM_MIN_DIM || m * k * n < PACKED_GEMM_MIN_WORK {
+                // The SIMD kernels cover every size (cache-blocked from 2^20 multiply-adds, where
+                // they measured 15-20% faster than matrixmultiply); without them, large products
+                // go to matrixmultiply.
+                let small =
+                    m.min(k).min(n) < PACKED_GEMM_MIN_DIM || m * k * n < PACKED_GEMM_MIN_WORK;
+                if cfg!(feature = "simd") || small {
                     return $simd((m, k, n), a, a_strides, b, b_strides, c, accumulate);
                 }
                 use nalgebra::{Dyn, MatrixView, MatrixViewMut};

@@ -12,6 +12,12 @@
 //! element of `a` per row (any strides) and loads two vectors of a row of `b`, which must therefore
 //! be contiguous. When `b`'s rows are strided (a transposed operand, as in the VJP `ct b^T`), blocks
 //! of it are first copied into a row-major stack buffer.
+//!
+//! From 2^20 multiply-adds on, products are cache-blocked as in BLIS: blocks of `b` and `a` are
+//! copied into per-thread buffers (allocated on a thread's first large product, then reused), laid
+//! out so that a wider register tile (12 rows where AVX-512's 32 registers allow) reads both
+//! contiguously. At W3's sizes (128 x 784 x 256 and its transposes) this measured 80-100 GFLOP/s,
+//! 15-20% above matrixmultiply's AVX-512 kernels in the same run.
 
 use crate::scalar::naive_gemm;
 use pulp::Arch;
@@ -23,6 +29,12 @@ const MR: usize = 6;
 const PACK: usize = 4096;
 /// The depth of one packed block of `b`: a block of `KC` rows by at least 16 columns fits `PACK`.
 const KC: usize = 256;
+/// Rows of `a` per packed block in the cache-blocked path (its block, `MC x KC`, stays in L2).
+const MC: usize = 96;
+/// Columns of `b` per packed block in the cache-blocked path.
+const NC: usize = 1024;
+/// Products of at least this many multiply-adds take the cache-blocked path.
+const BLOCKED_MIN_WORK: usize = 1 << 20;
 
 /// The operands of one product, in the layout [`crate::Float::gemm`] documents.
 struct Gemm<'a, T> {
@@ -104,6 +116,13 @@ macro_rules! simd_kernels {
                     // No vector unit worth the name: the portable loops are the better code.
                     return naive_gemm(dims, a, a_strides, b, b_strides, c, accumulate);
                 }
+                if m * k * n >= BLOCKED_MIN_WORK {
+                    return if S::REGISTER_COUNT >= 32 {
+                        blocked::<S, { 2 * MR }>(simd, dims, a, a_strides, b, b_strides, c, accumulate)
+                    } else {
+                        blocked::<S, MR>(simd, dims, a, a_strides, b, b_strides, c, accumulate)
+                    };
+                }
                 let (brs, bcs) = b_strides;
                 if bcs == 1 {
                     return tiles(simd, (m, k, n), a, a_strides, (b, brs), (c, n), accumulate);
@@ -131,6 +150,132 @@ macro_rules! simd_kernels {
                             (&mut c[j0..], n),
                             accumulate || p0 > 0,
                         );
+                    }
+                }
+            }
+        }
+
+        thread_local! {
+            /// This thread's packing buffers for [`blocked`]: a block of `a` and one of `b`.
+            /// Allocated on a thread's first large product and reused after.
+            static BUFFERS: RefCell<(Vec<$t>, Vec<$t>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+        }
+
+        /// `c (+)= a b` for large products, cache-blocked: `b` is copied in blocks of `KC` rows by
+        /// `NC` columns, each stored as panels one tile wide (two vectors) and `KC` deep; `a` in
+        /// blocks of `MC` rows, stored as slivers of `R` rows; then an `R` x two-vector register
+        /// tile runs over each sliver-panel pair reading both buffers contiguously. Edges are
+        /// padded with zeros in the buffers and masked on the store.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments, reason = "the BLAS-style contract")]
+        fn blocked<S: Simd, const R: usize>(
+            simd: S,
+            (m, k, n): (usize, usize, usize),
+            a: &[$t],
+            (ars, acs): (usize, usize),
+            b: &[$t],
+            (brs, bcs): (usize, usize),
+            c: &mut [$t],
+            accumulate: bool,
+        ) {
+            let lanes = S::$lanes;
+            let nr = 2 * lanes;
+            let mc = MC / R * R;
+            // Taken out of the thread-local rather than used inside `with`: a closure would not
+            // inherit the SIMD target features the kernel below needs (it would not be inlined).
+            let (mut abuf, mut bbuf) = BUFFERS.with_borrow_mut(core::mem::take);
+            {
+                let kc_max = KC.min(k);
+                let nc_max = NC.min(n).div_ceil(nr) * nr;
+                let mc_max = mc.min(m).div_ceil(R) * R;
+                if bbuf.len() < kc_max * nc_max {
+                    bbuf.resize(kc_max * nc_max, 0.0);
+                }
+                if abuf.len() < kc_max * mc_max {
+                    abuf.resize(kc_max * mc_max, 0.0);
+                }
+                for jc in (0..n).step_by(NC) {
+                    let ncb = NC.min(n - jc);
+                    for pc in (0..k).step_by(KC) {
+                        let kcb = KC.min(k - pc);
+                        // Panels of b: panel q holds columns jc + q*nr .. + nr, row-major.
+                        for (q, panel) in bbuf.chunks_exact_mut(kcb * nr).take(ncb.div_ceil(nr)).enumerate() {
+                            let j0 = jc + q * nr;
+                            let w = nr.min(jc + ncb - j0);
+                            for (p, row) in panel.chunks_exact_mut(nr).enumerate() {
+                                let from = (pc + p) * brs + j0 * bcs;
+                                for (jj, slot) in row.iter_mut().enumerate() {
+                                    *slot = if jj < w { b[from + jj * bcs] } else { 0.0 };
+                                }
+                            }
+                        }
+                        let acc = accumulate || pc > 0;
+                        for ic in (0..m).step_by(mc) {
+                            let mcb = mc.min(m - ic);
+                            // Slivers of a: sliver s holds rows ic + s*R .. + R, column-major.
+                            for (sl, sliver) in abuf.chunks_exact_mut(kcb * R).take(mcb.div_ceil(R)).enumerate() {
+                                let i0 = ic + sl * R;
+                                let h = R.min(ic + mcb - i0);
+                                for (p, col) in sliver.chunks_exact_mut(R).enumerate() {
+                                    let from = i0 * ars + (pc + p) * acs;
+                                    for (r, slot) in col.iter_mut().enumerate() {
+                                        *slot = if r < h { a[from + r * ars] } else { 0.0 };
+                                    }
+                                }
+                            }
+                            for (q, panel) in bbuf.chunks_exact(kcb * nr).take(ncb.div_ceil(nr)).enumerate() {
+                                let j0 = jc + q * nr;
+                                let w = nr.min(jc + ncb - j0);
+                                for (sl, sliver) in abuf.chunks_exact(kcb * R).take(mcb.div_ceil(R)).enumerate() {
+                                    let i0 = ic + sl * R;
+                                    let h = R.min(ic + mcb - i0);
+                                    micro::<S, R>(simd, sliver, panel, (&mut c[i0 * n + j0..], n), (h, w), acc);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            BUFFERS.with_borrow_mut(|buffers| *buffers = (abuf, bbuf));
+        }
+
+        /// One `R` x two-vector tile from a packed sliver of `a` and panel of `b`, stored into the
+        /// top-left `h` x `w` of `c` (row stride `ldc`).
+        #[inline(always)]
+        fn micro<S: Simd, const R: usize>(
+            simd: S,
+            sliver: &[$t],
+            panel: &[$t],
+            (c, ldc): (&mut [$t], usize),
+            (h, w): (usize, usize),
+            accumulate: bool,
+        ) {
+            let lanes = S::$lanes;
+            let zero = simd.$splat(0.0);
+            let mut acc = [[zero; 2]; R];
+            let (bv, _) = S::$as_simd(panel);
+            for (col, b2) in sliver.chunks_exact(R).zip(bv.chunks_exact(2)) {
+                let (b0, b1) = (b2[0], b2[1]);
+                for r in 0..R {
+                    let av = simd.$splat(col[r]);
+                    acc[r][0] = simd.$fma(av, b0, acc[r][0]);
+                    acc[r][1] = simd.$fma(av, b1, acc[r][1]);
+                }
+            }
+            for (r, acc_r) in acc.iter().enumerate().take(h) {
+                let row = &mut c[r * ldc..r * ldc + w];
+                for (v, &x) in acc_r.iter().enumerate() {
+                    let lo = v * lanes;
+                    if lo >= w {
+                        break;
+                    }
+                    let out = &mut row[lo..w.min(lo + lanes)];
+                    if out.len() == lanes {
+                        let slot = &mut S::$as_mut_simd(out).0[0];
+                        *slot = if accumulate { simd.$add(x, *slot) } else { x };
+                    } else {
+                        let y = if accumulate { simd.$add(x, simd.$pload(out)) } else { x };
+                        simd.$pstore(out, y);
                     }
                 }
             }
@@ -257,7 +402,8 @@ macro_rules! simd_kernels {
 }
 
 mod f32_kernels {
-    use super::{Gemm, KC, MR, PACK, naive_gemm};
+    use super::{BLOCKED_MIN_WORK, Gemm, KC, MC, MR, NC, PACK, naive_gemm};
+    use core::cell::RefCell;
     use pulp::{Simd, WithSimd};
     simd_kernels!(
         f32,
@@ -273,7 +419,8 @@ mod f32_kernels {
 }
 
 mod f64_kernels {
-    use super::{Gemm, KC, MR, PACK, naive_gemm};
+    use super::{BLOCKED_MIN_WORK, Gemm, KC, MC, MR, NC, PACK, naive_gemm};
+    use core::cell::RefCell;
     use pulp::{Simd, WithSimd};
     simd_kernels!(
         f64,
@@ -409,17 +556,21 @@ mod tests {
             (9, 300, 40),
             (3, 600, 20),
             (4, 10, 1000),
+            // At least 2^20 multiply-adds: the cache-blocked path, with partial blocks of `a`'s
+            // rows, of depth (k > 256) and of `b`'s columns (n > 1024), and partial tiles.
+            (37, 300, 97),
+            (5, 260, 1030),
         ];
-        for isa in available() {
-            for (m, k, n) in sizes {
-                let a = values(m * k, 1);
-                let b = values(k * n, 2);
-                let c0 = values(m * n, 3);
-                for a_transposed in [false, true] {
-                    for b_transposed in [false, true] {
-                        let a_strides = if a_transposed { (1, m) } else { (k, 1) };
-                        let b_strides = if b_transposed { (1, k) } else { (n, 1) };
-                        let want = reference((m, k, n), &a, a_strides, &b, b_strides);
+        for (m, k, n) in sizes {
+            let a = values(m * k, 1);
+            let b = values(k * n, 2);
+            let c0 = values(m * n, 3);
+            for a_transposed in [false, true] {
+                for b_transposed in [false, true] {
+                    let a_strides = if a_transposed { (1, m) } else { (k, 1) };
+                    let b_strides = if b_transposed { (1, k) } else { (n, 1) };
+                    let want = reference((m, k, n), &a, a_strides, &b, b_strides);
+                    for isa in available() {
                         for accumulate in [false, true] {
                             let mut c = c0.clone();
                             gemm(
