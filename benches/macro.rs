@@ -9,12 +9,17 @@
 //! criterion's groups, each workload prints a comparison: the minimum per-call time of each of the
 //! three over many short batches (about a millisecond) taken in turn, robust on a shared machine.
 //!
-//! Measured (2 shared cores, release): generated / hand-written = 1.17x (W1), 1.10x (W2), 1.04x
-//! (W3); gradient / forward = 2.8x, 2.4x, 2.9x. The difference is entirely the `Add` rule's VJPs,
-//! which the hand-written gradient sidesteps: the same-shape operand's cotangent is a copy of the
-//! output's (the contract passes `ct` by reference), and the bias's is summed through the general
-//! broadcast loop rather than a row fold. With the hand-written gradient calling those same VJPs,
-//! the generated one runs at 0.96-0.98x of it.
+//! Measured (2 shared cores, release, 13 runs): generated / hand-written = 1.00-1.04x (W1),
+//! 0.97-1.00x (W2; one run disturbed at 1.19x), 0.91-1.05x (W3, whose 2 ms calls see the most
+//! interference); gradient / forward = 2.1-2.3x, 2.3-2.4x, 2.0-2.5x. The generated gradient does
+//! slightly more work than the hand-written one, all of it in the `Add` rule's VJPs: the
+//! same-shape operand's cotangent is a copy of the output's (the contract passes `ct` by
+//! reference), and the bias's is the same row fold as `sum_axis::<0>` behind a check of the
+//! broadcast layout. With the hand-written gradient calling those same VJPs, the generated one runs
+//! at 0.98-1.01x of it (W1, W2). Ratios below 1 are layout (code, stack buffers), not less work:
+//! in another binary with the same code W2 measures 1.01x. Before the `Add` VJPs copied and folded the cotangent
+//! this way (they went through the general broadcast loop, bounds-checking every operand read), W1
+//! measured 1.21-1.24x, W2 1.01-1.02x, W3 1.00-1.03x.
 
 use autograd_core::differentiable;
 use autograd_core::prelude::*;
