@@ -4,9 +4,11 @@
 //! the loops themselves are generic only over the element type. This keeps one copy of each loop
 //! per element type instead of one per shape, which is what keeps release builds fast.
 
+use crate::scalar::Float;
 use crate::shape::{Dims, strides};
 
 /// Whether reading with `s` visits a buffer laid out exactly like `out` (ignoring size-1 axes).
+#[inline]
 fn is_contiguous(s: Dims, out: Dims) -> bool {
     let own = strides(out, 4);
     (0..4).all(|k| out[k] == 1 || s[k] == own[k])
@@ -14,6 +16,7 @@ fn is_contiguous(s: Dims, out: Dims) -> bool {
 
 /// If reading with `s` visits the last `inner` elements of `out`'s layout over and over (a bias of
 /// shape `(N,)` against `(B, N)`: zero strides on the leading axes, contiguous ones after), `inner`.
+#[inline]
 fn repeated_suffix(s: Dims, out: Dims) -> Option<usize> {
     let own = strides(out, 4);
     // The first axis read with a non-zero stride starts the repeated block.
@@ -101,6 +104,101 @@ pub fn zip_broadcast<T: Copy>(
     for_each_broadcast(out_dims, ls, rs, |o, i, j| out[o] = f(l[i], r[j]));
 }
 
+/// Sums `ct` (laid out as `out`) over the axes that the strides `gs` stretch, into `g` (which comes
+/// in zeroed): the cotangent of an operand that was broadcast to `out` (numpy's unbroadcast) when
+/// each output element's cotangent passes through unchanged.
+///
+/// The common layouts are plain slice loops: an operand of the output's own shape is a straight
+/// copy, a scalar a running sum, and a bias (a row repeated over the leading axes) a fold of the
+/// rows by [`fold_axis`], in the same order as `sum_axis::<0>` adds them.
+#[inline]
+pub fn sum_to<T: Float>(ct: &[T], out: Dims, gs: Dims, g: &mut [T]) {
+    let n = out.iter().product::<usize>();
+    if n == 0 {
+        return;
+    }
+    if is_contiguous(gs, out) {
+        g.copy_from_slice(ct);
+    } else if gs == [0; 4] {
+        g[0] = ct.iter().fold(T::ZERO, |acc, &c| acc + c);
+    } else if let Some(inner) = repeated_suffix(gs, out) {
+        fold_axis(ct, (1, n / inner, inner), g, T::ZERO, |a, b| a + b);
+    } else {
+        for_each_broadcast(out, gs, gs, |o, i, _| g[i] += ct[o]);
+    }
+}
+
+/// The cotangent `g` of one operand of an elementwise binary op (numpy's unbroadcast): for every
+/// output index `o`, with `i` the operand's offset (strides `own_s`) and `j` the other operand's
+/// (strides `other_s`), adds `h(own[i], other[j], y[o], ct[o])` to `g[i]`, so an operand stretched
+/// along an axis receives the sum over that axis. `g` comes in zeroed.
+///
+/// The common layouts run as loops over zipped slices (no index arithmetic, no bounds checks, so
+/// they vectorize): an operand of the output's shape is written once per element (for `a + b`, where
+/// `h` is `ct * 1`, a straight copy), and a bias (a row repeated over the leading axes) is a fold
+/// of the cotangent's rows, in the same order as [`fold_axis`] sums them.
+#[inline]
+pub fn unbroadcast<T: Float>(
+    g: &mut [T],
+    (own, own_s): (&[T], Dims),
+    (other, other_s): (&[T], Dims),
+    (out, y, ct): (Dims, &[T], &[T]),
+    h: impl Fn(T, T, T, T) -> T,
+) {
+    let n = out.iter().product::<usize>();
+    if n == 0 {
+        return;
+    }
+    let (own_whole, other_whole) = (is_contiguous(own_s, out), is_contiguous(other_s, out));
+    if own_whole && other_whole {
+        for ((((g, &a), &b), &y), &c) in g.iter_mut().zip(own).zip(other).zip(y).zip(ct) {
+            *g = h(a, b, y, c);
+        }
+        return;
+    }
+    if own_whole && other_s == [0; 4] {
+        let b = other[0];
+        for (((g, &a), &y), &c) in g.iter_mut().zip(own).zip(y).zip(ct) {
+            *g = h(a, b, y, c);
+        }
+        return;
+    }
+    if own_whole && let Some(inner) = repeated_suffix(other_s, out) {
+        // The other operand is a row repeated over the leading axes.
+        let rows = g.chunks_exact_mut(inner).zip(own.chunks_exact(inner));
+        for ((g, own), (y, ct)) in rows.zip(y.chunks_exact(inner).zip(ct.chunks_exact(inner))) {
+            for ((((g, &a), &b), &y), &c) in g.iter_mut().zip(own).zip(other).zip(y).zip(ct) {
+                *g = h(a, b, y, c);
+            }
+        }
+        return;
+    }
+    if other_whole && own_s == [0; 4] {
+        let a = own[0];
+        let mut acc = g[0];
+        for ((&b, &y), &c) in other.iter().zip(y).zip(ct) {
+            acc += h(a, b, y, c);
+        }
+        g[0] = acc;
+        return;
+    }
+    if other_whole && let Some(inner) = repeated_suffix(own_s, out) {
+        // A bias: fold the rows.
+        let (g, own) = (&mut g[..inner], &own[..inner]);
+        let rows = other.chunks_exact(inner).zip(y.chunks_exact(inner));
+        for ((other, y), ct) in rows.zip(ct.chunks_exact(inner)) {
+            let row = g.iter_mut().zip(own).zip(other).zip(y).zip(ct);
+            for ((((g, &a), &b), &y), &c) in row {
+                *g += h(a, b, y, c);
+            }
+        }
+        return;
+    }
+    for_each_broadcast(out, own_s, other_s, |o, i, j| {
+        g[i] += h(own[i], other[j], y[o], ct[o]);
+    });
+}
+
 /// Views a tensor of `numel` elements as `(outer, n, inner)` around one axis and folds each line
 /// of `n` elements with `f`, starting from `init`; `out` has `outer * inner` elements.
 #[inline]
@@ -144,43 +242,106 @@ mod tests {
     use super::*;
     use crate::shape::broadcast::{broadcast_strides, right_aligned};
 
-    /// Every fast path visits exactly the (o, l, r) triples of the general loop.
-    #[test]
-    fn fast_paths_match_the_general_loop() {
-        let general = |out: Dims, ls: Dims, rs: Dims| {
-            let mut v = Vec::new();
-            let mut o = 0;
-            for i0 in 0..out[0] {
-                for i1 in 0..out[1] {
-                    for i2 in 0..out[2] {
-                        for i3 in 0..out[3] {
-                            let l = i0 * ls[0] + i1 * ls[1] + i2 * ls[2] + i3 * ls[3];
-                            let r = i0 * rs[0] + i1 * rs[1] + i2 * rs[2] + i3 * rs[3];
-                            v.push((o, l, r));
-                            o += 1;
-                        }
+    /// (left dims, left rank, right dims, right rank, output dims, output rank): every layout the
+    /// fast paths single out (same shape, scalar, bias, bias with a leading `One`) and some they
+    /// leave to the general loop.
+    const CASES: [(Dims, usize, Dims, usize, Dims, usize); 11] = [
+        ([2, 3, 1, 1], 2, [3, 1, 1, 1], 1, [2, 3, 1, 1], 2),
+        ([3, 1, 1, 1], 1, [2, 3, 1, 1], 2, [2, 3, 1, 1], 2),
+        ([4, 2, 3, 1], 3, [2, 3, 1, 1], 2, [4, 2, 3, 1], 3),
+        ([4, 2, 3, 1], 3, [1, 3, 1, 1], 2, [4, 2, 3, 1], 3),
+        ([2, 1, 1, 1], 2, [2, 3, 1, 1], 2, [2, 3, 1, 1], 2),
+        ([1, 3, 1, 1], 2, [4, 1, 1, 1], 2, [4, 3, 1, 1], 2),
+        ([5, 1, 4, 1], 3, [3, 1, 1, 1], 2, [5, 3, 4, 1], 3),
+        ([2, 3, 1, 1], 2, [2, 3, 1, 1], 2, [2, 3, 1, 1], 2),
+        ([2, 3, 1, 1], 2, [1, 1, 1, 1], 0, [2, 3, 1, 1], 2),
+        ([1, 1, 1, 1], 0, [4, 2, 3, 1], 3, [4, 2, 3, 1], 3),
+        ([1, 1, 1, 1], 1, [1, 1, 1, 1], 0, [1, 1, 1, 1], 1),
+    ];
+
+    /// The rank-4 output dims and both operands' strides of one case.
+    fn layout((ld, lr, rd, rr, od, or): (Dims, usize, Dims, usize, Dims, usize)) -> [Dims; 3] {
+        let out = right_aligned(od, or);
+        [
+            out,
+            broadcast_strides(ld, lr, od, or),
+            broadcast_strides(rd, rr, od, or),
+        ]
+    }
+
+    fn numel(d: Dims, rank: usize) -> usize {
+        d[..rank].iter().product()
+    }
+
+    /// The (o, l, r) triples of the plain loop nest, in its order.
+    fn general(out: Dims, ls: Dims, rs: Dims) -> Vec<(usize, usize, usize)> {
+        let mut v = Vec::new();
+        let mut o = 0;
+        for i0 in 0..out[0] {
+            for i1 in 0..out[1] {
+                for i2 in 0..out[2] {
+                    for i3 in 0..out[3] {
+                        let l = i0 * ls[0] + i1 * ls[1] + i2 * ls[2] + i3 * ls[3];
+                        let r = i0 * rs[0] + i1 * rs[1] + i2 * rs[2] + i3 * rs[3];
+                        v.push((o, l, r));
+                        o += 1;
                     }
                 }
             }
-            v
-        };
-        // (left dims, left rank, right dims, right rank, output dims, output rank)
-        let cases: [(Dims, usize, Dims, usize, Dims, usize); 7] = [
-            ([2, 3, 1, 1], 2, [3, 1, 1, 1], 1, [2, 3, 1, 1], 2),
-            ([3, 1, 1, 1], 1, [2, 3, 1, 1], 2, [2, 3, 1, 1], 2),
-            ([4, 2, 3, 1], 3, [2, 3, 1, 1], 2, [4, 2, 3, 1], 3),
-            ([4, 2, 3, 1], 3, [1, 3, 1, 1], 2, [4, 2, 3, 1], 3),
-            ([2, 1, 1, 1], 2, [2, 3, 1, 1], 2, [2, 3, 1, 1], 2),
-            ([1, 3, 1, 1], 2, [4, 1, 1, 1], 2, [4, 3, 1, 1], 2),
-            ([5, 1, 4, 1], 3, [3, 1, 1, 1], 2, [5, 3, 4, 1], 3),
-        ];
-        for (ld, lr, rd, rr, od, or) in cases {
-            let out = right_aligned(od, or);
-            let ls = broadcast_strides(ld, lr, od, or);
-            let rs = broadcast_strides(rd, rr, od, or);
+        }
+        v
+    }
+
+    /// Every fast path visits exactly the (o, l, r) triples of the general loop.
+    #[test]
+    fn fast_paths_match_the_general_loop() {
+        for case in CASES {
+            let [out, ls, rs] = layout(case);
             let mut got = Vec::new();
             for_each_broadcast(out, ls, rs, |o, l, r| got.push((o, l, r)));
-            assert_eq!(got, general(out, ls, rs), "{ld:?} with {rd:?}");
+            assert_eq!(got, general(out, ls, rs), "{case:?}");
+        }
+    }
+
+    /// Distinct values that are not exactly representable sums of each other, so a changed order of
+    /// additions would show.
+    fn values(n: usize, seed: f64) -> Vec<f64> {
+        (0..n)
+            .map(|i| (seed + i as f64 * 0.37).sin() * 1.3)
+            .collect()
+    }
+
+    /// Both operands' cotangents from `unbroadcast`, and the sum `sum_to` gives, equal bit for bit
+    /// what the general loop computes in its order.
+    #[test]
+    fn unbroadcast_and_sum_to_match_the_general_loop() {
+        let h = |a: f64, b: f64, y: f64, c: f64| c * (a - 2.0 * b + y * a);
+        for case in CASES {
+            let (ld, lr, rd, rr, od, or) = case;
+            let [out, ls, rs] = layout(case);
+            let (l, r) = (values(numel(ld, lr), 0.1), values(numel(rd, rr), 1.7));
+            let (y, ct) = (values(numel(od, or), 2.9), values(numel(od, or), 4.3));
+            let mut want_l = vec![0.0; l.len()];
+            let mut want_r = vec![0.0; r.len()];
+            let (mut sum_l, mut sum_r) = (want_l.clone(), want_r.clone());
+            for (o, i, j) in general(out, ls, rs) {
+                want_l[i] += h(l[i], r[j], y[o], ct[o]);
+                want_r[j] += h(r[j], l[i], y[o], ct[o]);
+                sum_l[i] += ct[o];
+                sum_r[j] += ct[o];
+            }
+            let mut g = vec![0.0; l.len()];
+            unbroadcast(&mut g, (&l, ls), (&r, rs), (out, &y, &ct), h);
+            assert_eq!(g, want_l, "left of {case:?}");
+            let mut g = vec![0.0; r.len()];
+            unbroadcast(&mut g, (&r, rs), (&l, ls), (out, &y, &ct), h);
+            assert_eq!(g, want_r, "right of {case:?}");
+            let mut g = vec![0.0; l.len()];
+            sum_to(&ct, out, ls, &mut g);
+            assert_eq!(g, sum_l, "sum to the left of {case:?}");
+            let mut g = vec![0.0; r.len()];
+            sum_to(&ct, out, rs, &mut g);
+            assert_eq!(g, sum_r, "sum to the right of {case:?}");
         }
     }
 }

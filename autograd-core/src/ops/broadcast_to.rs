@@ -5,7 +5,7 @@
 //! cotangents). The rule is named `Expand`, the book's name for it, because the name
 //! `BroadcastTo` belongs to the shape relation [`BroadcastTo`](crate::shape::BroadcastTo).
 
-use crate::kernels::for_each_broadcast;
+use crate::kernels::{for_each_broadcast, sum_to};
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
 use crate::shape::{Broadcast, BroadcastTo, Dims, Shape, broadcast::right_aligned};
@@ -94,7 +94,7 @@ fn expand_kernel<T: Copy>(x: &[T], xs: Dims, out: Dims, y: &mut [T]) {
 
 /// `g[i] = sum of ct[o]` over the outputs `o` that read input `i`.
 fn sum_back_kernel<T: Float>(ct: &[T], xs: Dims, out: Dims, g: &mut [T]) {
-    for_each_broadcast(out, xs, xs, |o, i, _| g[i] += ct[o]);
+    sum_to(ct, out, xs, g);
 }
 
 impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {

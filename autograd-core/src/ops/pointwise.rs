@@ -7,7 +7,7 @@
 //! it: an operand stretched along an axis receives the sum over that axis (numpy's unbroadcast),
 //! with the strides known from the types.
 
-use crate::kernels::{for_each_broadcast, zip_broadcast};
+use crate::kernels::{sum_to, unbroadcast, zip_broadcast};
 use crate::rule::{BinaryRule, UnaryRule};
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Dims, Shape, broadcast::right_aligned};
@@ -28,6 +28,10 @@ pub trait Pointwise1: Copy {
 pub trait Pointwise2: Copy {
     /// The op's name.
     const NAME: &'static str;
+    /// Whether both partials are constants, read once at `(0, 0, 0)` (`a + b`, `a - b`). Then each
+    /// VJP reads neither operand: it sums the cotangent over the axes its operand was stretched along
+    /// (a copy when there are none), then scales the sum by the partial unless that is 1.
+    const CONSTANT_PARTIALS: bool = false;
     /// `y = f(a, b)`.
     fn f<T: Float>(self, a: T, b: T) -> T;
     /// `dy/da` at `(a, b)`, where `y = f(a, b)`.
@@ -161,7 +165,8 @@ enum Side {
     Rhs,
 }
 
-/// Accumulates `ct * dy/d(side)` into the cotangent `g` of one operand (sums over stretched axes).
+/// Writes `ct * dy/d(side)` into the cotangent `g` of one operand, summed over the axes it was
+/// stretched along.
 fn zip_vjp_kernel<P: Pointwise2, T: Float>(
     p: P,
     side: Side,
@@ -169,12 +174,26 @@ fn zip_vjp_kernel<P: Pointwise2, T: Float>(
     (out, ls, rs): (Dims, Dims, Dims),
     g: &mut [T],
 ) {
+    if P::CONSTANT_PARTIALS {
+        let z = T::ZERO;
+        let (d, own_s) = match side {
+            Side::Lhs => (p.dfda(z, z, z), ls),
+            Side::Rhs => (p.dfdb(z, z, z), rs),
+        };
+        sum_to(ct, out, own_s, g);
+        if d != T::ONE {
+            for g in g.iter_mut() {
+                *g *= d;
+            }
+        }
+        return;
+    }
     match side {
-        Side::Lhs => for_each_broadcast(out, ls, rs, |o, i, j| {
-            g[i] += ct[o] * p.dfda(l[i], r[j], y[o])
+        Side::Lhs => unbroadcast(g, (l, ls), (r, rs), (out, y, ct), |a, b, y, c| {
+            c * p.dfda(a, b, y)
         }),
-        Side::Rhs => for_each_broadcast(out, ls, rs, |o, i, j| {
-            g[j] += ct[o] * p.dfdb(l[i], r[j], y[o])
+        Side::Rhs => unbroadcast(g, (r, rs), (l, ls), (out, y, ct), |b, a, y, c| {
+            c * p.dfdb(a, b, y)
         }),
     }
 }

@@ -23,6 +23,8 @@ pub struct Sub;
 
 impl Pointwise2 for Sub {
     const NAME: &'static str = "sub";
+    // Both partials are constants: the VJPs copy or sum the cotangent, reading no operand.
+    const CONSTANT_PARTIALS: bool = true;
     fn f<T: Float>(self, a: T, b: T) -> T {
         a - b
     }
@@ -38,7 +40,27 @@ binary_operator!(Sub, sub, Sub);
 
 #[cfg(test)]
 mod tests {
+    use crate::prelude::*;
+    use crate::rules::{BinaryRule, Sub};
     use crate::testing::check_binary;
+
+    /// The cotangents by hand: the same-shape operand's is the output's, a bias's the sum of the
+    /// rows, a scalar's the total, negated on the right.
+    #[test]
+    fn cotangents_by_hand() {
+        let x = Tensor::new([[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+        let b = Tensor::new([10.0f64, 20.0, 30.0]);
+        let ct = Tensor::new([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+        let (y, ()) = Sub.forward(&x, &b);
+        assert_eq!(Sub.vjp_lhs(&x, &b, &y, &(), &ct).to_array(), ct.to_array());
+        assert_eq!(
+            Sub.vjp_rhs(&x, &b, &y, &(), &ct).to_array(),
+            [-5.0, -7.0, -9.0]
+        );
+        let s = Tensor::new(0.5f64);
+        let (y, ()) = Sub.forward(&x, &s);
+        assert_eq!(Sub.vjp_rhs(&x, &s, &y, &(), &ct).item(), -21.0);
+    }
 
     #[test]
     fn gradients_under_every_broadcast_pattern() {
