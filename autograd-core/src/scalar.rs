@@ -320,8 +320,8 @@ macro_rules! impl_float {
                 accumulate: bool,
             ) {
                 // The SIMD kernels cover every size (cache-blocked from 2^20 multiply-adds, where
-                // they measured 100-108 GFLOP/s at W3's sizes, matrixmultiply 64-85); without them, large products
-                // go to matrixmultiply.
+                // they measured 100-108 GFLOP/s at W3's sizes, matrixmultiply 64-85); without
+                // them, large products go to matrixmultiply.
                 let small =
                     m.min(k).min(n) < PACKED_GEMM_MIN_DIM || m * k * n < PACKED_GEMM_MIN_WORK;
                 if cfg!(feature = "simd") || small {
