@@ -101,6 +101,28 @@ pub fn zip_broadcast<T: Copy>(
         }
         return;
     }
+    // A bias (one side a row repeated over the leading axes): zipped rows, which vectorize and
+    // need no bounds checks, where the indexed loop below did neither (10% of a W1 gradient).
+    if is_contiguous(ls, out_dims)
+        && let Some(inner) = repeated_suffix(rs, out_dims).filter(|&n| n > 0)
+    {
+        for (orow, lrow) in out.chunks_exact_mut(inner).zip(l.chunks_exact(inner)) {
+            for ((o, &a), &b) in orow.iter_mut().zip(lrow).zip(&r[..inner]) {
+                *o = f(a, b);
+            }
+        }
+        return;
+    }
+    if is_contiguous(rs, out_dims)
+        && let Some(inner) = repeated_suffix(ls, out_dims).filter(|&n| n > 0)
+    {
+        for (orow, rrow) in out.chunks_exact_mut(inner).zip(r.chunks_exact(inner)) {
+            for ((o, &a), &b) in orow.iter_mut().zip(&l[..inner]).zip(rrow) {
+                *o = f(a, b);
+            }
+        }
+        return;
+    }
     for_each_broadcast(out_dims, ls, rs, |o, i, j| out[o] = f(l[i], r[j]));
 }
 
@@ -342,6 +364,25 @@ mod tests {
             let mut g = vec![0.0; r.len()];
             sum_to(&ct, out, rs, &mut g);
             assert_eq!(g, sum_r, "sum to the right of {case:?}");
+        }
+    }
+
+    /// `zip_broadcast` (with its same-shape and bias fast paths) writes what the general loop
+    /// computes, for both argument orders of a non-commutative function.
+    #[test]
+    fn zip_broadcast_matches_the_general_loop() {
+        let f = |a: f64, b: f64| a - 3.0 * b;
+        for case in CASES {
+            let (ld, lr, rd, rr, od, or) = case;
+            let [out, ls, rs] = layout(case);
+            let (l, r) = (values(numel(ld, lr), 0.3), values(numel(rd, rr), 2.1));
+            let mut want = vec![0.0; numel(od, or)];
+            for (o, i, j) in general(out, ls, rs) {
+                want[o] = f(l[i], r[j]);
+            }
+            let mut got = vec![f64::NAN; want.len()];
+            zip_broadcast(&l, ls, &r, rs, out, &mut got, f);
+            assert_eq!(got, want, "{case:?}");
         }
     }
 }
