@@ -27,6 +27,8 @@ use pulp::Arch;
 const MR: usize = 6;
 /// Elements of the stack buffer that holds a row-major block of a strided `b` (16 KiB of f32).
 const PACK: usize = 4096;
+/// The stack buffer used instead when all of a strided `b` fits in it.
+const SMALL_PACK: usize = 512;
 /// The depth of one packed block of `b`: a block of `KC` rows by at least 16 columns fits `PACK`.
 const KC: usize = 256;
 /// Rows of `a` per packed block in the cache-blocked path (its block, `MC x KC`, stays in L2).
@@ -127,30 +129,52 @@ macro_rules! simd_kernels {
                 if bcs == 1 {
                     return tiles(simd, (m, k, n), a, a_strides, (b, brs), (c, n), accumulate);
                 }
-                // Strided rows of `b`: copy blocks of it, row-major, into a stack buffer.
-                let mut buf = [0.0 as $t; PACK];
-                let kc = k.min(KC);
-                let nc = (PACK / kc).min(n);
-                for j0 in (0..n).step_by(nc) {
-                    let w = nc.min(n - j0);
-                    for p0 in (0..k).step_by(kc) {
-                        let d = kc.min(k - p0);
-                        for p in 0..d {
-                            let row = &mut buf[p * w..(p + 1) * w];
-                            for (jj, slot) in row.iter_mut().enumerate() {
-                                *slot = b[(p0 + p) * brs + (j0 + jj) * bcs];
-                            }
+                // Strided rows of `b`: copy blocks of it, row-major, into a stack buffer, a small
+                // one when `b` fits (zeroing the 16 KiB buffer cost a W1 gradient 10%).
+                if k * n <= SMALL_PACK {
+                    packed::<S, SMALL_PACK>(simd, dims, a, a_strides, b, b_strides, c, accumulate);
+                } else {
+                    packed::<S, PACK>(simd, dims, a, a_strides, b, b_strides, c, accumulate);
+                }
+            }
+        }
+
+        /// `c (+)= a b` for a `b` with strided rows, through a row-major stack buffer of `P`
+        /// elements holding blocks of `b`.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments, reason = "the BLAS-style contract")]
+        fn packed<S: Simd, const P: usize>(
+            simd: S,
+            (m, k, n): (usize, usize, usize),
+            a: &[$t],
+            a_strides: (usize, usize),
+            b: &[$t],
+            (brs, bcs): (usize, usize),
+            c: &mut [$t],
+            accumulate: bool,
+        ) {
+            let mut buf = [0.0 as $t; P];
+            let kc = k.min(KC).min(P);
+            let nc = (P / kc).min(n);
+            for j0 in (0..n).step_by(nc) {
+                let w = nc.min(n - j0);
+                for p0 in (0..k).step_by(kc) {
+                    let d = kc.min(k - p0);
+                    for p in 0..d {
+                        let row = &mut buf[p * w..(p + 1) * w];
+                        for (jj, slot) in row.iter_mut().enumerate() {
+                            *slot = b[(p0 + p) * brs + (j0 + jj) * bcs];
                         }
-                        tiles(
-                            simd,
-                            (m, d, w),
-                            &a[p0 * a_strides.1..],
-                            a_strides,
-                            (&buf[..d * w], w),
-                            (&mut c[j0..], n),
-                            accumulate || p0 > 0,
-                        );
                     }
+                    tiles(
+                        simd,
+                        (m, d, w),
+                        &a[p0 * a_strides.1..],
+                        a_strides,
+                        (&buf[..d * w], w),
+                        (&mut c[j0..], n),
+                        accumulate || p0 > 0,
+                    );
                 }
             }
         }
@@ -408,7 +432,7 @@ macro_rules! simd_kernels {
 }
 
 mod f32_kernels {
-    use super::{BLOCKED_MIN_WORK, Gemm, KC, MC, MR, NC, PACK, naive_gemm};
+    use super::{BLOCKED_MIN_WORK, Gemm, KC, MC, MR, NC, PACK, SMALL_PACK, naive_gemm};
     use core::cell::RefCell;
     use pulp::{Simd, WithSimd};
     simd_kernels!(
@@ -425,7 +449,7 @@ mod f32_kernels {
 }
 
 mod f64_kernels {
-    use super::{BLOCKED_MIN_WORK, Gemm, KC, MC, MR, NC, PACK, naive_gemm};
+    use super::{BLOCKED_MIN_WORK, Gemm, KC, MC, MR, NC, PACK, SMALL_PACK, naive_gemm};
     use core::cell::RefCell;
     use pulp::{Simd, WithSimd};
     simd_kernels!(
