@@ -204,12 +204,15 @@ macro_rules! simd_kernels {
         ) {
             let lanes = S::$lanes;
             let nr = 2 * lanes;
-            let mc = MC / R * R;
+            // Blocks of equal size rather than full blocks and a thin remainder (k = 784 in blocks
+            // of 256 would leave a block 16 deep, whose tiles barely amortize their loads of `c`).
+            let kc = k.div_ceil(k.div_ceil(KC));
+            let mc = m.div_ceil(m.div_ceil(MC)).div_ceil(R) * R;
             // Taken out of the thread-local rather than used inside `with`: a closure would not
             // inherit the SIMD target features the kernel below needs (it would not be inlined).
             let (mut abuf, mut bbuf) = BUFFERS.with_borrow_mut(core::mem::take);
             {
-                let kc_max = KC.min(k);
+                let kc_max = kc;
                 let nc_max = NC.min(n).div_ceil(nr) * nr;
                 let mc_max = mc.min(m).div_ceil(R) * R;
                 if bbuf.len() < kc_max * nc_max {
@@ -220,8 +223,8 @@ macro_rules! simd_kernels {
                 }
                 for jc in (0..n).step_by(NC) {
                     let ncb = NC.min(n - jc);
-                    for pc in (0..k).step_by(KC) {
-                        let kcb = KC.min(k - pc);
+                    for pc in (0..k).step_by(kc) {
+                        let kcb = kc.min(k - pc);
                         // Panels of b: panel q holds columns jc + q*nr .. + nr, row-major.
                         for (q, panel) in bbuf.chunks_exact_mut(kcb * nr).take(ncb.div_ceil(nr)).enumerate() {
                             let j0 = jc + q * nr;
