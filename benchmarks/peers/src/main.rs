@@ -96,7 +96,9 @@ fn main() -> ExitCode {
         (dir.join("peers.md"), dir.join("peers.png"))
     };
     std::fs::write(&md, markdown).expect("write the table");
-    report::chart(&results, &png).expect("draw the chart");
+    // The Python script's frameworks, from its last table, as lighter bars.
+    let separate = report::python_rows(&dir.join("python.md"), &results);
+    report::chart(&results, &separate, &png).expect("draw the chart");
     eprintln!("wrote {} and {}", md.display(), png.display());
     ExitCode::SUCCESS
 }

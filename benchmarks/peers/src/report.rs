@@ -139,8 +139,66 @@ pub fn markdown(results: &[WorkloadResult], quick: bool) -> String {
     s
 }
 
-/// Time per step by workload, log scale, one bar per system.
-pub fn chart(results: &[WorkloadResult], path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+/// A row of the Python script's table (`benchmarks/results/python.md`): a framework's median time
+/// per step on each workload, measured by a separate run.
+pub struct Separate {
+    pub name: String,
+    pub medians: Vec<Duration>,
+}
+
+/// The rows of the Python script's table at `path`, if it exists and names the same workloads in
+/// the same order as `results`; otherwise none (the chart then shows the Rust systems alone).
+pub fn python_rows(path: &Path, results: &[WorkloadResult]) -> Vec<Separate> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let header_ok = text.lines().any(|l| {
+        l.starts_with("| system |")
+            && results
+                .iter()
+                .all(|r| l.contains(&format!("{} ({})", r.name, r.shape)))
+    });
+    if !header_ok {
+        return Vec::new();
+    }
+    text.lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| system") && !l.starts_with("|---"))
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+            let medians = cells[1..]
+                .iter()
+                .map(|c| parse_duration(c))
+                .collect::<Option<Vec<_>>>()?;
+            (medians.len() == results.len()).then(|| Separate {
+                name: format!("{} (separate run)", cells[0]),
+                medians,
+            })
+        })
+        .collect()
+}
+
+/// The leading `"<number> <unit>"` of a table cell such as `58.3 µs [50.5 µs – 73.8 µs]`.
+fn parse_duration(cell: &str) -> Option<Duration> {
+    let mut words = cell.split_whitespace();
+    let value: f64 = words.next()?.parse().ok()?;
+    let scale = match words.next()? {
+        "ns" => 1e-9,
+        "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        _ => return None,
+    };
+    Some(Duration::from_secs_f64(value * scale))
+}
+
+/// Time per step by workload, log scale, one bar per system; `separate` adds the frameworks the
+/// Python script measured (another process, another time), drawn lighter and labelled as a
+/// separate run.
+pub fn chart(
+    results: &[WorkloadResult],
+    separate: &[Separate],
+    path: &Path,
+) -> Result<(), Box<dyn std::error::Error>> {
     plotters::style::register_font(
         "sans-serif",
         FontStyle::Normal,
@@ -148,9 +206,25 @@ pub fn chart(results: &[WorkloadResult], path: &Path) -> Result<(), Box<dyn std:
     )
     .map_err(|_| "the committed font does not parse")?;
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    let all = results
+    // Every bar: (name, median per workload, measured in a separate run).
+    let mut bars: Vec<(&str, Vec<Duration>, bool)> = results[0]
+        .systems
         .iter()
-        .flat_map(|r| r.timings.iter().map(|t| us(t.median)));
+        .enumerate()
+        .map(|(j, name)| {
+            (
+                *name,
+                results.iter().map(|r| r.timings[j].median).collect(),
+                false,
+            )
+        })
+        .collect();
+    bars.extend(
+        separate
+            .iter()
+            .map(|s| (s.name.as_str(), s.medians.clone(), true)),
+    );
+    let all = bars.iter().flat_map(|(_, m, _)| m.iter().map(|&d| us(d)));
     let (lo, hi) = all.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
     });
@@ -186,29 +260,25 @@ pub fn chart(results: &[WorkloadResult], path: &Path) -> Result<(), Box<dyn std:
         .axis_desc_style(("sans-serif", 16))
         .draw()?;
 
-    let systems = &results[0].systems;
-    let k = systems.len() as f64;
+    let k = bars.len() as f64;
     let width = 0.8 / k;
-    for (j, name) in systems.iter().enumerate() {
+    for (j, (name, medians, light)) in bars.iter().enumerate() {
         let color = Palette99::pick(j).to_rgba();
+        let color = if *light { color.mix(0.45) } else { color };
         chart
-            .draw_series(results.iter().enumerate().map(|(i, r)| {
+            .draw_series(medians.iter().enumerate().map(|(i, &t)| {
                 let x0 = i as f64 + 0.1 + j as f64 * width;
-                Rectangle::new(
-                    [(x0, lo), (x0 + width * 0.92, us(r.timings[j].median))],
-                    color.filled(),
-                )
+                Rectangle::new([(x0, lo), (x0 + width * 0.92, us(t))], color.filled())
             }))?
             .label(*name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
         // The value above each bar, so the chart can be read without the table.
-        chart.draw_series(results.iter().enumerate().map(|(i, r)| {
+        chart.draw_series(medians.iter().enumerate().map(|(i, &t)| {
             let x = i as f64 + 0.1 + (j as f64 + 0.46) * width;
-            let t = r.timings[j].median;
             Text::new(
                 fmt(t),
                 (x, us(t) * 1.12),
-                ("sans-serif", 12)
+                ("sans-serif", 11)
                     .into_font()
                     .color(&BLACK)
                     .pos(Pos::new(HPos::Center, VPos::Bottom)),
