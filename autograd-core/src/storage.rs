@@ -4,22 +4,31 @@
 //! tensors touches no allocator. A 1024x1024 f32 tensor is 4 MiB, more than a thread's default
 //! stack, so big tensors say `Heap` in their type; heap buffers are allocated directly at their
 //! final size, never built on the stack first. Binary ops on mixed storage produce heap tensors.
+//!
+//! Heap buffers of 16 KiB and more are recycled: a dropped buffer goes to a small per-thread pool
+//! (at most 32 buffers and 64 MiB per thread) and the next tensor of the same element type and
+//! length takes it from there. A training step makes and drops the same tensors every time; without
+//! the pool the allocator returned the large ones to the system at each step and the next step
+//! paid for page faults to get them back: the W3 gradient (batch 128, 784 -> 256 -> 10) ran about
+//! 30% slower.
 
 use crate::shape::Shape;
+use core::any::{Any, TypeId};
+use core::cell::RefCell;
 use core::fmt::Debug;
 
 /// A storage strategy for a tensor's elements.
 pub trait Storage: Copy + Default + Debug + Send + Sync + 'static {
     /// The buffer holding the elements of a tensor of shape `S`.
-    type Buf<E: Copy, S: Shape>: Clone;
+    type Buf<E: Copy + 'static, S: Shape>: Clone;
     /// A buffer with every element `e`.
-    fn filled<E: Copy, S: Shape>(e: E) -> Self::Buf<E, S>;
+    fn filled<E: Copy + 'static, S: Shape>(e: E) -> Self::Buf<E, S>;
     /// A buffer holding the nested array `a`.
-    fn from_array<E: Copy, S: Shape>(a: S::Array<E>) -> Self::Buf<E, S>;
+    fn from_array<E: Copy + 'static, S: Shape>(a: S::Array<E>) -> Self::Buf<E, S>;
     /// The elements, row-major.
-    fn slice<E: Copy, S: Shape>(b: &Self::Buf<E, S>) -> &[E];
+    fn slice<E: Copy + 'static, S: Shape>(b: &Self::Buf<E, S>) -> &[E];
     /// The elements, row-major, mutable.
-    fn slice_mut<E: Copy, S: Shape>(b: &mut Self::Buf<E, S>) -> &mut [E];
+    fn slice_mut<E: Copy + 'static, S: Shape>(b: &mut Self::Buf<E, S>) -> &mut [E];
 }
 
 /// Elements stored inline as a nested array (the default). No heap allocation.
@@ -38,34 +47,160 @@ pub struct Inline;
 pub struct Heap;
 
 impl Storage for Inline {
-    type Buf<E: Copy, S: Shape> = S::Array<E>;
-    fn filled<E: Copy, S: Shape>(e: E) -> S::Array<E> {
+    type Buf<E: Copy + 'static, S: Shape> = S::Array<E>;
+    fn filled<E: Copy + 'static, S: Shape>(e: E) -> S::Array<E> {
         S::fill(e)
     }
-    fn from_array<E: Copy, S: Shape>(a: S::Array<E>) -> S::Array<E> {
+    fn from_array<E: Copy + 'static, S: Shape>(a: S::Array<E>) -> S::Array<E> {
         a
     }
-    fn slice<E: Copy, S: Shape>(b: &S::Array<E>) -> &[E] {
+    fn slice<E: Copy + 'static, S: Shape>(b: &S::Array<E>) -> &[E] {
         S::flat(b)
     }
-    fn slice_mut<E: Copy, S: Shape>(b: &mut S::Array<E>) -> &mut [E] {
+    fn slice_mut<E: Copy + 'static, S: Shape>(b: &mut S::Array<E>) -> &mut [E] {
         S::flat_mut(b)
     }
 }
 
 impl Storage for Heap {
-    type Buf<E: Copy, S: Shape> = Box<[E]>;
-    fn filled<E: Copy, S: Shape>(e: E) -> Box<[E]> {
-        vec![e; S::NUMEL].into_boxed_slice()
+    type Buf<E: Copy + 'static, S: Shape> = HeapBuf<E>;
+    fn filled<E: Copy + 'static, S: Shape>(e: E) -> HeapBuf<E> {
+        HeapBuf(match pool::take(S::NUMEL) {
+            Some(mut b) => {
+                b.fill(e);
+                b
+            }
+            None => vec![e; S::NUMEL].into_boxed_slice(),
+        })
     }
-    fn from_array<E: Copy, S: Shape>(a: S::Array<E>) -> Box<[E]> {
-        S::flat(&a).into()
+    fn from_array<E: Copy + 'static, S: Shape>(a: S::Array<E>) -> HeapBuf<E> {
+        let flat = S::flat(&a);
+        HeapBuf(match pool::take(flat.len()) {
+            Some(mut b) => {
+                b.copy_from_slice(flat);
+                b
+            }
+            None => flat.into(),
+        })
     }
-    fn slice<E: Copy, S: Shape>(b: &Box<[E]>) -> &[E] {
-        b
+    fn slice<E: Copy + 'static, S: Shape>(b: &HeapBuf<E>) -> &[E] {
+        &b.0
     }
-    fn slice_mut<E: Copy, S: Shape>(b: &mut Box<[E]>) -> &mut [E] {
-        b
+    fn slice_mut<E: Copy + 'static, S: Shape>(b: &mut HeapBuf<E>) -> &mut [E] {
+        &mut b.0
+    }
+}
+
+/// The buffer of a [`Heap`] tensor: one heap block of exactly the tensor's size, recycled through
+/// a per-thread pool when large (see the [module documentation](self)).
+pub struct HeapBuf<E: Copy + 'static>(Box<[E]>);
+
+impl<E: Copy + 'static> Clone for HeapBuf<E> {
+    fn clone(&self) -> Self {
+        match pool::take(self.0.len()) {
+            Some(mut b) => {
+                b.copy_from_slice(&self.0);
+                Self(b)
+            }
+            None => Self(self.0.clone()),
+        }
+    }
+}
+
+impl<E: Copy + 'static> Drop for HeapBuf<E> {
+    fn drop(&mut self) {
+        pool::give(core::mem::take(&mut self.0));
+    }
+}
+
+impl<E: Copy + Debug + 'static> Debug for HeapBuf<E> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The per-thread pool of large heap buffers, one list per element type.
+mod pool {
+    use super::{Any, RefCell, TypeId};
+
+    /// Buffers smaller than this are left to the allocator, which serves them fast from its own
+    /// per-thread caches.
+    const MIN_BYTES: usize = 16 << 10;
+    /// At most this many buffers wait in a thread's pool...
+    const MAX_BUFFERS: usize = 32;
+    /// ...holding at most this many bytes.
+    const MAX_BYTES: usize = 64 << 20;
+
+    /// One thread's free buffers: per element type, a `Vec<Box<[E]>>` behind `Any`, and the
+    /// pool's bytes and buffer count.
+    #[derive(Default)]
+    struct Pool {
+        lists: Vec<(TypeId, Box<dyn Any>)>,
+        bytes: usize,
+        count: usize,
+    }
+
+    thread_local! {
+        static POOL: RefCell<Pool> = RefCell::new(Pool::default());
+    }
+
+    /// The list for `E`, created on first use.
+    fn list<E: 'static>(pool: &mut Pool) -> &mut Vec<Box<[E]>> {
+        let id = TypeId::of::<E>();
+        let i = match pool.lists.iter().position(|(t, _)| *t == id) {
+            Some(i) => i,
+            None => {
+                pool.lists.push((id, Box::new(Vec::<Box<[E]>>::new())));
+                pool.lists.len() - 1
+            }
+        };
+        pool.lists[i]
+            .1
+            .downcast_mut()
+            .unwrap_or_else(|| unreachable!("each list is stored under its own type's id"))
+    }
+
+    /// A pooled buffer of exactly `len` elements, if one is waiting.
+    pub(super) fn take<E: Copy + 'static>(len: usize) -> Option<Box<[E]>> {
+        if len * size_of::<E>() < MIN_BYTES {
+            return None;
+        }
+        // `try_with`/`try_borrow_mut`: during thread teardown, or re-entered, simply allocate.
+        POOL.try_with(|p| {
+            let mut p = p.try_borrow_mut().ok()?;
+            let l = list::<E>(&mut p);
+            let i = l.iter().position(|b| b.len() == len)?;
+            let b = l.swap_remove(i);
+            p.bytes -= len * size_of::<E>();
+            p.count -= 1;
+            Some(b)
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// The number of buffers and bytes waiting in this thread's pool.
+    #[cfg(test)]
+    pub(super) fn stats() -> (usize, usize) {
+        POOL.with_borrow(|p| (p.count, p.bytes))
+    }
+
+    /// Keeps `b` for a later [`take`] if it is large and the pool has room; otherwise frees it.
+    pub(super) fn give<E: Copy + 'static>(b: Box<[E]>) {
+        let bytes = b.len() * size_of::<E>();
+        if bytes < MIN_BYTES {
+            return;
+        }
+        let _ = POOL.try_with(|p| {
+            let Ok(mut p) = p.try_borrow_mut() else {
+                return;
+            };
+            if p.count < MAX_BUFFERS && p.bytes + bytes <= MAX_BYTES {
+                p.bytes += bytes;
+                p.count += 1;
+                list::<E>(&mut p).push(b);
+            }
+        });
     }
 }
 
@@ -85,4 +220,62 @@ impl Join<Inline> for Heap {
 }
 impl Join<Heap> for Heap {
     type Out = Heap;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pool;
+    use crate::prelude::*;
+
+    /// A dropped large buffer serves the next tensor of the same length (any shape), which gets
+    /// its own contents: filled, cloned or built from an array.
+    #[test]
+    fn large_heap_buffers_are_reused_with_fresh_contents() {
+        let a: Tensor<f32, (D<64>, D<128>), Heap> = Tensor::full(3.0); // 32 KiB
+        let first = a.as_slice().as_ptr();
+        drop(a);
+        assert_eq!(pool::stats(), (1, 32 << 10));
+        let b: Tensor<f32, (D<128>, D<64>), Heap> = Tensor::zeros();
+        assert_eq!(b.as_slice().as_ptr(), first, "the dropped buffer was taken");
+        assert_eq!(pool::stats(), (0, 0));
+        assert!(b.as_slice().iter().all(|&v| v == 0.0));
+
+        let c: Tensor<f32, (D<128>, D<64>), Heap> = Tensor::from_fn(|i| (i[0] * 64 + i[1]) as f32);
+        drop(b);
+        let d = c.clone();
+        assert_eq!(d.as_slice().as_ptr(), first);
+        assert_eq!(d.as_slice(), c.as_slice());
+        drop(d);
+        let e: Tensor<f32, (D<8192>,), Heap> = Tensor::from_array([2.5; 8192]);
+        assert_eq!(e.as_slice().as_ptr(), first);
+        assert!(e.as_slice().iter().all(|&v| v == 2.5));
+    }
+
+    /// Buffers of another element type or length, and small ones, are not handed out.
+    #[test]
+    fn only_same_type_same_length_large_buffers_are_reused() {
+        let a: Tensor<f32, (D<64>, D<128>), Heap> = Tensor::ones();
+        drop(a);
+        let b: Tensor<f64, (D<64>, D<128>), Heap> = Tensor::ones();
+        let c: Tensor<f32, (D<64>, D<129>), Heap> = Tensor::ones();
+        assert_eq!(pool::stats(), (1, 32 << 10), "the f32 buffer still waits");
+        let small: Tensor<f32, (D<16>, D<16>), Heap> = Tensor::ones();
+        drop(small);
+        assert_eq!(
+            pool::stats(),
+            (1, 32 << 10),
+            "1 KiB is left to the allocator"
+        );
+        drop((b, c));
+        assert_eq!(pool::stats().0, 3);
+    }
+
+    /// The pool keeps at most 32 buffers.
+    #[test]
+    fn the_pool_is_bounded() {
+        let many: Vec<Tensor<f32, (D<64>, D<64>), Heap>> =
+            (0..40).map(|_| Tensor::ones()).collect();
+        drop(many);
+        assert_eq!(pool::stats(), (32, 32 * (16 << 10)));
+    }
 }
