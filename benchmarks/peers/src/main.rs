@@ -64,6 +64,11 @@ fn main() -> ExitCode {
         return ExitCode::from(status.code().unwrap_or(1) as u8);
     }
     let quick = std::env::args().any(|a| a == "--quick");
+    // Each system timed on its own (all its samples, then the next system's), as the Python
+    // script times a framework: comparable with its numbers, where the default's interleaved
+    // rounds (robust to bursts of load, fair among these systems) run every system with caches
+    // that the previous one has just filled with its own data.
+    let alone = std::env::args().any(|a| a == "--alone");
     let budget = if quick {
         Budget {
             warm_up: Duration::from_millis(50),
@@ -77,24 +82,28 @@ fn main() -> ExitCode {
     };
 
     let results = vec![
-        run::<16, 4, 16, 3, Inline>("W1", "batch 16, 4 -> 16 -> 3", &budget),
-        run::<64, 64, 128, 10, Heap>("W2", "batch 64, 64 -> 128 -> 10", &budget),
-        run::<128, 784, 256, 10, Heap>("W3", "batch 128, 784 -> 256 -> 10", &budget),
+        run::<16, 4, 16, 3, Inline>("W1", "batch 16, 4 -> 16 -> 3", &budget, alone),
+        run::<64, 64, 128, 10, Heap>("W2", "batch 64, 64 -> 128 -> 10", &budget, alone),
+        run::<128, 784, 256, 10, Heap>("W3", "batch 128, 784 -> 256 -> 10", &budget, alone),
     ];
     let Some(results) = results.into_iter().collect::<Option<Vec<_>>>() else {
         eprintln!("a peer's gradients differ from ours: nothing timed is reported");
         return ExitCode::FAILURE;
     };
-    let markdown = report::markdown(&results, quick);
+    let markdown = report::markdown(&results, quick, alone);
     println!("{markdown}");
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../results");
     std::fs::create_dir_all(&dir).expect("create benchmarks/results");
     let dir = dir.canonicalize().expect("benchmarks/results exists");
-    let (md, png) = if quick {
-        (dir.join("peers-quick.md"), dir.join("peers-quick.png"))
-    } else {
-        (dir.join("peers.md"), dir.join("peers.png"))
+    let stem = match (quick, alone) {
+        (true, _) => "peers-quick",
+        (false, true) => "peers-alone",
+        (false, false) => "peers",
     };
+    let (md, png) = (
+        dir.join(format!("{stem}.md")),
+        dir.join(format!("{stem}.png")),
+    );
     std::fs::write(&md, markdown).expect("write the table");
     // The Python script's frameworks, from its last table, as lighter bars.
     let separate = report::python_rows(&dir.join("python.md"), &results);
@@ -109,6 +118,7 @@ fn run<const B: usize, const I: usize, const H: usize, const O: usize, St>(
     name: &'static str,
     shape: &'static str,
     budget: &Budget,
+    alone: bool,
 ) -> Option<WorkloadResult>
 where
     St: Join<St, Out = St> + 'static,
@@ -174,7 +184,14 @@ where
     if !ok {
         return None;
     }
-    let timings = harness::time_all(&mut systems, budget);
+    let timings = if alone {
+        systems
+            .iter_mut()
+            .flat_map(|s| harness::time_all(std::slice::from_mut(s), budget))
+            .collect()
+    } else {
+        harness::time_all(&mut systems, budget)
+    };
     Some(WorkloadResult {
         name,
         shape,

@@ -55,7 +55,7 @@ fn locked(name: &str) -> String {
 
 /// The table (one row per system, one column per workload: median time per step and the ratio
 /// to the reference), followed by the conditions of the measurement.
-pub fn markdown(results: &[WorkloadResult], quick: bool) -> String {
+pub fn markdown(results: &[WorkloadResult], quick: bool, alone: bool) -> String {
     let mut s = String::new();
     s.push_str("# Peer comparison: time per gradient step\n\n");
     if quick {
@@ -74,12 +74,19 @@ pub fn markdown(results: &[WorkloadResult], quick: bool) -> String {
     s.push_str(&format!(
         "One step = forward, mean softmax cross-entropy over the batch, gradients of w1, b1, w2, \
          b2; f32; ReLU hidden layer; same weights and inputs (fixed seeds) for every system; \
-         single-threaded (`RAYON_NUM_THREADS=1`, `CANDLE_NUM_THREADS=1`). Median over interleaved \
-         samples after warm-up; `(x N)` is the time relative to **{REFERENCE}**. Versions: dfdx \
+         single-threaded (`RAYON_NUM_THREADS=1`, `CANDLE_NUM_THREADS=1`). Median over {} \
+         after warm-up; `(x N)` is the time relative to **{REFERENCE}**. Versions: dfdx \
          {}, candle-core {}. Command: `cargo run --release --manifest-path \
-         benchmarks/peers/Cargo.toml`.\n\n",
+         benchmarks/peers/Cargo.toml{}`.\n\n",
+        if alone {
+            "samples taken one system at a time (all of a system's samples, then the next \
+             system's: the protocol of the Python script)"
+        } else {
+            "interleaved samples (one sample of each system per round)"
+        },
         locked("dfdx"),
         locked("candle-core"),
+        if alone { " -- --alone" } else { "" },
     ));
     s.push_str("| system |");
     for r in results {
