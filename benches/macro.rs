@@ -22,8 +22,9 @@
 //! measured 1.21-1.24x, W2 1.01-1.02x, W3 1.00-1.03x.
 //!
 //! Against the fused hand-written gradient of `benches/common` (see [`report`]), measured on an
-//! idle machine after the SIMD matrix-product kernels landed: 1.35x (W1: 2.40 against 1.78 us),
-//! 1.22x (W2: 73 against 60 us), 0.88x (W3: 1.18 against 1.35 ms). At W1 and W2 the difference
+//! idle machine after the SIMD matrix-product kernels landed (five runs): 1.32-1.37x (W1, e.g.
+//! 2.40 against 1.78 us), 1.17-1.24x (W2, 73 against 60 us), 0.82-0.89x (W3, 1.18 against 1.35
+//! ms). Against the same-rules baseline in those runs: 1.03-1.06x, 0.96-1.05x, 0.96-1.01x. At W1 and W2 the difference
 //! is the cost of separate ops, each writing a new tensor (zeroing it, and moving inline arrays of
 //! up to 32 KiB), where the fused code reuses its buffers and does the bias add and ReLU in one
 //! pass; at W3 the products dominate and the generated code's bias and ReLU loops are the faster.
