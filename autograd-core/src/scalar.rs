@@ -258,7 +258,7 @@ pub(crate) const PACKED_GEMM_MIN_DIM: usize = 6;
 const PACKED_GEMM_MIN_WORK: usize = 1 << 20;
 
 macro_rules! impl_float {
-    ($t:ident, $simd:path) => {
+    ($t:ident) => {
         #[diagnostic::do_not_recommend]
         impl Float for $t {
             const ZERO: Self = 0.0;
@@ -325,7 +325,7 @@ macro_rules! impl_float {
                 let small =
                     m.min(k).min(n) < PACKED_GEMM_MIN_DIM || m * k * n < PACKED_GEMM_MIN_WORK;
                 if cfg!(feature = "simd") || small {
-                    return $simd((m, k, n), a, a_strides, b, b_strides, c, accumulate);
+                    return small_gemm((m, k, n), a, a_strides, b, b_strides, c, accumulate);
                 }
                 use nalgebra::{Dyn, MatrixView, MatrixViewMut};
                 let av = MatrixView::<$t, Dyn, Dyn, Dyn, Dyn>::from_slice_with_strides_generic(
@@ -356,13 +356,15 @@ macro_rules! impl_float {
     };
 }
 
+// The f32/f64 products `Float::gemm` does itself: every size with the `simd` feature, the ones
+// below matrixmultiply's threshold without it.
 #[cfg(not(feature = "simd"))]
-use self::{naive_gemm as small_gemm_f32, naive_gemm as small_gemm_f64};
+use self::naive_gemm as small_gemm;
 #[cfg(feature = "simd")]
-use crate::simd_gemm::{gemm_f32 as small_gemm_f32, gemm_f64 as small_gemm_f64};
+use crate::simd_gemm::gemm as small_gemm;
 
-impl_float!(f32, small_gemm_f32);
-impl_float!(f64, small_gemm_f64);
+impl_float!(f32);
+impl_float!(f64);
 
 #[cfg(test)]
 mod tests {

@@ -20,7 +20,7 @@
 //! where matrixmultiply's AVX-512 kernels measured 64-85.
 
 use crate::scalar::naive_gemm;
-use pulp::Arch;
+use pulp::{Arch, WithSimd};
 
 /// Rows of `c` per register tile: `MR x 2` accumulators plus two vectors of `b` and one broadcast
 /// fit the 16 vector registers of AVX2.
@@ -39,7 +39,7 @@ const NC: usize = 1024;
 const BLOCKED_MIN_WORK: usize = 1 << 20;
 
 /// The operands of one product, in the layout [`crate::Float::gemm`] documents.
-struct Gemm<'a, T> {
+pub(crate) struct Gemm<'a, T> {
     dims: (usize, usize, usize),
     a: &'a [T],
     a_strides: (usize, usize),
@@ -49,39 +49,20 @@ struct Gemm<'a, T> {
     accumulate: bool,
 }
 
-/// `c (+)= a b` for f32 with the best SIMD instruction set available; the same contract as
-/// [`crate::Float::gemm`].
-pub(crate) fn gemm_f32(
+/// `c (+)= a b` for f32 or f64 with the best SIMD instruction set available; the same contract
+/// as [`crate::Float::gemm`].
+#[allow(clippy::too_many_arguments, reason = "the BLAS-style contract")]
+pub(crate) fn gemm<T>(
     dims: (usize, usize, usize),
-    a: &[f32],
+    a: &[T],
     a_strides: (usize, usize),
-    b: &[f32],
+    b: &[T],
     b_strides: (usize, usize),
-    c: &mut [f32],
+    c: &mut [T],
     accumulate: bool,
-) {
-    let op = Gemm {
-        dims,
-        a,
-        a_strides,
-        b,
-        b_strides,
-        c,
-        accumulate,
-    };
-    Arch::new().dispatch(op);
-}
-
-/// `c (+)= a b` for f64; see [`gemm_f32`].
-pub(crate) fn gemm_f64(
-    dims: (usize, usize, usize),
-    a: &[f64],
-    a_strides: (usize, usize),
-    b: &[f64],
-    b_strides: (usize, usize),
-    c: &mut [f64],
-    accumulate: bool,
-) {
+) where
+    for<'a> Gemm<'a, T>: WithSimd<Output = ()>,
+{
     let op = Gemm {
         dims,
         a,
