@@ -78,7 +78,7 @@ pub(crate) fn gemm<T>(
 /// The kernels, written once and instantiated for f32 and f64 (pulp names its vector types and
 /// operations after the element type, so a macro spells them).
 macro_rules! simd_kernels {
-    ($t:ident, $lanes:ident, $splat:ident, $fma:ident, $add:ident, $as_simd:ident,
+    ($t:ident, $vec:ident, $lanes:ident, $splat:ident, $fma:ident, $add:ident, $as_simd:ident,
      $as_mut_simd:ident, $pload:ident, $pstore:ident) => {
         impl WithSimd for Gemm<'_, $t> {
             type Output = ();
@@ -262,7 +262,6 @@ macro_rules! simd_kernels {
             (h, w): (usize, usize),
             accumulate: bool,
         ) {
-            let lanes = S::$lanes;
             let zero = simd.$splat(0.0);
             let mut acc = [[zero; 2]; R];
             let (bv, _) = S::$as_simd(panel);
@@ -276,6 +275,20 @@ macro_rules! simd_kernels {
                     acc[r][1] = simd.$fma(av, b1, acc[r][1]);
                 }
             }
+            store::<S, R>(simd, &acc, (c, ldc), (h, w), accumulate);
+        }
+
+        /// Writes (or, with `accumulate`, adds) the top-left `h` x `w` of a register tile into `c`
+        /// (row stride `ldc`): full vectors as such, a last partial vector with a masked store.
+        #[inline(always)]
+        fn store<S: Simd, const R: usize>(
+            simd: S,
+            acc: &[[S::$vec; 2]; R],
+            (c, ldc): (&mut [$t], usize),
+            (h, w): (usize, usize),
+            accumulate: bool,
+        ) {
+            let lanes = S::$lanes;
             for (r, acc_r) in acc.iter().enumerate().take(h) {
                 let row = &mut c[r * ldc..r * ldc + w];
                 for (v, &x) in acc_r.iter().enumerate() {
@@ -395,22 +408,7 @@ macro_rules! simd_kernels {
                     }
                 }
             }
-            for (r, acc_r) in acc.iter().enumerate() {
-                let out = &mut c[(i + r) * ldc + j..(i + r) * ldc + j + width];
-                if width < lanes {
-                    let v = if accumulate {
-                        simd.$add(acc_r[0], simd.$pload(out))
-                    } else {
-                        acc_r[0]
-                    };
-                    simd.$pstore(out, v);
-                    continue;
-                }
-                let (head, _) = S::$as_mut_simd(out);
-                for (slot, &v) in head.iter_mut().zip(acc_r) {
-                    *slot = if accumulate { simd.$add(v, *slot) } else { v };
-                }
-            }
+            store::<S, R>(simd, &acc, (&mut c[i * ldc + j..], ldc), (R, width), accumulate);
         }
     };
 }
@@ -421,6 +419,7 @@ mod f32_kernels {
     use pulp::{Simd, WithSimd};
     simd_kernels!(
         f32,
+        f32s,
         F32_LANES,
         splat_f32s,
         mul_add_f32s,
@@ -438,6 +437,7 @@ mod f64_kernels {
     use pulp::{Simd, WithSimd};
     simd_kernels!(
         f64,
+        f64s,
         F64_LANES,
         splat_f64s,
         mul_add_f64s,
