@@ -20,7 +20,7 @@ use crate::ctxt::Errors;
 use crate::ir::{
     Arm, Body, Branch, Carried, Head, Loop, Origin, ScopeId, ScopeKind, Stmt, Value, Var, VarId,
 };
-use crate::rename::{self, Use};
+use crate::rename::{self, Use, key};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use std::collections::HashMap;
@@ -56,7 +56,7 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         stmts: Vec::new(),
     };
     for (i, p) in f.params.iter().enumerate() {
-        l.taken.insert(p.name.to_string(), 1);
+        l.taken.insert(key(&p.name), 1);
         let v = l.vars.len();
         l.vars.push(Var {
             ident: p.name.clone(),
@@ -64,7 +64,7 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
             home: 0,
             origin: Origin::Param(i),
         });
-        l.env[0].insert(p.name.to_string(), Binding::Var(v, false));
+        l.env[0].insert(key(&p.name), Binding::Var(v, false));
     }
     let block = &f.item.block;
     let tail = l.lower_block_stmts(&block.stmts, true);
@@ -222,7 +222,7 @@ impl Lower<'_> {
     }
 
     fn lookup_fn(&self) -> impl Fn(&Ident) -> Option<Ident> + '_ {
-        |id: &Ident| match self.lookup(&id.to_string()) {
+        |id: &Ident| match self.lookup(&key(id)) {
             Some(Binding::Var(v, _)) => Some(self.forward_ident(v)),
             _ => None,
         }
@@ -303,12 +303,27 @@ impl Lower<'_> {
         match s {
             syn::Stmt::Local(l) => self.lower_let(l),
             syn::Stmt::Item(item) => {
+                if let syn::Item::Macro(m) = item
+                    && let Some(name) = self.mentioned_var(&m.mac.tokens)
+                {
+                    // A `macro_rules!` defined here sees the body's locals (its hygiene resolves
+                    // them at the definition), which the generated code renames and the gradient
+                    // cannot follow.
+                    self.errors.error(
+                        m.mac.path.span(),
+                        unsupported(
+                            &format!("a `macro_rules!` inside the function that names its variable `{name}` is"),
+                            "define the macro outside the function and pass the values it needs as arguments",
+                        ),
+                    );
+                    return None;
+                }
                 self.items.push(item.to_token_stream());
                 Some(())
             }
             syn::Stmt::Macro(m) => {
+                self.check_macro(&m.mac)?;
                 let (tokens, _) = rename::rename_stmt(s, &self.lookup_fn());
-                let _ = m;
                 self.push(Stmt::Inert(tokens));
                 Some(())
             }
@@ -358,12 +373,16 @@ impl Lower<'_> {
     /// Constructs rejected even where they compute nothing differentiated (they would change
     /// control flow or need mutation the generated code cannot replay).
     fn check_inert(&mut self, e: &Expr) -> Option<()> {
-        struct Find<'a, 'e>(&'a mut Errors, &'e mut bool);
+        struct Find<'a, 'e> {
+            errors: &'a mut Errors,
+            bad: &'e mut bool,
+            macros: Vec<syn::Macro>,
+        }
         impl VisitMut for Find<'_, '_> {
             fn visit_expr_mut(&mut self, e: &mut Expr) {
                 if let Some(msg) = control_flow_error(e) {
-                    self.0.error(control_flow_span(e), msg);
-                    *self.1 = true;
+                    self.errors.error(control_flow_span(e), msg);
+                    *self.bad = true;
                     return;
                 }
                 if matches!(e, Expr::Closure(_)) {
@@ -371,10 +390,64 @@ impl Lower<'_> {
                 }
                 syn::visit_mut::visit_expr_mut(self, e);
             }
+            fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+                self.macros.push(m.clone());
+            }
         }
         let mut bad = false;
-        Find(self.errors, &mut bad).visit_expr_mut(&mut e.clone());
+        let mut find = Find {
+            errors: self.errors,
+            bad: &mut bad,
+            macros: Vec::new(),
+        };
+        find.visit_expr_mut(&mut e.clone());
+        let macros = find.macros;
+        for m in &macros {
+            bad |= self.check_macro(m).is_none();
+        }
         (!bad).then_some(())
+    }
+
+    /// A macro call kept as written must not compute, bind or assign a differentiated value out
+    /// of the gradient's sight: one that names a differentiated variable is accepted only if it
+    /// is a standard macro that just reads its arguments (printing, formatting, assertions) and
+    /// assigns nothing.
+    fn check_macro(&mut self, m: &syn::Macro) -> Option<()> {
+        let Some(name) = self.mentioned_active(&m.tokens) else {
+            return Some(());
+        };
+        let path = m.path.segments.last().map(|s| s.ident.to_string());
+        let reads_only = path.as_deref().is_some_and(is_read_only_macro)
+            && m.path.segments.len() == 1
+            && !has_assignment(&m.tokens);
+        if reads_only {
+            return Some(());
+        }
+        self.errors.error(
+            m.path.span(),
+            unsupported(
+                &format!("a macro call that reads the differentiated value `{name}` is"),
+                "the macro may compute or bind values the gradient cannot see: write its expansion out with methods, operators and `let`",
+            ),
+        );
+        None
+    }
+
+    /// The first name in `tokens` bound to a differentiated variable (macro arguments are
+    /// tokens, not expressions: every identifier counts).
+    fn mentioned_active(&self, tokens: &TokenStream) -> Option<String> {
+        token_idents(tokens).into_iter().find_map(|id| {
+            let k = key(&id);
+            matches!(self.lookup(&k), Some(Binding::Var(v, _)) if self.vars[v].active).then_some(k)
+        })
+    }
+
+    /// The first name in `tokens` bound to a variable of the body.
+    fn mentioned_var(&self, tokens: &TokenStream) -> Option<String> {
+        token_idents(tokens).into_iter().find_map(|id| {
+            let k = key(&id);
+            matches!(self.lookup(&k), Some(Binding::Var(..) | Binding::Verbatim)).then_some(k)
+        })
     }
 
     fn lower_let(&mut self, l: &syn::Local) -> Option<()> {
@@ -385,7 +458,7 @@ impl Lower<'_> {
                 self.env
                     .last_mut()
                     .expect("a frame")
-                    .insert(n.to_string(), Binding::Poisoned);
+                    .insert(key(&n), Binding::Poisoned);
             }
         }
         r
@@ -428,7 +501,7 @@ impl Lower<'_> {
                 if v >= mark {
                     self.name_var(v, &pi.ident, ty);
                 }
-                let name = pi.ident.to_string();
+                let name = key(&pi.ident);
                 self.env
                     .last_mut()
                     .expect("a frame")
@@ -481,8 +554,8 @@ impl Lower<'_> {
         struct Bind<'a, 'e>(&'a mut Lower<'e>, Vec<(String, VarId)>);
         impl VisitMut for Bind<'_, '_> {
             fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
-                let v = self.0.new_var(&p.ident.to_string(), false, Origin::Local);
-                self.1.push((p.ident.to_string(), v));
+                let v = self.0.new_var(&key(&p.ident), false, Origin::Local);
+                self.1.push((key(&p.ident), v));
                 let mut id = self.0.vars[v].ident.clone();
                 id.set_span(id.span().located_at(p.ident.span()));
                 p.ident = id;
@@ -512,7 +585,7 @@ impl Lower<'_> {
     /// Gives a freshly computed variable the user's name (`__y` rather than `__t3`), and the
     /// user's type annotation to the statement that binds it.
     fn name_var(&mut self, v: VarId, name: &Ident, ty: Option<Type>) {
-        let ident = self.fresh_ident(&name.to_string());
+        let ident = self.fresh_ident(&key(name));
         self.vars[v].ident = ident;
         if let Some(ty) = ty
             && let Some(Stmt::Let { var, ty: slot, .. }) = self.stmts.last_mut()
@@ -539,7 +612,7 @@ impl Lower<'_> {
                 return None;
             }
         };
-        match self.lookup(&name.to_string()) {
+        match self.lookup(&key(&name)) {
             Some(Binding::Var(..)) => {}
             Some(Binding::Poisoned) => return None,
             Some(Binding::Verbatim) => {
@@ -566,7 +639,7 @@ impl Lower<'_> {
             self.bind(Value::Copy(value), active)
         };
         self.name_var(v, &name, None);
-        self.rebind(&name.to_string(), v);
+        self.rebind(&key(&name), v);
         Some(())
     }
 
@@ -620,7 +693,7 @@ impl Lower<'_> {
             }
             Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => return self.lower_expr(&u.expr),
             Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
-                match self.lookup(&p.path.get_ident().expect("an ident").to_string()) {
+                match self.lookup(&key(p.path.get_ident().expect("an ident"))) {
                     Some(Binding::Var(v, _)) => return Some(v),
                     Some(Binding::Poisoned) => return None,
                     _ => {}
@@ -957,7 +1030,7 @@ impl Lower<'_> {
                 .collect();
             let mut frame = HashMap::new();
             if let Some(i) = &index {
-                frame.insert(i.to_string(), Binding::Verbatim);
+                frame.insert(key(i), Binding::Verbatim);
             }
             for (n, &v) in names.iter().zip(&inner_in) {
                 frame.insert(n.clone(), Binding::Var(v, true));
@@ -1023,7 +1096,7 @@ impl Lower<'_> {
         let mut arms: Vec<(Vec<Ident>, Option<&Block>)> = Vec::new();
         let mut cur = e;
         loop {
-            let (cond, names) = self.condition(&cur.cond);
+            let (cond, names) = self.condition(&cur.cond)?;
             conds.push(cond);
             arms.push((names, Some(&cur.then_branch)));
             match &cur.else_branch {
@@ -1053,18 +1126,51 @@ impl Lower<'_> {
     }
 
     /// A condition kept as written; an `if let` binds its pattern's names in the arm.
-    fn condition(&self, cond: &Expr) -> (TokenStream, Vec<Ident>) {
-        match strip(cond) {
+    fn condition(&mut self, cond: &Expr) -> Option<(TokenStream, Vec<Ident>)> {
+        self.check_inert(cond)?;
+        Some(match strip(cond) {
             Expr::Let(l) => {
+                self.check_pattern_of(&l.pat, &l.expr, "`if let`")?;
                 let (pat, _) = rename::rename_pat(&l.pat, &self.lookup_fn());
                 let (value, _) = self.rename(&l.expr);
                 (quote!(let #pat = #value), rename::pat_bindings(&l.pat))
             }
             _ => (self.rename(cond).0, Vec::new()),
+        })
+    }
+
+    /// A pattern kept as written binds its names to parts of `scrutinee` without the gradient
+    /// seeing them: it may bind names only if `scrutinee` reads no differentiated value (a
+    /// comparison's `bool` is fine).
+    fn check_pattern_of(&mut self, pat: &Pat, scrutinee: &Expr, what: &str) -> Option<()> {
+        let names = rename::pat_bindings(pat);
+        if names.is_empty() || !self.is_active(scrutinee) || is_comparison_expr(scrutinee) {
+            return Some(());
         }
+        self.errors.error(
+            names[0].span(),
+            unsupported(
+                &format!(
+                    "binding `{}` in {what} to a differentiated value is",
+                    names[0]
+                ),
+                "the gradient cannot flow through a pattern: bind the value with `let` before it (`let v = ...;`) and branch on a comparison or a constant",
+            ),
+        );
+        None
     }
 
     fn lower_match(&mut self, m: &syn::ExprMatch, want_value: bool) -> Option<Option<VarId>> {
+        self.check_inert(&m.expr)?;
+        let mut ok = true;
+        for arm in &m.arms {
+            ok &= self
+                .check_pattern_of(&arm.pat, &m.expr, "a `match` arm")
+                .is_some();
+        }
+        if !ok {
+            return None;
+        }
         let (scrutinee, _) = self.rename(&m.expr);
         let mut pats = Vec::new();
         let mut bodies = Vec::new();
@@ -1076,11 +1182,11 @@ impl Lower<'_> {
                     // The guard sees the pattern's names.
                     let mut frame = HashMap::new();
                     for n in &names {
-                        frame.insert(n.to_string(), Binding::Verbatim);
+                        frame.insert(key(n), Binding::Verbatim);
                     }
                     let me: &Lower = self;
                     let lookup = |id: &Ident| {
-                        if frame.contains_key(&id.to_string()) {
+                        if frame.contains_key(&key(id)) {
                             None
                         } else {
                             me.lookup_fn()(id)
@@ -1121,7 +1227,7 @@ impl Lower<'_> {
             let outer_stmts = std::mem::take(&mut self.stmts);
             let mut frame = HashMap::new();
             for n in names {
-                frame.insert(n.to_string(), Binding::Verbatim);
+                frame.insert(key(n), Binding::Verbatim);
             }
             self.env.push(frame);
             let tail = match src {
@@ -1249,6 +1355,25 @@ fn strip(e: &Expr) -> &Expr {
     }
 }
 
+/// Whether `e` is a comparison (its value is a `bool` or a mask: no gradient flows through it).
+fn is_comparison_expr(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Binary(b) => matches!(
+            b.op,
+            BinOp::Eq(_)
+                | BinOp::Ne(_)
+                | BinOp::Lt(_)
+                | BinOp::Le(_)
+                | BinOp::Gt(_)
+                | BinOp::Ge(_)
+                | BinOp::And(_)
+                | BinOp::Or(_)
+        ),
+        Expr::MethodCall(m) => is_comparison(&m.method.to_string()),
+        _ => false,
+    }
+}
+
 /// The comparison methods (`x.lt(&y)`, `x.gt_scalar(0.0)`): their masks carry no gradient.
 fn is_comparison(name: &str) -> bool {
     let base = name.strip_suffix("_scalar").unwrap_or(name);
@@ -1356,7 +1481,7 @@ fn assigned_names(e: &Expr) -> Vec<String> {
             if let Some(Expr::Path(p)) = target.map(strip)
                 && let Some(id) = p.path.get_ident()
             {
-                self.0.push(id.to_string());
+                self.0.push(key(id));
             }
             if !matches!(e, Expr::Closure(_)) {
                 syn::visit_mut::visit_expr_mut(self, e);
@@ -1373,12 +1498,67 @@ fn let_names(b: &Block) -> Vec<String> {
     struct Find(Vec<String>);
     impl VisitMut for Find {
         fn visit_local_mut(&mut self, l: &mut syn::Local) {
-            self.0
-                .extend(rename::pat_bindings(&l.pat).iter().map(ToString::to_string));
+            self.0.extend(rename::pat_bindings(&l.pat).iter().map(key));
             syn::visit_mut::visit_local_mut(self, l);
         }
     }
     let mut f = Find(Vec::new());
     f.visit_block_mut(&mut b.clone());
     f.0
+}
+
+/// Every identifier in `tokens`, through groups.
+fn token_idents(tokens: &TokenStream) -> Vec<Ident> {
+    let mut out = Vec::new();
+    for t in tokens.clone() {
+        match t {
+            proc_macro2::TokenTree::Ident(id) => out.push(id),
+            proc_macro2::TokenTree::Group(g) => out.extend(token_idents(&g.stream())),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Standard macros that only read their arguments.
+fn is_read_only_macro(name: &str) -> bool {
+    matches!(
+        name,
+        "println"
+            | "print"
+            | "eprintln"
+            | "eprint"
+            | "format"
+            | "format_args"
+            | "write"
+            | "writeln"
+            | "assert"
+            | "assert_eq"
+            | "assert_ne"
+            | "debug_assert"
+            | "debug_assert_eq"
+            | "debug_assert_ne"
+            | "panic"
+            | "unreachable"
+            | "todo"
+            | "unimplemented"
+    )
+}
+
+/// Whether `tokens` hold an assignment (`=`, `+=`, ...), as opposed to `==`, `<=`, `>=`, `!=` or
+/// `=>`.
+fn has_assignment(tokens: &TokenStream) -> bool {
+    let trees: Vec<proc_macro2::TokenTree> = tokens.clone().into_iter().collect();
+    trees.iter().enumerate().any(|(i, t)| match t {
+        proc_macro2::TokenTree::Group(g) => has_assignment(&g.stream()),
+        proc_macro2::TokenTree::Punct(p) if p.as_char() == '=' => {
+            let joined_before = i > 0
+                && matches!(&trees[i - 1], proc_macro2::TokenTree::Punct(q)
+                    if q.spacing() == proc_macro2::Spacing::Joint && matches!(q.as_char(), '=' | '!' | '<' | '>'));
+            let joined_after = p.spacing() == proc_macro2::Spacing::Joint
+                && matches!(trees.get(i + 1), Some(proc_macro2::TokenTree::Punct(q)) if matches!(q.as_char(), '=' | '>'));
+            !joined_before && !joined_after
+        }
+        _ => false,
+    })
 }

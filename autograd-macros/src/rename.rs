@@ -10,6 +10,7 @@
 
 use proc_macro2::{Delimiter, Group, Ident, TokenStream, TokenTree};
 use quote::ToTokens;
+use syn::ext::IdentExt;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, Pat};
 
@@ -69,6 +70,11 @@ pub fn rename_pat(pat: &Pat, lookup: &dyn Fn(&Ident) -> Option<Ident>) -> (Token
     (p.into_token_stream(), r.uses)
 }
 
+/// The key a name is looked up by: `r#type` and `type` name the same variable.
+pub fn key(id: &Ident) -> String {
+    id.unraw().to_string()
+}
+
 /// The names a pattern binds.
 pub fn pat_bindings(pat: &Pat) -> Vec<Ident> {
     struct Collect(Vec<Ident>);
@@ -96,7 +102,7 @@ struct Renamer<'a> {
 
 impl Renamer<'_> {
     fn resolve(&mut self, id: &Ident) -> Option<Ident> {
-        let name = id.to_string();
+        let name = key(id);
         if self.shadow.iter().any(|f| f.contains(&name)) {
             return None;
         }
@@ -112,7 +118,7 @@ impl Renamer<'_> {
     }
 
     fn bind(&mut self, pat: &Pat) {
-        let names = pat_bindings(pat).iter().map(ToString::to_string).collect();
+        let names = pat_bindings(pat).iter().map(key).collect();
         if let Some(top) = self.shadow.last_mut() {
             top.extend::<Vec<String>>(names);
         } else {

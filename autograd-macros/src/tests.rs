@@ -50,6 +50,14 @@ fn accepted_syntax_reports_nothing() {
         "const K: f32 = 2.0; (x * K).sum().item()",
         "let y = g(x, &(w * 2.0)); y.sum().item()",
         "{ let y = x * w; y }.sum().item()",
+        // Patterns and macros that bind nothing differentiated.
+        "match x.sum().item() > 0.0 { true => (x * w).sum().item(), false => 0.0 }",
+        "match x.sum().item() { _ => (x * w).sum().item() }",
+        "let k = 2; match k { n => (x * w).sum().item() * n as f32 }",
+        "if let Some(n) = Some(3usize) { (x * w).sum().item() * n as f32 } else { 0.0 }",
+        "println!(\"{:?} {}\", x, w.sum().item()); assert!(x.sum().item().is_finite(), \"{}\", 1); (x * w).sum().item()",
+        "macro_rules! two { () => { 2.0 } } (x * two!()).sum().item()",
+        "let c = 3.0; mk!(k, c); (x * k).sum().item()",
     ] {
         let errs = errors("", &body(b));
         assert!(errs.is_empty(), "{b}: {errs:#?}");
@@ -134,6 +142,44 @@ fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
             "let y = !x; y.sum().item()",
             "`!` on a differentiated value",
         ),
+        // Each of these compiled and returned a zero gradient: a name bound by a pattern or a
+        // macro to a differentiated value, which the gradient could not follow.
+        (
+            "match x.sum().item() { v => v * 2.0 }",
+            "binding `v` in a `match` arm to a differentiated value",
+        ),
+        (
+            "match x.sum().item() { v if v > 0.0 => v, _ => 0.0 }",
+            "binding `v` in a `match` arm",
+        ),
+        (
+            "if let Some(t) = Some(x.exp()) { t.sum().item() } else { 0.0 }",
+            "binding `t` in `if let` to a differentiated value",
+        ),
+        (
+            "mk!(y, x.exp()); y.sum().item()",
+            "a macro call that reads the differentiated value `x`",
+        ),
+        (
+            "let mut h = x.clone(); set!(h, w); h.sum().item()",
+            "reads the differentiated value `h`",
+        ),
+        (
+            "let k = 2.0 * my_sum!(x); (x * k).sum().item()",
+            "macro calls on differentiated values",
+        ),
+        (
+            "let y = x.exp(); macro_rules! m { () => { y } } let z = m!(); z.sum().item()",
+            "a `macro_rules!` inside the function that names its variable `y`",
+        ),
+        (
+            "let mut y = x.clone(); assert!({ y = w.clone(); true }); y.sum().item()",
+            "reads the differentiated value",
+        ),
+        (
+            "if let Some(t) = Some(x.exp()).filter(|_| true) { t.sum().item() } else { 0.0 }",
+            "binding `t` in `if let`",
+        ),
     ];
     for (b, needle) in cases {
         rejects(&body(b), needle);
@@ -176,6 +222,34 @@ fn signature_errors() {
             .contains("unknown argument `colour`")
     );
     assert!(errors("", "struct S;")[0].contains("applies to functions"));
+}
+
+#[test]
+fn raw_identifiers_expand_without_panicking() {
+    for item in [
+        "fn r#match(x: &Tensor![f32; 3]) -> f32 { x.sum().item() }",
+        "fn f(r#type: &Tensor![f32; 3]) -> f32 { let r#in = r#type.exp(); r#in.sum().item() }",
+        "fn f(x: &Tensor![f32; 3]) -> f32 { let r#type = x.exp(); let r#type = r#type * 2.0; r#type.sum().item() }",
+        "fn r#loop(r#fn: &Tensor![f32; 3], r#use: &Tensor![f32; 3]) -> f32 { let mut r#mut = r#fn.clone(); for _ in 0..2 { r#mut = &r#mut * r#use; } r#mut.sum().item() }",
+    ] {
+        let (out, errs) = expand_reporting(TokenStream::new(), tokens(item), Kind::Differentiable);
+        assert!(errs.is_empty(), "{item}: {:#?}", errs.messages());
+        let out = out.to_string();
+        // The user's function first, unchanged; the siblings named from the unraw name.
+        assert!(out.starts_with(&tokens(item).to_string()), "{out}");
+        syn::parse2::<syn::File>(out.parse().expect("lexes")).expect("valid Rust");
+    }
+    let out = expand_reporting(
+        TokenStream::new(),
+        tokens("fn r#match(x: &Tensor![f32; 3]) -> f32 { x.sum().item() }"),
+        Kind::Differentiable,
+    )
+    .0
+    .to_string();
+    assert!(
+        out.contains("fn match_grad") && out.contains("struct MatchGrad"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -13,6 +13,7 @@ use super::{Cx, Entity};
 use crate::ast::Function;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{GenericParam, Ident, Lifetime, Path, Type, WherePredicate};
 
@@ -300,6 +301,7 @@ impl<'a> Names<'a> {
     fn new(f: &'a Function) -> Self {
         let name = f.name();
         let camel: String = name
+            .unraw()
             .to_string()
             .split('_')
             .filter(|s| !s.is_empty())

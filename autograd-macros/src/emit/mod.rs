@@ -25,6 +25,7 @@ use crate::ir::{Body, Origin, ScopeId, ScopeKind, VarId};
 use proc_macro2::{Span, TokenStream};
 use quote::format_ident;
 use std::collections::{BTreeSet, HashMap};
+use syn::ext::IdentExt;
 use syn::{Ident, Path};
 
 /// Something the forward sweep binds and the reverse sweep reads.
@@ -140,7 +141,7 @@ impl<'a> Cx<'a> {
     fn ident(&self, e: Entity) -> Ident {
         let var = |v: VarId| self.body.vars[v].ident.clone();
         let derived = |prefix: &str, v: VarId| {
-            let base = var(v).to_string();
+            let base = var(v).unraw().to_string();
             format_ident!("__{}_{}", prefix, base.trim_start_matches('_'))
         };
         match e {
@@ -154,7 +155,7 @@ impl<'a> Cx<'a> {
 
     /// The identifier of a variable's cotangent.
     fn ct_ident(&self, v: VarId) -> Ident {
-        let base = self.body.vars[v].ident.to_string();
+        let base = self.body.vars[v].ident.unraw().to_string();
         format_ident!("__ct_{}", base.trim_start_matches('_'))
     }
 
