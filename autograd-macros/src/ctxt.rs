@@ -44,6 +44,12 @@ impl Errors {
             .collect()
     }
 
+    /// The spans of the errors, for tests.
+    #[cfg(test)]
+    pub fn spans(&self) -> Vec<Span> {
+        self.errors.iter().map(syn::Error::span).collect()
+    }
+
     /// The messages, for tests.
     #[cfg(test)]
     pub fn messages(&self) -> Vec<String> {

@@ -54,6 +54,7 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         branches: 0,
         temps: 0,
         stmts: Vec::new(),
+        local_fns: Vec::new(),
     };
     for (i, p) in f.params.iter().enumerate() {
         l.taken.insert(key(&p.name), 1);
@@ -67,6 +68,9 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         l.env[0].insert(key(&p.name), Binding::Var(v, false));
     }
     let block = &f.item.block;
+    if !check_attributes(block, l.errors) {
+        return None;
+    }
     let tail = l.lower_block_stmts(&block.stmts, true);
     let result = match tail {
         Some(Some(v)) => v,
@@ -109,6 +113,8 @@ struct Lower<'e> {
     temps: usize,
     /// The statement list being built.
     stmts: Vec<Stmt>,
+    /// The functions defined inside the body (never differentiated).
+    local_fns: Vec<String>,
 }
 
 /// Everything a loop body's lowering changes, to lower it again with other assumptions.
@@ -318,6 +324,9 @@ impl Lower<'_> {
                     );
                     return None;
                 }
+                if let syn::Item::Fn(f) = item {
+                    self.local_fns.push(key(&f.sig.ident));
+                }
                 self.items.push(item.to_token_stream());
                 Some(())
             }
@@ -417,7 +426,9 @@ impl Lower<'_> {
             return Some(());
         };
         let path = m.path.segments.last().map(|s| s.ident.to_string());
-        let reads_only = path.as_deref().is_some_and(is_read_only_macro)
+        let reads_only = path
+            .as_deref()
+            .is_some_and(|p| is_read_only_macro(p) || p == "matches")
             && m.path.segments.len() == 1
             && !has_assignment(&m.tokens);
         if reads_only {
@@ -794,6 +805,16 @@ impl Lower<'_> {
                 self.errors.error(c.or1_token.span, unsupported("closures are", "write the computation inline, or as a #[differentiable] function and call it"));
                 None
             }
+            Expr::Macro(m)
+                if m.mac
+                    .path
+                    .get_ident()
+                    .is_some_and(|i| is_value_free_macro(&i.to_string()))
+                    && !has_assignment(&m.mac.tokens) =>
+            {
+                // `format!`, `matches!`, ...: reads the value, gives a value with no gradient.
+                Some(self.bind_inert(e, None))
+            }
             Expr::Macro(m) => {
                 self.errors.error(
                     m.mac.path.span(),
@@ -919,6 +940,10 @@ impl Lower<'_> {
             let x = self.lower_expr(&c.args[0])?;
             return Some(self.bind(Value::Detach(x), false));
         }
+        if let Some(msg) = self.not_differentiable_callee(&fp.path) {
+            self.errors.error(c.func.span(), msg);
+            return None;
+        }
         let mut pullback = fp.path.clone();
         let seg = pullback.segments.last_mut().expect("a path has a segment");
         let turbofish = match std::mem::replace(&mut seg.arguments, syn::PathArguments::None) {
@@ -942,6 +967,92 @@ impl Lower<'_> {
             },
             active,
         ))
+    }
+
+    /// Why a call of `path` on a differentiated value cannot be differentiated, for the callees
+    /// that are known not to be `#[differentiable]` functions (a call of any other free function
+    /// goes to its generated pullback, which rustc finds or reports missing).
+    fn not_differentiable_callee(&self, path: &syn::Path) -> Option<String> {
+        let segs: Vec<String> = path.segments.iter().map(|s| key(&s.ident)).collect();
+        let last = segs.last().expect("a path has a segment");
+        let shown = segs.join("::");
+        let uppercase = |s: &str| s.starts_with(|c: char| c.is_uppercase());
+        const PRIMITIVES: &[&str] = &[
+            "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64",
+            "u128", "usize", "bool", "char", "str",
+        ];
+        if segs.len() == 1
+            && matches!(
+                self.lookup(last),
+                Some(Binding::Var(..) | Binding::Verbatim)
+            )
+        {
+            return Some(unsupported(
+                &format!(
+                    "calling the local value `{last}` (a closure or function value) on a differentiated value is"
+                ),
+                "write the computation inline, or as a #[differentiable] function and call it by its name",
+            ));
+        }
+        if segs.len() == 1 && self.local_fns.contains(last) {
+            return Some(unsupported(
+                &format!(
+                    "calling `{last}`, a function defined inside this one, on a differentiated value is"
+                ),
+                &format!("move `{last}` out of the function and mark it #[differentiable]"),
+            ));
+        }
+        if segs.len() == 1 && last == "drop" {
+            return Some(unsupported(
+                "`drop` of a differentiated value is",
+                "leave the value to go out of scope (the reverse sweep needs it)",
+            ));
+        }
+        if uppercase(last) {
+            return Some(unsupported(
+                &format!("wrapping a differentiated value in `{shown}(..)` is"),
+                "keep tensors and scalars unwrapped (an `Option`, `Box` or struct of them is not differentiated)",
+            ));
+        }
+        if segs.len() >= 2 {
+            let owner = &segs[segs.len() - 2];
+            if matches!(
+                owner.as_str(),
+                "Box"
+                    | "Rc"
+                    | "Arc"
+                    | "Vec"
+                    | "Cell"
+                    | "RefCell"
+                    | "Option"
+                    | "Result"
+                    | "Some"
+                    | "Ok"
+                    | "Err"
+            ) {
+                return Some(unsupported(
+                    &format!("wrapping a differentiated value in `{shown}(..)` is"),
+                    "keep tensors and scalars unwrapped (an `Option`, `Box` or struct of them is not differentiated)",
+                ));
+            }
+            if uppercase(owner) || PRIMITIVES.contains(&owner.as_str()) {
+                return Some(unsupported(
+                    &format!(
+                        "calling the associated function `{shown}` on a differentiated value is"
+                    ),
+                    &format!(
+                        "call it as a method (`x.{last}(..)`): the methods of the rule library are differentiated"
+                    ),
+                ));
+            }
+            if matches!(segs[0].as_str(), "std" | "core" | "alloc") {
+                return Some(unsupported(
+                    &format!("calling `{shown}` on a differentiated value is"),
+                    "functions of the standard library have no differentiation rule: use the methods of the rule library, or wrap the argument in `detach(..)` if no gradient should flow",
+                ));
+            }
+        }
+        None
     }
 
     fn lower_loop(&mut self, f: &syn::ExprForLoop) -> Option<()> {
@@ -1542,7 +1653,14 @@ fn is_read_only_macro(name: &str) -> bool {
             | "unreachable"
             | "todo"
             | "unimplemented"
+            | "dbg"
     )
+}
+
+/// Standard macros whose value never carries a differentiated value (a `String`, a `bool`, `()`
+/// or `!`); unlike `dbg!`, which returns its argument.
+fn is_value_free_macro(name: &str) -> bool {
+    name != "dbg" && (is_read_only_macro(name) || name == "matches")
 }
 
 /// Whether `tokens` hold an assignment (`=`, `+=`, ...), as opposed to `==`, `<=`, `>=`, `!=` or
@@ -1561,4 +1679,29 @@ fn has_assignment(tokens: &TokenStream) -> bool {
         }
         _ => false,
     })
+}
+
+/// Conditional compilation inside the body is rejected: the expansion sees every statement, arm
+/// and field, configured out or not, so a `#[cfg]` would differentiate code that does not run.
+/// Nested items keep theirs (rustc configures them alike in both sweeps).
+fn check_attributes(block: &Block, errors: &mut Errors) -> bool {
+    struct Find<'e>(&'e mut Errors, bool);
+    impl VisitMut for Find<'_> {
+        fn visit_attribute_mut(&mut self, a: &mut syn::Attribute) {
+            if a.path().is_ident("cfg") || a.path().is_ident("cfg_attr") {
+                self.0.error(
+                    a.path().span(),
+                    unsupported(
+                        "`#[cfg]` on a statement, arm or expression of the body is",
+                        "put `#[cfg]` on whole functions (one version each), or choose with `if cfg!(..) { .. } else { .. }`",
+                    ),
+                );
+                self.1 = false;
+            }
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    let mut find = Find(errors, true);
+    find.visit_block_mut(&mut block.clone());
+    find.1
 }

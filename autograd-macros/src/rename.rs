@@ -158,6 +158,107 @@ impl Renamer<'_> {
     }
 }
 
+impl Renamer<'_> {
+    /// Renames a macro call's arguments. A format string's inline captures (`"{y}"`) name
+    /// variables from inside a string, where renaming cannot reach: each capture of a body
+    /// variable is passed as a named argument instead (`"{y}", y = __y`).
+    fn rename_macro(&mut self, mac: &mut syn::Macro) {
+        let captures = if is_format_macro(mac) {
+            format_captures(&mac.tokens)
+        } else {
+            Vec::new()
+        };
+        let mut tokens = self.rename_tokens(mac.tokens.clone());
+        let named = named_arguments(&mac.tokens);
+        for name in captures {
+            if named.contains(&name) {
+                continue;
+            }
+            let id = Ident::new(&name, proc_macro2::Span::call_site());
+            let Some(new) = self.resolve(&id) else {
+                continue;
+            };
+            let id = Ident::new(&name, mac.delimiter.span().join());
+            let trailing_comma = matches!(tokens.clone().into_iter().last(), Some(TokenTree::Punct(p)) if p.as_char() == ',');
+            if !trailing_comma {
+                tokens.extend(quote::quote!(,));
+            }
+            tokens.extend(quote::quote!(#id = #new));
+        }
+        mac.tokens = tokens;
+    }
+}
+
+/// The standard macros that take a format string.
+fn is_format_macro(mac: &syn::Macro) -> bool {
+    mac.path.segments.len() == 1
+        && matches!(
+            mac.path.segments[0].ident.to_string().as_str(),
+            "println"
+                | "print"
+                | "eprintln"
+                | "eprint"
+                | "format"
+                | "format_args"
+                | "write"
+                | "writeln"
+                | "panic"
+                | "assert"
+                | "assert_eq"
+                | "assert_ne"
+                | "debug_assert"
+                | "debug_assert_eq"
+                | "debug_assert_ne"
+                | "unreachable"
+                | "todo"
+                | "unimplemented"
+        )
+}
+
+/// The names captured inline by the string literals among `tokens` (`"{y}"`, `"{y:?}"`).
+fn format_captures(tokens: &TokenStream) -> Vec<String> {
+    let mut names = Vec::new();
+    for t in tokens.clone() {
+        let TokenTree::Literal(lit) = t else { continue };
+        let Ok(syn::Lit::Str(s)) = syn::parse2::<syn::Lit>(TokenTree::Literal(lit).into()) else {
+            continue;
+        };
+        let text = s.value();
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find('{') {
+            rest = &rest[i + 1..];
+            if let Some(r) = rest.strip_prefix('{') {
+                rest = r; // `{{` is a literal brace
+                continue;
+            }
+            let end = rest.find(['}', ':']).unwrap_or(rest.len());
+            let name = rest[..end].trim();
+            let is_ident = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+            if is_ident && !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// The names given as `name = value` arguments at the top level of `tokens`.
+fn named_arguments(tokens: &TokenStream) -> Vec<String> {
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    trees
+        .windows(2)
+        .filter_map(|w| match (&w[0], &w[1]) {
+            (TokenTree::Ident(id), TokenTree::Punct(p))
+                if p.as_char() == '=' && p.spacing() == proc_macro2::Spacing::Alone =>
+            {
+                Some(key(id))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 fn is_detach_call(e: &Expr) -> bool {
     match e {
         Expr::Call(c) => {
@@ -190,9 +291,7 @@ impl VisitMut for Renamer<'_> {
                 self.visit_expr_mut(&mut c.body);
                 self.shadow.pop();
             }
-            Expr::Macro(m) => {
-                m.mac.tokens = self.rename_tokens(m.mac.tokens.clone());
-            }
+            Expr::Macro(m) => self.rename_macro(&mut m.mac),
             _ => visit_mut::visit_expr_mut(self, e),
         }
         if detach {
@@ -201,7 +300,7 @@ impl VisitMut for Renamer<'_> {
     }
 
     fn visit_stmt_macro_mut(&mut self, m: &mut syn::StmtMacro) {
-        m.mac.tokens = self.rename_tokens(m.mac.tokens.clone());
+        self.rename_macro(&mut m.mac);
     }
 
     fn visit_block_mut(&mut self, b: &mut syn::Block) {

@@ -142,6 +142,19 @@ fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
             "let y = !x; y.sum().item()",
             "`!` on a differentiated value",
         ),
+        // Each of these compiled and differentiated code that rustc configures out.
+        (
+            "let y = x * w; #[cfg(any())] let y = y * 2.0; y.sum().item()",
+            "`#[cfg]` on a statement",
+        ),
+        (
+            "let k = 0; let y = match k { #[cfg(any())] 0 => x * 2.0, _ => x * w }; y.sum().item()",
+            "`#[cfg]` on a statement, arm",
+        ),
+        (
+            "let mut y = x * w; #[cfg(any())] { y = y * 2.0; } y.sum().item()",
+            "`#[cfg]` on a statement",
+        ),
         // Each of these compiled and returned a zero gradient: a name bound by a pattern or a
         // macro to a differentiated value, which the gradient could not follow.
         (
@@ -375,12 +388,293 @@ const ODD: &[&str] = &[
     "fn f(x: Tensor<f32, ()>) -> Tensor<f32, ()> { x.exp() }",
 ];
 
-#[test]
-fn never_panics_on_malformed_or_unusual_input() {
+/// Unusual bodies (of `SIG`) the expansion rejects, each with its message: every one of them
+/// either compiled and returned a zero gradient, or failed with an error inside generated code.
+const UNUSUAL_REJECTED: &[(&str, &str)] = &[
+    (
+        "match x.sum().item() { v => v * 2.0 }",
+        "binding `v` in a `match` arm to a differentiated value is",
+    ),
+    (
+        "if let Some(t) = Some(x.exp()) { t.sum().item() } else { 0.0 }",
+        "binding `t` in `if let` to a differentiated value is",
+    ),
+    (
+        "let f = |a: f32| a * 2.0; f((x * w).sum().item())",
+        "calling the local value `f` (a closure or function value) on a differentiated value is",
+    ),
+    (
+        "fn helper(a: f32) -> f32 { a * 2.0 } helper((x * w).sum().item())",
+        "calling `helper`, a function defined inside this one, on a differentiated value is",
+    ),
+    (
+        "let y = x.exp(); y.sum().item() as f32",
+        "`as` casts of differentiated values are",
+    ),
+    (
+        "let y: f64 = (x * w).sum().item(); y as f32",
+        "`as` casts of differentiated values are",
+    ),
+    (
+        "let s = (x * w).sum().item(); f32::exp(s)",
+        "calling the associated function `f32::exp` on a differentiated value is",
+    ),
+    (
+        "let y = x * w; drop(y); x.sum().item()",
+        "`drop` of a differentiated value is",
+    ),
+    (
+        "let y = x * w; std::mem::drop(y.clone()); y.sum().item()",
+        "calling `std::mem::drop` on a differentiated value is",
+    ),
+    (
+        "let [a, b] = [x.exp(), w.exp()]; (a + b).sum().item()",
+        "this pattern is",
+    ),
+    (
+        "let y = x * w; let Tensor { .. } = y; 0.0",
+        "this pattern is",
+    ),
+    (
+        "let y = x.exp(); y.as_slice()[0]",
+        "indexing a differentiated value is",
+    ),
+    (
+        "let y = x.exp(); y.to_array()[0]",
+        "indexing a differentiated value is",
+    ),
+    (
+        "let y = x.exp(); y.sum().item().to_string().len() as f32",
+        "`as` casts of differentiated values are",
+    ),
+    (
+        "let y = x.exp(); let v: Vec<f32> = vec![y.sum().item()]; v[0]",
+        "macro calls on differentiated values are",
+    ),
+    (
+        "let y = x.exp(); Some(y).unwrap().sum().item()",
+        "wrapping a differentiated value in `Some(..)` is",
+    ),
+    (
+        "let y = x.exp(); let o = Some(y); o.unwrap().sum().item()",
+        "wrapping a differentiated value in `Some(..)` is",
+    ),
+    (
+        "let y = x.exp(); let r: Result<_, ()> = Ok(y); r.unwrap().sum().item()",
+        "wrapping a differentiated value in `Ok(..)` is",
+    ),
+    (
+        "let y = x.exp(); Box::new(y).sum().item()",
+        "wrapping a differentiated value in `Box::new(..)` is",
+    ),
+    (
+        "let y = x.exp(); std::convert::identity(y).sum().item()",
+        "calling `std::convert::identity` on a differentiated value is",
+    ),
+    (
+        "let y = x.exp(); core::hint::black_box(y).sum().item()",
+        "calling `core::hint::black_box` on a differentiated value is",
+    ),
+    (
+        "let y = x.exp(); (y,).0.sum().item()",
+        "field access on differentiated values is",
+    ),
+    (
+        "let y = x.exp(); let t = (y, 1); t.0.sum().item()",
+        "tuples of differentiated values are",
+    ),
+    (
+        "let y = <Tensor![f32; 3] as Clone>::clone(x); y.sum().item()",
+        "calling a `<T as Trait>::` function is",
+    ),
+    (
+        "let y = Clone::clone(x); y.sum().item()",
+        "calling the associated function `Clone::clone` on a differentiated value is",
+    ),
+    (
+        "let y = Tensor::clone(x); y.sum().item()",
+        "calling the associated function `Tensor::clone` on a differentiated value is",
+    ),
+    (
+        "let y = x.exp(); let n = 3; let mut a = 0.0; for _ in 0..n { a = a + y.sum().item(); } a",
+        "the trip count of a loop in a #[differentiable] function mus",
+    ),
+    (
+        "let y = x * w; loop_helper!(y); y.sum().item()",
+        "a macro call that reads the differentiated value `y` is",
+    ),
+    (
+        "let y = x.exp(); let ref z = y; z.sum().item()",
+        "this pattern is",
+    ),
+    (
+        "let y = x.exp(); std::ops::Mul::mul(&y, w).sum().item()",
+        "calling the associated function `std::ops::Mul::mul` on a differentiated value is",
+    ),
+    (
+        "let s = x.sum().item(); f32::max(s, 1.0)",
+        "calling the associated function `f32::max` on a differentiated value is",
+    ),
+    (
+        "let s = x.sum().item(); (s * 2.0) as f64 as f32",
+        "`as` casts of differentiated values are",
+    ),
+    (
+        "let y = x.exp(); match y.sum().item() { v => 1.0 + 0.0 * v }",
+        "binding `v` in a `match` arm to a differentiated value is",
+    ),
+    (
+        "let y = x.exp(); match y { t => t.sum().item() }",
+        "binding `t` in a `match` arm to a differentiated value is",
+    ),
+    (
+        "let y = x.exp(); match &y { t => t.sum().item() }",
+        "binding `t` in a `match` arm to a differentiated value is",
+    ),
+    (
+        "let y = x.exp(); if let v = y.sum().item() { v } else { 0.0 }",
+        "binding `v` in `if let` to a differentiated value is",
+    ),
+    (
+        "let y = x.exp(); let Some(v) = Some(y.sum().item()) else { return 0.0 }; v",
+        "`let ... else` is",
+    ),
+    (
+        "let y = x.exp(); let n: usize = 2; let mut a = y.clone(); for _ in 0..n { a = a * 2.0; } a.sum().item()",
+        "the trip count of a loop in a #[differentiable] function mus",
+    ),
+    (
+        "let y = x.exp(); let z = (y.sum().item(), w.sum().item()); z.0 * z.1",
+        "tuples of differentiated values are",
+    ),
+    (
+        "let y = x.exp(); for v in y.to_array() { let _ = v; } y.sum().item()",
+        "loops run over `0..N`",
+    ),
+];
+
+/// Unusual bodies (of `SIG`) the expansion accepts and rustc rejects in the user's own function
+/// (which is emitted unchanged, so the error is the one the function has without the attribute):
+/// type errors, methods that do not exist, functions that are not `#[differentiable]`.
+const UNUSUAL_RUSTC_REJECTS: &[&str] = &[
+    "let y = x.frobnicate(); y.sum().item()",
+    "let y = x * w; let z: Tensor![f32; 2] = y; z.sum().item()",
+    "let y = x * 2; y.sum().item()",
+    "let y = x.exp(); y.sum()",
+    "let y = x.exp(); y",
+    "let s = (x * w).sum().item(); s.max(1.0)",
+    "let s = (x * w).sum().item(); s.powi(2)",
+    "let s = (x * w).sum().item(); s.abs() + s.exp() * s.ln_1p()",
+    "let s = (x * w).sum().item(); s.clamp(0.0, 1.0)",
+    "let y = x.map(|v| v * 2.0); y.sum().item()",
+    "let y = Tensor::<f32, (Const<3>,)>::ones(); (x * y).sum().item()",
+    "let y = &x * &w; (&y * &y).sum().item()",
+    "let y = x.to_owned(); y.sum().item()",
+    "let y = x.exp(); { let y = y * 2.0; let _ = y; } y.sum().item()",
+    "let mut y = x.clone(); y *= 2.0; y.sum().item()",
+    "let mut y = x.clone(); y += &w; y.sum().item()",
+    "let y = x.neg(); y.sum().item()",
+    "let y = x.reshape::<(Const<1>, Const<3>)>(); y.sum().item()",
+    "let y = x.broadcast::<(Const<2>, Const<3>)>(); y.sum().item()",
+    "let y = x.dot(w); y.item()",
+    "let y = x.gt(w); (x * &y).sum().item()",
+    "let y = x.exp(); let z = detach(&y); (x * z).sum().item()",
+    "let y = x.exp(); let z = detach(y); (x * z).sum().item()",
+    "let mut y = x.clone(); y.set(0, 1.0); y.sum().item()",
+    "let y = x.exp(); y.to_array().iter().sum::<f32>()",
+    "let y = x.exp(); let g = y.sum().item(); g * g.signum()",
+    "let y = x.exp(); let z = &y; (*z * 2.0).sum().item()",
+    "let s = x.sum().item(); s.min(1.0)",
+    "let y = x.exp(); let _ = y.sum().item().partial_cmp(&1.0); y.sum().item()",
+    "let y = x.exp(); notdiff(&y).sum().item()",
+    "let y = x.exp(); let v = notdiff_scalar(y.sum().item()); v",
+];
+
+/// How the expansion treated one input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    /// No error: the output is the user's function and valid Rust siblings.
+    Accepted,
+    /// Errors, each at a span inside the input (or at the attribute, for an input that ends
+    /// before its item does).
+    Rejected,
+}
+
+/// The byte range covered by `tokens` (with proc-macro2's `span-locations`).
+fn byte_range(tokens: &TokenStream) -> Option<std::ops::Range<usize>> {
+    let mut range: Option<std::ops::Range<usize>> = None;
+    let mut widen = |r: std::ops::Range<usize>| {
+        range = Some(match range.take() {
+            None => r,
+            Some(o) => o.start.min(r.start)..o.end.max(r.end),
+        });
+    };
+    for t in tokens.clone() {
+        widen(t.span().byte_range());
+        if let TokenTree::Group(g) = &t
+            && let Some(r) = byte_range(&g.stream())
+        {
+            widen(r);
+        }
+    }
+    range
+}
+
+/// Expands one input and classifies the result, asserting what every input must satisfy: no
+/// panic, every error spanned inside the user's tokens, accepted output that parses, and the
+/// user's function first and unchanged.
+fn classify(attr: &str, item: &TokenStream, kind: Kind) -> Class {
+    let attr_tokens = tokens(attr);
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        expand_reporting(attr_tokens.clone(), item.clone(), kind)
+    }));
+    let (out, errs) =
+        result.unwrap_or_else(|_| panic!("the expansion panicked on #[{attr}] {item}"));
+    if let Ok(func) = syn::parse2::<syn::ItemFn>(item.clone()) {
+        let func = quote::quote!(#func).to_string();
+        assert!(
+            out.to_string().starts_with(&func),
+            "the function was not emitted unchanged: {item}"
+        );
+    }
+    if errs.is_empty() {
+        syn::parse2::<syn::File>(out.clone())
+            .unwrap_or_else(|e| panic!("invalid output for #[{attr}] {item}: {e}\n{out}"));
+        return Class::Accepted;
+    }
+    assert!(
+        out.to_string().contains("compile_error"),
+        "errors without compile_error! for {item}"
+    );
+    let ranges: Vec<_> = [byte_range(item), byte_range(&attr_tokens)]
+        .into_iter()
+        .flatten()
+        .collect();
+    for (msg, span) in errs.messages().iter().zip(errs.spans()) {
+        let r = span.byte_range();
+        let inside = ranges
+            .iter()
+            .any(|u| r.start >= u.start && r.end <= u.end && r.end > r.start);
+        // At the attribute itself (rustc shows the call site there): a stream that ends too early,
+        // or an attribute missing an argument.
+        let at_end = r == (0..0)
+            && (msg.contains("unexpected end of input")
+                || ranges.is_empty()
+                || msg.starts_with("#["));
+        assert!(
+            inside || at_end,
+            "the error {msg:?} for #[{attr}] {item} is not at a span of the input ({r:?}, input {ranges:?})"
+        );
+    }
+    Class::Rejected
+}
+
+/// The fuzz corpus: every prefix of each seed, each seed with one token tree left out, each seed's
+/// body truncated after every token, each seed under every attribute argument, and odd items.
+fn fuzz_inputs() -> Vec<(String, TokenStream)> {
     let mut inputs: Vec<(String, TokenStream)> = Vec::new();
     for seed in SEEDS {
         let trees: Vec<TokenTree> = tokens(seed).into_iter().collect();
-        // Every prefix of the item, and the item with one token tree left out.
         for n in 0..=trees.len() {
             inputs.push(("".into(), trees[..n].iter().cloned().collect()));
         }
@@ -393,15 +687,15 @@ fn never_panics_on_malformed_or_unusual_input() {
                 .collect();
             inputs.push(("".into(), ts));
         }
-        // The body's statements truncated after each token.
         if let Some(TokenTree::Group(body)) = trees.last() {
             let inner: Vec<TokenTree> = body.stream().into_iter().collect();
             for n in 0..inner.len() {
                 let mut ts: Vec<TokenTree> = trees[..trees.len() - 1].to_vec();
-                ts.push(TokenTree::Group(proc_macro2::Group::new(
-                    body.delimiter(),
-                    inner[..n].iter().cloned().collect(),
-                )));
+                // The truncated body keeps the braces' place in the source.
+                let mut g =
+                    proc_macro2::Group::new(body.delimiter(), inner[..n].iter().cloned().collect());
+                g.set_span(body.span());
+                ts.push(TokenTree::Group(g));
                 inputs.push(("".into(), ts.into_iter().collect()));
             }
         }
@@ -412,36 +706,103 @@ fn never_panics_on_malformed_or_unusual_input() {
     for odd in ODD {
         inputs.push(("".into(), tokens(odd)));
     }
-    assert!(inputs.len() >= 200, "only {} inputs", inputs.len());
-    eprintln!("{} inputs", inputs.len());
+    inputs
+}
 
-    for (attr, item) in &inputs {
-        for kind in [Kind::Differentiable, Kind::CustomVjp] {
-            let result = catch_unwind(AssertUnwindSafe(|| {
-                expand_reporting(tokens(attr), item.clone(), kind)
-            }));
-            let (out, errs) =
-                result.unwrap_or_else(|_| panic!("the expansion panicked on #[{attr}] {item}"));
-            if errs.is_empty() {
-                // What compiles as far as the macro can tell is syntactically valid Rust.
-                syn::parse2::<syn::File>(out.clone())
-                    .unwrap_or_else(|e| panic!("invalid output for #[{attr}] {item}: {e}\n{out}"));
-            } else {
-                assert!(
-                    out.to_string().contains("compile_error"),
-                    "errors without compile_error! for {item}"
-                );
+/// The functions of `tests/macro_unusual.rs`, which compile and whose gradients that test checks
+/// against central differences.
+fn compiled_unusual() -> Vec<TokenStream> {
+    let file = syn::parse_file(include_str!("../../tests/macro_unusual.rs"))
+        .expect("tests/macro_unusual.rs parses");
+    file.items
+        .into_iter()
+        .filter_map(|item| match item {
+            syn::Item::Fn(mut f) if f.attrs.iter().any(|a| a.path().is_ident("differentiable")) => {
+                f.attrs.clear();
+                Some(quote::quote!(#f))
             }
-            if let Ok(func) = syn::parse2::<syn::ItemFn>(item.clone()) {
-                // The user's function always comes first, unchanged.
-                let func = quote::quote!(#func).to_string();
-                assert!(
-                    out.to_string().starts_with(&func),
-                    "the function was not emitted unchanged: {item}"
-                );
-            }
-        }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn every_input_is_classified_never_panics_and_errors_at_the_users_span() {
+    let mut total = 0;
+    // Hand-written unusual functions, each with its expected class.
+    for (b, needle) in UNUSUAL_REJECTED {
+        let item = tokens(&body(b));
+        assert_eq!(
+            classify("", &item, Kind::Differentiable),
+            Class::Rejected,
+            "{b}"
+        );
+        let errs = errors("", &body(b));
+        assert!(
+            errs.iter().any(|e| e.contains(needle)),
+            "{b}: expected {needle:?}, got {errs:#?}"
+        );
+        total += 1;
     }
+    for b in UNUSUAL_RUSTC_REJECTS {
+        assert_eq!(
+            classify("", &tokens(&body(b)), Kind::Differentiable),
+            Class::Accepted,
+            "{b}"
+        );
+        total += 1;
+    }
+    let compiled = compiled_unusual();
+    assert!(
+        compiled.len() >= 100,
+        "only {} compiled unusual functions",
+        compiled.len()
+    );
+    for item in &compiled {
+        assert_eq!(
+            classify("", item, Kind::Differentiable),
+            Class::Accepted,
+            "{item}"
+        );
+        total += 1;
+    }
+    // The fuzz corpus, under both attributes: its classification is pinned in
+    // `robustness_classes.txt` (regenerate with `REGENERATE=1 cargo test -p autograd-macros`).
+    let mut pinned = String::new();
+    for (attr, item) in &fuzz_inputs() {
+        for kind in [Kind::Differentiable, Kind::CustomVjp] {
+            let class = classify(attr, item, kind);
+            let tag = match class {
+                Class::Accepted => "accepted",
+                Class::Rejected => "rejected",
+            };
+            let k = if kind == Kind::Differentiable {
+                "differentiable"
+            } else {
+                "custom_vjp"
+            };
+            pinned.push_str(&format!("{tag} #[{k}({attr})] {item}\n"));
+        }
+        total += 1;
+    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/robustness_classes.txt");
+    if std::env::var_os("REGENERATE").is_some() {
+        std::fs::write(path, &pinned).expect("write the classification");
+    }
+    let recorded = std::fs::read_to_string(path).unwrap_or_default();
+    for (now, was) in pinned.lines().zip(recorded.lines()) {
+        assert_eq!(
+            now, was,
+            "an input's classification changed (REGENERATE=1 to accept)"
+        );
+    }
+    assert_eq!(
+        pinned.lines().count(),
+        recorded.lines().count(),
+        "the corpus changed (REGENERATE=1)"
+    );
+    eprintln!("{total} inputs classified");
+    assert!(total >= 400, "only {total} inputs");
 }
 
 #[test]
