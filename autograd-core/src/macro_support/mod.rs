@@ -9,6 +9,7 @@
 //!
 //! Nothing here is public API: the module is hidden and may change with any release.
 
+pub mod anomaly;
 pub mod differentiable_methods;
 
 use crate::rule::{BinaryRule, UnaryRule};

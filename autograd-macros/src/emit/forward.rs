@@ -9,6 +9,7 @@ use super::{Cx, Entity, Plan, respan};
 use crate::ir::{Branch, Head, Loop, Origin, Stmt, Value, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
+use syn::ext::IdentExt;
 
 /// Emits forward sweeps.
 pub struct Forward<'a, 'c> {
@@ -99,7 +100,11 @@ impl<'a, 'c> Forward<'a, 'c> {
                         let ty = ty.as_ref().map(|t| quote!(: (#t, _)));
                         let call =
                             respan(quote!(#forward(#ctor #name #turbofish #rest, #args)), span);
-                        quote!(let (#id, #saved) #ty = #call;)
+                        // Anomaly mode: the output checked at the user's line.
+                        let op = name.unraw().to_string();
+                        let check =
+                            respan(quote!(#k::__private::anomaly::forward(&#id, #op);), span);
+                        quote!(let (#id, #saved) #ty = #call; #check)
                     }
                     Value::Call {
                         pullback,

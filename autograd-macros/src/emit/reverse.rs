@@ -10,6 +10,7 @@ use crate::ir::{Branch, Loop, Stmt, Value, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashMap;
+use syn::ext::IdentExt;
 
 /// The state of a variable's cotangent during emission.
 #[derive(Clone, Debug)]
@@ -282,8 +283,12 @@ impl<'a, 'c> Reverse<'a, 'c> {
 
     fn let_stmt(&mut self, var: VarId, value: &Value) -> TokenStream {
         match value {
-            Value::Op { args, span, .. } => {
+            Value::Op {
+                args, span, name, ..
+            } => {
                 let span = *span;
+                let op = name.unraw().to_string();
+                let k = self.krate().clone();
                 let (saved, _) = self.access(Entity::Saved(var));
                 let out = self.refer(Entity::Var(var));
                 let ct = self.ct_ref(var);
@@ -300,6 +305,11 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     let method = respan(quote!(.pullback_at::<#pos, _>), span);
                     let args = respan(quote!(((#(#refs,)*), #out, #ct)), span);
                     let g = quote!(#saved #method #args);
+                    // Anomaly mode: the cotangent checked at the user's line.
+                    let g = respan(
+                        quote!(#k::__private::anomaly::cotangent(#g, #op, #pos)),
+                        span,
+                    );
                     code.extend(self.contribute(a, g));
                 }
                 code

@@ -1,0 +1,65 @@
+//! Anomaly mode in generated gradients: the same switch as the tape's
+//! ([`detect_anomaly`](crate::tape::detect_anomaly)), read by every op of a `#[differentiable]`
+//! function. With it on, the first op whose forward output or cotangent holds a NaN or an infinity
+//! panics with the op's name and the line of the user's code that called it (the generated call
+//! carries the user's span, and these functions are `#[track_caller]`).
+//!
+//! Off, each check is one read of a thread-local flag.
+
+use crate::scalar::Float;
+use crate::shape::Shape;
+use crate::storage::Storage;
+use crate::tape::{Anomaly, Phase, is_anomaly_enabled};
+use crate::tensor::Tensor;
+use core::panic::Location;
+
+/// A value an op produces: a tensor or a scalar.
+pub trait Finite {
+    /// Whether every element is finite.
+    fn all_finite(&self) -> bool;
+}
+
+impl<T: Float, S: Shape, St: Storage> Finite for Tensor<T, S, St> {
+    fn all_finite(&self) -> bool {
+        self.as_slice().iter().all(|v| v.is_finite())
+    }
+}
+
+impl<T: Float> Finite for T {
+    fn all_finite(&self) -> bool {
+        self.is_finite()
+    }
+}
+
+/// Checks an op's forward output in anomaly mode.
+#[inline]
+#[track_caller]
+pub fn forward<X: Finite>(out: &X, op: &'static str) {
+    if is_anomaly_enabled() && !out.all_finite() {
+        report(op, Phase::Forward, Location::caller());
+    }
+}
+
+/// Checks the cotangent an op's pullback returned for its argument `arg`, in anomaly mode, and
+/// passes it on.
+#[inline]
+#[track_caller]
+pub fn cotangent<X: Finite>(ct: X, op: &'static str, arg: usize) -> X {
+    if is_anomaly_enabled() && !ct.all_finite() {
+        report(op, Phase::Backward(arg), Location::caller());
+    }
+    ct
+}
+
+#[cold]
+#[inline(never)]
+fn report(op: &'static str, phase: Phase, location: &'static Location<'static>) -> ! {
+    panic!(
+        "{} (in a #[differentiable] function)",
+        Anomaly {
+            op,
+            location,
+            phase
+        }
+    )
+}
