@@ -91,12 +91,25 @@ macro_rules! consts {
             /// The rule value.
             #[must_use]
             #[inline]
-            pub fn rule(_: (impl Sized,)) -> Unary<$ty> {
+            pub fn rule(_: impl NoArguments) -> Unary<$ty> {
                 Unary($val)
             }
         }
     )*};
 }
+
+/// The arguments of a method that takes none but its receiver (the reductions, `softmax`, the
+/// movement ops): a call with an argument, such as `a.max(b)` on scalars (`f32::max`), is
+/// reported at the method with what to write instead.
+#[diagnostic::on_unimplemented(
+    message = "this method of the rule library takes no arguments, but it was called with `{Self}`",
+    label = "no rule takes these arguments",
+    note = "`max()`/`min()` reduce every element of a tensor; the elementwise maximum or minimum of two values is `a.maximum(&b)` / `a.minimum(&b)`, or `a.maximum_scalar(c)` for a constant `c`"
+)]
+pub trait NoArguments {}
+
+#[diagnostic::do_not_recommend]
+impl<X> NoArguments for (X,) {}
 
 consts! {
     sum<> => Sum<All> = Sum(All);

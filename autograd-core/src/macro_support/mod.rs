@@ -44,6 +44,9 @@ pub struct Saved<F, Res> {
 
 /// The forward half of an op as generated code calls it: `args` is a tuple of references to every
 /// argument of the call, receiver first (arguments a rule absorbed are passed and ignored).
+///
+/// The impls (and the pullbacks') are `#[track_caller]`, and generated calls carry the user's
+/// span: a rule that panics on its input (a label out of range) reports the user's line.
 #[diagnostic::on_unimplemented(
     message = "no differentiable rule applies to operands `{Args}`",
     label = "no rule for these operands",
@@ -80,6 +83,7 @@ pub trait Pullback<const K: usize, Args> {
 pub trait PullbackAt {
     /// The cotangent of argument `K`.
     #[inline]
+    #[track_caller]
     fn pullback_at<const K: usize, A>(
         &self,
         args: A,
@@ -112,6 +116,7 @@ macro_rules! unary_impls {
             type Out = R::Out;
             type Saved = Saved<Self, R::Residual>;
             #[inline]
+            #[track_caller]
             #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
             fn forward(self, (x, $($c,)*): (&'a Tensor<T, S, St>, $(&'a $c,)*)) -> (R::Out, Self::Saved) {
                 $(let _ = $c;)*
@@ -131,6 +136,7 @@ macro_rules! unary_impls {
             type Out = R::Out;
             type Ct = Tensor<T, S, St>;
             #[inline]
+            #[track_caller]
             #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
             fn pullback(&self, (x, $($c,)*): (&'a Tensor<T, S, St>, $(&'a $c,)*), out: &R::Out, ct: &R::Out) -> Tensor<T, S, St> {
                 $(let _ = $c;)*
@@ -147,6 +153,7 @@ macro_rules! unary_impls {
             type Out = T;
             type Saved = Saved<Self, R::Residual>;
             #[inline]
+            #[track_caller]
             #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
             fn forward(self, (x, $($c,)*): (&'a T, $(&'a $c,)*)) -> (T, Self::Saved) {
                 $(let _ = $c;)*
@@ -164,6 +171,7 @@ macro_rules! unary_impls {
             type Out = T;
             type Ct = T;
             #[inline]
+            #[track_caller]
             #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
             fn pullback(&self, (x, $($c,)*): (&'a T, $(&'a $c,)*), out: &T, ct: &T) -> T {
                 $(let _ = $c;)*
@@ -210,6 +218,7 @@ macro_rules! binary_impls {
             type Out = Rl::Out;
             type Saved = Saved<Self, Rl::Residual>;
             #[inline]
+            #[track_caller]
             fn forward(self, (l, r): (&'a $lt, &'b $rt)) -> (Rl::Out, Self::Saved) {
                 let (y, res) = self.0.forward(operand!($lk, l), operand!($rk, r));
                 (y, Saved { op: self, res })
@@ -224,6 +233,7 @@ macro_rules! binary_impls {
             type Out = Rl::Out;
             type Ct = $lt;
             #[inline]
+            #[track_caller]
             fn pullback(&self, (l, r): (&'a $lt, &'b $rt), out: &Rl::Out, ct: &Rl::Out) -> $lt {
                 cotangent!($lk, self.op.0.vjp_lhs(operand!($lk, l), operand!($rk, r), out, &self.res, ct))
             }
@@ -237,6 +247,7 @@ macro_rules! binary_impls {
             type Out = Rl::Out;
             type Ct = $rt;
             #[inline]
+            #[track_caller]
             fn pullback(&self, (l, r): (&'a $lt, &'b $rt), out: &Rl::Out, ct: &Rl::Out) -> $rt {
                 cotangent!($rk, self.op.0.vjp_rhs(operand!($lk, l), operand!($rk, r), out, &self.res, ct))
             }
@@ -257,6 +268,7 @@ where
     type Out = T;
     type Saved = Saved<Self, Rl::Residual>;
     #[inline]
+    #[track_caller]
     fn forward(self, (l, r): (&'a T, &'b T)) -> (T, Self::Saved) {
         let (y, res) = self.0.forward(&lift(*l), &lift(*r));
         (y.item(), Saved { op: self, res })
@@ -271,6 +283,7 @@ where
     type Out = T;
     type Ct = T;
     #[inline]
+    #[track_caller]
     fn pullback(&self, (l, r): (&'a T, &'b T), out: &T, ct: &T) -> T {
         let (l, r, out, ct) = (lift(*l), lift(*r), lift(*out), lift(*ct));
         self.op.0.vjp_lhs(&l, &r, &out, &self.res, &ct).item()
@@ -285,6 +298,7 @@ where
     type Out = T;
     type Ct = T;
     #[inline]
+    #[track_caller]
     fn pullback(&self, (l, r): (&'a T, &'b T), out: &T, ct: &T) -> T {
         let (l, r, out, ct) = (lift(*l), lift(*r), lift(*out), lift(*ct));
         self.op.0.vjp_rhs(&l, &r, &out, &self.res, &ct).item()
@@ -298,6 +312,7 @@ where
     type Out = W::Out;
     type Saved = Saved<Skip1<()>, W::Saved>;
     #[inline]
+    #[track_caller]
     fn forward(self, (_, a, b): (&'m M, A, B)) -> (W::Out, Self::Saved) {
         let (y, inner) = self.0.forward((a, b));
         (
@@ -320,6 +335,7 @@ macro_rules! skip1_pullback {
             type Out = S::Out;
             type Ct = S::Ct;
             #[inline]
+            #[track_caller]
             fn pullback(
                 &self,
                 (_, a, b): (&'m M, A, B),
@@ -343,6 +359,7 @@ impl<'a, T: Float, St: Storage> Forward<(&'a Tensor<T, (), St>,)> for Item {
     type Out = T;
     type Saved = Saved<Self, ()>;
     #[inline]
+    #[track_caller]
     fn forward(self, (x,): (&'a Tensor<T, (), St>,)) -> (T, Self::Saved) {
         (x.item(), Saved { op: self, res: () })
     }
@@ -353,6 +370,7 @@ impl<'a, T: Float, St: Storage> Pullback<0, (&'a Tensor<T, (), St>,)> for Saved<
     type Out = T;
     type Ct = Tensor<T, (), St>;
     #[inline]
+    #[track_caller]
     fn pullback(&self, _: (&'a Tensor<T, (), St>,), _: &T, ct: &T) -> Tensor<T, (), St> {
         Tensor::full(*ct)
     }
