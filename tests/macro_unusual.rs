@@ -793,6 +793,52 @@ fn u169(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
     g4(y.sum().item())
 }
 
+// Let-chains: a name bound by the chain shadows the parameter `x` in the later conditions and in
+// the arm; the gradient flows through `w` only.
+#[differentiable]
+fn let_chain_shadows(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
+    let k = Some(2.0);
+    if let Some(x) = k
+        && x > 1.0
+        && let Some(y) = Some(x * 3.0)
+    {
+        (w * x * y).sum().item()
+    } else {
+        x.sum().item()
+    }
+}
+
+#[differentiable]
+fn let_chain_on_a_comparison(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
+    if let true = x.sum().item() > 0.0
+        && let Some(n) = Some(2.0)
+    {
+        (x * w * n).sum().item()
+    } else {
+        0.0
+    }
+}
+
+#[test]
+fn let_chains_bind_their_names_for_the_arm() {
+    check("let_chain_shadows", let_chain_shadows, |x, w| {
+        let (v, g) = let_chain_shadows_grad(x, w);
+        (v, g.x, g.w)
+    });
+    let (_, g) =
+        let_chain_shadows_grad(&Tensor::new([0.3, 0.2, 0.5]), &Tensor::new([0.7, 0.4, 0.6]));
+    assert_eq!(g.w.to_array(), [12.0; 3]); // x * y = 2 * 6
+    assert_eq!(g.x.to_array(), [0.0; 3]);
+    check(
+        "let_chain_on_a_comparison",
+        let_chain_on_a_comparison,
+        |x, w| {
+            let (v, g) = let_chain_on_a_comparison_grad(x, w);
+            (v, g.x, g.w)
+        },
+    );
+}
+
 #[test]
 fn a_detached_factor_is_a_constant() {
     // d/dx sum(x * detach(exp(x))) = exp(x): central differences would also see through the detach.

@@ -1239,15 +1239,39 @@ impl Lower<'_> {
     /// A condition kept as written; an `if let` binds its pattern's names in the arm.
     fn condition(&mut self, cond: &Expr) -> Option<(TokenStream, Vec<Ident>)> {
         self.check_inert(cond)?;
-        Some(match strip(cond) {
-            Expr::Let(l) => {
-                self.check_pattern_of(&l.pat, &l.expr, "`if let`")?;
-                let (pat, _) = rename::rename_pat(&l.pat, &self.lookup_fn());
-                let (value, _) = self.rename(&l.expr);
-                (quote!(let #pat = #value), rename::pat_bindings(&l.pat))
+        // A let-chain (`if let A = a && b && let C = c`): each `let` binds names for the parts
+        // after it and for the arm.
+        let mut parts = Vec::new();
+        flatten_and(cond, &mut parts);
+        let mut bound: Vec<Ident> = Vec::new();
+        let mut out = Vec::new();
+        for part in parts {
+            let shadowed: Vec<String> = bound.iter().map(key).collect();
+            let me: &Lower = self;
+            let lookup = |id: &Ident| {
+                if shadowed.contains(&key(id)) {
+                    None
+                } else {
+                    me.lookup_fn()(id)
+                }
+            };
+            match strip(part) {
+                Expr::Let(l) => {
+                    let (pat, _) = rename::rename_pat(&l.pat, &lookup);
+                    let (value, uses) = rename::rename_expr(&l.expr, &lookup);
+                    out.push(quote!(let #pat = #value));
+                    if !rename::pat_bindings(&l.pat).is_empty()
+                        && self.uses_active(&uses)
+                        && !is_comparison_expr(&l.expr)
+                    {
+                        self.check_pattern_of(&l.pat, &l.expr, "`if let`")?;
+                    }
+                    bound.extend(rename::pat_bindings(&l.pat));
+                }
+                _ => out.push(rename::rename_expr(part, &lookup).0),
             }
-            _ => (self.rename(cond).0, Vec::new()),
-        })
+        }
+        Some((quote!(#(#out)&&*), bound))
     }
 
     /// A pattern kept as written binds its names to parts of `scrutinee` without the gradient
@@ -1704,4 +1728,16 @@ fn check_attributes(block: &Block, errors: &mut Errors) -> bool {
     let mut find = Find(errors, true);
     find.visit_block_mut(&mut block.clone());
     find.1
+}
+
+/// The operands of a chain of `&&` (a let-chain's parts), in order.
+fn flatten_and<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match e {
+        Expr::Binary(b) if matches!(b.op, BinOp::And(_)) => {
+            flatten_and(&b.left, out);
+            flatten_and(&b.right, out);
+        }
+        Expr::Group(g) => flatten_and(&g.expr, out),
+        e => out.push(e),
+    }
 }

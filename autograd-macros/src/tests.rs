@@ -155,6 +155,14 @@ fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
             "let mut y = x * w; #[cfg(any())] { y = y * 2.0; } y.sum().item()",
             "`#[cfg]` on a statement",
         ),
+        (
+            "if let Some(t) = Some(x.exp()) && true { t.sum().item() } else { 0.0 }",
+            "binding `t` in `if let` to a differentiated value",
+        ),
+        (
+            "let k = Some(1.0f32); if let Some(c) = k && let Some(t) = Some(x * c) { t.sum().item() } else { 0.0 }",
+            "binding `t` in `if let` to a differentiated value",
+        ),
         // Each of these compiled and returned a zero gradient: a name bound by a pattern or a
         // macro to a differentiated value, which the gradient could not follow.
         (
