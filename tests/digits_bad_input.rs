@@ -20,7 +20,9 @@ const H: usize = 8;
 fn rows(n: usize, first_label: usize) -> String {
     (0..n)
         .map(|r| {
-            let mut line: String = (0..FEATURES).map(|k| format!("{},", (r + k) % 17)).collect();
+            let mut line: String = (0..FEATURES)
+                .map(|k| format!("{},", (r + k) % 17))
+                .collect();
             line.push_str(&format!("{}\n", (first_label + r) % CLASSES));
             line
         })

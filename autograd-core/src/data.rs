@@ -492,7 +492,10 @@ mod tests {
         );
         // One below is the largest label with a class count.
         let csv = format!("1,{}\n", max - 1);
-        assert_eq!(Dataset::<f64, 1>::parse_csv(&csv, 0).unwrap().classes(), max);
+        assert_eq!(
+            Dataset::<f64, 1>::parse_csv(&csv, 0).unwrap().classes(),
+            max
+        );
     }
 
     #[test]

@@ -308,7 +308,10 @@ impl fmt::Display for TrainError {
                 write!(f, "step {step}: the loss is {loss}; ")?;
                 match culprit {
                     Some(c) => write!(f, "{c} is the first non-finite value")?,
-                    None => write!(f, "every parameter and gradient is finite, the loss overflowed")?,
+                    None => write!(
+                        f,
+                        "every parameter and gradient is finite, the loss overflowed"
+                    )?,
                 }
                 write!(
                     f,

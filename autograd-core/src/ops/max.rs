@@ -157,7 +157,11 @@ mod tests {
         let x = Tensor::new([1.0f64, f64::NAN, 3.0]);
         let (y, res) = Max(All).forward(&x);
         let g = Max(All).vjp(&x, &y, &res, &Tensor::new(1.0));
-        assert!(g.as_slice().iter().all(|v| v.is_nan()), "{:?}", g.to_array());
+        assert!(
+            g.as_slice().iter().all(|v| v.is_nan()),
+            "{:?}",
+            g.to_array()
+        );
         // Along an axis only the line holding the NaN is affected: columns [1, NaN] and [4, 2].
         let x = Tensor::new([[1.0f64, 4.0], [f64::NAN, 2.0]]);
         let rule = Max(AlongAxis::<0>);
