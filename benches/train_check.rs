@@ -7,9 +7,10 @@
 //! criterion's groups it prints the minimum per-step time of each variant over many short batches
 //! taken in turn (robust on a shared machine), and their ratio.
 //!
-//! Measured (2 cores shared with other jobs, release): paired minimum 37.31 us per step without
-//! the check, 37.33 us with it (1.0005x, within the noise); the check alone 26-28 ns. Criterion's
-//! means (131-164 us) swing more between the two variants than the check costs, from the load.
+//! Measured (2 cores shared with other jobs, release, three runs): paired minimum 37.26-37.31 us
+//! per step without the check, 37.27-37.33 us with it (1.0002-1.0008x, within the noise); the
+//! check alone 21-28 ns. Criterion's means (131-164 us) swing more between the two variants than
+//! the check costs, from the load.
 
 #[path = "../examples/digits/trainer.rs"]
 mod trainer;
