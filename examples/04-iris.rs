@@ -40,7 +40,8 @@ fn loss_and_grad(
 fn main() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/iris.csv");
     // The first line is a header (`150,4,setosa,versicolor,virginica`).
-    let mut data = Dataset::<f32, 4>::read_csv(path, 1).unwrap_or_else(|e| {
+    // Three classes: a label of 3 or more is an error naming its line, not a panic in training.
+    let mut data = Dataset::<f32, 4>::read_csv_with_classes(path, 1, 3).unwrap_or_else(|e| {
         eprintln!("{path}: {e}");
         std::process::exit(1)
     });
@@ -59,6 +60,10 @@ fn main() {
         for b in 0..train.batches::<BATCH>() {
             let (x, labels) = train.batch::<BATCH>(b);
             let (loss, grads) = loss_and_grad(&model, &x, &labels);
+            if !loss.is_finite() {
+                eprintln!("epoch {epoch}, batch {b}: the loss is {loss}; stopping");
+                std::process::exit(1);
+            }
             opt.step(&mut model, &grads);
             total += loss;
         }

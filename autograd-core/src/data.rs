@@ -12,6 +12,10 @@
 //! assert_eq!(ds.labels(), &[0, 1, 2]);
 //! let err = Dataset::<f32, 4>::parse_csv("1,2,3,0\n", 0).unwrap_err();
 //! assert_eq!(err.to_string(), "line 1: expected 5 columns (4 features and a label), found 4");
+//! // With the number of classes, a label outside the range is an error naming its line.
+//! let err = Dataset::<f32, 4>::parse_csv_with_classes(csv, 0, 2).unwrap_err();
+//! let msg = "line 3: the label 2 is out of range for 2 classes (labels 0 to 1)";
+//! assert_eq!(err.to_string(), msg);
 //! ```
 
 use crate::scalar::Float;
@@ -40,6 +44,17 @@ pub enum DataError {
         /// The offending text.
         text: String,
     },
+    /// A feature that is a finite number too large for the element type (`1e39` in `f32`).
+    Overflow {
+        /// 1-based line number.
+        line: usize,
+        /// 1-based column number.
+        column: usize,
+        /// The offending text.
+        text: String,
+        /// The element type, `f32` or `f64`.
+        ty: &'static str,
+    },
     /// A label that is not a non-negative integer.
     Label {
         /// 1-based line number.
@@ -47,8 +62,25 @@ pub enum DataError {
         /// The offending text.
         text: String,
     },
+    /// A label not below the number of classes the caller declared (or, without one, a label of
+    /// `usize::MAX`, for which [`Dataset::classes`] would overflow).
+    LabelRange {
+        /// 1-based line number.
+        line: usize,
+        /// The label.
+        label: usize,
+        /// The number of classes.
+        classes: usize,
+    },
     /// A file with no data rows.
     Empty,
+    /// Fewer rows than one batch needs.
+    TooSmall {
+        /// The rows there are.
+        rows: usize,
+        /// The rows one batch takes.
+        batch: usize,
+    },
     /// The file could not be read.
     Io(String),
 }
@@ -71,13 +103,45 @@ impl fmt::Display for DataError {
                     "line {line}, column {column}: `{text}` is not a finite number"
                 )
             }
+            Self::Overflow {
+                line,
+                column,
+                text,
+                ty,
+            } => write!(
+                f,
+                "line {line}, column {column}: `{text}` is too large for {ty} (it would become infinite)"
+            ),
             Self::Label { line, text } => {
                 write!(
                     f,
                     "line {line}: the label `{text}` is not a non-negative integer"
                 )
             }
+            Self::LabelRange {
+                line,
+                label,
+                classes,
+            } => match classes.checked_sub(1) {
+                // No class count given: only `usize::MAX` is out of range.
+                _ if *classes == usize::MAX => write!(
+                    f,
+                    "line {line}: the label {label} is too large; labels must be below {classes}"
+                ),
+                Some(last) => write!(
+                    f,
+                    "line {line}: the label {label} is out of range for {classes} classes (labels 0 to {last})"
+                ),
+                None => write!(
+                    f,
+                    "line {line}: the label {label} is out of range: there are 0 classes"
+                ),
+            },
             Self::Empty => write!(f, "the file has no data rows"),
+            Self::TooSmall { rows, batch } => write!(
+                f,
+                "{rows} rows make no batch of {batch} rows; use a batch of at most {rows} rows or more data"
+            ),
             Self::Io(e) => write!(f, "cannot read the data file: {e}"),
         }
     }
@@ -96,9 +160,39 @@ impl<T: Float, const F: usize> Dataset<T, F> {
     /// Parses CSV text: `skip` header lines, then one row per line (blank lines ignored) of `F`
     /// features and a trailing integer label.
     ///
+    /// A feature must be a number that is finite in `T` (`1e39` is rejected for `f32`), and a
+    /// label a non-negative integer below `usize::MAX` (so that [`Dataset::classes`] is defined).
+    /// When the number of classes is known, prefer [`Dataset::parse_csv_with_classes`], which also
+    /// rejects a label the model has no output for.
+    ///
     /// # Errors
     /// [`DataError`] naming the first malformed line.
     pub fn parse_csv(text: &str, skip: usize) -> Result<Self, DataError> {
+        Self::parse(text, skip, usize::MAX)
+    }
+
+    /// [`Dataset::parse_csv`], with every label checked to be below `classes`: a label of 10 for
+    /// 10 classes is an error naming its line here, not a panic in the middle of training.
+    ///
+    /// ```
+    /// use autograd_core::data::{DataError, Dataset};
+    /// let err = Dataset::<f32, 1>::parse_csv_with_classes("0.5,1\n0.5,3\n", 0, 3).unwrap_err();
+    /// assert_eq!(err, DataError::LabelRange { line: 2, label: 3, classes: 3 });
+    /// ```
+    ///
+    /// # Errors
+    /// [`DataError`] naming the first malformed line.
+    pub fn parse_csv_with_classes(
+        text: &str,
+        skip: usize,
+        classes: usize,
+    ) -> Result<Self, DataError> {
+        Self::parse(text, skip, classes)
+    }
+
+    /// Labels must be below `classes`; `usize::MAX` for "any label" (the largest label is then
+    /// `usize::MAX - 1`, whose class count still fits).
+    fn parse(text: &str, skip: usize, classes: usize) -> Result<Self, DataError> {
         let mut features = Vec::new();
         let mut labels = Vec::new();
         for (i, line) in text.lines().enumerate().skip(skip) {
@@ -127,11 +221,27 @@ impl<T: Float, const F: usize> Dataset<T, F> {
                         text: (*cell).to_string(),
                     })?;
                 *slot = T::from_f64(v);
+                // Finite in f64 is not finite in T: 1e39 rounds to inf in f32.
+                if !slot.is_finite() {
+                    return Err(DataError::Overflow {
+                        line: line_no,
+                        column: k + 1,
+                        text: (*cell).to_string(),
+                        ty: T::NAME,
+                    });
+                }
             }
             let label = cells[F].parse::<usize>().map_err(|_| DataError::Label {
                 line: line_no,
                 text: cells[F].to_string(),
             })?;
+            if label >= classes {
+                return Err(DataError::LabelRange {
+                    line: line_no,
+                    label,
+                    classes,
+                });
+            }
             features.push(row);
             labels.push(label);
         }
@@ -150,6 +260,22 @@ impl<T: Float, const F: usize> Dataset<T, F> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| DataError::Io(format!("{}: {e}", path.display())))?;
         Self::parse_csv(&text, skip)
+    }
+
+    /// Reads and parses a CSV file, checking the labels against `classes` (see
+    /// [`Dataset::parse_csv_with_classes`]).
+    ///
+    /// # Errors
+    /// [`DataError::Io`] if the file cannot be read, or the parse error.
+    pub fn read_csv_with_classes(
+        path: impl AsRef<std::path::Path>,
+        skip: usize,
+        classes: usize,
+    ) -> Result<Self, DataError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| DataError::Io(format!("{}: {e}", path.display())))?;
+        Self::parse_csv_with_classes(&text, skip, classes)
     }
 
     /// The number of rows.
@@ -176,7 +302,7 @@ impl<T: Float, const F: usize> Dataset<T, F> {
         &self.labels
     }
 
-    /// One more than the largest label.
+    /// One more than the largest label (the parsers reject `usize::MAX`, so this cannot overflow).
     #[must_use]
     pub fn classes(&self) -> usize {
         self.labels.iter().max().map_or(0, |m| m + 1)
@@ -221,6 +347,28 @@ impl<T: Float, const F: usize> Dataset<T, F> {
     #[must_use]
     pub fn batches<const B: usize>(&self) -> usize {
         self.len() / B
+    }
+
+    /// The number of whole batches of `B` rows, or an error if there is not even one: a data set
+    /// too small for the batch is reported before training starts, not as a panic inside it.
+    ///
+    /// ```
+    /// use autograd_core::data::{DataError, Dataset};
+    /// let ds = Dataset::<f32, 1>::parse_csv("1,0\n2,1\n3,0\n", 0).unwrap();
+    /// assert_eq!(ds.full_batches::<2>(), Ok(1));
+    /// assert_eq!(ds.full_batches::<4>(), Err(DataError::TooSmall { rows: 3, batch: 4 }));
+    /// ```
+    ///
+    /// # Errors
+    /// [`DataError::TooSmall`] if there are fewer than `B` rows.
+    pub fn full_batches<const B: usize>(&self) -> Result<usize, DataError> {
+        match self.batches::<B>() {
+            0 => Err(DataError::TooSmall {
+                rows: self.len(),
+                batch: B,
+            }),
+            n => Ok(n),
+        }
     }
 
     /// Batch `index` of `B` rows as a `(B, F)` tensor and its labels.
@@ -272,6 +420,95 @@ mod tests {
             Dataset::<f32, 2>::parse_csv(nan, 0),
             Err(DataError::Number { column: 2, .. })
         ));
+    }
+
+    #[test]
+    fn values_that_overflow_the_element_type_are_rejected() {
+        // 1e39 is finite in f64 but rounds to inf in f32 (largest finite: 3.4028235e38).
+        let csv = "1,0\n1e39,1\n";
+        let err = Dataset::<f32, 1>::parse_csv(csv, 0).unwrap_err();
+        assert_eq!(
+            err,
+            DataError::Overflow {
+                line: 2,
+                column: 1,
+                text: "1e39".to_string(),
+                ty: "f32"
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "line 2, column 1: `1e39` is too large for f32 (it would become infinite)"
+        );
+        let negative = "1,-4e38,0\n";
+        assert!(matches!(
+            Dataset::<f32, 2>::parse_csv(negative, 0),
+            Err(DataError::Overflow { column: 2, .. })
+        ));
+        // The same values fit in f64, and the largest f32 itself is accepted.
+        let d = Dataset::<f64, 1>::parse_csv(csv, 0).unwrap();
+        assert_eq!(d.features()[1], [1e39]);
+        let d = Dataset::<f32, 1>::parse_csv("3.4028235e38,0\n", 0).unwrap();
+        assert_eq!(d.features()[0], [f32::MAX]);
+    }
+
+    #[test]
+    fn labels_outside_the_classes_are_rejected_with_their_line() {
+        let csv = "h\n1,0\n2,9\n\n3,10\n";
+        // Line 5 (the blank line 4 still counts) holds label 10, which 10 classes do not have.
+        let err = Dataset::<f32, 1>::parse_csv_with_classes(csv, 1, 10).unwrap_err();
+        assert_eq!(
+            err,
+            DataError::LabelRange {
+                line: 5,
+                label: 10,
+                classes: 10
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "line 5: the label 10 is out of range for 10 classes (labels 0 to 9)"
+        );
+        let d = Dataset::<f32, 1>::parse_csv_with_classes(csv, 1, 11).unwrap();
+        assert_eq!((d.labels(), d.classes()), (&[0, 9, 10][..], 11));
+    }
+
+    #[test]
+    fn a_label_of_usize_max_is_rejected_so_classes_cannot_overflow() {
+        let max = usize::MAX;
+        let csv = format!("1,0\n2,{max}\n");
+        let err = Dataset::<f64, 1>::parse_csv(&csv, 0).unwrap_err();
+        assert_eq!(
+            err,
+            DataError::LabelRange {
+                line: 2,
+                label: max,
+                classes: max
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("line 2: the label {max} is too large; labels must be below {max}")
+        );
+        // One below is the largest label with a class count.
+        let csv = format!("1,{}\n", max - 1);
+        assert_eq!(
+            Dataset::<f64, 1>::parse_csv(&csv, 0).unwrap().classes(),
+            max
+        );
+    }
+
+    #[test]
+    fn too_few_rows_for_a_batch_is_an_error() {
+        let d = Dataset::<f32, 1>::parse_csv("1,0\n2,1\n3,0\n", 0).unwrap();
+        assert_eq!(d.full_batches::<3>(), Ok(1));
+        assert_eq!(d.full_batches::<1>(), Ok(3));
+        let err = d.full_batches::<32>().unwrap_err();
+        assert_eq!(err, DataError::TooSmall { rows: 3, batch: 32 });
+        assert_eq!(
+            err.to_string(),
+            "3 rows make no batch of 32 rows; use a batch of at most 3 rows or more data"
+        );
     }
 
     #[test]

@@ -166,7 +166,9 @@ fn argmax(v: &[f32]) -> usize {
     best
 }
 
-/// Reads a gzipped CSV of `FEATURES` pixel columns and a label (no header).
+/// Reads a gzipped CSV of `FEATURES` pixel columns and a label below [`CLASSES`] (no header).
+/// Every gzip member is read: a file of concatenated members (as `cat a.gz b.gz` makes) is one
+/// data set, not its first part.
 ///
 /// # Errors
 /// [`DataError`] naming the line, or [`DataError::Io`] if the file cannot be read or unzipped.
@@ -174,10 +176,10 @@ pub fn read_digits(path: &Path) -> Result<Dataset<f32, FEATURES>, DataError> {
     let file =
         std::fs::File::open(path).map_err(|e| DataError::Io(format!("{}: {e}", path.display())))?;
     let mut text = String::new();
-    flate2::read::GzDecoder::new(file)
+    flate2::read::MultiGzDecoder::new(file)
         .read_to_string(&mut text)
         .map_err(|e| DataError::Io(format!("{}: {e}", path.display())))?;
-    Dataset::parse_csv(&text, 0)
+    Dataset::parse_csv_with_classes(&text, 0, CLASSES)
 }
 
 /// The fixed split: a shuffle seeded by `seed`, the last [`TEST_ROWS`] rows held out, pixel counts
@@ -280,6 +282,16 @@ pub enum TrainError {
     Checkpoint(CheckpointError),
     /// The checkpoint is readable but belongs to another run.
     Mismatch(String),
+    /// The loss of a step was NaN or infinite; the step was not applied.
+    NonFinite {
+        /// The step (1-based, as [`Event::Step`] counts) whose loss was not finite.
+        step: u64,
+        /// That loss.
+        loss: f32,
+        /// The first non-finite parameter or gradient, as `fc1.weight[3] = NaN` or
+        /// `the gradient of fc2.bias[0] = inf`; `None` if all are finite (the loss overflowed).
+        culprit: Option<String>,
+    },
 }
 
 impl fmt::Display for TrainError {
@@ -288,6 +300,24 @@ impl fmt::Display for TrainError {
             Self::Data(e) => write!(f, "data: {e}"),
             Self::Checkpoint(e) => write!(f, "checkpoint: {e}"),
             Self::Mismatch(e) => write!(f, "checkpoint: {e}"),
+            Self::NonFinite {
+                step,
+                loss,
+                culprit,
+            } => {
+                write!(f, "step {step}: the loss is {loss}; ")?;
+                match culprit {
+                    Some(c) => write!(f, "{c} is the first non-finite value")?,
+                    None => write!(
+                        f,
+                        "every parameter and gradient is finite, the loss overflowed"
+                    )?,
+                }
+                write!(
+                    f,
+                    ". Training stopped before this step; lower the learning rate or check the data"
+                )
+            }
         }
     }
 }
@@ -391,6 +421,37 @@ impl<const H: usize> State<H> {
     }
 }
 
+/// Stops a run whose loss is not finite, naming the first parameter (then gradient) that is not.
+///
+/// Only the loss, one number, is checked on a healthy step, so the check costs nothing measurable
+/// (`benches/train_check.rs`); the parameters and gradients are scanned only to explain a failure.
+///
+/// # Errors
+/// [`TrainError::NonFinite`] if `loss` is NaN or infinite.
+pub fn check_finite<const H: usize>(
+    step: u64,
+    loss: f32,
+    model: &Model<H>,
+    grads: &Model<H>,
+) -> Result<(), TrainError> {
+    if loss.is_finite() {
+        return Ok(());
+    }
+    let first = |m: &Model<H>| {
+        (0..NAMES.len()).find_map(|i| {
+            let v = m.slice(i);
+            let k = v.iter().position(|x| !x.is_finite())?;
+            Some(format!("{}[{k}] = {}", NAMES[i], v[k]))
+        })
+    };
+    let culprit = first(model).or_else(|| first(grads).map(|c| format!("the gradient of {c}")));
+    Err(TrainError::NonFinite {
+        step,
+        loss,
+        culprit,
+    })
+}
+
 /// A seeded Fisher-Yates permutation of `0..n`.
 fn permutation(n: usize, rng: &mut Rng) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
@@ -425,8 +486,9 @@ fn remove_stale_temporaries(path: &Path) {
 /// epoch), reporting progress to `observe`.
 ///
 /// # Errors
-/// An unreadable or mismatched checkpoint when resuming (nothing is written then), or a failed
-/// checkpoint write.
+/// Fewer training rows than one batch, an unreadable or mismatched checkpoint when resuming
+/// (nothing is written then), a failed checkpoint write, or a non-finite loss (the run stops at
+/// that step, without applying it or writing a checkpoint).
 #[allow(clippy::cast_precision_loss, reason = "batch counts are small")]
 pub fn train<const B: usize, const H: usize>(
     cfg: &Config,
@@ -434,12 +496,7 @@ pub fn train<const B: usize, const H: usize>(
     test: &Dataset<f32, FEATURES>,
     mut observe: impl FnMut(Event<'_>),
 ) -> Result<State<H>, TrainError> {
-    let batches = train.len() / B;
-    assert!(
-        batches > 0,
-        "{} training rows make no batch of {B}",
-        train.len()
-    );
+    let batches = train.full_batches::<B>()?;
     let total = (cfg.epochs * batches) as u64;
     let mut resumed = false;
     let mut s = if cfg.resume && cfg.checkpoint.exists() {
@@ -484,6 +541,7 @@ pub fn train<const B: usize, const H: usize>(
             }));
             let labels = core::array::from_fn(|i| train.labels()[rows[i]]);
             let (loss, grads) = loss_and_grad::<B, H>(&s.model, &x, &labels);
+            check_finite(s.opt.steps() + 1, loss, &s.model, &grads)?;
             s.opt.step(&mut s.model, &grads);
             s.loss_sum += loss;
             s.batch += 1;

@@ -88,8 +88,15 @@ fn check_labels(labels: &[usize], n: usize) {
 }
 
 /// Writes the softmax of each row into `p` and returns the mean loss.
+///
+/// The mean is the sum divided by `B`, unless the sum overflows while the mean would not (rows
+/// near the largest float, such as logits of 3e38 in f32): then the rows are divided by `B`
+/// before they are summed. Both sums are kept in the one pass, so the usual case keeps its bits
+/// and costs one division per row more.
 fn cross_entropy_rows<T: Float>(z: &[T], labels: &[usize], n: usize, p: &mut [T]) -> T {
+    let rows = T::from_f64(labels.len() as f64);
     let mut total = T::ZERO;
+    let mut scaled = T::ZERO;
     for ((b, row), &label) in lines((labels.len(), n, 1)).zip(labels) {
         let m = row.shift(z);
         let mut s = T::ZERO;
@@ -101,9 +108,12 @@ fn cross_entropy_rows<T: Float>(z: &[T], labels: &[usize], n: usize, p: &mut [T]
             p[i] /= s;
         }
         // ln sum e^z - z_l = (m - z_l) + ln s, with m - z_l exact when the label holds the max.
-        total += (m - z[b * n + label]) + s.ln();
+        let loss = (m - z[b * n + label]) + s.ln();
+        total += loss;
+        scaled += loss / rows;
     }
-    total / T::from_f64(labels.len() as f64)
+    let mean = total / rows;
+    if mean.is_finite() { mean } else { scaled }
 }
 
 fn cross_entropy_vjp<T: Float>(p: &[T], labels: &[usize], n: usize, ct: T, g: &mut [T]) {
@@ -223,6 +233,24 @@ mod tests {
         let z = Tensor::new([[1000.0f32, 1000.0], [1000.0, 0.0]]);
         let l = z.cross_entropy(&[0, 1]).item();
         assert!((l - (2.0f32.ln() + 1000.0) / 2.0).abs() < 1e-3, "{l}");
+    }
+
+    #[test]
+    fn finite_near_the_largest_float() {
+        // Row 0: ln(e^3e38 + e^0) - 0 = 3e38 (e^-3e38 vanishes next to 1). Row 1: the max is 0,
+        // so ln(e^-3e38 + e^0) - (-3e38) = 3e38. The mean is 3e38, though the sum 6e38 overflows
+        // f32 (largest 3.4028235e38).
+        let z = Tensor::new([[3e38f32, 0.0], [-3e38, 0.0]]);
+        assert_eq!(z.cross_entropy(&[1, 0]).item(), 3e38);
+        // A true mean beyond the largest float stays infinite: ln(e^3e38 + e^-3e38) + 3e38.
+        let z: Tensor<f32, Shape![1, 2]> = Tensor::new([[3e38, -3e38]]);
+        assert_eq!(z.cross_entropy(&[1]).item(), f32::INFINITY);
+        // The gradient is the ordinary one: (softmax - onehot) / 2 with softmax [1, 0], [0, 1].
+        let z = Tensor::new([[3e38f32, 0.0], [-3e38, 0.0]]);
+        let rule = CrossEntropy { labels: [1, 0] };
+        let (loss, p) = rule.forward(&z);
+        let g = rule.vjp(&z, &loss, &p, &Tensor::new(1.0));
+        assert_eq!(g.to_array(), [[0.5, -0.5], [-0.5, 0.5]]);
     }
 
     #[test]

@@ -88,6 +88,10 @@ pub(crate) fn min2<T: Float>(a: T, b: T) -> T {
 
 /// The VJP of a max or min reduction: each line's cotangent is split evenly among the elements
 /// equal to the line's extreme value `y[j]` (ties share), and the others get 0.
+///
+/// A line whose result is NaN (it holds a NaN) gets NaN at every element: the result depends on
+/// no element in a differentiable way, and zeros there would hide the NaN from everything
+/// downstream (an optimizer would keep stepping on a zero gradient). JAX gives the same.
 pub(crate) fn extreme_vjp<T: Float>(
     x: &[T],
     y: &[T],
@@ -102,8 +106,12 @@ pub(crate) fn extreme_vjp<T: Float>(
                 count += T::ONE;
             }
         }
-        // A NaN line has no element equal to its NaN result: every element gets 0.
+        // Only a NaN result equals no element of its line.
         if count == T::ZERO {
+            let nan = T::from_f64(f64::NAN);
+            for i in line.indices() {
+                g[i] = nan;
+            }
             continue;
         }
         let share = ct[j] / count;

@@ -4,6 +4,9 @@
 //! evenly: `x_bar_k = ct * [x_k == y] / #{k : x_k == y}`, so `d max([1, 3, 3]) = [0, 0.5, 0.5]`.
 //! The even split is the conventional subgradient: the max of `[x, -x]` gets slope
 //! `0.5 - 0.5 = 0` at `x = 0`. [`Tensor::min`] follows the same convention.
+//!
+//! A line holding a NaN gets a NaN cotangent at every element (not zeros, which would hide the
+//! NaN from the parameters it came from).
 
 use super::lines::{extreme_vjp, max2};
 use super::reduce::{All, AlongAxis, KeepAxis, Region};
@@ -56,7 +59,7 @@ fn max_lines<T: Float>(x: &[T], lines: (usize, usize, usize), y: &mut [T]) {
 
 impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// The largest element, as a rank-0 tensor; its VJP sends `ct` to the largest element, split
-    /// evenly among ties. A NaN anywhere gives NaN.
+    /// evenly among ties. A NaN anywhere gives NaN, and its VJP then gives NaN to every element.
     ///
     /// ```
     /// use autograd_core::prelude::*;
@@ -145,6 +148,28 @@ mod tests {
         assert!(x.max().item().is_nan());
         let x = Tensor::new([f64::NAN, 1.0]);
         assert!(x.max().item().is_nan());
+    }
+
+    #[test]
+    fn nan_input_gives_nan_gradient_on_its_line() {
+        // A NaN in the line: every element of the line gets NaN, not 0 (the NaN reaches the
+        // parameters instead of vanishing into a zero gradient).
+        let x = Tensor::new([1.0f64, f64::NAN, 3.0]);
+        let (y, res) = Max(All).forward(&x);
+        let g = Max(All).vjp(&x, &y, &res, &Tensor::new(1.0));
+        assert!(
+            g.as_slice().iter().all(|v| v.is_nan()),
+            "{:?}",
+            g.to_array()
+        );
+        // Along an axis only the line holding the NaN is affected: columns [1, NaN] and [4, 2].
+        let x = Tensor::new([[1.0f64, 4.0], [f64::NAN, 2.0]]);
+        let rule = Max(AlongAxis::<0>);
+        let (y, res) = rule.forward(&x);
+        let g = rule.vjp(&x, &y, &res, &Tensor::new([1.0, 1.0]));
+        let g = g.to_array();
+        assert!(g[0][0].is_nan() && g[1][0].is_nan(), "{g:?}");
+        assert_eq!([g[0][1], g[1][1]], [1.0, 0.0]);
     }
 
     #[test]

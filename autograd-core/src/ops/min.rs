@@ -2,7 +2,8 @@
 //!
 //! Forward: `y = min_k x_k` over each line (NaN if the line holds a NaN). VJP, with ties split
 //! evenly: `x_bar_k = ct * [x_k == y] / #{k : x_k == y}`, so `d min([2, 1, 1]) = [0, 0.5, 0.5]`,
-//! the same convention as [`Tensor::max`].
+//! the same convention as [`Tensor::max`], NaN included: a line holding a NaN gets a NaN
+//! cotangent at every element.
 
 use super::lines::{extreme_vjp, min2};
 use super::reduce::{All, AlongAxis, KeepAxis, Region};
@@ -55,7 +56,8 @@ fn min_lines<T: Float>(x: &[T], lines: (usize, usize, usize), y: &mut [T]) {
 
 impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// The smallest element, as a rank-0 tensor; its VJP sends `ct` to the smallest element,
-    /// split evenly among ties. A NaN anywhere gives NaN.
+    /// split evenly among ties. A NaN anywhere gives NaN, and its VJP then gives NaN to every
+    /// element.
     ///
     /// ```
     /// use autograd_core::prelude::*;
@@ -141,6 +143,28 @@ mod tests {
     fn nan_propagates() {
         assert!(Tensor::new([1.0f64, f64::NAN, 3.0]).min().item().is_nan());
         assert!(Tensor::new([f64::NAN, 1.0]).min().item().is_nan());
+    }
+
+    #[test]
+    fn nan_input_gives_nan_gradient_on_its_line() {
+        // A NaN in the line: every element of the line gets NaN, not 0 (the NaN reaches the
+        // parameters instead of vanishing into a zero gradient).
+        let x = Tensor::new([1.0f64, f64::NAN, 3.0]);
+        let (y, res) = Min(All).forward(&x);
+        let g = Min(All).vjp(&x, &y, &res, &Tensor::new(1.0));
+        assert!(
+            g.as_slice().iter().all(|v| v.is_nan()),
+            "{:?}",
+            g.to_array()
+        );
+        // Along an axis only the line holding the NaN is affected: columns [1, NaN] and [4, 2].
+        let x = Tensor::new([[1.0f64, 4.0], [f64::NAN, 2.0]]);
+        let rule = Min(AlongAxis::<0>);
+        let (y, res) = rule.forward(&x);
+        let g = rule.vjp(&x, &y, &res, &Tensor::new([1.0, 1.0]));
+        let g = g.to_array();
+        assert!(g[0][0].is_nan() && g[1][0].is_nan(), "{g:?}");
+        assert_eq!([g[0][1], g[1][1]], [0.0, 1.0]);
     }
 
     #[test]
