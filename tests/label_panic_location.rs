@@ -1,7 +1,9 @@
 //! An out-of-range label reaching `cross_entropy` panics at the caller's line, not inside the
 //! library: the Tensor method, the tape's `Var` method and the rule's forward are all
-//! `#[track_caller]`, down to the check that panics.
+//! `#[track_caller]`, down to the check that panics; in a `#[differentiable]` function, the
+//! generated calls carry the user's span and the glue they call is `#[track_caller]` too.
 
+use autograd_core::differentiable;
 use autograd_core::prelude::*;
 use std::cell::RefCell;
 use std::panic::{self, AssertUnwindSafe};
@@ -74,4 +76,29 @@ fn var_cross_entropy_panics_at_the_callers_line() {
         let _ = c.cross_entropy(&[4]);
     });
     assert_eq!((file.as_str(), at), (file!(), line));
+}
+
+#[differentiable]
+fn loss_of(z: &Tensor![f32; 2, 10], labels: &[usize; 2]) -> f32 {
+    let y = z * 2.0;
+    let l = y.cross_entropy(labels); // CROSS_ENTROPY_LINE
+    l.item()
+}
+
+#[test]
+fn a_generated_gradient_panics_at_the_line_of_the_differentiable_function() {
+    let line = include_str!("label_panic_location.rs")
+        .lines()
+        .position(|l| l.contains("CROSS_ENTROPY_LINE") && l.contains("let l"))
+        .expect("marker")
+        + 1;
+    let z: Tensor![f32; 2, 10] = Tensor::zeros();
+    for f in [
+        (|z: &Tensor![f32; 2, 10]| drop(loss_of_grad(z, &[3, 10]))) as fn(&_),
+        |z| drop(loss_of_vjp(z, &[3, 10], &1.0)),
+    ] {
+        let (message, file, at) = panic_site(|| f(&z));
+        assert!(message.contains("label 10 (row 1) is out of range"), "{message}");
+        assert_eq!((file.as_str(), at as usize), (file!(), line));
+    }
 }
