@@ -44,7 +44,8 @@ const READY: &str = "child: training";
 /// `saving` line and kill it inside the save.
 const CHILD_SAVE_PAUSE: &str = "AUTOGRAD_KILL_TEST_SAVE_PAUSE_MS";
 const SAVE_PAUSE_MS: &str = "30";
-/// Every this many kills, the kill is aimed at a save (on the child's `saving` line).
+/// Until a kill has landed inside a save, every this many kills is aimed at one (on the child's
+/// `saving` line).
 const AIM_AT_SAVE_EVERY: usize = 3;
 /// The name every temporary file of a save to `run.safetensors` starts with.
 const TMP_PREFIX: &str = "run.safetensors.autograd-tmp.";
@@ -142,7 +143,10 @@ fn killed_and_resumed_runs_end_bit_for_bit_where_an_uninterrupted_run_ends() {
                 "--nocapture",
             ])
             .env(CHILD_DIR, dir)
-            .env(CHILD_SAVE_PAUSE, if slow_save { SAVE_PAUSE_MS } else { "0" })
+            .env(
+                CHILD_SAVE_PAUSE,
+                if slow_save { SAVE_PAUSE_MS } else { "0" },
+            )
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -169,10 +173,11 @@ fn killed_and_resumed_runs_end_bit_for_bit_where_an_uninterrupted_run_ends() {
     // Kill moments: after a random number of steps (1 to 4, so each life advances the run by
     // a few steps at most and the kills cannot run out of training), plus a uniform fraction of
     // a step (so they land anywhere in a step, checkpoint writes included). Seeded from the clock,
-    // and printed, so each run of the test probes other moments. Every third kill is aimed
-    // instead: that child pauses inside its saves and is killed on its first `saving` line, so
-    // that kills inside a save, where the temporary file exists and the rename has not happened,
-    // are exercised in every run, not only when the clock allows.
+    // and printed, so each run of the test probes other moments. Until one of them has landed
+    // inside a save (where the temporary file exists and the rename has not happened), every
+    // third kill is aimed instead: that child pauses inside its saves and is killed on its first
+    // `saving` line. So a kill inside a save is exercised in every run, not only when the clock
+    // allows, and aimed kills (which make no progress) stop once one has landed.
     let steps = (EPOCHS * TRAIN_ROWS / B) as u32;
     let step_time = child_time / steps;
     let seed = std::time::SystemTime::now()
@@ -187,7 +192,7 @@ fn killed_and_resumed_runs_end_bit_for_bit_where_an_uninterrupted_run_ends() {
     let (mut kill, mut finished, mut inside_save) = (0, false, 0);
     while kill < KILLS || last_step <= (TRAIN_ROWS / B) as u64 || inside_save == 0 {
         assert!(kill < 200, "the checkpoints stopped advancing");
-        let aimed = kill % AIM_AT_SAVE_EVERY == AIM_AT_SAVE_EVERY - 1;
+        let aimed = inside_save == 0 && kill % AIM_AT_SAVE_EVERY == AIM_AT_SAVE_EVERY - 1;
         let (mut child, mut out) = spawn(&dir, aimed);
         if aimed {
             // The child has written its temporary file and waits before the rename.
@@ -560,7 +565,10 @@ fn a_second_run_on_the_same_checkpoint_is_refused_by_the_lock() {
 fn only_this_librarys_stale_temporary_files_are_removed() {
     let dir = scratch("stale");
     let cfg = config(&dir);
-    let real = State::<H>::new(&cfg).to_checkpoint(&cfg).to_bytes().unwrap();
+    let real = State::<H>::new(&cfg)
+        .to_checkpoint(&cfg)
+        .to_bytes()
+        .unwrap();
     // A save killed mid-write, and the user's backup copies (one named like the old temporaries).
     std::fs::write(dir.join(format!("{TMP_PREFIX}99999.0")), &real[..200]).unwrap();
     std::fs::write(dir.join("run.safetensors.tmp.backup"), &real).unwrap();
@@ -583,7 +591,13 @@ fn only_this_librarys_stale_temporary_files_are_removed() {
 fn a_fifo_or_device_as_checkpoint_is_refused_at_once() {
     let dir = scratch("fifo");
     let fifo = dir.join("run.safetensors");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
     // Each of these would block or read forever if the file were opened.
     for start in [Start::Resume, Start::ResumeIfPresent, Start::New] {
         let err = run(&dir, start).unwrap_err();

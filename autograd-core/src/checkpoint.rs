@@ -238,7 +238,11 @@ impl fmt::Display for CheckpointError {
         match self {
             Self::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Self::Format { path, reason } => {
-                write!(f, "{} is not a readable checkpoint: {reason}", path.display())
+                write!(
+                    f,
+                    "{} is not a readable checkpoint: {reason}",
+                    path.display()
+                )
             }
             Self::Checksum { path } => {
                 write!(
@@ -316,7 +320,13 @@ impl Entry {
     /// The first element that is NaN or infinite, with its index (f32 and f64 only: the other
     /// dtypes a foreign file may hold have no such values this module could read).
     fn first_non_finite(&self) -> Option<(usize, String)> {
-        let show = |v: f64| if v.is_nan() { "NaN".to_string() } else { v.to_string() };
+        let show = |v: f64| {
+            if v.is_nan() {
+                "NaN".to_string()
+            } else {
+                v.to_string()
+            }
+        };
         match self.dtype {
             Dtype::F32 => <f32 as Element>::from_le_bytes(&self.bytes)
                 .into_iter()
@@ -370,7 +380,11 @@ fn kind_of(t: std::fs::FileType) -> &'static str {
             return "a socket";
         }
     }
-    if t.is_dir() { "a directory" } else { "something else" }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "something else"
+    }
 }
 
 /// `path` with `suffix` appended to its last component (so the result is in the same directory).
@@ -611,7 +625,7 @@ impl Checkpoint {
         }
         header.push('}');
         // safetensors pads the header with spaces so that the data starts 8-byte aligned.
-        while header.len() % 8 != 0 {
+        while !header.len().is_multiple_of(8) {
             header.push(' ');
         }
 
@@ -1008,10 +1022,7 @@ fn remove_stale_temporaries(path: &Path) {
             .iter()
             .position(|&b| b == b'.')
             .is_some_and(|dot| digits(&rest[..dot]) && digits(&rest[dot + 1..]));
-        if ours
-            && e.file_type().is_ok_and(|t| t.is_file())
-            && written_by_this_module(&e.path())
-        {
+        if ours && e.file_type().is_ok_and(|t| t.is_file()) && written_by_this_module(&e.path()) {
             let _ = std::fs::remove_file(e.path());
         }
     }
@@ -1164,7 +1175,7 @@ mod tests {
         );
         let sum = std::str::from_utf8(&bytes[CHECKSUM_AT..CHECKSUM_AT + 16]).unwrap();
         let mut header = header.replace("SUM", sum);
-        while header.len() % 8 != 0 {
+        while !header.len().is_multiple_of(8) {
             header.push(' ');
         }
         let mut want = (header.len() as u64).to_le_bytes().to_vec();
@@ -1172,7 +1183,10 @@ mod tests {
         want.extend_from_slice(&0.5f64.to_le_bytes());
         want.extend_from_slice(&1.0f32.to_le_bytes());
         want.extend_from_slice(&(-2.0f32).to_le_bytes());
-        assert_eq!(String::from_utf8_lossy(&bytes), String::from_utf8_lossy(&want));
+        assert_eq!(
+            String::from_utf8_lossy(&bytes),
+            String::from_utf8_lossy(&want)
+        );
         // The checksum is FNV-1a of the file with its own digits as zeros.
         let mut zeroed = bytes.clone();
         zeroed[CHECKSUM_AT..CHECKSUM_AT + 16].copy_from_slice(CHECKSUM_PLACEHOLDER);
@@ -1192,7 +1206,12 @@ mod tests {
         c.put(odd, &Tensor::<f32, Shape![1]>::new([1.5]));
         c.set_meta(odd, odd);
         let bytes = c.to_bytes().unwrap();
-        assert!(SafeTensors::deserialize(&bytes).unwrap().tensor(odd).is_ok());
+        assert!(
+            SafeTensors::deserialize(&bytes)
+                .unwrap()
+                .tensor(odd)
+                .is_ok()
+        );
         let back = Checkpoint::from_bytes(&bytes).unwrap();
         assert_eq!(back, c);
         assert_eq!(back.meta(odd), Some(odd));
@@ -1255,7 +1274,8 @@ mod tests {
         let data = 1.0f32.to_le_bytes();
         let t = safetensors::tensor::TensorView::new(Dtype::F32, vec![1], &data).unwrap();
         let meta = [(OLD_CHECKSUM_KEY.to_string(), "0123456789abcdef".to_string())];
-        let bytes = safetensors::serialize([("w", t.clone())], Some(meta.into_iter().collect())).unwrap();
+        let bytes =
+            safetensors::serialize([("w", t.clone())], Some(meta.into_iter().collect())).unwrap();
         let err = Checkpoint::from_bytes(&bytes).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -1405,13 +1425,20 @@ mod tests {
         sample().save(&path).unwrap();
         // A save killed mid-write: a prefix of a real checkpoint under the temporary file's name.
         let real = sample().to_bytes().unwrap();
-        std::fs::write(dir.join("run.safetensors.autograd-tmp.4242.0"), &real[..100]).unwrap();
+        std::fs::write(
+            dir.join("run.safetensors.autograd-tmp.4242.0"),
+            &real[..100],
+        )
+        .unwrap();
         std::fs::write(dir.join("run.safetensors.autograd-tmp.4242.1"), b"").unwrap();
         // The user's files, some named like temporaries: all must survive.
         for (name, content) in [
             ("run.safetensors.tmp.backup", &real[..]),
             ("run.safetensors.tmp.4242", &real[..]),
-            ("run.safetensors.autograd-tmp.4242.2", b"my notes, not a checkpoint"),
+            (
+                "run.safetensors.autograd-tmp.4242.2",
+                b"my notes, not a checkpoint",
+            ),
             ("run.safetensors.autograd-tmp.mine", &real[..]),
             ("other.safetensors.autograd-tmp.4242.0", &real[..]),
         ] {
