@@ -534,7 +534,8 @@ fn a_second_run_on_the_same_checkpoint_is_refused_by_the_lock() {
             "--nocapture",
         ])
         .env(CHILD_DIR, &dir)
-        .env(CHILD_SAVE_PAUSE, SAVE_PAUSE_MS)
+        // Long pauses: the child must outlive this process's check (about 6 s of saves).
+        .env(CHILD_SAVE_PAUSE, "250")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -908,7 +908,9 @@ impl Drop for PendingSave {
 /// when the holder exits or is killed, and it never goes stale. Acquiring it also removes the
 /// temporary files that saves of this module killed before their rename left next to `path`:
 /// files named `<path>.autograd-tmp.<pid>.<n>` whose bytes begin as this module's checkpoints
-/// do. Other files, such as a user's `<path>.tmp.backup`, are never touched.
+/// do. Other files, such as a user's `<path>.tmp.backup`, are never touched. (So every process
+/// that saves to the path should hold its lock: an unlocked save under way elsewhere may find its
+/// temporary file gone and fail, though it never damages the checkpoint.)
 ///
 /// ```
 /// use autograd_core::checkpoint::{CheckpointError, CheckpointLock};

@@ -294,24 +294,21 @@ pub struct State<const H: usize> {
 /// Why a run stopped early.
 #[derive(Debug)]
 pub enum TrainError {
+    /// A new run would replace the checkpoint at this path.
+    WouldOverwrite(PathBuf),
+    /// Asked to resume, but there is no checkpoint at this path.
+    NothingToResume(PathBuf),
     /// The data file.
     Data(DataError),
     /// Reading or writing the checkpoint.
     Checkpoint(CheckpointError),
     /// The checkpoint is readable but belongs to another run.
     Mismatch(String),
-    /// A new run would replace the checkpoint at this path.
-    WouldOverwrite(PathBuf),
-    /// Asked to resume, but there is no checkpoint at this path.
-    NothingToResume(PathBuf),
 }
 
 impl fmt::Display for TrainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Data(e) => write!(f, "data: {e}"),
-            Self::Checkpoint(e) => write!(f, "checkpoint: {e}"),
-            Self::Mismatch(e) => write!(f, "checkpoint: {e}"),
             Self::WouldOverwrite(path) => write!(
                 f,
                 "checkpoint: {} already exists; pass --resume to continue from it, or \
@@ -325,6 +322,9 @@ impl fmt::Display for TrainError {
                  checkpoint yet",
                 path.display()
             ),
+            Self::Data(e) => write!(f, "data: {e}"),
+            Self::Checkpoint(e) => write!(f, "checkpoint: {e}"),
+            Self::Mismatch(e) => write!(f, "checkpoint: {e}"),
         }
     }
 }
@@ -463,20 +463,25 @@ pub fn train<const B: usize, const H: usize>(
     let total = (cfg.epochs * batches) as u64;
     let saving = cfg.checkpoint_every.is_some();
     let reading = matches!(cfg.start, Start::Resume | Start::ResumeIfPresent);
-    // Checked before the lock, so that a wrong path gets its own message and no lock file.
-    let exists = (saving || reading) && Checkpoint::exists(&cfg.checkpoint)?;
-    match cfg.start {
-        Start::New if saving && exists => {
-            return Err(TrainError::WouldOverwrite(cfg.checkpoint.clone()));
+    // Whether a checkpoint is there, and whether `cfg.start` accepts that.
+    let check = || -> Result<bool, TrainError> {
+        let exists = (saving || reading) && Checkpoint::exists(&cfg.checkpoint)?;
+        match cfg.start {
+            Start::New if saving && exists => {
+                Err(TrainError::WouldOverwrite(cfg.checkpoint.clone()))
+            }
+            Start::Resume if !exists => Err(TrainError::NothingToResume(cfg.checkpoint.clone())),
+            _ => Ok(exists),
         }
-        Start::Resume if !exists => {
-            return Err(TrainError::NothingToResume(cfg.checkpoint.clone()));
-        }
-        _ => {}
-    }
-    // Held until the run returns; the operating system releases it if the process is killed.
+    };
+    // Checked before the lock, so that a wrong path gets its own message and no lock file...
+    let mut exists = check()?;
+    // ...and again under it, in case a run that held it wrote the checkpoint meanwhile. Held
+    // until this run returns; the operating system releases it if the process is killed.
     let _lock = if saving || reading {
-        Some(CheckpointLock::acquire(&cfg.checkpoint)?)
+        let lock = CheckpointLock::acquire(&cfg.checkpoint)?;
+        exists = check()?;
+        Some(lock)
     } else {
         None
     };
