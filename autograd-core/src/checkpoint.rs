@@ -2,19 +2,43 @@
 //! on load.
 //!
 //! A checkpoint holds f32/f64 tensors by name (a model's parameters, an optimizer's moments) and
-//! string metadata (the step, the random generator's state). [`Checkpoint::save`] writes a temporary
-//! file next to the target, flushes it to disk and renames it over the target, so a crash at any
-//! moment leaves either the old checkpoint or the new one, never half a file. The metadata carries a
-//! checksum (FNV-1a, 64 bits) of every tensor's name, dtype, shape and bytes; [`Checkpoint::load`]
-//! rejects a truncated or corrupted file with [`CheckpointError`], and [`Checkpoint::get`] checks
-//! each tensor's dtype and shape against the type the model expects.
+//! string metadata (the step, the random generator's state). What this module guarantees:
+//!
+//! - **Nothing is silently wrong.** The header carries a checksum (FNV-1a, 64 bits) of every byte
+//!   of the file (the length prefix, the JSON header with the metadata, its padding, and the tensor
+//!   data), with only the checksum's own 16 hex digits counted as zeros. [`Checkpoint::load`]
+//!   rejects any file in which a single bit differs from what was written: a flip in the checksum
+//!   makes it disagree with the rest, a flip anywhere else changes what it covers. A truncated or
+//!   corrupted file is a [`CheckpointError`], never a checkpoint with another step or epoch.
+//!   (The checksum guards against accidents: disks, copies, stray edits. It is not a signature;
+//!   someone who edits a file on purpose can recompute it.)
+//! - **The same state gives the same bytes.** Tensors and metadata are written in a fixed order
+//!   (metadata keys sorted, tensors by dtype then name), so two saves of one state are identical
+//!   files.
+//! - **A crash leaves a complete file.** [`Checkpoint::save`] writes a temporary file next to the
+//!   target, flushes it to disk and renames it over the target, so a kill at any moment leaves
+//!   either the old checkpoint or the new one, never half a file.
+//! - **Only finite numbers.** A tensor holding NaN or an infinity is refused by both
+//!   [`Checkpoint::save`] (the previous checkpoint stays) and [`Checkpoint::load`]
+//!   ([`CheckpointError::NonFinite`]): a diverged run cannot be saved or resumed.
+//! - **Only regular files.** A path naming a directory, a FIFO or a device (`/dev/zero`) is refused
+//!   at once ([`CheckpointError::NotARegularFile`]) instead of being read forever or replaced.
+//! - **One writer per path.** [`CheckpointLock`] holds an operating-system lock on `<path>.lock`
+//!   for as long as a run uses the checkpoint; a second run gets [`CheckpointError::Locked`]. The
+//!   operating system releases the lock when the process ends, even by `SIGKILL`, so it never goes
+//!   stale. Taking the lock also removes the temporary files a killed save of this module left
+//!   behind, and nothing else.
+//!
+//! [`Checkpoint::get`] checks each tensor's dtype and shape against the type the model expects.
 //!
 //! ```
 //! use autograd_core::prelude::*;
-//! use autograd_core::checkpoint::Checkpoint;
+//! use autograd_core::checkpoint::{Checkpoint, CheckpointError, CheckpointLock};
 //! let dir = std::env::temp_dir().join(format!("ckpt-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&dir).unwrap();
 //! let path = dir.join("model.safetensors");
+//! // One run at a time on this path (released when `lock` is dropped or the process ends).
+//! let lock = CheckpointLock::acquire(&path).unwrap();
 //!
 //! let w: Tensor![f32; 2, 3] = Tensor::randn(0);
 //! let mut ckpt = Checkpoint::new();
@@ -29,6 +53,15 @@
 //! // The same name read as another shape is an error naming both shapes.
 //! let err = back.get::<f32, Shape![3, 2], Inline>("w").unwrap_err();
 //! assert_eq!(err.to_string(), "tensor `w` has shape [2, 3] in the checkpoint, but the model expects [3, 2]");
+//!
+//! // The metadata is checked too: a file whose step was edited from 42 to 99 is refused.
+//! let bytes = std::fs::read(&path).unwrap();
+//! let at = bytes.windows(4).position(|w| w == b"\"42\"").unwrap();
+//! let mut edited = bytes.clone();
+//! edited[at + 1..at + 3].copy_from_slice(b"99");
+//! std::fs::write(&path, &edited).unwrap();
+//! assert!(matches!(Checkpoint::load(&path), Err(CheckpointError::Checksum { .. })));
+//! drop(lock);
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
@@ -38,11 +71,13 @@ use crate::shape::Shape;
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 use safetensors::{Dtype, SafeTensors};
-use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Write;
+use std::fmt::Write as _;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Wraps an I/O error with the file it concerns.
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
@@ -52,8 +87,42 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
     }
 }
 
-/// The metadata key of the checksum.
-const CHECKSUM_KEY: &str = "autograd.checksum";
+/// The metadata key of the whole-file checksum. It is always the first entry of the header, so
+/// the checksum sits at a fixed offset ([`CHECKSUM_AT`]) and is found without trusting the JSON.
+const CHECKSUM_KEY: &str = "autograd.file_checksum";
+/// The key of the earlier checksum, which covered the tensors only (recognized to explain why
+/// such a file is refused).
+const OLD_CHECKSUM_KEY: &str = "autograd.checksum";
+/// How every header this module writes begins; the checksum's 16 hex digits follow.
+const HEADER_START: &str = "{\"__metadata__\":{\"autograd.file_checksum\":\"";
+/// The checksum's offset in the file: after the 8-byte length prefix and [`HEADER_START`].
+const CHECKSUM_AT: usize = 8 + HEADER_START.len();
+/// The checksum's length: a u64 in lowercase hex.
+const CHECKSUM_LEN: usize = 16;
+/// The checksum's digits as they are hashed (its own value cannot be part of what it covers).
+const CHECKSUM_PLACEHOLDER: &[u8; CHECKSUM_LEN] = b"0000000000000000";
+/// The marker in the names of temporary files: `<name>.autograd-tmp.<pid>.<n>`. Only files named
+/// so, and whose bytes begin as a checkpoint of this module does, are ever removed as stale.
+const TMP_MARK: &str = ".autograd-tmp.";
+/// How a path that is only used in memory is named in errors.
+const IN_MEMORY: &str = "<in-memory checkpoint>";
+
+/// FNV-1a, 64 bits. Each step `h = (h ^ byte) * prime` is a bijection of `h` (the prime is odd),
+/// so two inputs of the same length that differ in one byte always hash differently: every
+/// single-bit flip is detected, not just most.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+    fn eat(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
 
 /// An element type that can be stored in a checkpoint: `f32` and `f64`.
 pub trait Element: Float {
@@ -96,17 +165,50 @@ pub enum CheckpointError {
         /// The operating system's error.
         source: std::io::Error,
     },
-    /// The file is not a readable safetensors file (for example, truncated).
+    /// The file is not a readable checkpoint: truncated, not safetensors, or not written by this
+    /// module.
     Format {
         /// The file.
         path: PathBuf,
-        /// What the parser said.
+        /// What is wrong.
         reason: String,
     },
-    /// The file parses, but its contents do not match its checksum (corrupted).
+    /// The file parses, but its bytes do not match its checksum (corrupted or edited).
     Checksum {
         /// The file.
         path: PathBuf,
+    },
+    /// The path exists but is not a regular file (a directory, a FIFO, a device, a socket).
+    NotARegularFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead, for example "a FIFO".
+        kind: &'static str,
+    },
+    /// Another process holds the checkpoint's lock (see [`CheckpointLock`]).
+    Locked {
+        /// The checkpoint.
+        path: PathBuf,
+        /// The lock file.
+        lock: PathBuf,
+        /// The holder's process id, if it could be read from the lock file.
+        holder: Option<u32>,
+    },
+    /// A tensor holds NaN or an infinity (refused when saving and when loading).
+    NonFinite {
+        /// The file.
+        path: PathBuf,
+        /// The tensor.
+        name: String,
+        /// The first non-finite element's index (row-major).
+        index: usize,
+        /// Its value: `NaN`, `inf` or `-inf`.
+        value: String,
+    },
+    /// A tensor name or metadata key is reserved by the file format.
+    Reserved {
+        /// The name.
+        name: String,
     },
     /// A tensor the model needs is not in the checkpoint.
     Missing {
@@ -140,7 +242,7 @@ impl fmt::Display for CheckpointError {
             Self::Format { path, reason } => {
                 write!(
                     f,
-                    "{} is not a readable checkpoint (truncated or not safetensors): {reason}",
+                    "{} is not a readable checkpoint: {reason}",
                     path.display()
                 )
             }
@@ -151,6 +253,38 @@ impl fmt::Display for CheckpointError {
                     path.display()
                 )
             }
+            Self::NotARegularFile { path, kind } => write!(
+                f,
+                "{} is {kind}, not a regular file: a checkpoint must be a regular file",
+                path.display()
+            ),
+            Self::Locked { path, lock, holder } => {
+                write!(f, "{} is in use by another run", path.display())?;
+                if let Some(pid) = holder {
+                    write!(f, " (process {pid})")?;
+                }
+                write!(
+                    f,
+                    ", which holds the lock {}: wait for it to finish, or use another checkpoint path",
+                    lock.display()
+                )
+            }
+            Self::NonFinite {
+                path,
+                name,
+                index,
+                value,
+            } => write!(
+                f,
+                "{}: tensor `{name}` holds {value} at index {index}; a checkpoint must hold finite \
+                 numbers (the training diverged: lower the learning rate, or resume from an \
+                 earlier checkpoint)",
+                path.display()
+            ),
+            Self::Reserved { name } => write!(
+                f,
+                "`{name}` is reserved by the checkpoint format: use another name"
+            ),
             Self::Missing { name } => write!(f, "tensor `{name}` is not in the checkpoint"),
             Self::Shape { name, file, model } => {
                 write!(
@@ -184,19 +318,82 @@ struct Entry {
     bytes: Vec<u8>,
 }
 
-impl safetensors::View for &Entry {
-    fn dtype(&self) -> Dtype {
-        self.dtype
+impl Entry {
+    /// The first element that is NaN or infinite, with its index (f32 and f64 only: the other
+    /// dtypes a foreign file may hold have no such values this module could read).
+    fn first_non_finite(&self) -> Option<(usize, String)> {
+        let show = |v: f64| {
+            if v.is_nan() {
+                "NaN".to_string()
+            } else {
+                v.to_string()
+            }
+        };
+        match self.dtype {
+            Dtype::F32 => <f32 as Element>::from_le_bytes(&self.bytes)
+                .into_iter()
+                .enumerate()
+                .find(|(_, v)| !v.is_finite())
+                .map(|(i, v)| (i, show(f64::from(v)))),
+            Dtype::F64 => <f64 as Element>::from_le_bytes(&self.bytes)
+                .into_iter()
+                .enumerate()
+                .find(|(_, v)| !v.is_finite())
+                .map(|(i, v)| (i, show(v))),
+            _ => None,
+        }
     }
-    fn shape(&self) -> &[usize] {
-        &self.shape
+}
+
+/// Appends `s` as a JSON string.
+fn json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
     }
-    fn data(&self) -> Cow<'_, [u8]> {
-        Cow::Borrowed(&self.bytes)
+    out.push('"');
+}
+
+/// What a file type is, for [`CheckpointError::NotARegularFile`].
+fn kind_of(t: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
     }
-    fn data_len(&self) -> usize {
-        self.bytes.len()
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "something else"
     }
+}
+
+/// `path` with `suffix` appended to its last component (so the result is in the same directory).
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
 }
 
 /// Named tensors and string metadata, saved and loaded as one safetensors file.
@@ -321,7 +518,8 @@ impl Checkpoint {
         Ok(())
     }
 
-    /// Sets a metadata entry.
+    /// Sets a metadata entry. The key `autograd.file_checksum` is reserved (saving a checkpoint
+    /// that uses it is a [`CheckpointError::Reserved`]).
     pub fn set_meta(&mut self, key: &str, value: impl ToString) {
         self.meta.insert(key.to_string(), value.to_string());
     }
@@ -337,125 +535,500 @@ impl Checkpoint {
         self.tensors.keys().map(String::as_str)
     }
 
-    /// FNV-1a over every tensor's name, dtype, shape and bytes, in name order.
-    fn checksum(&self) -> u64 {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        let mut eat = |bytes: &[u8]| {
-            for &b in bytes {
-                h ^= u64::from(b);
-                h = h.wrapping_mul(0x0100_0000_01b3);
-            }
-        };
-        for (name, e) in &self.tensors {
-            eat(name.as_bytes());
-            eat(e.dtype.to_string().as_bytes());
-            for d in &e.shape {
-                eat(&(*d as u64).to_le_bytes());
-            }
-            eat(&e.bytes);
+    /// The file's bytes: a safetensors file whose header starts with the whole-file checksum.
+    ///
+    /// The layout is fixed, so the same checkpoint always gives the same bytes: the checksum
+    /// first, then the other metadata sorted by key, then the tensors in the order of their data
+    /// (by dtype, widest first, so every tensor is aligned; then by name, as
+    /// `safetensors::serialize` orders them).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::checkpoint::{Checkpoint, CheckpointError};
+    /// let mut c = Checkpoint::new();
+    /// c.put("w", &Tensor::<f32, Shape![2]>::new([1.0, 2.0]));
+    /// c.set_meta("step", 3);
+    /// c.set_meta("epoch", 1);
+    /// let bytes = c.to_bytes().unwrap();
+    /// assert_eq!(bytes, c.to_bytes().unwrap()); // deterministic
+    /// let header_len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+    /// let header = std::str::from_utf8(&bytes[8..8 + header_len]).unwrap();
+    /// assert!(header.starts_with(r#"{"__metadata__":{"autograd.file_checksum":""#));
+    /// assert!(header.trim_end().ends_with(
+    ///     r#""epoch":"1","step":"3"},"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#
+    /// ));
+    /// assert_eq!(Checkpoint::from_bytes(&bytes).unwrap(), c);
+    ///
+    /// // NaN is refused: a diverged run cannot replace a good checkpoint.
+    /// c.put("w", &Tensor::<f32, Shape![2]>::new([1.0, f32::NAN]));
+    /// let err = c.to_bytes().unwrap_err();
+    /// assert!(matches!(err, CheckpointError::NonFinite { index: 1, .. }), "{err}");
+    /// ```
+    ///
+    /// # Errors
+    /// [`CheckpointError::NonFinite`] if a tensor holds NaN or an infinity,
+    /// [`CheckpointError::Reserved`] for a tensor named `__metadata__` or the metadata key
+    /// `autograd.file_checksum`.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, CheckpointError> {
+        self.encode(Path::new(IN_MEMORY), true)
+    }
+
+    /// [`Checkpoint::to_bytes`], naming `path` in errors; `check_finite: false` only for tests
+    /// that need a file holding NaN.
+    fn encode(&self, path: &Path, check_finite: bool) -> Result<Vec<u8>, CheckpointError> {
+        if self.meta.contains_key(CHECKSUM_KEY) {
+            return Err(CheckpointError::Reserved {
+                name: CHECKSUM_KEY.to_string(),
+            });
         }
-        h
-    }
-
-    /// The file's bytes: safetensors with the metadata and the checksum in its header.
-    fn to_bytes(&self) -> Result<Vec<u8>, String> {
-        let mut meta: HashMap<String, String> = self.meta.clone().into_iter().collect();
-        meta.insert(
-            CHECKSUM_KEY.to_string(),
-            format!("{:016x}", self.checksum()),
-        );
-        safetensors::serialize(
-            self.tensors.iter().map(|(k, v)| (k.as_str(), v)),
-            Some(meta),
-        )
-        .map_err(|e| e.to_string())
-    }
-
-    /// Writes the checkpoint to `path` atomically: a temporary file in the same directory, flushed
-    /// to disk, then renamed over `path` (and the directory flushed), so `path` always holds a
-    /// complete checkpoint.
-    ///
-    /// # Errors
-    /// [`CheckpointError::Io`] if a file operation fails (the temporary file is removed).
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), CheckpointError> {
-        let path = path.as_ref();
-        let bytes = self.to_bytes().map_err(|reason| CheckpointError::Format {
-            path: path.to_path_buf(),
-            reason,
-        })?;
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(format!(".tmp.{}", std::process::id()));
-        let tmp = PathBuf::from(tmp);
-        let write = || -> Result<(), CheckpointError> {
-            let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-            f.write_all(&bytes).map_err(io(&tmp))?;
-            f.sync_all().map_err(io(&tmp))?;
-            std::fs::rename(&tmp, path).map_err(io(path))?;
-            // The rename itself is durable only once the directory entry is on disk.
-            let dir = path
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            if let Ok(d) = std::fs::File::open(dir) {
-                d.sync_all().map_err(io(dir))?;
+        if self.tensors.contains_key("__metadata__") {
+            return Err(CheckpointError::Reserved {
+                name: "__metadata__".to_string(),
+            });
+        }
+        if check_finite {
+            for (name, e) in &self.tensors {
+                if let Some((index, value)) = e.first_non_finite() {
+                    return Err(CheckpointError::NonFinite {
+                        path: path.to_path_buf(),
+                        name: name.clone(),
+                        index,
+                        value,
+                    });
+                }
             }
-            Ok(())
-        };
-        write().inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })
+        }
+        let mut order: Vec<(&String, &Entry)> = self.tensors.iter().collect();
+        order.sort_by(|(ln, l), (rn, r)| r.dtype.cmp(&l.dtype).then(ln.cmp(rn)));
+
+        let mut header = String::from(HEADER_START);
+        header.push_str(std::str::from_utf8(CHECKSUM_PLACEHOLDER).expect("ASCII"));
+        header.push('"');
+        for (k, v) in &self.meta {
+            header.push(',');
+            json_string(&mut header, k);
+            header.push(':');
+            json_string(&mut header, v);
+        }
+        header.push('}');
+        let mut offset = 0;
+        for (name, e) in &order {
+            header.push(',');
+            json_string(&mut header, name);
+            let shape: Vec<String> = e.shape.iter().map(ToString::to_string).collect();
+            let end = offset + e.bytes.len();
+            let _ = write!(
+                header,
+                ":{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{offset},{end}]}}",
+                e.dtype,
+                shape.join(",")
+            );
+            offset = end;
+        }
+        header.push('}');
+        // safetensors pads the header with spaces so that the data starts 8-byte aligned.
+        while !header.len().is_multiple_of(8) {
+            header.push(' ');
+        }
+
+        let mut bytes = Vec::with_capacity(8 + header.len() + offset);
+        bytes.extend_from_slice(&(header.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        for (_, e) in &order {
+            bytes.extend_from_slice(&e.bytes);
+        }
+        let mut h = Fnv::new();
+        h.eat(&bytes);
+        let sum = format!("{:016x}", h.0);
+        bytes[CHECKSUM_AT..CHECKSUM_AT + CHECKSUM_LEN].copy_from_slice(sum.as_bytes());
+        Ok(bytes)
     }
 
-    /// Reads and verifies a checkpoint.
+    /// Reads a checkpoint from the bytes of its file, verifying it as [`Checkpoint::load`] does
+    /// (errors name the file `<in-memory checkpoint>`).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::checkpoint::Checkpoint;
+    /// let mut c = Checkpoint::new();
+    /// c.put("b", &Tensor::<f64, Shape![3]>::new([0.5, -1.0, 2.0]));
+    /// c.set_meta("epoch", 20);
+    /// let bytes = c.to_bytes().unwrap();
+    /// // Every single-bit flip of the file is refused, in the header as in the data.
+    /// for bit in 0..8 * bytes.len() {
+    ///     let mut bad = bytes.clone();
+    ///     bad[bit / 8] ^= 1 << (bit % 8);
+    ///     assert!(Checkpoint::from_bytes(&bad).is_err(), "bit {bit}");
+    /// }
+    /// ```
     ///
     /// # Errors
-    /// [`CheckpointError::Io`] if the file cannot be read, [`CheckpointError::Format`] if it is not
-    /// a complete safetensors file, [`CheckpointError::Checksum`] if its contents were altered.
-    pub fn load(path: impl AsRef<Path>) -> Result<Self, CheckpointError> {
-        let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| CheckpointError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::from_bytes(&bytes, path)
+    /// As [`Checkpoint::load`], without the file errors.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, CheckpointError> {
+        Self::decode(bytes, Path::new(IN_MEMORY))
     }
 
-    fn from_bytes(bytes: &[u8], path: &Path) -> Result<Self, CheckpointError> {
+    fn decode(bytes: &[u8], path: &Path) -> Result<Self, CheckpointError> {
         let format = |reason: String| CheckpointError::Format {
             path: path.to_path_buf(),
             reason,
         };
-        let (_, metadata) = SafeTensors::read_metadata(bytes).map_err(|e| format(e.to_string()))?;
-        let st = SafeTensors::deserialize(bytes).map_err(|e| format(e.to_string()))?;
+        let corrupted = || CheckpointError::Checksum {
+            path: path.to_path_buf(),
+        };
+        let (n, metadata) = SafeTensors::read_metadata(bytes)
+            .map_err(|e| format(format!("truncated or not safetensors ({e})")))?;
         let mut meta: BTreeMap<String, String> = metadata
             .metadata()
             .clone()
             .unwrap_or_default()
             .into_iter()
             .collect();
-        let stored = meta
-            .remove(CHECKSUM_KEY)
-            .ok_or_else(|| format("no checksum in the header".to_string()))?;
-        let tensors = st
-            .iter()
-            .map(|(name, view)| {
-                (
-                    name.to_string(),
-                    Entry {
-                        dtype: view.dtype(),
-                        shape: view.shape().to_vec(),
-                        bytes: view.data().to_vec(),
-                    },
-                )
+        if !bytes[8..8 + n].starts_with(HEADER_START.as_bytes()) {
+            return Err(format(if meta.contains_key(OLD_CHECKSUM_KEY) {
+                "it was written by an earlier version of autograd, whose checksum does not cover \
+                 the metadata, so it cannot be verified; train again to write a new checkpoint"
+                    .to_string()
+            } else {
+                "its header does not begin with autograd's checksum (not written by autograd, or \
+                 its header is damaged)"
+                    .to_string()
+            }));
+        }
+        // The header is at least as long as HEADER_START; the checksum and its closing quote
+        // follow unless the header is damaged.
+        let stored = bytes
+            .get(CHECKSUM_AT..CHECKSUM_AT + CHECKSUM_LEN)
+            .filter(|s| s.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+            .filter(|_| bytes.get(CHECKSUM_AT + CHECKSUM_LEN) == Some(&b'"'))
+            .ok_or_else(corrupted)?;
+        let mut h = Fnv::new();
+        h.eat(&bytes[..CHECKSUM_AT]);
+        h.eat(CHECKSUM_PLACEHOLDER);
+        h.eat(&bytes[CHECKSUM_AT + CHECKSUM_LEN..]);
+        if format!("{:016x}", h.0).as_bytes() != stored {
+            return Err(corrupted());
+        }
+        // The JSON's value is the one at the fixed offset (a duplicate key would differ).
+        if meta.remove(CHECKSUM_KEY).as_deref().map(str::as_bytes) != Some(stored) {
+            return Err(corrupted());
+        }
+        let data = &bytes[8 + n..];
+        let tensors: BTreeMap<String, Entry> = metadata
+            .tensors()
+            .into_iter()
+            .map(|(name, info)| {
+                let (start, end) = info.data_offsets;
+                let entry = Entry {
+                    dtype: info.dtype,
+                    shape: info.shape.clone(),
+                    bytes: data[start..end].to_vec(),
+                };
+                (name, entry)
             })
             .collect();
-        let ckpt = Self { tensors, meta };
-        if format!("{:016x}", ckpt.checksum()) != stored {
-            return Err(CheckpointError::Checksum {
+        for (name, e) in &tensors {
+            if let Some((index, value)) = e.first_non_finite() {
+                return Err(CheckpointError::NonFinite {
+                    path: path.to_path_buf(),
+                    name: name.clone(),
+                    index,
+                    value,
+                });
+            }
+        }
+        Ok(Self { tensors, meta })
+    }
+
+    /// Whether a checkpoint file is at `path`: `Ok(false)` if nothing is there, `Ok(true)` for a
+    /// regular file (or a link to one).
+    ///
+    /// ```
+    /// use autograd_core::checkpoint::{Checkpoint, CheckpointError};
+    /// let dir = std::env::temp_dir();
+    /// assert!(!Checkpoint::exists(dir.join("no-such-checkpoint.safetensors")).unwrap());
+    /// let err = Checkpoint::exists(&dir).unwrap_err();
+    /// assert!(matches!(err, CheckpointError::NotARegularFile { kind: "a directory", .. }));
+    /// # #[cfg(target_os = "linux")]
+    /// assert_eq!(
+    ///     Checkpoint::load("/dev/zero").unwrap_err().to_string(),
+    ///     "/dev/zero is a character device, not a regular file: a checkpoint must be a regular file"
+    /// );
+    /// ```
+    ///
+    /// # Errors
+    /// [`CheckpointError::NotARegularFile`] if something else is there (a directory, a FIFO, a
+    /// device), [`CheckpointError::Io`] if the path cannot be inspected.
+    pub fn exists(path: impl AsRef<Path>) -> Result<bool, CheckpointError> {
+        let path = path.as_ref();
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => Ok(true),
+            Ok(m) => Err(CheckpointError::NotARegularFile {
                 path: path.to_path_buf(),
+                kind: kind_of(m.file_type()),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(io(path)(e)),
+        }
+    }
+
+    /// Writes the checkpoint to `path` atomically: a temporary file in the same directory, flushed
+    /// to disk, then renamed over `path` (and the directory flushed), so `path` always holds a
+    /// complete checkpoint. The same as [`Checkpoint::prepare_save`] then [`PendingSave::commit`].
+    ///
+    /// # Errors
+    /// [`CheckpointError::NotARegularFile`] if `path` is not a regular file,
+    /// [`CheckpointError::NonFinite`] if a tensor holds NaN or an infinity,
+    /// [`CheckpointError::Reserved`] for a reserved name, [`CheckpointError::Io`] if a file
+    /// operation fails. On any error `path` is unchanged and the temporary file removed.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), CheckpointError> {
+        self.prepare_save(path)?.commit()
+    }
+
+    /// The first half of [`Checkpoint::save`]: writes the checkpoint to a temporary file next to
+    /// `path` (`<path>.autograd-tmp.<pid>.<n>`) and flushes it to disk; `path` is unchanged until
+    /// [`PendingSave::commit`]. Dropping the [`PendingSave`] instead removes the temporary file.
+    /// Lets a caller act between the two halves, for example report that a save is under way.
+    ///
+    /// ```
+    /// use autograd_core::checkpoint::Checkpoint;
+    /// let dir = std::env::temp_dir().join(format!("ckpt-pending-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let path = dir.join("c.safetensors");
+    /// let mut c = Checkpoint::new();
+    /// c.set_meta("step", 1);
+    /// let pending = c.prepare_save(&path).unwrap();
+    /// assert!(pending.temporary().exists() && !path.exists());
+    /// pending.commit().unwrap();
+    /// assert_eq!(Checkpoint::load(&path).unwrap().meta("step"), Some("1"));
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Checkpoint::save`].
+    pub fn prepare_save(&self, path: impl AsRef<Path>) -> Result<PendingSave, CheckpointError> {
+        /// Tells apart the temporary files of saves by several threads of one process.
+        static SAVES: AtomicU64 = AtomicU64::new(0);
+        let path = path.as_ref();
+        Self::exists(path)?;
+        let bytes = self.encode(path, true)?;
+        let n = SAVES.fetch_add(1, Ordering::Relaxed);
+        let tmp = sibling(path, &format!("{TMP_MARK}{}.{n}", std::process::id()));
+        // create_new: never write through a file that is already there (nor a link).
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(io(&tmp))?;
+        let pending = PendingSave {
+            tmp,
+            path: path.to_path_buf(),
+            done: false,
+        };
+        f.write_all(&bytes).map_err(io(&pending.tmp))?;
+        f.sync_all().map_err(io(&pending.tmp))?;
+        Ok(pending)
+    }
+
+    /// Reads and verifies a checkpoint.
+    ///
+    /// # Errors
+    /// [`CheckpointError::NotARegularFile`] at once if `path` is a directory, a FIFO or a device;
+    /// [`CheckpointError::Io`] if the file cannot be read; [`CheckpointError::Format`] if it is
+    /// not a complete safetensors file written by this module; [`CheckpointError::Checksum`] if any
+    /// of its bytes (tensors, metadata or header) were altered; [`CheckpointError::NonFinite`] if a
+    /// tensor holds NaN or an infinity.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, CheckpointError> {
+        let path = path.as_ref();
+        // Checked before opening: opening a FIFO blocks until a writer appears, and reading a
+        // device such as /dev/zero never ends.
+        Self::exists(path)?;
+        let mut f = File::open(path).map_err(io(path))?;
+        let m = f.metadata().map_err(io(path))?;
+        if !m.is_file() {
+            return Err(CheckpointError::NotARegularFile {
+                path: path.to_path_buf(),
+                kind: kind_of(m.file_type()),
             });
         }
-        Ok(ckpt)
+        let mut bytes = Vec::with_capacity(usize::try_from(m.len()).unwrap_or(0));
+        f.read_to_end(&mut bytes).map_err(io(path))?;
+        Self::decode(&bytes, path)
+    }
+}
+
+/// A checkpoint written to its temporary file by [`Checkpoint::prepare_save`], not yet in place.
+/// Dropped without [`PendingSave::commit`], it removes the temporary file.
+#[derive(Debug)]
+#[must_use = "the checkpoint replaces the old one only on `commit`"]
+pub struct PendingSave {
+    tmp: PathBuf,
+    path: PathBuf,
+    done: bool,
+}
+
+impl PendingSave {
+    /// The temporary file.
+    #[must_use]
+    pub fn temporary(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Renames the temporary file over the checkpoint's path and flushes the directory, so the
+    /// rename survives a power loss.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Io`] if the rename fails (the old checkpoint, if any, is unchanged and
+    /// the temporary file removed) or the directory cannot be flushed.
+    pub fn commit(mut self) -> Result<(), CheckpointError> {
+        std::fs::rename(&self.tmp, &self.path).map_err(io(&self.path))?;
+        self.done = true;
+        let dir = self
+            .path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if let Ok(d) = File::open(dir) {
+            d.sync_all().map_err(io(dir))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PendingSave {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Exclusive use of a checkpoint path by one run: an operating-system lock on `<path>.lock`.
+///
+/// The lock file holds the holder's process id (for the message a second run prints) and stays
+/// after the run; the lock itself belongs to the open file, so the operating system releases it
+/// when the holder exits or is killed, and it never goes stale. Acquiring it also removes the
+/// temporary files that saves of this module killed before their rename left next to `path`:
+/// files named `<path>.autograd-tmp.<pid>.<n>` whose bytes begin as this module's checkpoints
+/// do. Other files, such as a user's `<path>.tmp.backup`, are never touched. (So every process
+/// that saves to the path should hold its lock: an unlocked save under way elsewhere may find its
+/// temporary file gone and fail, though it never damages the checkpoint.)
+///
+/// ```
+/// use autograd_core::checkpoint::{CheckpointError, CheckpointLock};
+/// let dir = std::env::temp_dir().join(format!("ckpt-lock-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("run.safetensors");
+/// let first = CheckpointLock::acquire(&path).unwrap();
+/// let err = CheckpointLock::acquire(&path).unwrap_err();
+/// assert!(matches!(err, CheckpointError::Locked { holder: Some(pid), .. } if pid == std::process::id()));
+/// assert!(err.to_string().contains("is in use by another run"), "{err}");
+/// drop(first);
+/// let _again = CheckpointLock::acquire(&path).unwrap();
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct CheckpointLock {
+    /// Open for as long as the lock is held (closing it releases the lock).
+    _file: File,
+    lock: PathBuf,
+}
+
+impl CheckpointLock {
+    /// Locks `checkpoint` for this process, without waiting.
+    ///
+    /// # Errors
+    /// [`CheckpointError::Locked`] if another run holds the lock (or another `CheckpointLock` of
+    /// this process), [`CheckpointError::NotARegularFile`] if `checkpoint` is a directory, a FIFO
+    /// or a device (nothing is created then), [`CheckpointError::Io`] if the lock file cannot be
+    /// created or locked.
+    pub fn acquire(checkpoint: impl AsRef<Path>) -> Result<Self, CheckpointError> {
+        let path = checkpoint.as_ref();
+        Checkpoint::exists(path)?;
+        let lock = sibling(path, ".lock");
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock)
+            .map_err(io(&lock))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut pid = String::new();
+                let _ = file.read_to_string(&mut pid);
+                return Err(CheckpointError::Locked {
+                    path: path.to_path_buf(),
+                    lock,
+                    holder: pid.trim().parse().ok(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(&lock)(e)),
+        }
+        // Only for the message of a second run: the lock does not depend on it.
+        let _ = file
+            .set_len(0)
+            .and_then(|()| writeln!(file, "{}", std::process::id()));
+        remove_stale_temporaries(path);
+        Ok(Self { _file: file, lock })
+    }
+
+    /// The lock file, `<checkpoint>.lock`.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.lock
+    }
+}
+
+/// Whether the file at `p` begins as every file [`Checkpoint::prepare_save`] writes: an 8-byte
+/// little-endian header length below 2^32, then [`HEADER_START`]. A save killed mid-write leaves
+/// a prefix of such a file, possibly empty; any other content is someone else's.
+fn written_by_this_module(p: &Path) -> bool {
+    let mut head = Vec::new();
+    let Ok(f) = File::open(p) else {
+        return false;
+    };
+    if f.take(CHECKSUM_AT as u64).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    head.iter().enumerate().all(|(i, &b)| match i {
+        0..4 => true,
+        4..8 => b == 0,
+        _ => b == HEADER_START.as_bytes()[i - 8],
+    })
+}
+
+/// Removes the temporary files of killed saves to `path` (see [`CheckpointLock`]); called with
+/// the lock held, so no save to `path` is under way.
+fn remove_stale_temporaries(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let mut prefix = name.as_encoded_bytes().to_vec();
+    prefix.extend_from_slice(TMP_MARK.as_bytes());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file_name = e.file_name();
+        let Some(rest) = file_name.as_encoded_bytes().strip_prefix(prefix.as_slice()) else {
+            continue;
+        };
+        // `<pid>.<n>`: two runs of digits.
+        let digits = |s: &[u8]| !s.is_empty() && s.iter().all(u8::is_ascii_digit);
+        let ours = rest
+            .iter()
+            .position(|&b| b == b'.')
+            .is_some_and(|dot| digits(&rest[..dot]) && digits(&rest[dot + 1..]));
+        if ours && e.file_type().is_ok_and(|t| t.is_file()) && written_by_this_module(&e.path()) {
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }
 
@@ -470,21 +1043,44 @@ mod tests {
         c.put("a", &Tensor::<f32, Shape![2, 3]>::randn(1));
         c.put("b", &Tensor::<f64, Shape![4]>::randn(2));
         c.set_meta("step", 7);
+        c.set_meta("epoch", 20);
+        c.set_meta("batch", 3);
+        c.set_meta("rng", 0x1234_5678_9abc_def0_u64);
         c
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ckpt-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn files(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn header_len(bytes: &[u8]) -> usize {
+        8 + usize::try_from(u64::from_le_bytes(bytes[..8].try_into().unwrap())).unwrap()
     }
 
     #[test]
     fn round_trip_in_memory() {
         let c = sample();
         let bytes = c.to_bytes().unwrap();
-        assert_eq!(Checkpoint::from_bytes(&bytes, Path::new("mem")).unwrap(), c);
+        assert_eq!(Checkpoint::from_bytes(&bytes).unwrap(), c);
     }
 
     #[test]
     fn truncation_is_detected_at_every_length() {
         let bytes = sample().to_bytes().unwrap();
         for len in 0..bytes.len() {
-            let err = Checkpoint::from_bytes(&bytes[..len], Path::new("t")).unwrap_err();
+            let err = Checkpoint::from_bytes(&bytes[..len]).unwrap_err();
             assert!(
                 matches!(
                     err,
@@ -495,20 +1091,227 @@ mod tests {
         }
     }
 
+    /// Every bit of the header (length prefix, JSON, metadata, checksum, padding): exhaustive.
     #[test]
-    fn every_flipped_data_bit_is_detected() {
+    fn every_single_bit_flip_of_the_header_is_rejected() {
         let bytes = sample().to_bytes().unwrap();
-        let header =
-            8 + usize::try_from(u64::from_le_bytes(bytes[..8].try_into().unwrap())).unwrap();
-        for i in header..bytes.len() {
+        let header = header_len(&bytes);
+        assert!(bytes[..header].ends_with(b" "), "the sample has padding");
+        for bit in 0..8 * header {
             let mut bad = bytes.clone();
-            bad[i] ^= 0x10;
-            let err = Checkpoint::from_bytes(&bad, Path::new("c")).unwrap_err();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            let err = Checkpoint::from_bytes(&bad).unwrap_err();
             assert!(
-                matches!(err, CheckpointError::Checksum { .. }),
-                "byte {i}: {err}"
+                matches!(
+                    err,
+                    CheckpointError::Format { .. } | CheckpointError::Checksum { .. }
+                ),
+                "bit {bit}: {err}"
             );
         }
+    }
+
+    /// Every bit of the data of the small sample: a flip in the tensors is a checksum mismatch.
+    #[test]
+    fn every_single_bit_flip_of_the_data_is_rejected() {
+        let bytes = sample().to_bytes().unwrap();
+        for bit in 8 * header_len(&bytes)..8 * bytes.len() {
+            let mut bad = bytes.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            let err = Checkpoint::from_bytes(&bad).unwrap_err();
+            assert!(
+                matches!(err, CheckpointError::Checksum { .. }),
+                "bit {bit}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_edited_epoch_is_rejected() {
+        let bytes = sample().to_bytes().unwrap();
+        let at = bytes
+            .windows(12)
+            .position(|w| w == b"\"epoch\":\"20\"")
+            .unwrap();
+        let mut bad = bytes.clone();
+        bad[at + 9..at + 11].copy_from_slice(b"99");
+        let err = Checkpoint::from_bytes(&bad).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "<in-memory checkpoint> is corrupted: its contents do not match the checksum it was \
+             written with"
+        );
+    }
+
+    #[test]
+    fn the_same_state_gives_the_same_bytes() {
+        // The same contents put in another order.
+        let mut other = Checkpoint::new();
+        other.set_meta("rng", 0x1234_5678_9abc_def0_u64);
+        other.set_meta("batch", 3);
+        other.set_meta("epoch", 20);
+        other.set_meta("step", 7);
+        other.put("b", &Tensor::<f64, Shape![4]>::randn(2));
+        other.put("a", &Tensor::<f32, Shape![2, 3]>::randn(1));
+        let first = sample().to_bytes().unwrap();
+        assert_eq!(sample().to_bytes().unwrap(), first);
+        assert_eq!(other.to_bytes().unwrap(), first);
+        let dir = scratch("same-bytes");
+        sample().save(dir.join("1")).unwrap();
+        sample().save(dir.join("2")).unwrap();
+        assert_eq!(std::fs::read(dir.join("1")).unwrap(), first);
+        assert_eq!(std::fs::read(dir.join("2")).unwrap(), first);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The whole file of a tiny checkpoint, byte for byte: the format is fixed.
+    #[test]
+    fn the_file_layout_is_exactly_this() {
+        let mut c = Checkpoint::new();
+        c.put("w", &Tensor::<f32, Shape![2]>::new([1.0, -2.0]));
+        c.put("d", &Tensor::<f64, Shape![1]>::new([0.5]));
+        c.set_meta("step", 3);
+        let bytes = c.to_bytes().unwrap();
+        let header = concat!(
+            r#"{"__metadata__":{"autograd.file_checksum":"SUM","step":"3"},"#,
+            r#""d":{"dtype":"F64","shape":[1],"data_offsets":[0,8]},"#,
+            r#""w":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}"#
+        );
+        let sum = std::str::from_utf8(&bytes[CHECKSUM_AT..CHECKSUM_AT + 16]).unwrap();
+        let mut header = header.replace("SUM", sum);
+        while !header.len().is_multiple_of(8) {
+            header.push(' ');
+        }
+        let mut want = (header.len() as u64).to_le_bytes().to_vec();
+        want.extend_from_slice(header.as_bytes());
+        want.extend_from_slice(&0.5f64.to_le_bytes());
+        want.extend_from_slice(&1.0f32.to_le_bytes());
+        want.extend_from_slice(&(-2.0f32).to_le_bytes());
+        assert_eq!(
+            std::str::from_utf8(&bytes[8..8 + header.len()]).unwrap(),
+            header
+        );
+        assert_eq!(bytes, want);
+        // The checksum is FNV-1a of the file with its own digits as zeros.
+        let mut zeroed = bytes.clone();
+        zeroed[CHECKSUM_AT..CHECKSUM_AT + 16].copy_from_slice(CHECKSUM_PLACEHOLDER);
+        let mut h = Fnv::new();
+        h.eat(&zeroed);
+        assert_eq!(sum, format!("{:016x}", h.0));
+        // The safetensors reader agrees on every tensor.
+        let st = SafeTensors::deserialize(&bytes).unwrap();
+        assert_eq!(st.tensor("d").unwrap().data(), 0.5f64.to_le_bytes());
+        assert_eq!(st.tensor("w").unwrap().shape(), [2]);
+    }
+
+    #[test]
+    fn names_and_values_needing_json_escapes_round_trip() {
+        let mut c = Checkpoint::new();
+        let odd = "quote\" backslash\\ newline\n tab\t bell\u{7} é 字";
+        c.put(odd, &Tensor::<f32, Shape![1]>::new([1.5]));
+        c.set_meta(odd, odd);
+        let bytes = c.to_bytes().unwrap();
+        assert!(
+            SafeTensors::deserialize(&bytes)
+                .unwrap()
+                .tensor(odd)
+                .is_ok()
+        );
+        let back = Checkpoint::from_bytes(&bytes).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(back.meta(odd), Some(odd));
+    }
+
+    #[test]
+    fn fnv_is_the_published_function() {
+        // Test vectors of FNV-1a 64 (Fowler, Noll, Vo).
+        for (input, want) in [
+            (&b""[..], 0xcbf2_9ce4_8422_2325_u64),
+            (b"a", 0xaf63_dc4c_8601_ec8c),
+            (b"foobar", 0x8594_4171_f739_67e8),
+        ] {
+            let mut h = Fnv::new();
+            h.eat(input);
+            assert_eq!(h.0, want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn non_finite_values_are_refused_on_save_and_on_load() {
+        let dir = scratch("non-finite");
+        let path = dir.join("c.safetensors");
+        sample().save(&path).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let mut bad = sample();
+        bad.put(
+            "adam.v",
+            &Tensor::<f32, Shape![3]>::new([1.0, f32::INFINITY, f32::NAN]),
+        );
+        let err = bad.save(&path).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: tensor `adam.v` holds inf at index 1; a checkpoint must hold finite numbers \
+                 (the training diverged: lower the learning rate, or resume from an earlier \
+                 checkpoint)",
+                path.display()
+            )
+        );
+        // The good checkpoint is still there, and no temporary file.
+        assert_eq!(std::fs::read(&path).unwrap(), good);
+        assert_eq!(files(&dir), ["c.safetensors"]);
+        // A file holding NaN with a valid checksum (as a foreign writer could make) is refused.
+        let mut nan = sample();
+        nan.put("b", &Tensor::<f64, Shape![2]>::new([0.0, f64::NAN]));
+        std::fs::write(&path, nan.encode(&path, false).unwrap()).unwrap();
+        let err = Checkpoint::load(&path).unwrap_err();
+        assert!(
+            matches!(&err, CheckpointError::NonFinite { name, index: 1, value, .. }
+                if name == "b" && value == "NaN"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_earlier_versions_checkpoint_is_refused_with_the_reason() {
+        // What the earlier version wrote: its checksum, over the tensors only, in the metadata.
+        let data = 1.0f32.to_le_bytes();
+        let t = safetensors::tensor::TensorView::new(Dtype::F32, vec![1], &data).unwrap();
+        let meta = [(OLD_CHECKSUM_KEY.to_string(), "0123456789abcdef".to_string())];
+        let bytes =
+            safetensors::serialize([("w", t.clone())], Some(meta.into_iter().collect())).unwrap();
+        let err = Checkpoint::from_bytes(&bytes).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "<in-memory checkpoint> is not a readable checkpoint: it was written by an earlier \
+             version of autograd, whose checksum does not cover the metadata, so it cannot be \
+             verified; train again to write a new checkpoint"
+        );
+        let bytes = safetensors::serialize([("w", t.clone())], None).unwrap();
+        assert!(
+            matches!(
+                Checkpoint::from_bytes(&bytes),
+                Err(CheckpointError::Format { .. })
+            ),
+            "a safetensors file of another writer"
+        );
+    }
+
+    #[test]
+    fn reserved_names_are_refused() {
+        let mut c = sample();
+        c.set_meta(CHECKSUM_KEY, "x");
+        assert_eq!(
+            c.to_bytes().unwrap_err().to_string(),
+            "`autograd.file_checksum` is reserved by the checkpoint format: use another name"
+        );
+        let mut c = sample();
+        c.put("__metadata__", &Tensor::<f32, Shape![1]>::new([1.0]));
+        assert!(matches!(
+            c.to_bytes(),
+            Err(CheckpointError::Reserved { name }) if name == "__metadata__"
+        ));
     }
 
     #[test]
@@ -560,21 +1363,120 @@ mod tests {
 
     #[test]
     fn save_is_atomic_and_leaves_no_temporary_file() {
-        let dir = std::env::temp_dir().join(format!("ckpt-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("atomic");
         let path = dir.join("c.safetensors");
         sample().save(&path).unwrap();
         let mut c2 = sample();
         c2.set_meta("step", 8);
         c2.save(&path).unwrap();
         assert_eq!(Checkpoint::load(&path).unwrap().meta("step"), Some("8"));
-        let leftovers: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+        assert_eq!(files(&dir), ["c.safetensors"]);
         let missing = Checkpoint::load(dir.join("nope")).unwrap_err();
         assert!(matches!(missing, CheckpointError::Io { .. }));
+        // A save prepared and dropped leaves the checkpoint and removes its temporary file.
+        let pending = sample().prepare_save(&path).unwrap();
+        assert!(pending.temporary().exists());
+        drop(pending);
+        assert_eq!(files(&dir), ["c.safetensors"]);
+        assert_eq!(Checkpoint::load(&path).unwrap().meta("step"), Some("8"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn non_regular_files_are_refused_at_once() {
+        let dir = scratch("non-regular");
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let want = format!(
+            "{} is a FIFO, not a regular file: a checkpoint must be a regular file",
+            fifo.display()
+        );
+        // Without the check, opening the FIFO would wait for a writer forever.
+        assert_eq!(Checkpoint::load(&fifo).unwrap_err().to_string(), want);
+        assert_eq!(sample().save(&fifo).unwrap_err().to_string(), want);
+        assert_eq!(
+            CheckpointLock::acquire(&fifo).unwrap_err().to_string(),
+            want
+        );
+        // Nothing was created or replaced: no lock file, no temporary file, the FIFO is intact.
+        assert_eq!(files(&dir), ["fifo"]);
+        assert!(matches!(
+            Checkpoint::load(&dir),
+            Err(CheckpointError::NotARegularFile {
+                kind: "a directory",
+                ..
+            })
+        ));
+        #[cfg(target_os = "linux")]
+        assert!(matches!(
+            Checkpoint::load("/dev/zero"),
+            Err(CheckpointError::NotARegularFile {
+                kind: "a character device",
+                ..
+            })
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_lock_excludes_a_second_run_and_removes_only_this_modules_temporaries() {
+        let dir = scratch("lock");
+        let path = dir.join("run.safetensors");
+        sample().save(&path).unwrap();
+        // A save killed mid-write: a prefix of a real checkpoint under the temporary file's name.
+        let real = sample().to_bytes().unwrap();
+        std::fs::write(
+            dir.join("run.safetensors.autograd-tmp.4242.0"),
+            &real[..100],
+        )
+        .unwrap();
+        std::fs::write(dir.join("run.safetensors.autograd-tmp.4242.1"), b"").unwrap();
+        // The user's files, some named like temporaries: all must survive.
+        for (name, content) in [
+            ("run.safetensors.tmp.backup", &real[..]),
+            ("run.safetensors.tmp.4242", &real[..]),
+            (
+                "run.safetensors.autograd-tmp.4242.2",
+                b"my notes, not a checkpoint",
+            ),
+            ("run.safetensors.autograd-tmp.mine", &real[..]),
+            ("other.safetensors.autograd-tmp.4242.0", &real[..]),
+        ] {
+            std::fs::write(dir.join(name), content).unwrap();
+        }
+        let lock = CheckpointLock::acquire(&path).unwrap();
+        assert_eq!(lock.path(), dir.join("run.safetensors.lock"));
+        assert_eq!(
+            files(&dir),
+            [
+                "other.safetensors.autograd-tmp.4242.0",
+                "run.safetensors",
+                "run.safetensors.autograd-tmp.4242.2",
+                "run.safetensors.autograd-tmp.mine",
+                "run.safetensors.lock",
+                "run.safetensors.tmp.4242",
+                "run.safetensors.tmp.backup",
+            ]
+        );
+        let err = CheckpointLock::acquire(&path).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{} is in use by another run (process {}), which holds the lock {}: wait for it \
+                 to finish, or use another checkpoint path",
+                path.display(),
+                std::process::id(),
+                lock.path().display()
+            )
+        );
+        drop(lock);
+        let again = CheckpointLock::acquire(&path).unwrap();
+        drop(again);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -11,7 +11,7 @@
 
 #![allow(dead_code, reason = "each includer uses a subset")]
 
-use autograd_core::checkpoint::{Checkpoint, CheckpointError};
+use autograd_core::checkpoint::{Checkpoint, CheckpointError, CheckpointLock};
 use autograd_core::data::{DataError, Dataset};
 use autograd_core::differentiable;
 use autograd_core::nn::{Init, Linear};
@@ -34,7 +34,7 @@ pub const HIDDEN: usize = 128;
 pub const BATCH: usize = 32;
 
 /// The example's run: 40 epochs of AdamW (lr 2e-3, decoupled decay 1e-4), seed 0, no
-/// checkpoints, checkpoint path `dir/digits-checkpoint.safetensors`.
+/// checkpoints, checkpoint path `dir/digits-checkpoint.safetensors`, a new run.
 pub fn default_config(dir: &Path) -> Config {
     Config {
         epochs: 40,
@@ -43,7 +43,7 @@ pub fn default_config(dir: &Path) -> Config {
         weight_decay: 1e-4,
         checkpoint_every: None,
         checkpoint: dir.join("digits-checkpoint.safetensors"),
-        resume: false,
+        start: Start::New,
     }
 }
 
@@ -209,8 +209,22 @@ pub struct Config {
     pub checkpoint_every: Option<u64>,
     /// Where the checkpoint goes.
     pub checkpoint: PathBuf,
-    /// Continue from `checkpoint` if it exists.
-    pub resume: bool,
+    /// A new run, or one that continues from `checkpoint`.
+    pub start: Start,
+}
+
+/// How a run treats the checkpoint already at its path: never destroyed by mistake.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// A new run; refused if it writes checkpoints and one is already at the path (the default).
+    New,
+    /// A new run that replaces the checkpoint at the path (`--overwrite-checkpoint`).
+    Overwrite,
+    /// Continue from the checkpoint, which must exist (`--resume`).
+    Resume,
+    /// Continue from the checkpoint if there is one, else start a new run
+    /// (`--resume-if-present`).
+    ResumeIfPresent,
 }
 
 /// One epoch's summary.
@@ -247,6 +261,12 @@ pub enum Event<'a> {
         /// Its summary.
         summary: &'a Epoch,
     },
+    /// A checkpoint is written to its temporary file and flushed, and replaces the previous
+    /// one next (a kill now leaves the previous one).
+    Saving {
+        /// At this step.
+        step: u64,
+    },
     /// A checkpoint was written.
     Saved {
         /// At this step.
@@ -276,6 +296,10 @@ pub struct State<const H: usize> {
 /// Why a run stopped early.
 #[derive(Debug)]
 pub enum TrainError {
+    /// A new run would replace the checkpoint at this path.
+    WouldOverwrite(PathBuf),
+    /// Asked to resume, but there is no checkpoint at this path.
+    NothingToResume(PathBuf),
     /// The data file.
     Data(DataError),
     /// Reading or writing the checkpoint.
@@ -297,6 +321,19 @@ pub enum TrainError {
 impl fmt::Display for TrainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::WouldOverwrite(path) => write!(
+                f,
+                "checkpoint: {} already exists; pass --resume to continue from it, or \
+                 --overwrite-checkpoint to start a new run that replaces it",
+                path.display()
+            ),
+            Self::NothingToResume(path) => write!(
+                f,
+                "checkpoint: {} does not exist, so --resume has nothing to continue from; check \
+                 the path, or use --resume-if-present to start a new run when there is no \
+                 checkpoint yet",
+                path.display()
+            ),
             Self::Data(e) => write!(f, "data: {e}"),
             Self::Checkpoint(e) => write!(f, "checkpoint: {e}"),
             Self::Mismatch(e) => write!(f, "checkpoint: {e}"),
@@ -461,34 +498,17 @@ fn permutation(n: usize, rng: &mut Rng) -> Vec<usize> {
     order
 }
 
-/// Removes temporary files left by a save that was killed before its rename (they are never
-/// read: the checkpoint itself is only ever replaced whole).
-fn remove_stale_temporaries(path: &Path) {
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-        return;
-    };
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    let prefix = format!("{}.tmp.", name.to_string_lossy());
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            if e.file_name().to_string_lossy().starts_with(&prefix) {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
-    }
-}
-
 /// Trains with batches of `B` rows (a last partial batch is skipped; the order changes every
 /// epoch), reporting progress to `observe`.
 ///
+/// A run that reads or writes the checkpoint holds its [`CheckpointLock`] throughout, so a second
+/// run on the same path is refused.
+///
 /// # Errors
 /// Fewer training rows than one batch, an unreadable or mismatched checkpoint when resuming
-/// (nothing is written then), a failed checkpoint write, or a non-finite loss (the run stops at
-/// that step, without applying it or writing a checkpoint).
+/// (nothing is written then), a checkpoint that a new run would replace ([`Start::New`]) or that
+/// is missing ([`Start::Resume`]), a path in use by another run, a failed checkpoint write, or a
+/// non-finite loss (the run stops at that step, without applying it or writing a checkpoint).
 #[allow(clippy::cast_precision_loss, reason = "batch counts are small")]
 pub fn train<const B: usize, const H: usize>(
     cfg: &Config,
@@ -498,10 +518,33 @@ pub fn train<const B: usize, const H: usize>(
 ) -> Result<State<H>, TrainError> {
     let batches = train.full_batches::<B>()?;
     let total = (cfg.epochs * batches) as u64;
-    let mut resumed = false;
-    let mut s = if cfg.resume && cfg.checkpoint.exists() {
+    let saving = cfg.checkpoint_every.is_some();
+    let reading = matches!(cfg.start, Start::Resume | Start::ResumeIfPresent);
+    // Whether a checkpoint is there, and whether `cfg.start` accepts that.
+    let check = || -> Result<bool, TrainError> {
+        let exists = (saving || reading) && Checkpoint::exists(&cfg.checkpoint)?;
+        match cfg.start {
+            Start::New if saving && exists => {
+                Err(TrainError::WouldOverwrite(cfg.checkpoint.clone()))
+            }
+            Start::Resume if !exists => Err(TrainError::NothingToResume(cfg.checkpoint.clone())),
+            _ => Ok(exists),
+        }
+    };
+    // Checked before the lock, so that a wrong path gets its own message and no lock file...
+    let mut exists = check()?;
+    // ...and again under it, in case a run that held it wrote the checkpoint meanwhile. Held
+    // until this run returns; the operating system releases it if the process is killed.
+    let _lock = if saving || reading {
+        let lock = CheckpointLock::acquire(&cfg.checkpoint)?;
+        exists = check()?;
+        Some(lock)
+    } else {
+        None
+    };
+    let resumed = reading && exists;
+    let mut s = if resumed {
         let c = Checkpoint::load(&cfg.checkpoint)?;
-        resumed = true;
         let s = State::<H>::from_checkpoint(&c, cfg)?;
         if s.batch >= batches {
             return Err(TrainError::Mismatch(format!(
@@ -513,16 +556,17 @@ pub fn train<const B: usize, const H: usize>(
     } else {
         State::new(cfg)
     };
-    if cfg.checkpoint_every.is_some() {
-        remove_stale_temporaries(&cfg.checkpoint);
-    }
     observe(Event::Start {
         step: s.opt.steps(),
         total,
         resumed,
     });
     let save = |s: &State<H>, observe: &mut dyn FnMut(Event<'_>)| -> Result<(), TrainError> {
-        s.to_checkpoint(cfg).save(&cfg.checkpoint)?;
+        let pending = s.to_checkpoint(cfg).prepare_save(&cfg.checkpoint)?;
+        observe(Event::Saving {
+            step: s.opt.steps(),
+        });
+        pending.commit()?;
         observe(Event::Saved {
             step: s.opt.steps(),
         });
