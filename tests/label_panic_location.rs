@@ -98,7 +98,10 @@ fn a_generated_gradient_panics_at_the_line_of_the_differentiable_function() {
         |z| drop(loss_of_vjp(z, &[3, 10], &1.0)),
     ] {
         let (message, file, at) = panic_site(|| f(&z));
-        assert!(message.contains("label 10 (row 1) is out of range"), "{message}");
+        assert!(
+            message.contains("label 10 (row 1) is out of range"),
+            "{message}"
+        );
         assert_eq!((file.as_str(), at as usize), (file!(), line));
     }
 }

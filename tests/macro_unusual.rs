@@ -839,6 +839,25 @@ fn let_chains_bind_their_names_for_the_arm() {
     );
 }
 
+// Raw identifiers as the function's name and parameter: the macro panicked on these, and rustc
+// reported "custom attribute panicked" with the function gone.
+#[differentiable]
+fn r#match(r#type: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
+    let r#in = r#type * w;
+    r#in.exp().sum().item()
+}
+
+#[test]
+fn raw_identifiers_are_differentiated() {
+    check("r#match", r#match, |x, w| {
+        let (v, g) = match_grad(x, w);
+        (v, g.r#type, g.w)
+    });
+    let x = Tensor::new([0.3, 0.2, 0.5]);
+    let (_, g) = match_grad(&x, &x);
+    assert!(format!("{g:?}").contains("MatchGrad { type: "), "{g:?}");
+}
+
 #[test]
 fn a_detached_factor_is_a_constant() {
     // d/dx sum(x * detach(exp(x))) = exp(x): central differences would also see through the detach.

@@ -466,7 +466,7 @@ impl<'a> Names<'a> {
         // Written out rather than derived: `derive` rejects fields whose types are macros
         // (`Tensor![..]`).
         let field_names: Vec<&Ident> = f.params.iter().filter(|p| p.wrt).map(|p| &p.name).collect();
-        let field_strs: Vec<String> = field_names.iter().map(ToString::to_string).collect();
+        let field_strs: Vec<String> = field_names.iter().map(|n| n.unraw().to_string()).collect();
         let ty = self.grad_ty();
         let name_str = name.to_string();
         quote! {
