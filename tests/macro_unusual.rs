@@ -839,6 +839,23 @@ fn let_chains_bind_their_names_for_the_arm() {
     );
 }
 
+// Format strings: inline captures and named arguments of differentiated values are read only.
+#[differentiable]
+fn printed(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
+    let y = x * w;
+    let s = format!("{y:?} {a}", a = y.sum().item());
+    assert!(!s.is_empty(), "{y:?} {s}");
+    (&y * &y).sum().item()
+}
+
+#[test]
+fn format_macros_read_differentiated_values() {
+    check("printed", printed, |x, w| {
+        let (v, g) = printed_grad(x, w);
+        (v, g.x, g.w)
+    });
+}
+
 // Raw identifiers as the function's name and parameter: the macro panicked on these, and rustc
 // reported "custom attribute panicked" with the function gone.
 #[differentiable]

@@ -1689,10 +1689,27 @@ fn is_value_free_macro(name: &str) -> bool {
 
 /// Whether `tokens` hold an assignment (`=`, `+=`, ...), as opposed to `==`, `<=`, `>=`, `!=` or
 /// `=>`.
+///
+/// At the top level of a macro's arguments, `name = value` right after a comma is a format
+/// string's named argument (`println!("{a}", a = y)`), not an assignment.
 fn has_assignment(tokens: &TokenStream) -> bool {
+    assignment_in(tokens, true)
+}
+
+fn assignment_in(tokens: &TokenStream, top: bool) -> bool {
     let trees: Vec<proc_macro2::TokenTree> = tokens.clone().into_iter().collect();
+    let is_comma = |t: &proc_macro2::TokenTree| matches!(t, proc_macro2::TokenTree::Punct(q) if q.as_char() == ',');
     trees.iter().enumerate().any(|(i, t)| match t {
-        proc_macro2::TokenTree::Group(g) => has_assignment(&g.stream()),
+        proc_macro2::TokenTree::Group(g) => assignment_in(&g.stream(), false),
+        proc_macro2::TokenTree::Punct(p)
+            if top
+                && p.as_char() == '='
+                && i >= 2
+                && matches!(&trees[i - 1], proc_macro2::TokenTree::Ident(_))
+                && is_comma(&trees[i - 2]) =>
+        {
+            false
+        }
         proc_macro2::TokenTree::Punct(p) if p.as_char() == '=' => {
             let joined_before = i > 0
                 && matches!(&trees[i - 1], proc_macro2::TokenTree::Punct(q)

@@ -58,6 +58,7 @@ fn accepted_syntax_reports_nothing() {
         "println!(\"{:?} {}\", x, w.sum().item()); assert!(x.sum().item().is_finite(), \"{}\", 1); (x * w).sum().item()",
         "macro_rules! two { () => { 2.0 } } (x * two!()).sum().item()",
         "let c = 3.0; mk!(k, c); (x * k).sum().item()",
+        "println!(\"{a} {b:?}\", a = x.sum().item(), b = w); (x * w).sum().item()",
     ] {
         let errs = errors("", &body(b));
         assert!(errs.is_empty(), "{b}: {errs:#?}");
