@@ -319,6 +319,85 @@ fn composition_and_custom_rules_inside_loops_and_branches() {
     .unwrap();
     let ds0 = (wide::<4>(&x, &w, 0.3 + 1e-6) - wide::<4>(&x, &w, 0.3 - 1e-6)) / 2e-6;
     assert!((g_wide.s0 - ds0).abs() < 1e-6, "{} vs {ds0}", g_wide.s0);
-    // With the clip active the scalar path's cotangent is bounded by 0.5 per step.
-    assert!(g.x.is_finite() && g.s0.is_finite());
+    // With the clip active: the same reverse sweep written out by hand, each step's local
+    // derivatives by central differences and the clip applied where `clip_gradient` stands.
+    let (want, clipped) = clipped_gradient_by_differences::<4>(&x, &w, 0.3);
+    assert!(
+        clipped > 0,
+        "the clip must bind somewhere for this test to mean anything"
+    );
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-7 * (1.0 + b.abs());
+    for (got, want) in [
+        (g.x.to_array().to_vec(), want.0.to_vec()),
+        (g.w.to_array().to_vec(), want.1.to_vec()),
+        (vec![g.s0], vec![want.2]),
+    ] {
+        assert!(
+            got.iter().zip(&want).all(|(&a, &b)| close(a, b)),
+            "{got:?} vs {want:?}"
+        );
+    }
+    // And the clip changed the answer: the unclipped gradient is not the one above.
+    assert!(!close(g_wide.s0, want.2));
+}
+
+/// The gradient of `calls_in_a_loop::<N>` with respect to `(x, w, s0)` by a hand-written reverse
+/// sweep: the cotangent of each `clip_gradient` argument is clamped to [-0.5, 0.5], and the VJP of
+/// each step `h -> cell(h, w)` (then `cell(., 2w)` on odd steps) is taken by central differences.
+/// Also returns how many times the clamp changed a cotangent.
+fn clipped_gradient_by_differences<const N: usize>(
+    x: &Tensor![f64; 3],
+    w: &Tensor![f64; 3],
+    s0: f64,
+) -> (([f64; 3], [f64; 3], f64), usize) {
+    let step = |i: usize, h: [f64; 3], w: [f64; 3]| -> [f64; 3] {
+        let (h, w) = (Tensor::new(h), Tensor::new(w));
+        let h = cell(&h, &w);
+        if i % 2 == 1 {
+            cell(&h, &(&w * 2.0)).to_array()
+        } else {
+            h.to_array()
+        }
+    };
+    // Forward: h_i before step i and s_i before step i.
+    let (mut hs, mut ss) = (vec![x.to_array()], vec![s0 * 1.0]);
+    for i in 0..N {
+        let h = step(i, hs[i], w.to_array());
+        ss.push(ss[i] * h.iter().sum::<f64>() + s0);
+        hs.push(h);
+    }
+    // Reverse, from d out / d h_N = 1 and d out / d s_N = 1.
+    let (mut hbar, mut sbar, mut wbar, mut s0bar) = ([1.0; 3], 1.0f64, [0.0; 3], 0.0);
+    let mut clipped = 0;
+    let eps = 1e-6;
+    for i in (0..N).rev() {
+        // s_{i+1} = clip(s_i * sum(h_{i+1})) + s0.
+        s0bar += sbar;
+        let abar = sbar.clamp(-0.5, 0.5);
+        clipped += usize::from(abar != sbar);
+        for v in &mut hbar {
+            *v += abar * ss[i];
+        }
+        sbar = abar * hs[i + 1].iter().sum::<f64>();
+        // h_{i+1} = step(h_i, w): the VJP by central differences in each input coordinate.
+        let vjp = |f: &dyn Fn([f64; 3]) -> [f64; 3], at: [f64; 3]| -> [f64; 3] {
+            core::array::from_fn(|j| {
+                let (mut up, mut down) = (at, at);
+                up[j] += eps;
+                down[j] -= eps;
+                let (fu, fd) = (f(up), f(down));
+                (0..3)
+                    .map(|k| hbar[k] * (fu[k] - fd[k]) / (2.0 * eps))
+                    .sum()
+            })
+        };
+        let dw = vjp(&|w| step(i, hs[i], w), w.to_array());
+        let dh = vjp(&|h| step(i, h, w.to_array()), hs[i]);
+        for j in 0..3 {
+            wbar[j] += dw[j];
+        }
+        hbar = dh;
+    }
+    s0bar += sbar; // s_0 = s0 * 1.0
+    ((hbar, wbar, s0bar), clipped)
 }

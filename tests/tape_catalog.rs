@@ -1,8 +1,9 @@
 //! The course module's section 4 catalog (27 tests), ported to the tape with the same values.
 //!
-//! Each test is named after its catalog entry without the `test_` prefix. Where the catalog checks a
-//! run-time error that is a compile error here, a UI test under `tests/ui/tape/` stands in; the
-//! test here then checks the run-time half (if any) and names the UI case.
+//! Each test is named after its catalog entry without the `test_` prefix, except where the catalog
+//! checks a run-time error that is a compile error here: a UI test under `tests/ui/tape/` stands in
+//! for the error, and the test here is named for the run-time half it checks, its doc naming the
+//! catalog entry and the UI case.
 
 mod common;
 
@@ -265,21 +266,23 @@ fn backward_on_constant_raises() {
     assert_eq!(no_grad(|| &w * 2.0).backward(), Err(BackwardError::NoGrad));
 }
 
-/// `backward()` on a vector does not compile (UI case `tests/ui/tape/backward_on_vector.rs`);
-/// the explicit form takes a cotangent of the output's shape.
+/// Catalog `test_backward_needs_grad_for_non_scalar`: `backward()` on a vector does not compile
+/// (UI case `tests/ui/tape/backward_on_vector.rs`). Checked here: the explicit form takes a
+/// cotangent of the output's shape and weights the gradient by it.
 #[test]
-fn backward_needs_grad_for_non_scalar() {
+fn backward_with_on_a_vector_weights_by_the_cotangent() {
     let x = Var::param(Tensor::new([1.0f64, 2.0, 3.0]));
     let y = &x * &x;
     y.backward_with(&Tensor::new([1.0, 0.0, -1.0])).unwrap();
     assert_eq!(x.grad().unwrap().to_array(), [2.0, 0.0, -6.0]);
 }
 
-/// A custom VJP returning a wrong-shaped cotangent does not compile (UI case
-/// `tests/ui/tape/custom_vjp_wrong_shape.rs`): the closure's return type is the parents' tensor
-/// types. Here, a correct one of another shape goes through, naming the op.
+/// Catalog `test_vjp_shape_mismatch_raises`: a custom VJP returning a wrong-shaped cotangent does
+/// not compile (UI case `tests/ui/tape/custom_vjp_wrong_shape.rs`): the closure's return type is the
+/// parents' tensor types. Checked here: a custom op whose cotangent has another shape than its
+/// output ((2,) in, (2, 2) out) records its name and spreads the cotangent as written.
 #[test]
-fn vjp_shape_mismatch_raises() {
+fn custom_op_cotangent_shaped_like_its_parent() {
     let x = Var::param(Tensor::new([[1.0f64, 2.0], [3.0, 4.0]]));
     // Row sums as a custom op: the cotangent (2,) is spread back over the columns, shape (2, 2).
     let value = x.value().sum_axis::<1>();
@@ -417,10 +420,11 @@ fn ndarray_on_the_left() {
     assert_eq!(scores.grad().unwrap(), mask);
 }
 
-/// A leaf owns its value: changing the tensor it was made from later changes nothing. Integer
-/// element types are rejected where the type is written (UI case `tests/ui/tape/integer_var.rs`).
+/// Catalog `test_constructor_copies_and_checks_dtype`: integer element types are rejected where
+/// the type is written (UI case `tests/ui/tape/integer_var.rs`). Checked here: a leaf owns its
+/// value, so changing the tensor it was made from later changes nothing.
 #[test]
-fn constructor_copies_and_checks_dtype() {
+fn param_copies_its_value() {
     let mut data = Tensor::new([1.0f32, 2.0]);
     let w = Var::param(data.clone());
     data.as_mut_slice()[0] = 100.0;

@@ -2,8 +2,9 @@
 //! oracle (one number per node, broadcasting written out index by index).
 //!
 //! A program is 20 to 40 random instructions over six pools of values, one pool per shape (the
-//! generator, in `common/programs.rs`, is shared with `forward_reverse.rs`). Each pool starts with
-//! one leaf that requires gradients.
+//! generator, in `common/programs.rs`, is shared with `forward_reverse.rs`): elementwise ops with
+//! broadcasting, reductions, matrix products, softmaxes and movements. Each pool starts with one
+//! leaf that requires gradients.
 
 mod common;
 
@@ -11,7 +12,8 @@ use autograd_core::gradcheck::{Tolerance, check_gradient};
 use autograd_core::prelude::*;
 use common::oracle::{DynT, Scalars};
 use common::programs::{
-    Inputs, Instr, POOL_SHAPES, S0, S1, S2, S3, S4, S5, instr, leaf_pools, pick, run_tape,
+    Inputs, Instr, POOL_SHAPES, S0, S1, S2, S3, S4, S5, STRUCTURAL, instr, leaf_pools, pick,
+    run_tape,
 };
 use proptest::prelude::*;
 
@@ -49,8 +51,13 @@ fn oracle_gradients(program: &[Instr], inputs: &Inputs) -> (f64, [Vec<f64>; 6]) 
         .collect();
     let leaves: Vec<DynT> = pools.iter().map(|p| p[0].clone()).collect();
     for ins in program {
+        if ins.kind % 4 == 3 {
+            let (out, y) = structural(&mut s, &pools, ins);
+            pools[out].push(y);
+            continue;
+        }
         let a = pick(&pools[usize::from(ins.a.0)], ins.a.1).clone();
-        let (out, y) = match ins.kind % 3 {
+        let (out, y) = match ins.kind % 4 {
             0 => {
                 let b = if ins.constant_b {
                     let k = usize::from(ins.b.0);
@@ -127,6 +134,132 @@ fn oracle_gradients(program: &[Instr], inputs: &Inputs) -> (f64, [Vec<f64>; 6]) 
     let g = s.backward(total);
     let grads = core::array::from_fn(|k| leaves[k].ids.iter().map(|&i| g[i]).collect());
     (s.value(total), grads)
+}
+
+/// A structural instruction on the oracle (matrix products, softmaxes and movements, index by
+/// index): the pool it writes and its value. The same ops, in the same order, as `run_program`.
+fn structural(s: &mut Scalars, pools: &[Vec<DynT>], ins: &Instr) -> (usize, DynT) {
+    let (i, j) = (ins.a.1, ins.b.1);
+    let from = |k: usize, i: u16| pick(&pools[k], i).clone();
+    let (out, y) = match ins.op % STRUCTURAL {
+        0 => (4, matmul(s, &from(2, i), &from(3, j))),
+        1 => {
+            let b = from(3, j);
+            let bt = moved(s, &b, &[3, 1], |ix| Some(vec![ix[1], ix[0]]));
+            (2, matmul(s, &from(4, i), &bt).scale(s, 1.0 / 3.0))
+        }
+        2 => (4, softmax(s, &from(4, i), 1)),
+        3 => (5, softmax(s, &from(5, i), 0)),
+        4 => (1, softmax(s, &from(1, i), 0)),
+        5 => {
+            let a = from(4, i);
+            let at = moved(s, &a, &[3, 2], |ix| Some(vec![ix[1], ix[0]]));
+            (1, at.sum_axis(s, 1, false).scale(s, 0.5))
+        }
+        6 => (
+            4,
+            moved(s, &from(4, i), &[2, 3], |ix| Some(vec![ix[0], 2 - ix[1]])),
+        ),
+        7 => {
+            let a = from(5, i);
+            (
+                5,
+                moved(s, &a, &[4, 2, 3], |ix| Some(vec![3 - ix[0], ix[1], ix[2]])),
+            )
+        }
+        8 => (3, moved(s, &from(4, i), &[1, 3], |ix| Some(vec![1, ix[1]]))),
+        9 => (2, moved(s, &from(4, i), &[2, 1], |ix| Some(vec![ix[0], 2]))),
+        10 => {
+            let (a, b) = (from(3, i), from(3, j));
+            let ids = (0..6)
+                .map(|o| if o < 3 { a.ids[o] } else { b.ids[o - 3] })
+                .collect();
+            (
+                4,
+                DynT {
+                    shape: vec![2, 3],
+                    ids,
+                },
+            )
+        }
+        11 => {
+            let a = from(3, i);
+            (
+                4,
+                moved(s, &a, &[2, 3], |ix| (ix[0] == 1).then(|| vec![0, ix[1]])),
+            )
+        }
+        12 => (3, moved(s, &from(1, i), &[1, 3], |ix| Some(vec![ix[1]]))),
+        13 => (1, moved(s, &from(3, i), &[3], |ix| Some(vec![0, ix[0]]))),
+        14 => (1, moved(s, &from(0, i), &[3], |_| Some(Vec::new()))),
+        _ => {
+            let idx = [2, 0, 0];
+            (1, moved(s, &from(1, i), &[3], |ix| Some(vec![idx[ix[0]]])))
+        }
+    };
+    (out, y)
+}
+
+/// The multi-index of flat index `i` in `shape`, row-major.
+fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for k in (0..shape.len()).rev() {
+        idx[k] = i % shape[k];
+        i /= shape[k];
+    }
+    idx
+}
+
+fn ravel(idx: &[usize], shape: &[usize]) -> usize {
+    idx.iter().zip(shape).fold(0, |acc, (&i, &n)| acc * n + i)
+}
+
+/// A movement: output element `ix` is `a`'s element `source(ix)`, or a constant 0 for `None`.
+fn moved(
+    s: &mut Scalars,
+    a: &DynT,
+    shape: &[usize],
+    source: impl Fn(&[usize]) -> Option<Vec<usize>>,
+) -> DynT {
+    let n: usize = shape.iter().product();
+    let ids = (0..n)
+        .map(|o| match source(&unravel(o, shape)) {
+            Some(ix) => a.ids[ravel(&ix, &a.shape)],
+            None => s.constant(0.0),
+        })
+        .collect();
+    DynT {
+        shape: shape.to_vec(),
+        ids,
+    }
+}
+
+/// `(m, k) @ (k, n)`, one multiply-add at a time.
+fn matmul(s: &mut Scalars, a: &DynT, b: &DynT) -> DynT {
+    let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
+    assert_eq!(b.shape[0], k);
+    let mut ids = Vec::new();
+    for r in 0..m {
+        for c in 0..n {
+            let mut acc = s.mul(a.ids[r * k], b.ids[c]);
+            for t in 1..k {
+                let p = s.mul(a.ids[r * k + t], b.ids[t * n + c]);
+                acc = s.add(acc, p);
+            }
+            ids.push(acc);
+        }
+    }
+    DynT {
+        shape: vec![m, n],
+        ids,
+    }
+}
+
+/// `e^x / sum e^x` along `axis` (the inputs stay small, so no shift is needed).
+fn softmax(s: &mut Scalars, a: &DynT, axis: usize) -> DynT {
+    let e = a.map(s, |s, x| s.exp(x));
+    let total = e.sum_axis(s, axis, true);
+    e.zip(&total, s, |s, x, t| s.div(x, t))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,10 +4,11 @@
 //!
 //! A program is random instructions over six pools of values, one pool per shape:
 //! `()`, `(3,)`, `(2, 1)`, `(1, 3)`, `(2, 3)` and `(4, 2, 3)`. Every pair of these broadcasts to
-//! one of them, so a binary instruction may pick any two values; reductions move values between
-//! pools. Each pool starts with one leaf. Every op is built to keep values within the leaves'
-//! range (averages, `a * exp(-b^2)`, `a / (1 + b^2)`, means), so the finite differences stay
-//! accurate however the program composes. The program runs on tracked tensors of any element
+//! one of them, so a binary instruction may pick any two values; reductions, matrix products,
+//! softmaxes and movement ops (transpose, flip, slice, concat, pad, reshape, broadcast, gather)
+//! move values between pools. Each pool starts with one leaf. Every op is built to keep values
+//! within the leaves' range (averages, `a * exp(-b^2)`, `a / (1 + b^2)`, means, softmaxes), so the
+//! finite differences stay accurate however the program composes. The program runs on tracked tensors of any element
 //! type: `f64` for gradients, `Dual<f64>` for directional derivatives.
 
 #![allow(dead_code, reason = "each test file uses a subset")]
@@ -25,7 +26,8 @@ pub type S5 = Shape![4, 2, 3];
 /// The shapes of the pools, for the oracle.
 pub const POOL_SHAPES: [&[usize]; 6] = [&[], &[3], &[2, 1], &[1, 3], &[2, 3], &[4, 2, 3]];
 
-/// One instruction: `kind % 3` is binary, unary or reduction; the rest picks the op and operands.
+/// One instruction: `kind % 4` is binary, unary, reduction or structural (a matrix product, a
+/// softmax or a movement, [`STRUCTURAL`] of them); the rest picks the op and operands.
 #[derive(Clone, Copy, Debug)]
 pub struct Instr {
     pub kind: u8,
@@ -186,6 +188,9 @@ pub type Outputs<T> = (
     Var<T, S5>,
 );
 
+/// The number of structural ops (`kind % 4 == 3`), each with its fixed pools: see `run_program`.
+pub const STRUCTURAL: u8 = 16;
+
 /// The constant `v` in the element type `T`.
 fn num<T: Float>(v: f64) -> T {
     T::from_f64(v)
@@ -219,7 +224,7 @@ pub fn run_program<T: Float>(
     let c = &inputs.constants;
     let mut ops = 0;
     for ins in program {
-        match ins.kind % 3 {
+        match ins.kind % 4 {
             0 => {
                 // The right operand: a pooled value or that pool's constant.
                 macro_rules! rhs {
@@ -266,6 +271,34 @@ pub fn run_program<T: Float>(
                 4 => p.p4.push(unary(ins.op, pick(&p.p4, ins.a.1))),
                 _ => p.p5.push(unary(ins.op, pick(&p.p5, ins.a.1))),
             },
+            3 => {
+                let (i, j) = (ins.a.1, ins.b.1);
+                match ins.op % STRUCTURAL {
+                    // (2, 1) @ (1, 3): an outer product.
+                    0 => p.p4.push(pick(&p.p2, i).matmul(pick(&p.p3, j))),
+                    // (2, 3) @ (1, 3)^T / 3: row averages of a product.
+                    1 => {
+                        p.p2.push(pick(&p.p4, i).matmul(&pick(&p.p3, j).t()) * num::<T>(1.0 / 3.0))
+                    }
+                    2 => p.p4.push(pick(&p.p4, i).softmax::<1>()),
+                    3 => p.p5.push(pick(&p.p5, i).softmax::<0>()),
+                    4 => p.p1.push(pick(&p.p1, i).softmax::<0>()),
+                    5 => {
+                        p.p1.push(pick(&p.p4, i).t().sum_axis::<1>() * num::<T>(0.5))
+                    }
+                    6 => p.p4.push(pick(&p.p4, i).flip::<1>()),
+                    7 => p.p5.push(pick(&p.p5, i).flip::<0>()),
+                    // A slice of size 1 is a fixed `D<1>`: reshaped to the pool's `One`.
+                    8 => p.p3.push(pick(&p.p4, i).slice::<0, 1, 1>().reshape::<S3>()),
+                    9 => p.p2.push(pick(&p.p4, i).slice::<1, 2, 1>().reshape::<S2>()),
+                    10 => p.p4.push(pick(&p.p3, i).concat::<0, 2, _>(pick(&p.p3, j))),
+                    11 => p.p4.push(pick(&p.p3, i).pad::<0, 1, 0, 2>()),
+                    12 => p.p3.push(pick(&p.p1, i).reshape::<S3>()),
+                    13 => p.p1.push(pick(&p.p3, i).reshape::<S1>()),
+                    14 => p.p1.push(pick(&p.p0, i).broadcast_to::<S1>()),
+                    _ => p.p1.push(pick(&p.p1, i).gather::<0, 3>(&[2, 0, 0])),
+                }
+            }
             // Reductions, scaled to means.
             _ => match (ins.a.0, ins.op % 3) {
                 (1, _) => p.p0.push(pick(&p.p1, ins.a.1).sum() * num::<T>(1.0 / 3.0)),
