@@ -190,4 +190,7 @@ pub struct Body {
     pub stmts: Vec<Stmt>,
     /// The returned value.
     pub result: VarId,
+    /// The span of the tail expression that gives the result (where a mismatch with the declared
+    /// output type is reported).
+    pub result_span: proc_macro2::Span,
 }

@@ -89,12 +89,17 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         }
         None => return None,
     };
+    let result_span = block
+        .stmts
+        .last()
+        .map_or_else(Span::call_site, Spanned::span);
     Some(Body {
         vars: l.vars,
         scopes: l.scopes,
         items: l.items,
         stmts: l.stmts,
         result,
+        result_span,
     })
 }
 

@@ -564,7 +564,9 @@ const UNUSUAL_REJECTED: &[(&str, &str)] = &[
 
 /// Unusual bodies (of `SIG`) the expansion accepts and rustc rejects in the user's own function
 /// (which is emitted unchanged, so the error is the one the function has without the attribute):
-/// type errors, methods that do not exist, functions that are not `#[differentiable]`.
+/// type errors, methods that do not exist, functions that are not `#[differentiable]`. Their rustc
+/// errors, each at the user's construct, are pinned by the UI case
+/// `tests/ui/differentiable/rustc_rejects_in_user_code.rs`.
 const UNUSUAL_RUSTC_REJECTS: &[&str] = &[
     "let y = x.frobnicate(); y.sum().item()",
     "let y = x * w; let z: Tensor![f32; 2] = y; z.sum().item()",

@@ -9,7 +9,7 @@
 
 use super::forward::Forward;
 use super::reverse::Reverse;
-use super::{Cx, Entity};
+use super::{Cx, Entity, respan};
 use crate::ast::Function;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
@@ -77,6 +77,8 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
     } else {
         (quote!(), quote!(#result))
     };
+    // A result whose type is not the declared output is reported at the user's tail expression.
+    let out_value = respan(out_value, body.result_span);
     let as_refs: Vec<TokenStream> = f
         .params
         .iter()
@@ -107,6 +109,7 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
     } else {
         quote!(#result)
     };
+    let take_out = respan(take_out, body.result_span);
     let closure_params: Vec<TokenStream> = f
         .params
         .iter()
