@@ -873,14 +873,7 @@ impl Lower<'_> {
             BinOp::Sub(_) => "sub",
             BinOp::Mul(_) => "mul",
             BinOp::Div(_) => "div",
-            BinOp::Eq(_)
-            | BinOp::Ne(_)
-            | BinOp::Lt(_)
-            | BinOp::Le(_)
-            | BinOp::Gt(_)
-            | BinOp::Ge(_)
-            | BinOp::And(_)
-            | BinOp::Or(_) => {
+            ref op if is_comparison_op(op) => {
                 // A comparison reads values and has no gradient: kept as written.
                 return Some(self.bind_inert(e, None));
             }
@@ -1495,20 +1488,25 @@ fn strip(e: &Expr) -> &Expr {
     }
 }
 
+/// The operators whose value is a `bool`: comparisons and the logical `&&`, `||`.
+fn is_comparison_op(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::Eq(_)
+            | BinOp::Ne(_)
+            | BinOp::Lt(_)
+            | BinOp::Le(_)
+            | BinOp::Gt(_)
+            | BinOp::Ge(_)
+            | BinOp::And(_)
+            | BinOp::Or(_)
+    )
+}
+
 /// Whether `e` is a comparison (its value is a `bool` or a mask: no gradient flows through it).
 fn is_comparison_expr(e: &Expr) -> bool {
     match strip(e) {
-        Expr::Binary(b) => matches!(
-            b.op,
-            BinOp::Eq(_)
-                | BinOp::Ne(_)
-                | BinOp::Lt(_)
-                | BinOp::Le(_)
-                | BinOp::Gt(_)
-                | BinOp::Ge(_)
-                | BinOp::And(_)
-                | BinOp::Or(_)
-        ),
+        Expr::Binary(b) => is_comparison_op(&b.op),
         Expr::MethodCall(m) => is_comparison(&m.method.to_string()),
         _ => false,
     }
@@ -1660,30 +1658,9 @@ fn token_idents(tokens: &TokenStream) -> Vec<Ident> {
     out
 }
 
-/// Standard macros that only read their arguments.
+/// Standard macros that only read their arguments: the formatting ones, and `dbg!`.
 fn is_read_only_macro(name: &str) -> bool {
-    matches!(
-        name,
-        "println"
-            | "print"
-            | "eprintln"
-            | "eprint"
-            | "format"
-            | "format_args"
-            | "write"
-            | "writeln"
-            | "assert"
-            | "assert_eq"
-            | "assert_ne"
-            | "debug_assert"
-            | "debug_assert_eq"
-            | "debug_assert_ne"
-            | "panic"
-            | "unreachable"
-            | "todo"
-            | "unimplemented"
-            | "dbg"
-    )
+    name == "dbg" || rename::is_format_macro_name(name)
 }
 
 /// Standard macros whose value never carries a differentiated value (a `String`, a `bool`, `()`

@@ -191,28 +191,32 @@ impl Renamer<'_> {
 
 /// The standard macros that take a format string.
 fn is_format_macro(mac: &syn::Macro) -> bool {
-    mac.path.segments.len() == 1
-        && matches!(
-            mac.path.segments[0].ident.to_string().as_str(),
-            "println"
-                | "print"
-                | "eprintln"
-                | "eprint"
-                | "format"
-                | "format_args"
-                | "write"
-                | "writeln"
-                | "panic"
-                | "assert"
-                | "assert_eq"
-                | "assert_ne"
-                | "debug_assert"
-                | "debug_assert_eq"
-                | "debug_assert_ne"
-                | "unreachable"
-                | "todo"
-                | "unimplemented"
-        )
+    mac.path.segments.len() == 1 && is_format_macro_name(&mac.path.segments[0].ident.to_string())
+}
+
+/// The names of the standard macros that take a format string (they only read their arguments).
+pub fn is_format_macro_name(name: &str) -> bool {
+    matches!(
+        name,
+        "println"
+            | "print"
+            | "eprintln"
+            | "eprint"
+            | "format"
+            | "format_args"
+            | "write"
+            | "writeln"
+            | "panic"
+            | "assert"
+            | "assert_eq"
+            | "assert_ne"
+            | "debug_assert"
+            | "debug_assert_eq"
+            | "debug_assert_ne"
+            | "unreachable"
+            | "todo"
+            | "unimplemented"
+    )
 }
 
 /// The names captured inline by the string literals among `tokens` (`"{y}"`, `"{y:?}"`).
