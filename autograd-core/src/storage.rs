@@ -5,6 +5,26 @@
 //! stack, so big tensors say `Heap` in their type; heap buffers are allocated directly at their
 //! final size, never built on the stack first. Binary ops on mixed storage produce heap tensors.
 //!
+//! # The inline limit
+//!
+//! An inline tensor (or mask) may take at most [`INLINE_LIMIT_BYTES`], 128 KiB: 32,768 `f32`s
+//! (128 x 256) or 16,384 `f64`s. Creating a bigger one is a build error that names its shape and
+//! says to use `Heap`, where it would otherwise overflow a thread's stack at run time, which aborts
+//! the whole process (in a test binary, every other test with it). The reasoning: threads spawned
+//! by `std::thread` (and so the test harness's threads) get 2 MiB of stack, and a
+//! `#[differentiable]` gradient keeps several tensors of the largest size on the stack at once:
+//! forward values, their cotangents and the returned gradient. Measured on an MLP whose largest
+//! tensors sit at the limit (`tests/stack_use.rs`), the gradient needs about 5x the largest tensor
+//! in a release build and about 10x in a debug build, where every call level keeps its own copy of
+//! a returned value: 128 KiB times 10 leaves a 2 MiB thread room for its caller, 256 KiB would not.
+//!
+//! The check is a constant evaluated when a function that creates an inline tensor is compiled for
+//! a concrete shape (post-monomorphization), so `cargo check` does not report it: `cargo build`,
+//! `cargo test` and `cargo run` do. In a function generic over its sizes it fires for the sizes
+//! the program actually uses. A loop in a `#[differentiable]` function keeps one slot per
+//! iteration, each within the limit, so a long loop over large inline tensors can still need a
+//! large stack.
+//!
 //! Heap buffers of 16 KiB and more are recycled: a dropped buffer goes to a small per-thread pool
 //! (at most 32 buffers and 64 MiB per thread) and the next tensor of the same element type and
 //! length takes it from there. A training step makes and drops the same tensors every time; without
@@ -12,10 +32,60 @@
 //! paid for page faults to get them back: the W3 gradient (batch 128, 784 -> 256 -> 10) ran about
 //! 30% slower.
 
+use crate::ops::movement::Msg;
 use crate::shape::Shape;
 use core::any::{Any, TypeId};
 use core::cell::RefCell;
 use core::fmt::Debug;
+use core::marker::PhantomData;
+
+/// The most bytes an inline tensor or mask may take: 128 KiB. A bigger one is a build error that
+/// says to use [`Heap`]; the [module documentation](self#the-inline-limit) gives the reasons.
+pub const INLINE_LIMIT_BYTES: usize = 128 << 10;
+
+/// The build-time check of the inline limit for elements `E` in shape `S`.
+pub(crate) struct InlineLimit<E, S>(PhantomData<(E, S)>);
+
+impl<E, S: Shape> InlineLimit<E, S> {
+    /// Evaluated by every function that creates an inline buffer of this type: a build error when
+    /// the buffer is over the limit, naming its shape and the type to write instead.
+    pub(crate) const OK: () = {
+        let bytes = S::NUMEL * size_of::<E>();
+        if bytes > INLINE_LIMIT_BYTES {
+            let mask = size_of::<E>() == 1;
+            let mut m = Msg::new()
+                .s(if mask { "an inline mask" } else { "an inline tensor" })
+                .s(" of shape ")
+                .dims(S::DIMS, S::RANK)
+                .s(" takes ")
+                .n(bytes)
+                .s(" bytes, over the inline limit of ")
+                .n(INLINE_LIMIT_BYTES)
+                .s(" (a gradient keeps several copies on a 2 MiB thread stack): use ")
+                .s(if mask { "`Mask<Shape![" } else { "`Tensor![" });
+            if !mask {
+                m = m
+                    .s(match size_of::<E>() {
+                        4 => "f32",
+                        8 => "f64",
+                        _ => "T",
+                    })
+                    .s("; ");
+            }
+            let mut i = 0;
+            while i < S::RANK {
+                if i > 0 {
+                    m = m.s(", ");
+                }
+                m = m.n(S::DIMS[i]);
+                i += 1;
+            }
+            m = m.s(if mask { "], Heap>`" } else { "; Heap]`" });
+            panic!("{}", m.as_str());
+        }
+    };
+}
+
 
 /// A storage strategy for a tensor's elements.
 pub trait Storage: Copy + Default + Debug + Send + Sync + 'static {
@@ -49,9 +119,11 @@ pub struct Heap;
 impl Storage for Inline {
     type Buf<E: Copy + 'static, S: Shape> = S::Array<E>;
     fn filled<E: Copy + 'static, S: Shape>(e: E) -> S::Array<E> {
+        let () = InlineLimit::<E, S>::OK;
         S::fill(e)
     }
     fn from_array<E: Copy + 'static, S: Shape>(a: S::Array<E>) -> S::Array<E> {
+        let () = InlineLimit::<E, S>::OK;
         a
     }
     fn slice<E: Copy + 'static, S: Shape>(b: &S::Array<E>) -> &[E] {

@@ -292,6 +292,7 @@ impl<T: Float, S: Shape> Tensor<T, S, Inline> {
     /// ```
     #[must_use]
     pub fn new(a: impl NestedArray<T, S>) -> Self {
+        let () = crate::storage::InlineLimit::<T, S>::OK;
         Self {
             buf: a.into_array(),
         }
