@@ -1,4 +1,4 @@
-// A W3-size weight (784 x 256 f32, 784 KiB) stored inline: over the 128 KiB inline limit, a build
+// A W3-size weight (784 x 256 f32, 784 KiB) stored inline: over the 64 KiB inline limit, a build
 // error that names the shape and the `Heap` type to write, instead of a stack overflow at run time.
 // The limit is a const assertion, so it fails in a full build (not in `cargo check`); the note
 // points at the call that creates the tensor.
