@@ -5,27 +5,7 @@
 //! stack, so big tensors say `Heap` in their type; heap buffers are allocated directly at their
 //! final size, never built on the stack first. Binary ops on mixed storage produce heap tensors.
 //!
-//! # The inline limit
-//!
-//! An inline tensor (or mask) may take at most [`INLINE_LIMIT_BYTES`], 64 KiB: 16,384 `f32`s
-//! (128 x 128) or 8,192 `f64`s. Creating a bigger one is a build error that names its shape and
-//! says to use `Heap`, where it would otherwise overflow a thread's stack at run time, which aborts
-//! the whole process (in a test binary, every other test with it). The reasoning: threads spawned
-//! by `std::thread` (and so the test harness's threads) get 2 MiB of stack, and a
-//! `#[differentiable]` gradient keeps several tensors of the largest size on the stack at once:
-//! forward values, their cotangents and the returned gradient, and in a debug build every call
-//! level's own copy of a returned value. Measured on a two-layer MLP whose inputs, weights and
-//! hidden activations all sit at the limit (`tests/stack_use.rs`: batch 128, 128 -> 128 -> 10,
-//! f32), the gradient call needs 1.23 MiB of stack in a debug build (19.6 times the largest
-//! tensor) and 0.49 MiB in a release build (7.8 times): at 64 KiB, 60% of a 2 MiB thread in the
-//! worst case, leaving room for the caller. At 128 KiB the same model would need about 2.5 MiB.
-//!
-//! The check is a constant evaluated when a function that creates an inline tensor is compiled for
-//! a concrete shape (post-monomorphization), so `cargo check` does not report it: `cargo build`,
-//! `cargo test` and `cargo run` do. In a function generic over its sizes it fires for the sizes
-//! the program actually uses. A loop in a `#[differentiable]` function keeps one slot per
-//! iteration, each within the limit, so a long loop over large inline tensors can still need a
-//! large stack.
+//! Inline tensors are limited to [`INLINE_LIMIT_BYTES`] (64 KiB), for the reasons given there.
 //!
 //! Heap buffers of 16 KiB and more are recycled: a dropped buffer goes to a small per-thread pool
 //! (at most 32 buffers and 64 MiB per thread) and the next tensor of the same element type and
@@ -41,8 +21,41 @@ use core::cell::RefCell;
 use core::fmt::Debug;
 use core::marker::PhantomData;
 
-/// The most bytes an inline tensor or mask may take: 64 KiB. A bigger one is a build error that
-/// says to use [`Heap`]; the [module documentation](self#the-inline-limit) gives the reasons.
+/// The most bytes an inline tensor or mask may take: 64 KiB, that is 16,384 `f32`s (128 x 128)
+/// or 8,192 `f64`s.
+///
+/// Creating a bigger inline tensor is a build error that names its shape and says to use
+/// [`Heap`], where it would otherwise overflow a thread's stack at run time, which aborts
+/// the whole process (in a test binary, every other test with it). The reasoning: threads spawned
+/// by `std::thread` (and so the test harness's threads) get 2 MiB of stack, and a
+/// `#[differentiable]` gradient keeps several tensors of the largest size on the stack at once:
+/// forward values, their cotangents and the returned gradient, and in a debug build every call
+/// level's own copy of a returned value. Measured on a two-layer MLP whose inputs, weights and
+/// hidden activations all sit at the limit (`tests/stack_use.rs`: batch 128, 128 -> 128 -> 10,
+/// f32), the gradient call needs 1.23 MiB of stack in a debug build (19.6 times the largest
+/// tensor) and 0.49 MiB in a release build (7.8 times): at 64 KiB, 60% of a 2 MiB thread in the
+/// worst case, leaving room for the caller. At 128 KiB the same model would need about 2.5 MiB.
+///
+/// The check is a constant evaluated when a function that creates an inline tensor is compiled for
+/// a concrete shape (post-monomorphization), so `cargo check` does not report it: `cargo build`,
+/// `cargo test` and `cargo run` do. In a function generic over its sizes it fires for the sizes
+/// the program actually uses. A loop in a `#[differentiable]` function keeps one slot per
+/// iteration, each within the limit, so a long loop over large inline tensors can still need a
+/// large stack.
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// let at_limit: Tensor![f32; 128, 128] = Tensor::ones(); // 64 KiB: inline
+/// let big: Tensor![f32; 784, 256; Heap] = Tensor::ones(); // 784 KiB: on the heap
+/// assert_eq!(at_limit.sum().item() + big.sum().item(), 16384.0 + 200704.0);
+/// ```
+///
+/// ```compile_fail,E0080
+/// use autograd_core::prelude::*;
+/// // "an inline tensor of shape [784, 256] takes 802816 bytes, over the inline limit of 65536
+/// // (...): use `Tensor![f32; 784, 256; Heap]`"
+/// let big: Tensor![f32; 784, 256] = Tensor::ones();
+/// ```
 pub const INLINE_LIMIT_BYTES: usize = 64 << 10;
 
 /// The build-time check of the inline limit for elements `E` in shape `S`.
