@@ -58,14 +58,17 @@ use core::marker::PhantomData;
 /// ```
 pub const INLINE_LIMIT_BYTES: usize = 64 << 10;
 
-/// The build-time check of the inline limit for elements `E` in shape `S`.
-pub(crate) struct InlineLimit<E, S>(PhantomData<(E, S)>);
+/// The build-time check of the inline limit for a buffer of elements `E` in shape `S` stored in
+/// `St` (a heap buffer is a pointer and always passes).
+pub(crate) struct InlineLimit<St, E, S>(PhantomData<(St, E, S)>);
 
-impl<E, S: Shape> InlineLimit<E, S> {
-    /// Evaluated by every function that creates an inline buffer of this type: a build error when
-    /// the buffer is over the limit, naming its shape and the type to write instead.
+impl<St: Storage, E: Copy + 'static, S: Shape> InlineLimit<St, E, S> {
+    /// Evaluated by every function that creates a buffer of this type: a build error when the
+    /// buffer is inline and over the limit, naming its shape and the type to write instead. The
+    /// public constructors evaluate it themselves, so that the error's note points at the user's
+    /// call rather than at the constructor's own.
     pub(crate) const OK: () = {
-        let bytes = S::NUMEL * size_of::<E>();
+        let bytes = size_of::<St::Buf<E, S>>();
         if bytes > INLINE_LIMIT_BYTES {
             let mask = size_of::<E>() == 1;
             let mut m = Msg::new()
@@ -137,11 +140,11 @@ pub struct Heap;
 impl Storage for Inline {
     type Buf<E: Copy + 'static, S: Shape> = S::Array<E>;
     fn filled<E: Copy + 'static, S: Shape>(e: E) -> S::Array<E> {
-        let () = InlineLimit::<E, S>::OK;
+        let () = InlineLimit::<Self, E, S>::OK;
         S::fill(e)
     }
     fn from_array<E: Copy + 'static, S: Shape>(a: S::Array<E>) -> S::Array<E> {
-        let () = InlineLimit::<E, S>::OK;
+        let () = InlineLimit::<Self, E, S>::OK;
         a
     }
     fn slice<E: Copy + 'static, S: Shape>(b: &S::Array<E>) -> &[E] {
