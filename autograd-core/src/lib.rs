@@ -84,7 +84,7 @@ pub(crate) mod testing;
 pub use detach::detach;
 pub use scalar::{Float, naive_gemm};
 pub use shape::{D, Dim, One, Shape};
-pub use storage::{Heap, Inline, Join, Storage};
+pub use storage::{Heap, INLINE_LIMIT_BYTES, Inline, Join, Storage};
 pub use tensor::{LengthError, Mask, Rng, Tensor};
 
 #[cfg(feature = "macros")]

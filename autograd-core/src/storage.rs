@@ -5,6 +5,8 @@
 //! stack, so big tensors say `Heap` in their type; heap buffers are allocated directly at their
 //! final size, never built on the stack first. Binary ops on mixed storage produce heap tensors.
 //!
+//! Inline tensors are limited to [`INLINE_LIMIT_BYTES`] (64 KiB), for the reasons given there.
+//!
 //! Heap buffers of 16 KiB and more are recycled: a dropped buffer goes to a small per-thread pool
 //! (at most 32 buffers and 64 MiB per thread) and the next tensor of the same element type and
 //! length takes it from there. A training step makes and drops the same tensors every time; without
@@ -12,10 +14,99 @@
 //! paid for page faults to get them back: the W3 gradient (batch 128, 784 -> 256 -> 10) ran about
 //! 30% slower.
 
+use crate::ops::movement::Msg;
 use crate::shape::Shape;
 use core::any::{Any, TypeId};
 use core::cell::RefCell;
 use core::fmt::Debug;
+use core::marker::PhantomData;
+
+/// The most bytes an inline tensor or mask may take: 64 KiB, that is 16,384 `f32`s (128 x 128)
+/// or 8,192 `f64`s.
+///
+/// Creating a bigger inline tensor is a build error that names its shape and says to use
+/// [`Heap`], where it would otherwise overflow a thread's stack at run time, which aborts
+/// the whole process (in a test binary, every other test with it). The reasoning: threads spawned
+/// by `std::thread` (and so the test harness's threads) get 2 MiB of stack, and a
+/// `#[differentiable]` gradient keeps several tensors of the largest size on the stack at once:
+/// forward values, their cotangents and the returned gradient, and in a debug build every call
+/// level's own copy of a returned value. Measured on a two-layer MLP whose inputs, weights and
+/// hidden activations all sit at the limit (`tests/stack_use.rs`: batch 128, 128 -> 128 -> 10,
+/// f32), the gradient call needs 1.23 MiB of stack in a debug build (19.6 times the largest
+/// tensor) and 0.49 MiB in a release build (7.8 times): at 64 KiB, 60% of a 2 MiB thread in the
+/// worst case, leaving room for the caller. At 128 KiB the same model would need about 2.5 MiB.
+///
+/// The check is a constant evaluated when a function that creates an inline tensor is compiled for
+/// a concrete shape (post-monomorphization), so `cargo check` does not report it: `cargo build`,
+/// `cargo test` and `cargo run` do. In a function generic over its sizes it fires for the sizes
+/// the program actually uses. A loop in a `#[differentiable]` function keeps one slot per
+/// iteration, each within the limit, so a long loop over large inline tensors can still need a
+/// large stack.
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// let at_limit: Tensor![f32; 128, 128] = Tensor::ones(); // 64 KiB: inline
+/// let big: Tensor![f32; 784, 256; Heap] = Tensor::ones(); // 784 KiB: on the heap
+/// assert_eq!(at_limit.sum().item() + big.sum().item(), 16384.0 + 200704.0);
+/// ```
+///
+/// ```compile_fail,E0080
+/// use autograd_core::prelude::*;
+/// // "an inline tensor of shape [784, 256] takes 802816 bytes, over the inline limit of 65536
+/// // (...): use `Tensor![f32; 784, 256; Heap]`"
+/// let big: Tensor![f32; 784, 256] = Tensor::ones();
+/// ```
+pub const INLINE_LIMIT_BYTES: usize = 64 << 10;
+
+/// The build-time check of the inline limit for a buffer of elements `E` in shape `S` stored in
+/// `St` (a heap buffer is a pointer and always passes).
+pub(crate) struct InlineLimit<St, E, S>(PhantomData<(St, E, S)>);
+
+impl<St: Storage, E: Copy + 'static, S: Shape> InlineLimit<St, E, S> {
+    /// Evaluated by every function that creates a buffer of this type: a build error when the
+    /// buffer is inline and over the limit, naming its shape and the type to write instead. The
+    /// public constructors evaluate it themselves, so that the error's note points at the user's
+    /// call rather than at the constructor's own.
+    pub(crate) const OK: () = {
+        let bytes = size_of::<St::Buf<E, S>>();
+        if bytes > INLINE_LIMIT_BYTES {
+            let mask = size_of::<E>() == 1;
+            let mut m = Msg::new()
+                .s(if mask {
+                    "an inline mask"
+                } else {
+                    "an inline tensor"
+                })
+                .s(" of shape ")
+                .dims(S::DIMS, S::RANK)
+                .s(" takes ")
+                .n(bytes)
+                .s(" bytes, over the inline limit of ")
+                .n(INLINE_LIMIT_BYTES)
+                .s(" (a gradient keeps several copies on a 2 MiB thread stack): use ")
+                .s(if mask { "`Mask<Shape![" } else { "`Tensor![" });
+            if !mask {
+                m = m
+                    .s(match size_of::<E>() {
+                        4 => "f32",
+                        8 => "f64",
+                        _ => "T",
+                    })
+                    .s("; ");
+            }
+            let mut i = 0;
+            while i < S::RANK {
+                if i > 0 {
+                    m = m.s(", ");
+                }
+                m = m.n(S::DIMS[i]);
+                i += 1;
+            }
+            m = m.s(if mask { "], Heap>`" } else { "; Heap]`" });
+            panic!("{}", m.as_str());
+        }
+    };
+}
 
 /// A storage strategy for a tensor's elements.
 pub trait Storage: Copy + Default + Debug + Send + Sync + 'static {
@@ -49,9 +140,11 @@ pub struct Heap;
 impl Storage for Inline {
     type Buf<E: Copy + 'static, S: Shape> = S::Array<E>;
     fn filled<E: Copy + 'static, S: Shape>(e: E) -> S::Array<E> {
+        let () = InlineLimit::<Self, E, S>::OK;
         S::fill(e)
     }
     fn from_array<E: Copy + 'static, S: Shape>(a: S::Array<E>) -> S::Array<E> {
+        let () = InlineLimit::<Self, E, S>::OK;
         a
     }
     fn slice<E: Copy + 'static, S: Shape>(b: &S::Array<E>) -> &[E] {

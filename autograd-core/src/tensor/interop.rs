@@ -68,6 +68,7 @@ impl<T: Float, const M: usize, const N: usize> Tensor<T, (D<M>, D<N>), Inline> {
     /// The `(M, N)` tensor whose transpose is `m`, without copying.
     #[must_use]
     pub fn from_transposed_smatrix(m: SMatrix<T, N, M>) -> Self {
+        let () = crate::storage::InlineLimit::<Inline, T, (D<M>, D<N>)>::OK;
         Self { buf: m.data.0 }
     }
 }

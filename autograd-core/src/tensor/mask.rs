@@ -50,6 +50,7 @@ impl<S: Shape> Mask<S, Inline> {
     /// ```
     #[must_use]
     pub fn new(a: impl NestedArray<bool, S>) -> Self {
+        let () = crate::storage::InlineLimit::<Inline, bool, S>::OK;
         Self::from_array(a)
     }
 }
@@ -58,6 +59,7 @@ impl<S: Shape, St: Storage> Mask<S, St> {
     /// A mask in this storage from a nested array of booleans.
     #[must_use]
     pub fn from_array(a: impl NestedArray<bool, S>) -> Self {
+        let () = crate::storage::InlineLimit::<St, bool, S>::OK;
         Self {
             buf: St::from_array::<bool, S>(a.into_array()),
         }
@@ -66,6 +68,7 @@ impl<S: Shape, St: Storage> Mask<S, St> {
     /// A mask with every element `value`.
     #[must_use]
     pub fn full(value: bool) -> Self {
+        let () = crate::storage::InlineLimit::<St, bool, S>::OK;
         Self {
             buf: St::filled::<bool, S>(value),
         }

@@ -84,6 +84,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// ```
     #[must_use]
     pub fn from_array(a: impl NestedArray<T, S>) -> Self {
+        let () = crate::storage::InlineLimit::<St, T, S>::OK;
         Self {
             buf: St::from_array::<T, S>(a.into_array()),
         }
@@ -92,6 +93,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// A tensor with every element `value`.
     #[must_use]
     pub fn full(value: T) -> Self {
+        let () = crate::storage::InlineLimit::<St, T, S>::OK;
         Self {
             buf: St::filled::<T, S>(value),
         }
@@ -106,12 +108,14 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// ```
     #[must_use]
     pub fn zeros() -> Self {
+        let () = crate::storage::InlineLimit::<St, T, S>::OK;
         Self::full(T::ZERO)
     }
 
     /// A tensor of ones.
     #[must_use]
     pub fn ones() -> Self {
+        let () = crate::storage::InlineLimit::<St, T, S>::OK;
         Self::full(T::ONE)
     }
 
@@ -124,6 +128,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// ```
     #[must_use]
     pub fn from_fn(mut f: impl FnMut(&[usize]) -> T) -> Self {
+        let () = crate::storage::InlineLimit::<St, T, S>::OK;
         let mut t = Self::zeros();
         let dims = S::DIMS;
         let mut idx = [0usize; 4];
@@ -156,6 +161,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// assert_eq!(err.to_string(), "a tensor of shape [2, 2] holds 4 elements, but 2 were supplied");
     /// ```
     pub fn try_from_slice(data: &[T]) -> Result<Self, LengthError> {
+        let () = crate::storage::InlineLimit::<St, T, S>::OK;
         if data.len() != S::NUMEL {
             return Err(LengthError {
                 shape: S::dims(),
@@ -180,6 +186,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// assert!(<Tensor![f64; 3]>::try_from_iter((0..4).map(f64::from)).is_err());
     /// ```
     pub fn try_from_iter(iter: impl IntoIterator<Item = T>) -> Result<Self, LengthError> {
+        let () = crate::storage::InlineLimit::<St, T, S>::OK;
         let mut t = Self::zeros();
         let mut iter = iter.into_iter();
         let mut n = 0;
@@ -256,6 +263,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// The same numbers in another storage (for example from [`Heap`](crate::Heap) to inline).
     #[must_use]
     pub fn to_storage<St2: Storage>(&self) -> Tensor<T, S, St2> {
+        let () = crate::storage::InlineLimit::<St2, T, S>::OK;
         Tensor::from_slice_unchecked(self.as_slice())
     }
 
@@ -292,6 +300,7 @@ impl<T: Float, S: Shape> Tensor<T, S, Inline> {
     /// ```
     #[must_use]
     pub fn new(a: impl NestedArray<T, S>) -> Self {
+        let () = crate::storage::InlineLimit::<Inline, T, S>::OK;
         Self {
             buf: a.into_array(),
         }

@@ -80,6 +80,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// Samples from the standard normal distribution, drawn from `rng` in row-major order.
     #[must_use]
     pub fn randn_with(rng: &mut Rng) -> Self {
+        let () = crate::storage::InlineLimit::<St, T, S>::OK;
         let mut t = Self::zeros();
         for v in t.as_mut_slice() {
             *v = T::from_f64(rng.normal());
@@ -97,12 +98,14 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// ```
     #[must_use]
     pub fn randn(seed: u64) -> Self {
+        let () = crate::storage::InlineLimit::<St, T, S>::OK;
         Self::randn_with(&mut Rng::new(seed))
     }
 
     /// Samples uniform in `[low, high)`, drawn from `rng` in row-major order.
     #[must_use]
     pub fn rand_uniform_with(rng: &mut Rng, low: T, high: T) -> Self {
+        let () = crate::storage::InlineLimit::<St, T, S>::OK;
         let mut t = Self::zeros();
         for v in t.as_mut_slice() {
             *v = low + (high - low) * T::from_f64(rng.uniform());
@@ -119,6 +122,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// ```
     #[must_use]
     pub fn rand_uniform(seed: u64, low: T, high: T) -> Self {
+        let () = crate::storage::InlineLimit::<St, T, S>::OK;
         Self::rand_uniform_with(&mut Rng::new(seed), low, high)
     }
 }

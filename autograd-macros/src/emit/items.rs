@@ -30,8 +30,11 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
     counting.block(&body.stmts);
     let plan = counting.plan;
 
-    let sweep = |as_refs: bool, cot: &Ident| {
+    let sweep = |as_refs: bool, cot: &Ident, scoped: bool| {
         let mut r = Reverse::emitting(cx, &plan, as_refs);
+        if scoped {
+            r = r.scoped();
+        }
         let mut code = r.seed(quote!(), Some(cot.clone()));
         code.extend(r.block(&body.stmts));
         let cts: Vec<TokenStream> = f
@@ -57,7 +60,10 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
     let names = Names::new(f);
     // Both reverse sweeps read every parameter through a reference and the output's cotangent
     // as `cotangent`, so that they are the same tokens: an error in them is reported once.
-    let (rev, cts) = sweep(true, &cot);
+    let (rev, cts) = sweep(true, &cot, false);
+    // An optimized build of `f_vjp` gets the sweep with scoped cotangents (less stack); a debug
+    // build, where that costs more, and the pullback get the plain one.
+    let (rev_scoped, _) = sweep(true, &cot, true);
     let fields: Vec<&Ident> = f.params.iter().filter(|p| p.wrt).map(|p| &p.name).collect();
     let field_cts: Vec<&TokenStream> = f
         .params
@@ -96,8 +102,10 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
         #fwd
         #keep_out
         #(#as_refs)*
-        #rev
-        let __grad = #grad_name { #(#fields: #field_cts),* };
+        #[cfg(debug_assertions)]
+        let __grad = { #rev #grad_name { #(#fields: #field_cts),* } };
+        #[cfg(not(debug_assertions))]
+        let __grad = { #rev_scoped #grad_name { #(#fields: #field_cts),* } };
         (#out_value, __grad)
     };
 

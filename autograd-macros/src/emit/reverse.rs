@@ -32,7 +32,32 @@ enum Override {
     Alias(VarId),
 }
 
+/// What a dry run of the top-level reverse sweep records about each cotangent binding, so that the
+/// real run can scope them (see [`Reverse::block`]).
+#[derive(Clone, Default)]
+struct Scoping {
+    /// Whether events are being recorded (a dry run of the top level).
+    recording: bool,
+    /// The index of the top-level statement being emitted.
+    chunk: usize,
+    /// How deep in nested statement lists the emission is (0: outside the top level).
+    depth: usize,
+    /// Cotangents first bound by a plain `let` at the top level: the statement and whether `mut`.
+    births: HashMap<VarId, (usize, bool)>,
+    /// Cotangents bound or rebound any other way (in a loop or branch, as a copy of a reference,
+    /// made mutable later): never scoped.
+    irregular: std::collections::HashSet<VarId>,
+    /// Top-level statements that bind cotangents other than by a plain `let`: never put in a block.
+    complex: std::collections::HashSet<usize>,
+    /// The cotangents whose first binding the real run writes as an assignment, declared earlier
+    /// by [`Reverse::block`].
+    hoisted: std::collections::HashSet<VarId>,
+    /// Whether the top level is scoped at all (see [`Reverse::scoped`]).
+    enabled: bool,
+}
+
 /// Emits reverse sweeps; run once to count (`counting`), then again to emit.
+#[derive(Clone)]
 pub struct Reverse<'a, 'c> {
     cx: &'c Cx<'a>,
     counting: bool,
@@ -44,6 +69,7 @@ pub struct Reverse<'a, 'c> {
     /// In a pullback closure, parameters arrive as references.
     params_as_refs: bool,
     constructs: Vec<(Construct, usize)>,
+    scoping: Scoping,
 }
 
 impl<'a, 'c> Reverse<'a, 'c> {
@@ -62,6 +88,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
             overrides: HashMap::new(),
             params_as_refs: false,
             constructs: Vec::new(),
+            scoping: Scoping::default(),
         }
     }
 
@@ -77,7 +104,18 @@ impl<'a, 'c> Reverse<'a, 'c> {
             overrides: HashMap::new(),
             params_as_refs,
             constructs: Vec::new(),
+            scoping: Scoping::default(),
         }
+    }
+
+    /// Scopes the top-level cotangents in blocks (see [`Reverse::block`]). This helps only an
+    /// optimized build, which reuses the stack slots of bindings whose scope has ended; a debug
+    /// build gives every binding its own slot and pays for each cotangent declared before its
+    /// block with a temporary (an assignment from a call goes through one, a `let` does not), so
+    /// the caller emits this sweep for `not(debug_assertions)` only.
+    pub fn scoped(mut self) -> Self {
+        self.scoping.enabled = true;
+        self
     }
 
     fn krate(&self) -> &syn::Path {
@@ -162,6 +200,8 @@ impl<'a, 'c> Reverse<'a, 'c> {
         let r = self.remaining[v];
         self.remaining[v] = r.saturating_sub(1);
         let k = self.krate().clone();
+        let first = matches!(self.ct[v], Ct::None);
+        self.note(v, first.then_some(r > 1));
         match self.ct[v].clone() {
             Ct::None => {
                 let id = self.cx.ct_ident(v);
@@ -170,7 +210,10 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     ident: id.clone(),
                     mutable,
                 };
-                if mutable {
+                if self.scoping.hoisted.contains(&v) {
+                    // Declared before the block this statement sits in (see `block`).
+                    quote!(#id = #g;)
+                } else if mutable {
                     quote!(let mut #id = #g;)
                 } else {
                     quote!(let #id = #g;)
@@ -204,6 +247,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
     /// Makes `v`'s cotangent an owned mutable binding (zero if it has none yet), before a loop or
     /// a branch adds into it.
     fn ensure_mut(&mut self, v: VarId) -> TokenStream {
+        self.note(v, None);
         let k = self.krate().clone();
         match self.ct[v].clone() {
             Ct::Owned { mutable: true, .. } => quote!(),
@@ -263,13 +307,95 @@ impl<'a, 'c> Reverse<'a, 'c> {
         self.take_ct(v)
     }
 
-    /// The reverse sweep of a block.
-    pub fn block(&mut self, stmts: &[Stmt]) -> TokenStream {
-        let mut out = TokenStream::new();
-        for s in stmts.iter().rev() {
-            out.extend(self.stmt(s));
+    /// Records, in a dry run, how a cotangent binding is made: `Some(mutable)` for a first
+    /// binding by `let`, `None` for any other binding or rebinding. Bindings made inside a loop or
+    /// a branch, and every binding other than a first `let`, keep the variable and the top-level
+    /// statement out of the scoping.
+    fn note(&mut self, v: VarId, first_let: Option<bool>) {
+        let sc = &mut self.scoping;
+        if !sc.recording {
+            return;
         }
-        out
+        match first_let {
+            Some(mutable) if sc.depth == 1 => {
+                sc.births.insert(v, (sc.chunk, mutable));
+            }
+            Some(_) => {
+                sc.irregular.insert(v);
+                sc.complex.insert(sc.chunk);
+            }
+            None if sc.depth == 1 && sc.births.contains_key(&v) => {
+                // Adding into an existing `let mut` binding is not a new binding; a rebinding is.
+                if !matches!(self.ct[v], Ct::Owned { mutable: true, .. }) {
+                    sc.irregular.insert(v);
+                    sc.complex.insert(sc.chunk);
+                }
+            }
+            None => {
+                sc.irregular.insert(v);
+                sc.complex.insert(sc.chunk);
+            }
+        }
+    }
+
+    /// The reverse sweep of a block.
+    ///
+    /// At the top level of a [`scoped`](Reverse::scoped) sweep, each intermediate value's
+    /// cotangent is scoped in a block that ends right after the value's own op has read it, so
+    /// that an optimized build reuses its stack slot for the cotangents computed later. A dry run of the sweep finds where each cotangent is first bound and last read;
+    /// cotangents first bound inside a block but read after it are declared before the block and
+    /// assigned inside it. Statements that involve loops or branches are never put in a block.
+    pub fn block(&mut self, stmts: &[Stmt]) -> TokenStream {
+        if self.counting || !self.scoping.enabled || self.scoping.depth > 0 {
+            return self.chunks(stmts).0.into_iter().collect();
+        }
+        let mut dry = self.clone();
+        dry.scoping.recording = true;
+        let (chunks, deaths) = dry.chunks(stmts);
+        let plan = BlockPlan::new(&dry.scoping, &deaths, chunks.len());
+        self.scoping.hoisted = plan.hoisted.keys().copied().collect();
+        let (chunks, _) = self.chunks(stmts);
+        self.scoping.hoisted.clear();
+        let decl = |v: VarId, mutable: bool| {
+            let id = self.cx.ct_ident(v);
+            if mutable {
+                quote!(let mut #id;)
+            } else {
+                quote!(let #id;)
+            }
+        };
+        let mut decls: HashMap<usize, TokenStream> = HashMap::new();
+        let mut hoisted: Vec<(&VarId, &usize)> = plan.hoisted.iter().collect();
+        hoisted.sort();
+        for (&v, &child) in hoisted {
+            let mutable = dry.scoping.births[&v].1;
+            decls.entry(child).or_default().extend(decl(v, mutable));
+        }
+        plan.emit(&chunks, &decls, None, 0, chunks.len())
+    }
+
+    /// The reverse sweep of `stmts`, one token stream per statement (last statement first), and
+    /// the statement at which each variable defined there reads its cotangent for the last time.
+    fn chunks(&mut self, stmts: &[Stmt]) -> (Vec<TokenStream>, HashMap<VarId, usize>) {
+        self.scoping.depth += 1;
+        let mut chunks = Vec::with_capacity(stmts.len());
+        let mut deaths = HashMap::new();
+        for (i, s) in stmts.iter().rev().enumerate() {
+            if self.scoping.depth == 1 {
+                self.scoping.chunk = i;
+                if self.scoping.recording && matches!(s, Stmt::Loop(_) | Stmt::Branch(_)) {
+                    self.scoping.complex.insert(i);
+                }
+            }
+            if let Stmt::Let { var, .. } = s
+                && self.cx.needs_ct(*var)
+            {
+                deaths.insert(*var, i);
+            }
+            chunks.push(self.stmt(s));
+        }
+        self.scoping.depth -= 1;
+        (chunks, deaths)
     }
 
     fn stmt(&mut self, s: &Stmt) -> TokenStream {
@@ -565,5 +691,194 @@ impl<'a, 'c> Reverse<'a, 'c> {
                 #(#arms)*
             }
         }
+    }
+}
+
+/// The blocks of a top-level reverse sweep (see [`Reverse::block`]): statement ranges, nested.
+struct BlockPlan {
+    /// `(start, end, parent)`, inclusive statement indices, sorted by start then by decreasing
+    /// end, so that a block comes before the blocks inside it.
+    blocks: Vec<(usize, usize, Option<usize>)>,
+    /// The cotangents declared before a block rather than bound where first computed, each with
+    /// the block it is declared before.
+    hoisted: HashMap<VarId, usize>,
+}
+
+impl BlockPlan {
+    fn new(sc: &Scoping, deaths: &HashMap<VarId, usize>, n: usize) -> Self {
+        // A block per cotangent first bound at statement `b` and last read at `d`, unless that is
+        // the last statement anyway.
+        let mut cand: Vec<(VarId, usize, usize)> = sc
+            .births
+            .iter()
+            .filter(|(v, _)| !sc.irregular.contains(v))
+            .filter_map(|(&v, &(b, _))| {
+                let d = *deaths.get(&v)?;
+                (b < d && d + 1 < n).then_some((v, b, d))
+            })
+            .collect();
+        cand.sort_unstable();
+        loop {
+            // Blocks must nest: one that starts inside another and ends after it starts with it.
+            let mut changed = true;
+            while changed {
+                changed = false;
+                for i in 0..cand.len() {
+                    for j in 0..cand.len() {
+                        let ((_, si, ei), (_, sj, ej)) = (cand[i], cand[j]);
+                        if si < sj && sj <= ei && ei < ej {
+                            cand[j].1 = si;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            let before = cand.len();
+            cand.retain(|&(_, s, e)| !(s..=e).any(|c| sc.complex.contains(&c)));
+            if cand.len() == before {
+                break;
+            }
+            for c in &mut cand {
+                c.1 = sc.births[&c.0].0;
+            }
+        }
+        cand.sort_by_key(|&(_, s, e)| (s, core::cmp::Reverse(e)));
+        let mut blocks: Vec<(usize, usize, Option<usize>)> = Vec::with_capacity(cand.len());
+        let mut open: Vec<usize> = Vec::new();
+        for &(_, s, e) in &cand {
+            while open.last().is_some_and(|&p| blocks[p].1 < s) {
+                open.pop();
+            }
+            blocks.push((s, e, open.last().copied()));
+            open.push(blocks.len() - 1);
+        }
+        let owner: HashMap<VarId, usize> = cand.iter().enumerate().map(|(k, c)| (c.0, k)).collect();
+        // The innermost block holding statement `c`, and the chain of blocks up from it.
+        let innermost = |c: usize| {
+            (0..blocks.len())
+                .rev()
+                .find(|&k| blocks[k].0 <= c && c <= blocks[k].1)
+        };
+        let mut hoisted = HashMap::new();
+        for (&v, &(b, _)) in &sc.births {
+            let scope = owner.get(&v).copied();
+            let mut k = innermost(b);
+            let mut child = None;
+            while k != scope {
+                child = k;
+                k = k.and_then(|k| blocks[k].2);
+            }
+            if let Some(child) = child {
+                hoisted.insert(v, child);
+            }
+        }
+        BlockPlan { blocks, hoisted }
+    }
+
+    /// The statements `start..end` of the block `parent` (`None`: the top level), with the blocks
+    /// inside it and the declarations before them.
+    fn emit(
+        &self,
+        chunks: &[TokenStream],
+        decls: &HashMap<usize, TokenStream>,
+        parent: Option<usize>,
+        start: usize,
+        end: usize,
+    ) -> TokenStream {
+        let mut out = TokenStream::new();
+        let mut i = start;
+        for (k, &(s, e, p)) in self.blocks.iter().enumerate() {
+            if p != parent {
+                continue;
+            }
+            out.extend(chunks[i..s].iter().cloned());
+            if let Some(d) = decls.get(&k) {
+                out.extend(d.clone());
+            }
+            let inner = self.emit(chunks, decls, Some(k), s, e + 1);
+            out.extend(quote!({ #inner }));
+            i = e + 1;
+        }
+        out.extend(chunks[i..end].iter().cloned());
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BlockPlan, Scoping};
+    use std::collections::HashMap;
+
+    /// The MLP's sweep (statements last first): `t7 = t6.item()`, `t6 = cross_entropy(logits)`,
+    /// `logits = t4 + b2`, `t4 = h @ w2`, `h = relu(t2)`, `t2 = t1 + b1`, `t1 = x @ w1`. Variables
+    /// are numbered by name below; each intermediate cotangent is first bound by the op that reads
+    /// the variable and last read by the variable's own op.
+    fn mlp_sweep() -> (Scoping, HashMap<usize, usize>) {
+        let [t6, logits, t4, b2, h, w2, t2, t1, b1, w1] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+        let mut sc = Scoping::default();
+        for (v, chunk) in [
+            (t6, 0),
+            (logits, 1),
+            (t4, 2),
+            (b2, 2),
+            (h, 3),
+            (w2, 3),
+            (t2, 4),
+            (t1, 5),
+            (b1, 5),
+            (w1, 6),
+        ] {
+            sc.births.insert(v, (chunk, false));
+        }
+        let deaths = [(t6, 1), (logits, 2), (t4, 3), (h, 4), (t2, 5), (t1, 6)].into();
+        (sc, deaths)
+    }
+
+    /// Each intermediate cotangent gets a block ending at its last read (`t1`'s would end with the
+    /// sweep: none); the blocks nest, so each starts at the first statement. Cotangents first bound
+    /// inside an inner block are declared before the outermost block they must outlive.
+    #[test]
+    fn a_chain_nests_one_block_per_intermediate_cotangent() {
+        let (sc, deaths) = mlp_sweep();
+        let plan = BlockPlan::new(&sc, &deaths, 7);
+        // t2, h, t4, logits, t6: each inside the previous one.
+        assert_eq!(
+            plan.blocks,
+            [
+                (0, 5, None),
+                (0, 4, Some(0)),
+                (0, 3, Some(1)),
+                (0, 2, Some(2)),
+                (0, 1, Some(3))
+            ]
+        );
+        // logits before t6's block (4) inside its own, t4 before logits' (3), h before t4's (2),
+        // t2 before h's (1); the parameters b2, w2, b1 and t1 before the outermost block (0).
+        let want: HashMap<usize, usize> = [
+            (1, 4),
+            (2, 3),
+            (4, 2),
+            (6, 1),
+            (3, 0),
+            (5, 0),
+            (7, 0),
+            (8, 0),
+        ]
+        .into();
+        assert_eq!(plan.hoisted, want);
+    }
+
+    /// A statement that involves a loop or a branch (or rebinds a cotangent) is never inside a
+    /// block: the blocks that would hold it are dropped and the others re-nested.
+    #[test]
+    fn no_block_holds_a_complex_statement() {
+        let (mut sc, deaths) = mlp_sweep();
+        sc.complex.insert(3);
+        let plan = BlockPlan::new(&sc, &deaths, 7);
+        assert_eq!(plan.blocks, [(0, 2, None), (0, 1, Some(0))]);
+        // logits (first bound at 1, inside t6's block) is declared before it; t4 and b2 (bound at
+        // 2, inside logits' block) before the outer one. Nothing else is in a block.
+        let want: HashMap<usize, usize> = [(1, 1), (2, 0), (3, 0)].into();
+        assert_eq!(plan.hoisted, want);
     }
 }

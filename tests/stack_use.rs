@@ -1,0 +1,173 @@
+//! How much stack the generated gradient needs, measured: the smallest thread stack on which it
+//! runs, found by bisection over child processes (a stack overflow aborts the whole process, so
+//! each attempt runs in a fresh copy of this test binary: the `probe` test, selected by name).
+//!
+//! The model is the W2 MLP scaled up until its largest inline tensors reach the inline limit
+//! (`autograd_core::INLINE_LIMIT_BYTES`, 64 KiB): batch 128, 128 -> 128 -> 10, f32, so `x`,
+//! `w1` and the hidden layer (128 x 128) are 64 KiB each. The reported ratio is the stack the
+//! gradient call needs beyond an empty thread's, over that largest tensor's size.
+//!
+//! Run `cargo test --test stack_use -- --nocapture` (and with `--release`) to see the numbers.
+
+use autograd_core::differentiable;
+use autograd_core::prelude::*;
+use std::process::{Command, Stdio};
+
+/// The variable that makes the `probe` test run a model (`name:stack_bytes`).
+const PROBE_ENV: &str = "AUTOGRAD_STACK_PROBE";
+
+const B: usize = 128;
+const I: usize = 128;
+const H: usize = 128;
+const O: usize = 10;
+/// The largest inline tensor of the model: `x`, `w1` and the hidden layer.
+const LARGEST: usize = B * I * size_of::<f32>();
+
+#[differentiable(wrt(w1, b1, w2, b2))]
+fn mlp(
+    w1: &Tensor![f32; I, H],
+    b1: &Tensor![f32; H],
+    w2: &Tensor![f32; H, O],
+    b2: &Tensor![f32; O],
+    x: &Tensor![f32; B, I],
+    labels: &[usize; B],
+) -> f32 {
+    let h = (x.matmul(w1) + b1).relu();
+    let logits = h.matmul(w2) + b2;
+    logits.cross_entropy(labels).item()
+}
+
+/// The model's inputs, built on the heap so that only the gradient call uses the measured stack.
+struct Inputs {
+    w1: Box<Tensor![f32; I, H]>,
+    b1: Box<Tensor![f32; H]>,
+    w2: Box<Tensor![f32; H, O]>,
+    b2: Box<Tensor![f32; O]>,
+    x: Box<Tensor![f32; B, I]>,
+    labels: Box<[usize; B]>,
+}
+
+impl Inputs {
+    fn new() -> Self {
+        Inputs {
+            w1: Box::new(Tensor::rand_uniform(1, -0.1, 0.1)),
+            b1: Box::new(Tensor::rand_uniform(2, -0.1, 0.1)),
+            w2: Box::new(Tensor::rand_uniform(3, -0.1, 0.1)),
+            b2: Box::new(Tensor::rand_uniform(4, -0.1, 0.1)),
+            x: Box::new(Tensor::rand_uniform(5, -1.0, 1.0)),
+            labels: Box::new(core::array::from_fn(|i| i % O)),
+        }
+    }
+}
+
+/// The gradient of [`mlp`], checked: returns a number that depends on it, so that nothing is
+/// optimized away. Not inlined, so that the thread running it holds nothing else.
+#[inline(never)]
+fn gradient(i: &Inputs) -> f32 {
+    let (loss, g) = mlp_grad(&i.w1, &i.b1, &i.w2, &i.b2, &i.x, &i.labels);
+    std::hint::black_box(&g);
+    // Softmax cross-entropy over 10 classes starts near ln(10), and the output bias's gradient
+    // (the mean over the batch of softmax minus one-hot) sums to zero.
+    assert!((loss - 10f32.ln()).abs() < 0.5, "loss {loss}");
+    assert!(g.b2.sum().item().abs() < 1e-5);
+    loss + g.w1.as_slice()[0]
+}
+
+/// Runs `model` (`empty` or `mlp`) once on a fresh thread with a stack of `bytes`.
+fn run(model: &str, bytes: usize) -> f32 {
+    let inputs = Inputs::new();
+    let f: fn(&Inputs) -> f32 = match model {
+        "empty" => |_| std::hint::black_box(1.0),
+        "mlp" => gradient,
+        other => panic!("unknown model {other}"),
+    };
+    std::thread::Builder::new()
+        .stack_size(bytes)
+        .spawn(move || f(&inputs))
+        .expect("spawn")
+        .join()
+        .expect("the model ran")
+}
+
+/// Not a test of its own: the child process that [`stack_needed`] starts for one attempt.
+#[test]
+#[ignore = "run by the other tests of this file in a child process, with AUTOGRAD_STACK_PROBE set"]
+fn probe() {
+    let spec = std::env::var(PROBE_ENV).expect("AUTOGRAD_STACK_PROBE=model:bytes");
+    let (model, bytes) = spec.split_once(':').expect("model:bytes");
+    let v = run(model, bytes.parse().expect("a byte count"));
+    assert!(v.is_finite());
+}
+
+/// Whether `model` runs on a thread with a stack of `bytes`, in a child process.
+fn fits(model: &str, bytes: usize) -> bool {
+    Command::new(std::env::current_exe().expect("the test binary"))
+        .args(["probe", "--exact", "--ignored", "--test-threads=1"])
+        .env(PROBE_ENV, format!("{model}:{bytes}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run the test binary")
+        .success()
+}
+
+/// The smallest stack (to 4 KiB) on which `model` runs, up to 64 MiB.
+fn stack_needed(model: &str) -> usize {
+    const STEP: usize = 4 << 10;
+    let (mut lo, mut hi) = (STEP, 64 << 20); // lo fails (or is the minimum), hi fits
+    assert!(fits(model, hi), "{model} needs more than 64 MiB of stack");
+    if fits(model, lo) {
+        return lo;
+    }
+    while hi - lo > STEP {
+        let mid = (lo + hi) / 2 / STEP * STEP;
+        if fits(model, mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// The stack the gradient needs beyond an empty thread's, over the largest tensor's size.
+fn measured_ratio() -> (usize, f64) {
+    let empty = stack_needed("empty");
+    let mlp = stack_needed("mlp");
+    let ratio = (mlp - empty) as f64 / LARGEST as f64;
+    println!(
+        "stack: empty thread {} KiB, mlp gradient {} KiB; largest inline tensor {} KiB; ratio {ratio:.2}",
+        empty >> 10,
+        mlp >> 10,
+        LARGEST >> 10
+    );
+    (mlp, ratio)
+}
+
+/// The gradient of an MLP whose tensors are at the inline limit runs on a thread with Rust's
+/// default 2 MiB stack, in debug and release builds: that is what the limit is for.
+#[test]
+fn gradient_at_the_inline_limit_fits_a_default_thread() {
+    let (bytes, _) = measured_ratio();
+    assert!(
+        bytes <= 2 << 20,
+        "the gradient needs {} KiB of stack",
+        bytes >> 10
+    );
+}
+
+/// In a release build, the reverse sweep's scoped cotangents keep the gradient's stack use below
+/// 8.4 times the largest tensor: 7.81x (504 KiB), against 9.00x (580 KiB) with every cotangent
+/// alive to the end. A debug build gives every binding its own stack slot, so it runs the plain
+/// sweep: 19.62x (1260 KiB), checked here against growth. Code generation differs between
+/// compilers, so the numbers are checked only on the one they were measured with.
+#[rustversion::attr(not(stable(1.95)), ignore = "stack use was measured with rustc 1.95")]
+#[test]
+fn gradient_stack_use_is_bounded() {
+    let (_, ratio) = measured_ratio();
+    let bound = if cfg!(debug_assertions) { 20.5 } else { 8.4 };
+    assert!(
+        ratio < bound,
+        "the gradient needs {ratio:.2}x its largest tensor of stack"
+    );
+}
