@@ -157,15 +157,16 @@ fn gradient_at_the_inline_limit_fits_a_default_thread() {
 }
 
 /// In a release build, the reverse sweep's scoped cotangents keep the gradient's stack use below
-/// 8.4 times the largest tensor: 7.81x (504 KiB), against 9.00x (580 KiB) with every cotangent
-/// alive to the end. A debug build gives every binding its own stack slot, so it runs the plain
+/// 8.9 times the largest tensor: 8.81x (568 KiB), against 9.00x (580 KiB) with every cotangent
+/// alive to the end (7.81x, 504 KiB, without anomaly mode's check of the parameters' cotangents,
+/// which keeps one from being built in place in the gradient). A debug build gives every binding its own stack slot, so it runs the plain
 /// sweep: 19.62x (1260 KiB), checked here against growth. Code generation differs between
 /// compilers, so the numbers are checked only on the one they were measured with.
 #[rustversion::attr(not(stable(1.95)), ignore = "stack use was measured with rustc 1.95")]
 #[test]
 fn gradient_stack_use_is_bounded() {
     let (_, ratio) = measured_ratio();
-    let bound = if cfg!(debug_assertions) { 20.5 } else { 8.4 };
+    let bound = if cfg!(debug_assertions) { 20.5 } else { 8.9 };
     assert!(
         ratio < bound,
         "the gradient needs {ratio:.2}x its largest tensor of stack"

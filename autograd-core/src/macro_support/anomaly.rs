@@ -40,15 +40,14 @@ pub fn forward<X: Finite>(out: &X, op: &'static str) {
     }
 }
 
-/// Checks the cotangent an op's pullback returned for its argument `arg`, in anomaly mode, and
-/// passes it on.
+/// Checks, in anomaly mode, the cotangent of an op's argument `arg` once its pullback's result
+/// has been added in.
 #[inline]
 #[track_caller]
-pub fn cotangent<X: Finite>(ct: X, op: &'static str, arg: usize) -> X {
+pub fn cotangent<X: Finite>(ct: &X, op: &'static str, arg: usize) {
     if is_anomaly_enabled() && !ct.all_finite() {
         report(op, Phase::Backward(arg), Location::caller());
     }
-    ct
 }
 
 #[cold]
