@@ -10,7 +10,7 @@ mod common;
 
 use autograd_core::gradcheck::{Tolerance, check_gradient};
 use autograd_core::prelude::*;
-use common::oracle::{DynT, Scalars};
+use common::oracle::{DynT, Scalars, ravel, unravel};
 use common::programs::{
     Inputs, Instr, POOL_SHAPES, S0, S1, S2, S3, S4, S5, STRUCTURAL, instr, leaf_pools, pick,
     run_tape,
@@ -198,20 +198,6 @@ fn structural(s: &mut Scalars, pools: &[Vec<DynT>], ins: &Instr) -> (usize, DynT
         }
     };
     (out, y)
-}
-
-/// The multi-index of flat index `i` in `shape`, row-major.
-fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
-    let mut idx = vec![0; shape.len()];
-    for k in (0..shape.len()).rev() {
-        idx[k] = i % shape[k];
-        i /= shape[k];
-    }
-    idx
-}
-
-fn ravel(idx: &[usize], shape: &[usize]) -> usize {
-    idx.iter().zip(shape).fold(0, |acc, (&i, &n)| acc * n + i)
 }
 
 /// A movement: output element `ix` is `a`'s element `source(ix)`, or a constant 0 for `None`.

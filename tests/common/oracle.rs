@@ -104,7 +104,7 @@ fn numel(shape: &[usize]) -> usize {
 }
 
 /// The multi-index of flat index `i` in `shape`, row-major.
-fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
+pub fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
     let mut idx = vec![0; shape.len()];
     for k in (0..shape.len()).rev() {
         idx[k] = i % shape[k];
@@ -113,7 +113,8 @@ fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
     idx
 }
 
-fn ravel(idx: &[usize], shape: &[usize]) -> usize {
+/// The flat index of multi-index `idx` in `shape`, row-major.
+pub fn ravel(idx: &[usize], shape: &[usize]) -> usize {
     idx.iter().zip(shape).fold(0, |acc, (&i, &n)| acc * n + i)
 }
 
