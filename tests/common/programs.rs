@@ -191,6 +191,19 @@ pub type Outputs<T> = (
 /// The number of structural ops (`kind % 4 == 3`), each with its fixed pools: see `run_program`.
 pub const STRUCTURAL: u8 = 16;
 
+/// Whether `program` holds a matrix product (structural ops 0 and 1 of `run_program`): its sums
+/// may round differently on element types that take different kernels (SIMD for f64, the generic
+/// loop for dual numbers).
+#[allow(
+    dead_code,
+    reason = "used by some of the test binaries that include this module"
+)]
+pub fn has_matmul(program: &[Instr]) -> bool {
+    program
+        .iter()
+        .any(|ins| ins.kind % 4 == 3 && ins.op % STRUCTURAL < 2)
+}
+
 /// The constant `v` in the element type `T`.
 fn num<T: Float>(v: f64) -> T {
     T::from_f64(v)
