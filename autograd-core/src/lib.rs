@@ -70,6 +70,7 @@ pub mod ops;
 pub mod optim;
 #[cfg(feature = "parallel")]
 pub mod parallel;
+pub mod params;
 pub mod rule;
 mod scalar;
 pub mod shape;
@@ -106,6 +107,7 @@ pub mod rules {
 pub mod prelude {
     pub use crate::forward::Dual;
     pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs};
+    pub use crate::params::Params;
     pub use crate::tape::{Var, no_grad};
     pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }

@@ -12,6 +12,7 @@
 pub mod anomaly;
 pub mod differentiable_methods;
 
+use crate::params::Params;
 use crate::rule::{BinaryRule, UnaryRule};
 use crate::scalar::Float;
 use crate::shape::Shape;
@@ -399,8 +400,8 @@ impl<T: Float> Seed for T {
 /// The cotangent of a value that receives no contribution: zero, in the value's type.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be differentiated",
-    label = "not a tensor or a floating-point number",
-    note = "#[differentiable] differentiates tensors and floats; leave this parameter out of `wrt(..)`"
+    label = "not a tensor, a float, or a model that derives `Params`",
+    note = "#[differentiable] differentiates tensors, floats and `#[derive(Params)]` models; derive `Params` for this type, or leave the parameter out of `wrt(..)`"
 )]
 pub trait Cotangent: Sized {
     /// Zero, shaped like `self`.
@@ -409,33 +410,17 @@ pub trait Cotangent: Sized {
     fn accumulate(&mut self, g: Self);
 }
 
-impl<T: Float, S: Shape, St: Storage> Cotangent for Tensor<T, S, St> {
+impl<P: Params> Cotangent for P {
     #[inline]
     fn zeros_like(&self) -> Self {
-        Tensor::zeros()
+        Params::zeros_like(self)
     }
     #[inline]
     fn accumulate(&mut self, g: Self) {
-        add_assign(self.as_mut_slice(), g.as_slice());
+        self.add_assign(&g);
     }
 }
 
-impl<T: Float> Cotangent for T {
-    #[inline]
-    fn zeros_like(&self) -> Self {
-        T::ZERO
-    }
-    #[inline]
-    fn accumulate(&mut self, g: Self) {
-        *self += g;
-    }
-}
-
-fn add_assign<T: Float>(acc: &mut [T], g: &[T]) {
-    for (a, &b) in acc.iter_mut().zip(g) {
-        *a += b;
-    }
-}
 
 /// The seed of a reverse sweep.
 #[inline]
