@@ -421,7 +421,6 @@ impl<P: Params> Cotangent for P {
     }
 }
 
-
 /// The seed of a reverse sweep.
 #[inline]
 #[must_use]

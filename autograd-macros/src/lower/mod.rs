@@ -1,0 +1,433 @@
+//! Phase 3: the body lowered to A-normal form ([`crate::ir`]), with every unsupported construct
+//! reported at its span.
+//!
+//! Each expression that depends on a differentiated parameter ("active") is flattened to one op a
+//! binding; every other expression is kept as written, renamed ([`crate::rename`]), and bound to a
+//! constant. Reassignment makes a new version of a variable; a loop's reassigned variables are
+//! carried from one iteration to the next; a branch's reassigned variables flow out of it.
+//!
+//! Before:
+//! ```text
+//! let y = (x * w + b).exp();
+//! ```
+//! After:
+//! ```text
+//! let __t1 = mul(x, w);  let __t2 = add(__t1, b);  let __y = exp(__t2);
+//! ```
+
+mod control;
+mod expr;
+mod reject;
+mod stmt;
+
+use reject::*;
+
+use crate::ast::Function;
+use crate::ctxt::Errors;
+use crate::ir::{
+    Arm, Body, Branch, Carried, Head, Loop, Origin, ScopeId, ScopeKind, Stmt, Value, Var, VarId,
+};
+use crate::rename::{self, Use, key};
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, format_ident, quote};
+use std::collections::HashMap;
+use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
+use syn::{BinOp, Block, Expr, Ident, Pat, Type, UnOp};
+
+/// How a name of the body is bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Binding {
+    /// To a variable (`mutable` if declared `let mut`).
+    Var(VarId, bool),
+    /// To something the macro keeps as written: a pattern binding of a `match` arm or `if let`, or
+    /// a loop index. Its uses are not renamed.
+    Verbatim,
+    /// To a value whose definition was reported as an error: its uses report nothing more.
+    Poisoned,
+}
+
+/// Lowers the body of `f`. Returns `None` if nothing could be lowered (errors are reported).
+pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
+    let mut l = Lower {
+        errors,
+        vars: Vec::new(),
+        scopes: vec![(ScopeKind::Top, None)],
+        scope: 0,
+        env: vec![HashMap::new()],
+        taken: HashMap::new(),
+        items: Vec::new(),
+        loops: 0,
+        branches: 0,
+        temps: 0,
+        stmts: Vec::new(),
+        local_fns: Vec::new(),
+    };
+    for (i, p) in f.params.iter().enumerate() {
+        l.taken.insert(key(&p.name), 1);
+        let v = l.vars.len();
+        l.vars.push(Var {
+            ident: p.name.clone(),
+            active: p.wrt,
+            home: 0,
+            origin: Origin::Param(i),
+        });
+        l.env[0].insert(key(&p.name), Binding::Var(v, false));
+    }
+    let block = &f.item.block;
+    if !check_attributes(block, l.errors) {
+        return None;
+    }
+    let tail = l.lower_block_stmts(&block.stmts, true);
+    let result = match tail {
+        Some(Some(v)) => v,
+        Some(None) => {
+            if l.errors.is_empty() {
+                let span = block
+                    .stmts
+                    .last()
+                    .map_or_else(|| block.brace_token.span.join(), Spanned::span);
+                l.errors.error(
+                    span,
+                    "a #[differentiable] function must end with the value it returns (a tail expression without `;`)",
+                );
+            }
+            return None;
+        }
+        None => return None,
+    };
+    let result_span = block
+        .stmts
+        .last()
+        .map_or_else(Span::call_site, Spanned::span);
+    Some(Body {
+        vars: l.vars,
+        scopes: l.scopes,
+        items: l.items,
+        stmts: l.stmts,
+        result,
+        result_span,
+    })
+}
+
+struct Lower<'e> {
+    errors: &'e mut Errors,
+    vars: Vec<Var>,
+    scopes: Vec<(ScopeKind, Option<ScopeId>)>,
+    scope: ScopeId,
+    /// Lexical frames, innermost last.
+    env: Vec<HashMap<String, Binding>>,
+    /// How many generated identifiers use each base name.
+    taken: HashMap<String, usize>,
+    items: Vec<TokenStream>,
+    loops: usize,
+    branches: usize,
+    temps: usize,
+    /// The statement list being built.
+    stmts: Vec<Stmt>,
+    /// The functions defined inside the body (never differentiated).
+    local_fns: Vec<String>,
+}
+
+/// Everything a loop body's lowering changes, to lower it again with other assumptions.
+struct Snapshot {
+    vars: usize,
+    scopes: usize,
+    errors: usize,
+    taken: HashMap<String, usize>,
+    items: usize,
+    loops: usize,
+    branches: usize,
+    temps: usize,
+    env: Vec<HashMap<String, Binding>>,
+    stmts: usize,
+}
+
+impl Lower<'_> {
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            vars: self.vars.len(),
+            scopes: self.scopes.len(),
+            errors: self.errors.len(),
+            taken: self.taken.clone(),
+            items: self.items.len(),
+            loops: self.loops,
+            branches: self.branches,
+            temps: self.temps,
+            env: self.env.clone(),
+            stmts: self.stmts.len(),
+        }
+    }
+
+    fn restore(&mut self, s: &Snapshot) {
+        self.vars.truncate(s.vars);
+        self.scopes.truncate(s.scopes);
+        self.errors.truncate(s.errors);
+        self.taken.clone_from(&s.taken);
+        self.items.truncate(s.items);
+        self.loops = s.loops;
+        self.branches = s.branches;
+        self.temps = s.temps;
+        self.env.clone_from(&s.env);
+        self.stmts.truncate(s.stmts);
+    }
+
+    /// `__base`, then `__base_2`, `__base_3`, ...
+    fn fresh_ident(&mut self, base: &str) -> Ident {
+        let base = base.trim_start_matches('_');
+        let base = if base.is_empty() { "v" } else { base };
+        let n = self.taken.entry(base.to_string()).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            format_ident!("__{}", base)
+        } else {
+            format_ident!("__{}_{}", base, *n)
+        }
+    }
+
+    fn new_var(&mut self, base: &str, active: bool, origin: Origin) -> VarId {
+        let ident = self.fresh_ident(base);
+        self.vars.push(Var {
+            ident,
+            active,
+            home: self.scope,
+            origin,
+        });
+        self.vars.len() - 1
+    }
+
+    fn temp(&mut self, active: bool) -> VarId {
+        self.temps += 1;
+        let base = if active {
+            format!("t{}", self.temps)
+        } else {
+            format!("c{}", self.temps)
+        };
+        self.new_var(&base, active, Origin::Local)
+    }
+
+    fn new_scope(&mut self, kind: ScopeKind) -> ScopeId {
+        self.scopes.push((kind, Some(self.scope)));
+        self.scopes.len() - 1
+    }
+
+    fn lookup(&self, name: &str) -> Option<Binding> {
+        self.env.iter().rev().find_map(|f| f.get(name).copied())
+    }
+
+    /// Rebinds `name` in the frame that holds it.
+    fn rebind(&mut self, name: &str, var: VarId) {
+        for f in self.env.iter_mut().rev() {
+            if let Some(b) = f.get_mut(name) {
+                if let Binding::Var(v, _) = b {
+                    *v = var;
+                }
+                return;
+            }
+        }
+    }
+
+    /// The identifier a variable is read through in the forward sweep.
+    fn forward_ident(&self, v: VarId) -> Ident {
+        match self.vars[v].origin {
+            Origin::LoopIn { state } => self.vars[state].ident.clone(),
+            _ => self.vars[v].ident.clone(),
+        }
+    }
+
+    fn lookup_fn(&self) -> impl Fn(&Ident) -> Option<Ident> + '_ {
+        |id: &Ident| match self.lookup(&key(id)) {
+            Some(Binding::Var(v, _)) => Some(self.forward_ident(v)),
+            _ => None,
+        }
+    }
+
+    fn rename(&self, e: &Expr) -> (TokenStream, Vec<Use>) {
+        rename::rename_expr(e, &self.lookup_fn())
+    }
+
+    fn uses_active(&self, uses: &[Use]) -> bool {
+        uses.iter().any(|u| {
+            !u.detached
+                && matches!(self.lookup(&u.name), Some(Binding::Var(v, _)) if self.vars[v].active)
+        })
+    }
+
+    /// Whether `e` reads a differentiated value (outside `detach(..)`).
+    fn is_active(&self, e: &Expr) -> bool {
+        self.uses_active(&self.rename(e).1)
+    }
+
+    /// Whether `e` assigns to a variable of the body (then it is lowered even if inactive, since
+    /// generated code binds no variable `mut`).
+    fn assigns_var(&self, e: &Expr) -> bool {
+        assigned_names(e)
+            .iter()
+            .any(|n| matches!(self.lookup(n), Some(Binding::Var(..))))
+    }
+
+    fn push(&mut self, s: Stmt) {
+        self.stmts.push(s);
+    }
+
+    /// Binds an inactive expression, kept as written, to a constant.
+    fn bind_inert(&mut self, e: &Expr, ty: Option<Type>) -> VarId {
+        let (tokens, _) = self.rename(e);
+        let v = self.temp(false);
+        self.push(Stmt::Let {
+            var: v,
+            ty,
+            value: Value::Inert(tokens),
+        });
+        v
+    }
+
+    fn bind(&mut self, value: Value, active: bool) -> VarId {
+        let v = self.temp(active);
+        self.push(Stmt::Let {
+            var: v,
+            ty: None,
+            value,
+        });
+        v
+    }
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip(&p.expr),
+        Expr::Group(g) => strip(&g.expr),
+        e => e,
+    }
+}
+
+/// The operators whose value is a `bool`: comparisons and the logical `&&`, `||`.
+fn is_comparison_op(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::Eq(_)
+            | BinOp::Ne(_)
+            | BinOp::Lt(_)
+            | BinOp::Le(_)
+            | BinOp::Gt(_)
+            | BinOp::Ge(_)
+            | BinOp::And(_)
+            | BinOp::Or(_)
+    )
+}
+
+/// Whether `e` is a comparison (its value is a `bool` or a mask: no gradient flows through it).
+fn is_comparison_expr(e: &Expr) -> bool {
+    match strip(e) {
+        Expr::Binary(b) => is_comparison_op(&b.op),
+        Expr::MethodCall(m) => is_comparison(&m.method.to_string()),
+        _ => false,
+    }
+}
+
+/// The comparison methods (`x.lt(&y)`, `x.gt_scalar(0.0)`): their masks carry no gradient.
+fn is_comparison(name: &str) -> bool {
+    let base = name.strip_suffix("_scalar").unwrap_or(name);
+    matches!(base, "lt" | "le" | "gt" | "ge" | "eq" | "ne")
+}
+
+fn is_zero(e: &Expr) -> bool {
+    matches!(strip(e), Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) if i.base10_digits() == "0")
+}
+
+/// Whether a tail expression gives the block a value (loops and `while` give `()`).
+fn yields_value(e: &Expr) -> bool {
+    !matches!(
+        e,
+        Expr::ForLoop(_)
+            | Expr::While(_)
+            | Expr::If(syn::ExprIf {
+                else_branch: None,
+                ..
+            })
+    )
+}
+
+/// `+=` and friends: the method of the operator and the operator.
+fn compound_op(op: &BinOp) -> Option<(&'static str, &'static str)> {
+    match op {
+        BinOp::AddAssign(_) => Some(("add", "+")),
+        BinOp::SubAssign(_) => Some(("sub", "-")),
+        BinOp::MulAssign(_) => Some(("mul", "*")),
+        BinOp::DivAssign(_) => Some(("div", "/")),
+        _ => None,
+    }
+}
+
+fn binary_token(method: &str) -> TokenStream {
+    match method {
+        "add" => quote!(+),
+        "sub" => quote!(-),
+        "mul" => quote!(*),
+        _ => quote!(/),
+    }
+}
+
+/// The names assigned (`x = ..`, `x += ..`) anywhere in `e`.
+fn assigned_names(e: &Expr) -> Vec<String> {
+    struct Find(Vec<String>);
+    impl VisitMut for Find {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            let target = match e {
+                Expr::Assign(a) => Some(&*a.left),
+                Expr::Binary(b) if compound_op(&b.op).is_some() => Some(&*b.left),
+                _ => None,
+            };
+            if let Some(Expr::Path(p)) = target.map(strip)
+                && let Some(id) = p.path.get_ident()
+            {
+                self.0.push(key(id));
+            }
+            if !matches!(e, Expr::Closure(_)) {
+                syn::visit_mut::visit_expr_mut(self, e);
+            }
+        }
+    }
+    let mut f = Find(Vec::new());
+    f.visit_expr_mut(&mut e.clone());
+    f.0
+}
+
+/// The names bound by `let` anywhere in a block.
+fn let_names(b: &Block) -> Vec<String> {
+    struct Find(Vec<String>);
+    impl VisitMut for Find {
+        fn visit_local_mut(&mut self, l: &mut syn::Local) {
+            self.0.extend(rename::pat_bindings(&l.pat).iter().map(key));
+            syn::visit_mut::visit_local_mut(self, l);
+        }
+    }
+    let mut f = Find(Vec::new());
+    f.visit_block_mut(&mut b.clone());
+    f.0
+}
+
+/// Every identifier in `tokens`, through groups.
+fn token_idents(tokens: &TokenStream) -> Vec<Ident> {
+    let mut out = Vec::new();
+    for t in tokens.clone() {
+        match t {
+            proc_macro2::TokenTree::Ident(id) => out.push(id),
+            proc_macro2::TokenTree::Group(g) => out.extend(token_idents(&g.stream())),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The operands of a chain of `&&` (a let-chain's parts), in order.
+fn flatten_and<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match e {
+        Expr::Binary(b) if matches!(b.op, BinOp::And(_)) => {
+            flatten_and(&b.left, out);
+            flatten_and(&b.right, out);
+        }
+        Expr::Group(g) => flatten_and(&g.expr, out),
+        e => out.push(e),
+    }
+}

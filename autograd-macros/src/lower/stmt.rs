@@ -1,0 +1,329 @@
+//! Statements: blocks, `let` bindings and patterns, assignments and compound assignments.
+
+use super::*;
+
+impl Lower<'_> {
+    /// Lowers a block's statements in a new lexical frame; `Some(tail)` unless an error stopped it.
+    pub(super) fn lower_block_stmts(
+        &mut self,
+        stmts: &[syn::Stmt],
+        want_tail: bool,
+    ) -> Option<Option<VarId>> {
+        self.env.push(HashMap::new());
+        let mut tail = None;
+        let mut ok = true;
+        for (i, s) in stmts.iter().enumerate() {
+            let last = i + 1 == stmts.len();
+            match s {
+                syn::Stmt::Expr(e, None) if last && want_tail && yields_value(e) => {
+                    match self.lower_expr(e) {
+                        Some(v) => tail = Some(v),
+                        None => ok = false,
+                    }
+                }
+                _ => ok &= self.lower_stmt(s).is_some(),
+            }
+        }
+        self.env.pop();
+        ok.then_some(tail)
+    }
+
+    pub(super) fn lower_stmt(&mut self, s: &syn::Stmt) -> Option<()> {
+        match s {
+            syn::Stmt::Local(l) => self.lower_let(l),
+            syn::Stmt::Item(item) => {
+                if let syn::Item::Macro(m) = item
+                    && let Some(name) = self.mentioned_var(&m.mac.tokens)
+                {
+                    // A `macro_rules!` defined here sees the body's locals (its hygiene resolves
+                    // them at the definition), which the generated code renames and the gradient
+                    // cannot follow.
+                    self.errors.error(
+                        m.mac.path.span(),
+                        unsupported(
+                            &format!("a `macro_rules!` inside the function that names its variable `{name}` is"),
+                            "define the macro outside the function and pass the values it needs as arguments",
+                        ),
+                    );
+                    return None;
+                }
+                if let syn::Item::Fn(f) = item {
+                    self.local_fns.push(key(&f.sig.ident));
+                }
+                self.items.push(item.to_token_stream());
+                Some(())
+            }
+            syn::Stmt::Macro(m) => {
+                self.check_macro(&m.mac)?;
+                let (tokens, _) = rename::rename_stmt(s, &self.lookup_fn());
+                self.push(Stmt::Inert(tokens));
+                Some(())
+            }
+            syn::Stmt::Expr(e, _) => self.lower_expr_stmt(e),
+        }
+    }
+
+    pub(super) fn lower_expr_stmt(&mut self, e: &Expr) -> Option<()> {
+        match e {
+            Expr::Assign(a) => {
+                let mark = self.vars.len();
+                let v = self.lower_expr(&a.right)?;
+                self.assign(&a.left, v, mark)
+            }
+            Expr::Binary(b) if compound_op(&b.op).is_some() => self.compound_assign(b),
+            Expr::ForLoop(f) if self.is_active(e) || self.assigns_var(e) => self.lower_loop(f),
+            Expr::If(i) if self.is_active(e) || self.assigns_var(e) => {
+                self.lower_if(i, false).map(drop)
+            }
+            Expr::Match(m) if self.is_active(e) || self.assigns_var(e) => {
+                self.lower_match(m, false).map(drop)
+            }
+            Expr::Block(b) if b.label.is_none() && (self.is_active(e) || self.assigns_var(e)) => {
+                self.lower_block_stmts(&b.block.stmts, false).map(drop)
+            }
+            _ if self.is_active(e) || self.assigns_var(e) => self.lower_expr(e).map(drop),
+            _ => {
+                // Computes nothing differentiated: kept as written (a `for` over constants, a
+                // call for its effect).
+                self.check_inert(e)?;
+                let (tokens, _) = self.rename(e);
+                let block_like = matches!(
+                    e,
+                    Expr::If(_)
+                        | Expr::Match(_)
+                        | Expr::ForLoop(_)
+                        | Expr::Block(_)
+                        | Expr::Unsafe(_)
+                );
+                let semi = if block_like { quote!() } else { quote!(;) };
+                self.push(Stmt::Inert(quote!(#tokens #semi)));
+                Some(())
+            }
+        }
+    }
+
+    pub(super) fn lower_let(&mut self, l: &syn::Local) -> Option<()> {
+        let r = self.lower_let_inner(l);
+        if r.is_none() {
+            // Later uses of the names would only repeat the error.
+            for n in rename::pat_bindings(&l.pat) {
+                self.env
+                    .last_mut()
+                    .expect("a frame")
+                    .insert(key(&n), Binding::Poisoned);
+            }
+        }
+        r
+    }
+
+    pub(super) fn lower_let_inner(&mut self, l: &syn::Local) -> Option<()> {
+        let Some(init) = &l.init else {
+            self.errors.error(
+                l.pat.span(),
+                unsupported(
+                    "`let` without a value is",
+                    "bind the value where it is computed: `let x = ...;`",
+                ),
+            );
+            return None;
+        };
+        if let Some((else_token, _)) = &init.diverge {
+            self.errors.error(
+                else_token.span,
+                unsupported("`let ... else` is", "use `match` or `if let`"),
+            );
+            return None;
+        }
+        let (pat, ty) = match &l.pat {
+            Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
+            p => (p, None),
+        };
+        self.lower_let_pat(pat, ty, &init.expr)
+    }
+
+    pub(super) fn lower_let_pat(&mut self, pat: &Pat, ty: Option<Type>, init: &Expr) -> Option<()> {
+        match pat {
+            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                let mark = self.vars.len();
+                let v = if ty.is_some() && !self.is_active(init) && !self.assigns_var(init) {
+                    self.bind_inert(init, ty.clone())
+                } else {
+                    self.lower_expr(init)?
+                };
+                if v >= mark {
+                    self.name_var(v, &pi.ident, ty);
+                }
+                let name = key(&pi.ident);
+                self.env
+                    .last_mut()
+                    .expect("a frame")
+                    .insert(name, Binding::Var(v, pi.mutability.is_some()));
+                Some(())
+            }
+            Pat::Wild(_) => {
+                if self.is_active(init) || self.assigns_var(init) {
+                    self.lower_expr(init).map(drop)
+                } else {
+                    let (tokens, _) = self.rename(init);
+                    self.push(Stmt::Inert(quote!(let _ = #tokens;)));
+                    Some(())
+                }
+            }
+            Pat::Tuple(pt) => match strip(init) {
+                Expr::Tuple(et) if et.elems.len() == pt.elems.len() => {
+                    let mut ok = true;
+                    for (p, e) in pt.elems.iter().zip(&et.elems) {
+                        ok &= self.lower_let_pat(p, None, e).is_some();
+                    }
+                    ok.then_some(())
+                }
+                _ if !self.is_active(init) => self.destructure(pat, ty, init),
+                _ => {
+                    self.errors.error(
+                        pat.span(),
+                        unsupported("destructuring a differentiated value is", "bind the parts one by one, or destructure a tuple of expressions: `let (a, b) = (x * 2.0, y.exp());`"),
+                    );
+                    None
+                }
+            },
+            _ if !self.is_active(init) => self.destructure(pat, ty, init),
+            _ => {
+                self.errors.error(
+                    pat.span(),
+                    unsupported(
+                        "this pattern is",
+                        "bind the value to a name: `let y = ...;`",
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// `let pat = constant;`: each name of the pattern becomes a constant variable.
+    pub(super) fn destructure(&mut self, pat: &Pat, ty: Option<Type>, init: &Expr) -> Option<()> {
+        let (expr, _) = self.rename(init);
+        struct Bind<'a, 'e>(&'a mut Lower<'e>, Vec<(String, VarId)>);
+        impl VisitMut for Bind<'_, '_> {
+            fn visit_pat_ident_mut(&mut self, p: &mut syn::PatIdent) {
+                let v = self.0.new_var(&key(&p.ident), false, Origin::Local);
+                self.1.push((key(&p.ident), v));
+                let mut id = self.0.vars[v].ident.clone();
+                id.set_span(id.span().located_at(p.ident.span()));
+                p.ident = id;
+                p.mutability = None;
+                syn::visit_mut::visit_pat_ident_mut(self, p);
+            }
+            fn visit_expr_mut(&mut self, _: &mut Expr) {}
+        }
+        let mut p = pat.clone();
+        let mut b = Bind(self, Vec::new());
+        b.visit_pat_mut(&mut p);
+        let bound = b.1;
+        self.push(Stmt::Destructure {
+            pat: p.to_token_stream(),
+            ty,
+            expr,
+        });
+        for (name, v) in bound {
+            self.env
+                .last_mut()
+                .expect("a frame")
+                .insert(name, Binding::Var(v, false));
+        }
+        Some(())
+    }
+
+    /// Gives a freshly computed variable the user's name (`__y` rather than `__t3`), and the
+    /// user's type annotation to the statement that binds it.
+    pub(super) fn name_var(&mut self, v: VarId, name: &Ident, ty: Option<Type>) {
+        let ident = self.fresh_ident(&key(name));
+        self.vars[v].ident = ident;
+        if let Some(ty) = ty
+            && let Some(Stmt::Let { var, ty: slot, .. }) = self.stmts.last_mut()
+            && *var == v
+        {
+            *slot = Some(ty);
+        }
+    }
+
+    /// `name = value`: a new version of `name`.
+    pub(super) fn assign(&mut self, target: &Expr, value: VarId, mark: usize) -> Option<()> {
+        let name = match strip(target) {
+            Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                p.path.get_ident().cloned().expect("an ident")
+            }
+            other => {
+                self.errors.error(
+                    other.span(),
+                    unsupported(
+                        "assigning to a field, an index or through a reference is",
+                        "assign whole variables: `h = ...;`",
+                    ),
+                );
+                return None;
+            }
+        };
+        match self.lookup(&key(&name)) {
+            Some(Binding::Var(..)) => {}
+            Some(Binding::Poisoned) => return None,
+            Some(Binding::Verbatim) => {
+                self.errors.error(name.span(), format!("`{name}` is a pattern binding or loop index here; #[differentiable] functions assign only `let mut` variables"));
+                return None;
+            }
+            None => {
+                self.errors.error(
+                    name.span(),
+                    format!("`{name}` is not a variable of this function"),
+                );
+                return None;
+            }
+        }
+        // The new version must be a value of its own (it may be moved into a loop's state or out
+        // of a branch): an existing variable is copied.
+        let v = if value >= mark
+            && self.vars[value].origin == Origin::Local
+            && self.vars[value].home == self.scope
+        {
+            value
+        } else {
+            let active = self.vars[value].active;
+            self.bind(Value::Copy(value), active)
+        };
+        self.name_var(v, &name, None);
+        self.rebind(&key(&name), v);
+        Some(())
+    }
+
+    pub(super) fn compound_assign(&mut self, b: &syn::ExprBinary) -> Option<()> {
+        let (method, _) = compound_op(&b.op).expect("a compound assignment");
+        let mark = self.vars.len();
+        let lhs = self.lower_expr(&b.left)?;
+        let rhs = self.lower_expr(&b.right)?;
+        let active = self.vars[lhs].active || self.vars[rhs].active;
+        let v = if active {
+            let span = b.op.span();
+            self.bind(
+                Value::Op {
+                    name: Ident::new(method, span),
+                    turbofish: None,
+                    args: vec![lhs, rhs],
+                    span,
+                },
+                true,
+            )
+        } else {
+            let (l, _) = self.rename(&b.left);
+            let (r, _) = self.rename(&b.right);
+            let op = binary_token(method);
+            let v = self.temp(false);
+            self.push(Stmt::Let {
+                var: v,
+                ty: None,
+                value: Value::Inert(quote!(#l #op #r)),
+            });
+            v
+        };
+        self.assign(&b.left, v, mark)
+    }
+}
