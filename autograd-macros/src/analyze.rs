@@ -28,7 +28,7 @@ fn mark_block(stmts: &[Stmt], body: &Body, u: &mut Vec<bool>) {
             Stmt::Let { var, value, .. } if u[*var] => match value {
                 Value::Op { args, .. } => args.iter().for_each(|&a| mark(u, body, a)),
                 Value::Call { args, .. } => args.iter().for_each(|&(a, _)| mark(u, body, a)),
-                Value::Copy(a) => mark(u, body, *a),
+                Value::Copy(a) | Value::Project { base: a, .. } => mark(u, body, *a),
                 Value::Inert(_) | Value::Detach(_) => {}
             },
             Stmt::Let { .. } | Stmt::Destructure { .. } | Stmt::Inert(_) => {}

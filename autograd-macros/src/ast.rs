@@ -20,6 +20,10 @@ pub enum Kind {
     Tensor,
     /// `f32`, `f64`, or a type parameter bounded by `Float`.
     Float,
+    /// A parameter container: a struct named in the type's spelling (`Mlp`, `Linear<T, 4, 8>`,
+    /// `Self`) that is not a well-known constant type (`Vec`, `Option`, `Mask`, ...), or an array
+    /// of tensors or of such structs. Its gradient is a value of its own type (`#[derive(Params)]`).
+    Model,
     /// Anything else (labels, sizes, user types): a constant unless named in `wrt(..)`.
     Other,
 }
@@ -38,6 +42,15 @@ pub struct Param {
     pub kind: Kind,
     /// Whether it is differentiated.
     pub wrt: bool,
+    /// Whether it is the method's receiver (`self`), named `__self` in generated code.
+    pub receiver: bool,
+}
+
+/// What a method's expansion needs from its `impl` block.
+#[derive(Clone)]
+pub struct MethodCx {
+    /// The `impl`'s generics (for the `use<..>` bound of the pullback).
+    pub impl_generics: Generics,
 }
 
 /// The annotated function.
@@ -50,6 +63,8 @@ pub struct Function {
     pub output: Type,
     /// Whether the output is a scalar (a float or a rank-0 tensor): then a gradient is defined.
     pub scalar_output: bool,
+    /// Set for a method of a `#[differentiable] impl` block.
+    pub method: Option<MethodCx>,
 }
 
 impl Function {
@@ -65,7 +80,12 @@ impl Function {
 }
 
 /// Reads the signature, reporting everything the macro does not support.
-pub fn read(item: &ItemFn, attr: &Attr, errors: &mut Errors) -> Option<Function> {
+pub fn read(
+    item: &ItemFn,
+    attr: &Attr,
+    errors: &mut Errors,
+    method: Option<MethodCx>,
+) -> Option<Function> {
     let sig = &item.sig;
     let unsupported =
         |what: &str, why: &str| format!("{what} are not supported by #[differentiable]: {why}");
@@ -111,10 +131,28 @@ pub fn read(item: &ItemFn, attr: &Attr, errors: &mut Errors) -> Option<Function>
     let mut params = Vec::new();
     for input in &sig.inputs {
         match input {
-            FnArg::Receiver(r) => errors.error(
+            FnArg::Receiver(r) if method.is_none() => errors.error(
                 r.self_token.span,
-                "methods are not supported by #[differentiable]: write a free function taking the value as a parameter",
+                "methods are differentiated from their `impl` block: write `#[differentiable] impl Layer { fn forward(&self, ..) -> .. }` (the generated methods need the impl's generics)",
             ),
+            FnArg::Receiver(r) => {
+                if let Some(m) = r.mutability.filter(|_| r.reference.is_some()) {
+                    errors.error(
+                        m.span,
+                        "`&mut self` methods cannot be differentiated: take `&self` and return new values, or move the method to an `impl` block without #[differentiable]",
+                    );
+                }
+                let by_ref = r.reference.is_some() || matches!(&*r.ty, Type::Reference(_));
+                params.push(Param {
+                    name: Ident::new("__self", r.self_token.span),
+                    value_ty: syn::parse_quote!(Self),
+                    by_ref,
+                    lifetime: r.reference.as_ref().and_then(|(_, l)| l.clone()),
+                    kind: Kind::Model,
+                    wrt: false,
+                    receiver: true,
+                });
+            }
             FnArg::Typed(pt) => {
                 let name = match &*pt.pat {
                     Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
@@ -151,7 +189,15 @@ pub fn read(item: &ItemFn, attr: &Attr, errors: &mut Errors) -> Option<Function>
                     );
                 }
                 let kind = kind_of(&value_ty, &floats);
-                params.push(Param { name, value_ty, by_ref, lifetime, kind, wrt: false });
+                params.push(Param {
+                    name,
+                    value_ty,
+                    by_ref,
+                    lifetime,
+                    kind,
+                    wrt: false,
+                    receiver: false,
+                });
             }
         }
     }
@@ -175,11 +221,20 @@ pub fn read(item: &ItemFn, attr: &Attr, errors: &mut Errors) -> Option<Function>
                 if names[..i].iter().any(|m| m == n) {
                     errors.error(n.span(), format!("`{n}` is named twice in `wrt(..)`"));
                 }
-                match params.iter_mut().find(|p| p.name == *n) {
+                let is = |p: &Param| p.name == *n || (p.receiver && n == "self");
+                match params.iter_mut().find(|p| is(p)) {
                     Some(p) => p.wrt = true,
                     None => {
-                        let known: Vec<String> =
-                            params.iter().map(|p| format!("`{}`", p.name)).collect();
+                        let known: Vec<String> = params
+                            .iter()
+                            .map(|p| {
+                                if p.receiver {
+                                    "`self`".to_string()
+                                } else {
+                                    format!("`{}`", p.name)
+                                }
+                            })
+                            .collect();
                         errors.error(
                             n.span(),
                             format!(
@@ -209,6 +264,7 @@ pub fn read(item: &ItemFn, attr: &Attr, errors: &mut Errors) -> Option<Function>
         params,
         output,
         scalar_output,
+        method,
     })
 }
 
@@ -255,10 +311,16 @@ pub fn kind_of(ty: &Type, floats: &[Ident]) -> Kind {
                 && (last == "f32" || last == "f64" || floats.iter().any(|f| f == &last))
             {
                 Kind::Float
+            } else if last.starts_with(|c: char| c.is_ascii_uppercase())
+                && !CONSTANT_TYPES.contains(&last.as_str())
+                && !(tp.path.segments.len() == 1 && last.len() == 1)
+            {
+                Kind::Model
             } else {
                 Kind::Other
             }
         }
+        Type::Array(a) if kind_of(&a.elem, floats) != Kind::Other => Kind::Model,
         Type::Macro(m)
             if m.mac
                 .path
@@ -271,6 +333,40 @@ pub fn kind_of(ty: &Type, floats: &[Ident]) -> Kind {
         _ => Kind::Other,
     }
 }
+
+/// Types whose spelling says they are constants, not parameter containers: a parameter of one of
+/// these is not differentiated unless named in `wrt(..)`.
+const CONSTANT_TYPES: &[&str] = &[
+    "Vec",
+    "String",
+    "Option",
+    "Result",
+    "Box",
+    "Rc",
+    "Arc",
+    "Cell",
+    "RefCell",
+    "Mask",
+    "Rng",
+    "HashMap",
+    "HashSet",
+    "BTreeMap",
+    "BTreeSet",
+    "VecDeque",
+    "PhantomData",
+    "Range",
+    "Cow",
+    "Path",
+    "PathBuf",
+    "Duration",
+    "Instant",
+    "Dataset",
+    "Init",
+    "NoGrad",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+];
 
 /// A float, `Tensor![T]` (no sizes) or `Tensor<T, ()>`.
 fn is_scalar(ty: &Type, floats: &[Ident]) -> bool {

@@ -26,6 +26,11 @@ fn expand(attr: TokenStream, item: TokenStream, kind: Kind) -> TokenStream {
 pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (TokenStream, Errors) {
     let mut errors = Errors::default();
     let attr = attr::parse(attr, kind, &mut errors);
+    if kind == Kind::Differentiable
+        && let Ok(imp) = syn::parse2::<syn::ItemImpl>(item.clone())
+    {
+        return expand_impl(&attr, imp, errors);
+    }
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(e) => {
@@ -43,7 +48,7 @@ pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (To
             return (quote!(#item #e), errors);
         }
     };
-    let Some(f) = ast::read(&func, &attr, &mut errors) else {
+    let Some(f) = ast::read(&func, &attr, &mut errors, None) else {
         return fallback(&func, errors, None, &attr.krate);
     };
     let generated = match kind {
@@ -65,6 +70,83 @@ pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (To
         },
     };
     (quote!(#func #generated), errors)
+}
+
+/// `#[differentiable] impl Layer { .. }`: every method with a `self` receiver is differentiated
+/// (its generated methods join the block), unless marked `#[differentiable(skip)]`; a method may
+/// carry its own `#[differentiable(wrt(..))]`. Associated functions without `self` are left alone.
+fn expand_impl(
+    attr: &attr::Attr,
+    mut imp: syn::ItemImpl,
+    mut errors: Errors,
+) -> (TokenStream, Errors) {
+    if let Some((_, path, _)) = &imp.trait_ {
+        errors.error(
+            syn::spanned::Spanned::span(path),
+            "#[differentiable] applies to inherent `impl` blocks (`impl Layer { .. }`), whose generated methods join the block; differentiate a trait method by calling a method of an inherent impl",
+        );
+        let e = errors.to_compile_errors();
+        return (quote!(#imp #e), errors);
+    }
+    let method_cx = ast::MethodCx {
+        impl_generics: imp.generics.clone(),
+    };
+    let mut generated = Vec::new();
+    for item in &mut imp.items {
+        let syn::ImplItem::Fn(m) = item else { continue };
+        // A method's own `#[differentiable(..)]` configures it (and is consumed here).
+        let mut own: Option<TokenStream> = None;
+        let mut skip = false;
+        m.attrs.retain(|a| {
+            if !a.path().is_ident("differentiable") {
+                return true;
+            }
+            match &a.meta {
+                syn::Meta::List(l) if l.tokens.to_string() == "skip" => skip = true,
+                syn::Meta::List(l) => own = Some(l.tokens.clone()),
+                _ => own = Some(TokenStream::new()),
+            }
+            false
+        });
+        if skip || m.sig.receiver().is_none() {
+            continue;
+        }
+        let method_attr = match own {
+            Some(tokens) => attr::parse(tokens, Kind::Differentiable, &mut errors),
+            None => attr::Attr {
+                wrt: attr.wrt.clone(),
+                krate: attr.krate.clone(),
+                fwd: None,
+                bwd: None,
+            },
+        };
+        let func = syn::ItemFn {
+            attrs: Vec::new(),
+            vis: m.vis.clone(),
+            sig: m.sig.clone(),
+            block: Box::new(m.block.clone()),
+        };
+        let mark = errors.len();
+        let Some(f) = ast::read(&func, &method_attr, &mut errors, Some(method_cx.clone())) else {
+            continue;
+        };
+        if errors.len() > mark {
+            continue;
+        }
+        let Some(body) = lower::lower(&f, &mut errors) else {
+            continue;
+        };
+        if errors.len() > mark {
+            continue;
+        }
+        let cx = Cx::new(&f, &body, &method_attr.krate);
+        generated.push(differentiable_items(&cx));
+    }
+    for g in generated {
+        imp.items.push(syn::ImplItem::Verbatim(g));
+    }
+    let e = errors.to_compile_errors();
+    (quote!(#imp #e), errors)
 }
 
 /// The user's function unchanged, next to every error; and, when the signature could be read,

@@ -38,6 +38,18 @@ pub struct Var {
     pub home: ScopeId,
     /// Where it comes from.
     pub origin: Origin,
+    /// Whether its binding holds a reference to the value (a projection into a parameter, or a
+    /// constant the user borrowed: `let xt = &xs[t];`), so that it is passed on as is.
+    pub reference: bool,
+}
+
+/// One step of a [`Value::Project`]ion.
+#[derive(Clone)]
+pub enum Seg {
+    /// `.name` or `.0`.
+    Field(syn::Member),
+    /// `[i]`, the index a constant of the body.
+    Index(VarId),
 }
 
 /// What a scope is.
@@ -98,8 +110,11 @@ pub enum Value {
     },
     /// A call of another `#[differentiable]` (or `#[custom_vjp]`) function, through its pullback.
     Call {
-        /// The path of the callee's pullback function.
+        /// The path of the callee's pullback function; for a method, just its name, called on
+        /// the first argument (`recv.__forward_pullback(..)`).
         pullback: Path,
+        /// Whether it is a method of a `#[differentiable] impl`, the receiver first in `args`.
+        method: bool,
         /// The turbofish as written, if any.
         turbofish: Option<TokenStream>,
         /// The arguments, and whether the user wrote `&` before each.
@@ -111,6 +126,15 @@ pub enum Value {
     Copy(VarId),
     /// `detach(x)`: the same value, no gradient.
     Detach(VarId),
+    /// `&base.fc1.weight`, `&base.blocks[i]`: a reference into a differentiated parameter (or
+    /// into another projection). Its cotangent is added in place into the same path of the
+    /// parameter's cotangent, which is a value of the parameter's own type.
+    Project {
+        /// The parameter or projection projected from.
+        base: VarId,
+        /// The fields and indices, outermost first.
+        segs: Vec<Seg>,
+    },
 }
 
 /// A value carried from one iteration of a loop to the next.

@@ -18,6 +18,7 @@ mod expand;
 mod ir;
 mod lower;
 mod rename;
+mod rules;
 
 use proc_macro::TokenStream;
 

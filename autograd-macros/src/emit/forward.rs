@@ -39,6 +39,10 @@ impl<'a, 'c> Forward<'a, 'c> {
                 let id = &self.cx.body.vars[state].ident;
                 quote!(&#id)
             }
+            Origin::Local if var.reference => {
+                let id = &var.ident;
+                quote!(#id)
+            }
             Origin::Local => {
                 let id = &var.ident;
                 quote!(&#id)
@@ -106,8 +110,14 @@ impl<'a, 'c> Forward<'a, 'c> {
                             respan(quote!(#k::__private::anomaly::forward(&#id, #op);), span);
                         quote!(let (#id, #saved) #ty = #call; #check)
                     }
+                    Value::Project { base, segs } => {
+                        let base = self.refer(*base);
+                        let steps = self.cx.steps(segs, |i| self.refer(i));
+                        quote!(let #id = &(#base) #steps;)
+                    }
                     Value::Call {
                         pullback,
+                        method,
                         turbofish,
                         args,
                         span,
@@ -127,7 +137,12 @@ impl<'a, 'c> Forward<'a, 'c> {
                                 }
                             })
                             .collect();
-                        let call = respan(quote!(#pullback #turbofish (#(#passed),*)), span);
+                        let call = if *method {
+                            let (recv, rest) = passed.split_first().expect("a receiver");
+                            respan(quote!((#recv).#pullback #turbofish (#(#rest),*)), span)
+                        } else {
+                            respan(quote!(#pullback #turbofish (#(#passed),*)), span)
+                        };
                         let ty = ty.as_ref().map(|t| quote!(: (#t, _)));
                         quote!(let (#id, #pb) #ty = #call;)
                     }

@@ -21,7 +21,7 @@ mod reverse;
 pub use items::{custom_vjp_items, differentiable_items, stub_items};
 
 use crate::ast::Function;
-use crate::ir::{Body, Origin, ScopeId, ScopeKind, VarId};
+use crate::ir::{Body, Origin, ScopeId, ScopeKind, Seg, Stmt, Value, VarId};
 use proc_macro2::{Span, TokenStream};
 use quote::format_ident;
 use std::collections::{BTreeSet, HashMap};
@@ -79,6 +79,11 @@ pub struct Cx<'a> {
     loop_scope: HashMap<usize, ScopeId>,
     /// The scope each branch sits in.
     branch_home: HashMap<usize, ScopeId>,
+    /// Each projection's base and steps.
+    projections: HashMap<VarId, (VarId, &'a [Seg])>,
+    /// The differentiated parameters that projections read into: their cotangent is a zero
+    /// value of their type from the start of the reverse sweep, added into in place.
+    pub roots: BTreeSet<VarId>,
 }
 
 impl<'a> Cx<'a> {
@@ -97,14 +102,50 @@ impl<'a> Cx<'a> {
                 ScopeKind::Top => {}
             }
         }
+        let mut projections = HashMap::new();
+        collect_projections(&body.stmts, &mut projections);
+        let useful = crate::analyze::useful(body);
+        let mut roots = BTreeSet::new();
+        for (&v, _) in &projections {
+            if useful[v] && body.vars[v].active {
+                let mut r = v;
+                while let Some(&(b, _)) = projections.get(&r) {
+                    r = b;
+                }
+                roots.insert(r);
+            }
+        }
         Cx {
             f,
             body,
             krate,
-            useful: crate::analyze::useful(body),
+            useful,
             loop_scope,
             branch_home,
+            projections,
+            roots,
         }
+    }
+
+    /// The steps of a projection as tokens (`.fc1.weight`, `.blocks[*(&__c3)]`), each index read
+    /// through `index` (a reference to it in the sweep being emitted).
+    fn steps(&self, segs: &[Seg], mut index: impl FnMut(VarId) -> TokenStream) -> TokenStream {
+        let mut out = TokenStream::new();
+        for s in segs {
+            match s {
+                Seg::Field(m) => out.extend(quote::quote!(.#m)),
+                Seg::Index(i) => {
+                    let r = index(*i);
+                    out.extend(quote::quote!([*(#r)]));
+                }
+            }
+        }
+        out
+    }
+
+    /// The base and steps of projection `v`.
+    fn projection(&self, v: VarId) -> Option<(VarId, &'a [Seg])> {
+        self.projections.get(&v).copied()
     }
 
     fn active(&self, v: VarId) -> bool {
@@ -159,10 +200,13 @@ impl<'a> Cx<'a> {
         format_ident!("__ct_{}", base.trim_start_matches('_'))
     }
 
-    /// Whether variable `v` is a parameter passed by reference.
+    /// Whether variable `v` is a parameter passed by reference (`Some(true)`) or by value
+    /// (`Some(false)`); a local bound to a reference (a projection, a borrowed constant) counts
+    /// as a parameter passed by reference.
     fn param_by_ref(&self, v: VarId) -> Option<bool> {
         match self.body.vars[v].origin {
             Origin::Param(i) => Some(self.f.params[i].by_ref),
+            _ if self.body.vars[v].reference => Some(true),
             _ => None,
         }
     }
@@ -170,6 +214,28 @@ impl<'a> Cx<'a> {
     /// The enum that records which arm of branch `b` ran.
     fn arms_enum(&self, b: usize) -> Ident {
         format_ident!("__Arms{}", b)
+    }
+}
+
+/// Every projection of a block, by the variable it binds.
+fn collect_projections<'a>(stmts: &'a [Stmt], out: &mut HashMap<VarId, (VarId, &'a [Seg])>) {
+    for s in stmts {
+        match s {
+            Stmt::Let {
+                var,
+                value: Value::Project { base, segs },
+                ..
+            } => {
+                out.insert(*var, (*base, segs.as_slice()));
+            }
+            Stmt::Loop(l) => collect_projections(&l.body, out),
+            Stmt::Branch(b) => {
+                for a in &b.arms {
+                    collect_projections(&a.body, out);
+                }
+            }
+            Stmt::Let { .. } | Stmt::Destructure { .. } | Stmt::Inert(_) => {}
+        }
     }
 }
 

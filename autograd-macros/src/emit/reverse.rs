@@ -136,9 +136,18 @@ impl<'a, 'c> Reverse<'a, 'c> {
         let ident = self.cx.ident(e);
         if home == 0 {
             if let Entity::Var(v) = e
+                && matches!(self.cx.body.vars[v].origin, crate::ir::Origin::Param(_))
                 && let Some(by_ref) = self.cx.param_by_ref(v)
             {
                 return (ident, by_ref || self.params_as_refs);
+            }
+            if let Entity::Var(v) = e
+                && self.cx.body.vars[v].reference
+            {
+                if self.counting {
+                    self.plan.top_used.insert(e);
+                }
+                return (ident, true);
             }
             if self.counting {
                 self.plan.top_used.insert(e);
@@ -154,7 +163,26 @@ impl<'a, 'c> Reverse<'a, 'c> {
 
     /// A reference to an entity.
     fn refer(&mut self, e: Entity) -> TokenStream {
+        if let Entity::Var(v) = e
+            && let Some((base, segs)) = self.cx.projection(v)
+            && !self.overrides.contains_key(&v)
+        {
+            // Derived again from the parameter rather than kept: the pullback closure then
+            // borrows nothing from its caller's parameters, and loops keep no references.
+            let base = self.refer(Entity::Var(base));
+            let steps = self.cx.steps(segs, |i| self.refer(Entity::Var(i)));
+            return quote!((&(#base) #steps));
+        }
         let (id, is_ref) = self.access(e);
+        if let Entity::Var(v) = e
+            && self.cx.body.vars[v].reference
+            && self.cx.home(e) != 0
+            && !self.overrides.contains_key(&v)
+        {
+            // Kept by a loop iteration or a branch arm, which hand out references to what they
+            // kept: here a reference to a reference.
+            return quote!((*#id));
+        }
         if is_ref { quote!(#id) } else { quote!(&#id) }
     }
 
@@ -186,8 +214,30 @@ impl<'a, 'c> Reverse<'a, 'c> {
         t
     }
 
+    /// The place in its root parameter's cotangent where projection `v`'s cotangent goes
+    /// (`__ct_model.blocks[*(__c3)].fc.weight`).
+    fn place(&mut self, v: VarId) -> TokenStream {
+        let (base, segs) = self.cx.projection(v).expect("a projection");
+        let head = if self.cx.projection(base).is_some() {
+            self.place(base)
+        } else {
+            let id = self.cx.ct_ident(base);
+            quote!(#id)
+        };
+        let steps = self.cx.steps(segs, |i| self.refer(Entity::Var(i)));
+        quote!(#head #steps)
+    }
+
     /// Adds `g` to the cotangent of `v`.
     fn contribute(&mut self, v: VarId, g: TokenStream) -> TokenStream {
+        if self.cx.projection(v).is_some() {
+            if self.counting {
+                self.plan.counts[v] += 1;
+            }
+            let k = self.krate().clone();
+            let place = self.place(v);
+            return quote!(#k::__private::accumulate(&mut #place, #g););
+        }
         if self.counting {
             self.plan.counts[v] += 1;
             let home = self.cx.home(Entity::Var(v));
@@ -247,6 +297,10 @@ impl<'a, 'c> Reverse<'a, 'c> {
     /// Makes `v`'s cotangent an owned mutable binding (zero if it has none yet), before a loop or
     /// a branch adds into it.
     fn ensure_mut(&mut self, v: VarId) -> TokenStream {
+        if self.cx.projection(v).is_some() || self.cx.roots.contains(&v) {
+            // Added into in place, in a binding made mutable at the start of the sweep.
+            return quote!();
+        }
         self.note(v, None);
         let k = self.krate().clone();
         match self.ct[v].clone() {
@@ -285,9 +339,26 @@ impl<'a, 'c> Reverse<'a, 'c> {
     /// type, or (`by_ref`) an identifier bound to a reference to one.
     pub fn seed(&mut self, seed: TokenStream, by_ref: Option<Ident>) -> TokenStream {
         let out = self.cx.body.result;
-        if !self.cx.needs_ct(out) {
-            return quote!();
+        // Parameters read through projections start at zero, added into in place.
+        let mut roots = TokenStream::new();
+        let k = self.krate().clone();
+        for &r in &self.cx.roots {
+            let id = self.cx.ct_ident(r);
+            let x = self.refer(Entity::Var(r));
+            roots.extend(quote!(let mut #id = #k::__private::zeros_like(#x);));
+            self.ct[r] = Ct::Owned {
+                ident: id,
+                mutable: true,
+            };
         }
+        if !self.cx.needs_ct(out) {
+            return roots;
+        }
+        let rest = self.seed_output(out, seed, by_ref);
+        quote!(#roots #rest)
+    }
+
+    fn seed_output(&mut self, out: VarId, seed: TokenStream, by_ref: Option<Ident>) -> TokenStream {
         match by_ref {
             Some(id) if self.counting || self.remaining[out] == 1 => {
                 if self.counting {
@@ -313,7 +384,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
     /// statement out of the scoping.
     fn note(&mut self, v: VarId, first_let: Option<bool>) {
         let sc = &mut self.scoping;
-        if !sc.recording {
+        if !sc.recording || self.cx.roots.contains(&v) {
             return;
         }
         match first_let {
@@ -493,7 +564,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
                 let g = self.take_ct(var);
                 self.contribute(*a, g)
             }
-            Value::Copy(_) | Value::Detach(_) | Value::Inert(_) => quote!(),
+            Value::Copy(_) | Value::Detach(_) | Value::Inert(_) | Value::Project { .. } => quote!(),
         }
     }
 

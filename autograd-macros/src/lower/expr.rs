@@ -2,6 +2,7 @@
 //! functions, each flattened to one binding an op.
 
 use super::*;
+use syn::ext::IdentExt;
 
 impl Lower<'_> {
     /// Lowers an expression; returns the variable holding its value.
@@ -9,7 +10,12 @@ impl Lower<'_> {
         match e {
             Expr::Paren(p) => return self.lower_expr(&p.expr),
             Expr::Group(g) => return self.lower_expr(&g.expr),
-            Expr::Reference(r) if r.mutability.is_none() => return self.lower_expr(&r.expr),
+            Expr::Reference(r) if r.mutability.is_none() => {
+                if let Some(v) = self.try_lower_place(&r.expr) {
+                    return v;
+                }
+                return self.lower_expr(&r.expr);
+            }
             Expr::Reference(r) => {
                 self.errors.error(
                     r.and_token.span,
@@ -38,6 +44,9 @@ impl Lower<'_> {
             self.check_inert(e)?;
             return Some(self.bind_inert(e, None));
         }
+        if let Some(v) = self.try_lower_place(e) {
+            return v;
+        }
         match e {
             Expr::Binary(b) => self.lower_binary(e, b),
             Expr::Unary(u) => match u.op {
@@ -62,7 +71,7 @@ impl Lower<'_> {
                     // A comparison gives a mask: read, never differentiated.
                     return Some(self.bind_inert(e, None));
                 }
-                let recv = self.lower_expr(&m.receiver)?;
+                let recv = self.lower_operand(&m.receiver)?;
                 if (name == "clone" || name == "detach")
                     && m.args.is_empty()
                     && m.turbofish.is_none()
@@ -74,9 +83,12 @@ impl Lower<'_> {
                         self.bind(Value::Detach(recv), false)
                     });
                 }
+                if !is_rule_method(&name) && self.is_model(recv) {
+                    return self.lower_method_call(m, recv);
+                }
                 let mut args = vec![recv];
                 for a in &m.args {
-                    args.push(self.lower_expr(a)?);
+                    args.push(self.lower_operand(a)?);
                 }
                 Some(self.op(
                     m.method.clone(),
@@ -180,6 +192,42 @@ impl Lower<'_> {
         }
     }
 
+    /// `recv.forward(args)` on a model (a struct parameter or a projection into one) with a
+    /// method that is not a rule of the library: a method of a `#[differentiable] impl`, called
+    /// through its generated pullback method.
+    pub(super) fn lower_method_call(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        recv: VarId,
+    ) -> Option<VarId> {
+        let mut args = vec![(recv, true)];
+        for a in &m.args {
+            let by_ref = matches!(strip(a), Expr::Reference(_));
+            args.push((self.lower_operand(a)?, by_ref));
+        }
+        let active = args.iter().any(|&(a, _)| self.vars[a].active);
+        let span = m.method.span();
+        let name = format_ident!("__{}_pullback", m.method.unraw(), span = span);
+        Some(self.bind(
+            Value::Call {
+                pullback: syn::Path::from(name),
+                method: true,
+                turbofish: m.turbofish.as_ref().map(ToTokens::to_token_stream),
+                args,
+                span,
+            },
+            active,
+        ))
+    }
+
+    /// Whether `v` is a model: a parameter whose type is a struct or an array, or a projection.
+    pub(super) fn is_model(&self, v: VarId) -> bool {
+        match self.vars[v].origin {
+            Origin::Param(i) => self.param_kinds[i] == crate::ast::Kind::Model,
+            _ => self.vars[v].reference,
+        }
+    }
+
     pub(super) fn lower_binary(&mut self, e: &Expr, b: &syn::ExprBinary) -> Option<VarId> {
         let method = match b.op {
             BinOp::Add(_) => "add",
@@ -206,8 +254,8 @@ impl Lower<'_> {
                 return None;
             }
         };
-        let l = self.lower_expr(&b.left)?;
-        let r = self.lower_expr(&b.right)?;
+        let l = self.lower_operand(&b.left)?;
+        let r = self.lower_operand(&b.right)?;
         Some(self.op(Ident::new(method, b.op.span()), None, vec![l, r]))
     }
 
@@ -270,13 +318,14 @@ impl Lower<'_> {
         let mut args = Vec::new();
         for a in &c.args {
             let by_ref = matches!(strip(a), Expr::Reference(_));
-            args.push((self.lower_expr(a)?, by_ref));
+            args.push((self.lower_operand(a)?, by_ref));
         }
         let active = args.iter().any(|&(a, _)| self.vars[a].active);
         let span = last.ident.span();
         Some(self.bind(
             Value::Call {
                 pullback,
+                method: false,
                 turbofish,
                 args,
                 span,

@@ -17,6 +17,7 @@
 
 mod control;
 mod expr;
+mod place;
 mod reject;
 mod stmt;
 
@@ -25,9 +26,11 @@ use reject::*;
 use crate::ast::Function;
 use crate::ctxt::Errors;
 use crate::ir::{
-    Arm, Body, Branch, Carried, Head, Loop, Origin, ScopeId, ScopeKind, Stmt, Value, Var, VarId,
+    Arm, Body, Branch, Carried, Head, Loop, Origin, ScopeId, ScopeKind, Seg, Stmt, Value, Var,
+    VarId,
 };
 use crate::rename::{self, Use, key};
+use crate::rules::is_rule_method;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use std::collections::HashMap;
@@ -62,6 +65,8 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         temps: 0,
         stmts: Vec::new(),
         local_fns: Vec::new(),
+        param_kinds: f.params.iter().map(|p| p.kind).collect(),
+        borrowed_from: HashMap::new(),
     };
     for (i, p) in f.params.iter().enumerate() {
         l.taken.insert(key(&p.name), 1);
@@ -71,8 +76,15 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
             active: p.wrt,
             home: 0,
             origin: Origin::Param(i),
+            reference: false,
         });
-        l.env[0].insert(key(&p.name), Binding::Var(v, false));
+        // A method's receiver is written `self` in the body and bound to `__self`.
+        let name = if p.receiver {
+            "self".to_string()
+        } else {
+            key(&p.name)
+        };
+        l.env[0].insert(name, Binding::Var(v, false));
     }
     let block = &f.item.block;
     if !check_attributes(block, l.errors) {
@@ -127,6 +139,10 @@ struct Lower<'e> {
     stmts: Vec<Stmt>,
     /// The functions defined inside the body (never differentiated).
     local_fns: Vec<String>,
+    /// What each parameter's type is.
+    param_kinds: Vec<crate::ast::Kind>,
+    /// The variable each borrowed constant (`let xt = &xs[t];`) borrows from.
+    borrowed_from: HashMap<VarId, VarId>,
 }
 
 /// Everything a loop body's lowering changes, to lower it again with other assumptions.
@@ -192,6 +208,7 @@ impl Lower<'_> {
             active,
             home: self.scope,
             origin,
+            reference: false,
         });
         self.vars.len() - 1
     }

@@ -299,7 +299,7 @@ impl Lower<'_> {
         let (method, _) = compound_op(&b.op).expect("a compound assignment");
         let mark = self.vars.len();
         let lhs = self.lower_expr(&b.left)?;
-        let rhs = self.lower_expr(&b.right)?;
+        let rhs = self.lower_operand(&b.right)?;
         let active = self.vars[lhs].active || self.vars[rhs].active;
         let v = if active {
             let span = b.op.span();

@@ -1,0 +1,77 @@
+//! The method names of the rule library (`autograd_core::__private::differentiable_methods`).
+//!
+//! A method call on a model (a struct parameter, or a field or element of one) whose name is not
+//! here is a method of a `#[differentiable] impl`, called through its generated pullback. The unit
+//! test `rule_names_match_the_table` keeps this list equal to the table's entries.
+
+/// Every entry of `differentiable_methods`, sorted.
+pub const RULE_METHODS: &[&str] = &[
+    "abs",
+    "add",
+    "broadcast_to",
+    "cast",
+    "concat",
+    "cos",
+    "cross_entropy",
+    "div",
+    "exp",
+    "exp2",
+    "flip",
+    "gather",
+    "gelu",
+    "item",
+    "ln",
+    "log2",
+    "log_softmax",
+    "logsumexp",
+    "logsumexp_axis",
+    "logsumexp_keepdim",
+    "matmul",
+    "max",
+    "max_axis",
+    "max_keepdim",
+    "maximum",
+    "maximum_scalar",
+    "mean",
+    "mean_axis",
+    "mean_keepdim",
+    "min",
+    "min_axis",
+    "min_keepdim",
+    "minimum",
+    "minimum_scalar",
+    "mse",
+    "mul",
+    "neg",
+    "pad",
+    "permute",
+    "pow",
+    "powf",
+    "powi",
+    "recip",
+    "relu",
+    "reshape",
+    "select",
+    "sigmoid",
+    "sin",
+    "slice",
+    "softmax",
+    "softplus",
+    "sqrt",
+    "square",
+    "sub",
+    "sum",
+    "sum_axis",
+    "sum_keepdim",
+    "t",
+    "tanh",
+    "transpose",
+    "var",
+    "var_axis",
+    "var_keepdim",
+];
+
+/// Whether `name` is a method of the rule library (or `clone`/`detach`, which the macro handles).
+pub fn is_rule_method(name: &str) -> bool {
+    name == "clone" || name == "detach" || RULE_METHODS.binary_search(&name).is_ok()
+}

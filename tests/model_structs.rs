@@ -1,0 +1,221 @@
+//! Models as values through `#[differentiable]`: struct parameters, nested structs, arrays of
+//! layers indexed in loops, constant arrays of inputs, each gradient checked against central
+//! differences in f64.
+
+use autograd_core::differentiable;
+use autograd_core::gradcheck::{Tolerance, check_gradient};
+use autograd_core::prelude::*;
+
+#[derive(Clone, Debug)]
+struct Lin<const I: usize, const O: usize> {
+    weight: Tensor![f64; I, O],
+    bias: Tensor![f64; O],
+}
+
+impl<const I: usize, const O: usize> Params for Lin<I, O> {
+    type Elem = f64;
+    const COUNT: usize = 2;
+    fn slice(&self, i: usize) -> &[f64] {
+        if i == 0 {
+            self.weight.as_slice()
+        } else {
+            self.bias.as_slice()
+        }
+    }
+    fn slice_mut(&mut self, i: usize) -> &mut [f64] {
+        if i == 0 {
+            self.weight.as_mut_slice()
+        } else {
+            self.bias.as_mut_slice()
+        }
+    }
+    fn dims(&self, i: usize) -> Vec<usize> {
+        if i == 0 { vec![I, O] } else { vec![O] }
+    }
+    fn write_path(i: usize, out: &mut String) {
+        out.push_str(if i == 0 { "weight" } else { "bias" });
+    }
+    fn zeros_like(&self) -> Self {
+        Lin {
+            weight: Tensor::zeros(),
+            bias: Tensor::zeros(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Mlp {
+    fc1: Lin<4, 8>,
+    fc2: Lin<8, 3>,
+}
+
+impl Params for Mlp {
+    type Elem = f64;
+    const COUNT: usize = 4;
+    fn slice(&self, i: usize) -> &[f64] {
+        if i < 2 {
+            self.fc1.slice(i)
+        } else {
+            self.fc2.slice(i - 2)
+        }
+    }
+    fn slice_mut(&mut self, i: usize) -> &mut [f64] {
+        if i < 2 {
+            self.fc1.slice_mut(i)
+        } else {
+            self.fc2.slice_mut(i - 2)
+        }
+    }
+    fn dims(&self, i: usize) -> Vec<usize> {
+        if i < 2 {
+            self.fc1.dims(i)
+        } else {
+            self.fc2.dims(i - 2)
+        }
+    }
+    fn write_path(i: usize, out: &mut String) {
+        if i < 2 {
+            out.push_str("fc1.");
+            Lin::<4, 8>::write_path(i, out)
+        } else {
+            out.push_str("fc2.");
+            Lin::<8, 3>::write_path(i - 2, out)
+        }
+    }
+    fn zeros_like(&self) -> Self {
+        Mlp {
+            fc1: self.fc1.zeros_like(),
+            fc2: self.fc2.zeros_like(),
+        }
+    }
+}
+
+fn mlp() -> Mlp {
+    Mlp {
+        fc1: Lin {
+            weight: Tensor::rand_uniform(1, -0.8, 0.8),
+            bias: Tensor::rand_uniform(2, -0.2, 0.2),
+        },
+        fc2: Lin {
+            weight: Tensor::rand_uniform(3, -0.8, 0.8),
+            bias: Tensor::rand_uniform(4, -0.2, 0.2),
+        },
+    }
+}
+
+#[differentiable]
+fn mlp_loss(model: &Mlp, x: &Tensor![f64; 5, 4], labels: &[usize; 5]) -> f64 {
+    let h = (x.matmul(&model.fc1.weight) + &model.fc1.bias).relu();
+    let logits = h.matmul(&model.fc2.weight) + &model.fc2.bias;
+    logits.cross_entropy(labels).item()
+}
+
+/// Checks every tensor of `grad` against central differences of `f` around `model`.
+fn check_model<M: Params<Elem = f64> + core::fmt::Debug>(
+    f: impl Fn(&M) -> f64,
+    model: &M,
+    grad: &M,
+) {
+    for i in 0..M::COUNT {
+        for j in 0..model.slice(i).len() {
+            let h = 1e-6;
+            let mut p = model.clone();
+            p.slice_mut(i)[j] += h;
+            let up = f(&p);
+            p.slice_mut(i)[j] -= 2.0 * h;
+            let down = f(&p);
+            let fd = (up - down) / (2.0 * h);
+            let g = grad.slice(i)[j];
+            assert!(
+                (fd - g).abs() <= 1e-6 + 1e-5 * fd.abs(),
+                "{} [{j}]: finite differences {fd}, gradient {g}",
+                M::path(i)
+            );
+        }
+    }
+}
+
+#[test]
+fn struct_parameter_gradient() {
+    let model = mlp();
+    let x: Tensor![f64; 5, 4] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let labels = [0, 2, 1, 1, 0];
+    let (v, g) = mlp_loss_grad(&model, &x, &labels);
+    assert_eq!(v, mlp_loss(&model, &x, &labels));
+    check_model(|m| mlp_loss(m, &x, &labels), &model, &g.model);
+    let tol = Tolerance::default();
+    check_gradient(|x| mlp_loss(&model, x, &labels), &x, &g.x, tol).unwrap();
+}
+
+#[cfg(any())]
+mod arrays {
+    use super::*;
+    /// An array of layers indexed by the loop counter, and a constant array of inputs read by
+    /// reference.
+    #[differentiable(wrt(layers))]
+    fn deep(layers: &[Lin<4, 4>; 3], xs: &[Tensor![f64; 2, 4]; 3]) -> f64 {
+        let mut h = xs[0].clone();
+        for i in 0..3 {
+            let xt = &xs[i];
+            h = (h.matmul(&layers[i].weight) + &layers[i].bias).tanh() + xt;
+        }
+        h.square().sum().item()
+    }
+
+    #[test]
+    fn array_of_layers_in_a_loop() {
+        let layers: [Lin<4, 4>; 3] = core::array::from_fn(|k| Lin {
+            weight: Tensor::rand_uniform(10 + k as u64, -0.7, 0.7),
+            bias: Tensor::rand_uniform(20 + k as u64, -0.2, 0.2),
+        });
+        let xs: [Tensor![f64; 2, 4]; 3] =
+            core::array::from_fn(|k| Tensor::rand_uniform(30 + k as u64, -1.0, 1.0));
+        let (v, g) = deep_grad(&layers, &xs);
+        assert_eq!(v, deep(&layers, &xs));
+        for k in 0..3 {
+            let f = |l: &Lin<4, 4>| {
+                let mut ls = layers.clone();
+                ls[k] = l.clone();
+                deep(&ls, &xs)
+            };
+            check_model(f, &layers[k], &g.layers[k]);
+        }
+    }
+}
+
+#[differentiable]
+impl<const I: usize, const O: usize> Lin<I, O> {
+    fn forward<const B: usize>(&self, x: &Tensor![f64; B, I]) -> Tensor![f64; B, O] {
+        x.matmul(&self.weight) + &self.bias
+    }
+}
+
+#[differentiable]
+fn mlp_loss_methods(model: &Mlp, x: &Tensor![f64; 5, 4], labels: &[usize; 5]) -> f64 {
+    let h = model.fc1.forward(x).relu();
+    let logits = model.fc2.forward(&h);
+    logits.cross_entropy(labels).item()
+}
+
+#[test]
+fn layer_methods_differentiate_through_self() {
+    let model = mlp();
+    let x: Tensor![f64; 5, 4] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let labels = [0, 2, 1, 1, 0];
+    let (v, g) = mlp_loss_methods_grad(&model, &x, &labels);
+    let (v0, g0) = mlp_loss_grad(&model, &x, &labels);
+    assert_eq!(v, v0);
+    for i in 0..Mlp::COUNT {
+        assert_eq!(g.model.slice(i), g0.model.slice(i), "{}", Mlp::path(i));
+    }
+    assert_eq!(g.x, g0.x);
+    // The method's own gradient: (self, x).
+    let ct: Tensor![f64; 5, 3] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let h: Tensor![f64; 5, 8] = Tensor::rand_uniform(8, -1.0, 1.0);
+    let (y, (g_self, g_h)) = model.fc2.forward_vjp(&h, &ct);
+    assert_eq!(y, model.fc2.forward(&h));
+    // d(h W + b)/dW = h^T ct, /db = column sums of ct, /dh = ct W^T.
+    g_self.weight.assert_close(&h.t().matmul(&ct), 1e-12, 1e-12);
+    g_self.bias.assert_close(&ct.sum_axis::<0>(), 1e-12, 1e-12);
+    g_h.assert_close(&ct.matmul(&model.fc2.weight.t()), 1e-12, 1e-12);
+}
