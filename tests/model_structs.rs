@@ -219,3 +219,52 @@ fn layer_methods_differentiate_through_self() {
     g_self.bias.assert_close(&ct.sum_axis::<0>(), 1e-12, 1e-12);
     g_h.assert_close(&ct.matmul(&model.fc2.weight.t()), 1e-12, 1e-12);
 }
+
+/// `(loss, logits)`: the gradient of the loss, the logits returned as they are.
+#[differentiable]
+fn loss_and_logits(
+    model: &Mlp,
+    x: &Tensor![f64; 5, 4],
+    labels: &[usize; 5],
+) -> (f64, Tensor![f64; 5, 3], usize) {
+    let h = model.fc1.forward(x).relu();
+    let logits = model.fc2.forward(&h);
+    let loss = logits.cross_entropy(labels).item();
+    (loss, logits, labels.len())
+}
+
+#[test]
+fn tuple_output_with_aux() {
+    let model = mlp();
+    let x: Tensor![f64; 5, 4] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let labels = [0, 2, 1, 1, 0];
+    let ((loss, logits, n), g) = loss_and_logits_grad(&model, &x, &labels);
+    let (loss0, g0) = mlp_loss_grad(&model, &x, &labels);
+    assert_eq!(loss, loss0);
+    assert_eq!(n, 5);
+    assert_eq!(logits, model.fc2.forward(&model.fc1.forward(&x).relu()));
+    for i in 0..Mlp::COUNT {
+        assert_eq!(g.model.slice(i), g0.model.slice(i), "{}", Mlp::path(i));
+    }
+}
+
+/// Both outputs differentiated: the VJP takes a tuple of cotangents.
+#[differentiable]
+fn two_outputs(x: &Tensor![f64; 3]) -> (Tensor![f64; 3], Tensor![f64]) {
+    let y = x.exp();
+    let s = x.square().sum();
+    (y, s)
+}
+
+#[test]
+fn vjp_of_a_tuple_output() {
+    let x = Tensor::new([0.5, -1.0, 2.0]);
+    let ct_y = Tensor::new([1.0, 2.0, 3.0]);
+    let ct_s = Tensor::new(0.5);
+    let ((y, s), g) = two_outputs_vjp(&x, &(ct_y.clone(), ct_s.clone()));
+    assert_eq!(y, x.exp());
+    assert_eq!(s.item(), 0.25 + 1.0 + 4.0);
+    // ct_y * exp(x) + ct_s * 2x
+    let want = &(&ct_y * &x.exp()) + &(&x * 1.0);
+    g.x.assert_close(&want, 1e-12, 0.0);
+}

@@ -7,10 +7,16 @@
 use crate::ir::{Body, Stmt, Value, VarId};
 
 /// `useful[v]`: the output depends on active variable `v`.
-pub fn useful(body: &Body) -> Vec<bool> {
+///
+/// `all_outputs`: whether a tuple output's other elements get cotangents too (`f_vjp`), or only
+/// the first (`f_grad`, which returns the others as they are).
+pub fn useful(body: &Body, all_outputs: bool) -> Vec<bool> {
     let mut u = vec![false; body.vars.len()];
-    if body.vars[body.result].active {
-        u[body.result] = true;
+    let aux: &[VarId] = if all_outputs { &body.aux } else { &[] };
+    for &out in std::iter::once(&body.result).chain(aux) {
+        if body.vars[out].active {
+            u[out] = true;
+        }
     }
     mark_block(&body.stmts, body, &mut u);
     u

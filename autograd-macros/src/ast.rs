@@ -212,7 +212,11 @@ pub fn read(
             return None;
         }
     };
-    let scalar_output = is_scalar(&output, &floats);
+    // A tuple output's first element is the differentiated value.
+    let scalar_output = match &output {
+        Type::Tuple(t) if t.elems.len() >= 2 => is_scalar(&t.elems[0], &floats),
+        ty => is_scalar(ty, &floats),
+    };
 
     // Which parameters are differentiated.
     match &attr.wrt {

@@ -212,8 +212,10 @@ pub struct Body {
     pub items: Vec<TokenStream>,
     /// The statements.
     pub stmts: Vec<Stmt>,
-    /// The returned value.
+    /// The returned value (for a tuple output, its first element: the differentiated one).
     pub result: VarId,
+    /// A tuple output's other elements (`(loss, logits)`: `logits`), returned with the result.
+    pub aux: Vec<VarId>,
     /// The span of the tail expression that gives the result (where a mismatch with the declared
     /// output type is reported).
     pub result_span: proc_macro2::Span,

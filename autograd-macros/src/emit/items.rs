@@ -20,6 +20,39 @@ use syn::{GenericParam, Ident, Lifetime, Path, Type, WherePredicate};
 /// The sibling items of a `#[differentiable]` function.
 pub fn differentiable_items(cx: &Cx) -> TokenStream {
     let f = cx.f;
+    let k = cx.krate;
+    let names = Names::new(f);
+    let (vjp_body, pullback_body) = bodies(cx, &names);
+    let mut tokens = if f.method.is_some() {
+        TokenStream::new()
+    } else {
+        names.grad_struct(k)
+    };
+    tokens.extend(names.vjp_fn(vjp_body));
+    if f.scalar_output && !cx.body.aux.is_empty() {
+        // `(loss, aux..)`: the gradient of the first element only, the others returned as they
+        // are (JAX's `has_aux`), so they need not be differentiable types.
+        let first = Cx::seeding(f, cx.body, k, false);
+        let (body, _) = bodies(&first, &names);
+        let syn::Type::Tuple(t) = &f.output else {
+            unreachable!("outputs with aux are tuples")
+        };
+        let first_ty = &t.elems[0];
+        tokens.extend(names.grad_fn_with_body(quote! {
+            #[allow(unused_variables)]
+            let cotangent: &#first_ty = &#k::__private::seed();
+            #body
+        }));
+    } else if f.scalar_output {
+        tokens.extend(names.grad_fn(k));
+    }
+    tokens.extend(names.pullback_fn(k, pullback_body));
+    tokens
+}
+
+/// The body of `f_vjp` (given `cotangent`) and of the pullback.
+fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
+    let f = cx.f;
     let body = cx.body;
     let k = cx.krate;
 
@@ -57,7 +90,6 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
     let items = &body.items;
     let result = cx.ident(Entity::Var(body.result));
 
-    let names = Names::new(f);
     // Both reverse sweeps read every parameter through a reference and the output's cotangent
     // as `cotangent`, so that they are the same tokens: an error in them is reported once.
     let (rev, cts) = sweep(true, &cot, false);
@@ -82,6 +114,31 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
         )
     } else {
         (quote!(), quote!(#result))
+    };
+    // A tuple output's other elements: moved out after the reverse sweep, or copied if they are
+    // parameters, borrowed, or also another element.
+    let mut keep_aux = TokenStream::new();
+    let mut aux_values = Vec::new();
+    for (j, &a) in body.aux.iter().enumerate() {
+        let id = cx.ident(Entity::Var(a));
+        let owned_local = cx.param_by_ref(a).is_none()
+            && a != body.result
+            && !body.aux[..j].contains(&a)
+            && !body.aux[j + 1..].contains(&a);
+        if owned_local {
+            aux_values.push(quote!(#id));
+        } else {
+            let keep = format_ident!("__aux{}", j);
+            let r = refer_top(cx, a);
+            keep_aux.extend(quote!(let #keep = ::core::clone::Clone::clone(#r);));
+            aux_values.push(quote!(#keep));
+        }
+    }
+    let keep_out = quote!(#keep_out #keep_aux);
+    let out_value = if body.aux.is_empty() {
+        out_value
+    } else {
+        quote!((#out_value, #(#aux_values),*))
     };
     // A result whose type is not the declared output is reported at the user's tail expression.
     let out_value = respan(out_value, body.result_span);
@@ -125,6 +182,27 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
     } else {
         quote!(#result)
     };
+    let take_aux: Vec<TokenStream> = body
+        .aux
+        .iter()
+        .map(|&a| {
+            if plan.top_used.contains(&Entity::Var(a))
+                || cx.param_by_ref(a).is_some()
+                || a == body.result
+            {
+                let r = refer_top(cx, a);
+                quote!(::core::clone::Clone::clone(#r))
+            } else {
+                let id = cx.ident(Entity::Var(a));
+                quote!(#id)
+            }
+        })
+        .collect();
+    let take_out = if body.aux.is_empty() {
+        take_out
+    } else {
+        quote!((#take_out, #(#take_aux),*))
+    };
     let take_out = respan(take_out, body.result_span);
     let closure_params: Vec<TokenStream> = f
         .params
@@ -144,17 +222,7 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
             (#(#cts,)*)
         })
     };
-    let mut tokens = if f.method.is_some() {
-        TokenStream::new()
-    } else {
-        names.grad_struct(k)
-    };
-    tokens.extend(names.vjp_fn(vjp_body));
-    if f.scalar_output {
-        tokens.extend(names.grad_fn(k));
-    }
-    tokens.extend(names.pullback_fn(k, pullback_body));
-    tokens
+    (vjp_body, pullback_body)
 }
 
 /// The sibling items of a `#[custom_vjp(fwd = .., bwd = ..)]` function.
@@ -640,6 +708,31 @@ impl<'a> Names<'a> {
             #[allow(dead_code, clippy::needless_pass_by_value, reason = "the same parameters as the differentiated function")]
             #vis fn #name #generics (#(#inputs),*) -> (#out, #grad_ty) #where_clause {
                 #vjp #turbofish(#(#args,)* &#krate::__private::seed())
+            }
+        }
+    }
+
+    /// `f_grad` with its own body (for a tuple output, whose other elements get no cotangent).
+    fn grad_fn_with_body(&self, body: TokenStream) -> TokenStream {
+        let f = self.f;
+        let vis = f.item.sig_vis();
+        let (generics, inputs, where_clause) = self.signature(&[]);
+        let out = &f.output;
+        let grad_ty = self.grad_ty();
+        let name = &self.grad_fn;
+        let fname_path = self.callee(f.name());
+        let turbofish = self.turbofish();
+        let doc = format!(
+            "The value of [`{0}`] (all its elements) and the gradient of its first element with respect to each differentiated parameter. Generated by `#[differentiable]`.",
+            self.doc_name()
+        );
+        quote! {
+            #[doc = #doc]
+            #[must_use]
+            #[allow(dead_code, clippy::too_many_lines, clippy::similar_names, clippy::needless_pass_by_value, reason = "generated code: one binding per op")]
+            #vis fn #name #generics (#(#inputs),*) -> (#out, #grad_ty) #where_clause {
+                let _ = #fname_path #turbofish;
+                #body
             }
         }
     }

@@ -84,11 +84,19 @@ pub struct Cx<'a> {
     /// The differentiated parameters that projections read into: their cotangent is a zero
     /// value of their type from the start of the reverse sweep, added into in place.
     pub roots: BTreeSet<VarId>,
+    /// Whether every element of a tuple output is seeded (see [`Cx::seeding`]).
+    pub all_outputs: bool,
 }
 
 impl<'a> Cx<'a> {
     /// Prepares the emission of `body`.
     pub fn new(f: &'a Function, body: &'a Body, krate: &'a Path) -> Self {
+        Self::seeding(f, body, krate, true)
+    }
+
+    /// Prepares the emission of `body`, seeding every element of a tuple output (`all_outputs`)
+    /// or only the first.
+    pub fn seeding(f: &'a Function, body: &'a Body, krate: &'a Path, all_outputs: bool) -> Self {
         let mut loop_scope = HashMap::new();
         let mut branch_home = HashMap::new();
         for (s, (kind, parent)) in body.scopes.iter().enumerate() {
@@ -104,7 +112,7 @@ impl<'a> Cx<'a> {
         }
         let mut projections = HashMap::new();
         collect_projections(&body.stmts, &mut projections);
-        let useful = crate::analyze::useful(body);
+        let useful = crate::analyze::useful(body, all_outputs);
         let mut roots = BTreeSet::new();
         for (&v, _) in &projections {
             if useful[v] && body.vars[v].active {
@@ -124,6 +132,7 @@ impl<'a> Cx<'a> {
             branch_home,
             projections,
             roots,
+            all_outputs,
         }
     }
 

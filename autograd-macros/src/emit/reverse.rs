@@ -351,6 +351,29 @@ impl<'a, 'c> Reverse<'a, 'c> {
                 mutable: true,
             };
         }
+        if self.cx.all_outputs && !self.cx.body.aux.is_empty() {
+            // A tuple output: `cotangent` is a reference to a tuple of cotangents.
+            let outs: Vec<VarId> = std::iter::once(out)
+                .chain(self.cx.body.aux.iter().copied())
+                .collect();
+            let ids: Vec<Ident> = (0..outs.len())
+                .map(|j| format_ident!("__cot{}", j))
+                .collect();
+            let cot = by_ref.expect("a tuple output's cotangent is passed by reference");
+            let mut code = quote!(#roots #[allow(unused_variables)] let (#(#ids,)*) = #cot;);
+            for (j, &o) in outs.iter().enumerate() {
+                if !self.cx.needs_ct(o) {
+                    continue;
+                }
+                let id = ids[j].clone();
+                if outs[..j].contains(&o) {
+                    code.extend(self.contribute(o, quote!(::core::clone::Clone::clone(#id))));
+                } else {
+                    code.extend(self.seed_output(o, quote!(), Some(id)));
+                }
+            }
+            return code;
+        }
         if !self.cx.needs_ct(out) {
             return roots;
         }

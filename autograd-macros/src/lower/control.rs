@@ -389,6 +389,7 @@ impl Lower<'_> {
                 let r = results[j];
                 let own = self.vars[r].home == scope
                     && self.vars[r].origin == Origin::Local
+                    && !self.vars[r].reference
                     && !results[..j].contains(&r);
                 if !own {
                     let active = self.vars[r].active;

@@ -67,6 +67,11 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         local_fns: Vec::new(),
         param_kinds: f.params.iter().map(|p| p.kind).collect(),
         borrowed_from: HashMap::new(),
+        tuple_output: match &f.output {
+            Type::Tuple(t) if t.elems.len() >= 2 => Some(t.elems.len()),
+            _ => None,
+        },
+        aux: Vec::new(),
     };
     for (i, p) in f.params.iter().enumerate() {
         l.taken.insert(key(&p.name), 1);
@@ -118,6 +123,7 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         items: l.items,
         stmts: l.stmts,
         result,
+        aux: l.aux,
         result_span,
     })
 }
@@ -143,6 +149,10 @@ struct Lower<'e> {
     param_kinds: Vec<crate::ast::Kind>,
     /// The variable each borrowed constant (`let xt = &xs[t];`) borrows from.
     borrowed_from: HashMap<VarId, VarId>,
+    /// The number of elements of a tuple output (`-> (f32, Tensor![..])`).
+    tuple_output: Option<usize>,
+    /// A tuple output's elements after the first.
+    aux: Vec<VarId>,
 }
 
 /// Everything a loop body's lowering changes, to lower it again with other assumptions.

@@ -12,9 +12,18 @@ impl Lower<'_> {
         self.env.push(HashMap::new());
         let mut tail = None;
         let mut ok = true;
+        let top = self.env.len() == 2;
         for (i, s) in stmts.iter().enumerate() {
             let last = i + 1 == stmts.len();
             match s {
+                syn::Stmt::Expr(e, None)
+                    if last && want_tail && top && self.tuple_output.is_some() =>
+                {
+                    match self.lower_tuple_tail(e) {
+                        Some(v) => tail = Some(v),
+                        None => ok = false,
+                    }
+                }
                 syn::Stmt::Expr(e, None) if last && want_tail && yields_value(e) => {
                     match self.lower_expr(e) {
                         Some(v) => tail = Some(v),
@@ -26,6 +35,35 @@ impl Lower<'_> {
         }
         self.env.pop();
         ok.then_some(tail)
+    }
+
+    /// The tail of a function with a tuple output: `(loss, aux..)`, each element lowered; the
+    /// first is the differentiated result.
+    fn lower_tuple_tail(&mut self, e: &Expr) -> Option<VarId> {
+        let n = self.tuple_output.expect("a tuple output");
+        let Expr::Tuple(t) = strip(e) else {
+            self.errors.error(
+                e.span(),
+                format!("a #[differentiable] function that returns a tuple must end with a tuple expression of {n} elements (`(loss, logits)`): the first element is differentiated, the others are returned as they are"),
+            );
+            return None;
+        };
+        if t.elems.len() != n {
+            self.errors.error(
+                t.paren_token.span.join(),
+                format!(
+                    "this tuple has {} elements; the declared output has {n}",
+                    t.elems.len()
+                ),
+            );
+            return None;
+        }
+        let mut vars = Vec::with_capacity(n);
+        for el in &t.elems {
+            vars.push(self.lower_expr(el)?);
+        }
+        self.aux = vars.split_off(1);
+        Some(vars[0])
     }
 
     pub(super) fn lower_stmt(&mut self, s: &syn::Stmt) -> Option<()> {
@@ -283,6 +321,7 @@ impl Lower<'_> {
         // of a branch): an existing variable is copied.
         let v = if value >= mark
             && self.vars[value].origin == Origin::Local
+            && !self.vars[value].reference
             && self.vars[value].home == self.scope
         {
             value
