@@ -230,7 +230,7 @@ fn signature_errors() {
     );
     rejects(
         "fn f(self, x: f32) -> f32 { x }",
-        "methods are not supported",
+        "methods are differentiated from their `impl` block",
     );
     let errs = errors("wrt(x, nope)", "fn f(x: f32, y: f32) -> f32 { x * y }");
     assert_eq!(errs.len(), 1);

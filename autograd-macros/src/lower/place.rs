@@ -60,6 +60,13 @@ impl Lower<'_> {
             }
             return None;
         }
+        // Only a parameter (or a projection into one) has a cotangent of its own type to add a
+        // place's cotangent into; a field of a computed value is reported by the caller.
+        let from_param = matches!(self.vars[root].origin, Origin::Param(_))
+            || self.vars[root].reference;
+        if !from_param {
+            return None;
+        }
         let mut segs = Vec::new();
         for step in steps.iter().rev() {
             match step {
