@@ -208,6 +208,41 @@ fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
     }
 }
 
+/// Models as values: what is accepted, and each misuse reported once with its fix.
+#[test]
+fn model_syntax() {
+    for item in [
+        "fn f(m: &Mlp, x: &Tensor![f32; 2, 4]) -> f32 { (x.matmul(&m.fc1.weight) + &m.fc1.bias).sum().item() }",
+        "fn f(m: &Mlp, xs: &[Tensor![f32; 4]; 3]) -> f32 { let mut h = xs[0].clone(); for t in 0..3 { let xt = &xs[t]; let b = &m.blocks[t]; h = (b.forward(&h) + xt).tanh(); } h.sum().item() }",
+        "fn f(ws: &[Tensor![f32; 3]; 2], x: &Tensor![f32; 3]) -> f32 { (x * &ws[0] + &ws[1]).sum().item() }",
+        "fn f(m: &Mlp, x: &Tensor![f32; 3]) -> (f32, Tensor![f32; 3]) { let y = x * &m.w; (y.sum().item(), y) }",
+        "impl<const I: usize> Lin<I> { fn forward(&self, x: &Tensor![f32; I]) -> Tensor![f32; I] { x * &self.w + &self.b } fn new() -> Self { todo!() } }",
+    ] {
+        let errs = errors("", item);
+        assert!(errs.is_empty(), "{item}: {errs:#?}");
+    }
+    rejects(
+        "fn f(m: &Mlp, k: &Tensor![f32; 3]) -> f32 { m.blocks[k.sum().item() as usize].w.sum().item() }",
+        "an index computed from a differentiated value",
+    );
+    rejects(
+        "impl S { fn f(&mut self, x: f32) -> f32 { x } }",
+        "`&mut self` methods cannot be differentiated",
+    );
+    rejects(
+        "impl Tr for S { fn f(&self) -> f32 { 1.0 } }",
+        "inherent `impl` blocks",
+    );
+    rejects(
+        "fn f(x: f32) -> (f32, f32) { x }",
+        "must end with a tuple expression",
+    );
+    rejects(
+        "fn f(x: &Tensor![f32; 3]) -> f32 { let y = x.exp(); y.w.sum().item() }",
+        "field access on differentiated values",
+    );
+}
+
 #[test]
 fn signature_errors() {
     rejects("async fn f(x: f32) -> f32 { x }", "`async fn`s");
@@ -305,6 +340,9 @@ const SEEDS: &[&str] = &[
     "fn m(x: f64, k: usize) -> f64 { match k { 0 => x * x, _ => x.exp() } }",
     "fn c(a: f64, b: f64) -> f64 { let d = detach(a); inner(a, &b) * d }",
     "fn l(x: &Tensor![f32; 3], labels: &[usize; 3]) -> f32 { let y = x.cross_entropy(labels); y.item() }",
+    "fn s(m: &Mlp, x: &Tensor![f64; 2, 4]) -> f64 { let h = x.matmul(&m.fc1.weight) + &m.fc1.bias; let mut y = h.relu(); for i in 0..3 { y = y.matmul(&m.blocks[i].weight).tanh(); } m.out.forward(&y).sum().item() }",
+    "impl<const I: usize> Lin<I> { fn forward(&self, x: &Tensor![f64; 2, I]) -> Tensor![f64; 2, I] { x.matmul(&self.weight) + &self.bias } }",
+    "fn t(m: &Rnn, xs: &[Tensor![f64; 4]; 3]) -> (f64, Tensor![f64; 4]) { let mut h = xs[0].clone(); for t in 0..3 { let xt = &xs[t]; h = (h * &m.w + xt).tanh(); h += &m.b; } (h.sum().item(), h) }",
 ];
 
 /// Attribute arguments, well-formed and not.
@@ -339,6 +377,12 @@ const ODD: &[&str] = &[
     "fn f() -> f32 {}",
     "struct S;",
     "impl S { fn f(&self) -> f32 { 1.0 } }",
+    "impl Tr for S { fn f(&self) -> f32 { 1.0 } }",
+    "impl S { fn f(&mut self) -> f32 { 1.0 } }",
+    "impl S { fn new() -> Self { S } #[differentiable(skip)] fn g(&self) -> f32 { 1.0 } }",
+    "impl S { #[differentiable(wrt(x))] fn f(&self, x: f32) -> f32 { x * self.k } }",
+    "fn f(x: f32) -> (f32, f32) { x }",
+    "fn f(x: f32) -> (f32, f32) { (x, x, x) }",
     "fn f(x: f32) -> f32 { x }",
     "fn f(x: f32) -> f32 { }",
     "fn f(x: f32) -> f32 { let }",
