@@ -70,4 +70,6 @@ fn guarded(
     }
 }
 #[cfg(test)]
+mod doc_expansions;
+#[cfg(test)]
 mod tests;

@@ -62,8 +62,8 @@ impl Lower<'_> {
         }
         // Only a parameter (or a projection into one) has a cotangent of its own type to add a
         // place's cotangent into; a field of a computed value is reported by the caller.
-        let from_param = matches!(self.vars[root].origin, Origin::Param(_))
-            || self.vars[root].reference;
+        let from_param =
+            matches!(self.vars[root].origin, Origin::Param(_)) || self.vars[root].reference;
         if !from_param {
             return None;
         }
