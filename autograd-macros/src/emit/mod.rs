@@ -63,6 +63,30 @@ pub struct Plan {
     pub targets: HashMap<Construct, BTreeSet<VarId>>,
     /// The entities of the top level that the reverse sweep reads.
     pub top_used: BTreeSet<Entity>,
+    /// Contributions into each field path of a parameter's cotangent (`(root, "fc1.weight")`),
+    /// outside loops and branches; a path with an index, or a contribution inside a construct,
+    /// counts as many (the path is added into, never assigned).
+    pub places: HashMap<(VarId, String), usize>,
+    /// The parameters whose cotangent receives contributions as a whole (passed to a call).
+    pub whole: BTreeSet<VarId>,
+}
+
+impl Plan {
+    /// Whether the only contribution into `place` can be assigned rather than added: it is the
+    /// one contribution into that path, no other contribution goes into a path that contains it
+    /// or that it contains, and none into the whole parameter.
+    pub fn assignable(&self, place: &(VarId, String)) -> bool {
+        let (root, path) = place;
+        let nested = |a: &str, b: &str| {
+            a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
+        };
+        self.places.get(place) == Some(&1)
+            && !self.whole.contains(root)
+            && !self
+                .places
+                .keys()
+                .any(|(r, p)| r == root && p != path && nested(p, path))
+    }
 }
 
 /// Everything the phases share.
@@ -150,6 +174,25 @@ impl<'a> Cx<'a> {
             }
         }
         out
+    }
+
+    /// A projection's root parameter and field path (`fc1.weight`), and whether the path goes
+    /// through an index (then the path is cut at the first index: `blocks`).
+    fn place_key(&self, v: VarId) -> (VarId, String, bool) {
+        let mut chain: Vec<&Seg> = Vec::new();
+        let mut r = v;
+        while let Some((base, segs)) = self.projection(r) {
+            chain.splice(0..0, segs.iter());
+            r = base;
+        }
+        let mut path: Vec<String> = Vec::new();
+        for s in chain {
+            match s {
+                Seg::Field(m) => path.push(quote::quote!(#m).to_string()),
+                Seg::Index(_) => return (r, path.join("."), true),
+            }
+        }
+        (r, path.join("."), false)
     }
 
     /// The base and steps of projection `v`.

@@ -231,12 +231,24 @@ impl<'a, 'c> Reverse<'a, 'c> {
     /// Adds `g` to the cotangent of `v`.
     fn contribute(&mut self, v: VarId, g: TokenStream) -> TokenStream {
         if self.cx.projection(v).is_some() {
+            let (root, path, indexed) = self.cx.place_key(v);
+            let key = (root, path);
+            let single = !indexed && self.constructs.is_empty();
             if self.counting {
                 self.plan.counts[v] += 1;
+                // Inside a construct, or through an index: counted as many.
+                *self.plan.places.entry(key.clone()).or_default() += if single { 1 } else { 2 };
             }
             let k = self.krate().clone();
             let place = self.place(v);
+            if single && self.plan.assignable(&key) {
+                // The one contribution into this tensor: it replaces the zero.
+                return quote!(#place = #g;);
+            }
             return quote!(#k::__private::accumulate(&mut #place, #g););
+        }
+        if self.counting && self.cx.roots.contains(&v) {
+            self.plan.whole.insert(v);
         }
         if self.counting {
             self.plan.counts[v] += 1;
@@ -536,6 +548,13 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     if let Ct::Owned { ident, .. } = &self.ct[a] {
                         code.extend(respan(
                             quote!(#k::__private::anomaly::cotangent(&#ident, #op, #pos);),
+                            span,
+                        ));
+                    } else if self.cx.projection(a).is_some() {
+                        // A tensor of a model: its place in the model's cotangent.
+                        let place = self.place(a);
+                        code.extend(respan(
+                            quote!(#k::__private::anomaly::cotangent(&#place, #op, #pos);),
                             span,
                         ));
                     }
