@@ -6,6 +6,22 @@
 
 use crate::ir::{Body, Stmt, Value, VarId};
 
+/// What the reverse sweeps need to know about the body, for each way of seeding it.
+pub struct Analysis {
+    /// [`useful`] when every element of a tuple output is seeded (`f_vjp`, the pullback).
+    pub useful_all: Vec<bool>,
+    /// [`useful`] when only the first is (`f_grad` of a function with a tuple output).
+    pub useful_first: Vec<bool>,
+}
+
+/// Phase 4 of the expansion, run by `expand.rs` between lowering and emission.
+pub fn analyze(body: &Body) -> Analysis {
+    Analysis {
+        useful_all: useful(body, true),
+        useful_first: useful(body, false),
+    }
+}
+
 /// `useful[v]`: the output depends on active variable `v`.
 ///
 /// `all_outputs`: whether a tuple output's other elements get cotangents too (`f_vjp`), or only

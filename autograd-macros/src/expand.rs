@@ -4,7 +4,7 @@
 use crate::attr::{self, Kind};
 use crate::ctxt::Errors;
 use crate::emit::{Cx, custom_vjp_items, differentiable_items, stub_items};
-use crate::{ast, lower};
+use crate::{analyze, ast, lower};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -56,7 +56,8 @@ pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (To
             let body = lower::lower(&f, &mut errors);
             match body {
                 Some(body) if errors.is_empty() => {
-                    let cx = Cx::new(&f, &body, &attr.krate);
+                    let analysis = analyze::analyze(&body);
+                    let cx = Cx::new(&f, &body, &analysis, &attr.krate);
                     differentiable_items(&cx)
                 }
                 _ => return fallback(&func, errors, Some(&f), &attr.krate),
@@ -139,7 +140,8 @@ fn expand_impl(
         if errors.len() > mark {
             continue;
         }
-        let cx = Cx::new(&f, &body, &method_attr.krate);
+        let analysis = analyze::analyze(&body);
+        let cx = Cx::new(&f, &body, &analysis, &method_attr.krate);
         generated.push(differentiable_items(&cx));
     }
     for g in generated {

@@ -32,7 +32,7 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
     if f.scalar_output && !cx.body.aux.is_empty() {
         // `(loss, aux..)`: the gradient of the first element only, the others returned as they
         // are (JAX's `has_aux`), so they need not be differentiable types.
-        let first = Cx::seeding(f, cx.body, k, false);
+        let first = Cx::seeding(f, cx.body, cx.analysis, k, false);
         let (body, _) = bodies(&first, &names);
         let syn::Type::Tuple(t) = &f.output else {
             unreachable!("outputs with aux are tuples")

@@ -20,6 +20,7 @@ mod reverse;
 
 pub use items::{custom_vjp_items, differentiable_items, stub_items};
 
+use crate::analyze::Analysis;
 use crate::ast::Function;
 use crate::ir::{Body, Origin, ScopeId, ScopeKind, Seg, Stmt, Value, VarId};
 use proc_macro2::{Span, TokenStream};
@@ -97,7 +98,7 @@ pub struct Cx<'a> {
     pub body: &'a Body,
     /// `::autograd_core`, or the `crate = path` given.
     pub krate: &'a Path,
-    /// See [`crate::analyze::useful`].
+    /// See [`crate::analyze::useful`] (for the seeding chosen).
     pub useful: Vec<bool>,
     /// The scope of each loop.
     loop_scope: HashMap<usize, ScopeId>,
@@ -110,17 +111,25 @@ pub struct Cx<'a> {
     pub roots: BTreeSet<VarId>,
     /// Whether every element of a tuple output is seeded (see [`Cx::seeding`]).
     pub all_outputs: bool,
+    /// The body's analysis.
+    pub analysis: &'a Analysis,
 }
 
 impl<'a> Cx<'a> {
-    /// Prepares the emission of `body`.
-    pub fn new(f: &'a Function, body: &'a Body, krate: &'a Path) -> Self {
-        Self::seeding(f, body, krate, true)
+    /// Prepares the emission of `body`, analyzed by `analysis`.
+    pub fn new(f: &'a Function, body: &'a Body, analysis: &'a Analysis, krate: &'a Path) -> Self {
+        Self::seeding(f, body, analysis, krate, true)
     }
 
     /// Prepares the emission of `body`, seeding every element of a tuple output (`all_outputs`)
     /// or only the first.
-    pub fn seeding(f: &'a Function, body: &'a Body, krate: &'a Path, all_outputs: bool) -> Self {
+    pub fn seeding(
+        f: &'a Function,
+        body: &'a Body,
+        analysis: &'a Analysis,
+        krate: &'a Path,
+        all_outputs: bool,
+    ) -> Self {
         let mut loop_scope = HashMap::new();
         let mut branch_home = HashMap::new();
         for (s, (kind, parent)) in body.scopes.iter().enumerate() {
@@ -136,7 +145,11 @@ impl<'a> Cx<'a> {
         }
         let mut projections = HashMap::new();
         collect_projections(&body.stmts, &mut projections);
-        let useful = crate::analyze::useful(body, all_outputs);
+        let useful = if all_outputs {
+            analysis.useful_all.clone()
+        } else {
+            analysis.useful_first.clone()
+        };
         let mut roots = BTreeSet::new();
         for (&v, _) in &projections {
             if useful[v] && body.vars[v].active {
@@ -157,6 +170,7 @@ impl<'a> Cx<'a> {
             projections,
             roots,
             all_outputs,
+            analysis,
         }
     }
 
