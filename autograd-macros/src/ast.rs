@@ -22,7 +22,7 @@ pub enum Kind {
     Float,
     /// A parameter container: a struct named in the type's spelling (`Mlp`, `Linear<T, 4, 8>`,
     /// `Self`) that is not a well-known constant type (`Vec`, `Option`, `Mask`, ...), or an array
-    /// of tensors or of such structs. Its gradient is a value of its own type (`#[derive(Params)]`).
+    /// of tensors or of such structs (an array of floats is a constant). Its gradient is a value of its own type (`#[derive(Params)]`).
     Model,
     /// Anything else (labels, sizes, user types): a constant unless named in `wrt(..)`.
     Other,
@@ -51,6 +51,8 @@ pub struct Param {
 pub struct MethodCx {
     /// The `impl`'s generics (for the `use<..>` bound of the pullback).
     pub impl_generics: Generics,
+    /// The name of the `impl`'s type (`Linear` for `impl<..> Linear<..>`), for generated names.
+    pub self_name: Ident,
 }
 
 /// The annotated function.
@@ -324,7 +326,10 @@ pub fn kind_of(ty: &Type, floats: &[Ident]) -> Kind {
                 Kind::Other
             }
         }
-        Type::Array(a) if kind_of(&a.elem, floats) != Kind::Other => Kind::Model,
+        // An array of tensors or of models (an array of floats stays a constant, as before).
+        Type::Array(a) if matches!(kind_of(&a.elem, floats), Kind::Tensor | Kind::Model) => {
+            Kind::Model
+        }
         Type::Macro(m)
             if m.mac
                 .path

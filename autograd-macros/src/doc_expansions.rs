@@ -57,7 +57,8 @@ impl VisitMut for ForReading {
                 }),
                 _ => false,
             };
-            let import = matches!(s, syn::Stmt::Item(syn::Item::Use(_)));
+            // The prelude's import of the traits the sweeps call methods of.
+            let import = matches!(s, syn::Stmt::Item(syn::Item::Use(u)) if quote::quote!(#u).to_string().contains("CotangentFrom"));
             !optimized_copy && !import && !text.contains("__private :: anomaly ::")
         });
         for s in &mut b.stmts {

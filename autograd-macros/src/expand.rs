@@ -3,7 +3,7 @@
 
 use crate::attr::{self, Kind};
 use crate::ctxt::Errors;
-use crate::emit::{Cx, custom_vjp_items, differentiable_items, stub_items};
+use crate::emit::{Cx, custom_vjp_items, differentiable_items, fallback_module, stub_items};
 use crate::{analyze, ast, lower};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -58,7 +58,9 @@ pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (To
                 Some(body) if errors.is_empty() => {
                     let analysis = analyze::analyze(&body);
                     let cx = Cx::new(&f, &body, &analysis, &attr.krate);
-                    differentiable_items(&cx)
+                    let mut items = differentiable_items(&cx);
+                    items.extend(fallback_module(&cx));
+                    items
                 }
                 _ => return fallback(&func, errors, Some(&f), &attr.krate),
             }
@@ -89,9 +91,16 @@ fn expand_impl(
         let e = errors.to_compile_errors();
         return (quote!(#imp #e), errors);
     }
+    let self_name = match &*imp.self_ty {
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.clone()),
+        _ => None,
+    }
+    .unwrap_or_else(|| proc_macro2::Ident::new("Self_", proc_macro2::Span::call_site()));
     let method_cx = ast::MethodCx {
         impl_generics: imp.generics.clone(),
+        self_name,
     };
+    let mut outside = TokenStream::new();
     let mut generated = Vec::new();
     for item in &mut imp.items {
         let syn::ImplItem::Fn(m) = item else { continue };
@@ -143,12 +152,13 @@ fn expand_impl(
         let analysis = analyze::analyze(&body);
         let cx = Cx::new(&f, &body, &analysis, &method_attr.krate);
         generated.push(differentiable_items(&cx));
+        outside.extend(fallback_module(&cx));
     }
     for g in generated {
         imp.items.push(syn::ImplItem::Verbatim(g));
     }
     let e = errors.to_compile_errors();
-    (quote!(#imp #e), errors)
+    (quote!(#imp #outside #e), errors)
 }
 
 /// The user's function unchanged, next to every error; and, when the signature could be read,

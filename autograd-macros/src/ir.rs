@@ -115,6 +115,9 @@ pub enum Value {
         pullback: Path,
         /// Whether it is a method of a `#[differentiable] impl`, the receiver first in `args`.
         method: bool,
+        /// Whether the callee is a function named by one identifier, reached through its
+        /// pullback trait on `&Callee` (see `autograd_core::__private::Callee`).
+        via_callee: bool,
         /// The turbofish as written, if any.
         turbofish: Option<TokenStream>,
         /// The arguments, and whether the user wrote `&` before each.

@@ -452,6 +452,58 @@ pub fn detach<X: Clone>(x: &X) -> X {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoGrad;
 
+/// A gradient struct's clone of a model's gradient (a model is `Params`, hence `Clone`).
+#[inline]
+#[must_use]
+pub fn clone_model<P: Params>(p: &P) -> P {
+    p.clone()
+}
+
+/// How a gradient struct prints a model's gradient: with its `Debug` if it has one,
+/// `(&&ShowModel(&m)).show()` picking [`ShowDebug`] then, and as `..` otherwise ([`ShowOpaque`]).
+pub struct ShowModel<'a, M>(pub &'a M);
+
+/// [`ShowModel`] of a `Debug` model.
+pub trait ShowDebug {
+    /// What to print.
+    fn show(&self) -> &dyn core::fmt::Debug;
+}
+
+impl<M: core::fmt::Debug> ShowDebug for &ShowModel<'_, M> {
+    fn show(&self) -> &dyn core::fmt::Debug {
+        self.0
+    }
+}
+
+/// [`ShowModel`] of a model without `Debug`.
+pub trait ShowOpaque {
+    /// What to print.
+    fn show(&self) -> &dyn core::fmt::Debug;
+}
+
+impl<M> ShowOpaque for ShowModel<'_, M> {
+    fn show(&self) -> &dyn core::fmt::Debug {
+        &Opaque
+    }
+}
+
+/// Prints `..`.
+struct Opaque;
+
+impl core::fmt::Debug for Opaque {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("..")
+    }
+}
+
+/// What generated code calls a `#[differentiable]` function's pullback on:
+/// `(&&Callee).__f_pullback(..)`, a method of the trait `__f_differentiable` that the function's
+/// expansion implements for `&Callee`. A caller also brings into scope a fallback method of the
+/// same name implemented for `Callee` itself, found only when the function is not
+/// `#[differentiable]` (one autoref step later), whose unmet bound is the error that says so.
+#[derive(Clone, Copy, Debug)]
+pub struct Callee;
+
 /// A callee's cotangent for one argument, as the caller needs it.
 #[diagnostic::on_unimplemented(
     message = "the called function does not differentiate this argument",

@@ -537,7 +537,7 @@ impl<'a> Names<'a> {
         }
     }
 
-    fn grad_struct(&self, _krate: &Path) -> TokenStream {
+    fn grad_struct(&self, krate: &Path) -> TokenStream {
         let f = self.f;
         let vis = &f.item.sig_vis();
         let name = &self.grad;
@@ -578,6 +578,25 @@ impl<'a> Names<'a> {
         } else {
             quote!(where #(#preds),*)
         };
+        // A model is cloned as a `Params` (so that a type that is not one is reported once, as
+        // that), and printed with its `Debug` if it has one (`..` otherwise).
+        let wrt: Vec<&crate::ast::Param> = f.params.iter().filter(|p| p.wrt).collect();
+        let clones = wrt.iter().map(|p| {
+            let n = &p.name;
+            if p.kind == crate::ast::Kind::Model {
+                quote!(#n: #krate::__private::clone_model(&self.#n))
+            } else {
+                quote!(#n: ::core::clone::Clone::clone(&self.#n))
+            }
+        });
+        let shows = wrt.iter().map(|p| {
+            let n = &p.name;
+            if p.kind == crate::ast::Kind::Model {
+                quote!((&&#krate::__private::ShowModel(&self.#n)).show())
+            } else {
+                quote!(&self.#n)
+            }
+        });
         let fields = f.params.iter().filter(|p| p.wrt).map(|p| {
             let (n, t) = (&p.name, &p.value_ty);
             let doc = format!("The cotangent of `{n}`.");
@@ -599,12 +618,14 @@ impl<'a> Names<'a> {
             #vis struct #name #generics #where_clause { #(#fields,)* }
             impl #generics ::core::clone::Clone for #ty #where_clause {
                 fn clone(&self) -> Self {
-                    #name { #(#field_names: ::core::clone::Clone::clone(&self.#field_names)),* }
+                    #name { #(#clones),* }
                 }
             }
             impl #generics ::core::fmt::Debug for #ty #where_clause {
                 fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                    f.debug_struct(#name_str) #(.field(#field_strs, &self.#field_names))* .finish()
+                    #[allow(unused_imports)]
+                    use #krate::__private::{ShowDebug as _, ShowOpaque as _};
+                    f.debug_struct(#name_str) #(.field(#field_strs, #shows))* .finish()
                 }
             }
         }
@@ -802,12 +823,49 @@ impl<'a> Names<'a> {
             }
         });
         let name = &self.pullback;
-        quote! {
+        let arg_tys: Vec<&Type> = arg_tys.collect();
+        let cts: Vec<TokenStream> = cts.collect();
+        let free = quote! {
             #[doc(hidden)]
             #[allow(clippy::too_many_lines, clippy::similar_names, clippy::type_complexity, clippy::needless_pass_by_value, reason = "generated code: one binding per op")]
             #attrs
             #vis fn #name #generics (#(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
                 #body
+            }
+        };
+        if self.f.method.is_some() {
+            return free;
+        }
+        // The same pullback as a method of `&Callee`, which is how a caller in scope of this
+        // trait reaches it (see `Callee`).
+        let tr = format_ident!(
+            "__{}_differentiable",
+            self.f.name().unraw(),
+            span = self.f.name().span()
+        );
+        let args: Vec<&Ident> = self.f.params.iter().map(|p| &p.name).collect();
+        let turbofish = self.turbofish();
+        // Lifetimes first, then `Self` and the other parameters.
+        let (lts, rest): (Vec<&TokenStream>, Vec<&TokenStream>) = captured
+            .iter()
+            .partition(|c| c.to_string().starts_with('\''));
+        let mut trait_captured: Vec<TokenStream> = lts.into_iter().cloned().collect();
+        trait_captured.push(quote!(Self));
+        trait_captured.extend(rest.into_iter().cloned());
+        quote! {
+            #free
+            #[doc(hidden)]
+            #[allow(non_camel_case_types, clippy::type_complexity)]
+            #vis trait #tr {
+                #[allow(clippy::too_many_arguments)]
+                fn #name #generics (&self, #(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out) -> (#(#cts,)*) + use<#(#trait_captured),*>) #where_clause;
+            }
+            #[allow(refining_impl_trait, clippy::type_complexity)]
+            impl #tr for &#krate::__private::Callee {
+                #[inline]
+                fn #name #generics (&self, #(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
+                    #name #turbofish (#(#args),*)
+                }
             }
         }
     }

@@ -18,6 +18,7 @@ mod forward;
 mod items;
 mod reverse;
 
+pub use forward::fallback_module;
 pub use items::{custom_vjp_items, differentiable_items, stub_items};
 
 use crate::analyze::Analysis;
@@ -151,7 +152,7 @@ impl<'a> Cx<'a> {
             analysis.useful_first.clone()
         };
         let mut roots = BTreeSet::new();
-        for (&v, _) in &projections {
+        for &v in projections.keys() {
             if useful[v] && body.vars[v].active {
                 let mut r = v;
                 while let Some(&(b, _)) = projections.get(&r) {
@@ -207,6 +208,25 @@ impl<'a> Cx<'a> {
             }
         }
         (r, path.join("."), false)
+    }
+
+    /// The module of this function's fallbacks (see [`forward::fallback_module`]):
+    /// `__f_callees`, or `__Type_method_callees` for a method.
+    fn fallback_module_ident(&self) -> Ident {
+        let name = self.f.name().unraw();
+        match &self.f.method {
+            Some(m) => format_ident!("__{}_{}_callees", m.self_name, name),
+            None => format_ident!("__{}_callees", name),
+        }
+    }
+
+    /// The fallback trait a call of `pullback` imports (`function`: a function's, not a
+    /// method's).
+    fn fallback_trait(&self, pullback: &Path, function: bool) -> TokenStream {
+        let pb = &pullback.segments.last().expect("a name").ident;
+        let module = self.fallback_module_ident();
+        let sub = forward::fallback_mod_ident(pb, function);
+        quote::quote!(#module::#sub::Fallback)
     }
 
     /// The base and steps of projection `v`.

@@ -212,6 +212,7 @@ impl Lower<'_> {
             Value::Call {
                 pullback: syn::Path::from(name),
                 method: true,
+                via_callee: false,
                 turbofish: m.turbofish.as_ref().map(ToTokens::to_token_stream),
                 args,
                 span,
@@ -324,6 +325,7 @@ impl Lower<'_> {
         let span = last.ident.span();
         Some(self.bind(
             Value::Call {
+                via_callee: fp.path.segments.len() == 1 && turbofish.is_none(),
                 pullback,
                 method: false,
                 turbofish,
