@@ -106,8 +106,8 @@ pub mod rules {
 /// Everything a model file needs: `use autograd_core::prelude::*;`.
 pub mod prelude {
     pub use crate::forward::Dual;
-    pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs};
     pub use crate::params::Params;
+    pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs};
     pub use crate::tape::{Var, no_grad};
     pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }
