@@ -442,6 +442,9 @@ fn jvp_through_the_rule_library_matches_central_differences() {
     check_op!("log2", M23, pos, |x| x.log2());
     check_op!("sqrt", M23, pos, |x| x.sqrt());
     check_op!("powf", M23, pos, |x| x.powf(Float::from_f64(2.5)));
+    check_op!("powi 3", M23, x, |x| x.powi(3));
+    check_op!("powi -2", M23, x, |x| x.powi(-2));
+    check_op!("powi 0", M23, x, |x| x.powi(0));
     // Elementwise binary, both operands functions of x.
     check_op!("pow", M23, pos, |x| x.pow(&x.sum_axis::<0>()));
     check_op!("maximum", M23, x, |x| x.maximum(&x.mean_keepdim::<0>()));

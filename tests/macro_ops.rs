@@ -278,3 +278,61 @@ fn max_ties_split_the_gradient() {
         [0.0, 0.5, 1.0]
     );
 }
+
+unary! {
+    powi, powi_grad, powi_grad_matches, |x| x.powi(3), -2.0, 2.0;
+    powi_negative, powi_negative_grad, powi_negative_grad_matches, |x| x.powi(-2), 0.5, 2.0;
+    powi_zero, powi_zero_grad, powi_zero_grad_matches, |x| x.powi(0) + x, -2.0, 2.0;
+}
+
+unary! {
+    scalar_left_each_op, scalar_left_each_op_grad, scalar_left_each_op_grad_matches, |x| (1.0 - x) * (2.0 + x) + 3.0 / (x.square() + 1.0) * (0.5 * x), -2.0, 2.0;
+}
+
+#[differentiable]
+fn cube_sum(x: &Tensor![f64; 3]) -> f64 {
+    x.powi(3).sum().item()
+}
+
+/// `d sum(x^3) = 3x^2` by hand, at a negative base too.
+#[test]
+fn powi_by_hand() {
+    let (v, g) = cube_sum_grad(&Tensor::new([-2.0, 0.5, 3.0]));
+    assert_eq!(v, -8.0 + 0.125 + 27.0);
+    assert_eq!(g.x.to_array(), [12.0, 0.75, 27.0]);
+}
+
+/// `powi` on a scalar (the rule at rank 0) and compound assignment on a tensor (the primal runs
+/// `*=`/`+=` in place, the generated code lowers them to `mul`/`add`): both bodies used to be
+/// rejected by rustc in the user's function.
+#[differentiable(wrt(x))]
+fn scalar_powi_and_compound(x: &M, w: &M) -> f64 {
+    let mut y = x.clone();
+    y *= 2.0;
+    y += w;
+    y -= &x.square();
+    y /= 4.0;
+    let s = (y * w).sum().item();
+    s.powi(2) + s.powi(-1)
+}
+
+#[test]
+fn scalar_powi_and_compound_assignment() {
+    let (x, w) = (input(13, -1.0, 1.0), weight());
+    let (v, g) = scalar_powi_and_compound_grad(&x, &w);
+    assert!(
+        (v - scalar_powi_and_compound(&x, &w)).abs() < 1e-12,
+        "value"
+    );
+    // By hand: s = sum(w (2x + w - x^2) / 4), f = s^2 + 1/s, df/dx = (2s - 1/s^2) w (1 - x) / 2.
+    let s = (&(&(&(&x * 2.0) + &w) - &x.square()) * &w).sum().item() / 4.0;
+    let expected = &(&(&(1.0 - &x) * 0.5) * &w) * (2.0 * s - 1.0 / (s * s));
+    g.x.assert_close(&expected, 1e-12, 1e-12);
+    check_gradient(
+        |x| scalar_powi_and_compound(x, &w),
+        &x,
+        &g.x,
+        Tolerance::default(),
+    )
+    .unwrap();
+}

@@ -333,3 +333,108 @@ fn values_equal_plain_tensor_ops() {
     );
     assert_eq!(*(-&va).sum_axis::<0>().value(), (-&a).sum_axis::<0>());
 }
+
+/// `Var::powi`: `3x^2` by hand (a negative base included), and central differences at negative
+/// and zero exponents.
+#[test]
+fn powi_on_the_tape() {
+    use common::tape::{check_tape, uniform, weighted};
+    let x = Var::param(Tensor::new([-2.0f64, 0.5, 3.0]));
+    x.powi(3).sum().backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_array(), [12.0, 0.75, 27.0]);
+    let w: Tensor<f64, Shape![3, 4]> = uniform(11, -1.0, 1.0);
+    for n in [-3, -1, 0, 2, 5] {
+        check_tape(
+            &format!("powi {n}"),
+            |x| weighted(&x.powi(n), &w),
+            &uniform(12, 0.5, 2.0),
+        );
+    }
+}
+
+/// Comparisons of `Var`s read the values, broadcast like the tensor forms, return the same masks,
+/// and record nothing.
+#[test]
+fn comparisons_of_vars_are_constant_masks() {
+    let a = Var::param(Tensor::new([[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]]));
+    let b = Var::param(Tensor::new([2.0f64, 2.0, 5.0]));
+    let t = Tensor::new([2.0f64, 2.0, 5.0]);
+    let before = recorded_nodes();
+    let m: Mask<Shape![2, 3]> = a.lt(&b);
+    assert_eq!(m.to_array(), [[true, false, true], [false, false, false]]);
+    assert_eq!(a.le(&b), a.value().le(b.value()));
+    assert_eq!(
+        a.gt(&t).to_array(),
+        [[false, false, false], [true, true, true]]
+    );
+    assert_eq!(a.ge(&t), a.value().ge(&t));
+    assert_eq!(
+        a.eq(&b).to_array(),
+        [[false, true, false], [false, false, false]]
+    );
+    assert_eq!(a.ne(&t), a.value().ne(&t));
+    assert_eq!(b.gt_scalar(2.0).to_array(), [false, false, true]);
+    assert_eq!(b.ge_scalar(2.0).to_array(), [true, true, true]);
+    assert_eq!(b.lt_scalar(5.0), b.value().lt_scalar(5.0));
+    assert_eq!(b.le_scalar(2.0).to_array(), [true, true, false]);
+    assert_eq!(b.eq_scalar(5.0).to_array(), [false, false, true]);
+    assert_eq!(b.ne_scalar(5.0).to_array(), [true, true, false]);
+    assert_eq!(recorded_nodes(), before, "a comparison records no node");
+}
+
+/// `Var::select` with a mask compared from `Var`s: the gradient of `sum(w * where(x > y, x^2,
+/// x y))` against central differences in both inputs (the mask is held fixed, as in any
+/// piecewise function away from its kinks).
+#[test]
+fn select_by_a_compared_mask_matches_finite_differences() {
+    use autograd_core::gradcheck::{Tolerance, check_gradient};
+    use common::tape::uniform;
+    let xv: Tensor<f64, Shape![3, 4]> = uniform(21, -1.0, 1.0);
+    let yv: Tensor<f64, Shape![4]> = uniform(22, -1.0, 1.0);
+    let w: Tensor<f64, Shape![3, 4]> = uniform(23, -1.0, 1.0);
+    let f = |x: &Var<f64, Shape![3, 4]>, y: &Var<f64, Shape![4]>| {
+        let picked = Var::select(&x.gt(y), &x.square(), x * y);
+        (&picked * &w).sum()
+    };
+    let (x, y) = (Var::param(xv.clone()), Var::param(yv.clone()));
+    f(&x, &y).backward().unwrap();
+    let (gx, gy) = (x.grad().unwrap(), y.grad().unwrap());
+    let at = |x: &Tensor<f64, Shape![3, 4]>, y: &Tensor<f64, Shape![4]>| {
+        f(&Var::constant(x.clone()), &Var::constant(y.clone())).item()
+    };
+    check_gradient(|x| at(x, &yv), &xv, &gx, Tolerance::default()).unwrap();
+    check_gradient(|y| at(&xv, y), &yv, &gy, Tolerance::default()).unwrap();
+    // Both branches were taken, so both rules contributed.
+    let m = xv.gt(&yv);
+    assert!(m.any() && !m.all());
+}
+
+/// A scalar on the left of a `Var`: `f32`/`f64` literals directly, a generic `T` through
+/// `Var::scalar`; the scalar's side gets no gradient, the `Var`'s the right sign and factor.
+#[test]
+fn scalar_on_the_left_of_a_var() {
+    fn f<T: Float>(x: &Var<T, Shape![3]>) -> Var<T, ()> {
+        let two = T::from_f64(2.0);
+        ((Var::scalar(T::ONE) - x) * (Var::scalar(two) + x) + Var::scalar(two) / x
+            - Var::scalar(two) * x)
+            .sum()
+    }
+    let xv = Tensor::new([0.5f64, 1.0, -2.0]);
+    // d/dx [(1 - x)(2 + x) + 2/x - 2x] = -1 - 2x - 2/x^2 - 2.
+    let expected = xv.map(|x| -1.0 - 2.0 * x - 2.0 / (x * x) - 2.0);
+    let x = Var::param(xv.clone());
+    f(&x).backward().unwrap();
+    x.grad().unwrap().assert_close(&expected, 1e-15, 0.0);
+    let x32 = Var::param(xv.cast::<f32>());
+    f(&x32).backward().unwrap();
+    x32.grad()
+        .unwrap()
+        .assert_close(&expected.cast::<f32>(), 1e-6, 0.0);
+    // The concrete literals give the same.
+    let x = Var::param(xv.clone());
+    ((1.0 - &x) * (2.0 + &x) + 2.0 / &x - 2.0 * &x)
+        .sum()
+        .backward()
+        .unwrap();
+    x.grad().unwrap().assert_close(&expected, 1e-15, 0.0);
+}

@@ -78,6 +78,14 @@ pub trait Float:
     /// `self` raised to the power `p`.
     #[must_use]
     fn powf(self, p: Self) -> Self;
+    /// `self` raised to the integer power `n` (`x^0 = 1`, `x^-n = 1 / x^n`).
+    ///
+    /// The default multiplies by squaring, so a type that only has the arithmetic operators (a
+    /// dual number) differentiates it exactly; f32 and f64 call their own `powi`.
+    #[must_use]
+    fn powi(self, n: i32) -> Self {
+        powi_by_squaring(self, n)
+    }
     /// Absolute value.
     #[must_use]
     fn abs(self) -> Self;
@@ -116,6 +124,23 @@ pub trait Float:
     ) {
         naive_gemm((m, k, n), a, a_strides, b, b_strides, c, accumulate);
     }
+}
+
+/// `x^n` from the arithmetic operators alone: multiply by squaring, then `1 / x^|n|` for `n < 0`.
+fn powi_by_squaring<T: Float>(x: T, n: i32) -> T {
+    let mut base = x;
+    let mut e = n.unsigned_abs();
+    let mut acc = T::ONE;
+    while e > 0 {
+        if e & 1 == 1 {
+            acc *= base;
+        }
+        e >>= 1;
+        if e > 0 {
+            base *= base;
+        }
+    }
+    if n < 0 { acc.recip() } else { acc }
 }
 
 /// The reference matrix product used by [`Float::gemm`]'s default: an i-k-j loop, whose inner loop
@@ -301,6 +326,9 @@ macro_rules! impl_float {
             fn powf(self, p: Self) -> Self {
                 $t::powf(self, p)
             }
+            fn powi(self, n: i32) -> Self {
+                $t::powi(self, n)
+            }
             fn abs(self) -> Self {
                 $t::abs(self)
             }
@@ -368,7 +396,20 @@ impl_float!(f64);
 
 #[cfg(test)]
 mod tests {
-    use super::{Float, naive_gemm};
+    use super::{Float, naive_gemm, powi_by_squaring};
+
+    /// The default `powi` (for element types without their own) against f64's, on values whose
+    /// powers are exact in binary.
+    #[test]
+    fn powi_by_squaring_matches_std() {
+        for x in [-2.0f64, -1.5, 0.0, 0.5, 3.0] {
+            for n in -5..=7 {
+                assert_eq!(powi_by_squaring(x, n), x.powi(n), "{x}^{n}");
+            }
+        }
+        assert_eq!(powi_by_squaring(2.0f32, 10), 1024.0);
+        assert_eq!(powi_by_squaring(0.0f64, -1), f64::INFINITY);
+    }
 
     /// `c = a b` by definition, for `a` of `(m, k)` and `b` of `(k, n)` given row-major.
     fn reference(m: usize, k: usize, n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {

@@ -224,6 +224,18 @@ impl<T: Float> Float for Dual<T> {
         Self::new(y, tangent)
     }
 
+    /// `(a^n)' = n a^(n-1)` for an integer `n`, taken as 0 for `n = 0` (so `x^0` has derivative 0
+    /// even at `x = 0`); exact at negative `a`, unlike a real power.
+    fn powi(self, n: i32) -> Self {
+        let a = self.value;
+        let d = if n == 0 {
+            T::ZERO
+        } else {
+            T::from_f64(f64::from(n)) * a.powi(n - 1)
+        };
+        self.chain(a.powi(n), d)
+    }
+
     /// `|a|' = sign(a)`, taken as 0 at `a = 0` (the tie convention: a kink contributes nothing).
     fn abs(self) -> Self {
         if self.value > T::ZERO {
@@ -375,6 +387,20 @@ mod tests {
         c /= a;
         let expected = (a * b + a - b) / a;
         assert_eq!((c.value, c.tangent), (expected.value, expected.tangent));
+    }
+
+    #[test]
+    fn powi_is_exact_at_every_integer_exponent() {
+        // (x^3)' = 3x^2 = 12 at -2; (x^-2)' = -2x^-3 = 1/4 at -2; (x^0)' = 0 even at 0.
+        let x = D1::variable(-2.0);
+        assert_eq!((x.powi(3).value, x.powi(3).tangent), (-8.0, 12.0));
+        assert_eq!((x.powi(-2).value, x.powi(-2).tangent), (0.25, 0.25));
+        assert_eq!((x.powi(1).value, x.powi(1).tangent), (-2.0, 1.0));
+        let zero = D1::variable(0.0).powi(0);
+        assert_eq!((zero.value, zero.tangent), (1.0, 0.0));
+        // Second order through nesting: (x^3)'' = 6x = -12 at -2.
+        let xx = D2::new(D1::variable(-2.0), D1::constant(1.0)).powi(3);
+        assert_eq!(xx.tangent.tangent, -12.0);
     }
 
     #[test]

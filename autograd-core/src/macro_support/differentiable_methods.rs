@@ -25,8 +25,8 @@ use super::{Binary, Item, Skip1, Unary};
 use crate::ops::{
     Abs, Add, All, AlongAxis, BatchLabels, Cast, Concat, Cos, CrossEntropy, Div, Exp, Exp2, Expand,
     Flip, Gather, Gelu, KeepAxis, Ln, Log2, LogSoftmax, LogSumExp, MatMul, Max, Maximum, Mean, Min,
-    Minimum, Mse, Mul, Neg, Pad, Permute, Pow, Powf, Recip, Relu, Reshape, Select, Sigmoid, Sin,
-    Slice, Softmax, Softplus, Sqrt, Square, Sub, Sum, Tanh, Transpose, Variance,
+    Minimum, Mse, Mul, Neg, Pad, Permute, Pow, Powf, Powi, Recip, Relu, Reshape, Select, Sigmoid,
+    Sin, Slice, Softmax, Softplus, Sqrt, Square, Sub, Sum, Tanh, Transpose, Variance,
 };
 use crate::scalar::Float;
 use crate::shape::Shape;
@@ -148,6 +148,17 @@ impl powf {
     #[inline]
     pub fn rule<P: Float>((_, p): (impl Sized, &P)) -> Unary<Powf<P>> {
         Unary(Powf(*p))
+    }
+}
+
+/// The rule of `powi(n)`: the integer exponent is a constant.
+pub struct powi;
+impl powi {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule((_, n): (impl Sized, &i32)) -> Unary<Powi> {
+        Unary(Powi(*n))
     }
 }
 

@@ -565,3 +565,87 @@ pub trait CotangentFrom: Cotangent {
 }
 
 impl<X: Cotangent> CotangentFrom for X {}
+
+#[cfg(test)]
+mod tests {
+    use super::differentiable_methods::{add, div, mul, sub};
+    use super::{Forward, Pullback};
+    use crate::prelude::*;
+
+    /// `(c op x, ct_c, ct_x)` and `(x op c, ct_x, ct_c)` for a scalar `c` of a generic element type,
+    /// through the impls generated code calls, with cotangent `w`.
+    macro_rules! both_sides {
+        ($op:ident, $c:expr, $x:expr, $w:expr) => {{
+            let (c, x, w) = ($c, $x, $w);
+            let (y, saved) = Forward::forward($op::rule((&c, x)), (&c, x));
+            let gc: T = Pullback::<0, _>::pullback(&saved, (&c, x), &y, w);
+            let gx: Tensor<T, Shape![3]> = Pullback::<1, _>::pullback(&saved, (&c, x), &y, w);
+            let left = (y, gc, gx);
+            let (y, saved) = Forward::forward($op::rule((x, &c)), (x, &c));
+            let gx: Tensor<T, Shape![3]> = Pullback::<0, _>::pullback(&saved, (x, &c), &y, w);
+            let gc: T = Pullback::<1, _>::pullback(&saved, (x, &c), &y, w);
+            (left, (y, gx, gc))
+        }};
+    }
+
+    /// A scalar of a generic `T: Float` meets a tensor on either side of each operator: the values,
+    /// and the scalar's cotangent as the sum of the tensor cotangent times the partial.
+    fn scalar_sides<T: Float>() {
+        let f = |v: f64| T::from_f64(v);
+        let c = f(2.0);
+        let x = Tensor::new([f(1.0), f(-4.0), f(0.5)]);
+        let w = Tensor::new([f(1.0), f(2.0), f(-1.0)]);
+        let t = |a: [f64; 3]| a.map(f);
+
+        let ((y, gc, gx), (y2, gx2, gc2)) = both_sides!(add, c, &x, &w);
+        assert_eq!(
+            (y.to_array(), gc, gx.to_array()),
+            (t([3.0, -2.0, 2.5]), f(2.0), w.to_array())
+        );
+        assert_eq!(
+            (y2.to_array(), gx2.to_array(), gc2),
+            (y.to_array(), w.to_array(), f(2.0))
+        );
+
+        // c - x: ct_c = sum w, ct_x = -w; x - c: ct_x = w, ct_c = -sum w.
+        let ((y, gc, gx), (y2, gx2, gc2)) = both_sides!(sub, c, &x, &w);
+        assert_eq!(
+            (y.to_array(), gc, gx.to_array()),
+            (t([1.0, 6.0, 1.5]), f(2.0), t([-1.0, -2.0, 1.0]))
+        );
+        assert_eq!(
+            (y2.to_array(), gx2.to_array(), gc2),
+            (t([-1.0, -6.0, -1.5]), w.to_array(), f(-2.0))
+        );
+
+        // c x: ct_c = sum w x = 1 - 8 - 0.5, ct_x = c w.
+        let ((y, gc, gx), (y2, gx2, gc2)) = both_sides!(mul, c, &x, &w);
+        assert_eq!(
+            (y.to_array(), gc, gx.to_array()),
+            (t([2.0, -8.0, 1.0]), f(-7.5), t([2.0, 4.0, -2.0]))
+        );
+        assert_eq!(
+            (y2.to_array(), gx2.to_array(), gc2),
+            (y.to_array(), t([2.0, 4.0, -2.0]), f(-7.5))
+        );
+
+        // c / x: ct_c = sum w / x = 1 - 0.5 - 2, ct_x = -c w / x^2 = [-2, -0.25, 8].
+        let ((y, gc, gx), (y2, gx2, gc2)) = both_sides!(div, c, &x, &w);
+        assert_eq!(
+            (y.to_array(), gc, gx.to_array()),
+            (t([2.0, -0.5, 4.0]), f(-1.5), t([-2.0, -0.25, 8.0]))
+        );
+        // x / c: ct_x = w / c, ct_c = -sum w x / c^2 = 7.5 / 4.
+        assert_eq!(
+            (y2.to_array(), gx2.to_array(), gc2),
+            (t([0.5, -2.0, 0.25]), t([0.5, 1.0, -0.5]), f(1.875))
+        );
+    }
+
+    #[test]
+    fn generic_scalar_on_either_side_of_a_tensor() {
+        scalar_sides::<f64>();
+        scalar_sides::<f32>();
+        scalar_sides::<crate::forward::Dual<f64>>();
+    }
+}

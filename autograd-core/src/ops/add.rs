@@ -3,7 +3,7 @@
 //! Forward: `y = a + b`. VJP: `a_bar = ct`, `b_bar = ct`, each summed over the axes its operand
 //! was stretched along.
 
-use super::pointwise::{Pointwise2, binary_operator};
+use super::pointwise::{Pointwise2, assign_operator, binary_operator};
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Shape};
@@ -17,6 +17,17 @@ use crate::tensor::Tensor;
 /// let y = Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]) + Tensor::new([10.0f32, 20.0]);
 /// assert_eq!(y.to_array(), [[11.0, 22.0], [13.0, 24.0]]);
 /// assert_eq!((2.0 + Tensor::new([1.0f64, 2.0])).to_array(), [3.0, 4.0]);
+/// ```
+///
+/// `+=` (like `-=`, `*=`, `/=`) updates a tensor in place with the same rule; the right operand is
+/// a tensor that broadcasts to the left one's shape, by reference or by value, or a scalar:
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// let mut acc = Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]);
+/// acc += &Tensor::new([10.0f32, 20.0]); // each row
+/// acc *= 0.5;
+/// assert_eq!(acc.to_array(), [[5.5, 11.0], [6.5, 12.0]]);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Add;
@@ -37,6 +48,7 @@ impl Pointwise2 for Add {
 }
 
 binary_operator!(Add, add, Add);
+assign_operator!(AddAssign, add_assign, Add);
 
 #[cfg(test)]
 mod tests {
@@ -65,5 +77,24 @@ mod tests {
     #[test]
     fn gradients_under_every_broadcast_pattern() {
         check_binary(super::Add, "add");
+    }
+
+    /// `+=` in place: same shape, a row broadcast down the rows, by value, a scalar, and a heap
+    /// tensor taking an inline one.
+    #[test]
+    fn add_assign_keeps_the_left_shape() {
+        let mut x = Tensor::new([[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+        x += &Tensor::new([[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]);
+        assert_eq!(x.to_array(), [[2.0, 3.0, 4.0], [6.0, 7.0, 8.0]]);
+        x += Tensor::new([10.0, 20.0, 30.0]);
+        assert_eq!(x.to_array(), [[12.0, 23.0, 34.0], [16.0, 27.0, 38.0]]);
+        let col: Tensor![f64; 2, 1] = Tensor::new([[100.0], [200.0]]);
+        x += &col;
+        assert_eq!(x.to_array(), [[112.0, 123.0, 134.0], [216.0, 227.0, 238.0]]);
+        x += 0.5;
+        assert_eq!(x.to_array(), [[112.5, 123.5, 134.5], [216.5, 227.5, 238.5]]);
+        let mut h: Tensor![f32; 2; Heap] = Tensor::from_array([1.0, 2.0]);
+        h += &Tensor::new([3.0f32, 4.0]);
+        assert_eq!(h.to_array(), [4.0, 6.0]);
     }
 }

@@ -3,7 +3,7 @@
 //! Forward: `y = a / b`. VJP: `a_bar = ct / b`, `b_bar = -ct a / b^2` (note the sign: dividing by a
 //! larger `b` makes `y` smaller), each summed over the axes its operand was stretched along.
 
-use super::pointwise::{Pointwise2, binary_operator};
+use super::pointwise::{Pointwise2, assign_operator, binary_operator};
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Shape};
@@ -36,6 +36,7 @@ impl Pointwise2 for Div {
 }
 
 binary_operator!(Div, div, Div);
+assign_operator!(DivAssign, div_assign, Div);
 
 #[cfg(test)]
 mod tests {
@@ -58,5 +59,17 @@ mod tests {
             -0.75
         );
         assert_eq!(Div.vjp_lhs(&a, &b, &y, &res, &Tensor::new(1.0)).item(), 0.5);
+    }
+
+    /// `/=` in place keeps the operand order: `x /= y` is `x = x / y`.
+    #[test]
+    fn div_assign_keeps_the_left_shape() {
+        let mut x = Tensor::new([[1.0f64, 2.0], [3.0, 4.0]]);
+        x /= &Tensor::new([[2.0, 4.0], [1.5, -8.0]]);
+        assert_eq!(x.to_array(), [[0.5, 0.5], [2.0, -0.5]]);
+        x /= Tensor::new([0.5, 0.25]);
+        assert_eq!(x.to_array(), [[1.0, 2.0], [4.0, -2.0]]);
+        x /= 4.0;
+        assert_eq!(x.to_array(), [[0.25, 0.5], [1.0, -0.5]]);
     }
 }

@@ -3,7 +3,7 @@
 //! Forward: `y = a b`. VJP: `a_bar = ct * b`, `b_bar = ct * a`, each summed over the axes its
 //! operand was stretched along.
 
-use super::pointwise::{Pointwise2, binary_operator};
+use super::pointwise::{Pointwise2, assign_operator, binary_operator};
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Shape};
@@ -35,6 +35,7 @@ impl Pointwise2 for Mul {
 }
 
 binary_operator!(Mul, mul, Mul);
+assign_operator!(MulAssign, mul_assign, Mul);
 
 #[cfg(test)]
 mod tests {
@@ -55,5 +56,17 @@ mod tests {
         let (_, res) = Mul.forward(&x, &x);
         let g: Tensor<f32, Shape![3]> = Mul.vjp_lhs(&x, &x, &y, &res, &Tensor::ones());
         assert_eq!(g.to_array(), [1.0, 2.0, 3.0]);
+    }
+
+    /// `*=` in place: a row broadcast, by value, a scalar.
+    #[test]
+    fn mul_assign_keeps_the_left_shape() {
+        let mut x = Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]);
+        x *= &Tensor::new([[2.0, 2.0], [-1.0, 0.5]]);
+        assert_eq!(x.to_array(), [[2.0, 4.0], [-3.0, 2.0]]);
+        x *= Tensor::new([10.0, 0.0]);
+        assert_eq!(x.to_array(), [[20.0, 0.0], [-30.0, 0.0]]);
+        x *= 2.0;
+        assert_eq!(x.to_array(), [[40.0, 0.0], [-60.0, 0.0]]);
     }
 }

@@ -7,7 +7,7 @@
 //! it: an operand stretched along an axis receives the sum over that axis (numpy's unbroadcast),
 //! with the strides known from the types.
 
-use crate::kernels::{sum_to, unbroadcast, zip_broadcast};
+use crate::kernels::{for_each_broadcast, sum_to, unbroadcast, zip_broadcast};
 use crate::rule::{BinaryRule, UnaryRule};
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Dims, Shape, broadcast::right_aligned};
@@ -294,6 +294,71 @@ macro_rules! binary_operator {
     };
 }
 pub(crate) use binary_operator;
+
+/// Implements a compound assignment (`+=`, `*=`, ...) for tensors through a [`Pointwise2`] rule, in
+/// place: `x op= &y` and `x op= y` for a tensor `y` that broadcasts to `x`'s shape (the result
+/// keeps `x`'s shape and storage, so `y` may be smaller, never larger), and `x op= c` for a scalar.
+/// Not recorded by any engine: these mutate a value (a parameter update, an accumulator).
+macro_rules! assign_operator {
+    ($Op:ident, $op:ident, $rule:expr) => {
+        impl<T, L, R, SL, SR> core::ops::$Op<&Tensor<T, R, SR>> for Tensor<T, L, SL>
+        where
+            T: Float,
+            L: Broadcast<R, Out = L>,
+            R: Shape,
+            SL: Storage,
+            SR: Storage,
+        {
+            #[track_caller]
+            fn $op(&mut self, rhs: &Tensor<T, R, SR>) {
+                $crate::ops::pointwise::assign_broadcast($rule, self, rhs);
+            }
+        }
+        impl<T, L, R, SL, SR> core::ops::$Op<Tensor<T, R, SR>> for Tensor<T, L, SL>
+        where
+            T: Float,
+            L: Broadcast<R, Out = L>,
+            R: Shape,
+            SL: Storage,
+            SR: Storage,
+        {
+            #[track_caller]
+            fn $op(&mut self, rhs: Tensor<T, R, SR>) {
+                $crate::ops::pointwise::assign_broadcast($rule, self, &rhs);
+            }
+        }
+        impl<T: Float, S: Shape, St: Storage> core::ops::$Op<T> for Tensor<T, S, St> {
+            #[track_caller]
+            fn $op(&mut self, rhs: T) {
+                for x in self.as_mut_slice() {
+                    *x = $crate::ops::pointwise::Pointwise2::f($rule, *x, rhs);
+                }
+            }
+        }
+    };
+}
+pub(crate) use assign_operator;
+
+/// `x = f(x, r)` in place, `r` broadcast to `x`'s shape `L`.
+pub(crate) fn assign_broadcast<P, T, L, R, SL, SR>(
+    p: P,
+    x: &mut Tensor<T, L, SL>,
+    r: &Tensor<T, R, SR>,
+) where
+    P: Pointwise2,
+    T: Float,
+    L: Broadcast<R, Out = L>,
+    R: Shape,
+    SL: Storage,
+    SR: Storage,
+{
+    let out = right_aligned(L::DIMS, L::RANK);
+    let r = r.as_slice();
+    let x = x.as_mut_slice();
+    for_each_broadcast(out, L::LHS_STRIDES, L::RHS_STRIDES, |o, _, j| {
+        x[o] = p.f(x[o], r[j]);
+    });
+}
 
 /// `f(x, s)` elementwise for a scalar `s`: the rank-0 broadcast of the same rule.
 pub(crate) fn with_scalar_rhs<P: Pointwise2, T: Float, S: Shape, St: Storage>(

@@ -3,7 +3,7 @@
 //! Forward: `y = a - b`. VJP: `a_bar = ct`, `b_bar = -ct`, each summed over the axes its operand
 //! was stretched along.
 
-use super::pointwise::{Pointwise2, binary_operator};
+use super::pointwise::{Pointwise2, assign_operator, binary_operator};
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Shape};
@@ -37,6 +37,7 @@ impl Pointwise2 for Sub {
 }
 
 binary_operator!(Sub, sub, Sub);
+assign_operator!(SubAssign, sub_assign, Sub);
 
 #[cfg(test)]
 mod tests {
@@ -65,5 +66,17 @@ mod tests {
     #[test]
     fn gradients_under_every_broadcast_pattern() {
         check_binary(super::Sub, "sub");
+    }
+
+    /// `-=` in place keeps the operand order: `x -= y` is `x = x - y`.
+    #[test]
+    fn sub_assign_keeps_the_left_shape() {
+        let mut x = Tensor::new([[1.0f64, 2.0], [3.0, 4.0]]);
+        x -= &Tensor::new([[0.5, 0.5], [1.0, 1.0]]);
+        assert_eq!(x.to_array(), [[0.5, 1.5], [2.0, 3.0]]);
+        x -= Tensor::new([1.0, 2.0]);
+        assert_eq!(x.to_array(), [[-0.5, -0.5], [1.0, 1.0]]);
+        x -= 1.0;
+        assert_eq!(x.to_array(), [[-1.5, -1.5], [0.0, 0.0]]);
     }
 }

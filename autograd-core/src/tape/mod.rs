@@ -70,4 +70,4 @@ pub use mode::{
     AnomalyGuard, NoGradGuard, is_anomaly_enabled, is_grad_enabled, no_grad, recorded_nodes,
 };
 pub use record::{record_binary, record_unary};
-pub use var::{Operand, Var};
+pub use var::{Compared, Operand, Var};

@@ -2,12 +2,12 @@
 //! [`record_unary`] or [`record_binary`] with the op's rule, so a new rule needs one line here.
 
 use super::record::{record_binary, record_unary};
-use super::var::{Operand, Var};
+use super::var::{Compared, Operand, Var};
 use crate::rules::{
     Abs, Add, All, AlongAxis, BatchLabels, Cast, Cos, CrossEntropy, Div, Exp, Exp2, Gather, Gelu,
     KeepAxis, Ln, Log2, LogSoftmax, LogSumExp, Max, Maximum, Mean, Min, Minimum, Mse, Mul, Neg,
-    Pow, Powf, Recip, Relu, Rows, Select, Sigmoid, Sin, Softmax, Softplus, Sqrt, Square, Sub, Sum,
-    Tanh, Variance,
+    Pow, Powf, Powi, Recip, Relu, Rows, Select, Sigmoid, Sin, Softmax, Softplus, Sqrt, Square, Sub,
+    Sum, Tanh, Variance,
 };
 use crate::scalar::Float;
 use crate::shape::{Axis, Broadcast, D, Dim, One, ReplaceAxis, Shape};
@@ -38,6 +38,7 @@ same_shape_methods! {
     ln() => Ln;
     log2() => Log2;
     powf(p: T) => Powf(p);
+    powi(n: i32) => Powi(n);
     recip() => Recip;
     relu() => Relu;
     sigmoid() => Sigmoid;
@@ -188,6 +189,19 @@ impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
     /// [`Mask::select`] on tracked tensors: `a` where the mask is true, `b` elsewhere, with the
     /// mask, `a` and `b` broadcast together. Each operand is a `Var` or a constant tensor; the
     /// cotangent goes to the operand each element came from.
+    ///
+    /// The tracked form of `mask.select(&a, &b)` (a method of [`Mask`] that takes tensors), with the
+    /// mask from a comparison of `Var`s, which reads their values and is not recorded:
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let x = Var::param(Tensor::new([-2.0f64, 0.5, 3.0]));
+    /// // A leaky ReLU: x where x > 0, 0.1 x elsewhere.
+    /// let y = Var::select(&x.gt_scalar(0.0), &x, &x * 0.1);
+    /// assert_eq!(y.value().to_array(), [-0.2, 0.5, 3.0]);
+    /// y.sum().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap().to_array(), [0.1, 1.0, 1.0]);
+    /// ```
     #[must_use]
     #[track_caller]
     #[allow(
@@ -327,7 +341,43 @@ macro_rules! var_operator {
 
 /// A scalar as a rank-0 constant.
 fn scalar<T: Float>(v: T) -> Var<T, (), Inline> {
-    Var::constant(Tensor::full(v))
+    Var::scalar(v)
+}
+
+/// The comparisons of [`Tensor`] on tracked tensors: each reads the values (of `self` and of a
+/// `Var` or constant `Tensor`, broadcast together, or of a scalar) and returns the same constant
+/// [`Mask`]. Nothing is recorded: a comparison is piecewise constant, so gradients flow through what
+/// the mask selects ([`Var::select`]), never through the comparison.
+macro_rules! var_comparisons {
+    ($($name:ident, $scalar:ident, $sym:literal;)*) => {
+        impl<T: Float, L: Shape, SL: Storage> Var<T, L, SL> {$(
+            #[doc = concat!("[`Tensor::", stringify!($name), "`] on the values: `a ", $sym, " b` elementwise with broadcasting, a constant [`Mask`].")]
+            #[must_use]
+            pub fn $name<O>(&self, other: &O) -> Mask<<L as Broadcast<O::Shape>>::Out, <SL as Join<O::Storage>>::Out>
+            where
+                O: Compared<Elem = T>,
+                L: Broadcast<O::Shape>,
+                SL: Join<O::Storage>,
+            {
+                self.value().$name(other.compared())
+            }
+
+            #[doc = concat!("[`Tensor::", stringify!($scalar), "`] on the value: `x ", $sym, " c` elementwise, a constant [`Mask`] of `x`'s shape.")]
+            #[must_use]
+            pub fn $scalar(&self, c: T) -> Mask<L, SL> {
+                self.value().$scalar(c)
+            }
+        )*}
+    };
+}
+
+var_comparisons! {
+    lt, lt_scalar, "<";
+    le, le_scalar, "<=";
+    gt, gt_scalar, ">";
+    ge, ge_scalar, ">=";
+    eq, eq_scalar, "==";
+    ne, ne_scalar, "!=";
 }
 
 var_operator!(Add, add, Add);

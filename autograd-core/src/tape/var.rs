@@ -201,6 +201,28 @@ impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
     }
 }
 
+impl<T: Float> Var<T, (), Inline> {
+    /// A scalar as a rank-0 constant, which broadcasts against any `Var`: the way to put a scalar
+    /// of a generic element type on the left of an operator (`Var::scalar(T::ONE) - &x`), since
+    /// Rust's orphan rule allows `2.0 - &x` only for the concrete `f32` and `f64`.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// fn one_minus<T: Float>(x: &Var<T, Shape![2]>) -> Var<T, Shape![2]> {
+    ///     Var::scalar(T::ONE) - x
+    /// }
+    /// let x = Var::param(Tensor::new([0.25f64, 3.0]));
+    /// let y = one_minus(&x);
+    /// assert_eq!(y.value().to_array(), [0.75, -2.0]);
+    /// y.sum().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap().to_array(), [-1.0, -1.0]);
+    /// ```
+    #[must_use]
+    pub fn scalar(c: T) -> Self {
+        Self::constant(Tensor::full(c))
+    }
+}
+
 impl<T: Float, St: Storage> Var<T, (), St> {
     /// The value of a rank-0 tensor.
     #[must_use]
@@ -281,6 +303,37 @@ impl<T: Float, S: Shape, St: Storage> Operand for &Tensor<T, S, St> {
     type Storage = St;
     fn into_var(self) -> Var<T, S, St> {
         Var::constant(self.clone())
+    }
+}
+
+/// What a comparison on tracked tensors reads the value of: a [`Var`] or a [`Tensor`]. Comparisons
+/// have no gradient, so neither is recorded and a tensor is not copied into a constant.
+pub trait Compared {
+    /// The element type.
+    type Elem: Float;
+    /// The shape.
+    type Shape: Shape;
+    /// The storage.
+    type Storage: Storage;
+    /// The value compared.
+    fn compared(&self) -> &Tensor<Self::Elem, Self::Shape, Self::Storage>;
+}
+
+impl<T: Float, S: Shape, St: Storage> Compared for Var<T, S, St> {
+    type Elem = T;
+    type Shape = S;
+    type Storage = St;
+    fn compared(&self) -> &Tensor<T, S, St> {
+        self.value()
+    }
+}
+
+impl<T: Float, S: Shape, St: Storage> Compared for Tensor<T, S, St> {
+    type Elem = T;
+    type Shape = S;
+    type Storage = St;
+    fn compared(&self) -> &Tensor<T, S, St> {
+        self
     }
 }
 

@@ -44,11 +44,6 @@ fn f5(x: &Tensor![f32; 3], w: &Tensor![f32; 3]) -> f32 {
 }
 
 #[differentiable]
-fn f6(x: &Tensor![f32; 3], w: &Tensor![f32; 3]) -> f32 {
-    let s = (x * w).sum().item(); s.powi(2)
-}
-
-#[differentiable]
 fn f7(x: &Tensor![f32; 3], w: &Tensor![f32; 3]) -> f32 {
     let s = (x * w).sum().item(); s.abs() + s.exp() * s.ln_1p()
 }
@@ -81,11 +76,6 @@ fn f12(x: &Tensor![f32; 3], w: &Tensor![f32; 3]) -> f32 {
 #[differentiable]
 fn f13(x: &Tensor![f32; 3], w: &Tensor![f32; 3]) -> f32 {
     let y = x.exp(); { let y = y * 2.0; let _ = y; } y.sum().item()
-}
-
-#[differentiable]
-fn f14(x: &Tensor![f32; 3], w: &Tensor![f32; 3]) -> f32 {
-    let mut y = x.clone(); y *= 2.0; y.sum().item()
 }
 
 #[differentiable]
