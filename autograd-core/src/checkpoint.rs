@@ -30,6 +30,9 @@
 //!   behind, and nothing else.
 //!
 //! [`Checkpoint::get`] checks each tensor's dtype and shape against the type the model expects.
+//! A whole model (any [`Params`] value) is stored with [`Checkpoint::put_model`] under its dotted
+//! paths after a prefix (`model.fc1.weight`), and loaded with [`Checkpoint::get_model`], which
+//! checks every tensor, and that the prefix holds no tensor the model lacks, before it writes any.
 //!
 //! ```
 //! use autograd_core::prelude::*;
