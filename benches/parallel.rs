@@ -28,12 +28,49 @@ const I: usize = 784;
 const H: usize = 256;
 const O: usize = 10;
 
-type Grads = (
+/// The gradient of the four tensors, a model-shaped value for `mean_over_shards`.
+#[derive(Clone)]
+struct Grads(
     Tensor<f32, (D<I>, D<H>), Heap>,
     Tensor<f32, (D<H>,), Heap>,
     Tensor<f32, (D<H>, D<O>), Heap>,
     Tensor<f32, (D<O>,), Heap>,
 );
+
+impl Params for Grads {
+    type Elem = f32;
+    const COUNT: usize = 4;
+    fn slice(&self, i: usize) -> &[f32] {
+        [
+            self.0.as_slice(),
+            self.1.as_slice(),
+            self.2.as_slice(),
+            self.3.as_slice(),
+        ][i]
+    }
+    fn slice_mut(&mut self, i: usize) -> &mut [f32] {
+        match i {
+            0 => self.0.as_mut_slice(),
+            1 => self.1.as_mut_slice(),
+            2 => self.2.as_mut_slice(),
+            _ => self.3.as_mut_slice(),
+        }
+    }
+    fn dims(&self, i: usize) -> Vec<usize> {
+        [vec![I, H], vec![H], vec![H, O], vec![O]][i].clone()
+    }
+    fn write_path(i: usize, out: &mut String) {
+        out.push_str(&i.to_string());
+    }
+    fn zeros_like(&self) -> Self {
+        Self(
+            Tensor::zeros(),
+            Tensor::zeros(),
+            Tensor::zeros(),
+            Tensor::zeros(),
+        )
+    }
+}
 
 /// The tape gradient of one batch of `N` rows, leaves built afresh.
 fn gradient<const N: usize>(
@@ -42,7 +79,7 @@ fn gradient<const N: usize>(
 ) -> Grads {
     let tape = TapeMlp::new(model);
     tape.gradient(&Var::constant(batch.x.clone()), &batch.labels);
-    (
+    Grads(
         tape.w1.grad().unwrap(),
         tape.b1.grad().unwrap(),
         tape.w2.grad().unwrap(),

@@ -32,7 +32,8 @@ fn sharded_gradient_equals_the_single_thread_gradient() {
     let (_, whole) = trainer::loss_and_grad::<{ SHARD * SHARDS }, H>(&model, &x, &labels);
     let shards: Vec<Shard> = (0..SHARDS).map(|i| train.batch::<SHARD>(i)).collect();
     let grad = |(x, labels): &Shard| trainer::loss_and_grad::<SHARD, H>(&model, x, labels).1;
-    let sharded = mean_over_shards(&shards, grad);
+    let named = |s: &Shard| trainer::Named(grad(s));
+    let sharded = mean_over_shards(&shards, named).0;
 
     let mut worst = 0.0f32;
     for i in 0..<Model<H> as Params<f32>>::COUNT {
@@ -50,7 +51,7 @@ fn sharded_gradient_equals_the_single_thread_gradient() {
     // The shards are summed in shard order, whatever thread finishes first: the same bits on
     // every run, and the same as the serial sum in that order.
     for _ in 0..3 {
-        assert_eq!(mean_over_shards(&shards, grad), sharded);
+        assert_eq!(mean_over_shards(&shards, named).0, sharded);
     }
     let mut serial = grad(&shards[0]);
     for s in &shards[1..] {

@@ -30,6 +30,9 @@
 //!   behind, and nothing else.
 //!
 //! [`Checkpoint::get`] checks each tensor's dtype and shape against the type the model expects.
+//! A whole model (any [`Params`] value) is stored with [`Checkpoint::put_model`] under its dotted
+//! paths after a prefix (`model.fc1.weight`), and loaded with [`Checkpoint::get_model`], which
+//! checks every tensor, and that the prefix holds no tensor the model lacks, before it writes any.
 //!
 //! ```
 //! use autograd_core::prelude::*;
@@ -65,7 +68,7 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
-use crate::optim::Params;
+use crate::params::{Params, join_path};
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
@@ -215,6 +218,14 @@ pub enum CheckpointError {
         /// Its name.
         name: String,
     },
+    /// A tensor under a model's prefix is not one of the model's tensors (the checkpoint is of
+    /// another model, or another version of it).
+    Unexpected {
+        /// Its name.
+        name: String,
+        /// The prefix the model was loaded from.
+        prefix: String,
+    },
     /// A tensor has another shape than the model's.
     Shape {
         /// Its name.
@@ -286,6 +297,17 @@ impl fmt::Display for CheckpointError {
                 "`{name}` is reserved by the checkpoint format: use another name"
             ),
             Self::Missing { name } => write!(f, "tensor `{name}` is not in the checkpoint"),
+            Self::Unexpected { name, prefix } => {
+                write!(f, "tensor `{name}` is in the checkpoint ")?;
+                if !prefix.is_empty() {
+                    write!(f, "under `{prefix}` ")?;
+                }
+                write!(
+                    f,
+                    "but the model has no such tensor: the checkpoint holds another model (or \
+                     another version of it); load it into the model it was saved from"
+                )
+            }
             Self::Shape { name, file, model } => {
                 write!(
                     f,
@@ -396,6 +418,21 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// The checkpoint name of tensor `i` of a `P` put under `prefix`: `prefix.path`, or either one
+/// alone if the other is empty (a trailing `.` of the prefix is accepted and not doubled).
+fn model_name<P: Params>(prefix: &str, i: usize) -> String {
+    let prefix = prefix.strip_suffix('.').unwrap_or(prefix);
+    let mut name = String::new();
+    join_path(&mut name, prefix, |out| P::write_path(i, out));
+    let name = name.strip_prefix('.').map_or(name.clone(), str::to_string);
+    assert!(
+        !name.is_empty(),
+        "a model that is a single tensor or float has no path of its own: give it a prefix to \
+         name it in the checkpoint"
+    );
+    name
+}
+
 /// Named tensors and string metadata, saved and loaded as one safetensors file.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Checkpoint {
@@ -424,25 +461,61 @@ impl Checkpoint {
         self.tensors.insert(name.to_string(), entry);
     }
 
-    /// Stores every tensor of `params` as `{prefix}.{names[i]}`.
+    /// Stores every tensor of `model` under its dotted path ([`Params::path`]) after `prefix`:
+    /// `fc1.weight` of a model put under `model` is the tensor `model.fc1.weight`. Several models
+    /// (a model, an optimizer's moments) share one checkpoint under different prefixes; with the
+    /// prefix `""` the names are the paths themselves. Tensors already stored under these names are
+    /// replaced.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::checkpoint::{Checkpoint, CheckpointError};
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct Lin {
+    ///     weight: Tensor<f32, Shape![2, 3]>,
+    ///     bias: Tensor<f32, Shape![3]>,
+    /// }
+    /// # impl Params for Lin {
+    /// #     type Elem = f32;
+    /// #     const COUNT: usize = 2;
+    /// #     fn slice(&self, i: usize) -> &[f32] { [self.weight.as_slice(), self.bias.as_slice()][i] }
+    /// #     fn slice_mut(&mut self, i: usize) -> &mut [f32] {
+    /// #         if i == 0 { self.weight.as_mut_slice() } else { self.bias.as_mut_slice() }
+    /// #     }
+    /// #     fn dims(&self, i: usize) -> Vec<usize> { [vec![2, 3], vec![3]][i].clone() }
+    /// #     fn write_path(i: usize, out: &mut String) { out.push_str(["weight", "bias"][i]) }
+    /// #     fn zeros_like(&self) -> Self { Self { weight: Tensor::zeros(), bias: Tensor::zeros() } }
+    /// # }
+    /// let model = Lin { weight: Tensor::randn(1), bias: Tensor::randn(2) };
+    /// let mut c = Checkpoint::new();
+    /// c.put_model("model", &model);
+    /// c.put_model("adam.m", &model.zeros_like());
+    /// assert_eq!(
+    ///     c.names().collect::<Vec<_>>(),
+    ///     ["adam.m.bias", "adam.m.weight", "model.bias", "model.weight"]
+    /// );
+    ///
+    /// let mut back = model.zeros_like();
+    /// c.get_model("model", &mut back).unwrap();
+    /// assert_eq!(back, model);
+    /// // A checkpoint with a tensor the model lacks is refused, and nothing is loaded.
+    /// c.put("model.scale", &Tensor::<f32, Shape![1]>::new([2.0]));
+    /// let mut fresh = model.zeros_like();
+    /// let err = c.get_model("model", &mut fresh).unwrap_err();
+    /// assert!(matches!(&err, CheckpointError::Unexpected { name, .. } if name == "model.scale"));
+    /// assert_eq!(fresh, model.zeros_like());
+    /// ```
     ///
     /// # Panics
-    /// If `names` does not have one name per tensor.
-    pub fn put_params<T: Element, P: Params<T>>(
-        &mut self,
-        prefix: &str,
-        names: &[&str],
-        params: &P,
-    ) {
-        assert_eq!(
-            names.len(),
-            P::COUNT,
-            "put_params: {} names for {} tensors",
-            names.len(),
-            P::COUNT
-        );
-        for (i, name) in names.iter().enumerate() {
-            self.put_slice(&format!("{prefix}.{name}"), params.dims(i), params.slice(i));
+    /// If `prefix` is empty and `model` is a single tensor or float (its path is empty, so it
+    /// would have no name).
+    pub fn put_model<P: Params>(&mut self, prefix: &str, model: &P)
+    where
+        P::Elem: Element,
+    {
+        for i in 0..P::COUNT {
+            let name = model_name::<P>(prefix, i);
+            self.put_slice(&name, model.dims(i), model.slice(i));
         }
     }
 
@@ -486,34 +559,51 @@ impl Checkpoint {
         Ok(T::from_le_bytes(&entry.bytes))
     }
 
-    /// Overwrites every tensor of `params` with `{prefix}.{names[i]}`, checking each one first:
-    /// on any error `params` is left unchanged.
+    /// Overwrites every tensor of `model` with the checkpoint's tensor of the same name (its path
+    /// after `prefix`, as [`Checkpoint::put_model`] stores it), after checking all of them: on any
+    /// error `model` is left unchanged, never half loaded.
+    ///
+    /// The tensors under `prefix` (named `prefix` or `prefix.…`; every tensor for the prefix `""`)
+    /// must be exactly the model's: each of the model's tensors present with its dtype and shape,
+    /// and no other tensor under the prefix.
     ///
     /// # Errors
-    /// The first missing, mistyped or misshapen tensor.
+    /// The first problem found, checking the model's tensors in order and then the checkpoint's
+    /// names: [`CheckpointError::Missing`], [`CheckpointError::Dtype`] or
+    /// [`CheckpointError::Shape`] for a tensor of the model (naming it, and both dtypes or shapes),
+    /// [`CheckpointError::Unexpected`] for a tensor under the prefix that the model does not have.
     ///
     /// # Panics
-    /// If `names` does not have one name per tensor.
-    pub fn get_params<T: Element, P: Params<T>>(
-        &self,
-        prefix: &str,
-        names: &[&str],
-        params: &mut P,
-    ) -> Result<(), CheckpointError> {
-        assert_eq!(
-            names.len(),
-            P::COUNT,
-            "get_params: {} names for {} tensors",
-            names.len(),
-            P::COUNT
-        );
+    /// As [`Checkpoint::put_model`].
+    pub fn get_model<P: Params>(&self, prefix: &str, model: &mut P) -> Result<(), CheckpointError>
+    where
+        P::Elem: Element,
+    {
+        let names: Vec<String> = (0..P::COUNT).map(|i| model_name::<P>(prefix, i)).collect();
         let loaded = names
             .iter()
             .enumerate()
-            .map(|(i, name)| self.get_slice::<T>(&format!("{prefix}.{name}"), &params.dims(i)))
+            .map(|(i, name)| self.get_slice::<P::Elem>(name, &model.dims(i)))
             .collect::<Result<Vec<_>, _>>()?;
+        let prefix = prefix.strip_suffix('.').unwrap_or(prefix);
+        let under = |name: &str| {
+            prefix.is_empty()
+                || name
+                    .strip_prefix(prefix)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        };
+        if let Some(extra) = self
+            .tensors
+            .keys()
+            .find(|name| under(name) && !names.contains(name))
+        {
+            return Err(CheckpointError::Unexpected {
+                name: extra.clone(),
+                prefix: prefix.to_string(),
+            });
+        }
         for (i, values) in loaded.iter().enumerate() {
-            params.slice_mut(i).copy_from_slice(values);
+            model.slice_mut(i).copy_from_slice(values);
         }
         Ok(())
     }
@@ -1035,8 +1125,8 @@ fn remove_stale_temporaries(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nn::{Init, Linear};
     use crate::prelude::*;
+    use crate::tape::test_models::{Lin, Mlp, mlp};
 
     fn sample() -> Checkpoint {
         let mut c = Checkpoint::new();
@@ -1331,34 +1421,173 @@ mod tests {
         assert_eq!(e.to_string(), "tensor `zzz` is not in the checkpoint");
     }
 
+    /// Every element's bits (widening to f64 is exact, so equal bits mean equal bits).
+    fn bits<P: Params>(m: &P) -> Vec<u64> {
+        (0..P::COUNT)
+            .flat_map(|i| m.slice(i).iter().map(|v| v.to_f64().to_bits()))
+            .collect()
+    }
+
     #[test]
-    fn params_round_trip_and_failed_loads_change_nothing() {
-        let mut rng = Rng::new(3);
-        let model: (Linear<f32, 4, 3>, Linear<f32, 3, 2>) = (
-            Linear::new(Init::KaimingUniform, &mut rng),
-            Linear::new(Init::KaimingUniform, &mut rng),
-        );
-        let names = ["w1", "b1", "w2", "b2"];
+    fn a_model_round_trips_bit_for_bit_under_its_paths() {
+        let model: Mlp<f32, 4, 3, 2> = mlp(3);
+        let moment: Mlp<f64, 4, 3, 2> = mlp(4);
         let mut c = Checkpoint::new();
-        c.put_params("model", &names, &model);
-        let mut other: (Linear<f32, 4, 3>, Linear<f32, 3, 2>) = (
-            Linear::new(Init::Zeros, &mut rng),
-            Linear::new(Init::Zeros, &mut rng),
-        );
-        c.get_params("model", &names, &mut other).unwrap();
-        assert_eq!(other, model);
-        // A model with another hidden size: the error names both shapes, and nothing is overwritten.
-        let mut wider: (Linear<f32, 4, 5>, Linear<f32, 5, 2>) = (
-            Linear::new(Init::Zeros, &mut rng),
-            Linear::new(Init::Zeros, &mut rng),
-        );
-        let before = wider.clone();
-        let e = c.get_params("model", &names, &mut wider).unwrap_err();
+        c.put_model("model", &model);
+        c.put_model("adam.m.", &moment); // a trailing dot is not doubled
         assert_eq!(
-            e.to_string(),
-            "tensor `model.w1` has shape [4, 3] in the checkpoint, but the model expects [4, 5]"
+            c.names().collect::<Vec<_>>(),
+            [
+                "adam.m.fc1.bias",
+                "adam.m.fc1.weight",
+                "adam.m.fc2.bias",
+                "adam.m.fc2.weight",
+                "model.fc1.bias",
+                "model.fc1.weight",
+                "model.fc2.bias",
+                "model.fc2.weight",
+            ]
         );
-        assert_eq!(wider, before);
+        let back = Checkpoint::from_bytes(&c.to_bytes().unwrap()).unwrap();
+        let mut m = model.zeros_like();
+        let mut v = moment.zeros_like();
+        back.get_model("model", &mut m).unwrap();
+        back.get_model("adam.m", &mut v).unwrap();
+        assert_eq!(bits(&m), bits(&model));
+        assert_eq!(bits(&v), bits(&moment));
+        // No prefix: the names are the paths, and the whole checkpoint is the model.
+        let mut bare = Checkpoint::new();
+        bare.put_model("", &model);
+        assert_eq!(
+            bare.names().collect::<Vec<_>>(),
+            ["fc1.bias", "fc1.weight", "fc2.bias", "fc2.weight"]
+        );
+        let mut m = model.zeros_like();
+        bare.get_model("", &mut m).unwrap();
+        assert_eq!(m, model);
+        // A bare tensor under a prefix is named by the prefix alone.
+        let mut one = Checkpoint::new();
+        one.put_model("w", &model.fc1.bias);
+        assert_eq!(one.names().collect::<Vec<_>>(), ["w"]);
+    }
+
+    /// The checkpoint of an `Mlp<f32, 4, 3, 2>` under `model`, with the names in `skip` left out.
+    fn mlp_checkpoint(skip: &[&str]) -> Checkpoint {
+        let mut full = Checkpoint::new();
+        full.put_model("model", &mlp::<f32, 4, 3, 2>(3));
+        let mut c = Checkpoint::new();
+        for (name, e) in full.tensors {
+            if !skip.contains(&name.as_str()) {
+                c.tensors.insert(name, e);
+            }
+        }
+        c
+    }
+
+    /// Loads `c` into a copy of `model` and checks the load failed and changed nothing.
+    fn failed_load<P: Params + PartialEq + std::fmt::Debug>(
+        c: &Checkpoint,
+        prefix: &str,
+        model: &P,
+    ) -> CheckpointError
+    where
+        P::Elem: Element,
+    {
+        let mut target = model.clone();
+        let err = c.get_model(prefix, &mut target).unwrap_err();
+        assert_eq!(
+            &target, model,
+            "a failed load must leave the model as it was"
+        );
+        err
+    }
+
+    #[test]
+    fn a_missing_tensor_is_named_and_nothing_is_loaded() {
+        let model: Mlp<f32, 4, 3, 2> = mlp(9);
+        let c = mlp_checkpoint(&["model.fc2.bias"]);
+        let err = failed_load(&c, "model", &model);
+        assert!(matches!(&err, CheckpointError::Missing { name } if name == "model.fc2.bias"));
+        assert_eq!(
+            err.to_string(),
+            "tensor `model.fc2.bias` is not in the checkpoint"
+        );
+    }
+
+    #[test]
+    fn an_extra_tensor_under_the_prefix_is_named_and_nothing_is_loaded() {
+        let model: Mlp<f32, 4, 3, 2> = mlp(9);
+        let mut c = mlp_checkpoint(&[]);
+        // Names beside the prefix are not the model's business.
+        c.put("model2.fc1.weight", &Tensor::<f32, Shape![1]>::new([1.0]));
+        c.put("modelx", &Tensor::<f32, Shape![1]>::new([1.0]));
+        c.put(
+            "adam.m.fc1.weight",
+            &Tensor::<f64, Shape![2]>::new([1.0, 2.0]),
+        );
+        let mut loaded = model.clone();
+        c.get_model("model", &mut loaded).unwrap();
+        assert_eq!(loaded, mlp(3));
+        // A tensor under it that the model lacks is refused.
+        c.put("model.fc3.weight", &Tensor::<f32, Shape![2, 2]>::zeros());
+        let err = failed_load(&c, "model", &model);
+        assert!(matches!(&err, CheckpointError::Unexpected { name, prefix }
+            if name == "model.fc3.weight" && prefix == "model"));
+        assert_eq!(
+            err.to_string(),
+            "tensor `model.fc3.weight` is in the checkpoint under `model` but the model has no \
+             such tensor: the checkpoint holds another model (or another version of it); load it \
+             into the model it was saved from"
+        );
+        // With no prefix every tensor of the checkpoint must be the model's.
+        let mut bare = Checkpoint::new();
+        bare.put_model("", &model);
+        bare.put("step", &Tensor::<f32, Shape![1]>::new([3.0]));
+        let err = failed_load(&bare, "", &model);
+        assert_eq!(
+            err.to_string(),
+            "tensor `step` is in the checkpoint but the model has no such tensor: the checkpoint \
+             holds another model (or another version of it); load it into the model it was saved \
+             from"
+        );
+    }
+
+    #[test]
+    fn a_wrong_shape_names_both_shapes_and_nothing_is_loaded() {
+        // fc1 matches, fc2 has 5 outputs instead of 2: fc1 must not be loaded either.
+        let model: Mlp<f32, 4, 3, 5> = mlp(9);
+        let err = failed_load(&mlp_checkpoint(&[]), "model", &model);
+        assert!(matches!(&err, CheckpointError::Shape { name, file, model }
+            if name == "model.fc2.weight" && file == &[3, 2] && model == &[3, 5]));
+        assert_eq!(
+            err.to_string(),
+            "tensor `model.fc2.weight` has shape [3, 2] in the checkpoint, but the model expects \
+             [3, 5]"
+        );
+    }
+
+    #[test]
+    fn a_wrong_dtype_names_both_dtypes_and_nothing_is_loaded() {
+        let model: Mlp<f32, 4, 3, 2> = mlp(9);
+        let mut c = mlp_checkpoint(&[]);
+        c.put("model.fc2.bias", &Tensor::<f64, Shape![2]>::new([1.0, 2.0]));
+        let err = failed_load(&c, "model", &model);
+        assert_eq!(
+            err.to_string(),
+            "tensor `model.fc2.bias` holds F64 in the checkpoint, but the model expects F32"
+        );
+        // The whole model in the other precision.
+        let wide: Mlp<f64, 4, 3, 2> = mlp(9);
+        let err = failed_load(&mlp_checkpoint(&[]), "model", &wide);
+        assert!(matches!(&err, CheckpointError::Dtype { name, file, model }
+            if name == "model.fc1.weight" && file == "F32" && model == "F64"));
+    }
+
+    #[test]
+    #[should_panic(expected = "a model that is a single tensor or float has no path of its own")]
+    fn a_bare_tensor_needs_a_prefix() {
+        let lin: Lin<f32, 2, 2> = mlp::<f32, 2, 2, 2>(0).fc1;
+        Checkpoint::new().put_model("", &lin.bias);
     }
 
     #[test]

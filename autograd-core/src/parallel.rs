@@ -18,18 +18,20 @@
 //! assert_eq!(g.to_array(), [2.0, 2.0, 2.0]);
 //! ```
 
-use crate::optim::Params;
+use crate::params::Params;
 use crate::scalar::Float;
 use rayon::prelude::*;
 
 /// The sum of `grad(shard)` over the shards, computed in parallel and added in shard order.
 ///
+/// `grad` returns a value of any [`Params`] type: a tensor, or a model's gradient as a value of
+/// the model's type.
+///
 /// # Panics
 /// If `shards` is empty.
-pub fn sum_over_shards<T, P, X>(shards: &[X], grad: impl Fn(&X) -> P + Sync) -> P
+pub fn sum_over_shards<P, X>(shards: &[X], grad: impl Fn(&X) -> P + Sync) -> P
 where
-    T: Float,
-    P: Params<T> + Send,
+    P: Params + Send,
     X: Sync,
 {
     let grads: Vec<P> = shards.par_iter().map(&grad).collect();
@@ -38,11 +40,7 @@ where
         .next()
         .expect("sum_over_shards needs at least one shard");
     for g in iter {
-        for i in 0..P::COUNT {
-            for (t, &v) in total.slice_mut(i).iter_mut().zip(g.slice(i)) {
-                *t += v;
-            }
-        }
+        total.add_assign(&g);
     }
     total
 }
@@ -53,14 +51,13 @@ where
 /// # Panics
 /// If `shards` is empty.
 #[allow(clippy::cast_precision_loss, reason = "shard counts are tiny")]
-pub fn mean_over_shards<T, P, X>(shards: &[X], grad: impl Fn(&X) -> P + Sync) -> P
+pub fn mean_over_shards<P, X>(shards: &[X], grad: impl Fn(&X) -> P + Sync) -> P
 where
-    T: Float,
-    P: Params<T> + Send,
+    P: Params + Send,
     X: Sync,
 {
     let mut total = sum_over_shards(shards, grad);
-    let scale = T::ONE / T::from_f64(shards.len() as f64);
+    let scale = P::Elem::ONE / P::Elem::from_f64(shards.len() as f64);
     for i in 0..P::COUNT {
         for v in total.slice_mut(i) {
             *v *= scale;
@@ -73,11 +70,16 @@ where
 mod tests {
     use super::*;
     use crate::prelude::*;
+    use crate::tape::test_models::Lin;
 
     #[test]
     fn deterministic_and_equal_to_the_serial_sum() {
         let shards: Vec<Tensor<f32, Shape![16, 8]>> = (0..8).map(Tensor::randn).collect();
-        let grad = |x: &Tensor<f32, Shape![16, 8]>| (x.sum_axis::<0>(), x.square().sum());
+        // A model-shaped result: every tensor of it is summed.
+        let grad = |x: &Tensor<f32, Shape![16, 8]>| Lin {
+            weight: x.square(),
+            bias: x.sum_axis::<0>(),
+        };
         let a = sum_over_shards(&shards, grad);
         for _ in 0..5 {
             let b = sum_over_shards(&shards, grad);
@@ -87,9 +89,13 @@ mod tests {
         let mut serial = grad(&shards[0]);
         for x in &shards[1..] {
             let g = grad(x);
-            serial.0 = &serial.0 + &g.0;
-            serial.1 = &serial.1 + &g.1;
+            serial.weight = &serial.weight + &g.weight;
+            serial.bias = &serial.bias + &g.bias;
         }
         assert_eq!(a, serial);
+        // The mean scales every tensor.
+        let m = mean_over_shards(&shards, grad);
+        assert_eq!(m.bias, &a.bias * 0.125);
+        assert_eq!(m.weight, &a.weight * 0.125);
     }
 }

@@ -52,6 +52,34 @@ pub type Model<const H: usize> = (Linear<f32, FEATURES, H>, Linear<f32, H, CLASS
 /// The names of the model's tensors in a checkpoint, in `Params` order.
 pub const NAMES: [&str; 4] = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"];
 
+/// A [`Model`] (or its gradient, or an Adam moment) seen through the model trait
+/// [`autograd_core::params::Params`], its tensors named by [`NAMES`]: what checkpoints and
+/// `parallel::mean_over_shards` take.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Named<const H: usize>(pub Model<H>);
+
+impl<const H: usize> autograd_core::params::Params for Named<H> {
+    type Elem = f32;
+    const COUNT: usize = NAMES.len();
+    fn slice(&self, i: usize) -> &[f32] {
+        Params::slice(&self.0, i)
+    }
+    fn slice_mut(&mut self, i: usize) -> &mut [f32] {
+        Params::slice_mut(&mut self.0, i)
+    }
+    fn dims(&self, i: usize) -> Vec<usize> {
+        Params::dims(&self.0, i)
+    }
+    fn write_path(i: usize, out: &mut String) {
+        out.push_str(NAMES[i]);
+    }
+    fn zeros_like(&self) -> Self {
+        let mut z = self.clone();
+        Params::fill(&mut z.0, 0.0);
+        z
+    }
+}
+
 /// Seeded Kaiming initialization (the hidden layer feeds a ReLU), zero biases.
 pub fn init<const H: usize>(seed: u64) -> Model<H> {
     let mut rng = Rng::new(seed);
@@ -394,10 +422,10 @@ impl<const H: usize> State<H> {
     /// The checkpoint of this state.
     pub fn to_checkpoint(&self, cfg: &Config) -> Checkpoint {
         let mut c = Checkpoint::new();
-        c.put_params("model", &NAMES, &self.model);
+        c.put_model("model", &Named(self.model.clone()));
         let (m, v) = self.opt.moments();
-        c.put_params("adam.m", &NAMES, m);
-        c.put_params("adam.v", &NAMES, v);
+        c.put_model("adam.m", &Named(m.clone()));
+        c.put_model("adam.v", &Named(v.clone()));
         c.set_meta("seed", cfg.seed);
         c.set_meta("step", self.opt.steps());
         c.set_meta("epoch", self.epoch);
@@ -420,10 +448,12 @@ impl<const H: usize> State<H> {
     /// A tensor of another shape or type, or metadata missing or from another run.
     pub fn from_checkpoint(c: &Checkpoint, cfg: &Config) -> Result<Self, TrainError> {
         let mut s = Self::new(cfg);
-        c.get_params("model", &NAMES, &mut s.model)?;
-        let (mut m, mut v) = (s.model.clone(), s.model.clone());
-        c.get_params("adam.m", &NAMES, &mut m)?;
-        c.get_params("adam.v", &NAMES, &mut v)?;
+        let mut model = Named(s.model.clone());
+        c.get_model("model", &mut model)?;
+        s.model = model.0;
+        let (mut m, mut v) = (Named(s.model.clone()), Named(s.model.clone()));
+        c.get_model("adam.m", &mut m)?;
+        c.get_model("adam.v", &mut v)?;
         fn meta<V: std::str::FromStr>(c: &Checkpoint, key: &str) -> Result<V, TrainError> {
             c.meta(key).and_then(|v| v.parse().ok()).ok_or_else(|| {
                 TrainError::Mismatch(format!("metadata `{key}` is missing or malformed"))
@@ -436,7 +466,7 @@ impl<const H: usize> State<H> {
                 cfg.seed
             )));
         }
-        s.opt.restore(m, v, meta(c, "step")?);
+        s.opt.restore(m.0, v.0, meta(c, "step")?);
         s.epoch = meta(c, "epoch")?;
         s.batch = meta(c, "batch")?;
         s.epoch_rng = meta(c, "epoch_rng")?;

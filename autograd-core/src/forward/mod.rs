@@ -13,7 +13,9 @@
 //!   upper triangle, for inputs of up to [`MAX_HESSIAN_INPUTS`] elements.
 //! - [`hvp_tape`]: the gradient and the Hessian-vector product `(∇f, H v)` of a function written
 //!   on the tape, by running the tape on duals seeded with `v` (forward over reverse);
-//!   [`seeded_param`] and [`split_grad`] do the same for a tape with several parameters.
+//!   [`seeded_param`] and [`split_grad`] do the same for a tape with several parameters, and
+//!   [`seed_model`] / [`split_model`] for a whole model (the direction is a value of the model's
+//!   type, the model of duals is tracked with [`Leaves`](crate::tape::Leaves)).
 //! - [`hessian_hvp`]: the Hessian by one HVP per input element (tape);
 //!   [`hessian_of_gradient`]: the same from any gradient function on duals.
 //! - [`jacobian_rev`]: the Jacobian through the tape, one backward pass per output element.
@@ -88,6 +90,7 @@ mod jacobian;
 mod jacobian_rev;
 mod jvp;
 mod layout;
+mod model;
 mod seed;
 
 pub use dual::Dual;
@@ -96,4 +99,5 @@ pub use hvp::{hessian_hvp, hessian_of_gradient, hvp_tape, seeded_param, split_gr
 pub use jacobian::{gradient_fwd, jacobian_fwd};
 pub use jacobian_rev::jacobian_rev;
 pub use jvp::jvp;
+pub use model::{seed_model, split_model};
 pub use seed::{constant, seed, tangent, value};

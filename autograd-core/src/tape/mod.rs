@@ -56,16 +56,20 @@ mod anomaly;
 mod backward;
 mod custom;
 mod interop;
+mod leaves;
 mod mode;
 mod movement;
 mod node;
 mod ops;
 mod record;
+#[cfg(test)]
+pub(crate) mod test_models;
 mod var;
 
 pub use anomaly::{Anomaly, Phase, detect_anomaly};
 pub use backward::{BackwardError, Rank0};
 pub use custom::Parents;
+pub use leaves::Leaves;
 pub use mode::{
     AnomalyGuard, NoGradGuard, is_anomaly_enabled, is_grad_enabled, no_grad, recorded_nodes,
 };

@@ -1,0 +1,316 @@
+//! [`Leaves`]: a model's tensors as tape leaves, and its gradient back as a value of the model's
+//! type.
+
+use super::var::Var;
+use crate::params::Params;
+use crate::scalar::Float;
+use crate::shape::Shape;
+use crate::storage::{Inline, Storage};
+use crate::tensor::Tensor;
+use core::any::Any;
+use core::cell::RefCell;
+
+/// A leaf of the tape seen without its shape: enough to find it again by type and to copy its
+/// gradient into the model-shaped result.
+trait Leaf<T: Float> {
+    fn as_any(&self) -> &dyn Any;
+    /// Copies the accumulated gradient into `out`; leaves `out` alone if none has arrived.
+    fn grad_into(&self, out: &mut [T]);
+    fn zero_grad(&self);
+}
+
+impl<T: Float, S: Shape, St: Storage> Leaf<T> for Var<T, S, St> {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn grad_into(&self, out: &mut [T]) {
+        if let Some(g) = &*self.node.core().grad.borrow() {
+            out.copy_from_slice(g.as_slice());
+        }
+    }
+    fn zero_grad(&self) {
+        Var::zero_grad(self);
+    }
+}
+
+/// The tensors of a model (any [`Params`] value) as parameters of the tape, created on first use,
+/// with the model's gradient read back as a value of the model's own type.
+///
+/// A model holds plain [`Tensor`]s; the forward pass asks for each one's leaf with
+/// [`Leaves::var`], passing a reference into the model (`tracked.var(&model.fc1.weight)`), and
+/// gets a typed [`Var`] of the same shape. The same tensor asked for twice is the same leaf, so
+/// its gradient is the sum over both uses. After `backward`, [`Leaves::grads`] returns the
+/// gradient as a value of the model's type: tensor `i` of it is the gradient of the model's tensor
+/// `i`, and zeros for a tensor the loss does not depend on (or that the forward pass never asked
+/// for).
+///
+/// The model is borrowed for as long as the `Leaves` live, so it cannot change under a recorded
+/// graph; drop them before the optimizer updates it.
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// use autograd_core::tape::Leaves;
+/// # #[derive(Clone)]
+/// struct Affine {
+///     w: Tensor<f64, Shape![2]>,
+///     b: Tensor<f64, ()>,
+///     unused: Tensor<f64, Shape![3]>,
+/// }
+/// # impl Params for Affine {
+/// #     type Elem = f64;
+/// #     const COUNT: usize = 3;
+/// #     fn slice(&self, i: usize) -> &[f64] {
+/// #         [self.w.as_slice(), self.b.as_slice(), self.unused.as_slice()][i]
+/// #     }
+/// #     fn slice_mut(&mut self, i: usize) -> &mut [f64] {
+/// #         match i { 0 => self.w.as_mut_slice(), 1 => self.b.as_mut_slice(), _ => self.unused.as_mut_slice() }
+/// #     }
+/// #     fn dims(&self, i: usize) -> Vec<usize> { [vec![2], vec![], vec![3]][i].clone() }
+/// #     fn write_path(i: usize, out: &mut String) { out.push_str(["w", "b", "unused"][i]) }
+/// #     fn zeros_like(&self) -> Self {
+/// #         Self { w: Tensor::zeros(), b: Tensor::zeros(), unused: Tensor::zeros() }
+/// #     }
+/// # }
+/// let model = Affine {
+///     w: Tensor::new([3.0, -1.0]),
+///     b: Tensor::new(0.5),
+///     unused: Tensor::new([1.0, 2.0, 3.0]),
+/// };
+/// let x = Tensor::new([2.0, 4.0]);
+/// let tracked = Leaves::new(&model);
+/// // loss = (x . w + b)^2 = (6 - 4 + 0.5)^2: d/dw = 2 * 2.5 * x, d/db = 2 * 2.5.
+/// let y = (&tracked.var(&model.w) * &x).sum() + &tracked.var(&model.b);
+/// (&y * &y).backward().unwrap();
+/// let g: Affine = tracked.grads();
+/// assert_eq!(g.w.to_array(), [10.0, 20.0]);
+/// assert_eq!(g.b.item(), 5.0);
+/// assert_eq!(g.unused.to_array(), [0.0; 3]);
+/// ```
+pub struct Leaves<'m, M: Params> {
+    model: &'m M,
+    /// The leaf of tensor `i`, once the forward pass asked for it.
+    vars: RefCell<Vec<Slot<M::Elem>>>,
+}
+
+/// A tensor's leaf, if the forward pass asked for it.
+type Slot<T> = Option<Box<dyn Leaf<T>>>;
+
+impl<'m, M: Params> Leaves<'m, M> {
+    /// Tracks `model`'s tensors. Nothing is copied until [`Leaves::var`] asks for a tensor.
+    #[must_use]
+    pub fn new(model: &'m M) -> Self {
+        Self {
+            model,
+            vars: RefCell::new((0..M::COUNT).map(|_| None).collect()),
+        }
+    }
+
+    /// The model whose tensors these are.
+    #[must_use]
+    pub fn model(&self) -> &'m M {
+        self.model
+    }
+
+    /// Which of the model's tensors `elems` is: the one whose elements are at the same address.
+    #[track_caller]
+    fn index_of(&self, elems: &[M::Elem], dims: &[usize], what: &str) -> usize {
+        let at = elems.as_ptr();
+        (0..M::COUNT)
+            .find(|&i| {
+                let s = self.model.slice(i);
+                s.as_ptr() == at && s.len() == elems.len()
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "Leaves::{what}: this {dims:?} tensor is not one of the model's tensors; \
+                     pass a reference into the model given to `Leaves::new` (such as \
+                     `&model.fc1.weight`), not into a copy of it"
+                )
+            })
+    }
+
+    /// The tape leaf (a parameter) of the model's tensor `t`: `t` must be a reference into the
+    /// model given to [`Leaves::new`]. The first call copies the tensor into a new leaf; later
+    /// calls return the same leaf.
+    ///
+    /// # Panics
+    /// If `t` is not one of the model's tensors (for example a tensor of a copy of the model).
+    #[track_caller]
+    #[must_use]
+    pub fn var<S: Shape, St: Storage>(&self, t: &Tensor<M::Elem, S, St>) -> Var<M::Elem, S, St> {
+        if S::NUMEL == 0 {
+            // No elements, no address to tell it apart and no gradient to collect.
+            return Var::param(t.clone());
+        }
+        let i = self.index_of(t.as_slice(), &S::dims(), "var");
+        self.leaf(i, || Var::param(t.clone()))
+    }
+
+    /// The tape leaf, of rank 0, of a float of the model (a learned scalar such as a temperature):
+    /// `x` must be a reference into the model given to [`Leaves::new`].
+    ///
+    /// # Panics
+    /// If `x` is not one of the model's floats.
+    #[track_caller]
+    #[must_use]
+    pub fn scalar(&self, x: &M::Elem) -> Var<M::Elem, ()> {
+        let i = self.index_of(core::slice::from_ref(x), &[], "scalar");
+        self.leaf(i, || {
+            Var::param(Tensor::<M::Elem, (), Inline>::from_slice_unchecked(&[*x]))
+        })
+    }
+
+    /// The leaf of tensor `i`, made by `make` the first time.
+    #[track_caller]
+    fn leaf<S: Shape, St: Storage>(
+        &self,
+        i: usize,
+        make: impl FnOnce() -> Var<M::Elem, S, St>,
+    ) -> Var<M::Elem, S, St> {
+        let mut vars = self.vars.borrow_mut();
+        let slot = vars[i].get_or_insert_with(|| Box::new(make()));
+        slot.as_any()
+            .downcast_ref::<Var<M::Elem, S, St>>()
+            .unwrap_or_else(|| {
+                panic!(
+                    "Leaves: tensor `{}` of the model was asked for as two different types",
+                    M::path(i)
+                )
+            })
+            .clone()
+    }
+
+    /// The gradient of the model, as a value of its type: tensor `i` is what the backward passes
+    /// so far accumulated in the leaf of the model's tensor `i`, zeros where nothing did.
+    #[must_use]
+    pub fn grads(&self) -> M {
+        let mut g = self.model.zeros_like();
+        for (i, v) in self.vars.borrow().iter().enumerate() {
+            if let Some(v) = v {
+                v.grad_into(g.slice_mut(i));
+            }
+        }
+        g
+    }
+
+    /// Clears the gradients of every leaf, to start accumulating again.
+    pub fn zero_grads(&self) {
+        for v in self.vars.borrow().iter().flatten() {
+            v.zero_grad();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gradcheck::numerical_gradient;
+    use crate::prelude::*;
+    use crate::tape::test_models::{Lin, Mlp, mlp};
+
+    type Model = Mlp<f64, 3, 4, 2>;
+
+    /// `mean((relu(x w1 + b1) w2 + b2)^2)`, with fc2.bias unused by design (a zero gradient).
+    fn loss_tape(tracked: &Leaves<'_, Model>, x: &Tensor<f64, Shape![5, 3]>) -> Var<f64, ()> {
+        let m = tracked.model();
+        let h = (Var::constant(x.clone()).matmul(&tracked.var(&m.fc1.weight))
+            + &tracked.var(&m.fc1.bias))
+            .tanh();
+        let y = h.matmul(&tracked.var(&m.fc2.weight));
+        (&y * &y).mean()
+    }
+
+    fn loss_plain(m: &Model, x: &Tensor<f64, Shape![5, 3]>) -> f64 {
+        let h = (x.matmul(&m.fc1.weight) + &m.fc1.bias).tanh();
+        let y = h.matmul(&m.fc2.weight);
+        (&y * &y).mean().item()
+    }
+
+    #[test]
+    fn grads_are_the_models_gradient_by_finite_differences() {
+        let model: Model = mlp(11);
+        let x: Tensor<f64, Shape![5, 3]> = Tensor::randn(12);
+        let tracked = Leaves::new(&model);
+        loss_tape(&tracked, &x).backward().unwrap();
+        let g = tracked.grads();
+        for i in 0..Model::COUNT {
+            // The finite difference of the loss along tensor i's elements, in f64.
+            let mut probe = model.clone();
+            let numeric: Vec<f64> = (0..model.slice(i).len())
+                .map(|k| {
+                    let x0 = model.slice(i)[k];
+                    let mut at = |v: f64| {
+                        probe.slice_mut(i)[k] = v;
+                        loss_plain(&probe, &x)
+                    };
+                    let d = (at(x0 + 1e-6) - at(x0 - 1e-6)) / 2e-6;
+                    probe.slice_mut(i)[k] = x0;
+                    d
+                })
+                .collect();
+            for (k, (&a, &n)) in g.slice(i).iter().zip(&numeric).enumerate() {
+                assert!(
+                    (a - n).abs() <= 1e-8 + 1e-6 * n.abs(),
+                    "{}[{k}]: tape {a}, numeric {n}",
+                    Model::path(i)
+                );
+            }
+        }
+        // fc1.weight cross-checked with the library's own difference quotient.
+        let n = numerical_gradient(
+            |w| {
+                let mut m = model.clone();
+                m.fc1.weight = w.clone();
+                loss_plain(&m, &x)
+            },
+            &model.fc1.weight,
+            1e-6,
+        );
+        g.fc1.weight.assert_close(&n, 1e-6, 1e-8);
+        // The gradient is not trivially zero, and the unused bias gets exact zeros.
+        assert!(g.fc2.weight.as_slice().iter().any(|v| v.abs() > 1e-3));
+        assert_eq!(g.fc2.bias.to_array(), [0.0, 0.0]);
+    }
+
+    #[test]
+    fn one_tensor_used_twice_is_one_leaf_and_grads_accumulate() {
+        let model: Lin<f64, 2, 2> = Lin {
+            weight: Tensor::new([[1.0, 2.0], [3.0, 4.0]]),
+            bias: Tensor::new([0.5, -0.5]),
+        };
+        let tracked = Leaves::new(&model);
+        // sum(w) + sum(w * w): d/dw = 1 + 2w.
+        let a = tracked.var(&model.weight);
+        let b = tracked.var(&model.weight);
+        ((&a * &b).sum() + a.sum()).backward().unwrap();
+        assert_eq!(tracked.grads().weight.to_array(), [[3.0, 5.0], [7.0, 9.0]]);
+        // A second pass adds; zero_grads starts over.
+        a.sum().backward().unwrap();
+        assert_eq!(tracked.grads().weight.to_array(), [[4.0, 6.0], [8.0, 10.0]]);
+        tracked.zero_grads();
+        assert_eq!(tracked.grads().weight.to_array(), [[0.0; 2]; 2]);
+        assert_eq!(tracked.grads().bias.to_array(), [0.0; 2]);
+    }
+
+    #[test]
+    fn a_float_of_the_model_is_a_rank_0_leaf() {
+        let model = 3.0f64;
+        let tracked = Leaves::new(&model);
+        let s = tracked.scalar(&model);
+        (&s * &s).backward().unwrap();
+        assert_eq!(tracked.grads(), 6.0);
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "Leaves::var: this [2] tensor is not one of the model's tensors; pass a \
+                    reference into the model given to `Leaves::new` (such as \
+                    `&model.fc1.weight`), not into a copy of it"
+    )]
+    fn a_tensor_of_a_copy_is_refused() {
+        let model: Lin<f64, 2, 2> = mlp::<f64, 2, 2, 2>(1).fc1;
+        let copy = model.clone();
+        let tracked = Leaves::new(&model);
+        let _ = tracked.var(&copy.bias);
+    }
+}
