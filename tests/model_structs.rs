@@ -268,3 +268,23 @@ fn vjp_of_a_tuple_output() {
     let want = &(&ct_y * &x.exp()) + &(&x * 1.0);
     g.x.assert_close(&want, 1e-12, 0.0);
 }
+
+/// A scalar of the generic element type on the left of a tensor.
+#[differentiable]
+fn one_minus<T: Float>(x: &Tensor<T, (D<3>,)>) -> T {
+    let y = T::ONE - x;
+    let z = T::from_f64(2.0) * &y + T::ONE;
+    (T::ONE / &z).sum().item()
+}
+
+#[test]
+fn generic_scalar_on_the_left() {
+    let x = Tensor::new([0.5f64, -1.0, 0.25]);
+    let (v, g) = one_minus_grad(&x);
+    // z = 2 (1 - x) + 1 = 3 - 2x; sum 1/z; d/dx = 2 / z^2.
+    let z = x.map(|v| 3.0 - 2.0 * v);
+    assert!((v - z.as_slice().iter().map(|z| 1.0 / z).sum::<f64>()).abs() < 1e-14);
+    g.x.assert_close(&z.map(|z| 2.0 / (z * z)), 1e-14, 0.0);
+    let (v32, _) = one_minus_grad(&Tensor::new([0.5f32, -1.0, 0.25]));
+    assert!((v32 as f64 - v).abs() < 1e-6);
+}

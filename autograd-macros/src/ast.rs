@@ -275,7 +275,7 @@ pub fn read(
 }
 
 /// The type parameters bounded by `Float` (inline or in the where-clause).
-fn float_type_params(g: &Generics) -> Vec<Ident> {
+pub fn float_type_params(g: &Generics) -> Vec<Ident> {
     let is_float = |b: &TypeParamBound| matches!(b, TypeParamBound::Trait(t) if t.path.segments.last().is_some_and(|s| s.ident == "Float"));
     let mut out = Vec::new();
     for p in &g.params {

@@ -4,7 +4,7 @@
 use crate::attr::{self, Kind};
 use crate::ctxt::Errors;
 use crate::emit::{Cx, custom_vjp_items, differentiable_items, fallback_module, stub_items};
-use crate::{analyze, ast, lower};
+use crate::{analyze, ast, lower, scalar_left};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -72,6 +72,7 @@ pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (To
             _ => return fallback(&func, errors, Some(&f), &attr.krate),
         },
     };
+    let func = scalar_left::rewrite(&func, &attr.krate);
     (quote!(#func #generated), errors)
 }
 

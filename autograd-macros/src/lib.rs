@@ -19,6 +19,7 @@ mod ir;
 mod lower;
 mod rename;
 mod rules;
+mod scalar_left;
 
 use proc_macro::TokenStream;
 

@@ -649,3 +649,68 @@ mod tests {
         scalar_sides::<crate::forward::Dual<f64>>();
     }
 }
+
+/// `T::ONE - &x` with `T` a generic element type: plain Rust cannot implement `Sub<&Tensor<T>>`
+/// for a type parameter `T` (the orphan rule), so `#[differentiable]` rewrites such an operator,
+/// when its left operand is spelled through a `Float` type parameter (`T::ONE`,
+/// `T::from_f64(0.5)`), into a call of these functions, in the user's function as written. The
+/// generated gradient needs no rewrite: its rules take a scalar on either side.
+pub mod scalar_left {
+    use crate::scalar::Float;
+    use crate::shape::Shape;
+    use crate::storage::Storage;
+    use crate::tensor::Tensor;
+
+    /// A right operand of a scalar on the left: a tensor (owned or borrowed) or a scalar.
+    pub trait Operand<T: Float> {
+        /// The result: a tensor shaped like the operand, or a scalar.
+        type Out;
+        /// `f(scalar, element)` for every element.
+        fn apply(self, a: T, f: impl Fn(T, T) -> T) -> Self::Out;
+    }
+
+    impl<T: Float, S: Shape, St: Storage> Operand<T> for &Tensor<T, S, St> {
+        type Out = Tensor<T, S, St>;
+        #[inline]
+        fn apply(self, a: T, f: impl Fn(T, T) -> T) -> Self::Out {
+            self.map(|v| f(a, v))
+        }
+    }
+
+    impl<T: Float, S: Shape, St: Storage> Operand<T> for Tensor<T, S, St> {
+        type Out = Tensor<T, S, St>;
+        #[inline]
+        fn apply(self, a: T, f: impl Fn(T, T) -> T) -> Self::Out {
+            self.map(|v| f(a, v))
+        }
+    }
+
+    impl<T: Float> Operand<T> for T {
+        type Out = T;
+        #[inline]
+        fn apply(self, a: T, f: impl Fn(T, T) -> T) -> T {
+            f(a, self)
+        }
+    }
+
+    /// `a + b`.
+    #[inline]
+    pub fn add<T: Float, R: Operand<T>>(a: T, b: R) -> R::Out {
+        b.apply(a, |a, v| a + v)
+    }
+    /// `a - b`.
+    #[inline]
+    pub fn sub<T: Float, R: Operand<T>>(a: T, b: R) -> R::Out {
+        b.apply(a, |a, v| a - v)
+    }
+    /// `a * b`.
+    #[inline]
+    pub fn mul<T: Float, R: Operand<T>>(a: T, b: R) -> R::Out {
+        b.apply(a, |a, v| a * v)
+    }
+    /// `a / b`.
+    #[inline]
+    pub fn div<T: Float, R: Operand<T>>(a: T, b: R) -> R::Out {
+        b.apply(a, |a, v| a / v)
+    }
+}
