@@ -36,6 +36,15 @@ use crate::shape::Shape;
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 
+/// `#[derive(Params)]`: implements [`Params`](trait@Params) for a struct whose fields are
+/// parameters (see the [module](self) docs). `#[params(skip)]` on a field leaves it out (it is
+/// cloned by `zeros_like`); `#[params(crate = path)]` on the struct names a renamed
+/// `autograd_core`. Every parameter field has the element type of the first; a field of another
+/// element type makes the impl's bounds unsatisfiable, which rustc reports where the model is
+/// first used as `Params`.
+#[cfg(feature = "macros")]
+pub use autograd_macros::Params;
+
 /// A fixed list of parameter tensors: a tensor, a float, a tuple or an array of `Params`, or a
 /// struct that derives it.
 ///
@@ -212,5 +221,401 @@ pub fn join_path(out: &mut String, head: &str, tail: impl FnOnce(&mut String)) {
     tail(out);
     if out.len() == mark + 1 {
         out.truncate(mark);
+    }
+}
+
+/// The panic of an index past a container's last tensor.
+#[doc(hidden)]
+#[cold]
+#[track_caller]
+pub fn out_of_range(i: usize, count: usize) -> ! {
+    panic!("parameter index {i} out of range: there are {count} tensors")
+}
+
+/// Tuples of `Params` with one element type (up to 8, nesting allowed): element `k`'s tensors
+/// follow the earlier elements', under path `k` (`1.weight`).
+macro_rules! impl_params_tuple {
+    ($($name:ident $idx:tt),+) => {
+        impl<E: Float, $($name: Params<Elem = E>),+> Params for ($($name,)+) {
+            type Elem = E;
+            const COUNT: usize = 0 $(+ $name::COUNT)+;
+            #[inline]
+            #[allow(unused_assignments, reason = "the last offset update is not read")]
+            fn slice(&self, i: usize) -> &[E] {
+                let mut base = 0;
+                $(
+                    if i < base + $name::COUNT {
+                        return self.$idx.slice(i - base);
+                    }
+                    base += $name::COUNT;
+                )+
+                out_of_range(i, Self::COUNT)
+            }
+            #[inline]
+            #[allow(unused_assignments, reason = "the last offset update is not read")]
+            fn slice_mut(&mut self, i: usize) -> &mut [E] {
+                let mut base = 0;
+                $(
+                    if i < base + $name::COUNT {
+                        return self.$idx.slice_mut(i - base);
+                    }
+                    base += $name::COUNT;
+                )+
+                out_of_range(i, Self::COUNT)
+            }
+            #[allow(unused_assignments, reason = "the last offset update is not read")]
+            fn dims(&self, i: usize) -> Vec<usize> {
+                let mut base = 0;
+                $(
+                    if i < base + $name::COUNT {
+                        return self.$idx.dims(i - base);
+                    }
+                    base += $name::COUNT;
+                )+
+                out_of_range(i, Self::COUNT)
+            }
+            #[allow(unused_assignments, reason = "the last offset update is not read")]
+            fn write_path(i: usize, out: &mut String) {
+                let mut base = 0;
+                $(
+                    if i < base + $name::COUNT {
+                        return join_path(out, stringify!($idx), |out| $name::write_path(i - base, out));
+                    }
+                    base += $name::COUNT;
+                )+
+                out_of_range(i, Self::COUNT)
+            }
+            fn zeros_like(&self) -> Self {
+                ($(self.$idx.zeros_like(),)+)
+            }
+            fn add_assign(&mut self, other: &Self) {
+                $(self.$idx.add_assign(&other.$idx);)+
+            }
+            fn fill(&mut self, v: E) {
+                $(self.$idx.fill(v);)+
+            }
+            fn zip_mut(&mut self, other: &Self, mut f: impl FnMut(&mut [E], &[E])) {
+                $(self.$idx.zip_mut(&other.$idx, &mut f);)+
+            }
+        }
+    };
+}
+
+impl_params_tuple!(A 0);
+impl_params_tuple!(A 0, B 1);
+impl_params_tuple!(A 0, B 1, C 2);
+impl_params_tuple!(A 0, B 1, C 2, D 3);
+impl_params_tuple!(A 0, B 1, C 2, D 3, F 4);
+impl_params_tuple!(A 0, B 1, C 2, D 3, F 4, G 5);
+impl_params_tuple!(A 0, B 1, C 2, D 3, F 4, G 5, H 6);
+impl_params_tuple!(A 0, B 1, C 2, D 3, F 4, G 5, H 6, I 7);
+
+/// An array of `N` values of one `Params` type (a stack of blocks): element `j`'s tensors are
+/// `j * P::COUNT ..`, under path `j` (`2.bias`), so finding tensor `i` is one division.
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// let mut blocks: [(Tensor![f32; 2], f32); 3] =
+///     core::array::from_fn(|_| (Tensor::new([1.0, 2.0]), 3.0));
+/// assert_eq!(<[(Tensor![f32; 2], f32); 3]>::COUNT, 6);
+/// assert_eq!(<[(Tensor![f32; 2], f32); 3]>::path(5), "2.1");
+/// blocks.slice_mut(3)[0] = -3.0; // block 1's scalar
+/// assert_eq!(blocks[1].1, -3.0);
+/// assert_eq!(blocks.numel(), 9);
+/// ```
+impl<P: Params, const N: usize> Params for [P; N] {
+    type Elem = P::Elem;
+    const COUNT: usize = N * P::COUNT;
+    #[inline]
+    fn slice(&self, i: usize) -> &[P::Elem] {
+        if i >= Self::COUNT {
+            out_of_range(i, Self::COUNT)
+        }
+        self[i / P::COUNT].slice(i % P::COUNT)
+    }
+    #[inline]
+    fn slice_mut(&mut self, i: usize) -> &mut [P::Elem] {
+        if i >= Self::COUNT {
+            out_of_range(i, Self::COUNT)
+        }
+        self[i / P::COUNT].slice_mut(i % P::COUNT)
+    }
+    fn dims(&self, i: usize) -> Vec<usize> {
+        if i >= Self::COUNT {
+            out_of_range(i, Self::COUNT)
+        }
+        self[i / P::COUNT].dims(i % P::COUNT)
+    }
+    fn write_path(i: usize, out: &mut String) {
+        if i >= Self::COUNT {
+            out_of_range(i, Self::COUNT)
+        }
+        let head = (i / P::COUNT).to_string();
+        join_path(out, &head, |out| P::write_path(i % P::COUNT, out));
+    }
+    fn zeros_like(&self) -> Self {
+        core::array::from_fn(|j| self[j].zeros_like())
+    }
+    fn add_assign(&mut self, other: &Self) {
+        for (a, b) in self.iter_mut().zip(other) {
+            a.add_assign(b);
+        }
+    }
+    fn fill(&mut self, v: P::Elem) {
+        for a in self {
+            a.fill(v);
+        }
+    }
+    fn zip_mut(&mut self, other: &Self, mut f: impl FnMut(&mut [P::Elem], &[P::Elem])) {
+        for (a, b) in self.iter_mut().zip(other) {
+            a.zip_mut(b, &mut f);
+        }
+    }
+}
+
+#[cfg(all(test, feature = "macros"))]
+mod tests {
+    use crate::nn::{Embedding, Linear};
+    use crate::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Params)]
+    struct Norm {
+        weight: Tensor![f64; 2],
+        bias: Tensor![f64; 2],
+    }
+
+    #[derive(Clone, Debug, PartialEq, Params)]
+    struct Block {
+        fc: Linear<f64, 2, 2>,
+        norm: Norm,
+    }
+
+    #[derive(Clone, Debug, PartialEq, Params)]
+    struct Net {
+        embed: Embedding<f64, 3, 2>,
+        blocks: [Block; 3],
+        head: (Tensor![f64; 2], f64),
+        /// A frozen buffer.
+        #[params(skip)]
+        mask: Tensor![f64; 2],
+        #[params(skip)]
+        name: &'static str,
+    }
+
+    /// Every parameter element numbered 1, 2, 3, ... in order; the skipped fields set apart.
+    fn net() -> Net {
+        let block = || Block {
+            fc: Linear {
+                weight: Tensor::zeros(),
+                bias: Tensor::zeros(),
+            },
+            norm: Norm {
+                weight: Tensor::zeros(),
+                bias: Tensor::zeros(),
+            },
+        };
+        let mut net = Net {
+            embed: Embedding {
+                table: Tensor::zeros(),
+            },
+            blocks: [block(), block(), block()],
+            head: (Tensor::zeros(), 0.0),
+            mask: Tensor::new([7.0, 8.0]),
+            name: "net",
+        };
+        let mut n = 0.0;
+        for i in 0..Net::COUNT {
+            for v in net.slice_mut(i) {
+                n += 1.0;
+                *v = n;
+            }
+        }
+        net
+    }
+
+    #[test]
+    fn nested_paths_counts_and_dims() {
+        // 1 table + 3 blocks of 4 tensors + a tuple of 2.
+        assert_eq!(Net::COUNT, 15);
+        let paths: Vec<String> = (0..Net::COUNT).map(Net::path).collect();
+        assert_eq!(
+            paths,
+            [
+                "embed.table",
+                "blocks.0.fc.weight",
+                "blocks.0.fc.bias",
+                "blocks.0.norm.weight",
+                "blocks.0.norm.bias",
+                "blocks.1.fc.weight",
+                "blocks.1.fc.bias",
+                "blocks.1.norm.weight",
+                "blocks.1.norm.bias",
+                "blocks.2.fc.weight",
+                "blocks.2.fc.bias",
+                "blocks.2.norm.weight",
+                "blocks.2.norm.bias",
+                "head.0",
+                "head.1",
+            ]
+        );
+        let net = net();
+        // 6 + 3 (4 + 2 + 2 + 2) + 2 + 1; the skipped mask is not counted.
+        assert_eq!(net.numel(), 39);
+        assert_eq!(net.dims(0), [3, 2]);
+        assert_eq!(net.dims(9), [2, 2]);
+        assert_eq!(net.dims(12), [2]);
+        assert_eq!(net.dims(14), Vec::<usize>::new());
+        // Elements numbered in index order land in the field the path names.
+        assert_eq!(
+            net.embed.table.to_array(),
+            [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+        );
+        // Each block holds 10 elements, so block 2's norm.bias is elements 6 + 20 + 9, 10.
+        assert_eq!(net.blocks[2].norm.bias.to_array(), [35.0, 36.0]);
+        assert_eq!(net.slice(12), [35.0, 36.0]);
+        assert_eq!(net.head.1, 39.0);
+        let mut seen = Vec::new();
+        net.visit(|path, v, dims| seen.push(format!("{path} {v:?} {dims:?}")));
+        assert_eq!(seen[12], "blocks.2.norm.bias [35.0, 36.0] [2]");
+        assert_eq!(seen[14], "head.1 [39.0] []");
+    }
+
+    #[test]
+    #[should_panic(expected = "parameter index 15 out of range: there are 15 tensors")]
+    fn index_past_the_end_panics() {
+        let _ = net().slice(15);
+    }
+
+    #[test]
+    #[should_panic(expected = "parameter index 6 out of range: there are 6 tensors")]
+    fn array_index_past_the_end_panics() {
+        let _ = <[Norm; 3]>::path(6);
+    }
+
+    #[test]
+    fn zeros_like_zeroes_parameters_and_keeps_skipped_fields() {
+        let net = net();
+        let z = net.zeros_like();
+        for i in 0..Net::COUNT {
+            assert!(z.slice(i).iter().all(|&v| v == 0.0), "{}", Net::path(i));
+        }
+        assert_eq!(z.mask.to_array(), [7.0, 8.0]);
+        assert_eq!(z.name, "net");
+        let mut f = net.clone();
+        f.fill(0.5);
+        assert!((0..Net::COUNT).all(|i| f.slice(i).iter().all(|&v| v == 0.5)));
+        assert_eq!(f.mask.to_array(), [7.0, 8.0]);
+    }
+
+    #[test]
+    fn add_assign_and_zip_mut_pair_tensors() {
+        let mut a = net();
+        let b = net();
+        a.add_assign(&b);
+        // Doubled, tensor by tensor (block 1's fc.bias holds elements 6 + 10 + 4 + 1, 2); the
+        // skipped buffer is untouched.
+        assert_eq!(a.blocks[1].fc.bias.to_array(), [2.0 * 21.0, 2.0 * 22.0]);
+        assert_eq!(a.head.1, 78.0);
+        assert_eq!(a.mask.to_array(), [7.0, 8.0]);
+        let mut lens = Vec::new();
+        a.zip_mut(&b, |x, y| {
+            lens.push(x.len());
+            for (x, y) in x.iter_mut().zip(y) {
+                *x -= 3.0 * y;
+            }
+        });
+        assert_eq!(lens, [6, 4, 2, 2, 2, 4, 2, 2, 2, 4, 2, 2, 2, 2, 1]);
+        assert_eq!(
+            a.embed.table.to_array(),
+            [[-1.0, -2.0], [-3.0, -4.0], [-5.0, -6.0]]
+        );
+        assert_eq!(a.head.1, -39.0);
+    }
+
+    /// A tuple struct, generic over element type, size and storage, with a skipped flag between
+    /// its parameters and the crate named explicitly.
+    #[derive(Clone, Params)]
+    #[params(crate = crate)]
+    struct Pair<T: Float, const N: usize, St: Storage>(
+        Tensor<T, (D<N>,), St>,
+        #[params(skip)] bool,
+        Linear<T, 1, N, St>,
+    );
+
+    #[test]
+    fn tuple_struct_paths_generic_over_storage() {
+        type P = Pair<f32, 3, Heap>;
+        assert_eq!(P::COUNT, 3);
+        assert_eq!(
+            (0..3).map(P::path).collect::<Vec<_>>(),
+            ["0", "2.weight", "2.bias"]
+        );
+        let mut p: P = Pair(
+            Tensor::from_array([1.0, 2.0, 3.0]),
+            true,
+            Linear {
+                weight: Tensor::from_array([[4.0, 5.0, 6.0]]),
+                bias: Tensor::from_array([7.0, 8.0, 9.0]),
+            },
+        );
+        assert_eq!(p.numel(), 9);
+        assert_eq!(p.dims(1), [1, 3]);
+        p.slice_mut(2)[1] = -1.0;
+        assert_eq!(p.2.bias.to_array(), [7.0, -1.0, 9.0]);
+        let z = p.zeros_like();
+        assert!(z.1);
+        assert_eq!(z.2.weight.to_array(), [[0.0; 3]]);
+    }
+
+    /// Fields of one type spelled two ways, and a generic struct whose fields repeat `T`: the
+    /// bounds name each field's type once, so rustc's solver does not loop on them.
+    #[derive(Clone, Params)]
+    struct Spelled {
+        a: Tensor![f64; 2],
+        b: Tensor<f64, (D<2>,)>,
+        c: f64,
+    }
+
+    #[derive(Clone, Params)]
+    struct Scalars<T: Float> {
+        a: T,
+        b: T,
+    }
+
+    #[test]
+    fn repeated_field_types() {
+        let s = Spelled {
+            a: Tensor::new([1.0, 2.0]),
+            b: Tensor::new([3.0, 4.0]),
+            c: 5.0,
+        };
+        assert_eq!(s.slice(1), [3.0, 4.0]);
+        assert_eq!(Spelled::path(2), "c");
+        let mut g = Scalars { a: 1.0f32, b: 2.0 };
+        g.add_assign(&Scalars { a: 0.5, b: 0.25 });
+        assert_eq!((g.a, g.b), (1.5, 2.25));
+        assert_eq!(<Scalars<f32>>::path(1), "b");
+    }
+
+    #[test]
+    fn tuples_and_arrays_nest() {
+        type M = ([(f32, Tensor![f32; 2]); 2], f32);
+        assert_eq!(M::COUNT, 5);
+        let paths: Vec<String> = (0..M::COUNT).map(M::path).collect();
+        assert_eq!(paths, ["0.0.0", "0.0.1", "0.1.0", "0.1.1", "1"]);
+        let mut m: M = (
+            [
+                (1.0, Tensor::new([2.0, 3.0])),
+                (4.0, Tensor::new([5.0, 6.0])),
+            ],
+            7.0,
+        );
+        assert_eq!(m.slice(3), [5.0, 6.0]);
+        m.slice_mut(2)[0] = 40.0;
+        assert_eq!(m.0[1].0, 40.0);
+        let g = m.clone();
+        m.add_assign(&g);
+        assert_eq!(m.0[1].1.to_array(), [10.0, 12.0]);
+        assert_eq!(m.1, 14.0);
     }
 }

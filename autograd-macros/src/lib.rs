@@ -17,6 +17,7 @@ mod emit;
 mod expand;
 mod ir;
 mod lower;
+mod params_derive;
 mod rename;
 mod rules;
 mod scalar_left;
@@ -31,6 +32,18 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
     guarded(attr, item, expand::differentiable)
+}
+
+/// `#[derive(Params)]`: a struct of tensors (a model, its gradient, an optimizer's state) as one
+/// list of parameters, walked by index and by dotted path (`fc1.weight`, `blocks.2.norm.bias`).
+///
+/// Fields are tensors, floats, tuples and arrays of them, and other types deriving `Params`; mark
+/// a field that is not a parameter (a frozen buffer, a flag) `#[params(skip)]`, and write
+/// `#[params(crate = path)]` on the struct if `autograd_core` is renamed. Use it through
+/// `autograd_core::params::Params` (or the prelude), whose page has an example.
+#[proc_macro_derive(Params, attributes(params))]
+pub fn derive_params(item: TokenStream) -> TokenStream {
+    params_derive::expand(item.into()).into()
 }
 
 /// Gives a function a user-supplied differentiation rule:

@@ -308,7 +308,7 @@ pub struct State<const H: usize> {
     /// The parameters.
     pub model: Model<H>,
     /// The optimizer, with its moments and step count.
-    pub opt: Adam<f32, Model<H>>,
+    pub opt: Adam<Model<H>>,
     /// The batch-order generator's state at the start of the current epoch.
     pub epoch_rng: u64,
     /// The current epoch.

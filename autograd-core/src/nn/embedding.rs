@@ -1,9 +1,9 @@
 //! A lookup table of `V` vectors of size `E`: gather forward, scatter-add backward.
 
 use super::Init;
-use crate::optim::Params;
 use crate::scalar::Float;
 use crate::shape::D;
+use crate::storage::{Inline, Storage};
 use crate::tensor::{Rng, Tensor};
 
 /// `V` embedding vectors of size `E`; looking up `K` ids gives a `(K, E)` tensor.
@@ -17,13 +17,14 @@ use crate::tensor::{Rng, Tensor};
 /// let emb = Embedding::<f32, 3, 2> { table: Tensor::new([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]) };
 /// assert_eq!(emb.forward(&[2, 0, 2]).to_array(), [[4.0, 5.0], [0.0, 1.0], [4.0, 5.0]]);
 /// ```
+#[cfg_attr(feature = "macros", derive(crate::params::Params))]
 #[derive(Clone, Debug, PartialEq)]
-pub struct Embedding<T: Float, const V: usize, const E: usize> {
+pub struct Embedding<T: Float, const V: usize, const E: usize, St: Storage = Inline> {
     /// `(V, E)`: row `i` is the vector of id `i`.
-    pub table: Tensor<T, (D<V>, D<E>)>,
+    pub table: Tensor<T, (D<V>, D<E>), St>,
 }
 
-impl<T: Float, const V: usize, const E: usize> Embedding<T, V, E> {
+impl<T: Float, const V: usize, const E: usize, St: Storage> Embedding<T, V, E, St> {
     /// A table drawn by `init` (normal initializers are usual: `Init::XavierNormal`).
     pub fn new(init: Init, rng: &mut Rng) -> Self {
         Self {
@@ -37,12 +38,44 @@ impl<T: Float, const V: usize, const E: usize> Embedding<T, V, E> {
     /// If an id is not below `V` (the message names the id and `V`).
     #[must_use]
     #[track_caller]
-    pub fn forward<const K: usize>(&self, ids: &[usize; K]) -> Tensor<T, (D<K>, D<E>)> {
+    pub fn forward<const K: usize>(&self, ids: &[usize; K]) -> Tensor<T, (D<K>, D<E>), St> {
         self.table.gather::<0, K>(ids)
     }
 }
 
-impl<T: Float, const V: usize, const E: usize> Params<T> for Embedding<T, V, E> {
+/// Without the `macros` feature there is no derive: the same impl, written out.
+#[cfg(not(feature = "macros"))]
+impl<T: Float, const V: usize, const E: usize, St: Storage> crate::params::Params
+    for Embedding<T, V, E, St>
+{
+    type Elem = T;
+    const COUNT: usize = 1;
+    fn slice(&self, i: usize) -> &[T] {
+        crate::params::Params::slice(&self.table, i)
+    }
+    fn slice_mut(&mut self, i: usize) -> &mut [T] {
+        crate::params::Params::slice_mut(&mut self.table, i)
+    }
+    fn dims(&self, i: usize) -> Vec<usize> {
+        crate::params::Params::dims(&self.table, i)
+    }
+    fn write_path(i: usize, out: &mut String) {
+        crate::params::join_path(out, "table", |out| {
+            <Tensor<T, (D<V>, D<E>), St> as crate::params::Params>::write_path(i, out);
+        });
+    }
+    fn zeros_like(&self) -> Self {
+        Self {
+            table: Tensor::zeros(),
+        }
+    }
+}
+
+/// The old index-based trait, until its last users (checkpoints, data parallelism) move to
+/// [`Params`](crate::params::Params); deleted with it.
+impl<T: Float, const V: usize, const E: usize, St: Storage> crate::optim::Params<T>
+    for Embedding<T, V, E, St>
+{
     const COUNT: usize = 1;
     fn slice(&self, _: usize) -> &[T] {
         self.table.as_slice()

@@ -1,9 +1,9 @@
 //! A fully connected layer `y = x W + b` with its sizes in its type.
 
 use super::Init;
-use crate::optim::Params;
 use crate::scalar::Float;
 use crate::shape::D;
+use crate::storage::{Inline, Join, Storage};
 use crate::tensor::{Rng, Tensor};
 
 /// `y = x W + b` from `I` inputs to `O` outputs: `W` is `(I, O)` (so the product needs no
@@ -19,15 +19,29 @@ use crate::tensor::{Rng, Tensor};
 /// let y = layer.forward(&Tensor::new([[1.0, 1.0], [0.0, 2.0]]));
 /// assert_eq!(y.to_array(), [[6.0], [7.0]]);
 /// ```
+///
+/// Its tensors are inline by default; a layer too big for the stack keeps them on the heap with
+/// storage [`Heap`](crate::Heap), and then takes and gives heap batches:
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// use autograd_core::nn::{Init, Linear};
+/// // 784 x 256 f32 weights are 784 KiB, past the inline limit.
+/// let layer: Linear<f32, 784, 256, Heap> = Linear::new(Init::KaimingUniform, &mut Rng::new(0));
+/// let x: Tensor<f32, Shape![2, 784], Heap> = Tensor::ones();
+/// assert_eq!(layer.forward(&x).shape(), vec![2, 256]);
+/// assert_eq!(layer.numel(), 784 * 256 + 256);
+/// ```
+#[cfg_attr(feature = "macros", derive(crate::params::Params))]
 #[derive(Clone, Debug, PartialEq)]
-pub struct Linear<T: Float, const I: usize, const O: usize> {
+pub struct Linear<T: Float, const I: usize, const O: usize, St: Storage = Inline> {
     /// `(I, O)` weights.
-    pub weight: Tensor<T, (D<I>, D<O>)>,
+    pub weight: Tensor<T, (D<I>, D<O>), St>,
     /// `(O,)` bias.
-    pub bias: Tensor<T, (D<O>,)>,
+    pub bias: Tensor<T, (D<O>,), St>,
 }
 
-impl<T: Float, const I: usize, const O: usize> Linear<T, I, O> {
+impl<T: Float, const I: usize, const O: usize, St: Storage> Linear<T, I, O, St> {
     /// Weights drawn by `init` (fan-in `I`, fan-out `O`), biases zero.
     pub fn new(init: Init, rng: &mut Rng) -> Self {
         Self {
@@ -35,15 +49,67 @@ impl<T: Float, const I: usize, const O: usize> Linear<T, I, O> {
             bias: Tensor::zeros(),
         }
     }
+}
 
-    /// `x W + b` for a batch of `B` rows.
+impl<T: Float, const I: usize, const O: usize, St: Join<St, Out = St>> Linear<T, I, O, St> {
+    /// `x W + b` for a batch of `B` rows, stored like the layer.
     #[must_use]
-    pub fn forward<const B: usize>(&self, x: &Tensor<T, (D<B>, D<I>)>) -> Tensor<T, (D<B>, D<O>)> {
+    pub fn forward<const B: usize>(
+        &self,
+        x: &Tensor<T, (D<B>, D<I>), St>,
+    ) -> Tensor<T, (D<B>, D<O>), St> {
         &x.matmul(&self.weight) + &self.bias
     }
 }
 
-impl<T: Float, const I: usize, const O: usize> Params<T> for Linear<T, I, O> {
+/// Without the `macros` feature there is no derive: the same impl, written out.
+#[cfg(not(feature = "macros"))]
+impl<T: Float, const I: usize, const O: usize, St: Storage> crate::params::Params
+    for Linear<T, I, O, St>
+{
+    type Elem = T;
+    const COUNT: usize = 2;
+    fn slice(&self, i: usize) -> &[T] {
+        match i {
+            0 => self.weight.as_slice(),
+            1 => self.bias.as_slice(),
+            _ => crate::params::out_of_range(i, 2),
+        }
+    }
+    fn slice_mut(&mut self, i: usize) -> &mut [T] {
+        match i {
+            0 => self.weight.as_mut_slice(),
+            1 => self.bias.as_mut_slice(),
+            _ => crate::params::out_of_range(i, 2),
+        }
+    }
+    fn dims(&self, i: usize) -> Vec<usize> {
+        match i {
+            0 => vec![I, O],
+            1 => vec![O],
+            _ => crate::params::out_of_range(i, 2),
+        }
+    }
+    fn write_path(i: usize, out: &mut String) {
+        match i {
+            0 => out.push_str("weight"),
+            1 => out.push_str("bias"),
+            _ => crate::params::out_of_range(i, 2),
+        }
+    }
+    fn zeros_like(&self) -> Self {
+        Self {
+            weight: Tensor::zeros(),
+            bias: Tensor::zeros(),
+        }
+    }
+}
+
+/// The old index-based trait, until its last users (checkpoints, data parallelism) move to
+/// [`Params`](crate::params::Params); deleted with it.
+impl<T: Float, const I: usize, const O: usize, St: Storage> crate::optim::Params<T>
+    for Linear<T, I, O, St>
+{
     const COUNT: usize = 2;
     fn slice(&self, i: usize) -> &[T] {
         if i == 0 {
@@ -61,5 +127,42 @@ impl<T: Float, const I: usize, const O: usize> Params<T> for Linear<T, I, O> {
     }
     fn dims(&self, i: usize) -> Vec<usize> {
         if i == 0 { vec![I, O] } else { vec![O] }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::prelude::*;
+
+    /// A heap layer computes what the inline one does, bit for bit, and has the same parameters.
+    #[test]
+    fn heap_layer_equals_inline_layer() {
+        let inline: Linear<f64, 5, 3> = Linear::new(Init::KaimingNormal, &mut Rng::new(2));
+        let heap: Linear<f64, 5, 3, Heap> = Linear {
+            weight: inline.weight.to_storage(),
+            bias: Tensor::from_array([0.5, -1.0, 2.0]),
+        };
+        let inline = Linear {
+            bias: Tensor::new([0.5, -1.0, 2.0]),
+            ..inline
+        };
+        let x: Tensor![f64; 4, 5] = Tensor::randn(3);
+        let y_inline = inline.forward(&x);
+        let y_heap = heap.forward(&x.to_storage::<Heap>());
+        assert_eq!(y_heap.as_slice(), y_inline.as_slice());
+        // Row 0 by hand from the weights.
+        let w = inline.weight.to_array();
+        let x0 = x.to_array()[0];
+        let want: f64 = (0..5).map(|k| x0[k] * w[k][1]).sum::<f64>() - 1.0;
+        assert!((y_heap.to_array()[0][1] - want).abs() < 1e-12);
+        assert_eq!(heap.numel(), inline.numel());
+        assert_eq!(
+            (0..2)
+                .map(<Linear<f64, 5, 3, Heap>>::path)
+                .collect::<Vec<_>>(),
+            ["weight", "bias"]
+        );
+        assert_eq!(heap.dims(0), [5, 3]);
     }
 }

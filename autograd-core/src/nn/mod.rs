@@ -1,7 +1,7 @@
 //! Layers with their sizes in their types, and seeded initializers.
 //!
 //! A layer is a plain struct of tensors: its forward is ordinary tensor code, so either engine
-//! differentiates it, and it implements [`Params`](crate::optim::Params) so optimizers update it
+//! differentiates it, and it derives [`Params`](crate::params::Params) so optimizers update it
 //! without one line per field.
 //!
 //! ```

@@ -6,7 +6,8 @@
 //! `wd p` to the gradient (L2, so it is rescaled by `v_hat` like the gradient); AdamW's is decoupled:
 //! `p -= lr wd p` before the update, untouched by the moment estimates.
 
-use super::{Optimizer, Params};
+use super::Optimizer;
+use crate::params::Params;
 use crate::scalar::Float;
 
 /// Adam or AdamW, with moment estimates stored inline as values of the parameter type.
@@ -22,36 +23,34 @@ use crate::scalar::Float;
 /// w.assert_close(&Tensor::new([0.9, -1.9]), 1e-8, 0.0);
 /// ```
 #[derive(Clone, Debug)]
-pub struct Adam<T: Float, P: Params<T>> {
-    lr: T,
-    betas: (T, T),
-    eps: T,
-    weight_decay: T,
+pub struct Adam<P: Params> {
+    lr: P::Elem,
+    betas: (P::Elem, P::Elem),
+    eps: P::Elem,
+    weight_decay: P::Elem,
     decoupled: bool,
     m: P,
     v: P,
     steps: u64,
 }
 
-impl<T: Float, P: Params<T>> Adam<T, P> {
+impl<P: Params> Adam<P> {
     /// Adam with learning rate `lr`, betas (0.9, 0.999), eps 1e-8, no weight decay.
-    pub fn new(params: &P, lr: T) -> Self {
-        let mut m = params.clone();
-        m.fill(T::ZERO);
+    pub fn new(params: &P, lr: P::Elem) -> Self {
         Self {
             lr,
-            betas: (T::from_f64(0.9), T::from_f64(0.999)),
-            eps: T::from_f64(1e-8),
-            weight_decay: T::ZERO,
+            betas: (P::Elem::from_f64(0.9), P::Elem::from_f64(0.999)),
+            eps: P::Elem::from_f64(1e-8),
+            weight_decay: P::Elem::ZERO,
             decoupled: false,
-            v: m.clone(),
-            m,
+            m: params.zeros_like(),
+            v: params.zeros_like(),
             steps: 0,
         }
     }
 
     /// AdamW: Adam with decoupled weight decay `wd` (PyTorch's default is 0.01).
-    pub fn adamw(params: &P, lr: T, wd: T) -> Self {
+    pub fn adamw(params: &P, lr: P::Elem, wd: P::Elem) -> Self {
         let mut opt = Self::new(params, lr);
         opt.weight_decay = wd;
         opt.decoupled = true;
@@ -60,7 +59,7 @@ impl<T: Float, P: Params<T>> Adam<T, P> {
 
     /// With L2 weight decay `wd` added to the gradient (Adam's original form).
     #[must_use]
-    pub fn weight_decay(mut self, wd: T) -> Self {
+    pub fn weight_decay(mut self, wd: P::Elem) -> Self {
         self.weight_decay = wd;
         self.decoupled = false;
         self
@@ -68,20 +67,20 @@ impl<T: Float, P: Params<T>> Adam<T, P> {
 
     /// With moment decay rates `b1` and `b2`.
     #[must_use]
-    pub fn betas(mut self, b1: T, b2: T) -> Self {
+    pub fn betas(mut self, b1: P::Elem, b2: P::Elem) -> Self {
         self.betas = (b1, b2);
         self
     }
 
     /// With `eps` added to the denominator.
     #[must_use]
-    pub fn eps(mut self, eps: T) -> Self {
+    pub fn eps(mut self, eps: P::Elem) -> Self {
         self.eps = eps;
         self
     }
 
     /// Sets the learning rate (for schedules).
-    pub fn set_lr(&mut self, lr: T) {
+    pub fn set_lr(&mut self, lr: P::Elem) {
         self.lr = lr;
     }
 
@@ -98,14 +97,14 @@ impl<T: Float, P: Params<T>> Adam<T, P> {
     }
 }
 
-impl<T: Float, P: Params<T>> Optimizer<T, P> for Adam<T, P> {
+impl<P: Params> Optimizer<P> for Adam<P> {
     #[allow(
         clippy::cast_precision_loss,
         reason = "step counts stay far below 2^53"
     )]
     fn step(&mut self, params: &mut P, grads: &P) {
         self.steps += 1;
-        let t = T::from_f64(self.steps as f64);
+        let t = P::Elem::from_f64(self.steps as f64);
         let (b1, b2) = self.betas;
         let k = Step {
             lr: self.lr,
@@ -114,8 +113,8 @@ impl<T: Float, P: Params<T>> Optimizer<T, P> for Adam<T, P> {
             eps: self.eps,
             wd: self.weight_decay,
             decoupled: self.decoupled,
-            c1: T::ONE - b1.powf(t),
-            c2: T::ONE - b2.powf(t),
+            c1: P::Elem::ONE - b1.powf(t),
+            c2: P::Elem::ONE - b2.powf(t),
         };
         for i in 0..P::COUNT {
             k.update(
@@ -171,7 +170,7 @@ mod tests {
     /// Three steps on sum(w^2) from w = [1, -2] (gradient 2w), lr 0.1. Step 1 by hand:
     /// m_hat = g and v_hat = g^2, so each weight moves by lr * g / |g| = 0.1 against its sign. Steps
     /// 2 and 3 from the formulas in the module docs, evaluated in f64 by an independent script.
-    fn three_steps(mut opt: Adam<f64, Tensor<f64, Shape![2]>>) -> [[f64; 2]; 3] {
+    fn three_steps(mut opt: Adam<Tensor<f64, Shape![2]>>) -> [[f64; 2]; 3] {
         let mut w = Tensor::new([1.0, -2.0]);
         core::array::from_fn(|_| {
             let g = &w * 2.0;
@@ -215,5 +214,66 @@ mod tests {
         let got = three_steps(Adam::new(&w0, 0.1).weight_decay(0.1));
         let want = [0.701_586_272_871_821_4, -1.700_623_392_010_005_8];
         Tensor::new(got[2]).assert_close(&Tensor::new(want), 1e-12, 1e-12);
+    }
+
+    #[cfg(feature = "macros")]
+    #[derive(Clone, Params)]
+    struct TwoLayers {
+        fc1: crate::nn::Linear<f64, 3, 4>,
+        fc2: crate::nn::Linear<f64, 4, 2>,
+        #[params(skip)]
+        frozen: f64,
+    }
+
+    /// A step on a derived model is the same update as one optimizer per tensor, bit for bit:
+    /// the model's state is its tensors' states side by side.
+    #[cfg(feature = "macros")]
+    #[test]
+    fn derived_model_steps_like_each_tensor_alone() {
+        let mut rng = Rng::new(4);
+        let init = crate::nn::Init::XavierUniform;
+        let mut model = TwoLayers {
+            fc1: crate::nn::Linear::new(init, &mut rng),
+            fc2: crate::nn::Linear::new(init, &mut rng),
+            frozen: 2.5,
+        };
+        model.fc1.bias = Tensor::rand_uniform(5, -1.0, 1.0);
+        let mut parts = (
+            model.fc1.weight.clone(),
+            model.fc1.bias.clone(),
+            model.fc2.weight.clone(),
+            model.fc2.bias.clone(),
+        );
+        let mut opt = Adam::adamw(&model, 0.01, 0.1).betas(0.8, 0.99);
+        fn new<P: Params<Elem = f64>>(t: &P) -> Adam<P> {
+            Adam::adamw(t, 0.01, 0.1).betas(0.8, 0.99)
+        }
+        let mut opts = (new(&parts.0), new(&parts.1), new(&parts.2), new(&parts.3));
+        for seed in 0..3 {
+            let mut grad = model.zeros_like();
+            for i in 0..TwoLayers::COUNT {
+                let n = grad.slice(i).len();
+                let g: Tensor<f64, Shape![12]> = Tensor::randn(seed * 10 + i as u64);
+                grad.slice_mut(i).copy_from_slice(&g.as_slice()[..n]);
+            }
+            opt.step(&mut model, &grad);
+            opts.0.step(&mut parts.0, &grad.fc1.weight);
+            opts.1.step(&mut parts.1, &grad.fc1.bias);
+            opts.2.step(&mut parts.2, &grad.fc2.weight);
+            opts.3.step(&mut parts.3, &grad.fc2.bias);
+        }
+        assert_eq!(model.fc1.weight, parts.0);
+        assert_eq!(model.fc1.bias, parts.1);
+        assert_eq!(model.fc2.weight, parts.2);
+        assert_eq!(model.fc2.bias, parts.3);
+        assert_eq!(model.frozen, 2.5);
+        assert_eq!(opt.steps(), 3);
+        // The moments are values of the model's type.
+        assert_eq!(opt.moments().0.fc2.bias, *opts.3.moments().0);
+        assert_ne!(
+            model.fc2.bias,
+            Tensor::zeros(),
+            "the step moved the parameters"
+        );
     }
 }

@@ -1,8 +1,9 @@
 //! Optimizers over a model's parameters, with their state stored inline (no heap for small models).
 //!
-//! A model's parameters are anything implementing [`Params`]: a tensor, or a tuple of them (nested
-//! as deep as you like). An optimizer keeps its per-parameter state as values of the same type, so
-//! the state of an inline model is inline too, and a step allocates nothing.
+//! A model's parameters are anything implementing [`Params`](crate::params::Params): a tensor, a
+//! float, a tuple or array of them, or a struct with `#[derive(Params)]`. An optimizer keeps its
+//! per-parameter state as values of the model's own type (made by `zeros_like`), so the state of
+//! an inline model is inline too, and a step allocates nothing.
 //!
 //! ```
 //! use autograd_core::prelude::*;
@@ -118,7 +119,28 @@ impl_params_tuple!(A 0, B 1, C 2, E 3, F 4, G 5, H 6);
 impl_params_tuple!(A 0, B 1, C 2, E 3, F 4, G 5, H 6, I 7);
 
 /// An update rule: `step` moves the parameters against their gradients.
-pub trait Optimizer<T: Float, P: Params<T>> {
+///
+/// The gradient is a value of the model's type (what `#[differentiable]` and the tape give for a
+/// `#[derive(Params)]` model):
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// use autograd_core::optim::{Optimizer, Sgd};
+///
+/// #[derive(Clone, Params)]
+/// struct Affine {
+///     w: Tensor![f64; 2],
+///     b: f64,
+/// }
+///
+/// let mut model = Affine { w: Tensor::new([1.0, 2.0]), b: 0.5 };
+/// let grad = Affine { w: Tensor::new([10.0, -10.0]), b: 1.0 };
+/// let mut opt = Sgd::new(&model, 0.1);
+/// opt.step(&mut model, &grad);
+/// assert_eq!(model.w.to_array(), [0.0, 3.0]);
+/// assert_eq!(model.b, 0.4);
+/// ```
+pub trait Optimizer<P: crate::params::Params> {
     /// One update of `params` from `grads` (the gradient of the loss for the current parameters).
     fn step(&mut self, params: &mut P, grads: &P);
     /// The number of steps taken.

@@ -4,7 +4,8 @@
 //! `g = grad + wd p`; `buf = mu buf + g` (buf starts at 0, so the first step's buf is g);
 //! `p -= lr (g + mu buf)` with Nesterov, else `p -= lr buf`.
 
-use super::{Optimizer, Params};
+use super::Optimizer;
+use crate::params::Params;
 use crate::scalar::Float;
 
 /// SGD with optional momentum, Nesterov momentum and L2 weight decay.
@@ -18,40 +19,38 @@ use crate::scalar::Float;
 /// assert_eq!(w.to_array(), [0.5]);
 /// ```
 #[derive(Clone, Debug)]
-pub struct Sgd<T: Float, P: Params<T>> {
-    lr: T,
-    momentum: T,
+pub struct Sgd<P: Params> {
+    lr: P::Elem,
+    momentum: P::Elem,
     nesterov: bool,
-    weight_decay: T,
+    weight_decay: P::Elem,
     velocity: P,
     steps: u64,
 }
 
-impl<T: Float, P: Params<T>> Sgd<T, P> {
+impl<P: Params> Sgd<P> {
     /// Plain SGD with learning rate `lr` for parameters shaped like `params`.
-    pub fn new(params: &P, lr: T) -> Self {
-        let mut velocity = params.clone();
-        velocity.fill(T::ZERO);
+    pub fn new(params: &P, lr: P::Elem) -> Self {
         Self {
             lr,
-            momentum: T::ZERO,
+            momentum: P::Elem::ZERO,
             nesterov: false,
-            weight_decay: T::ZERO,
-            velocity,
+            weight_decay: P::Elem::ZERO,
+            velocity: params.zeros_like(),
             steps: 0,
         }
     }
 
     /// With momentum `mu` (heavy ball).
     #[must_use]
-    pub fn momentum(mut self, mu: T) -> Self {
+    pub fn momentum(mut self, mu: P::Elem) -> Self {
         self.momentum = mu;
         self
     }
 
     /// With Nesterov momentum `mu`.
     #[must_use]
-    pub fn nesterov(mut self, mu: T) -> Self {
+    pub fn nesterov(mut self, mu: P::Elem) -> Self {
         self.momentum = mu;
         self.nesterov = true;
         self
@@ -59,7 +58,7 @@ impl<T: Float, P: Params<T>> Sgd<T, P> {
 
     /// With L2 weight decay `wd` added to the gradient.
     #[must_use]
-    pub fn weight_decay(mut self, wd: T) -> Self {
+    pub fn weight_decay(mut self, wd: P::Elem) -> Self {
         self.weight_decay = wd;
         self
     }
@@ -76,27 +75,28 @@ impl<T: Float, P: Params<T>> Sgd<T, P> {
     }
 }
 
-impl<T: Float, P: Params<T>> Optimizer<T, P> for Sgd<T, P> {
+impl<P: Params> Optimizer<P> for Sgd<P> {
     fn step(&mut self, params: &mut P, grads: &P) {
+        // By index rather than `zip_mut`: three values of `P` walk together, and no path is built.
+        let (lr, mu, wd, nesterov) = (self.lr, self.momentum, self.weight_decay, self.nesterov);
         for i in 0..P::COUNT {
-            sgd_update(self, params.slice_mut(i), grads.slice(i), i);
+            let (p, g, buf) = (
+                params.slice_mut(i),
+                grads.slice(i),
+                self.velocity.slice_mut(i),
+            );
+            for ((p, &g), b) in p.iter_mut().zip(g).zip(buf) {
+                let g = g + wd * *p;
+                *b = mu * *b + g;
+                let d = if nesterov { g + mu * *b } else { *b };
+                *p -= lr * d;
+            }
         }
         self.steps += 1;
     }
 
     fn steps(&self) -> u64 {
         self.steps
-    }
-}
-
-fn sgd_update<T: Float, P: Params<T>>(opt: &mut Sgd<T, P>, p: &mut [T], g: &[T], i: usize) {
-    let (lr, mu, wd, nesterov) = (opt.lr, opt.momentum, opt.weight_decay, opt.nesterov);
-    let buf = opt.velocity.slice_mut(i);
-    for ((p, &g), b) in p.iter_mut().zip(g).zip(buf) {
-        let g = g + wd * *p;
-        *b = mu * *b + g;
-        let d = if nesterov { g + mu * *b } else { *b };
-        *p -= lr * d;
     }
 }
 
@@ -147,8 +147,48 @@ mod tests {
         assert_eq!(params.0.to_array(), [0.5, 1.5]);
         assert_eq!(params.1.to_array(), [[2.0, 4.0]]);
         assert_eq!(
-            <(Tensor<f32, Shape![2]>, Tensor<f32, Shape![1, 2]>) as Params<f32>>::COUNT,
+            <(Tensor<f32, Shape![2]>, Tensor<f32, Shape![1, 2]>) as Params>::COUNT,
             2
         );
+    }
+
+    #[cfg(feature = "macros")]
+    #[derive(Clone, Params)]
+    struct TwoLayers {
+        fc1: crate::nn::Linear<f32, 2, 3>,
+        fc2: crate::nn::Linear<f32, 3, 1>,
+    }
+
+    /// One momentum step on a derived model, worked by hand: the first step's buffer is the
+    /// gradient, so each weight moves by `lr * g` (lr 0.5, g = 1 everywhere but fc2.bias = 4).
+    #[cfg(feature = "macros")]
+    #[test]
+    fn derived_model_step_by_hand() {
+        let mut model = TwoLayers {
+            fc1: crate::nn::Linear {
+                weight: Tensor::new([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]),
+                bias: Tensor::new([0.0, 0.5, 1.0]),
+            },
+            fc2: crate::nn::Linear {
+                weight: Tensor::new([[1.0], [1.0], [1.0]]),
+                bias: Tensor::new([2.0]),
+            },
+        };
+        let mut grad = model.zeros_like();
+        grad.fill(1.0);
+        grad.fc2.bias = Tensor::new([4.0]);
+        let mut opt = Sgd::new(&model, 0.5).momentum(0.9);
+        opt.step(&mut model, &grad);
+        assert_eq!(
+            model.fc1.weight.to_array(),
+            [[0.5, 1.5, 2.5], [3.5, 4.5, 5.5]]
+        );
+        assert_eq!(model.fc1.bias.to_array(), [-0.5, 0.0, 0.5]);
+        assert_eq!(model.fc2.weight.to_array(), [[0.5], [0.5], [0.5]]);
+        assert_eq!(model.fc2.bias.to_array(), [0.0]);
+        assert_eq!(opt.velocity().fc2.bias.to_array(), [4.0]);
+        // Second step: buf = 0.9 * 4 + 4 = 7.6, bias 0 - 0.5 * 7.6 = -3.8.
+        opt.step(&mut model, &grad);
+        assert_eq!(model.fc2.bias.to_array(), [-3.8]);
     }
 }
