@@ -51,6 +51,9 @@ impl<T: Float, const I: usize, const O: usize, St: Storage> Linear<T, I, O, St> 
     }
 }
 
+// Differentiable: a `#[differentiable]` function that calls `model.fc1.forward(&x)` differentiates
+// through it, and `forward_vjp` gives the layer's own VJP.
+#[cfg_attr(feature = "macros", crate::differentiable(crate = crate))]
 impl<T: Float, const I: usize, const O: usize, St: Join<St, Out = St>> Linear<T, I, O, St> {
     /// `x W + b` for a batch of `B` rows, stored like the layer.
     #[must_use]
