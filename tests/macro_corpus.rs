@@ -221,16 +221,10 @@ fn corpus_covers_the_features() {
             .iter()
             .any(|k| l.contains(&format!("m.blocks{k}")) || l.contains(&format!("m.layers{k}")))
     });
-    let in_loops = functions
-        .iter()
-        .filter(|(_, _, body)| {
-            body.windows(2).any(|w| {
-                w[0].starts_with("for i in ")
-                    && (w[1].contains("m.blocks[i].") || w[1].contains("m.layers[i]."))
-            })
-        })
-        .count();
+    // `i` is only ever a loop counter.
+    let in_loops = model_lines(&|l| l.contains("m.blocks[i]") || l.contains("m.layers[i]"));
     let methods = model_lines(&|l| l.contains(".forward("));
+    let methods_in_arms = model_lines(&|l| l.contains("if ") && l.contains(".forward("));
     let tensor_arrays = model_lines(&|l| l.contains("&m.norm[i]"));
     for model in MODELS {
         assert!(
@@ -243,12 +237,13 @@ fn corpus_covers_the_features() {
         models >= 55
             && field_reads >= 20
             && constant_indices >= 10
-            && in_loops >= 10
+            && in_loops >= 15
             && methods >= 40
+            && methods_in_arms >= 5
             && tensor_arrays >= 3,
         "{models} model programs: {field_reads} read fields by name, {constant_indices} at \
-         constant indices, {in_loops} at the loop counter, {methods} call `forward`, \
-         {tensor_arrays} read an array of tensors"
+         constant indices, {in_loops} at the loop counter, {methods} call `forward` \
+         ({methods_in_arms} in the arms of a condition), {tensor_arrays} read an array of tensors"
     );
     assert_eq!(
         c.matches("check_model(|x|").count(),
@@ -262,8 +257,10 @@ fn corpus_covers_the_features() {
         );
     }
     eprintln!(
-        "{FUNCTIONS} functions ({models} model programs), {statements} statements (all read), \
-         {branches} conditions (each taking both arms), {loops} loops; functions using each op: {}",
+        "{FUNCTIONS} functions ({models} model programs: {field_reads} read fields by name, \
+         {constant_indices} at constant indices, {in_loops} at the loop counter, {methods} call \
+         `forward`), {statements} statements (all read), {branches} conditions (each taking both \
+         arms), {loops} loops; functions using each op: {}",
         counts.join(", ")
     );
 }
@@ -995,10 +992,15 @@ impl Gen {
         let &(path, i, o) = self.rng.pick(model.layers);
         let (x, s) = self.operand_for(move |s| s.len() == 2 && s[0] > 1 && s[1] == i);
         let call = format!("m.{path}.forward({})", reference(&x));
-        let e = if self.rng.chance(50) {
-            self.smooth(&call)
-        } else {
-            call
+        let e = match self.rng.below(4) {
+            0 | 1 => self.smooth(&call),
+            2 => call,
+            _ => {
+                // In both arms of a condition, each arm mapping the layer's output its own way.
+                let p = self.rng.pick(&self.params).clone();
+                let (u1, u2) = (self.smooth(&call), self.smooth(&call));
+                format!("if {p}.detach().sum().item() > 0.0 {{ {u1} }} else {{ {u2} }}")
+            }
         };
         self.bind(&e, vec![s[0], o]);
     }
@@ -1021,7 +1023,7 @@ impl Gen {
         self.line(&format!("let mut {h} = {init};"));
         self.line(&format!("for i in 0..{k} {{"));
         // With an array of tensors beside the layers, reading it is the likeliest body.
-        match self.rng.below(if tensors.is_some() { 5 } else { 3 }) {
+        match self.rng.below(if tensors.is_some() { 7 } else { 5 }) {
             0 => {
                 let (y, _) = self
                     .operand(|sy| broadcast(&s, sy).as_ref() == Some(&s))
@@ -1039,6 +1041,20 @@ impl Gen {
                 self.line(&format!("        {h} = {u};"));
                 self.line("    }");
                 self.line(&format!("    {h} = &{h} - &{layer}.bias * 0.25;"));
+            }
+            3 => {
+                // The layer bound to a local, its method and a field read through it.
+                self.line(&format!("    let layer = &{layer};"));
+                self.line(&format!(
+                    "    {h} = (layer.forward(&{h})).tanh() + &layer.bias * 0.5;"
+                ));
+            }
+            4 => {
+                // The layers in reverse: an index computed from the counter.
+                self.line(&format!(
+                    "    {h} = (m.{array}[{} - i].forward(&{h})).sin() + &{h} * 0.5;",
+                    k - 1
+                ));
             }
             _ => {
                 let t = tensors.expect("an array of tensors");

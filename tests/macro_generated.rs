@@ -646,11 +646,18 @@ fn g005(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
     let v4 = (&v3).max_axis::<0>();
     let mut v5 = a.clone();
     for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + a * 0.25;
+        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
     }
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(336, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(575, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &m.norm[0]).square() + 1.0).recip()).tanh();
+        }
+        v6 = &v6 - &m.norm[0] * 0.25;
+    }
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(98, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(622, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g005_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
@@ -660,11 +667,18 @@ fn g005_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v4 = (&v3).max_axis::<0>();
     let mut v5 = a.clone();
     for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + a * 0.25;
+        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
     }
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(336, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(575, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &m.norm[0]).square() + 1.0).recip()).tanh();
+        }
+        v6 = &v6 - &m.norm[0] * 0.25;
+    }
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(98, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(622, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -812,24 +826,24 @@ fn g008_gradient() {
 fn g009(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (b).minimum_scalar(-0.1);
     let v2 = (b).min_keepdim::<1>();
-    let v3 = (m.layers[0].forward(a)).square();
-    let v4 = (&m.norm[1]).sin();
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(285, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(402, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(299, -1.0, 1.0);
+    let v3 = if a.detach().sum().item() > 0.0 { ((m.layers[0].forward(a)).square() + 1.0).powf(-0.5) } else { (m.layers[0].forward(a)).cos() };
+    let v4 = (&m.norm[1]).tanh();
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(484, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(867, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(544, -1.0, 1.0);
     ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
 }
 
 fn g009_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (b).minimum_scalar(-0.1);
     let v2 = (b).min_keepdim::<1>();
-    let v3 = (m.layers[0].forward(a)).square();
-    let v4 = (&m.norm[1]).sin();
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(285, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(402, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(299, -1.0, 1.0);
+    let v3 = if a.detach().sum().item() > 0.0 { ((m.layers[0].forward(a)).square() + 1.0).powf(-0.5) } else { (m.layers[0].forward(a)).cos() };
+    let v4 = (&m.norm[1]).tanh();
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(484, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(867, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(544, -1.0, 1.0);
     (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
 }
 
@@ -1664,12 +1678,15 @@ fn g026(m: &Res, a: &Tensor![f64; 4]) -> f64 {
     let v2 = (&v1).cast::<f64>();
     let mut v3 = m.layers[1].weight.clone();
     for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+        if i % 2 == 0 {
+            v3 = (m.layers[i].forward(&v3)).square();
+        }
+        v3 = &v3 - &m.layers[i].bias * 0.25;
     }
-    let v4 = (&m.layers[0].weight).sin();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(910, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(724, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    let v4 = (-(&m.layers[0].weight));
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(724, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(223, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
@@ -1678,12 +1695,15 @@ fn g026_tape(m: &TRes, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v2 = (&v1).cast::<f64>();
     let mut v3 = m.layers[1].weight.clone();
     for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+        if i % 2 == 0 {
+            v3 = (m.layers[i].forward(&v3)).square();
+        }
+        v3 = &v3 - &m.layers[i].bias * 0.25;
     }
-    let v4 = (&m.layers[0].weight).sin();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(910, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(724, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    let v4 = (-(&m.layers[0].weight));
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(724, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(223, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
@@ -1838,16 +1858,14 @@ fn g030(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(78, -1.0, 1.0);
     let mut v7 = ((&v1) + &k6);
     for i in 0..3 {
-        if i % 2 == 0 {
-            v7 = (m.blocks[i].forward(&v7)).softplus();
-        }
-        v7 = &v7 - &m.blocks[i].bias * 0.25;
+        v7 = ((&v7).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v8 = ((a).square() + 1.0).recip();
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(92, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(204, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(227, -1.0, 1.0);
-    ((&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
+    let v8 = if b.detach().sum().item() > 0.0 { (m.blocks[0].forward(&v7)).tanh() } else { ((m.blocks[0].forward(&v7)) * 1.5).gelu() };
+    let v9 = (a).sigmoid();
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(371, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(88, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(455, -1.0, 1.0);
+    ((&v5 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
 }
 
 fn g030_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
@@ -1859,16 +1877,14 @@ fn g030_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) ->
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(78, -1.0, 1.0);
     let mut v7 = ((&v1) + &k6);
     for i in 0..3 {
-        if i % 2 == 0 {
-            v7 = (m.blocks[i].forward(&v7)).softplus();
-        }
-        v7 = &v7 - &m.blocks[i].bias * 0.25;
+        v7 = ((&v7).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v8 = ((a).square() + 1.0).recip();
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(92, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(204, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(227, -1.0, 1.0);
-    (&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
+    let v8 = if b.detach().sum().item() > 0.0 { (m.blocks[0].forward(&v7)).tanh() } else { ((m.blocks[0].forward(&v7)) * 1.5).gelu() };
+    let v9 = (a).sigmoid();
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(371, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(88, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(455, -1.0, 1.0);
+    (&v5 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
 }
 
 #[test]
@@ -2133,12 +2149,12 @@ fn g037(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 1]) -> f64 {
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(866, -1.0, 1.0);
     let mut v4 = ((&v1) + &k3);
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.layers[0].weight * 0.25;
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
-    let v5 = (b).sin();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(598, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(953, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let v5 = (b).tanh().powf(3.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(598, -1.0, 1.0);
     ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
@@ -2148,12 +2164,12 @@ fn g037_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 1]>) -
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(866, -1.0, 1.0);
     let mut v4 = ((&v1) + &k3);
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.layers[0].weight * 0.25;
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
-    let v5 = (b).sin();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(598, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(953, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let v5 = (b).tanh().powf(3.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(598, -1.0, 1.0);
     (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
@@ -2271,46 +2287,34 @@ fn g040(m: &Res, a: &Tensor![f64; 3]) -> f64 {
     let v1 = (&m.layers[1].weight).var();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
     let v3 = (((&m.layers[1].weight) + &k2)).minimum_scalar(-0.1);
-    let v4 = (m.layers[1].forward(&v3)).cos();
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = (m.layers[i].forward(&v5)).softplus();
-        }
-        v5 = &v5 - &m.layers[i].bias * 0.25;
-    }
+    let v4 = m.layers[1].forward(&v3);
+    let v5 = if a.detach().sum().item() < 0.0 { (&v1).cos() } else { (&v1).softplus() };
     let v6 = (a).square();
     let v7 = (&m.layers[0].weight).tanh().exp();
     let v8 = ((&m.layers[1].bias).square() + 1.0).sqrt();
-    let k9: Tensor![f64] = Tensor::rand_uniform(647, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(248, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(248, -1.0, 1.0);
     let k11: Tensor![f64; 3] = Tensor::rand_uniform(701, -1.0, 1.0);
     let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(765, -1.0, 1.0);
     let k13: Tensor![f64; 3] = Tensor::rand_uniform(546, -1.0, 1.0);
-    ((&v1 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
+    ((&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
 }
 
 fn g040_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (&m.layers[1].weight).var();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
     let v3 = (((&m.layers[1].weight) + &k2)).minimum_scalar(-0.1);
-    let v4 = (m.layers[1].forward(&v3)).cos();
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = (m.layers[i].forward(&v5)).softplus();
-        }
-        v5 = &v5 - &m.layers[i].bias * 0.25;
-    }
+    let v4 = m.layers[1].forward(&v3);
+    let v5 = if a.detach().sum().item() < 0.0 { (&v1).cos() } else { (&v1).softplus() };
     let v6 = (a).square();
     let v7 = (&m.layers[0].weight).tanh().exp();
     let v8 = ((&m.layers[1].bias).square() + 1.0).sqrt();
-    let k9: Tensor![f64] = Tensor::rand_uniform(647, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(248, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(248, -1.0, 1.0);
     let k11: Tensor![f64; 3] = Tensor::rand_uniform(701, -1.0, 1.0);
     let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(765, -1.0, 1.0);
     let k13: Tensor![f64; 3] = Tensor::rand_uniform(546, -1.0, 1.0);
-    (&v1 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
+    (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
 }
 
 #[test]
@@ -2590,13 +2594,17 @@ fn g047(m: &Stack, a: &Tensor![f64; 3]) -> f64 {
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(624, -1.0, 1.0);
     let mut v5 = ((&v3).mean() * &k4);
     for i in 0..3 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        if i % 2 == 0 {
+            v5 = (m.blocks[i].forward(&v5)).softplus();
+        }
+        v5 = &v5 - &m.blocks[i].bias * 0.25;
     }
-    let v6 = if a.detach().sum().item() < 0.0 { (&v5).tanh().exp() } else { ((&v5) * (&m.blocks[0].bias)) };
-    let v7 = (a).square();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(349, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v6 = ((a) * 1.5).gelu();
+    let v7 = (&m.blocks[0].bias).sigmoid();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(200, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(83, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(599, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g047_tape(m: &TStack, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
@@ -2606,13 +2614,17 @@ fn g047_tape(m: &TStack, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(624, -1.0, 1.0);
     let mut v5 = ((&v3).mean() * &k4);
     for i in 0..3 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        if i % 2 == 0 {
+            v5 = (m.blocks[i].forward(&v5)).softplus();
+        }
+        v5 = &v5 - &m.blocks[i].bias * 0.25;
     }
-    let v6 = if a.detach().sum().item() < 0.0 { (&v5).tanh().exp() } else { ((&v5) * (&m.blocks[0].bias)) };
-    let v7 = (a).square();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(349, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v6 = ((a) * 1.5).gelu();
+    let v7 = (&m.blocks[0].bias).sigmoid();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(200, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(83, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(599, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -3106,31 +3118,31 @@ fn g057_gradient() {
 fn g058(m: &Net, a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let v1 = (&m.fc2.weight).broadcast_to::<Shape![2, 4, 3]>();
     let v2 = ((&v1).square() + 1.0).powf(-0.5);
-    let v3 = m.fc2.forward(&m.fc1.weight);
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(a, &m.fc1.bias);
-    let v7 = (b).sigmoid();
-    let k8: Tensor![f64; 2, 4, 3] = Tensor::rand_uniform(976, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(592, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v3 = (-(m.fc2.forward(&m.fc1.weight)));
+    let v4 = (a).tanh().powf(3.0);
+    let v5 = (-(b));
+    let v6 = ((&m.fc1.bias).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 2, 4, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(357, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(216, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(112, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(976, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
 fn g058_tape(m: &TNet, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (&m.fc2.weight).broadcast_to::<Shape![2, 4, 3]>();
     let v2 = ((&v1).square() + 1.0).powf(-0.5);
-    let v3 = m.fc2.forward(&m.fc1.weight);
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, a, &m.fc1.bias);
-    let v7 = (b).sigmoid();
-    let k8: Tensor![f64; 2, 4, 3] = Tensor::rand_uniform(976, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(592, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v3 = (-(m.fc2.forward(&m.fc1.weight)));
+    let v4 = (a).tanh().powf(3.0);
+    let v5 = (-(b));
+    let v6 = ((&m.fc1.bias).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 2, 4, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(357, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(216, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(112, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(976, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
 #[test]
@@ -3247,30 +3259,34 @@ fn g061(m: &Net, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = ((&m.gain) + (b));
     let v2 = (&v1).sum_keepdim::<0>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(161, -1.0, 1.0);
-    let v4 = ((m.fc2.forward(&((&v2) + &k3))).square() + 1.0).ln();
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = ((&v5 * &v2).sin()).tanh() + &v4 * 0.5;
+    let v4 = if b.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v2) + &k3))).sigmoid() } else { (-(m.fc2.forward(&((&v2) + &k3)))) };
+    let mut v5 = b.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * a).cos()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
     }
-    let v6 = (a).square();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(652, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(811, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(652, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(811, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g061_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((&m.gain) + (b));
     let v2 = (&v1).sum_keepdim::<0>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(161, -1.0, 1.0);
-    let v4 = ((m.fc2.forward(&((&v2) + &k3))).square() + 1.0).ln();
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = ((&v5 * &v2).sin()).tanh() + &v4 * 0.5;
+    let v4 = if b.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v2) + &k3))).sigmoid() } else { (-(m.fc2.forward(&((&v2) + &k3)))) };
+    let mut v5 = b.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * a).cos()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
     }
-    let v6 = (a).square();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(652, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(811, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(652, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(811, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -3429,32 +3445,42 @@ fn g065(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (-(b));
     let v2 = (&v1).max();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(494, -1.0, 1.0);
-    let v4 = (m.fc2.forward(&((&v2) + &k3))).softplus();
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).sin() } else { (&v4).tanh().exp() };
-    let v6 = ((a) * 1.5).gelu();
-    let v7 = ((&m.fc2.bias).square() + 1.0).sqrt();
-    let v8 = (&m.fc1.bias).cos();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(565, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(473, -1.0, 1.0);
-    ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
+    let v4 = m.fc2.forward(&((&v2) + &k3));
+    let mut v5 = m.fc2.bias.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v1).sin()).tanh();
+        }
+        v5 = &v5 - &v1 * 0.25;
+    }
+    let v6 = (a).tanh().exp();
+    let v7 = ((&m.fc1.bias) * 1.5).gelu();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(762, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(73, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(483, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g065_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (-(b));
     let v2 = (&v1).max();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(494, -1.0, 1.0);
-    let v4 = (m.fc2.forward(&((&v2) + &k3))).softplus();
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).sin() } else { (&v4).tanh().exp() };
-    let v6 = ((a) * 1.5).gelu();
-    let v7 = ((&m.fc2.bias).square() + 1.0).sqrt();
-    let v8 = (&m.fc1.bias).cos();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(565, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(473, -1.0, 1.0);
-    (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
+    let v4 = m.fc2.forward(&((&v2) + &k3));
+    let mut v5 = m.fc2.bias.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v1).sin()).tanh();
+        }
+        v5 = &v5 - &v1 * 0.25;
+    }
+    let v6 = (a).tanh().exp();
+    let v7 = ((&m.fc1.bias) * 1.5).gelu();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(762, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(73, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(483, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -3593,32 +3619,30 @@ fn g068(m: &Stack, a: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(357, -1.0, 1.0);
     let v2 = (&m.blocks[0].bias).minimum(&((&m.head.bias).mean() * &k1));
     let v3 = (&m.blocks[0].weight).min();
-    let v4 = (m.blocks[2].forward(&m.blocks[0].weight)).softplus();
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + &v2 * 0.25;
+    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[2].forward(&m.blocks[0].weight)).sigmoid() } else { (m.blocks[2].forward(&m.blocks[0].weight)).sin() };
+    let mut v5 = a.clone();
+    for _ in 0..3 {
+        v5 = ((&v5 * &v2).sin()).tanh() + a * 0.5;
     }
-    let v6 = ((a).square() + 1.0).recip();
-    let k7: Tensor![f64] = Tensor::rand_uniform(476, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(205, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(158, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k6: Tensor![f64] = Tensor::rand_uniform(158, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(329, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(606, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g068_tape(m: &TStack, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(357, -1.0, 1.0);
     let v2 = (&m.blocks[0].bias).minimum(&((&m.head.bias).mean() * &k1));
     let v3 = (&m.blocks[0].weight).min();
-    let v4 = (m.blocks[2].forward(&m.blocks[0].weight)).softplus();
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + &v2 * 0.25;
+    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[2].forward(&m.blocks[0].weight)).sigmoid() } else { (m.blocks[2].forward(&m.blocks[0].weight)).sin() };
+    let mut v5 = a.clone();
+    for _ in 0..3 {
+        v5 = ((&v5 * &v2).sin()).tanh() + a * 0.5;
     }
-    let v6 = ((a).square() + 1.0).recip();
-    let k7: Tensor![f64] = Tensor::rand_uniform(476, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(205, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(158, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k6: Tensor![f64] = Tensor::rand_uniform(158, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(329, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(606, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -4111,15 +4135,15 @@ fn g079(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 1]) -> f64 {
     let v1 = (&m.blocks[0].bias).square();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(446, -1.0, 1.0);
     let v3 = (((&v1) + &k2)).transpose::<0, 2>();
-    let v4 = m.blocks[0].forward(a);
-    let v5 = (b).square();
-    let v6 = ((&m.head.bias).square() + 1.0).powf(-0.5);
-    let v7 = (&m.blocks[2].bias).tanh();
-    let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(593, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 1] = Tensor::rand_uniform(828, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(383, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(397, -1.0, 1.0);
+    let v4 = (-(m.blocks[0].forward(a)));
+    let v5 = ((b).square() + 1.0).powf(-0.5);
+    let v6 = (&m.head.bias).tanh();
+    let v7 = (&m.blocks[2].bias).tanh().exp();
+    let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(233, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(828, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 1] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(397, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(75, -1.0, 1.0);
     ((&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
@@ -4127,15 +4151,15 @@ fn g079_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 1]>)
     let v1 = (&m.blocks[0].bias).square();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(446, -1.0, 1.0);
     let v3 = (((&v1) + &k2)).transpose::<0, 2>();
-    let v4 = m.blocks[0].forward(a);
-    let v5 = (b).square();
-    let v6 = ((&m.head.bias).square() + 1.0).powf(-0.5);
-    let v7 = (&m.blocks[2].bias).tanh();
-    let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(593, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 1] = Tensor::rand_uniform(828, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(383, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(397, -1.0, 1.0);
+    let v4 = (-(m.blocks[0].forward(a)));
+    let v5 = ((b).square() + 1.0).powf(-0.5);
+    let v6 = (&m.head.bias).tanh();
+    let v7 = (&m.blocks[2].bias).tanh().exp();
+    let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(233, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(828, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 1] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(397, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(75, -1.0, 1.0);
     (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
@@ -4249,11 +4273,11 @@ fn g082(m: &Res, a: &Tensor![f64; 4]) -> f64 {
     let v1 = (a).tanh();
     let v2 = (&m.proj.bias).slice::<0, 1, 2>();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(635, -1.0, 1.0);
-    let v4 = ((m.layers[1].forward(&((&v2).mean() * &k3))).square() + 1.0).ln();
-    let v5 = (&m.layers[0].bias).softplus();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(663, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(689, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.layers[1].forward(&((&v2).mean() * &k3))).sin() } else { (m.layers[1].forward(&((&v2).mean() * &k3))).softplus() };
+    let v5 = (&m.layers[0].bias).min();
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(282, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(866, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(993, -1.0, 1.0);
     ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
@@ -4261,11 +4285,11 @@ fn g082_tape(m: &TRes, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (a).tanh();
     let v2 = (&m.proj.bias).slice::<0, 1, 2>();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(635, -1.0, 1.0);
-    let v4 = ((m.layers[1].forward(&((&v2).mean() * &k3))).square() + 1.0).ln();
-    let v5 = (&m.layers[0].bias).softplus();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(663, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(689, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.layers[1].forward(&((&v2).mean() * &k3))).sin() } else { (m.layers[1].forward(&((&v2).mean() * &k3))).softplus() };
+    let v5 = (&m.layers[0].bias).min();
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(282, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(866, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(993, -1.0, 1.0);
     (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
@@ -4426,30 +4450,30 @@ fn g085_gradient() {
 fn g086(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (&m.gain).abs();
     let v2 = (&m.fc2.weight).gather::<1, 4>(&[2, 2, 0, 2]);
-    let v3 = m.fc2.forward(&v2);
-    let v4 = (a).softplus();
-    let v5 = ((b).square() + 1.0).ln();
-    let v6 = (-(&m.fc1.bias));
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(48, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(729, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(384, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(235, -1.0, 1.0);
+    let v3 = (m.fc2.forward(&v2)).sigmoid();
+    let v4 = ((a).square() + 1.0).ln();
+    let v5 = (-(b));
+    let v6 = ((&m.fc1.bias).square() + 1.0).recip();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(108, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(384, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(235, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(356, -1.0, 1.0);
     ((&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
 fn g086_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (&m.gain).abs();
     let v2 = (&m.fc2.weight).gather::<1, 4>(&[2, 2, 0, 2]);
-    let v3 = m.fc2.forward(&v2);
-    let v4 = (a).softplus();
-    let v5 = ((b).square() + 1.0).ln();
-    let v6 = (-(&m.fc1.bias));
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(48, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(729, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(384, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(235, -1.0, 1.0);
+    let v3 = (m.fc2.forward(&v2)).sigmoid();
+    let v4 = ((a).square() + 1.0).ln();
+    let v5 = (-(b));
+    let v6 = ((&m.fc1.bias).square() + 1.0).recip();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(108, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(384, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(235, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(356, -1.0, 1.0);
     (&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
@@ -4563,28 +4587,24 @@ fn g089(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     let v1 = (&m.fc1.weight).sum();
     let v2 = (a).broadcast_to::<Shape![2, 3]>();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(222, -1.0, 1.0);
-    let v4 = m.fc1.forward(&((&v1) + &k3));
-    let v5 = (b).sin();
-    let v6 = (&m.fc2.bias).square();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(665, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(843, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(155, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(635, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((&v1) + &k3))).sin() } else { (m.fc1.forward(&((&v1) + &k3))).square() };
+    let v5 = ((((&v4) * ((&m.fc2.bias).mean()))) * ((((&m.fc2.bias) - (&v2))).mean()));
+    let v6 = (b).sin();
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(168, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(64, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g089_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (&m.fc1.weight).sum();
     let v2 = (a).broadcast_to::<Shape![2, 3]>();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(222, -1.0, 1.0);
-    let v4 = m.fc1.forward(&((&v1) + &k3));
-    let v5 = (b).sin();
-    let v6 = (&m.fc2.bias).square();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(665, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(843, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(155, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(635, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((&v1) + &k3))).sin() } else { (m.fc1.forward(&((&v1) + &k3))).square() };
+    let v5 = ((((&v4) * ((&m.fc2.bias).mean()))) * ((((&m.fc2.bias) - (&v2))).mean()));
+    let v6 = (b).sin();
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(168, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(64, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -4731,17 +4751,13 @@ fn g093(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
     let v3 = ((&v1) - (((b) + &k2)));
     let mut v4 = a.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((m.layers[i].forward(&v4)).square() + 1.0).ln();
-        }
-        v4 = &v4 - &m.layers[i].bias * 0.25;
+        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
     }
-    let v5 = (&v3).min_axis::<0>();
-    let v6 = (&m.proj.bias).tanh().exp();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(965, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(811, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v5 = (&m.proj.bias).cos();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(737, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(786, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g093_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
@@ -4750,17 +4766,13 @@ fn g093_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> V
     let v3 = ((&v1) - (((b) + &k2)));
     let mut v4 = a.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((m.layers[i].forward(&v4)).square() + 1.0).ln();
-        }
-        v4 = &v4 - &m.layers[i].bias * 0.25;
+        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
     }
-    let v5 = (&v3).min_axis::<0>();
-    let v6 = (&m.proj.bias).tanh().exp();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(965, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(811, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v5 = (&m.proj.bias).cos();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(737, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(786, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -4855,22 +4867,20 @@ fn g096(m: &Stack, a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (a).max_axis::<1>();
     let v2 = (-(&m.blocks[1].bias));
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(948, -1.0, 1.0);
-    let v4 = (-(m.blocks[2].forward(&((&v2) + &k3))));
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(664, -1.0, 1.0);
-    let v6 = (((&v4).matmul(&k5)) * ((((&v1) * (&v2))).mean()));
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(872, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.blocks[2].forward(&((&v2) + &k3))).square() + 1.0).powf(-0.5) } else { ((m.blocks[2].forward(&((&v2) + &k3))).square() + 1.0).powf(-0.5) };
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(181, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(506, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g096_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (a).max_axis::<1>();
     let v2 = (-(&m.blocks[1].bias));
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(948, -1.0, 1.0);
-    let v4 = (-(m.blocks[2].forward(&((&v2) + &k3))));
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(664, -1.0, 1.0);
-    let v6 = (((&v4).matmul(&k5)) * ((((&v1) * (&v2))).mean()));
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(872, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.blocks[2].forward(&((&v2) + &k3))).square() + 1.0).powf(-0.5) } else { ((m.blocks[2].forward(&((&v2) + &k3))).square() + 1.0).powf(-0.5) };
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(181, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(506, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -5034,20 +5044,32 @@ fn g099_gradient() {
 fn g100(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
     let v1 = (&m.proj.bias).min_keepdim::<0>();
     let v2 = (a).maximum_scalar(0.1);
-    let v3 = (m.proj.forward(&v2)).tanh();
-    let v4 = (m.layers[1].forward(&v3)).square();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(840, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(899, -1.0, 1.0);
+    let v3 = if a.detach().sum().item() > 0.0 { (m.proj.forward(&v2)).softplus() } else { (-(m.proj.forward(&v2))) };
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (m.layers[i].forward(&v4)).sin();
+        }
+        v4 = &v4 - &m.layers[i].bias * 0.25;
+    }
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(899, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(830, -1.0, 1.0);
     ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g100_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v1 = (&m.proj.bias).min_keepdim::<0>();
     let v2 = (a).maximum_scalar(0.1);
-    let v3 = (m.proj.forward(&v2)).tanh();
-    let v4 = (m.layers[1].forward(&v3)).square();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(840, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(899, -1.0, 1.0);
+    let v3 = if a.detach().sum().item() > 0.0 { (m.proj.forward(&v2)).softplus() } else { (-(m.proj.forward(&v2))) };
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (m.layers[i].forward(&v4)).sin();
+        }
+        v4 = &v4 - &m.layers[i].bias * 0.25;
+    }
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(899, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(830, -1.0, 1.0);
     (&v1 * &k5).sum() + (&v4 * &k6).sum()
 }
 
@@ -5158,11 +5180,13 @@ fn g103(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
     let v2 = (a).matmul(&(&v1).t());
     let mut v3 = m.blocks[2].weight.clone();
     for i in 0..2 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[2].weight * 0.25;
+        v3 = (m.blocks[1 - i].forward(&v3)).sin() + &v3 * 0.5;
     }
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(652, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let v5 = (&v3).matmul(&k4);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(15, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(111, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g103_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
@@ -5170,11 +5194,13 @@ fn g103_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v2 = (a).matmul(&(&v1).t());
     let mut v3 = m.blocks[2].weight.clone();
     for i in 0..2 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[2].weight * 0.25;
+        v3 = (m.blocks[1 - i].forward(&v3)).sin() + &v3 * 0.5;
     }
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(652, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let v5 = (&v3).matmul(&k4);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(15, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(111, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -5478,29 +5504,25 @@ fn g109_gradient() {
 fn g110(m: &Net, a: &Tensor![f64; 2, 4]) -> f64 {
     let v1 = (&m.fc2.weight).t();
     let v2 = (a).square();
-    let v3 = m.fc1.forward(&m.fc2.weight);
-    let v4 = ((m.fc1.forward(&m.fc2.weight)) * 1.5).gelu();
-    let v5 = ((&m.gain).square() + 1.0).ln();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(590, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(486, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(314, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(402, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(89, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum()).item()
+    let v3 = (m.fc1.forward(&m.fc2.weight)).sigmoid();
+    let v4 = (&m.gain).cos();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(264, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(123, -1.0, 1.0);
+    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(438, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(349, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
 }
 
 fn g110_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v1 = (&m.fc2.weight).t();
     let v2 = (a).square();
-    let v3 = m.fc1.forward(&m.fc2.weight);
-    let v4 = ((m.fc1.forward(&m.fc2.weight)) * 1.5).gelu();
-    let v5 = ((&m.gain).square() + 1.0).ln();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(590, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(486, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(314, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(402, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(89, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum()
+    let v3 = (m.fc1.forward(&m.fc2.weight)).sigmoid();
+    let v4 = (&m.gain).cos();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(264, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(123, -1.0, 1.0);
+    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(438, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(349, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
 }
 
 #[test]
@@ -5661,26 +5683,28 @@ fn g114(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (b).permute::<1, 0>();
     let v2 = (&m.head.weight).sigmoid();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
-    let v4 = m.head.forward(&((&m.head.weight).mean() * &k3));
-    let v5 = (a).square();
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(981, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(751, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(350, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v4 = (-(m.head.forward(&((&m.head.weight).mean() * &k3))));
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(460, -1.0, 1.0);
+    let v6 = if a.detach().sum().item() > 0.0 { ((m.head.forward(&((a).mean() * &k5))) * 1.5).gelu() } else { (m.head.forward(&((a).mean() * &k5))).sigmoid() };
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(915, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(707, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(61, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(740, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g114_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (b).permute::<1, 0>();
     let v2 = (&m.head.weight).sigmoid();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
-    let v4 = m.head.forward(&((&m.head.weight).mean() * &k3));
-    let v5 = (a).square();
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(981, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(751, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(350, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v4 = (-(m.head.forward(&((&m.head.weight).mean() * &k3))));
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(460, -1.0, 1.0);
+    let v6 = if a.detach().sum().item() > 0.0 { ((m.head.forward(&((a).mean() * &k5))) * 1.5).gelu() } else { (m.head.forward(&((a).mean() * &k5))).sigmoid() };
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(915, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(707, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(61, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(740, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -6119,13 +6143,13 @@ fn g124(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64]) -> f64 {
     let v1 = ((&m.layers[1].bias) * (&m.proj.bias));
     let v2 = (&v1).mean_axis::<0>();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
-    let v4 = m.layers[1].forward(&((&m.proj.bias) + &k3));
-    let v5 = (a).tanh();
-    let v6 = (b).cos();
-    let k7: Tensor![f64] = Tensor::rand_uniform(341, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(693, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(462, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.layers[1].forward(&((&m.proj.bias) + &k3))).tanh() } else { (m.layers[1].forward(&((&m.proj.bias) + &k3))).cos() };
+    let v5 = (b).tanh();
+    let v6 = ((a) * 1.5).gelu();
+    let k7: Tensor![f64] = Tensor::rand_uniform(667, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(890, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(45, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(549, -1.0, 1.0);
     ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
@@ -6133,13 +6157,13 @@ fn g124_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![]>) -> Va
     let v1 = ((&m.layers[1].bias) * (&m.proj.bias));
     let v2 = (&v1).mean_axis::<0>();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
-    let v4 = m.layers[1].forward(&((&m.proj.bias) + &k3));
-    let v5 = (a).tanh();
-    let v6 = (b).cos();
-    let k7: Tensor![f64] = Tensor::rand_uniform(341, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(693, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(462, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.layers[1].forward(&((&m.proj.bias) + &k3))).tanh() } else { (m.layers[1].forward(&((&m.proj.bias) + &k3))).cos() };
+    let v5 = (b).tanh();
+    let v6 = ((a) * 1.5).gelu();
+    let k7: Tensor![f64] = Tensor::rand_uniform(667, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(890, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(45, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(549, -1.0, 1.0);
     (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
@@ -6298,21 +6322,23 @@ fn g127_gradient() {
 fn g128(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (b).maximum(a);
     let v2 = (&m.norm[1]).max_keepdim::<0>();
-    let v3 = ((m.proj.forward(a)).square() + 1.0).ln();
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(103, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(745, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v3 = m.proj.forward(a);
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3).square() + 1.0).sqrt() };
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(26, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(848, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(154, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g128_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (b).maximum(a);
     let v2 = (&m.norm[1]).max_keepdim::<0>();
-    let v3 = ((m.proj.forward(a)).square() + 1.0).ln();
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(103, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(745, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v3 = m.proj.forward(a);
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3).square() + 1.0).sqrt() };
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(26, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(848, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(154, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -6451,23 +6477,16 @@ fn g131(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
     let v3 = (b).min_keepdim::<0>();
     let mut v4 = m.proj.weight.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (m.layers[i].forward(&v4)).tanh().exp();
-        }
-        v4 = &v4 - &m.layers[i].bias * 0.25;
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
-    }
-    let v6 = ((a).square() + 1.0).sqrt();
-    let v7 = ((&m.norm[1]).square() + 1.0).ln();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(460, -1.0, 1.0);
-    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(567, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(949, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(887, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+    let v5 = (a).softplus();
+    let v6 = (&m.norm[1]).square();
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(720, -1.0, 1.0);
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(757, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(303, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(781, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(779, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
 fn g131_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
@@ -6476,23 +6495,16 @@ fn g131_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<
     let v3 = (b).min_keepdim::<0>();
     let mut v4 = m.proj.weight.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (m.layers[i].forward(&v4)).tanh().exp();
-        }
-        v4 = &v4 - &m.layers[i].bias * 0.25;
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
-    }
-    let v6 = ((a).square() + 1.0).sqrt();
-    let v7 = ((&m.norm[1]).square() + 1.0).ln();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(460, -1.0, 1.0);
-    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(567, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(949, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(887, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+    let v5 = (a).softplus();
+    let v6 = (&m.norm[1]).square();
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(720, -1.0, 1.0);
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(757, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(303, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(781, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(779, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
 #[test]
@@ -6662,11 +6674,13 @@ fn g135(m: &Stack, a: &Tensor![f64]) -> f64 {
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(724, -1.0, 1.0);
     let mut v5 = ((&v3) + &k4);
     for i in 0..2 {
-        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + &m.blocks[0].bias * 0.25;
+        let layer = &m.blocks[i];
+        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
     }
-    let v6 = (&v5).max_keepdim::<0>();
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v6 = (&m.blocks[0].bias).softplus();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(539, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(462, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g135_tape(m: &TStack, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
@@ -6676,11 +6690,13 @@ fn g135_tape(m: &TStack, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(724, -1.0, 1.0);
     let mut v5 = ((&v3) + &k4);
     for i in 0..2 {
-        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + &m.blocks[0].bias * 0.25;
+        let layer = &m.blocks[i];
+        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
     }
-    let v6 = (&v5).max_keepdim::<0>();
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v6 = (&m.blocks[0].bias).softplus();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(539, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(462, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -6994,26 +7010,26 @@ fn g141_gradient() {
 fn g142(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (&m.proj.bias).cos();
     let v2 = (a).flip::<1>();
-    let v3 = (m.layers[0].forward(&v2)).square();
-    let v4 = (&m.layers[1].weight).sigmoid();
-    let v5 = (&m.layers[0].bias).sigmoid();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(651, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(549, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(635, -1.0, 1.0);
+    let v3 = if a.detach().sum().item() > 0.0 { (m.layers[0].forward(&v2)).tanh() } else { (m.layers[0].forward(&v2)).sigmoid() };
+    let v4 = (&m.layers[0].bias).slice::<0, 0, 2>();
+    let v5 = ((&m.layers[1].weight).square() + 1.0).powf(-0.5);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(190, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(323, -1.0, 1.0);
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(854, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(971, -1.0, 1.0);
     ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g142_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (&m.proj.bias).cos();
     let v2 = (a).flip::<1>();
-    let v3 = (m.layers[0].forward(&v2)).square();
-    let v4 = (&m.layers[1].weight).sigmoid();
-    let v5 = (&m.layers[0].bias).sigmoid();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(651, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(549, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(635, -1.0, 1.0);
+    let v3 = if a.detach().sum().item() > 0.0 { (m.layers[0].forward(&v2)).tanh() } else { (m.layers[0].forward(&v2)).sigmoid() };
+    let v4 = (&m.layers[0].bias).slice::<0, 0, 2>();
+    let v5 = ((&m.layers[1].weight).square() + 1.0).powf(-0.5);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(190, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(323, -1.0, 1.0);
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(854, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(971, -1.0, 1.0);
     (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
@@ -7171,24 +7187,26 @@ fn g145(m: &Net, a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = ((a) + 0.25).relu();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
     let v3 = (((&v1).mean() * &k2)).permute::<1, 0>();
-    let v4 = (m.fc1.forward(&v3)).square();
-    let v5 = ((&m.fc1.weight) * ((&v4).mean()));
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&v3)).sigmoid() } else { ((m.fc1.forward(&v3)).square() + 1.0).ln() };
+    let v5 = ((&m.fc1.weight).square() + 1.0).sqrt();
     let v6 = (&m.fc2.weight).sin();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(77, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(631, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(511, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(175, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g145_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = ((a) + 0.25).relu();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
     let v3 = (((&v1).mean() * &k2)).permute::<1, 0>();
-    let v4 = (m.fc1.forward(&v3)).square();
-    let v5 = ((&m.fc1.weight) * ((&v4).mean()));
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&v3)).sigmoid() } else { ((m.fc1.forward(&v3)).square() + 1.0).ln() };
+    let v5 = ((&m.fc1.weight).square() + 1.0).sqrt();
     let v6 = (&m.fc2.weight).sin();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(77, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(631, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(511, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(175, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -7320,18 +7338,14 @@ fn g149(m: &Stack, a: &Tensor![f64], b: &Tensor![f64; 2, 3]) -> f64 {
     let v2 = (&v1).reshape::<Shape![3, 1]>();
     let mut v3 = b.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).square();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v4 = (a).tanh();
-    let v5 = (&m.blocks[2].bias).tanh();
-    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(723, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(452, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(391, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(573, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v4 = ((a).tanh()).minimum(&(&v2).max());
+    let v5 = (&m.blocks[2].bias).sigmoid();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(565, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(318, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(106, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g149_tape(m: &TStack, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
@@ -7339,18 +7353,14 @@ fn g149_tape(m: &TStack, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 3]>) -> 
     let v2 = (&v1).reshape::<Shape![3, 1]>();
     let mut v3 = b.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).square();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v4 = (a).tanh();
-    let v5 = (&m.blocks[2].bias).tanh();
-    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(723, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(452, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(391, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(573, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v4 = ((a).tanh()).minimum(&(&v2).max());
+    let v5 = (&m.blocks[2].bias).sigmoid();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(565, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(318, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(106, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7659,26 +7669,28 @@ fn g156(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (&m.fc1.bias).max();
     let v2 = ((&m.fc1.bias) / ((a).square() + 1.0));
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(496, -1.0, 1.0);
-    let v4 = (m.fc1.forward(&((b) + &k3))).sigmoid();
-    let v5 = ((&m.fc1.weight).square() + 1.0).sqrt();
-    let k6: Tensor![f64] = Tensor::rand_uniform(116, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(456, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(962, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(353, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v4 = m.fc1.forward(&((b) + &k3));
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(320, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { ((m.fc1.forward(&((&m.fc1.weight).mean() * &k5))).square() + 1.0).recip() } else { ((m.fc1.forward(&((&m.fc1.weight).mean() * &k5))).square() + 1.0).powf(-0.5) };
+    let k7: Tensor![f64] = Tensor::rand_uniform(111, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(560, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(366, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(418, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g156_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (&m.fc1.bias).max();
     let v2 = ((&m.fc1.bias) / ((a).square() + 1.0));
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(496, -1.0, 1.0);
-    let v4 = (m.fc1.forward(&((b) + &k3))).sigmoid();
-    let v5 = ((&m.fc1.weight).square() + 1.0).sqrt();
-    let k6: Tensor![f64] = Tensor::rand_uniform(116, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(456, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(962, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(353, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v4 = m.fc1.forward(&((b) + &k3));
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(320, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { ((m.fc1.forward(&((&m.fc1.weight).mean() * &k5))).square() + 1.0).recip() } else { ((m.fc1.forward(&((&m.fc1.weight).mean() * &k5))).square() + 1.0).powf(-0.5) };
+    let k7: Tensor![f64] = Tensor::rand_uniform(111, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(560, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(366, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(418, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -7786,23 +7798,23 @@ fn g158_gradient() {
 fn g159(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (&m.norm[0]).min();
     let v2 = (a).maximum(&v1);
-    let v3 = m.layers[1].forward(&m.layers[0].weight);
-    let v4 = ((b).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(413, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(278, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(722, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v3 = (-(m.layers[1].forward(&m.layers[0].weight)));
+    let v4 = ((&v3) * ((&v2).mean()));
+    let v5 = (b).tanh().exp();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(141, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g159_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (&m.norm[0]).min();
     let v2 = (a).maximum(&v1);
-    let v3 = m.layers[1].forward(&m.layers[0].weight);
-    let v4 = ((b).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(413, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(278, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(722, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v3 = (-(m.layers[1].forward(&m.layers[0].weight)));
+    let v4 = ((&v3) * ((&v2).mean()));
+    let v5 = (b).tanh().exp();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(141, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -7984,14 +7996,11 @@ fn g163(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
     let v2 = (&m.blocks[2].weight).mse(&m.blocks[0].weight);
     let mut v3 = m.blocks[2].weight.clone();
     for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).tanh().exp();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+        v3 = (m.blocks[2 - i].forward(&v3)).sin() + &v3 * 0.5;
     }
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(514, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(51, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(514, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(51, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
@@ -8000,14 +8009,11 @@ fn g163_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v2 = (&m.blocks[2].weight).mse(&m.blocks[0].weight);
     let mut v3 = m.blocks[2].weight.clone();
     for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).tanh().exp();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+        v3 = (m.blocks[2 - i].forward(&v3)).sin() + &v3 * 0.5;
     }
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(514, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(51, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(514, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(51, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
@@ -8139,13 +8145,13 @@ fn g166(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (b).logsumexp_axis::<0>();
     let v2 = (&m.norm[1]).tanh().exp2();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
-    let v4 = m.layers[0].forward(&((&v1) + &k3));
-    let v5 = ((a) * 1.5).gelu();
-    let v6 = ((&m.norm[0]).square() + 1.0).ln();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(81, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(908, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(802, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(271, -1.0, 1.0);
+    let v4 = (m.layers[0].forward(&((&v1) + &k3))).tanh().exp();
+    let v5 = ((a).square() + 1.0).ln();
+    let v6 = (&m.norm[0]).tanh().powf(3.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(802, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(271, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(370, -1.0, 1.0);
     ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
@@ -8153,13 +8159,13 @@ fn g166_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> V
     let v1 = (b).logsumexp_axis::<0>();
     let v2 = (&m.norm[1]).tanh().exp2();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
-    let v4 = m.layers[0].forward(&((&v1) + &k3));
-    let v5 = ((a) * 1.5).gelu();
-    let v6 = ((&m.norm[0]).square() + 1.0).ln();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(81, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(908, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(802, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(271, -1.0, 1.0);
+    let v4 = (m.layers[0].forward(&((&v1) + &k3))).tanh().exp();
+    let v5 = ((a).square() + 1.0).ln();
+    let v6 = (&m.norm[0]).tanh().powf(3.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(802, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(271, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(370, -1.0, 1.0);
     (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
@@ -8334,15 +8340,17 @@ fn g170(m: &Stack, a: &Tensor![f64; 4]) -> f64 {
     let v2 = (((&m.blocks[1].weight).mean() * &k1)).transpose::<1, 2>();
     let v3 = ((&m.blocks[2].weight).square() + 1.0).recip();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(441, -1.0, 1.0);
-    let v5 = (m.blocks[1].forward(&((&m.head.weight).mean() * &k4))).sigmoid();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(447, -1.0, 1.0);
-    let v7 = ((&v5).matmul(&k6)).maximum_scalar(0.1);
-    let v8 = ((a).square() + 1.0).recip();
-    let k9: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(447, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(429, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(737, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(264, -1.0, 1.0);
-    ((&v2 * &k9).sum() + (&v3 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
+    let v5 = m.blocks[1].forward(&((&m.head.weight).mean() * &k4));
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        v6 = (m.blocks[i].forward(&v6)).tanh() + &v6 * 0.5 + &v5 * 0.25;
+    }
+    let v7 = (a).tanh().exp();
+    let k8: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(447, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(129, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(101, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(44, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g170_tape(m: &TStack, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
@@ -8350,15 +8358,17 @@ fn g170_tape(m: &TStack, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v2 = (((&m.blocks[1].weight).mean() * &k1)).transpose::<1, 2>();
     let v3 = ((&m.blocks[2].weight).square() + 1.0).recip();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(441, -1.0, 1.0);
-    let v5 = (m.blocks[1].forward(&((&m.head.weight).mean() * &k4))).sigmoid();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(447, -1.0, 1.0);
-    let v7 = ((&v5).matmul(&k6)).maximum_scalar(0.1);
-    let v8 = ((a).square() + 1.0).recip();
-    let k9: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(447, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(429, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(737, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(264, -1.0, 1.0);
-    (&v2 * &k9).sum() + (&v3 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
+    let v5 = m.blocks[1].forward(&((&m.head.weight).mean() * &k4));
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        v6 = (m.blocks[i].forward(&v6)).tanh() + &v6 * 0.5 + &v5 * 0.25;
+    }
+    let v7 = (a).tanh().exp();
+    let k8: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(447, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(129, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(101, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(44, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -8500,14 +8510,13 @@ fn g173(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(853, -1.0, 1.0);
     let mut v5 = ((&m.proj.bias) + &k4);
     for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
+        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
     }
-    let v6 = if b.detach().sum().item() > 0.0 { (a).sin() } else { ((a) * (b)) };
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(707, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(234, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(50, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(394, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v6 = ((a).square() + 1.0).ln();
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(551, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(751, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g173_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
@@ -8517,14 +8526,13 @@ fn g173_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> V
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(853, -1.0, 1.0);
     let mut v5 = ((&m.proj.bias) + &k4);
     for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
+        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
     }
-    let v6 = if b.detach().sum().item() > 0.0 { (a).sin() } else { ((a) * (b)) };
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(707, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(234, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(50, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(394, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v6 = ((a).square() + 1.0).ln();
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(551, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(751, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8683,18 +8691,18 @@ fn g177(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 1]) -> f64 {
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(636, -1.0, 1.0);
     let mut v4 = ((&v1).mean() * &k3);
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+        v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let v5 = m.layers[0].forward(&m.layers[1].weight);
-    let v6 = (-(a));
-    let v7 = (b).cos();
-    let v8 = ((&m.norm[1]).square() + 1.0).ln();
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(79, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(873, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(800, -1.0, 1.0);
-    let k13: Tensor![f64; 1] = Tensor::rand_uniform(54, -1.0, 1.0);
-    let k14: Tensor![f64; 3] = Tensor::rand_uniform(675, -1.0, 1.0);
+    let v5 = (-(m.layers[0].forward(&m.layers[1].weight)));
+    let v6 = (a).cos();
+    let v7 = ((b).square() + 1.0).ln();
+    let v8 = ((&m.norm[1]) * 1.5).gelu();
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(873, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(800, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(54, -1.0, 1.0);
+    let k13: Tensor![f64; 1] = Tensor::rand_uniform(675, -1.0, 1.0);
+    let k14: Tensor![f64; 3] = Tensor::rand_uniform(537, -1.0, 1.0);
     ((&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()).item()
 }
 
@@ -8704,18 +8712,18 @@ fn g177_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![1]>) -> V
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(636, -1.0, 1.0);
     let mut v4 = ((&v1).mean() * &k3);
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+        v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let v5 = m.layers[0].forward(&m.layers[1].weight);
-    let v6 = (-(a));
-    let v7 = (b).cos();
-    let v8 = ((&m.norm[1]).square() + 1.0).ln();
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(79, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(873, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(800, -1.0, 1.0);
-    let k13: Tensor![f64; 1] = Tensor::rand_uniform(54, -1.0, 1.0);
-    let k14: Tensor![f64; 3] = Tensor::rand_uniform(675, -1.0, 1.0);
+    let v5 = (-(m.layers[0].forward(&m.layers[1].weight)));
+    let v6 = (a).cos();
+    let v7 = ((b).square() + 1.0).ln();
+    let v8 = ((&m.norm[1]) * 1.5).gelu();
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(873, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(800, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(54, -1.0, 1.0);
+    let k13: Tensor![f64; 1] = Tensor::rand_uniform(675, -1.0, 1.0);
+    let k14: Tensor![f64; 3] = Tensor::rand_uniform(537, -1.0, 1.0);
     (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()
 }
 
@@ -8834,10 +8842,17 @@ fn g180(m: &Net, a: &Tensor![f64]) -> f64 {
     let v2 = (((a) + &k1)).broadcast_to::<Shape![2, 3, 4]>();
     let v3 = (&v2).tanh().powf(3.0);
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(490, -1.0, 1.0);
-    let v5 = m.fc2.forward(&((&m.fc2.bias).mean() * &k4));
-    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(717, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v5 = (m.fc2.forward(&((&m.fc2.bias).mean() * &k4))).tanh();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &m.fc2.bias).square() + 1.0).recip()).tanh();
+        }
+        v6 = &v6 - &m.fc2.bias * 0.25;
+    }
+    let k7: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(94, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(301, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g180_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
@@ -8845,10 +8860,17 @@ fn g180_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v2 = (((a) + &k1)).broadcast_to::<Shape![2, 3, 4]>();
     let v3 = (&v2).tanh().powf(3.0);
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(490, -1.0, 1.0);
-    let v5 = m.fc2.forward(&((&m.fc2.bias).mean() * &k4));
-    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(717, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v5 = (m.fc2.forward(&((&m.fc2.bias).mean() * &k4))).tanh();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &m.fc2.bias).square() + 1.0).recip()).tanh();
+        }
+        v6 = &v6 - &m.fc2.bias * 0.25;
+    }
+    let k7: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(94, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(301, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -9008,11 +9030,13 @@ fn g184(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
     let v2 = (&m.layers[0].weight).mean();
     let mut v3 = m.layers[0].weight.clone();
     for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3)).tanh() + &v3 * 0.5 + &v2 * 0.25;
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(392, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(42, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v4 = (&v2).tanh();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(793, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(882, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(907, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g184_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
@@ -9020,11 +9044,13 @@ fn g184_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v2 = (&m.layers[0].weight).mean();
     let mut v3 = m.layers[0].weight.clone();
     for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3)).tanh() + &v3 * 0.5 + &v2 * 0.25;
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(392, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(42, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
+    let v4 = (&v2).tanh();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(793, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(882, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(907, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -9336,34 +9362,34 @@ fn g190_gradient() {
 fn g191(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (&m.blocks[1].weight).maximum_scalar(0.1);
     let v2 = (&v1).min_axis::<0>();
-    let v3 = m.blocks[1].forward(a);
+    let v3 = if b.detach().sum().item() > 0.0 { (m.blocks[1].forward(a)).tanh() } else { (m.blocks[1].forward(a)).sin() };
     let mut v4 = b.clone();
-    for i in 0..4 {
+    for i in 0..1 {
         if i % 2 == 0 {
             v4 = ((&v4 * b).square()).tanh();
         }
         v4 = &v4 - b * 0.25;
     }
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(288, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(29, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(82, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(690, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(703, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(780, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g191_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (&m.blocks[1].weight).maximum_scalar(0.1);
     let v2 = (&v1).min_axis::<0>();
-    let v3 = m.blocks[1].forward(a);
+    let v3 = if b.detach().sum().item() > 0.0 { (m.blocks[1].forward(a)).tanh() } else { (m.blocks[1].forward(a)).sin() };
     let mut v4 = b.clone();
-    for i in 0..4 {
+    for i in 0..1 {
         if i % 2 == 0 {
             v4 = ((&v4 * b).square()).tanh();
         }
         v4 = &v4 - b * 0.25;
     }
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(288, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(29, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(82, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(690, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(703, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(780, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
@@ -9502,12 +9528,16 @@ fn g194(m: &Stack, a: &Tensor![f64; 3]) -> f64 {
     let v2 = (a).var_axis::<0>();
     let mut v3 = v1.clone();
     for i in 0..2 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[1].weight * 0.25;
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
     }
-    let v4 = (&v2).tanh().exp2();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(684, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(840, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let mut v4 = v3.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v3).softplus()).tanh() + &v3 * 0.5;
+    }
+    let k5: Tensor![f64] = Tensor::rand_uniform(684, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(840, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g194_tape(m: &TStack, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
@@ -9515,12 +9545,16 @@ fn g194_tape(m: &TStack, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v2 = (a).var_axis::<0>();
     let mut v3 = v1.clone();
     for i in 0..2 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[1].weight * 0.25;
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
     }
-    let v4 = (&v2).tanh().exp2();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(684, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(840, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let mut v4 = v3.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v3).softplus()).tanh() + &v3 * 0.5;
+    }
+    let k5: Tensor![f64] = Tensor::rand_uniform(684, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(840, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -9830,14 +9864,16 @@ fn g201(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(744, -1.0, 1.0);
     let v3 = (((&v1).mean() * &k2)).transpose::<0, 2>();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(17, -1.0, 1.0);
-    let v5 = m.proj.forward(&((&m.layers[0].weight).mean() * &k4));
-    let v6 = ((b).square() + 1.0).powf(-0.5);
-    let v7 = (&m.layers[0].bias).tanh();
-    let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(372, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(480, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(341, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(618, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v5 = (m.proj.forward(&((&m.layers[0].weight).mean() * &k4))).tanh();
+    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(446, -1.0, 1.0);
+    let v7 = ((&v3).softmax::<1>() * &k6);
+    let v8 = (b).tanh().powf(3.0);
+    let v9 = (&m.layers[0].bias).cos();
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(283, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(265, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(906, -1.0, 1.0);
+    ((&v5 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()).item()
 }
 
 fn g201_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
@@ -9845,14 +9881,16 @@ fn g201_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(744, -1.0, 1.0);
     let v3 = (((&v1).mean() * &k2)).transpose::<0, 2>();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(17, -1.0, 1.0);
-    let v5 = m.proj.forward(&((&m.layers[0].weight).mean() * &k4));
-    let v6 = ((b).square() + 1.0).powf(-0.5);
-    let v7 = (&m.layers[0].bias).tanh();
-    let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(372, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(480, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(341, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(618, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v5 = (m.proj.forward(&((&m.layers[0].weight).mean() * &k4))).tanh();
+    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(446, -1.0, 1.0);
+    let v7 = ((&v3).softmax::<1>() * &k6);
+    let v8 = (b).tanh().powf(3.0);
+    let v9 = (&m.layers[0].bias).cos();
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(283, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(265, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(906, -1.0, 1.0);
+    (&v5 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()
 }
 
 #[test]
@@ -10014,22 +10052,22 @@ fn g204_gradient() {
 fn g205(m: &Net, a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (a).sigmoid();
     let v2 = (a).pad::<0, 1, 0, 4>();
-    let v3 = m.fc2.forward(&v2);
-    let v4 = (-(&m.gain));
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(656, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(750, -1.0, 1.0);
+    let v3 = (-(m.fc2.forward(&v2)));
+    let v4 = ((&m.gain).square() + 1.0).recip();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(656, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(750, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(893, -1.0, 1.0);
     ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g205_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (a).sigmoid();
     let v2 = (a).pad::<0, 1, 0, 4>();
-    let v3 = m.fc2.forward(&v2);
-    let v4 = (-(&m.gain));
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(656, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(750, -1.0, 1.0);
+    let v3 = (-(m.fc2.forward(&v2)));
+    let v4 = ((&m.gain).square() + 1.0).recip();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(656, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(750, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(893, -1.0, 1.0);
     (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
@@ -10173,34 +10211,22 @@ fn g208(m: &Net, a: &Tensor![f64; 4]) -> f64 {
     let v1 = (a).abs();
     let v2 = (&m.fc1.weight).gather::<0, 3>(&[1, 0, 2]);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
-    let v4 = (m.fc1.forward(&((&m.fc2.weight).mean() * &k3))).cos();
-    let mut v5 = v2.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v1).tanh().powf(3.0)).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(867, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(287, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v4 = m.fc1.forward(&((&m.fc2.weight).mean() * &k3));
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(211, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(998, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(220, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g208_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (a).abs();
     let v2 = (&m.fc1.weight).gather::<0, 3>(&[1, 0, 2]);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
-    let v4 = (m.fc1.forward(&((&m.fc2.weight).mean() * &k3))).cos();
-    let mut v5 = v2.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v1).tanh().powf(3.0)).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(867, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(287, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v4 = m.fc1.forward(&((&m.fc2.weight).mean() * &k3));
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(211, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(998, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(220, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -10369,14 +10395,14 @@ fn g212(m: &Res, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = (&m.layers[0].weight).sum_axis::<1>();
     let v2 = (&v1).concat::<0, 6, _>(&v1);
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(290, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&v2).mean() * &k3));
-    let v5 = (&v2).min_keepdim::<0>();
-    let v6 = ((a).square() + 1.0).sqrt();
+    let v4 = if b.detach().sum().item() > 0.0 { ((m.proj.forward(&((&v2).mean() * &k3))).square() + 1.0).powf(-0.5) } else { (-(m.proj.forward(&((&v2).mean() * &k3)))) };
+    let v5 = ((&v1) * ((&v2).mean()));
+    let v6 = ((a).square() + 1.0).powf(-0.5);
     let v7 = (b).sigmoid();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(396, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(466, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(978, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(310, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(254, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(791, -1.0, 1.0);
     ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
@@ -10384,14 +10410,14 @@ fn g212_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f6
     let v1 = (&m.layers[0].weight).sum_axis::<1>();
     let v2 = (&v1).concat::<0, 6, _>(&v1);
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(290, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&v2).mean() * &k3));
-    let v5 = (&v2).min_keepdim::<0>();
-    let v6 = ((a).square() + 1.0).sqrt();
+    let v4 = if b.detach().sum().item() > 0.0 { ((m.proj.forward(&((&v2).mean() * &k3))).square() + 1.0).powf(-0.5) } else { (-(m.proj.forward(&((&v2).mean() * &k3)))) };
+    let v5 = ((&v1) * ((&v2).mean()));
+    let v6 = ((a).square() + 1.0).powf(-0.5);
     let v7 = (b).sigmoid();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(396, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(466, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(978, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(310, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(254, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(791, -1.0, 1.0);
     (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
@@ -10716,14 +10742,16 @@ fn g219(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
     let v2 = ((&m.head.weight).square() + 1.0).pow(&(&m.head.weight).tanh());
     let mut v3 = m.blocks[2].weight.clone();
     for i in 0..3 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        if i % 2 == 0 {
+            v3 = (m.blocks[i].forward(&v3)).sigmoid();
+        }
+        v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = (-(m.blocks[0].forward(&m.blocks[2].weight)));
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(436, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(304, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v3)) };
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(304, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(84, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(314, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g219_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
@@ -10731,14 +10759,16 @@ fn g219_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v2 = ((&m.head.weight).square() + 1.0).pow(&(&m.head.weight).tanh());
     let mut v3 = m.blocks[2].weight.clone();
     for i in 0..3 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        if i % 2 == 0 {
+            v3 = (m.blocks[i].forward(&v3)).sigmoid();
+        }
+        v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = (-(m.blocks[0].forward(&m.blocks[2].weight)));
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(436, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(304, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v3)) };
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(304, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(84, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(314, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
