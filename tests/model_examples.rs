@@ -1,6 +1,6 @@
 //! The model examples `06-residual` and `07-sequence`, included as modules: each gradient agrees
-//! with central differences, and a shortened run of each example's training clears its accuracy
-//! bar (a debug build is about 40 times slower than the release runs the examples' docs quote).
+//! with central differences, and a shortened run of each example's training clears an accuracy
+//! bar (a debug build is about 30 times slower than the release runs the examples' docs quote).
 
 #[allow(dead_code, reason = "the example's command line is not used here")]
 #[path = "../examples/06-residual.rs"]
@@ -119,17 +119,18 @@ fn sequence_data_labels_the_unique_most_frequent_symbol() {
 }
 
 #[test]
-fn sequence_training_clears_93_percent_in_6_epochs() {
+fn sequence_training_clears_90_percent_in_3_epochs() {
     with_stack(|| {
-        // The example's data and settings, stopped early: its release run reaches 95.1% here.
+        // The example's data and settings, stopped early: its release run reaches 93.07% here
+        // (guessing scores 25%).
         let cfg = sequence::Config {
-            epochs: 6,
+            epochs: 3,
             ..sequence::DEFAULT
         };
         let mut losses = Vec::new();
         let (_, acc) = sequence::train(&cfg, |_, loss, _| losses.push(loss));
-        assert_eq!(losses.len(), 6);
-        assert!(losses[5] < 0.5 * losses[0], "loss {losses:?}");
-        assert!(acc >= 0.93, "test accuracy {acc}");
+        assert_eq!(losses.len(), 3);
+        assert!(losses[2] < 0.6 * losses[0], "loss {losses:?}");
+        assert!(acc >= 0.9, "test accuracy {acc}");
     });
 }
