@@ -889,7 +889,7 @@ impl<'a> Names<'a> {
         let cts: Vec<TokenStream> = cts.collect();
         let free = quote! {
             #[doc(hidden)]
-            #[allow(clippy::too_many_lines, clippy::similar_names, clippy::type_complexity, clippy::needless_pass_by_value, reason = "generated code: one binding per op")]
+            #[allow(unused_mut, clippy::too_many_lines, clippy::similar_names, clippy::type_complexity, clippy::needless_pass_by_value, reason = "generated code: one binding per op")]
             #attrs
             #vis fn #name #generics (#(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out, &#out) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
                 #body
