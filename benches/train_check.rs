@@ -43,11 +43,11 @@ fn step(
     labels: &[usize; BATCH],
     check: bool,
 ) -> f32 {
-    let (loss, grads) = trainer::loss_and_grad::<BATCH, HIDDEN>(&s.model, x, labels);
+    let (loss, grad) = trainer::loss_grad::<BATCH, HIDDEN>(&s.model, x, labels);
     if check {
-        trainer::check_finite(s.opt.steps() + 1, loss, &s.model, &grads).unwrap();
+        trainer::check_finite(s.opt.steps() + 1, loss, &s.model, &grad.model).unwrap();
     }
-    s.opt.step(&mut s.model, &grads);
+    s.opt.step(&mut s.model, &grad.model);
     loss
 }
 
@@ -86,14 +86,14 @@ fn benches(c: &mut Criterion) {
         b.iter(|| step(&mut s, &x, &labels, true));
     });
     g.finish();
-    let (loss, grads) = trainer::loss_and_grad::<BATCH, HIDDEN>(&state.model, &x, &labels);
+    let (loss, grad) = trainer::loss_grad::<BATCH, HIDDEN>(&state.model, &x, &labels);
     c.bench_function("check_finite alone", |b| {
         b.iter(|| {
             trainer::check_finite(
                 black_box(1),
                 black_box(loss),
                 black_box(&state.model),
-                &grads,
+                &grad.model,
             )
         });
     });
