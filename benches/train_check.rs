@@ -7,10 +7,12 @@
 //! criterion's groups it prints the minimum per-step time of each variant over many short batches
 //! taken in turn (robust on a shared machine), and their ratio.
 //!
-//! Measured (2 cores shared with other jobs, release, three runs): paired minimum 37.26-37.31 us
-//! per step without the check, 37.27-37.33 us with it (1.0002-1.0008x, within the noise); the
-//! check alone 21-28 ns. Criterion's means (131-164 us) swing more between the two variants than
-//! the check costs, from the load.
+//! Measured (2 cores shared with other jobs, release, three runs): paired minimum 61.1-61.6 us
+//! per step without the check, 61.2-61.6 us with it (0.9993-1.0009x, within the noise); the check
+//! alone 9-19 ns. Criterion's means (80-178 us) swing more between the two variants than the check
+//! costs, from the load. (The step was 37-39 us when the loss took the four tensors with `wrt`
+//! instead of the model struct and its `logits` method: the gradient itself is slower, not the
+//! check.)
 
 #[path = "../examples/digits/trainer.rs"]
 mod trainer;
