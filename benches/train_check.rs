@@ -7,12 +7,12 @@
 //! criterion's groups it prints the minimum per-step time of each variant over many short batches
 //! taken in turn (robust on a shared machine), and their ratio.
 //!
-//! Measured (2 cores shared with other jobs, release, three runs): paired minimum 61.1-61.6 us
-//! per step without the check, 61.2-61.6 us with it (0.9993-1.0009x, within the noise); the check
-//! alone 9-19 ns. Criterion's means (80-178 us) swing more between the two variants than the check
-//! costs, from the load. (The step was 37-39 us when the loss took the four tensors with `wrt`
-//! instead of the model struct and its `logits` method: the gradient itself is slower, not the
-//! check.)
+//! Measured (2 cores shared with other jobs, release, four runs): paired minimum 58-68 us per step
+//! without the check, the same with it (0.9993-1.0009x, within the noise); the check alone 9-19
+//! ns. Criterion's means (72-178 us) swing more between the two variants than the check costs,
+//! from the load. (The step was 37-39 us when the loss took the four tensors instead of the model
+//! and its `logits` method: through `Linear::forward`'s pullback the gradient also computes the
+//! pixels' cotangent, which `wrt(model)` does not prune yet. The check's cost is unchanged.)
 
 #[path = "../examples/digits/trainer.rs"]
 mod trainer;

@@ -87,8 +87,9 @@ pub fn init<const H: usize>(seed: u64) -> Mlp<H> {
 /// `#[differentiable]` generates `loss_grad` beside it, the ONE place the trainer's gradient is
 /// computed: `(loss, grad)` with `grad.model` the gradient as an [`Mlp`], by straight-line Rust
 /// without a tape. The tape computes the same numbers
-/// ([`loss_and_grad_tape`]; `tests/parallel_grad.rs` checks the two agree).
-#[differentiable]
+/// ([`loss_and_grad_tape`]; `tests/parallel_grad.rs` checks the two agree). `wrt(model)`: the
+/// pixels are data, so their gradient is not computed.
+#[differentiable(wrt(model))]
 pub fn loss<const B: usize, const H: usize>(
     model: &Mlp<H>,
     x: &Tensor<f32, (D<B>, D<FEATURES>)>,
