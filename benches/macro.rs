@@ -32,6 +32,7 @@
 mod common;
 
 use autograd_core::differentiable;
+use autograd_core::nn::Linear;
 use autograd_core::prelude::*;
 use autograd_core::rules::{Add, BinaryRule, CrossEntropy, MatMul, Relu, UnaryRule};
 use autograd_core::{Heap, Join};
@@ -255,7 +256,101 @@ fn workload_heap<const B: usize, const I: usize, const H: usize, const O: usize>
     group.finish();
 }
 
+/// The same MLP as a model struct of two `nn::Linear` layers, called through their
+/// differentiable `forward`: its gradient is `grad.model`, a value of the model's type.
+#[derive(Clone, Params)]
+struct Mlp<const I: usize, const H: usize, const O: usize> {
+    fc1: Linear<f32, I, H>,
+    fc2: Linear<f32, H, O>,
+}
+
+#[differentiable(wrt(model))]
+fn mlp_struct<const B: usize, const I: usize, const H: usize, const O: usize>(
+    model: &Mlp<I, H, O>,
+    x: &Tensor![f32; B, I],
+    labels: &[usize; B],
+) -> f32 {
+    let h = model.fc1.forward(x).relu();
+    model.fc2.forward(&h).cross_entropy(labels).item()
+}
+
+/// The same, reading the layers' fields instead of calling their `forward`.
+#[differentiable(wrt(model))]
+fn mlp_fields<const B: usize, const I: usize, const H: usize, const O: usize>(
+    model: &Mlp<I, H, O>,
+    x: &Tensor![f32; B, I],
+    labels: &[usize; B],
+) -> f32 {
+    let h = (x.matmul(&model.fc1.weight) + &model.fc1.bias).relu();
+    let logits = h.matmul(&model.fc2.weight) + &model.fc2.bias;
+    logits.cross_entropy(labels).item()
+}
+
+/// The struct gradient against the flattened one (loose tensors, `mlp_grad`) in the same run:
+/// the minimum per-call time of each over interleaved batches, as in [`report`].
+fn struct_vs_flattened<const B: usize, const I: usize, const H: usize, const O: usize>(
+    c: &mut Criterion,
+    name: &str,
+) {
+    let w1: W<I, H, Inline> = Tensor::rand_uniform(1, -0.1, 0.1);
+    let b1: V<H, Inline> = Tensor::rand_uniform(2, -0.1, 0.1);
+    let w2: W<H, O, Inline> = Tensor::rand_uniform(3, -0.1, 0.1);
+    let b2: V<O, Inline> = Tensor::rand_uniform(4, -0.1, 0.1);
+    let x: W<B, I, Inline> = Tensor::rand_uniform(5, -1.0, 1.0);
+    let labels: [usize; B] = core::array::from_fn(|i| (i * 7) % O);
+    let model = Mlp {
+        fc1: Linear {
+            weight: w1.clone(),
+            bias: b1.clone(),
+        },
+        fc2: Linear {
+            weight: w2.clone(),
+            bias: b2.clone(),
+        },
+    };
+    // The same rules in the same order: the same bits.
+    let (l1, g) = mlp_grad(&w1, &b1, &w2, &b2, &x, &labels);
+    let (l2, gs) = mlp_struct_grad(&model, &x, &labels);
+    assert!(
+        l1 == l2
+            && g.w1 == gs.model.fc1.weight
+            && g.b1 == gs.model.fc1.bias
+            && g.w2 == gs.model.fc2.weight
+            && g.b2 == gs.model.fc2.bias,
+        "{name}"
+    );
+    let (rounds, calls) = if B * H > 4096 { (200, 4) } else { (400, 200) };
+    let [mut flat, mut st, mut fields] = [f64::INFINITY; 3];
+    for _ in 0..rounds {
+        flat = flat.min(batch(calls, &mut || {
+            mlp_grad(black_box(&w1), &b1, &w2, &b2, black_box(&x), &labels)
+        }));
+        st = st.min(batch(calls, &mut || {
+            mlp_struct_grad(black_box(&model), black_box(&x), &labels)
+        }));
+        fields = fields.min(batch(calls, &mut || {
+            mlp_fields_grad(black_box(&model), black_box(&x), &labels)
+        }));
+    }
+    println!(
+        "{name}: model struct {st:.2} us ({:.3}x), reading its fields {fields:.2} us ({:.3}x), flattened {flat:.2} us",
+        st / flat,
+        fields / flat
+    );
+    let mut group = c.benchmark_group(name);
+    group.bench_function("flattened gradient", |b| {
+        b.iter(|| mlp_grad(black_box(&w1), &b1, &w2, &b2, black_box(&x), &labels));
+    });
+    group.bench_function("model struct gradient", |b| {
+        b.iter(|| mlp_struct_grad(black_box(&model), black_box(&x), &labels));
+    });
+    group.finish();
+}
+
 fn benches(c: &mut Criterion) {
+    struct_vs_flattened::<16, 4, 16, 3>(c, "struct W1 batch 16, 4 -> 16 -> 3");
+    struct_vs_flattened::<64, 64, 128, 10>(c, "struct W2 batch 64, 64 -> 128 -> 10");
+    struct_vs_flattened::<32, 64, 128, 10>(c, "struct digits batch 32, 64 -> 128 -> 10");
     workload::<16, 4, 16, 3>(c, "W1 batch 16, 4 -> 16 -> 3");
     workload::<64, 64, 128, 10>(c, "W2 batch 64, 64 -> 128 -> 10");
     workload_heap::<128, 784, 256, 10>(c, "W3 batch 128, 784 -> 256 -> 10 (heap)");

@@ -1,8 +1,10 @@
 //! The generated gradient allocates nothing: a counting global allocator (`allocation-counter`)
 //! sees zero heap allocations in ten gradient calls of the W1 and W2 MLPs (f32, ReLU hidden layer,
-//! mean softmax cross-entropy), whose tensors are all inline.
+//! mean softmax cross-entropy), whose tensors are all inline, written with loose tensors and as a
+//! model struct of two `nn::Linear` layers called through their differentiable `forward`.
 
 use autograd_core::differentiable;
+use autograd_core::nn::{Init, Linear};
 use autograd_core::prelude::*;
 #[differentiable(wrt(w1, b1, w2, b2))]
 fn mlp<const B: usize, const I: usize, const H: usize, const O: usize>(
@@ -38,6 +40,60 @@ fn allocations_in_ten_calls<const B: usize, const I: usize, const H: usize, cons
     });
     assert!(total.is_finite());
     info.count_total
+}
+
+#[derive(Clone, Params)]
+struct Mlp<const I: usize, const H: usize, const O: usize> {
+    fc1: Linear<f32, I, H>,
+    fc2: Linear<f32, H, O>,
+}
+
+#[differentiable]
+fn mlp_struct<const B: usize, const I: usize, const H: usize, const O: usize>(
+    model: &Mlp<I, H, O>,
+    x: &Tensor![f32; B, I],
+    labels: &[usize; B],
+) -> f32 {
+    let h = model.fc1.forward(x).relu();
+    model.fc2.forward(&h).cross_entropy(labels).item()
+}
+
+/// [`allocations_in_ten_calls`] for the model struct.
+fn struct_allocations_in_ten_calls<
+    const B: usize,
+    const I: usize,
+    const H: usize,
+    const O: usize,
+>() -> u64 {
+    let mut rng = Rng::new(1);
+    let model = Mlp::<I, H, O> {
+        fc1: Linear::new(Init::KaimingUniform, &mut rng),
+        fc2: Linear::new(Init::KaimingUniform, &mut rng),
+    };
+    let x: Tensor![f32; B, I] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let labels: [usize; B] = core::array::from_fn(|i| i % O);
+    let _ = mlp_struct_grad(&model, &x, &labels); // warm-up
+    let mut total = 0.0;
+    let info = allocation_counter::measure(|| {
+        for _ in 0..10 {
+            let (loss, g) = mlp_struct_grad(&model, &x, &labels);
+            total += loss + g.model.fc1.weight.as_slice()[0] + g.model.fc2.bias.as_slice()[0];
+        }
+    });
+    assert!(total.is_finite());
+    info.count_total
+}
+
+#[test]
+fn struct_gradients_allocate_nothing() {
+    assert_eq!(struct_allocations_in_ten_calls::<16, 4, 16, 3>(), 0);
+    let n = std::thread::Builder::new()
+        .stack_size(16 << 20)
+        .spawn(struct_allocations_in_ten_calls::<64, 64, 128, 10>)
+        .expect("spawn")
+        .join()
+        .expect("join");
+    assert_eq!(n, 0);
 }
 
 #[test]

@@ -10,7 +10,15 @@
 //!   value nothing reads, each weighted by a random constant tensor (so that a softmax, whose
 //!   plain sum is 1 whatever its input, still passes a gradient);
 //! - both arms of every condition: a condition is the sign of a parameter's sum, which flips at
-//!   the mirror point.
+//!   the mirror point;
+//! - models as values: about 29% of the functions are model programs, whose first parameter `m`
+//!   is one of a few model structs ([`MODELS`], declared once in the corpus's header with
+//!   `Params` written out, over a layer type with a `#[differentiable] impl` of `forward`). Their
+//!   statements also read the model's tensors by path (`&m.fc1.weight`, `&m.blocks[1].bias`),
+//!   call its layers (`m.fc1.forward(&v2)`), and loop over its arrays of layers
+//!   (`for i in 0..3 { v5 = (m.blocks[i].forward(&v5)).tanh() + ..; }`). Every tensor of the
+//!   model is checked against central differences, and against the tape, where the same body
+//!   runs over a twin of the model whose tensors are leaves (`TNet`, `TStack`, ..).
 //!
 //! Kinks (`abs`, `relu`, `max`, `min`, `maximum`, `minimum`, the `_scalar` forms) are met at random
 //! points: an input within a finite-difference step (1e-6) of a kink has probability about 1e-6
@@ -66,7 +74,8 @@ fn layout_free(code: &str) -> String {
 
 /// The bodies of the `#[differentiable]` functions: name, parameter names and body lines.
 fn macro_functions(corpus: &str) -> Vec<(String, Vec<String>, Vec<String>)> {
-    corpus
+    // The functions follow the header (whose `#[differentiable] impl` is not one of them).
+    corpus[corpus.find("\nmod corpus {").expect("the corpus module")..]
         .split("\n#[differentiable]\n")
         .skip(1)
         .map(|f| {
@@ -190,6 +199,57 @@ fn corpus_covers_the_features() {
         branches >= 50 && loops >= 50,
         "{branches} branches, {loops} loops"
     );
+    // Model programs: a struct parameter, its fields read (nested, at constant indices, and at
+    // the loop counter inside loops), its layers' methods called; every model type.
+    let models = functions
+        .iter()
+        .filter(|(_, params, _)| params.first().is_some_and(|p| p == "m"))
+        .count();
+    let model_lines = |f: &dyn Fn(&str) -> bool| {
+        functions
+            .iter()
+            .filter(|(_, _, body)| body[..body.len() - 1].iter().any(|l| f(l)))
+            .count()
+    };
+    let field_reads = model_lines(&|l| {
+        ["&m.fc1.", "&m.fc2.", "&m.gain", "&m.head.", "&m.proj."]
+            .iter()
+            .any(|p| l.contains(p))
+    });
+    let constant_indices = model_lines(&|l| {
+        ["[0]", "[1]", "[2]"]
+            .iter()
+            .any(|k| l.contains(&format!("m.blocks{k}")) || l.contains(&format!("m.layers{k}")))
+    });
+    // `i` is only ever a loop counter.
+    let in_loops = model_lines(&|l| l.contains("m.blocks[i]") || l.contains("m.layers[i]"));
+    let methods = model_lines(&|l| l.contains(".forward("));
+    let methods_in_arms = model_lines(&|l| l.contains("if ") && l.contains(".forward("));
+    let tensor_arrays = model_lines(&|l| l.contains("&m.norm[i]"));
+    for model in MODELS {
+        assert!(
+            c.matches(&format!("(m: &{},", model.name)).count() >= 10,
+            "few programs take a `{}`",
+            model.name
+        );
+    }
+    assert!(
+        models >= 55
+            && field_reads >= 20
+            && constant_indices >= 10
+            && in_loops >= 15
+            && methods >= 40
+            && methods_in_arms >= 5
+            && tensor_arrays >= 3,
+        "{models} model programs: {field_reads} read fields by name, {constant_indices} at \
+         constant indices, {in_loops} at the loop counter, {methods} call `forward` \
+         ({methods_in_arms} in the arms of a condition), {tensor_arrays} read an array of tensors"
+    );
+    assert_eq!(
+        c.matches("check_model(|x|").count(),
+        models,
+        "every model program checks the model's gradient"
+    );
     for feature in [".clone()", "Tensor![f64; 1", ", 1]", "Tensor![f64]"] {
         assert!(
             c.matches(feature).count() >= 10,
@@ -197,8 +257,10 @@ fn corpus_covers_the_features() {
         );
     }
     eprintln!(
-        "{FUNCTIONS} functions, {statements} statements (all read), {branches} conditions (each \
-         taking both arms), {loops} loops; functions using each op: {}",
+        "{FUNCTIONS} functions ({models} model programs: {field_reads} read fields by name, \
+         {constant_indices} at constant indices, {in_loops} at the loop counter, {methods} call \
+         `forward`), {statements} statements (all read), {branches} conditions (each taking both \
+         arms), {loops} loops; functions using each op: {}",
         counts.join(", ")
     );
 }
@@ -404,6 +466,8 @@ struct Gen {
     body: String,
     tape: String,
     next: usize,
+    /// The model parameter `m`'s type, in a model program.
+    model: Option<&'static Model>,
 }
 
 impl Gen {
@@ -827,6 +891,11 @@ impl Gen {
     }
 
     fn stmt(&mut self) {
+        // In a model program, some statements call the model's layers (drawn only there, so that
+        // the other programs are as before).
+        if self.model.is_some() && self.rng.chance(30) {
+            return self.model_stmt();
+        }
         match self.rng.below(20) {
             0..=3 => self.loop_stmt(),
             4..=7 => self.branch_stmt(),
@@ -905,6 +974,104 @@ impl Gen {
     }
 }
 
+impl Gen {
+    /// A statement of a model program: a layer's `forward`, or a loop over an array of layers.
+    fn model_stmt(&mut self) {
+        let model = self.model.expect("a model program");
+        if model.array.is_some() && self.rng.chance(50) {
+            self.layer_loop_stmt();
+        } else {
+            self.method_stmt();
+        }
+    }
+
+    /// `let v = m.fc1.forward(&x);` (or `m.blocks[1]`, a constant index): a method of a
+    /// `#[differentiable] impl`, differentiated through `self`.
+    fn method_stmt(&mut self) {
+        let model = self.model.expect("a model program");
+        let &(path, i, o) = self.rng.pick(model.layers);
+        let (x, s) = self.operand_for(move |s| s.len() == 2 && s[0] > 1 && s[1] == i);
+        let call = format!("m.{path}.forward({})", reference(&x));
+        let e = match self.rng.below(4) {
+            0 | 1 => self.smooth(&call),
+            2 => call,
+            _ => {
+                // In both arms of a condition, each arm mapping the layer's output its own way.
+                let p = self.rng.pick(&self.params).clone();
+                let (u1, u2) = (self.smooth(&call), self.smooth(&call));
+                format!("if {p}.detach().sum().item() > 0.0 {{ {u1} }} else {{ {u2} }}")
+            }
+        };
+        self.bind(&e, vec![s[0], o]);
+    }
+
+    /// `let mut h = x; for i in 0..N { h = f(m.blocks[i], h); }`: an array of layers indexed by
+    /// the loop counter, its fields read and its `forward` called.
+    fn layer_loop_stmt(&mut self) {
+        let model = self.model.expect("a model program");
+        let (array, len, n, tensors) = model.array.expect("an array of layers");
+        let (x, s) = self.operand_for(move |s| s.len() == 2 && s[0] > 1 && s[1] == n);
+        let init = match x.strip_prefix('&') {
+            Some(v) if !v.contains('(') => format!("{v}.clone()"),
+            _ if !x.contains('(') => format!("{x}.clone()"),
+            _ => x.clone(),
+        };
+        let h = self.fresh('v');
+        // Two layers or more; fewer than all leaves the last ones a zero gradient.
+        let k = 2 + self.rng.below(len - 1);
+        let layer = format!("m.{array}[i]");
+        self.line(&format!("let mut {h} = {init};"));
+        self.line(&format!("for i in 0..{k} {{"));
+        // With an array of tensors beside the layers, reading it is the likeliest body.
+        match self.rng.below(if tensors.is_some() { 7 } else { 5 }) {
+            0 => {
+                let (y, _) = self
+                    .operand(|sy| broadcast(&s, sy).as_ref() == Some(&s))
+                    .expect("x itself fits");
+                self.line(&format!(
+                    "    {h} = ({layer}.forward(&{h})).tanh() + &{h} * 0.5 + {y} * 0.25;"
+                ));
+            }
+            1 => self.line(&format!(
+                "    {h} = ((&{h}).matmul(&{layer}.weight) + &{layer}.bias).tanh();"
+            )),
+            2 => {
+                let u = self.smooth(&format!("{layer}.forward(&{h})"));
+                self.line("    if i % 2 == 0 {");
+                self.line(&format!("        {h} = {u};"));
+                self.line("    }");
+                self.line(&format!("    {h} = &{h} - &{layer}.bias * 0.25;"));
+            }
+            3 => {
+                // The layer bound to a local, its method and a field read through it.
+                self.line(&format!("    let layer = &{layer};"));
+                self.line(&format!(
+                    "    {h} = (layer.forward(&{h})).tanh() + &layer.bias * 0.5;"
+                ));
+            }
+            4 => {
+                // The layers in reverse: an index computed from the counter.
+                self.line(&format!(
+                    "    {h} = (m.{array}[{} - i].forward(&{h})).sin() + &{h} * 0.5;",
+                    k - 1
+                ));
+            }
+            _ => {
+                let t = tensors.expect("an array of tensors");
+                self.line(&format!(
+                    "    {h} = ({layer}.forward(&{h}) * &m.{t}[i]).tanh() + &{h} * 0.5;"
+                ));
+            }
+        }
+        self.line("}");
+        self.vals.push(Val {
+            name: h,
+            shape: s,
+            used: false,
+        });
+    }
+}
+
 /// An operand as a reference: values (`&v1`) and parameters (`a`) are references already.
 fn reference(e: &str) -> String {
     if e.starts_with('&') || !e.contains('(') {
@@ -914,6 +1081,19 @@ fn reference(e: &str) -> String {
     }
 }
 
+/// Whether function `index` is a model program (about 29% of them): a model struct `m` among
+/// its parameters, its fields read, its layers called.
+fn is_model_program(index: usize) -> bool {
+    index % 7 == 2 || index % 7 == 5
+}
+
+/// Shapes of a model program's first tensor parameter: ones that meet the models' layers.
+const MODEL_SHAPES: &[&[usize]] = &[&[2, 3], &[3, 3], &[3, 4], &[2, 4], &[3], &[4], &[]];
+
+#[allow(
+    clippy::too_many_lines,
+    reason = "the function, its tape twin and its test"
+)]
 fn function(index: usize, rng: Rng) -> String {
     let mut g = Gen {
         rng,
@@ -922,11 +1102,23 @@ fn function(index: usize, rng: Rng) -> String {
         body: String::new(),
         tape: String::new(),
         next: 0,
+        model: None,
     };
-    let nparams = 1 + g.rng.below(3);
+    if is_model_program(index) {
+        g.model = Some(g.rng.pick(MODELS));
+    }
+    let nparams = if g.model.is_some() {
+        1 + g.rng.below(2)
+    } else {
+        1 + g.rng.below(3)
+    };
     let names = ["a", "b", "c"];
     let mut params: Vec<(String, Shape)> = Vec::new();
-    let first: Shape = g.rng.pick(SHAPES).to_vec();
+    let first: Shape = if g.model.is_some() {
+        g.rng.pick(MODEL_SHAPES).to_vec()
+    } else {
+        g.rng.pick(SHAPES).to_vec()
+    };
     for &name in &names[..nparams] {
         // Later parameters are often shaped to broadcast with the first.
         let s = if params.is_empty() || g.rng.chance(40) {
@@ -946,12 +1138,33 @@ fn function(index: usize, rng: Rng) -> String {
         })
         .collect();
     g.params = params.iter().map(|(n, _)| n.clone()).collect();
+    if let Some(model) = g.model {
+        // A few of the model's tensors read by path (nested fields, constant indices).
+        for _ in 0..1 + g.rng.below(3) {
+            let (path, s) = *g.rng.pick(model.leaves);
+            let name = format!("&m.{path}");
+            if g.vals.iter().all(|v| v.name != name) {
+                g.vals.push(Val {
+                    name,
+                    shape: s.to_vec(),
+                    used: false,
+                });
+            }
+        }
+    }
     g.op_stmt(RULES[index % RULES.len()]);
     g.op_stmt(RULES[(index + RULES.len() / 2) % RULES.len()]);
-    for _ in 0..g.rng.below(5) {
+    // A model program's own statements make up for fewer random ones (to keep the corpus's size).
+    let random_statements = if g.model.is_some() {
+        g.model_stmt();
+        g.rng.below(2)
+    } else {
+        g.rng.below(5)
+    };
+    for _ in 0..random_statements {
         g.stmt();
     }
-    // Every parameter is read by a statement.
+    // Every parameter (and every field read) is read by a statement.
     while let Some(i) = g
         .vals
         .iter()
@@ -970,21 +1183,27 @@ fn function(index: usize, rng: Rng) -> String {
     }
 
     let name = format!("g{index:03}");
-    let sig: Vec<String> = params
+    let mut sig: Vec<String> = params
         .iter()
         .map(|(n, s)| format!("{n}: &{}", ty(s)))
         .collect();
-    let var_sig: Vec<String> = params
+    let mut var_sig: Vec<String> = params
         .iter()
         .map(|(n, s)| format!("{n}: &{}", var_ty(s)))
         .collect();
+    let mut args: Vec<String> = params.iter().map(|(n, _)| n.clone()).collect();
+    if let Some(model) = g.model {
+        sig.insert(0, format!("m: &{}", model.name));
+        var_sig.insert(0, format!("m: &T{}", model.name));
+        args.insert(0, "m".into());
+    }
     let mut out = String::new();
     let _ = writeln!(out, "#[differentiable]");
     let _ = writeln!(out, "fn {name}({}) -> f64 {{", sig.join(", "));
     out.push_str(&g.body);
     let _ = writeln!(out, "    ({}).item()", terms.join(" + "));
     let _ = writeln!(out, "}}\n");
-    // The same body on the tape.
+    // The same body on the tape (a model's tensors leaves of its twin `T..`).
     let _ = writeln!(
         out,
         "fn {name}_tape({}) -> Var<f64, ()> {{",
@@ -996,6 +1215,14 @@ fn function(index: usize, rng: Rng) -> String {
     let _ = writeln!(out, "#[test]");
     let _ = writeln!(out, "fn {name}_gradient() {{");
     let _ = writeln!(out, "    for sign in [1.0, -1.0] {{");
+    if let Some(model) = g.model {
+        let _ = writeln!(
+            out,
+            "        let m = {}::random({}, sign);",
+            model.name,
+            7 * index + 3
+        );
+    }
     for (i, (n, s)) in params.iter().enumerate() {
         let _ = writeln!(
             out,
@@ -1004,8 +1231,7 @@ fn function(index: usize, rng: Rng) -> String {
             7 * index + i
         );
     }
-    let args: Vec<String> = params.iter().map(|(n, _)| n.clone()).collect();
-    let refs: Vec<String> = params.iter().map(|(n, _)| format!("&{n}")).collect();
+    let refs: Vec<String> = args.iter().map(|n| format!("&{n}")).collect();
     let _ = writeln!(
         out,
         "        let (value, g) = {name}_grad({});",
@@ -1016,27 +1242,36 @@ fn function(index: usize, rng: Rng) -> String {
         "        assert_eq!(value, {name}({}));",
         refs.join(", ")
     );
-    for (n, _) in &params {
+    for n in &args {
         let call: Vec<String> = args
             .iter()
             .map(|m| if m == n { "x".into() } else { format!("&{m}") })
             .collect();
+        let checker = if n == "m" { "check_model" } else { "check" };
         let _ = writeln!(
             out,
-            "        check(|x| {name}({}), &{n}, &g.{n});",
+            "        {checker}(|x| {name}({}), &{n}, &g.{n});",
             call.join(", ")
         );
     }
-    for (n, _) in &params {
-        let _ = writeln!(out, "        let t{n} = Var::param({n}.clone());");
+    for n in &args {
+        if n == "m" {
+            let _ = writeln!(out, "        let tm = m.tape();");
+        } else {
+            let _ = writeln!(out, "        let t{n} = Var::param({n}.clone());");
+        }
     }
     let trefs: Vec<String> = args.iter().map(|a| format!("&t{a}")).collect();
     let _ = writeln!(out, "        let loss = {name}_tape({});", trefs.join(", "));
     // The forward passes run the same rules in the same order: the same bits.
     let _ = writeln!(out, "        assert_eq!(loss.item(), value);");
     let _ = writeln!(out, "        loss.backward().unwrap();");
-    for (n, _) in &params {
-        let _ = writeln!(out, "        same(&t{n}, &g.{n});");
+    for n in &args {
+        if n == "m" {
+            let _ = writeln!(out, "        tm.same(&g.m);");
+        } else {
+            let _ = writeln!(out, "        same(&t{n}, &g.{n});");
+        }
     }
     let _ = writeln!(out, "    }}");
     let _ = writeln!(out, "}}\n");
@@ -1066,6 +1301,12 @@ fn corpus() -> String {
              leaf.grad().unwrap_or_else(Tensor::zeros).assert_close(g, 1e-12, 1e-12);\n\
          }\n\n",
     );
+    // The model programs' types, each with `Params` written out and a twin on the tape.
+    out.push_str(LAYER);
+    out.push('\n');
+    for model in MODELS {
+        out.push_str(&model.header());
+    }
     // Left as generated by `cargo fmt`, so that the file is exactly the generator's output.
     out.push_str("#[rustfmt::skip]\nmod corpus {\nuse super::*;\n\n");
     let mut seeds = Rng(0x5EED_1DEA_u64);
@@ -1074,4 +1315,301 @@ fn corpus() -> String {
     }
     out.push_str("}\n");
     out
+}
+
+/// The model types of the model programs, declared once in the corpus's header.
+struct Model {
+    /// The struct's name (its tape twin is `T` followed by it).
+    name: &'static str,
+    /// Its declaration, its tape twin's, and their constructors (`random`, `tape`).
+    decl: &'static str,
+    /// Every tensor, in `Params` order: its access path from the model and its shape.
+    leaves: &'static [(&'static str, &'static [usize])],
+    /// Layers a statement calls `forward` on: path (a field, or an array element at a constant
+    /// index), input and output sizes.
+    layers: &'static [(&'static str, usize, usize)],
+    /// An array of square layers that loops read (`blocks[i]`): field, length, size, and an array
+    /// of tensors of the same length, if any.
+    array: Option<(&'static str, usize, usize, Option<&'static str>)>,
+}
+
+const MODELS: &[Model] = &[
+    Model {
+        name: "Net",
+        decl: "#[derive(Clone, Debug)]
+struct Net {
+    fc1: Lin<3, 4>,
+    fc2: Lin<4, 3>,
+    gain: Tensor![f64; 3],
+}
+
+struct TNet {
+    fc1: TLin<3, 4>,
+    fc2: TLin<4, 3>,
+    gain: Var<f64, Shape![3]>,
+}
+
+impl Net {
+    fn random(seed: u64, sign: f64) -> Self {
+        Net {
+            fc1: Lin::random(seed, sign),
+            fc2: Lin::random(seed + 2, sign),
+            gain: Tensor::rand_uniform(seed + 4, -sign, sign),
+        }
+    }
+    fn tape(&self) -> TNet {
+        TNet { fc1: self.fc1.tape(), fc2: self.fc2.tape(), gain: Var::param(self.gain.clone()) }
+    }
+}
+",
+        leaves: &[
+            ("fc1.weight", &[3, 4]),
+            ("fc1.bias", &[4]),
+            ("fc2.weight", &[4, 3]),
+            ("fc2.bias", &[3]),
+            ("gain", &[3]),
+        ],
+        layers: &[("fc1", 3, 4), ("fc2", 4, 3)],
+        array: None,
+    },
+    Model {
+        name: "Stack",
+        decl: "#[derive(Clone, Debug)]
+struct Stack {
+    blocks: [Lin<3, 3>; 3],
+    head: Lin<3, 4>,
+}
+
+struct TStack {
+    blocks: [TLin<3, 3>; 3],
+    head: TLin<3, 4>,
+}
+
+impl Stack {
+    fn random(seed: u64, sign: f64) -> Self {
+        Stack {
+            blocks: core::array::from_fn(|k| Lin::random(seed + 2 * k as u64, sign)),
+            head: Lin::random(seed + 6, sign),
+        }
+    }
+    fn tape(&self) -> TStack {
+        TStack { blocks: self.blocks.each_ref().map(Lin::tape), head: self.head.tape() }
+    }
+}
+",
+        leaves: &[
+            ("blocks[0].weight", &[3, 3]),
+            ("blocks[0].bias", &[3]),
+            ("blocks[1].weight", &[3, 3]),
+            ("blocks[1].bias", &[3]),
+            ("blocks[2].weight", &[3, 3]),
+            ("blocks[2].bias", &[3]),
+            ("head.weight", &[3, 4]),
+            ("head.bias", &[4]),
+        ],
+        layers: &[
+            ("blocks[0]", 3, 3),
+            ("blocks[1]", 3, 3),
+            ("blocks[2]", 3, 3),
+            ("head", 3, 4),
+        ],
+        array: Some(("blocks", 3, 3, None)),
+    },
+    Model {
+        name: "Res",
+        decl: "#[derive(Clone, Debug)]
+struct Res {
+    proj: Lin<4, 3>,
+    layers: [Lin<3, 3>; 2],
+    norm: [Tensor![f64; 3]; 2],
+}
+
+struct TRes {
+    proj: TLin<4, 3>,
+    layers: [TLin<3, 3>; 2],
+    norm: [Var<f64, Shape![3]>; 2],
+}
+
+impl Res {
+    fn random(seed: u64, sign: f64) -> Self {
+        Res {
+            proj: Lin::random(seed, sign),
+            layers: core::array::from_fn(|k| Lin::random(seed + 2 + 2 * k as u64, sign)),
+            norm: core::array::from_fn(|k| Tensor::rand_uniform(seed + 6 + k as u64, -sign, sign)),
+        }
+    }
+    fn tape(&self) -> TRes {
+        TRes {
+            proj: self.proj.tape(),
+            layers: self.layers.each_ref().map(Lin::tape),
+            norm: self.norm.each_ref().map(|t| Var::param(t.clone())),
+        }
+    }
+}
+",
+        leaves: &[
+            ("proj.weight", &[4, 3]),
+            ("proj.bias", &[3]),
+            ("layers[0].weight", &[3, 3]),
+            ("layers[0].bias", &[3]),
+            ("layers[1].weight", &[3, 3]),
+            ("layers[1].bias", &[3]),
+            ("norm[0]", &[3]),
+            ("norm[1]", &[3]),
+        ],
+        layers: &[("proj", 4, 3), ("layers[0]", 3, 3), ("layers[1]", 3, 3)],
+        array: Some(("layers", 2, 3, Some("norm"))),
+    },
+];
+
+/// The layer type, its tape twin, and the helpers of the model programs' tests.
+const LAYER: &str = "/// A dense layer: the layer type of the model programs.
+#[derive(Clone, Debug)]
+struct Lin<const I: usize, const O: usize> {
+    weight: Tensor![f64; I, O],
+    bias: Tensor![f64; O],
+}
+
+#[differentiable]
+impl<const I: usize, const O: usize> Lin<I, O> {
+    fn forward<const B: usize>(&self, x: &Tensor![f64; B, I]) -> Tensor![f64; B, O] {
+        x.matmul(&self.weight) + &self.bias
+    }
+}
+
+impl<const I: usize, const O: usize> Lin<I, O> {
+    fn random(seed: u64, sign: f64) -> Self {
+        Lin {
+            weight: Tensor::rand_uniform(seed, -sign, sign),
+            bias: Tensor::rand_uniform(seed + 1, -sign, sign),
+        }
+    }
+    /// The same layer on the tape, its tensors leaves.
+    fn tape(&self) -> TLin<I, O> {
+        TLin { weight: Var::param(self.weight.clone()), bias: Var::param(self.bias.clone()) }
+    }
+}
+
+impl<const I: usize, const O: usize> Params for Lin<I, O> {
+    type Elem = f64;
+    const COUNT: usize = 2;
+    fn slice(&self, i: usize) -> &[f64] {
+        if i == 0 { self.weight.as_slice() } else { self.bias.as_slice() }
+    }
+    fn slice_mut(&mut self, i: usize) -> &mut [f64] {
+        if i == 0 { self.weight.as_mut_slice() } else { self.bias.as_mut_slice() }
+    }
+    fn dims(&self, i: usize) -> Vec<usize> {
+        if i == 0 { vec![I, O] } else { vec![O] }
+    }
+    fn write_path(i: usize, out: &mut String) {
+        out.push_str(if i == 0 { \"weight\" } else { \"bias\" });
+    }
+    fn zeros_like(&self) -> Self {
+        Lin { weight: Tensor::zeros(), bias: Tensor::zeros() }
+    }
+}
+
+/// [`Lin`] on the tape: the model programs' tape twins run the same body over these.
+struct TLin<const I: usize, const O: usize> {
+    weight: Var<f64, Shape![I, O]>,
+    bias: Var<f64, Shape![O]>,
+}
+
+impl<const I: usize, const O: usize> TLin<I, O> {
+    fn forward<const B: usize>(&self, x: &Var<f64, Shape![B, I]>) -> Var<f64, Shape![B, O]> {
+        x.matmul(&self.weight) + &self.bias
+    }
+}
+
+/// The generated gradient of every tensor of a model against central differences (the
+/// tolerance of [`Tolerance::default`]).
+#[track_caller]
+fn check_model<M: Params<Elem = f64>>(f: impl Fn(&M) -> f64, model: &M, grad: &M) {
+    let tol = Tolerance::default();
+    for i in 0..M::COUNT {
+        for j in 0..model.slice(i).len() {
+            let mut p = model.clone();
+            p.slice_mut(i)[j] += tol.eps;
+            let up = f(&p);
+            p.slice_mut(i)[j] -= 2.0 * tol.eps;
+            let down = f(&p);
+            let fd = (up - down) / (2.0 * tol.eps);
+            let g = grad.slice(i)[j];
+            assert!(
+                (fd - g).abs() <= tol.atol + tol.rtol * fd.abs(),
+                \"{} [{j}]: finite differences {fd}, gradient {g}\",
+                M::path(i)
+            );
+        }
+    }
+}
+";
+
+impl Model {
+    /// The declarations: the struct and its twin, `Params` written out, and the twin's
+    /// comparison of every leaf's gradient with the generated one.
+    fn header(&self) -> String {
+        let n = self.leaves.len();
+        let arms = |f: &dyn Fn(usize, &str, &[usize]) -> String| -> String {
+            self.leaves
+                .iter()
+                .enumerate()
+                .map(|(i, (p, s))| format!("            {i} => {},\n", f(i, p, s)))
+                .collect()
+        };
+        let mut out = String::from(self.decl);
+        let name = self.name;
+        let _ = write!(
+            out,
+            "
+impl Params for {name} {{
+    type Elem = f64;
+    const COUNT: usize = {n};
+    fn slice(&self, i: usize) -> &[f64] {{
+        match i {{
+{}            _ => panic!(\"{name} has {n} tensors\"),
+        }}
+    }}
+    fn slice_mut(&mut self, i: usize) -> &mut [f64] {{
+        match i {{
+{}            _ => panic!(\"{name} has {n} tensors\"),
+        }}
+    }}
+    fn dims(&self, i: usize) -> Vec<usize> {{
+        match i {{
+{}            _ => panic!(\"{name} has {n} tensors\"),
+        }}
+    }}
+    fn write_path(i: usize, out: &mut String) {{
+        out.push_str(match i {{
+{}            _ => panic!(\"{name} has {n} tensors\"),
+        }});
+    }}
+    fn zeros_like(&self) -> Self {{
+        let mut z = self.clone();
+        z.fill(0.0);
+        z
+    }}
+}}
+
+impl T{name} {{
+    /// Every leaf's gradient against the generated one.
+    #[track_caller]
+    fn same(&self, g: &{name}) {{
+{}    }}
+}}
+
+",
+            arms(&|_, p, _| format!("self.{p}.as_slice()")),
+            arms(&|_, p, _| format!("self.{p}.as_mut_slice()")),
+            arms(&|_, _, s| format!("vec![{}]", dims(&s.to_vec()))),
+            arms(&|_, p, _| format!("\"{}\"", p.replace('[', ".").replace(']', ""))),
+            self.leaves
+                .iter()
+                .map(|(p, _)| format!("        same(&self.{p}, &g.{p});\n"))
+                .collect::<String>(),
+        );
+        out
+    }
 }

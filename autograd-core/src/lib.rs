@@ -1,8 +1,9 @@
 //! Static-shape automatic differentiation.
 //!
 //! Tensors carry their shape in their type, broadcasting is resolved by the type checker, and every
-//! op is one rule: a forward and its vector-Jacobian product, side by side. Write a model's loss as
-//! ordinary tensor code, let `#[differentiable]` generate its gradient, and train:
+//! op is one rule: a forward and its vector-Jacobian product, side by side. Write a model as a
+//! struct and its loss as ordinary tensor code, let `#[differentiable]` generate the gradient (a
+//! value of the model's own type), and train:
 //!
 //! ```
 //! use autograd_core::prelude::*;
@@ -10,40 +11,47 @@
 //! use autograd_core::nn::{Init, Linear};
 //! use autograd_core::optim::{Adam, Optimizer};
 //!
-//! /// A 2 -> 8 -> 2 MLP's mean cross-entropy on a batch of 4 (XOR).
-//! #[differentiable(wrt(w1, b1, w2, b2))]
-//! fn loss(
-//!     w1: &Tensor![f32; 2, 8], b1: &Tensor![f32; 8],
-//!     w2: &Tensor![f32; 8, 2], b2: &Tensor![f32; 2],
-//!     x: &Tensor![f32; 4, 2], labels: &[usize; 4],
-//! ) -> f32 {
-//!     let h = (x.matmul(w1) + b1).tanh();
-//!     (h.matmul(w2) + b2).cross_entropy(labels).item()
+//! /// A 2 -> 8 -> 2 MLP.
+//! #[derive(Clone, Debug, Params)]
+//! struct Mlp {
+//!     fc1: Linear<f32, 2, 8>,
+//!     fc2: Linear<f32, 8, 2>,
+//! }
+//!
+//! /// Its mean cross-entropy on a batch of 4 (XOR).
+//! #[differentiable(wrt(model))]
+//! fn loss(model: &Mlp, x: &Tensor![f32; 4, 2], labels: &[usize; 4]) -> f32 {
+//!     let h = model.fc1.forward(x).tanh();
+//!     model.fc2.forward(&h).cross_entropy(labels).item()
 //! }
 //!
 //! let x = Tensor::new([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]);
 //! let labels = [0, 1, 1, 0];
 //! let mut rng = Rng::new(0);
-//! let mut model: (Linear<f32, 2, 8>, Linear<f32, 8, 2>) =
-//!     (Linear::new(Init::XavierUniform, &mut rng), Linear::new(Init::XavierUniform, &mut rng));
+//! let mut model = Mlp {
+//!     fc1: Linear::new(Init::XavierUniform, &mut rng),
+//!     fc2: Linear::new(Init::XavierUniform, &mut rng),
+//! };
 //! let mut opt = Adam::new(&model, 0.05);
 //! let mut first = None;
 //! for _ in 0..300 {
-//!     let (m1, m2) = &model;
-//!     // `loss_grad` was generated beside `loss`: the value and one gradient per parameter.
-//!     let (value, g) = loss_grad(&m1.weight, &m1.bias, &m2.weight, &m2.bias, &x, &labels);
+//!     // `loss_grad` was generated beside `loss`: the value, and the gradient as an `Mlp`.
+//!     let (value, grad) = loss_grad(&model, &x, &labels);
 //!     first.get_or_insert(value);
-//!     let grads = (Linear { weight: g.w1, bias: g.b1 }, Linear { weight: g.w2, bias: g.b2 });
-//!     opt.step(&mut model, &grads);
+//!     opt.step(&mut model, &grad.model);
 //! }
-//! let (m1, m2) = &model;
-//! let final_loss = loss(&m1.weight, &m1.bias, &m2.weight, &m2.bias, &x, &labels);
+//! let final_loss = loss(&model, &x, &labels);
 //! assert!(final_loss < 0.05 * first.unwrap(), "{final_loss}");
+//! // Every tensor has its dotted path, the name checkpoints use.
+//! let mut names = Vec::new();
+//! model.visit(|path, _, _| names.push(path.to_string()));
+//! assert_eq!(names, ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]);
 //! ```
 //!
 //! Where to go next: [`Tensor`](struct@Tensor) and the [`Tensor!`](macro@Tensor) type macro (shapes), [`rules`] (every op's
 //! forward and VJP), `#[differentiable]` (its page lists what is generated and what syntax is accepted),
-//! [`tape`] (eager gradients), [`forward`] (dual numbers, Jacobians, Hessians), [`nn`], [`optim`],
+//! [`params`] (models as values: `#[derive(Params)]`), [`tape`] (eager gradients), [`forward`]
+//! (dual numbers, Jacobians, Hessians), [`nn`], [`optim`],
 //! [`data`], and the `checkpoint` and `parallel` modules behind the features of those names.
 //!
 //! Cargo features: `macros` (default: `#[differentiable]` and `#[custom_vjp]`), `simd` (default:

@@ -153,6 +153,9 @@ fn expand_impl(
         let analysis = analyze::analyze(&body);
         let cx = Cx::new(&f, &body, &analysis, &method_attr.krate);
         generated.push(differentiable_items(&cx));
+        let kept = scalar_left::rewrite(&func, &method_attr.krate);
+        m.attrs.extend(kept.attrs);
+        m.block = *kept.block;
         outside.extend(fallback_module(&cx));
     }
     for g in generated {

@@ -9,14 +9,32 @@ use crate::ast::float_type_params;
 use syn::visit_mut::VisitMut;
 use syn::{BinOp, Expr, Ident, ItemFn, Path};
 
-/// `func` with its scalar-on-the-left operators rewritten (unchanged if it has none).
+/// `func` with its scalar-on-the-left operators rewritten (unchanged if it has none), and, if it
+/// has a `for` loop, clippy's `needless_range_loop` allowed: `for t in 0..N { .. &xs[t] .. }` is
+/// the loop `#[differentiable]` accepts, and the iterator form the lint suggests is not.
 pub fn rewrite(func: &ItemFn, krate: &Path) -> ItemFn {
     let floats = float_type_params(&func.sig.generics);
     let mut func = func.clone();
     if !floats.is_empty() {
         Rewriter { floats, krate }.visit_block_mut(&mut func.block);
     }
+    let mut loops = LoopFinder(false);
+    loops.visit_block_mut(&mut func.block.clone());
+    if loops.0 {
+        func.attrs.push(syn::parse_quote!(
+            #[allow(clippy::needless_range_loop, reason = "#[differentiable] loops run over `0..N`")]
+        ));
+    }
     func
+}
+
+/// Whether a block has a `for` loop.
+struct LoopFinder(bool);
+
+impl VisitMut for LoopFinder {
+    fn visit_expr_for_loop_mut(&mut self, _: &mut syn::ExprForLoop) {
+        self.0 = true;
+    }
 }
 
 struct Rewriter<'a> {

@@ -133,7 +133,7 @@ pub fn accuracy<const H: usize>(model: &Mlp<H>, data: &Dataset<f32, FEATURES>) -
 }
 
 /// The index of the largest value (the first, on ties).
-fn argmax(v: &[f32]) -> usize {
+pub fn argmax(v: &[f32]) -> usize {
     let mut best = 0;
     for (i, &x) in v.iter().enumerate() {
         if x > v[best] {

@@ -714,3 +714,20 @@ pub mod scalar_left {
         b.apply(a, |a, v| a / v)
     }
 }
+
+/// Which of a callee's differentiated parameters its caller needs cotangents for, as a type: a
+/// caller passes `Need::<MASK>` (bit `i` for parameter `i`, the receiver first) to the callee's
+/// pullback, whose reverse sweep skips the VJPs that only feed parameters the caller does not
+/// need (a layer's input that is a constant, say), at no run-time cost: the mask is a constant.
+pub trait Needs: Copy {
+    /// Bit `i`: parameter `i`'s cotangent is needed.
+    const MASK: u64;
+}
+
+/// The [`Needs`] of a call: `Need::<0b101>`.
+#[derive(Clone, Copy, Debug)]
+pub struct Need<const MASK: u64>;
+
+impl<const MASK: u64> Needs for Need<MASK> {
+    const MASK: u64 = MASK;
+}

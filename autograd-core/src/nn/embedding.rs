@@ -24,6 +24,9 @@ pub struct Embedding<T: Float, const V: usize, const E: usize, St: Storage = Inl
     pub table: Tensor<T, (D<V>, D<E>), St>,
 }
 
+// Differentiable: a `#[differentiable]` function that calls `model.emb.forward(&ids)`
+// differentiates through it into the table.
+#[cfg_attr(feature = "macros", crate::differentiable(crate = crate))]
 impl<T: Float, const V: usize, const E: usize, St: Storage> Embedding<T, V, E, St> {
     /// A table drawn by `init` (normal initializers are usual: `Init::XavierNormal`).
     pub fn new(init: Init, rng: &mut Rng) -> Self {

@@ -125,7 +125,7 @@ impl<'a, 'c> Forward<'a, 'c> {
                     } => {
                         let span = *span;
                         let pb = self.cx.ident(Entity::Pullback(*var));
-                        let passed: Vec<TokenStream> = args
+                        let mut passed: Vec<TokenStream> = args
                             .iter()
                             .map(|&(a, by_ref)| {
                                 let r = self.refer(a);
@@ -138,6 +138,15 @@ impl<'a, 'c> Forward<'a, 'c> {
                                 }
                             })
                             .collect();
+                        // Which cotangents this call needs: its active arguments'.
+                        let mask: u64 = args
+                            .iter()
+                            .enumerate()
+                            .filter(|&(j, &(a, _))| j < 64 && self.cx.body.vars[a].active)
+                            .fold(0, |m, (j, _)| m | (1 << j));
+                        let mask = proc_macro2::Literal::u64_unsuffixed(mask);
+                        passed.push(quote!(#k::__private::Need::<#mask>));
+                        let turbofish = turbofish.as_ref().map(with_inferred_needs);
                         let call = if *method {
                             let (recv, rest) = passed.split_first().expect("a receiver");
                             let call =
@@ -365,10 +374,11 @@ fn collect_calls(stmts: &[Stmt], out: &mut Vec<(syn::Path, usize, bool)>) {
                     },
                 ..
             } => {
+                // One more argument: the `Need` mask.
                 if *via_callee {
-                    out.push((pullback.clone(), args.len(), true));
+                    out.push((pullback.clone(), args.len() + 1, true));
                 } else if *method && turbofish.is_none() {
-                    out.push((pullback.clone(), args.len() - 1, false));
+                    out.push((pullback.clone(), args.len(), false));
                 }
             }
             Stmt::Loop(l) => collect_calls(&l.body, out),
@@ -379,5 +389,16 @@ fn collect_calls(stmts: &[Stmt], out: &mut Vec<(syn::Path, usize, bool)>) {
             }
             Stmt::Let { .. } | Stmt::Destructure { .. } | Stmt::Inert(_) => {}
         }
+    }
+}
+
+/// A caller's turbofish (`::<B>`) with the pullback's `Needs` parameter left to inference.
+fn with_inferred_needs(t: &TokenStream) -> TokenStream {
+    match syn::parse2::<syn::AngleBracketedGenericArguments>(t.clone()) {
+        Ok(mut a) => {
+            a.args.push(syn::parse_quote!(_));
+            quote!(#a)
+        }
+        Err(_) => t.clone(),
     }
 }

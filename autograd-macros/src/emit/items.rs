@@ -63,10 +63,19 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
     counting.block(&body.stmts);
     let plan = counting.plan;
 
-    let sweep = |as_refs: bool, cot: &Ident, scoped: bool| {
+    // In the pullback, the output is read through the reference its caller passes back.
+    let outputs: Vec<(usize, Ident)> = std::iter::once(body.result)
+        .chain(body.aux.iter().copied())
+        .enumerate()
+        .map(|(j, v)| (v, format_ident!("__value{}", j)))
+        .collect();
+    let sweep = |as_refs: bool, cot: &Ident, scoped: bool, guarded: bool| {
         let mut r = Reverse::emitting(cx, &plan, as_refs);
         if scoped {
             r = r.scoped();
+        }
+        if guarded {
+            r = r.guarded().outputs_from(&outputs);
         }
         let mut code = r.seed(quote!(), Some(cot.clone()));
         code.extend(r.block(&body.stmts));
@@ -92,10 +101,12 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
 
     // Both reverse sweeps read every parameter through a reference and the output's cotangent
     // as `cotangent`, so that they are the same tokens: an error in them is reported once.
-    let (rev, cts) = sweep(true, &cot, false);
+    let (rev, cts) = sweep(true, &cot, false, false);
     // An optimized build of `f_vjp` gets the sweep with scoped cotangents (less stack); a debug
     // build, where that costs more, and the pullback get the plain one.
-    let (rev_scoped, _) = sweep(true, &cot, true);
+    let (rev_scoped, _) = sweep(true, &cot, true, false);
+    // The pullback's: contributions to parameters only where the caller needs them.
+    let (rev_pb, cts_pb) = sweep(true, &cot, false, true);
     let fields: Vec<&Ident> = f.params.iter().filter(|p| p.wrt).map(|p| &p.name).collect();
     let field_cts: Vec<&TokenStream> = f
         .params
@@ -176,7 +187,8 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
 
     let out = &f.output;
     // The output leaves the pullback and may also be read by the reverse sweep inside it.
-    let take_out = if plan.top_used.contains(&Entity::Var(body.result)) || result_is_owned_param {
+    // (The pullback's reverse sweep reads the output through its caller's reference.)
+    let take_out = if result_is_owned_param {
         let r = refer_top(cx, body.result);
         quote!(::core::clone::Clone::clone(#r))
     } else {
@@ -186,9 +198,9 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         .aux
         .iter()
         .map(|&a| {
-            if plan.top_used.contains(&Entity::Var(a))
-                || cx.param_by_ref(a).is_some()
+            if cx.param_by_ref(a).is_some()
                 || a == body.result
+                || body.aux.iter().filter(|&&b| b == a).count() > 1
             {
                 let r = refer_top(cx, a);
                 quote!(::core::clone::Clone::clone(#r))
@@ -212,14 +224,22 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
             quote!(#[allow(unused_variables)] #n: &#t)
         })
         .collect();
+    let value_ids: Vec<&Ident> = outputs.iter().map(|(_, id)| id).collect();
+    let value_pat = if body.aux.is_empty() {
+        quote!(__value0)
+    } else {
+        quote!((#(#value_ids,)*))
+    };
     let pullback_body = quote! {
         #prelude
         #(#items)*
         #enums
         #fwd
-        (#take_out, move |#(#closure_params,)* #cot: &#out| {
-            #rev
-            (#(#cts,)*)
+        (#take_out, move |#(#closure_params,)* __value: &#out, #cot: &#out| {
+            #[allow(unused_variables)]
+            let #value_pat = __value;
+            #rev_pb
+            (#(#cts_pb,)*)
         })
     };
     (vjp_body, pullback_body)
@@ -270,13 +290,13 @@ pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> T
     );
     let pullback_body = quote! {
         let (__out, __res) = #fwd(#(#params),*);
-        (__out, move |#(#ignored,)* __cotangent: &#out| {
+        (__out, move |#(#ignored,)* _: &#out, __cotangent: &#out| {
             let (#(#gs,)*) = #check;
             (#(#cts,)*)
         })
     };
     let pb = &names.pullback;
-    let turbofish = names.turbofish();
+    let turbofish = names.turbofish_needs_inferred();
     let passed: Vec<TokenStream> = f
         .params
         .iter()
@@ -312,8 +332,8 @@ pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> T
     let fields: Vec<&Ident> = f.params.iter().filter(|p| p.wrt).map(|p| &p.name).collect();
     let grad_name = &names.grad;
     let vjp_body = quote! {
-        let (__out, __pullback) = #pb #turbofish(#(#passed),*);
-        let (#(#pats,)*) = __pullback(#(#refs,)* cotangent);
+        let (__out, __pullback) = #pb #turbofish(#(#passed,)* #krate::__private::Need::<{ u64::MAX }>);
+        let (#(#pats,)*) = __pullback(#(#refs,)* &__out, cotangent);
         (__out, #grad_name { #(#fields),* })
     };
     let mut tokens = names.grad_struct(krate);
@@ -354,7 +374,7 @@ pub fn stub_items(f: &Function, krate: &Path) -> TokenStream {
         krate,
         quote! {
             let _ = (#(&#params,)*);
-            (::core::unreachable!(), move |#(#ignored,)* _: &#out| ::core::unreachable!())
+            (::core::unreachable!(), move |#(#ignored,)* _: &#out, _: &#out| ::core::unreachable!())
         },
         &stub,
     ));
@@ -537,6 +557,30 @@ impl<'a> Names<'a> {
         }
     }
 
+    /// `::<T, B, _>`: the function's generics, a pullback's `Needs` inferred.
+    fn turbofish_needs_inferred(&self) -> TokenStream {
+        let t = self.turbofish_with_needs();
+        let s = t.to_string().replace("__N", "_");
+        s.parse().expect("a turbofish")
+    }
+
+    /// `::<T, B, __N>`: the function's generics and a pullback's `Needs` parameter.
+    fn turbofish_with_needs(&self) -> TokenStream {
+        let t = self.turbofish();
+        if t.is_empty() {
+            quote!(::<__N>)
+        } else {
+            let s = t.to_string();
+            let inner: TokenStream = s
+                .trim_start_matches(":: <")
+                .trim_start_matches("::<")
+                .trim_end_matches('>')
+                .parse()
+                .expect("the turbofish's arguments");
+            quote!(::<#inner, __N>)
+        }
+    }
+
     fn grad_struct(&self, krate: &Path) -> TokenStream {
         let f = self.f;
         let vis = &f.item.sig_vis();
@@ -636,15 +680,29 @@ impl<'a> Names<'a> {
         &self,
         extra_lifetimes: &[(usize, Lifetime)],
     ) -> (TokenStream, Vec<TokenStream>, TokenStream) {
+        self.signature_with(extra_lifetimes, None)
+    }
+
+    /// [`Names::signature`] with an extra last type parameter (a pullback's `__N: Needs`).
+    fn signature_with(
+        &self,
+        extra_lifetimes: &[(usize, Lifetime)],
+        extra_type: Option<&TokenStream>,
+    ) -> (TokenStream, Vec<TokenStream>, TokenStream) {
         let g = self.f.generics();
         let lifetimes = extra_lifetimes.iter().map(|(_, l)| l);
         let params = &g.params;
-        let generics = if params.is_empty() && extra_lifetimes.is_empty() {
+        let generics = if params.is_empty() && extra_lifetimes.is_empty() && extra_type.is_none() {
             quote!()
         } else {
             let (lts, rest): (Vec<&GenericParam>, Vec<&GenericParam>) = params
                 .iter()
                 .partition(|p| matches!(p, GenericParam::Lifetime(_)));
+            let rest: Vec<TokenStream> = rest
+                .iter()
+                .map(|p| quote!(#p))
+                .chain(extra_type.cloned())
+                .collect();
             quote!(<#(#lifetimes,)* #(#lts,)* #(#rest),*>)
         };
         let inputs = self
@@ -779,7 +837,10 @@ impl<'a> Names<'a> {
             .filter(|(_, p)| p.by_ref && p.lifetime.is_none() && !p.wrt)
             .map(|(i, _)| (i, Lifetime::new(&format!("'__a{i}"), Span::call_site())))
             .collect();
-        let (generics, inputs, where_clause) = self.signature(&extra);
+        let needs_bound = quote!(__N: #krate::__private::Needs);
+        let (generics, mut inputs, where_clause) = self.signature_with(&extra, Some(&needs_bound));
+        // Which cotangents the caller needs (see `Needs`).
+        inputs.push(quote!(#[allow(unused_variables)] __needs: __N));
         let out = &f.output;
         let mut captured: Vec<TokenStream> = extra.iter().map(|(_, l)| quote!(#l)).collect();
         for p in &f.params {
@@ -813,6 +874,7 @@ impl<'a> Names<'a> {
                 }
             }
         }
+        captured.push(quote!(__N));
         let arg_tys = f.params.iter().map(|p| &p.value_ty);
         let cts = f.params.iter().map(|p| {
             if p.wrt {
@@ -827,9 +889,9 @@ impl<'a> Names<'a> {
         let cts: Vec<TokenStream> = cts.collect();
         let free = quote! {
             #[doc(hidden)]
-            #[allow(clippy::too_many_lines, clippy::similar_names, clippy::type_complexity, clippy::needless_pass_by_value, reason = "generated code: one binding per op")]
+            #[allow(unused_mut, clippy::too_many_lines, clippy::similar_names, clippy::type_complexity, clippy::needless_pass_by_value, reason = "generated code: one binding per op")]
             #attrs
-            #vis fn #name #generics (#(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
+            #vis fn #name #generics (#(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out, &#out) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
                 #body
             }
         };
@@ -843,8 +905,17 @@ impl<'a> Names<'a> {
             self.f.name().unraw(),
             span = self.f.name().span()
         );
-        let args: Vec<&Ident> = self.f.params.iter().map(|p| &p.name).collect();
-        let turbofish = self.turbofish();
+        let args: Vec<TokenStream> = self
+            .f
+            .params
+            .iter()
+            .map(|p| {
+                let n = &p.name;
+                quote!(#n)
+            })
+            .chain(std::iter::once(quote!(__needs)))
+            .collect();
+        let turbofish = self.turbofish_with_needs();
         // Lifetimes first, then `Self` and the other parameters.
         let (lts, rest): (Vec<&TokenStream>, Vec<&TokenStream>) = captured
             .iter()
@@ -858,12 +929,12 @@ impl<'a> Names<'a> {
             #[allow(non_camel_case_types, clippy::type_complexity)]
             #vis trait #tr {
                 #[allow(clippy::too_many_arguments)]
-                fn #name #generics (&self, #(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out) -> (#(#cts,)*) + use<#(#trait_captured),*>) #where_clause;
+                fn #name #generics (&self, #(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out, &#out) -> (#(#cts,)*) + use<#(#trait_captured),*>) #where_clause;
             }
             #[allow(refining_impl_trait, clippy::type_complexity)]
             impl #tr for &#krate::__private::Callee {
                 #[inline]
-                fn #name #generics (&self, #(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
+                fn #name #generics (&self, #(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out, &#out) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
                     #name #turbofish (#(#args),*)
                 }
             }

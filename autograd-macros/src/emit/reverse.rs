@@ -70,6 +70,9 @@ pub struct Reverse<'a, 'c> {
     params_as_refs: bool,
     constructs: Vec<(Construct, usize)>,
     scoping: Scoping,
+    /// In a pullback: contributions to parameter `i` run only if the caller's `__N: Needs` has
+    /// bit `i` (a constant, so the skipped VJPs are not compiled in).
+    guarded: bool,
 }
 
 impl<'a, 'c> Reverse<'a, 'c> {
@@ -89,6 +92,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
             params_as_refs: false,
             constructs: Vec::new(),
             scoping: Scoping::default(),
+            guarded: false,
         }
     }
 
@@ -105,7 +109,41 @@ impl<'a, 'c> Reverse<'a, 'c> {
             params_as_refs,
             constructs: Vec::new(),
             scoping: Scoping::default(),
+            guarded: false,
         }
+    }
+
+    /// Guards the contributions to parameters by the caller's needs (see `guarded`).
+    pub fn guarded(mut self) -> Self {
+        self.guarded = true;
+        self
+    }
+
+    /// Reads the output's variables through the given identifiers, bound to references (in a
+    /// pullback, whose caller passes the output back rather than the pullback keeping a copy).
+    pub fn outputs_from(mut self, outputs: &[(VarId, Ident)]) -> Self {
+        for (v, id) in outputs {
+            self.overrides.insert(*v, Override::Ident(id.clone()));
+        }
+        self
+    }
+
+    /// The condition under which a contribution to `v` runs, if it is guarded: `v` is parameter
+    /// `i` (or a projection into it) and this is a pullback.
+    fn need(&self, v: VarId) -> Option<TokenStream> {
+        if !self.guarded {
+            return None;
+        }
+        let mut r = v;
+        while let Some((base, _)) = self.cx.projection(r) {
+            r = base;
+        }
+        let crate::ir::Origin::Param(i) = self.cx.body.vars[r].origin else {
+            return None;
+        };
+        let k = self.krate();
+        let i = proc_macro2::Literal::u32_unsuffixed(u32::try_from(i).unwrap_or(63));
+        Some(quote!((<__N as #k::__private::Needs>::MASK >> #i) & 1 == 1))
     }
 
     /// Scopes the top-level cotangents in blocks (see [`Reverse::block`]). This helps only an
@@ -241,11 +279,16 @@ impl<'a, 'c> Reverse<'a, 'c> {
             }
             let k = self.krate().clone();
             let place = self.place(v);
-            if single && self.plan.assignable(&key) {
+            let code = if single && self.plan.assignable(&key) {
                 // The one contribution into this tensor: it replaces the zero.
-                return quote!(#place = #g;);
-            }
-            return quote!(#k::__private::accumulate(&mut #place, #g););
+                quote!(#place = #g;)
+            } else {
+                quote!(#k::__private::accumulate(&mut #place, #g);)
+            };
+            return match self.need(v) {
+                Some(c) => quote!(if #c { #code }),
+                None => code,
+            };
         }
         if self.counting && self.cx.roots.contains(&v) {
             self.plan.whole.insert(v);
@@ -258,6 +301,9 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     self.plan.targets.entry(c).or_default().insert(v);
                 }
             }
+        }
+        if let Some(c) = self.need(v) {
+            return self.contribute_guarded(v, g, &c);
         }
         let r = self.remaining[v];
         self.remaining[v] = r.saturating_sub(1);
@@ -302,6 +348,41 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     mutable: true,
                 };
                 quote!(let mut #id = ::core::clone::Clone::clone(#ident); #k::__private::accumulate(&mut #id, #g);)
+            }
+        }
+    }
+
+    /// A contribution to a parameter in a pullback, made only if the caller needs it: the
+    /// parameter's cotangent is a mutable binding from its first contribution on (zero when not
+    /// needed), added into under the condition.
+    fn contribute_guarded(&mut self, v: VarId, g: TokenStream, need: &TokenStream) -> TokenStream {
+        if self.counting {
+            self.plan.counts[v] += 1;
+            let home = self.cx.home(Entity::Var(v));
+            for &(c, scope) in &self.constructs {
+                if !self.cx.within(home, scope) {
+                    self.plan.targets.entry(c).or_default().insert(v);
+                }
+            }
+        }
+        self.remaining[v] = self.remaining[v].saturating_sub(1);
+        let k = self.krate().clone();
+        match self.ct[v].clone() {
+            Ct::None => {
+                let id = self.cx.ct_ident(v);
+                let x = self.refer(Entity::Var(v));
+                self.ct[v] = Ct::Owned {
+                    ident: id.clone(),
+                    mutable: true,
+                };
+                quote!(let mut #id = if #need { #g } else { #k::__private::zeros_like(#x) };)
+            }
+            _ => {
+                let pre = self.ensure_mut(v);
+                let Ct::Owned { ident, .. } = self.ct[v].clone() else {
+                    unreachable!("made mutable")
+                };
+                quote!(#pre if #need { #k::__private::accumulate(&mut #ident, #g); })
             }
         }
     }
@@ -588,7 +669,9 @@ impl<'a, 'c> Reverse<'a, 'c> {
                         }
                     })
                     .collect();
-                let call = respan(quote!((#pb)(#(#refs,)* #ct)), span);
+                // The callee's output, which it no longer holds, and its cotangent.
+                let out = self.refer(Entity::Var(var));
+                let call = respan(quote!((#pb)(#(#refs,)* #out, #ct)), span);
                 let mut code = quote!(let (#(#names,)*) = #call;);
                 for (j, &(a, _)) in args.iter().enumerate() {
                     if self.cx.active(a) {
