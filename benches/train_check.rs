@@ -7,10 +7,12 @@
 //! criterion's groups it prints the minimum per-step time of each variant over many short batches
 //! taken in turn (robust on a shared machine), and their ratio.
 //!
-//! Measured (2 cores shared with other jobs, release, three runs): paired minimum 37.26-37.31 us
-//! per step without the check, 37.27-37.33 us with it (1.0002-1.0008x, within the noise); the
-//! check alone 21-28 ns. Criterion's means (131-164 us) swing more between the two variants than
-//! the check costs, from the load.
+//! Measured (2 cores shared with other jobs, release, four runs): paired minimum 58-68 us per step
+//! without the check, the same with it (0.9993-1.0009x, within the noise); the check alone 9-19
+//! ns. Criterion's means (72-178 us) swing more between the two variants than the check costs,
+//! from the load. (The step was 37-39 us when the loss took the four tensors instead of the model
+//! and its `logits` method: through `Linear::forward`'s pullback the gradient also computes the
+//! pixels' cotangent, which `wrt(model)` does not prune yet. The check's cost is unchanged.)
 
 #[path = "../examples/digits/trainer.rs"]
 mod trainer;
@@ -43,11 +45,11 @@ fn step(
     labels: &[usize; BATCH],
     check: bool,
 ) -> f32 {
-    let (loss, grads) = trainer::loss_and_grad::<BATCH, HIDDEN>(&s.model, x, labels);
+    let (loss, grad) = trainer::loss_grad::<BATCH, HIDDEN>(&s.model, x, labels);
     if check {
-        trainer::check_finite(s.opt.steps() + 1, loss, &s.model, &grads).unwrap();
+        trainer::check_finite(s.opt.steps() + 1, loss, &s.model, &grad.model).unwrap();
     }
-    s.opt.step(&mut s.model, &grads);
+    s.opt.step(&mut s.model, &grad.model);
     loss
 }
 
@@ -86,14 +88,14 @@ fn benches(c: &mut Criterion) {
         b.iter(|| step(&mut s, &x, &labels, true));
     });
     g.finish();
-    let (loss, grads) = trainer::loss_and_grad::<BATCH, HIDDEN>(&state.model, &x, &labels);
+    let (loss, grad) = trainer::loss_grad::<BATCH, HIDDEN>(&state.model, &x, &labels);
     c.bench_function("check_finite alone", |b| {
         b.iter(|| {
             trainer::check_finite(
                 black_box(1),
                 black_box(loss),
                 black_box(&state.model),
-                &grads,
+                &grad.model,
             )
         });
     });

@@ -1,40 +1,44 @@
 //! Iris: a 4 -> 16 -> 3 MLP trained with the tape and Adam on a fixed seeded split.
+//!
+//! The model is a value, a struct that derives `Params`: the tape tracks its tensors through
+//! `Leaves`, gives the gradient back as a value of the same struct, and Adam keeps its moments as
+//! two more.
 use autograd_core::data::Dataset;
 use autograd_core::nn::{Init, Linear};
 use autograd_core::optim::{Adam, Optimizer};
 use autograd_core::prelude::*;
+use autograd_core::tape::Leaves;
 
 /// Rows per step: the 120 training rows are 5 batches.
 const BATCH: usize = 24;
 /// Rows held out for testing.
 const TEST: usize = 30;
-type Model = (Linear<f32, 4, 16>, Linear<f32, 16, 3>);
+
+/// Four measurements to 16 hidden units (ReLU) to three class scores.
+#[derive(Clone, Debug, Params)]
+struct Mlp {
+    fc1: Linear<f32, 4, 16>,
+    fc2: Linear<f32, 16, 3>,
+}
 
 /// The mean cross-entropy of a batch and its gradient, with the tape.
 fn loss_and_grad(
-    m: &Model,
+    model: &Mlp,
     x: &Tensor<f32, Shape![BATCH, 4]>,
     labels: &[usize; BATCH],
-) -> (f32, Model) {
-    let (w1, b1) = (Var::param(m.0.weight.clone()), Var::param(m.0.bias.clone()));
-    let (w2, b2) = (Var::param(m.1.weight.clone()), Var::param(m.1.bias.clone()));
+) -> (f32, Mlp) {
+    // Each tensor of the model becomes a parameter of the tape the first time it is asked for.
+    let p = Leaves::new(model);
     let x = Var::constant(x.clone());
-    let h: Var<f32, Shape![BATCH, 16]> = (x.matmul(&w1) + &b1).relu();
-    let z: Var<f32, Shape![BATCH, 3]> = h.matmul(&w2) + &b2;
+    let h: Var<f32, Shape![BATCH, 16]> =
+        (x.matmul(&p.var(&model.fc1.weight)) + &p.var(&model.fc1.bias)).relu();
+    let z: Var<f32, Shape![BATCH, 3]> =
+        h.matmul(&p.var(&model.fc2.weight)) + &p.var(&model.fc2.bias);
     let loss = z.cross_entropy(labels);
     loss.backward()
         .expect("the loss depends on every parameter");
-    let grads = (
-        Linear {
-            weight: w1.grad().unwrap(),
-            bias: b1.grad().unwrap(),
-        },
-        Linear {
-            weight: w2.grad().unwrap(),
-            bias: b2.grad().unwrap(),
-        },
-    );
-    (loss.item(), grads)
+    // The gradient, tensor by tensor at the model's own paths (`grads.fc1.weight`, ...).
+    (loss.item(), p.grads())
 }
 
 fn main() {
@@ -50,10 +54,10 @@ fn main() {
     let (train, test) = data.split(TEST);
 
     let mut rng = Rng::new(1);
-    let mut model: Model = (
-        Linear::new(Init::KaimingUniform, &mut rng),
-        Linear::new(Init::KaimingUniform, &mut rng),
-    );
+    let mut model = Mlp {
+        fc1: Linear::new(Init::KaimingUniform, &mut rng),
+        fc2: Linear::new(Init::KaimingUniform, &mut rng),
+    };
     let mut opt = Adam::new(&model, 0.01);
     for epoch in 1..=200 {
         let mut total = 0.0;
@@ -74,7 +78,7 @@ fn main() {
 
     // Evaluation on plain tensors: no tape involved.
     let (x, labels) = test.batch::<TEST>(0);
-    let z = model.1.forward(&model.0.forward(&x).relu());
+    let z = model.fc2.forward(&model.fc1.forward(&x).relu());
     let correct = z
         .as_slice()
         .chunks_exact(3)

@@ -1,4 +1,5 @@
-//! Handwritten digits: a 64 -> 128 -> 10 MLP trained with AdamW on `#[differentiable]` gradients.
+//! Handwritten digits: a 64 -> 128 -> 10 MLP, a struct that derives `Params`, trained with AdamW on
+//! `#[differentiable]` gradients that come back as values of the same struct.
 //!
 //! ```text
 //! cargo run --release --example 05-digits -- [--epochs N] [--seed S] [--checkpoint-every N]

@@ -7,10 +7,10 @@
 mod trainer;
 
 use autograd_core::data::{DataError, Dataset};
-use autograd_core::optim::Params;
+use autograd_core::params::Params;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use trainer::{CLASSES, FEATURES, Model, TrainError};
+use trainer::{CLASSES, FEATURES, Mlp, TrainError};
 
 /// Small and fast in a debug build.
 const B: usize = 8;
@@ -98,18 +98,18 @@ fn a_non_finite_loss_stops_the_run_with_the_step() {
 
 #[test]
 fn the_first_non_finite_parameter_then_gradient_is_named() {
-    let model: Model<H> = trainer::init(0);
+    let model: Mlp<H> = trainer::init(0);
     let mut grads = model.clone();
     grads.fill(0.5);
     // A finite loss passes whatever the rest holds: only the loss is checked on a healthy step.
     let mut bad = model.clone();
-    bad.0.bias.as_mut_slice()[3] = f32::NAN;
+    bad.fc1.bias.as_mut_slice()[3] = f32::NAN;
     assert!(trainer::check_finite(7, 2.5, &bad, &bad).is_ok());
 
     // Parameters are searched first, in checkpoint order: fc1.weight, fc1.bias, fc2.weight, ...
     let mut p = model.clone();
-    p.1.weight.as_mut_slice()[17] = f32::INFINITY;
-    p.0.bias.as_mut_slice()[5] = f32::NEG_INFINITY;
+    p.fc2.weight.as_mut_slice()[17] = f32::INFINITY;
+    p.fc1.bias.as_mut_slice()[5] = f32::NEG_INFINITY;
     let err = trainer::check_finite(7, f32::NAN, &p, &grads).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -118,7 +118,7 @@ fn the_first_non_finite_parameter_then_gradient_is_named() {
     );
     // With finite parameters, the gradients are searched.
     let mut g = grads.clone();
-    g.1.bias.as_mut_slice()[9] = f32::NAN;
+    g.fc2.bias.as_mut_slice()[9] = f32::NAN;
     let err = trainer::check_finite(3, f32::INFINITY, &model, &g).unwrap_err();
     assert!(
         matches!(&err, TrainError::NonFinite { step: 3, loss, culprit: Some(c) }

@@ -1,6 +1,7 @@
-//! The digits trainer shared by `examples/05-digits.rs` and the tests (`tests/checkpoint_resume.rs`,
-//! `tests/parallel_grad.rs`), which include this file with `#[path]`: the example and the kill test
-//! run the same code path.
+//! The digits trainer shared by `examples/05-digits.rs`, the tests (`tests/checkpoint_resume.rs`,
+//! `tests/parallel_grad.rs`, `tests/digits_accuracy.rs`, `tests/digits_bad_input.rs`) and
+//! `benches/train_check.rs` (and `examples/06-residual.rs`, for the data), which include this file
+//! with `#[path]`: the example and the kill test run the same code path.
 //!
 //! A run is a pure function of its configuration: the split and the initial weights come from the
 //! seed, each epoch's batch order from a generator whose state is saved, and every step is
@@ -15,8 +16,9 @@ use autograd_core::checkpoint::{Checkpoint, CheckpointError, CheckpointLock};
 use autograd_core::data::{DataError, Dataset};
 use autograd_core::differentiable;
 use autograd_core::nn::{Init, Linear};
-use autograd_core::optim::{Adam, Optimizer, Params};
+use autograd_core::optim::{Adam, Optimizer};
 use autograd_core::prelude::*;
+use autograd_core::tape::Leaves;
 use std::fmt;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -47,136 +49,83 @@ pub fn default_config(dir: &Path) -> Config {
     }
 }
 
-/// The model: `64 -> H` (ReLU) `-> 10`, as two layers; a tuple of layers is itself `Params`.
-pub type Model<const H: usize> = (Linear<f32, FEATURES, H>, Linear<f32, H, CLASSES>);
-/// The names of the model's tensors in a checkpoint, in `Params` order.
-pub const NAMES: [&str; 4] = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"];
+/// The model, `64 -> H` (ReLU) `-> 10`: a value whose tensors are found, named and updated
+/// through `Params`. Its gradient and Adam's moments are values of this type too, and its
+/// checkpoint names are its field paths under a prefix (`model.fc1.weight`, `adam.m.fc2.bias`).
+#[derive(Clone, Debug, PartialEq, Params)]
+pub struct Mlp<const H: usize> {
+    /// Pixels to hidden units.
+    pub fc1: Linear<f32, FEATURES, H>,
+    /// Hidden units to class scores.
+    pub fc2: Linear<f32, H, CLASSES>,
+}
 
-/// A [`Model`] (or its gradient, or an Adam moment) seen through the model trait
-/// [`autograd_core::params::Params`], its tensors named by [`NAMES`]: what checkpoints and
-/// `parallel::mean_over_shards` take.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Named<const H: usize>(pub Model<H>);
-
-impl<const H: usize> autograd_core::params::Params for Named<H> {
-    type Elem = f32;
-    const COUNT: usize = NAMES.len();
-    fn slice(&self, i: usize) -> &[f32] {
-        Params::slice(&self.0, i)
-    }
-    fn slice_mut(&mut self, i: usize) -> &mut [f32] {
-        Params::slice_mut(&mut self.0, i)
-    }
-    fn dims(&self, i: usize) -> Vec<usize> {
-        Params::dims(&self.0, i)
-    }
-    fn write_path(i: usize, out: &mut String) {
-        out.push_str(NAMES[i]);
-    }
-    fn zeros_like(&self) -> Self {
-        let mut z = self.clone();
-        Params::fill(&mut z.0, 0.0);
-        z
+// `#[differentiable]`: `loss` below calls `logits`, and differentiates through it and through the
+// layers' own `forward`. Called outside a differentiable function, it is a plain method.
+#[differentiable]
+impl<const H: usize> Mlp<H> {
+    /// The class scores of a batch.
+    pub fn logits<const B: usize>(
+        &self,
+        x: &Tensor<f32, (D<B>, D<FEATURES>)>,
+    ) -> Tensor<f32, (D<B>, D<CLASSES>)> {
+        self.fc2.forward(&self.fc1.forward(x).relu())
     }
 }
 
 /// Seeded Kaiming initialization (the hidden layer feeds a ReLU), zero biases.
-pub fn init<const H: usize>(seed: u64) -> Model<H> {
+pub fn init<const H: usize>(seed: u64) -> Mlp<H> {
     let mut rng = Rng::new(seed);
-    (
-        Linear::new(Init::KaimingUniform, &mut rng),
-        Linear::new(Init::KaimingUniform, &mut rng),
-    )
+    Mlp {
+        fc1: Linear::new(Init::KaimingUniform, &mut rng),
+        fc2: Linear::new(Init::KaimingUniform, &mut rng),
+    }
 }
 
 /// The mean cross-entropy of a batch: the model's loss, written once as ordinary tensor code.
-/// `#[differentiable]` generates `mlp_loss_grad` beside it: the same loss and its gradient with
-/// respect to the four parameters, as straight-line Rust with no tape and no heap allocation.
-#[differentiable(wrt(w1, b1, w2, b2))]
-pub fn mlp_loss<const B: usize, const H: usize>(
-    w1: &Tensor<f32, (D<FEATURES>, D<H>)>,
-    b1: &Tensor<f32, (D<H>,)>,
-    w2: &Tensor<f32, (D<H>, D<CLASSES>)>,
-    b2: &Tensor<f32, (D<CLASSES>,)>,
+///
+/// `#[differentiable]` generates `loss_grad` beside it, the ONE place the trainer's gradient is
+/// computed: `(loss, grad)` with `grad.model` the gradient as an [`Mlp`], by straight-line Rust
+/// without a tape. The tape computes the same numbers
+/// ([`loss_and_grad_tape`]; `tests/parallel_grad.rs` checks the two agree). `wrt(model)`: the
+/// pixels are data, so their gradient is not computed.
+#[differentiable(wrt(model))]
+pub fn loss<const B: usize, const H: usize>(
+    model: &Mlp<H>,
     x: &Tensor<f32, (D<B>, D<FEATURES>)>,
     labels: &[usize; B],
 ) -> f32 {
-    let h = (x.matmul(w1) + b1).relu();
-    let z = h.matmul(w2) + b2;
-    z.cross_entropy(labels).item()
+    model.logits(x).cross_entropy(labels).item()
 }
 
-/// The mean cross-entropy of a batch and its gradient with respect to every parameter.
-///
-/// This is the ONE place the gradient is computed, by the `#[differentiable]` sibling of
-/// [`mlp_loss`]; the tape computes the same numbers (`tests/parallel_grad.rs` checks the two agree).
-pub fn loss_and_grad<const B: usize, const H: usize>(
-    params: &Model<H>,
-    x: &Tensor<f32, (D<B>, D<FEATURES>)>,
-    labels: &[usize; B],
-) -> (f32, Model<H>) {
-    let (fc1, fc2) = params;
-    let (loss, g) = mlp_loss_grad(&fc1.weight, &fc1.bias, &fc2.weight, &fc2.bias, x, labels);
-    let grads = (
-        Linear {
-            weight: g.w1,
-            bias: g.b1,
-        },
-        Linear {
-            weight: g.w2,
-            bias: g.b2,
-        },
-    );
-    (loss, grads)
-}
-
-/// The same gradient through the tape (an independent engine, for tests).
+/// The same loss and gradient through the tape (an independent engine, for tests): the model's
+/// tensors become leaves on first use, and the gradient comes back as an [`Mlp`].
 pub fn loss_and_grad_tape<const B: usize, const H: usize>(
-    params: &Model<H>,
+    model: &Mlp<H>,
     x: &Tensor<f32, (D<B>, D<FEATURES>)>,
     labels: &[usize; B],
-) -> (f32, Model<H>) {
-    let (fc1, fc2) = params;
-    let w1 = Var::param(fc1.weight.clone());
-    let b1 = Var::param(fc1.bias.clone());
-    let w2 = Var::param(fc2.weight.clone());
-    let b2 = Var::param(fc2.bias.clone());
+) -> (f32, Mlp<H>) {
+    let leaves = Leaves::new(model);
     let x = Var::constant(x.clone());
-    let h: Var<f32, (D<B>, D<H>)> = (x.matmul(&w1) + &b1).relu();
-    let z: Var<f32, (D<B>, D<CLASSES>)> = h.matmul(&w2) + &b2;
+    let h: Var<f32, (D<B>, D<H>)> =
+        (x.matmul(&leaves.var(&model.fc1.weight)) + &leaves.var(&model.fc1.bias)).relu();
+    let z: Var<f32, (D<B>, D<CLASSES>)> =
+        h.matmul(&leaves.var(&model.fc2.weight)) + &leaves.var(&model.fc2.bias);
     let loss = z.cross_entropy(labels);
     loss.backward()
         .expect("the loss depends on every parameter");
-    let grads = (
-        Linear {
-            weight: w1.grad().expect("w1 is a parameter"),
-            bias: b1.grad().expect("b1 is a parameter"),
-        },
-        Linear {
-            weight: w2.grad().expect("w2 is a parameter"),
-            bias: b2.grad().expect("b2 is a parameter"),
-        },
-    );
-    (loss.item(), grads)
-}
-
-/// The class scores of a batch (no graph is built: plain tensors).
-pub fn logits<const B: usize, const H: usize>(
-    params: &Model<H>,
-    x: &Tensor<f32, (D<B>, D<FEATURES>)>,
-) -> Tensor<f32, (D<B>, D<CLASSES>)> {
-    params.1.forward(&params.0.forward(x).relu())
+    (loss.item(), leaves.grads())
 }
 
 /// The fraction of `data` classified correctly (rows one at a time, so any row count works).
 #[allow(clippy::cast_precision_loss, reason = "row counts are small")]
-pub fn accuracy<const H: usize>(params: &Model<H>, data: &Dataset<f32, FEATURES>) -> f32 {
+pub fn accuracy<const H: usize>(model: &Mlp<H>, data: &Dataset<f32, FEATURES>) -> f32 {
     let correct = data
         .features()
         .iter()
         .zip(data.labels())
         .filter(|&(row, &label)| {
-            let z = logits(params, &Tensor::new([*row]));
+            let z = model.logits(&Tensor::new([*row]));
             argmax(z.as_slice()) == label
         })
         .count();
@@ -306,9 +255,9 @@ pub enum Event<'a> {
 #[derive(Clone, Debug)]
 pub struct State<const H: usize> {
     /// The parameters.
-    pub model: Model<H>,
+    pub model: Mlp<H>,
     /// The optimizer, with its moments and step count.
-    pub opt: Adam<Model<H>>,
+    pub opt: Adam<Mlp<H>>,
     /// The batch-order generator's state at the start of the current epoch.
     pub epoch_rng: u64,
     /// The current epoch.
@@ -422,10 +371,10 @@ impl<const H: usize> State<H> {
     /// The checkpoint of this state.
     pub fn to_checkpoint(&self, cfg: &Config) -> Checkpoint {
         let mut c = Checkpoint::new();
-        c.put_model("model", &Named(self.model.clone()));
+        c.put_model("model", &self.model);
         let (m, v) = self.opt.moments();
-        c.put_model("adam.m", &Named(m.clone()));
-        c.put_model("adam.v", &Named(v.clone()));
+        c.put_model("adam.m", m);
+        c.put_model("adam.v", v);
         c.set_meta("seed", cfg.seed);
         c.set_meta("step", self.opt.steps());
         c.set_meta("epoch", self.epoch);
@@ -448,10 +397,8 @@ impl<const H: usize> State<H> {
     /// A tensor of another shape or type, or metadata missing or from another run.
     pub fn from_checkpoint(c: &Checkpoint, cfg: &Config) -> Result<Self, TrainError> {
         let mut s = Self::new(cfg);
-        let mut model = Named(s.model.clone());
-        c.get_model("model", &mut model)?;
-        s.model = model.0;
-        let (mut m, mut v) = (Named(s.model.clone()), Named(s.model.clone()));
+        c.get_model("model", &mut s.model)?;
+        let (mut m, mut v) = (s.model.zeros_like(), s.model.zeros_like());
         c.get_model("adam.m", &mut m)?;
         c.get_model("adam.v", &mut v)?;
         fn meta<V: std::str::FromStr>(c: &Checkpoint, key: &str) -> Result<V, TrainError> {
@@ -466,7 +413,7 @@ impl<const H: usize> State<H> {
                 cfg.seed
             )));
         }
-        s.opt.restore(m.0, v.0, meta(c, "step")?);
+        s.opt.restore(m, v, meta(c, "step")?);
         s.epoch = meta(c, "epoch")?;
         s.batch = meta(c, "batch")?;
         s.epoch_rng = meta(c, "epoch_rng")?;
@@ -498,17 +445,17 @@ impl<const H: usize> State<H> {
 pub fn check_finite<const H: usize>(
     step: u64,
     loss: f32,
-    model: &Model<H>,
-    grads: &Model<H>,
+    model: &Mlp<H>,
+    grads: &Mlp<H>,
 ) -> Result<(), TrainError> {
     if loss.is_finite() {
         return Ok(());
     }
-    let first = |m: &Model<H>| {
-        (0..NAMES.len()).find_map(|i| {
+    let first = |m: &Mlp<H>| {
+        (0..Mlp::<H>::COUNT).find_map(|i| {
             let v = m.slice(i);
             let k = v.iter().position(|x| !x.is_finite())?;
-            Some(format!("{}[{k}] = {}", NAMES[i], v[k]))
+            Some(format!("{}[{k}] = {}", Mlp::<H>::path(i), v[k]))
         })
     };
     let culprit = first(model).or_else(|| first(grads).map(|c| format!("the gradient of {c}")));
@@ -614,9 +561,9 @@ pub fn train<const B: usize, const H: usize>(
                 train.features()[rows[i]]
             }));
             let labels = core::array::from_fn(|i| train.labels()[rows[i]]);
-            let (loss, grads) = loss_and_grad::<B, H>(&s.model, &x, &labels);
-            check_finite(s.opt.steps() + 1, loss, &s.model, &grads)?;
-            s.opt.step(&mut s.model, &grads);
+            let (loss, grad) = loss_grad::<B, H>(&s.model, &x, &labels);
+            check_finite(s.opt.steps() + 1, loss, &s.model, &grad.model)?;
+            s.opt.step(&mut s.model, &grad.model);
             s.loss_sum += loss;
             s.batch += 1;
             let step = s.opt.steps();
@@ -649,8 +596,8 @@ pub fn train<const B: usize, const H: usize>(
 }
 
 /// Every parameter's bits, for exact comparisons.
-pub fn param_bits<const H: usize>(m: &Model<H>) -> Vec<u32> {
-    (0..<Model<H> as Params<f32>>::COUNT)
+pub fn param_bits<const H: usize>(m: &Mlp<H>) -> Vec<u32> {
+    (0..Mlp::<H>::COUNT)
         .flat_map(|i| m.slice(i).iter().map(|v| v.to_bits()).collect::<Vec<_>>())
         .collect()
 }
