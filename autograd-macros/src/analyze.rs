@@ -12,6 +12,8 @@ pub struct Analysis {
     pub useful_all: Vec<bool>,
     /// [`useful`] when only the first is (`f_grad` of a function with a tuple output).
     pub useful_first: Vec<bool>,
+    /// See [`deps`].
+    pub deps: Vec<u64>,
 }
 
 /// Phase 4 of the expansion, run by `expand.rs` between lowering and emission.
@@ -19,6 +21,62 @@ pub fn analyze(body: &Body) -> Analysis {
     Analysis {
         useful_all: useful(body, true),
         useful_first: useful(body, false),
+        deps: deps(body),
+    }
+}
+
+/// `deps[v]`: the differentiated parameters variable `v` depends on, bit `i` for parameter `i`
+/// (parameters past the 64th share bit 63). A pullback passes them on to the functions it calls,
+/// so that a callee computes only the cotangents that reach a parameter its caller needs.
+pub fn deps(body: &Body) -> Vec<u64> {
+    use crate::ir::Origin;
+    let mut d = vec![0u64; body.vars.len()];
+    for (v, var) in body.vars.iter().enumerate() {
+        if let (Origin::Param(i), true) = (var.origin, var.active) {
+            d[v] = 1 << i.min(63);
+        }
+    }
+    // Loops carry values around: repeat until nothing changes.
+    loop {
+        let before = d.clone();
+        deps_block(&body.stmts, body, &mut d);
+        if d == before {
+            return d;
+        }
+    }
+}
+
+fn deps_block(stmts: &[Stmt], body: &Body, d: &mut [u64]) {
+    for s in stmts {
+        match s {
+            Stmt::Let { var, value, .. } => {
+                let from = match value {
+                    Value::Op { args, .. } => args.iter().fold(0, |m, &a| m | d[a]),
+                    Value::Call { args, .. } => args.iter().fold(0, |m, &(a, _)| m | d[a]),
+                    Value::Copy(a) | Value::Project { base: a, .. } => d[*a],
+                    Value::Inert(_) | Value::Detach(_) => 0,
+                };
+                d[*var] |= from;
+            }
+            Stmt::Destructure { .. } | Stmt::Inert(_) => {}
+            Stmt::Loop(l) => {
+                for c in &l.carried {
+                    d[c.inner_in] |= d[c.outer_in] | d[c.inner_out];
+                }
+                deps_block(&l.body, body, d);
+                for c in &l.carried {
+                    d[c.outer_out] |= d[c.inner_out];
+                }
+            }
+            Stmt::Branch(b) => {
+                for arm in &b.arms {
+                    deps_block(&arm.body, body, d);
+                    for (j, &out) in b.outputs.iter().enumerate() {
+                        d[out] |= d[arm.results[j]];
+                    }
+                }
+            }
+        }
     }
 }
 

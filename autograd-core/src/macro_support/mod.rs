@@ -731,3 +731,94 @@ pub struct Need<const MASK: u64>;
 impl<const MASK: u64> Needs for Need<MASK> {
     const MASK: u64 = MASK;
 }
+
+/// The [`Needs`] of a call inside a pullback: argument `j`'s cotangent is needed if it depends on
+/// a parameter the pullback's own caller needs (`N`): bit `j` is set when `N::MASK & Dj != 0`,
+/// `Dj` being the parameters argument `j` depends on. So a layer's `forward` called from a
+/// method whose input its caller does not differentiate skips the input's cotangent too, however
+/// deep the calls nest. (Calls of more than eight arguments pass their activity instead.)
+#[derive(Debug)]
+pub struct NeedsOf<
+    N,
+    const D0: u64 = 0,
+    const D1: u64 = 0,
+    const D2: u64 = 0,
+    const D3: u64 = 0,
+    const D4: u64 = 0,
+    const D5: u64 = 0,
+    const D6: u64 = 0,
+    const D7: u64 = 0,
+>(core::marker::PhantomData<N>);
+
+impl<
+    N,
+    const D0: u64,
+    const D1: u64,
+    const D2: u64,
+    const D3: u64,
+    const D4: u64,
+    const D5: u64,
+    const D6: u64,
+    const D7: u64,
+> NeedsOf<N, D0, D1, D2, D3, D4, D5, D6, D7>
+{
+    /// The value passed to a pullback.
+    pub const NEW: Self = NeedsOf(core::marker::PhantomData);
+}
+
+impl<
+    N,
+    const D0: u64,
+    const D1: u64,
+    const D2: u64,
+    const D3: u64,
+    const D4: u64,
+    const D5: u64,
+    const D6: u64,
+    const D7: u64,
+> Clone for NeedsOf<N, D0, D1, D2, D3, D4, D5, D6, D7>
+{
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<
+    N,
+    const D0: u64,
+    const D1: u64,
+    const D2: u64,
+    const D3: u64,
+    const D4: u64,
+    const D5: u64,
+    const D6: u64,
+    const D7: u64,
+> Copy for NeedsOf<N, D0, D1, D2, D3, D4, D5, D6, D7>
+{
+}
+
+impl<
+    N: Needs,
+    const D0: u64,
+    const D1: u64,
+    const D2: u64,
+    const D3: u64,
+    const D4: u64,
+    const D5: u64,
+    const D6: u64,
+    const D7: u64,
+> Needs for NeedsOf<N, D0, D1, D2, D3, D4, D5, D6, D7>
+{
+    const MASK: u64 = {
+        let d = [D0, D1, D2, D3, D4, D5, D6, D7];
+        let mut m = 0;
+        let mut j = 0;
+        while j < 8 {
+            if N::MASK & d[j] != 0 {
+                m |= 1 << j;
+            }
+            j += 1;
+        }
+        m
+    };
+}

@@ -74,23 +74,6 @@ impl<T: Float, const V: usize, const E: usize, St: Storage> crate::params::Param
     }
 }
 
-/// The old index-based trait, until its last users (checkpoints, data parallelism) move to
-/// [`Params`](crate::params::Params); deleted with it.
-impl<T: Float, const V: usize, const E: usize, St: Storage> crate::optim::Params<T>
-    for Embedding<T, V, E, St>
-{
-    const COUNT: usize = 1;
-    fn slice(&self, _: usize) -> &[T] {
-        self.table.as_slice()
-    }
-    fn slice_mut(&mut self, _: usize) -> &mut [T] {
-        self.table.as_mut_slice()
-    }
-    fn dims(&self, _: usize) -> Vec<usize> {
-        vec![V, E]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -108,31 +108,6 @@ impl<T: Float, const I: usize, const O: usize, St: Storage> crate::params::Param
     }
 }
 
-/// The old index-based trait, until its last users (checkpoints, data parallelism) move to
-/// [`Params`](crate::params::Params); deleted with it.
-impl<T: Float, const I: usize, const O: usize, St: Storage> crate::optim::Params<T>
-    for Linear<T, I, O, St>
-{
-    const COUNT: usize = 2;
-    fn slice(&self, i: usize) -> &[T] {
-        if i == 0 {
-            self.weight.as_slice()
-        } else {
-            self.bias.as_slice()
-        }
-    }
-    fn slice_mut(&mut self, i: usize) -> &mut [T] {
-        if i == 0 {
-            self.weight.as_mut_slice()
-        } else {
-            self.bias.as_mut_slice()
-        }
-    }
-    fn dims(&self, i: usize) -> Vec<usize> {
-        if i == 0 { vec![I, O] } else { vec![O] }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

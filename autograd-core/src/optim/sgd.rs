@@ -103,8 +103,6 @@ impl<P: Params> Optimizer<P> for Sgd<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    // The optimizer's `Params<T>`, not the prelude's model trait of the same name.
-    use super::Params;
     use crate::prelude::*;
 
     /// The book chapter's check: w = [1, -2], loss sum(w^2), lr 0.1, momentum 0.9, two steps.

@@ -15,12 +15,24 @@ use syn::ext::IdentExt;
 pub struct Forward<'a, 'c> {
     cx: &'c Cx<'a>,
     plan: &'c Plan,
+    /// In a pullback: the calls pass on what the pullback's caller needs (`NeedsOf<__N, ..>`).
+    guarded: bool,
 }
 
 impl<'a, 'c> Forward<'a, 'c> {
     /// A forward emitter that saves what `plan` says.
     pub fn new(cx: &'c Cx<'a>, plan: &'c Plan) -> Self {
-        Forward { cx, plan }
+        Forward {
+            cx,
+            plan,
+            guarded: false,
+        }
+    }
+
+    /// The forward sweep of a pullback (see `guarded`).
+    pub fn guarded(mut self) -> Self {
+        self.guarded = true;
+        self
     }
 
     /// A reference to a variable in the forward sweep.
@@ -145,7 +157,23 @@ impl<'a, 'c> Forward<'a, 'c> {
                             .filter(|&(j, &(a, _))| j < 64 && self.cx.body.vars[a].active)
                             .fold(0, |m, (j, _)| m | (1 << j));
                         let mask = proc_macro2::Literal::u64_unsuffixed(mask);
-                        passed.push(quote!(#k::__private::Need::<#mask>));
+                        let deps = &self.cx.analysis.deps;
+                        if self.guarded && args.len() <= 8 {
+                            // The parameters each argument depends on, masked by what this
+                            // pullback's caller needs.
+                            let ds = args.iter().map(|&(a, _)| {
+                                proc_macro2::Literal::u64_unsuffixed(
+                                    if self.cx.body.vars[a].active {
+                                        deps[a]
+                                    } else {
+                                        0
+                                    },
+                                )
+                            });
+                            passed.push(quote!(#k::__private::NeedsOf::<__N, #(#ds),*>::NEW));
+                        } else {
+                            passed.push(quote!(#k::__private::Need::<#mask>));
+                        }
                         let turbofish = turbofish.as_ref().map(with_inferred_needs);
                         let call = if *method {
                             let (recv, rest) = passed.split_first().expect("a receiver");

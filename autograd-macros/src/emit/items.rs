@@ -96,6 +96,8 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
     let forward = Forward::new(cx, &plan);
     let fwd = forward.block(&body.stmts);
     let enums = forward.enums();
+    // The pullback's forward sweep passes on to its callees what its own caller needs.
+    let fwd_pb = Forward::new(cx, &plan).guarded().block(&body.stmts);
     let items = &body.items;
     let result = cx.ident(Entity::Var(body.result));
 
@@ -234,7 +236,7 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         #prelude
         #(#items)*
         #enums
-        #fwd
+        #fwd_pb
         (#take_out, move |#(#closure_params,)* __value: &#out, #cot: &#out| {
             #[allow(unused_variables)]
             let #value_pat = __value;
