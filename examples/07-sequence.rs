@@ -129,10 +129,6 @@ impl SeqNet {
 #[differentiable]
 impl SeqNet {
     /// The class scores of a batch of sequences, `xs[t]` holding every sequence's step `t`.
-    #[allow(
-        clippy::needless_range_loop,
-        reason = "#[differentiable] unrolls `for` loops over `0..N` only"
-    )]
     pub fn logits<const B: usize>(
         &self,
         xs: &[Tensor![f32; B, SYMBOLS]; STEPS],

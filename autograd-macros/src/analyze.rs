@@ -39,14 +39,14 @@ pub fn deps(body: &Body) -> Vec<u64> {
     // Loops carry values around: repeat until nothing changes.
     loop {
         let before = d.clone();
-        deps_block(&body.stmts, body, &mut d);
+        deps_block(&body.stmts, &mut d);
         if d == before {
             return d;
         }
     }
 }
 
-fn deps_block(stmts: &[Stmt], body: &Body, d: &mut [u64]) {
+fn deps_block(stmts: &[Stmt], d: &mut [u64]) {
     for s in stmts {
         match s {
             Stmt::Let { var, value, .. } => {
@@ -63,14 +63,14 @@ fn deps_block(stmts: &[Stmt], body: &Body, d: &mut [u64]) {
                 for c in &l.carried {
                     d[c.inner_in] |= d[c.outer_in] | d[c.inner_out];
                 }
-                deps_block(&l.body, body, d);
+                deps_block(&l.body, d);
                 for c in &l.carried {
                     d[c.outer_out] |= d[c.inner_out];
                 }
             }
             Stmt::Branch(b) => {
                 for arm in &b.arms {
-                    deps_block(&arm.body, body, d);
+                    deps_block(&arm.body, d);
                     for (j, &out) in b.outputs.iter().enumerate() {
                         d[out] |= d[arm.results[j]];
                     }
