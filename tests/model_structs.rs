@@ -377,3 +377,20 @@ mod nested {
         }
     }
 }
+
+/// A tensor behind a type alias is differentiated (its name is spelled like a model's, and a
+/// tensor is a `Params`): its gradient is a tensor.
+type Weights = Tensor![f64; 3];
+
+#[differentiable]
+fn through_alias(w: &Weights, x: &[f64; 3]) -> f64 {
+    (w * w).sum().item() + x[0]
+}
+
+#[test]
+fn a_tensor_behind_an_alias_is_differentiated() {
+    let w = Tensor::new([1.0, -2.0, 0.5]);
+    let (v, g) = through_alias_grad(&w, &[4.0, 0.0, 0.0]);
+    assert_eq!(v, 1.0 + 4.0 + 0.25 + 4.0);
+    assert_eq!(g.w.to_array(), [2.0, -4.0, 1.0]);
+}

@@ -22,8 +22,24 @@ const SHARDS: usize = 4;
 
 type Shard = (Tensor<f32, (D<SHARD>, D<FEATURES>)>, [usize; SHARD]);
 
+/// Runs `f` on a thread with room: a debug build of the gradient of a batch of 128 keeps every
+/// intermediate (64 KiB each) and each layer call's closure on the stack, past the 2 MiB of a test
+/// thread.
+fn on_big_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(f)
+        .expect("spawn")
+        .join()
+        .expect("the test body");
+}
+
 #[test]
 fn sharded_gradient_equals_the_single_thread_gradient() {
+    on_big_stack(sharded_gradient);
+}
+
+fn sharded_gradient() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/digits.csv.gz");
     let (train, _) = trainer::split(trainer::read_digits(&path).unwrap(), 0);
     let model: Mlp<H> = trainer::init(5);
@@ -66,6 +82,10 @@ fn sharded_gradient_equals_the_single_thread_gradient() {
 /// two engines, one set of rules.
 #[test]
 fn generated_gradient_equals_the_tape_gradient() {
+    on_big_stack(generated_equals_tape);
+}
+
+fn generated_equals_tape() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/digits.csv.gz");
     let (train, _) = trainer::split(trainer::read_digits(&path).unwrap(), 0);
     let model: Mlp<H> = trainer::init(7);

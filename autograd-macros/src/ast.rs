@@ -262,7 +262,7 @@ pub fn read(
     if !params.iter().any(|p| p.wrt) && errors.is_empty() {
         errors.error(
             sig.ident.span(),
-            format!("`{}` has nothing to differentiate: no parameter is written as a tensor (`Tensor<..>`, `Tensor![..]`) or a float (`f32`, `f64`, `T: Float`); name the differentiated parameters with `#[differentiable(wrt(a, b))]`", sig.ident),
+            format!("`{}` has nothing to differentiate: no parameter is written as a tensor (`Tensor<..>`, `Tensor![..]`), a float (`f32`, `f64`, `T: Float`) or a model (a struct, an array of tensors or of models); name the differentiated parameters with `#[differentiable(wrt(a, b))]`", sig.ident),
         );
     }
     Some(Function {
