@@ -1,6 +1,6 @@
 //! Optimizers over a model's parameters, with their state stored inline (no heap for small models).
 //!
-//! A model's parameters are anything implementing [`Params`](crate::params::Params): a tensor, a
+//! A model's parameters are anything implementing [`Params`]: a tensor, a
 //! float, a tuple or array of them, or a struct with `#[derive(Params)]`. An optimizer keeps its
 //! per-parameter state as values of the model's own type (made by `zeros_like`), so the state of
 //! an inline model is inline too, and a step allocates nothing.
