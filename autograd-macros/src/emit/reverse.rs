@@ -355,16 +355,8 @@ impl<'a, 'c> Reverse<'a, 'c> {
     /// A contribution to a parameter in a pullback, made only if the caller needs it: the
     /// parameter's cotangent is a mutable binding from its first contribution on (zero when not
     /// needed), added into under the condition.
+    /// (Counted by [`Reverse::contribute`], which calls it.)
     fn contribute_guarded(&mut self, v: VarId, g: TokenStream, need: &TokenStream) -> TokenStream {
-        if self.counting {
-            self.plan.counts[v] += 1;
-            let home = self.cx.home(Entity::Var(v));
-            for &(c, scope) in &self.constructs {
-                if !self.cx.within(home, scope) {
-                    self.plan.targets.entry(c).or_default().insert(v);
-                }
-            }
-        }
         self.remaining[v] = self.remaining[v].saturating_sub(1);
         let k = self.krate().clone();
         match self.ct[v].clone() {
