@@ -394,3 +394,26 @@ fn a_tensor_behind_an_alias_is_differentiated() {
     assert_eq!(v, 1.0 + 4.0 + 0.25 + 4.0);
     assert_eq!(g.w.to_array(), [2.0, -4.0, 1.0]);
 }
+
+/// A differentiated array of tensors, indexed by a loop counter and by a constant: its gradient
+/// is an array.
+#[differentiable]
+fn array_of_tensors(ws: &[Tensor![f64; 3]; 3], x: &Tensor![f64; 3]) -> f64 {
+    let mut h = x.clone();
+    for i in 0..3 {
+        h = (&h * &ws[i]).tanh();
+    }
+    (h * &ws[0]).sum().item()
+}
+
+#[test]
+fn an_array_of_tensors_is_differentiated() {
+    let ws: [Tensor![f64; 3]; 3] =
+        core::array::from_fn(|k| Tensor::rand_uniform(60 + k as u64, -1.5, 1.5));
+    let x = Tensor::new([0.3, -0.7, 1.1]);
+    let (v, g) = array_of_tensors_grad(&ws, &x);
+    assert_eq!(v, array_of_tensors(&ws, &x));
+    check_model(|w| array_of_tensors(w, &x), &ws, &g.ws);
+    let tol = Tolerance::default();
+    check_gradient(|x| array_of_tensors(&ws, x), &x, &g.x, tol).unwrap();
+}
