@@ -417,3 +417,39 @@ fn an_array_of_tensors_is_differentiated() {
     let tol = Tolerance::default();
     check_gradient(|x| array_of_tensors(&ws, x), &x, &g.x, tol).unwrap();
 }
+
+/// A method that does not read `self`, called on a model: its receiver gets no cotangent.
+#[derive(Clone, Debug, Params)]
+struct Scale {
+    s: Tensor![f64; 3],
+}
+
+#[differentiable]
+impl Scale {
+    fn ignore(&self, x: &Tensor![f64; 3]) -> Tensor![f64; 3] {
+        x.exp()
+    }
+    fn twice(&self, x: &Tensor![f64; 3]) -> Tensor![f64; 3] {
+        // A method calling another method of `self`, and reading a field.
+        self.ignore(x) * &self.s + self.ignore(x)
+    }
+}
+
+#[differentiable]
+fn through_methods(m: &Scale, x: &Tensor![f64; 3]) -> f64 {
+    m.twice(x).sum().item() + m.ignore(x).sum().item()
+}
+
+#[test]
+fn methods_that_call_methods_on_self() {
+    let m = Scale {
+        s: Tensor::new([0.5, -1.0, 2.0]),
+    };
+    let x = Tensor::new([0.1, 0.2, -0.3]);
+    let (v, g) = through_methods_grad(&m, &x);
+    assert_eq!(v, through_methods(&m, &x));
+    // d/ds = exp(x); d/dx = exp(x) (s + 2).
+    g.m.s.assert_close(&x.exp(), 1e-14, 0.0);
+    g.x.assert_close(&(&x.exp() * &(&m.s + 2.0)), 1e-14, 1e-14);
+    check_model(|m| through_methods(m, &x), &m, &g.m);
+}

@@ -226,6 +226,12 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
             quote!(#[allow(unused_variables)] #n: &#t)
         })
         .collect();
+    // A method's pullback adds its receiver's cotangent into the caller's, which it lends.
+    let lend_param = if f.method.is_some() {
+        quote!(#[allow(unused_variables, unused_mut)] __acc_self: ::core::option::Option<&mut Self>)
+    } else {
+        quote!()
+    };
     let value_ids: Vec<&Ident> = outputs.iter().map(|(_, id)| id).collect();
     let value_pat = if body.aux.is_empty() {
         quote!(__value0)
@@ -237,7 +243,7 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         #(#items)*
         #enums
         #fwd_pb
-        (#take_out, move |#(#closure_params,)* __value: &#out, #cot: &#out| {
+        (#take_out, move |#(#closure_params,)* __value: &#out, #cot: &#out, #lend_param| {
             #[allow(unused_variables)]
             let #value_pat = __value;
             #rev_pb
@@ -879,13 +885,19 @@ impl<'a> Names<'a> {
         captured.push(quote!(__N));
         let arg_tys = f.params.iter().map(|p| &p.value_ty);
         let cts = f.params.iter().map(|p| {
-            if p.wrt {
+            if p.wrt && !p.receiver {
                 let t = &p.value_ty;
                 quote!(#t)
             } else {
                 quote!(#krate::__private::NoGrad)
             }
         });
+        // A method's receiver's cotangent is lent by the caller (see `Reverse::lent`).
+        let lend_ty = if f.method.is_some() {
+            quote!(::core::option::Option<&mut Self>)
+        } else {
+            quote!()
+        };
         let name = &self.pullback;
         let arg_tys: Vec<&Type> = arg_tys.collect();
         let cts: Vec<TokenStream> = cts.collect();
@@ -893,7 +905,7 @@ impl<'a> Names<'a> {
             #[doc(hidden)]
             #[allow(unused_mut, clippy::too_many_lines, clippy::similar_names, clippy::type_complexity, clippy::needless_pass_by_value, reason = "generated code: one binding per op")]
             #attrs
-            #vis fn #name #generics (#(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out, &#out) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
+            #vis fn #name #generics (#(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out, &#out, #lend_ty) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
                 #body
             }
         };

@@ -152,6 +152,17 @@ impl<'a> Cx<'a> {
             analysis.useful_first.clone()
         };
         let mut roots = BTreeSet::new();
+        // A method's receiver, and a parameter that is the receiver of a method call: their
+        // cotangent is a value added into (lent to the callee, or by the caller).
+        for (v, var) in body.vars.iter().enumerate() {
+            if let Origin::Param(i) = var.origin
+                && var.active
+                && useful[v]
+                && (f.params[i].receiver || receivers(&body.stmts).contains(&v))
+            {
+                roots.insert(v);
+            }
+        }
         for &v in projections.keys() {
             if useful[v] && body.vars[v].active {
                 let mut r = v;
@@ -229,6 +240,11 @@ impl<'a> Cx<'a> {
         quote::quote!(#module::#sub::Fallback)
     }
 
+    /// Whether `v` is the method's receiver.
+    fn is_receiver(&self, v: VarId) -> bool {
+        matches!(self.body.vars[v].origin, Origin::Param(i) if self.f.params[i].receiver)
+    }
+
     /// The base and steps of projection `v`.
     fn projection(&self, v: VarId) -> Option<(VarId, &'a [Seg])> {
         self.projections.get(&v).copied()
@@ -301,6 +317,29 @@ impl<'a> Cx<'a> {
     fn arms_enum(&self, b: usize) -> Ident {
         format_ident!("__Arms{}", b)
     }
+}
+
+/// The receivers of the method calls of a block.
+fn receivers(stmts: &[Stmt]) -> Vec<VarId> {
+    let mut out = Vec::new();
+    for s in stmts {
+        match s {
+            Stmt::Let {
+                value: Value::Call {
+                    method: true, args, ..
+                },
+                ..
+            } => out.push(args[0].0),
+            Stmt::Loop(l) => out.extend(receivers(&l.body)),
+            Stmt::Branch(b) => {
+                for a in &b.arms {
+                    out.extend(receivers(&a.body));
+                }
+            }
+            Stmt::Let { .. } | Stmt::Destructure { .. } | Stmt::Inert(_) => {}
+        }
+    }
+    out
 }
 
 /// Every projection of a block, by the variable it binds.
