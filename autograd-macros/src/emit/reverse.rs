@@ -147,8 +147,8 @@ impl<'a, 'c> Reverse<'a, 'c> {
             return None;
         };
         let k = self.krate();
-        let i = proc_macro2::Literal::u32_unsuffixed(u32::try_from(i).unwrap_or(63));
-        Some(quote!((<__N as #k::__private::Needs>::MASK >> #i) & 1 == 1))
+        let bit = proc_macro2::Literal::u64_unsuffixed(1 << i.min(63));
+        Some(quote!(<__N as #k::__private::Needs>::MASK & #bit != 0))
     }
 
     /// Scopes the top-level cotangents in blocks (see [`Reverse::block`]). This helps only an
