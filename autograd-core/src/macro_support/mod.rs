@@ -656,62 +656,87 @@ mod tests {
 /// `T::from_f64(0.5)`), into a call of these functions, in the user's function as written. The
 /// generated gradient needs no rewrite: its rules take a scalar on either side.
 pub mod scalar_left {
+    use super::{Binary, Forward};
+    use crate::ops::{Add, Div, Mul, Sub};
     use crate::scalar::Float;
     use crate::shape::Shape;
     use crate::storage::Storage;
     use crate::tensor::Tensor;
 
-    /// A right operand of a scalar on the left: a tensor (owned or borrowed) or a scalar.
-    pub trait Operand<T: Float> {
-        /// The result: a tensor shaped like the operand, or a scalar.
-        type Out;
-        /// `f(scalar, element)` for every element.
-        fn apply(self, a: T, f: impl Fn(T, T) -> T) -> Self::Out;
+    /// A right operand of a scalar on the left: a tensor (owned or borrowed) or a scalar, read by
+    /// reference by the rule.
+    pub trait Operand {
+        /// What the rule reads.
+        type Target;
+        /// A reference to it.
+        fn target(&self) -> &Self::Target;
     }
 
-    impl<T: Float, S: Shape, St: Storage> Operand<T> for &Tensor<T, S, St> {
-        type Out = Tensor<T, S, St>;
+    impl<T: Float, S: Shape, St: Storage> Operand for &Tensor<T, S, St> {
+        type Target = Tensor<T, S, St>;
         #[inline]
-        fn apply(self, a: T, f: impl Fn(T, T) -> T) -> Self::Out {
-            self.map(|v| f(a, v))
+        fn target(&self) -> &Tensor<T, S, St> {
+            self
         }
     }
 
-    impl<T: Float, S: Shape, St: Storage> Operand<T> for Tensor<T, S, St> {
-        type Out = Tensor<T, S, St>;
+    impl<T: Float, S: Shape, St: Storage> Operand for Tensor<T, S, St> {
+        type Target = Self;
         #[inline]
-        fn apply(self, a: T, f: impl Fn(T, T) -> T) -> Self::Out {
-            self.map(|v| f(a, v))
+        fn target(&self) -> &Self {
+            self
         }
     }
 
-    impl<T: Float> Operand<T> for T {
-        type Out = T;
+    impl<T: Float> Operand for T {
+        type Target = T;
         #[inline]
-        fn apply(self, a: T, f: impl Fn(T, T) -> T) -> T {
-            f(a, self)
+        fn target(&self) -> &T {
+            self
         }
+    }
+
+    /// The rule's forward on `(a, b)`: the same rule, and so the same bits, as the generated
+    /// gradient's forward.
+    #[inline]
+    fn apply<Rl, T, R: Operand, O>(rule: Rl, a: T, b: R) -> O
+    where
+        for<'x> Binary<Rl>: Forward<(&'x T, &'x R::Target), Out = O>,
+    {
+        Binary(rule).forward((&a, b.target())).0
     }
 
     /// `a + b`.
     #[inline]
-    pub fn add<T: Float, R: Operand<T>>(a: T, b: R) -> R::Out {
-        b.apply(a, |a, v| a + v)
+    pub fn add<T, R: Operand, O>(a: T, b: R) -> O
+    where
+        for<'x> Binary<Add>: Forward<(&'x T, &'x R::Target), Out = O>,
+    {
+        apply(Add, a, b)
     }
     /// `a - b`.
     #[inline]
-    pub fn sub<T: Float, R: Operand<T>>(a: T, b: R) -> R::Out {
-        b.apply(a, |a, v| a - v)
+    pub fn sub<T, R: Operand, O>(a: T, b: R) -> O
+    where
+        for<'x> Binary<Sub>: Forward<(&'x T, &'x R::Target), Out = O>,
+    {
+        apply(Sub, a, b)
     }
     /// `a * b`.
     #[inline]
-    pub fn mul<T: Float, R: Operand<T>>(a: T, b: R) -> R::Out {
-        b.apply(a, |a, v| a * v)
+    pub fn mul<T, R: Operand, O>(a: T, b: R) -> O
+    where
+        for<'x> Binary<Mul>: Forward<(&'x T, &'x R::Target), Out = O>,
+    {
+        apply(Mul, a, b)
     }
     /// `a / b`.
     #[inline]
-    pub fn div<T: Float, R: Operand<T>>(a: T, b: R) -> R::Out {
-        b.apply(a, |a, v| a / v)
+    pub fn div<T, R: Operand, O>(a: T, b: R) -> O
+    where
+        for<'x> Binary<Div>: Forward<(&'x T, &'x R::Target), Out = O>,
+    {
+        apply(Div, a, b)
     }
 }
 
