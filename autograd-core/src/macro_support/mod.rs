@@ -706,37 +706,25 @@ pub mod scalar_left {
         Binary(rule).forward((&a, b.target())).0
     }
 
-    /// `a + b`.
-    #[inline]
-    pub fn add<T, R: Operand, O>(a: T, b: R) -> O
-    where
-        for<'x> Binary<Add>: Forward<(&'x T, &'x R::Target), Out = O>,
-    {
-        apply(Add, a, b)
+    /// One function per operator: `name(a, b)` runs `Rule` on `(a, b)`.
+    macro_rules! operators {
+        ($($name:ident $rule:ident $doc:literal;)*) => {$(
+            #[doc = $doc]
+            #[inline]
+            pub fn $name<T, R: Operand, O>(a: T, b: R) -> O
+            where
+                for<'x> Binary<$rule>: Forward<(&'x T, &'x R::Target), Out = O>,
+            {
+                apply($rule, a, b)
+            }
+        )*};
     }
-    /// `a - b`.
-    #[inline]
-    pub fn sub<T, R: Operand, O>(a: T, b: R) -> O
-    where
-        for<'x> Binary<Sub>: Forward<(&'x T, &'x R::Target), Out = O>,
-    {
-        apply(Sub, a, b)
-    }
-    /// `a * b`.
-    #[inline]
-    pub fn mul<T, R: Operand, O>(a: T, b: R) -> O
-    where
-        for<'x> Binary<Mul>: Forward<(&'x T, &'x R::Target), Out = O>,
-    {
-        apply(Mul, a, b)
-    }
-    /// `a / b`.
-    #[inline]
-    pub fn div<T, R: Operand, O>(a: T, b: R) -> O
-    where
-        for<'x> Binary<Div>: Forward<(&'x T, &'x R::Target), Out = O>,
-    {
-        apply(Div, a, b)
+
+    operators! {
+        add Add "`a + b`.";
+        sub Sub "`a - b`.";
+        mul Mul "`a * b`.";
+        div Div "`a / b`.";
     }
 }
 
