@@ -74,12 +74,12 @@ pub mod forward;
 pub mod gradcheck;
 mod kernels;
 pub mod nn;
-pub mod ops;
+mod ops;
 pub mod optim;
 #[cfg(feature = "parallel")]
 pub mod parallel;
 pub mod params;
-pub mod rule;
+mod rule;
 mod scalar;
 pub mod shape;
 #[cfg(feature = "simd")]
@@ -105,7 +105,28 @@ pub use autograd_macros::custom_vjp;
 #[doc = include_str!("docs/differentiable.md")]
 pub use autograd_macros::differentiable;
 
-/// The rules of every op, and the traits they implement.
+/// The rule library: every op's rule, and the contract they follow.
+///
+/// A rule is a value (usually a unit struct, sometimes carrying constants such as an exponent or
+/// the labels of a loss). Its `forward` returns the primal output and the residuals its VJP needs;
+/// its VJP takes the inputs, the output, the residuals and the output's cotangent, and returns
+/// **one cotangent per differentiable input, typed as that input**, so a wrong-shaped cotangent does
+/// not compile. Rules are pure: accumulating cotangents and ordering the reverse sweep are the
+/// engines' business (the tape and `#[differentiable]`), and both engines call these same rules.
+///
+/// Each op has its `Tensor` method (`x.tanh()`), its `Var` method on the tape, and its rule here
+/// (`rules::Tanh`), whose page gives the forward and VJP formulas.
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// use autograd_core::rules::{self, BinaryRule};
+/// let x = Tensor::new([[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+/// let w = Tensor::new([10.0f32, 20.0, 30.0]);
+/// let (y, res) = rules::Mul.forward(&x, &w);
+/// let ct = Tensor::ones();
+/// // The cotangent of the broadcast operand is summed over the rows it was stretched along.
+/// assert_eq!(rules::Mul.vjp_rhs(&x, &w, &y, &res, &ct).to_array(), [5.0, 7.0, 9.0]);
+/// ```
 pub mod rules {
     pub use crate::ops::*;
     pub use crate::rule::{BinaryRule, UnaryRule};

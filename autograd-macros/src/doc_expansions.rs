@@ -1,6 +1,7 @@
-//! The expansions shown in `autograd-core/src/docs/differentiable.md`, pinned: each ```` ```text ````
-//! block there that starts with `// The expansion of` is the generated `_vjp` function of the
-//! example above it, printed by this test, so that the docs and the emitted code cannot drift.
+//! The expansions shown in `autograd-core/src/docs/differentiable.md` and in this crate's
+//! `emit/expansion.md`, pinned: each ```` ```text ```` block there that starts with
+//! `// The expansion of` is the generated `_vjp` function of the example of that name, printed by
+//! this test, so that the docs and the emitted code cannot drift.
 //! `REGENERATE=1 cargo test -p autograd-macros doc_expansions` rewrites the blocks.
 //!
 //! For reading, paths into `autograd_core::__private` are shortened, attributes are left out, and
@@ -32,10 +33,20 @@ const EXAMPLES: &[(&str, &str)] = &[
     ),
 ];
 
-const DOCS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../autograd-core/src/docs/differentiable.md"
-);
+/// The documents that show expansions, and whether each must show every example.
+const DOCS: &[(&str, bool)] = &[
+    (
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../autograd-core/src/docs/differentiable.md"
+        ),
+        true,
+    ),
+    (
+        concat!(env!("CARGO_MANIFEST_DIR"), "/src/emit/expansion.md"),
+        false,
+    ),
+];
 
 /// Removes what the docs leave out (see the module doc).
 struct ForReading;
@@ -112,7 +123,15 @@ fn vjp_of(name: &str, src: &str) -> String {
 
 #[test]
 fn doc_expansions() {
-    let docs = std::fs::read_to_string(DOCS).expect("the docs of #[differentiable]");
+    for &(path, shows_every_example) in DOCS {
+        pin(path, shows_every_example);
+    }
+}
+
+/// Checks (or, with `REGENERATE`, rewrites) the expansions shown in the document at `path`.
+fn pin(path: &str, shows_every_example: bool) {
+    let docs = std::fs::read_to_string(path).expect("a document with expansions");
+    let file = path.rsplit('/').next().expect("a file name");
     let mut out = String::new();
     let mut rest = docs.as_str();
     let mut seen = Vec::new();
@@ -130,14 +149,14 @@ fn doc_expansions() {
         let (_, src) = EXAMPLES
             .iter()
             .find(|(n, _)| *n == name)
-            .unwrap_or_else(|| panic!("no example named `{name}`"));
+            .unwrap_or_else(|| panic!("{file}: no example named `{name}`"));
         let end = line_end + block[line_end..].find("```\n").expect("a closing fence");
         let fresh = vjp_of(name, src);
         let committed = block[line_end..end].trim_end();
         if std::env::var_os("REGENERATE").is_none() {
             assert_eq!(
                 committed, fresh,
-                "the expansion of `{name}` in differentiable.md is stale: run `REGENERATE=1 cargo test -p autograd-macros doc_expansions`"
+                "the expansion of `{name}` in {file} is stale: run `REGENERATE=1 cargo test -p autograd-macros doc_expansions`"
             );
         }
         out.push_str(&block[..line_end]);
@@ -147,13 +166,16 @@ fn doc_expansions() {
         seen.push(name.to_string());
     }
     out.push_str(rest);
-    for (n, _) in EXAMPLES {
-        assert!(
-            seen.iter().any(|s| s == n),
-            "differentiable.md shows no expansion of `{n}`"
-        );
+    assert!(!seen.is_empty(), "{file} shows no expansion");
+    if shows_every_example {
+        for (n, _) in EXAMPLES {
+            assert!(
+                seen.iter().any(|s| s == n),
+                "{file} shows no expansion of `{n}`"
+            );
+        }
     }
     if std::env::var_os("REGENERATE").is_some() {
-        std::fs::write(DOCS, out).expect("write the docs");
+        std::fs::write(path, out).expect("write the document");
     }
 }

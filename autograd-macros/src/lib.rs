@@ -46,6 +46,15 @@ pub fn derive_params(item: TokenStream) -> TokenStream {
     params_derive::expand(item.into()).into()
 }
 
+/// The method names this crate treats as the rule library's, as an array of string literals:
+/// autograd-core's registry test compares them with its own table, so the two cannot drift apart.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __rule_methods(_: TokenStream) -> TokenStream {
+    let names = rules::RULE_METHODS;
+    quote::quote!([#(#names),*]).into()
+}
+
 /// Gives a function a user-supplied differentiation rule:
 /// `#[custom_vjp(fwd = f_fwd, bwd = f_bwd)]`, as JAX's `custom_vjp`.
 ///

@@ -10,8 +10,9 @@
 //! absorbs the other arguments into the rule value), [`Binary`] (receiver and first argument) or
 //! [`Skip1`] (the receiver configures the rule).
 //!
-//! **Adding a rule to the library means adding its line here.** A method missing from this table
-//! is reported at the user's method name ("could not find `name` in `differentiable_methods`").
+//! The entries of the registry's regular forms (`for_each_op!` in `ops/mod.rs`) are generated;
+//! the others are written out below. A method missing from this table is reported at the user's
+//! method name ("could not find `name` in `differentiable_methods`").
 //!
 //! Comparisons (`lt`, `le`, `gt`, `ge`, `eq`, `ne`, their `_scalar` forms, and the operators)
 //! return masks, which carry no gradient: the macro keeps them as written.
@@ -23,10 +24,8 @@
 
 use super::{Binary, Item, Skip1, Unary};
 use crate::ops::{
-    Abs, Add, All, AlongAxis, BatchLabels, Cast, Concat, Cos, CrossEntropy, Div, Exp, Exp2, Expand,
-    Flip, Gather, Gelu, KeepAxis, Ln, Log2, LogSoftmax, LogSumExp, MatMul, Max, Maximum, Mean, Min,
-    Minimum, Mse, Mul, Neg, Pad, Permute, Pow, Powf, Powi, Recip, Relu, Reshape, Select, Sigmoid,
-    Sin, Slice, Softmax, Softplus, Sqrt, Square, Sub, Sum, Tanh, Transpose, Variance,
+    All, AlongAxis, BatchLabels, Cast, Concat, CrossEntropy, Expand, Flip, Gather, KeepAxis, Neg,
+    Pad, Permute, Powf, Powi, Reshape, Select, Slice, Transpose, for_each_op,
 };
 use crate::scalar::Float;
 use crate::shape::Shape;
@@ -36,15 +35,15 @@ use core::marker::PhantomData;
 
 /// `name: arity => Wrapper(Rule)`: an entry for a rule without parameters.
 macro_rules! plain {
-    ($($name:ident: $arity:tt => $wrap:ident($rule:ident);)*) => {$(
+    ($($name:ident: $arity:tt => $wrap:ident($($rule:ident)::+);)*) => {$(
         #[doc = concat!("The rule of `", stringify!($name), "`.")]
         pub struct $name;
         impl $name {
             /// The rule value.
             #[must_use]
             #[inline]
-            pub fn rule(_: plain!(@args $arity)) -> $wrap<$rule> {
-                $wrap($rule)
+            pub fn rule(_: plain!(@args $arity)) -> $wrap<$($rule)::+> {
+                $wrap($($rule)::+)
             }
         }
     )*};
@@ -53,33 +52,9 @@ macro_rules! plain {
 }
 
 plain! {
-    add: 2 => Binary(Add);
-    sub: 2 => Binary(Sub);
-    mul: 2 => Binary(Mul);
-    div: 2 => Binary(Div);
-    pow: 2 => Binary(Pow);
-    maximum: 2 => Binary(Maximum);
-    minimum: 2 => Binary(Minimum);
-    maximum_scalar: 2 => Binary(Maximum);
-    minimum_scalar: 2 => Binary(Minimum);
-    mse: 2 => Binary(Mse);
-    matmul: 2 => Binary(MatMul);
     neg: 1 => Unary(Neg);
-    exp: 1 => Unary(Exp);
-    exp2: 1 => Unary(Exp2);
-    ln: 1 => Unary(Ln);
-    log2: 1 => Unary(Log2);
-    sqrt: 1 => Unary(Sqrt);
-    recip: 1 => Unary(Recip);
-    square: 1 => Unary(Square);
-    sin: 1 => Unary(Sin);
-    cos: 1 => Unary(Cos);
-    tanh: 1 => Unary(Tanh);
-    sigmoid: 1 => Unary(Sigmoid);
-    relu: 1 => Unary(Relu);
-    gelu: 1 => Unary(Gelu);
-    abs: 1 => Unary(Abs);
-    softplus: 1 => Unary(Softplus);
+    matmul: 2 => Binary(crate::ops::MatMul);
+    mse: 2 => Binary(crate::ops::Mse);
 }
 
 /// `name<const ..>: Wrapper(Rule)`: an entry for a unary rule whose parameters are all consts.
@@ -112,26 +87,6 @@ pub trait NoArguments {}
 impl<X> NoArguments for (X,) {}
 
 consts! {
-    sum<> => Sum<All> = Sum(All);
-    sum_axis<const A> => Sum<AlongAxis<A>> = Sum(AlongAxis);
-    sum_keepdim<const A> => Sum<KeepAxis<A>> = Sum(KeepAxis);
-    mean<> => Mean<All> = Mean(All);
-    mean_axis<const A> => Mean<AlongAxis<A>> = Mean(AlongAxis);
-    mean_keepdim<const A> => Mean<KeepAxis<A>> = Mean(KeepAxis);
-    max<> => Max<All> = Max(All);
-    max_axis<const A> => Max<AlongAxis<A>> = Max(AlongAxis);
-    max_keepdim<const A> => Max<KeepAxis<A>> = Max(KeepAxis);
-    min<> => Min<All> = Min(All);
-    min_axis<const A> => Min<AlongAxis<A>> = Min(AlongAxis);
-    min_keepdim<const A> => Min<KeepAxis<A>> = Min(KeepAxis);
-    var<> => Variance<All> = Variance(All);
-    var_axis<const A> => Variance<AlongAxis<A>> = Variance(AlongAxis);
-    var_keepdim<const A> => Variance<KeepAxis<A>> = Variance(KeepAxis);
-    logsumexp<> => LogSumExp<All> = LogSumExp(All);
-    logsumexp_axis<const A> => LogSumExp<AlongAxis<A>> = LogSumExp(AlongAxis);
-    logsumexp_keepdim<const A> => LogSumExp<KeepAxis<A>> = LogSumExp(KeepAxis);
-    softmax<const A> => Softmax<A> = Softmax;
-    log_softmax<const A> => LogSoftmax<A> = LogSoftmax;
     transpose<const A, const B> => Transpose<A, B> = Transpose;
     t<> => Transpose<0, 1> = Transpose;
     flip<const AXIS> => Flip<AXIS> = Flip;
@@ -139,6 +94,35 @@ consts! {
     pad<const AXIS, const BEFORE, const AFTER, const NEW> => Pad<AXIS, BEFORE, AFTER, NEW> = Pad;
     permute<const P0, const P1, const P2 = 2, const P3 = 3> => Permute<P0, P1, P2, P3> = Permute;
 }
+
+/// The entries of the registry's regular forms.
+macro_rules! entries {
+    (
+        pointwise { $($p:ident => $pf:ident::$pr:ident;)* }
+        pointwise_with { $($w:ident($($wa:ident: $wt:ty),*) => $wf:ident::$wr:ident;)* }
+        reductions { $($all:ident, $axis:ident, $keep:ident => $rf:ident::$rr:ident;)* }
+        broadcast { $($b:ident $([$bs:ident])? => $bf:ident::$br:ident;)* }
+        operators { $($Op:ident $op:ident => $of:ident::$or:ident;)* }
+        along_axis { $($ax:ident => $af:ident::$ar:ident;)* }
+        written_out { $($written:tt)* }
+    ) => {
+        plain! {
+            $($p: 1 => Unary(crate::ops::$pr);)*
+            $($b: 2 => Binary(crate::ops::$br); $($bs: 2 => Binary(crate::ops::$br);)?)*
+            $($op: 2 => Binary(crate::ops::$or);)*
+        }
+        consts! {
+            $(
+                $all<> => crate::ops::$rr<All> = crate::ops::$rr(All);
+                $axis<const A> => crate::ops::$rr<AlongAxis<A>> = crate::ops::$rr(AlongAxis);
+                $keep<const A> => crate::ops::$rr<KeepAxis<A>> = crate::ops::$rr(KeepAxis);
+            )*
+            $($ax<const A> => crate::ops::$ar<A> = crate::ops::$ar;)*
+        }
+    };
+}
+
+for_each_op!(entries);
 
 /// The rule of `powf(p)`: the exponent is a constant.
 pub struct powf;

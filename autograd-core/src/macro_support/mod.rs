@@ -12,6 +12,8 @@
 pub mod anomaly;
 pub mod differentiable_methods;
 
+pub use crate::ops::RULE_METHODS;
+
 use crate::params::Params;
 use crate::rule::{BinaryRule, UnaryRule};
 use crate::scalar::Float;

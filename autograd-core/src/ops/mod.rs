@@ -1,113 +1,354 @@
 //! The rule library: one op, one file, its forward and its VJP side by side.
 //!
-//! Every op here is a rule value (see [`crate::rule`]) plus the `Tensor` method or operator that
+//! Every op here is a rule value (see [`crate::rules`]) plus the `Tensor` method or operator that
 //! runs its forward. The engines (the tape and `#[differentiable]`) call the same rules.
+//!
+//! # Adding an op
+//!
+//! 1. Write its file here (`ops/name.rs`, copy `sin.rs` or `maximum.rs`): the rule (for an
+//!    elementwise op, a [`Pointwise1`] or [`Pointwise2`] impl, whose blanket rules give the
+//!    broadcasting forward and VJP), its formulas in the module doc, the `Tensor` method with a
+//!    runnable example, and tests of hand-worked values and of the gradient (`check_unary`,
+//!    `check_binary`).
+//! 2. Add its line to the registry, [`for_each_op!`], in the section of its form. That line
+//!    declares the module and re-exports the rule here, and generates the op's [`Var`] method
+//!    (`tape/ops.rs`), its entry in the table `#[differentiable]` reads
+//!    (`macro_support/differentiable_methods.rs`) and its name in `RULE_METHODS`, and adds it to
+//!    the test that runs every op on a `Tensor` and a `Var` and compares the values bit for bit.
+//!    An op of an irregular form goes into `written_out` with a probe, and its `Var` method and
+//!    table entry are written by hand beside the others of its kind; the tests below fail until
+//!    both exist.
+//! 3. Add its name to `RULE_METHODS` in `autograd-macros/src/rules.rs` (the macro crate cannot read
+//!    this crate; `the_macro_knows_every_op` fails, naming the op, until it is there), and
+//!    regenerate the corpus (`REGENERATE=1 cargo test --test macro macro_corpus`), which then
+//!    differentiates the op in generated functions and checks it against the tape and finite
+//!    differences.
+//!
+//! [`Var`]: crate::tape::Var
 
 pub(crate) mod movement;
 pub(crate) mod pointwise;
 pub(crate) mod reduce;
 
-mod abs;
-mod add;
 mod broadcast_to;
 mod cast;
 mod compare;
 mod concat;
-mod cos;
 mod cross_entropy;
 mod detach;
-mod div;
-mod exp;
-mod exp2;
 mod flip;
 mod gather;
-mod gelu;
 mod lines;
-mod ln;
-mod log2;
-mod log_softmax;
-mod logsumexp;
 mod matmul;
-mod max;
-mod maximum;
-mod mean;
-mod min;
-mod minimum;
 mod mse;
-mod mul;
 mod neg;
 mod one_hot;
 mod pad;
 mod permute;
-mod pow;
-mod powf;
-mod powi;
-mod recip;
-mod relu;
 mod reshape;
 mod select;
-mod sigmoid;
-mod sin;
 mod slice;
-mod softmax;
-mod softplus;
-mod sqrt;
-mod square;
 mod stack;
-mod sub;
-mod sum;
-mod tanh;
 mod transpose;
-mod var;
 
-pub use abs::Abs;
-pub use add::Add;
 pub use broadcast_to::Expand;
 pub use cast::Cast;
 pub use concat::{Concat, ConcatShape};
-pub use cos::Cos;
 pub use cross_entropy::{BatchLabels, CrossEntropy, Rows};
 pub use detach::Detach;
-pub use div::Div;
-pub use exp::Exp;
-pub use exp2::Exp2;
 pub use flip::Flip;
 pub use gather::Gather;
-pub use gelu::Gelu;
-pub use ln::Ln;
-pub use log_softmax::LogSoftmax;
-pub use log2::Log2;
-pub use logsumexp::LogSumExp;
 pub use matmul::MatMul;
-pub use max::Max;
-pub use maximum::Maximum;
-pub use mean::Mean;
-pub use min::Min;
-pub use minimum::Minimum;
 pub use mse::Mse;
-pub use mul::Mul;
 pub use neg::Neg;
 pub use pad::Pad;
 pub use permute::{Permute, PermuteShape};
 pub use pointwise::{Pointwise1, Pointwise2};
-pub use pow::Pow;
-pub use powf::Powf;
-pub use powi::Powi;
-pub use recip::Recip;
 pub use reduce::{All, AlongAxis, KeepAxis, Region};
-pub use relu::Relu;
 pub use reshape::Reshape;
 pub use select::Select;
-pub use sigmoid::Sigmoid;
-pub use sin::Sin;
 pub use slice::Slice;
-pub use softmax::Softmax;
-pub use softplus::Softplus;
-pub use sqrt::Sqrt;
-pub use square::Square;
 pub use stack::{Stack, Stackable};
-pub use sub::Sub;
-pub use sum::Sum;
-pub use tanh::Tanh;
 pub use transpose::{SwapAxes, Transpose};
-pub use var::Variance;
+
+/// The registry: every method of the rule library, once, by form. `for_each_op!(callback)` calls
+/// `callback!` with the whole table; the callbacks declare the modules (below), the `Var` methods
+/// (`tape/ops.rs`), the entries of `differentiable_methods` and the list of names, and the tests
+/// at the end of this file. See "Adding an op" above.
+macro_rules! for_each_op {
+    ($callback:ident) => {
+        $callback! {
+            // `name => file::Rule`: `fn name(&self) -> Self`, elementwise.
+            pointwise {
+                abs => abs::Abs;
+                cos => cos::Cos;
+                exp => exp::Exp;
+                exp2 => exp2::Exp2;
+                gelu => gelu::Gelu;
+                ln => ln::Ln;
+                log2 => log2::Log2;
+                recip => recip::Recip;
+                relu => relu::Relu;
+                sigmoid => sigmoid::Sigmoid;
+                silu => silu::Silu;
+                sin => sin::Sin;
+                softplus => softplus::Softplus;
+                sqrt => sqrt::Sqrt;
+                square => square::Square;
+                tanh => tanh::Tanh;
+            }
+            // `name(arg: Type) => file::Rule`: `fn name(&self, arg) -> Self`, elementwise, the rule
+            // built as `Rule(arg)` (`T` is the element type).
+            pointwise_with {
+                powf(p: T) => powf::Powf;
+                powi(n: i32) => powi::Powi;
+            }
+            // `all, axis, keepdim => file::Rule`: `Rule(All)` to rank 0, `Rule(AlongAxis::<A>)`
+            // removing axis `A`, `Rule(KeepAxis::<A>)` keeping it as `One`.
+            reductions {
+                sum, sum_axis, sum_keepdim => sum::Sum;
+                mean, mean_axis, mean_keepdim => mean::Mean;
+                max, max_axis, max_keepdim => max::Max;
+                min, min_axis, min_keepdim => min::Min;
+                logsumexp, logsumexp_axis, logsumexp_keepdim => logsumexp::LogSumExp;
+                var, var_axis, var_keepdim => var::Variance;
+            }
+            // `name [name_scalar] => file::Rule`: `fn name(&self, other)` with broadcasting, and
+            // optionally `fn name_scalar(&self, c: T)`.
+            broadcast {
+                maximum [maximum_scalar] => maximum::Maximum;
+                minimum [minimum_scalar] => minimum::Minimum;
+                pow => pow::Pow;
+            }
+            // `Trait method => file::Rule`: a `core::ops` operator with broadcasting.
+            operators {
+                Add add => add::Add;
+                Sub sub => sub::Sub;
+                Mul mul => mul::Mul;
+                Div div => div::Div;
+            }
+            // `name => file::Rule`: `fn name::<A>(&self) -> Self`, along axis `A`.
+            along_axis {
+                softmax => softmax::Softmax;
+                log_softmax => log_softmax::LogSoftmax;
+            }
+            // `name: |x, y| probe`, optionally `, var |x, y| probe` when a `Var` spells it
+            // differently: the other forms, whose `Var` methods and table entries are written by
+            // hand. The probe runs the op on `x` (and `y`), two 2 x 3 tensors (or `Var`s).
+            written_out {
+                neg: |x, y| { let _ = y; -x };
+                item: |x, y| { let _ = y; x.sum().item() };
+                cast: |x, y| { let _ = y; x.cast::<f32>() };
+                gather: |x, y| { let _ = y; x.gather::<1, 2>(&[2, 0]) };
+                cross_entropy: |x, y| { let _ = y; x.cross_entropy(&[2usize, 0]) };
+                mse: |x, y| x.mse(y);
+                matmul: |x, y| x.matmul(&y.t());
+                select: |x, y| x.gt(y).select(x, y), var |x, y| Var::select(&x.gt(y), x, y);
+                concat: |x, y| x.concat::<0, 4, _>(y);
+                transpose: |x, y| { let _ = y; x.transpose::<0, 1>() };
+                t: |x, y| { let _ = y; x.t() };
+                flip: |x, y| { let _ = y; x.flip::<1>() };
+                slice: |x, y| { let _ = y; x.slice::<1, 1, 2>() };
+                pad: |x, y| { let _ = y; x.pad::<1, 1, 0, 4>() };
+                permute: |x, y| { let _ = y; x.permute::<1, 0>() };
+                reshape: |x, y| { let _ = y; x.reshape::<Shape![3, 2]>() };
+                broadcast_to: |x, y| { let _ = y; x.broadcast_to::<Shape![4, 2, 3]>() };
+            }
+        }
+    };
+}
+pub(crate) use for_each_op;
+
+/// Declares the module of every regular op and re-exports its rule.
+macro_rules! declare_modules {
+    (
+        pointwise { $($p:ident => $pf:ident::$pr:ident;)* }
+        pointwise_with { $($w:ident($($wa:ident: $wt:ty),*) => $wf:ident::$wr:ident;)* }
+        reductions { $($all:ident, $axis:ident, $keep:ident => $rf:ident::$rr:ident;)* }
+        broadcast { $($b:ident $([$bs:ident])? => $bf:ident::$br:ident;)* }
+        operators { $($Op:ident $op:ident => $of:ident::$or:ident;)* }
+        along_axis { $($ax:ident => $af:ident::$ar:ident;)* }
+        written_out { $($written:tt)* }
+    ) => {
+        $(mod $pf; pub use $pf::$pr;)*
+        $(mod $wf; pub use $wf::$wr;)*
+        $(mod $rf; pub use $rf::$rr;)*
+        $(mod $bf; pub use $bf::$br;)*
+        $(mod $of; pub use $of::$or;)*
+        $(mod $af; pub use $af::$ar;)*
+    };
+}
+
+for_each_op!(declare_modules);
+
+/// The registry's names, in its order.
+macro_rules! method_names {
+    (
+        pointwise { $($p:ident => $pf:ident::$pr:ident;)* }
+        pointwise_with { $($w:ident($($wa:ident: $wt:ty),*) => $wf:ident::$wr:ident;)* }
+        reductions { $($all:ident, $axis:ident, $keep:ident => $rf:ident::$rr:ident;)* }
+        broadcast { $($b:ident $([$bs:ident])? => $bf:ident::$br:ident;)* }
+        operators { $($Op:ident $op:ident => $of:ident::$or:ident;)* }
+        along_axis { $($ax:ident => $af:ident::$ar:ident;)* }
+        written_out {
+            $($name:ident: |$x:ident, $y:ident| $probe:expr $(, var |$vx:ident, $vy:ident| $var_probe:expr)?;)*
+        }
+    ) => {
+        /// Every method of the rule library that `#[differentiable]` differentiates, in the
+        /// registry's order: the names of the entries of `differentiable_methods`.
+        pub const RULE_METHODS: &[&str] = &[
+            $(stringify!($p),)*
+            $(stringify!($w),)*
+            $(stringify!($all), stringify!($axis), stringify!($keep),)*
+            $(stringify!($b), $(stringify!($bs),)?)*
+            $(stringify!($op),)*
+            $(stringify!($ax),)*
+            $(stringify!($name),)*
+        ];
+    };
+}
+
+for_each_op!(method_names);
+
+#[cfg(test)]
+mod registry_tests {
+    use super::RULE_METHODS;
+    use crate::prelude::*;
+
+    /// A value an op's probe returns, as bits: a tensor's elements, or a scalar.
+    trait Bits {
+        fn bits(&self) -> Vec<u64>;
+    }
+    impl<T: Float, S: Shape, St: Storage> Bits for Tensor<T, S, St> {
+        fn bits(&self) -> Vec<u64> {
+            self.as_slice()
+                .iter()
+                .map(|v| v.to_f64().to_bits())
+                .collect()
+        }
+    }
+    impl<T: Float, S: Shape, St: Storage> Bits for Var<T, S, St> {
+        fn bits(&self) -> Vec<u64> {
+            self.value().bits()
+        }
+    }
+    impl Bits for f64 {
+        fn bits(&self) -> Vec<u64> {
+            vec![self.to_bits()]
+        }
+    }
+
+    type Input = Tensor<f64, Shape![2, 3]>;
+
+    /// The two inputs of every probe: values in (0, 1), where every op is defined and smooth.
+    fn inputs() -> (Input, Input) {
+        (
+            Tensor::new([[0.25, 0.5, 0.75], [0.125, 0.375, 0.625]]),
+            Tensor::new([[0.5, 0.25, 0.875], [0.75, 0.0625, 0.3125]]),
+        )
+    }
+
+    /// Runs every op of the registry on tensors and on `Var`s: the `Tensor` method and the `Var`
+    /// method must both exist and compute the same values bit for bit, and the op must have its
+    /// entry in `differentiable_methods`.
+    macro_rules! tensor_and_var_agree {
+        (
+            pointwise { $($p:ident => $pf:ident::$pr:ident;)* }
+            pointwise_with { $($w:ident($($wa:ident: $wt:ty),*) => $wf:ident::$wr:ident;)* }
+            reductions { $($all:ident, $axis:ident, $keep:ident => $rf:ident::$rr:ident;)* }
+            broadcast { $($b:ident $([$bs:ident])? => $bf:ident::$br:ident;)* }
+            operators { $($Op:ident $op:ident => $of:ident::$or:ident;)* }
+            along_axis { $($ax:ident => $af:ident::$ar:ident;)* }
+            written_out {
+                $($name:ident: |$x:ident, $y:ident| $probe:expr $(, var |$vx:ident, $vy:ident| $var_probe:expr)?;)*
+            }
+        ) => {
+            #[test]
+            fn every_op_runs_the_same_forward_on_tensors_and_vars() {
+                let (a, b) = inputs();
+                let (va, vb) = (Var::param(a.clone()), Var::param(b.clone()));
+                let mut checked = Vec::new();
+                let mut check = |name: &'static str, on_tensors: Vec<u64>, on_vars: Vec<u64>| {
+                    assert!(!on_tensors.is_empty(), "{name}: no values");
+                    assert_eq!(on_tensors, on_vars, "{name}: the Tensor and the Var method differ");
+                    checked.push(name);
+                };
+                $(check(stringify!($p), a.$p().bits(), va.$p().bits());)*
+                check("powf", a.powf(1.5).bits(), va.powf(1.5).bits());
+                check("powi", a.powi(3).bits(), va.powi(3).bits());
+                $(
+                    check(stringify!($all), a.$all().bits(), va.$all().bits());
+                    check(stringify!($axis), a.$axis::<1>().bits(), va.$axis::<1>().bits());
+                    check(stringify!($keep), a.$keep::<0>().bits(), va.$keep::<0>().bits());
+                )*
+                $(
+                    check(stringify!($b), a.$b(&b).bits(), va.$b(&vb).bits());
+                    $(check(stringify!($bs), a.$bs(0.5).bits(), va.$bs(0.5).bits());)?
+                )*
+                $(check(
+                    stringify!($op),
+                    core::ops::$Op::$op(&a, &b).bits(),
+                    core::ops::$Op::$op(&va, &vb).bits(),
+                );)*
+                $(check(stringify!($ax), a.$ax::<1>().bits(), va.$ax::<1>().bits());)*
+                $({
+                    let on_tensors = {
+                        let ($x, $y) = (&a, &b);
+                        $probe.bits()
+                    };
+                    let on_vars = {
+                        let ($x, $y) = (&va, &vb);
+                        $(let ($vx, $vy) = ($x, $y);)?
+                        tensor_and_var_agree!(@pick $probe $(, $var_probe)?).bits()
+                    };
+                    check(stringify!($name), on_tensors, on_vars);
+                })*
+                let mut expected: Vec<&str> = RULE_METHODS.to_vec();
+                expected.sort_unstable();
+                checked.sort_unstable();
+                assert_eq!(checked, expected, "the test ran every op of the registry");
+            }
+
+            /// Each name has its entry in `differentiable_methods` (a missing one does not compile).
+            #[allow(unused_imports, reason = "the imports are the check")]
+            mod entries_exist {
+                $(use crate::__private::differentiable_methods::$p as _;)*
+                $(use crate::__private::differentiable_methods::$w as _;)*
+                $(
+                    use crate::__private::differentiable_methods::{$all as _, $axis as _, $keep as _};
+                )*
+                $(use crate::__private::differentiable_methods::{$b as _ $(, $bs as _)?};)*
+                $(use crate::__private::differentiable_methods::$op as _;)*
+                $(use crate::__private::differentiable_methods::$ax as _;)*
+                $(use crate::__private::differentiable_methods::$name as _;)*
+            }
+        };
+        (@pick $probe:expr) => { $probe };
+        (@pick $probe:expr, $var_probe:expr) => { $var_probe };
+    }
+
+    for_each_op!(tensor_and_var_agree);
+
+    /// The macro crate's list of rule methods (which decides whether `model.w.name()` is a rule or
+    /// a method of a `#[differentiable] impl`) holds exactly the registry's names.
+    #[cfg(feature = "macros")]
+    #[test]
+    fn the_macro_knows_every_op() {
+        let from_macro: &[&str] = &autograd_macros::__rule_methods!();
+        let missing: Vec<&str> = RULE_METHODS
+            .iter()
+            .copied()
+            .filter(|name| !from_macro.contains(name))
+            .collect();
+        let extra: Vec<&str> = from_macro
+            .iter()
+            .copied()
+            .filter(|name| !RULE_METHODS.contains(name))
+            .collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "autograd-macros/src/rules.rs RULE_METHODS: add {missing:?}, remove {extra:?}"
+        );
+        assert_eq!(from_macro.len(), RULE_METHODS.len(), "no name twice");
+    }
+}

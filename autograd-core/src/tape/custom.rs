@@ -1,10 +1,10 @@
 //! Custom ops: your forward value, your parents, your VJP closure, recorded like any rule.
 //!
-//! [`Var::from_op`] is the seam in the spirit of the course module's `from_op`: give it the output
-//! you computed, the inputs it depends on (a tuple of 1 to 4 [`Var`]s or constant [`Tensor`]s) and
-//! a closure from the output's cotangent to one cotangent per input, **typed as that input's
-//! tensor**. A closure returning a wrong-shaped cotangent does not compile. Cotangents returned for
-//! constant inputs are dropped.
+//! [`Var::from_op`] is the seam for an op the rule library lacks: give it the output you computed,
+//! the inputs it depends on (a tuple of 1 to 4 [`Var`]s or constant [`Tensor`]s) and a closure from
+//! the output's cotangent to one cotangent per input, **typed as that input's tensor**. A closure
+//! returning a wrong-shaped cotangent does not compile. Cotangents returned for constant inputs are
+//! dropped.
 //!
 //! The closure is stored in the graph: let it capture tensors (values), not `Var`s, or the graph
 //! would keep them alive (and a very long chain of such captures would be dropped recursively).

@@ -1,13 +1,12 @@
 //! The ops of the rule library on tracked tensors: each method or operator is one call to
-//! [`record_unary`] or [`record_binary`] with the op's rule, so a new rule needs one line here.
+//! [`record_unary`] or [`record_binary`] with the op's rule. The regular ones are generated from
+//! the registry (`for_each_op!` in `ops/mod.rs`); the others are written out below.
 
 use super::record::{record_binary, record_unary};
 use super::var::{Compared, Operand, Var};
+use crate::ops::for_each_op;
 use crate::rules::{
-    Abs, Add, All, AlongAxis, BatchLabels, Cast, Cos, CrossEntropy, Div, Exp, Exp2, Gather, Gelu,
-    KeepAxis, Ln, Log2, LogSoftmax, LogSumExp, Max, Maximum, Mean, Min, Minimum, Mse, Mul, Neg,
-    Pow, Powf, Powi, Recip, Relu, Rows, Select, Sigmoid, Sin, Softmax, Softplus, Sqrt, Square, Sub,
-    Sum, Tanh, Variance,
+    All, AlongAxis, BatchLabels, Cast, CrossEntropy, Gather, KeepAxis, Mse, Neg, Rows, Select,
 };
 use crate::scalar::Float;
 use crate::shape::{Axis, Broadcast, D, Dim, One, ReplaceAxis, Shape};
@@ -29,36 +28,16 @@ macro_rules! same_shape_methods {
     };
 }
 
-same_shape_methods! {
-    abs() => Abs;
-    cos() => Cos;
-    exp() => Exp;
-    exp2() => Exp2;
-    gelu() => Gelu;
-    ln() => Ln;
-    log2() => Log2;
-    powf(p: T) => Powf(p);
-    powi(n: i32) => Powi(n);
-    recip() => Recip;
-    relu() => Relu;
-    sigmoid() => Sigmoid;
-    sin() => Sin;
-    softplus() => Softplus;
-    sqrt() => Sqrt;
-    square() => Square;
-    tanh() => Tanh;
-}
-
 /// Reductions over a region, each rule serving three methods: over everything (rank 0), along
 /// axis `A` removed, and along axis `A` kept as `One`.
 macro_rules! reductions {
-    ($($all:ident, $axis:ident, $keep:ident => $rule:ident;)*) => {
+    ($($all:ident, $axis:ident, $keep:ident => $($rule:ident)::+;)*) => {
         impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {$(
             #[doc = concat!("[`Tensor::", stringify!($all), "`], recorded: over all elements, rank 0.")]
             #[must_use]
             #[track_caller]
             pub fn $all(&self) -> Var<T, (), St> {
-                record_unary($rule(All), self)
+                record_unary($($rule)::+(All), self)
             }
 
             #[doc = concat!("[`Tensor::", stringify!($axis), "`], recorded: along axis `A`, which is removed.")]
@@ -68,7 +47,7 @@ macro_rules! reductions {
             where
                 S: Axis<A>,
             {
-                record_unary($rule(AlongAxis::<A>), self)
+                record_unary($($rule)::+(AlongAxis::<A>), self)
             }
 
             #[doc = concat!("[`Tensor::", stringify!($keep), "`], recorded: along axis `A`, kept as a broadcastable `One`.")]
@@ -78,19 +57,10 @@ macro_rules! reductions {
             where
                 S: Axis<A>,
             {
-                record_unary($rule(KeepAxis::<A>), self)
+                record_unary($($rule)::+(KeepAxis::<A>), self)
             }
         )*}
     };
-}
-
-reductions! {
-    sum, sum_axis, sum_keepdim => Sum;
-    mean, mean_axis, mean_keepdim => Mean;
-    max, max_axis, max_keepdim => Max;
-    min, min_axis, min_keepdim => Min;
-    logsumexp, logsumexp_axis, logsumexp_keepdim => LogSumExp;
-    var, var_axis, var_keepdim => Variance;
 }
 
 /// Elementwise binary methods with broadcasting; the other operand is a `Var`, a constant
@@ -126,33 +96,7 @@ macro_rules! broadcast_methods {
     };
 }
 
-broadcast_methods! {
-    maximum, maximum_scalar => Maximum;
-    minimum, minimum_scalar => Minimum;
-    pow => Pow;
-}
-
 impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
-    /// [`Tensor::softmax`], recorded: along axis `A`.
-    #[must_use]
-    #[track_caller]
-    pub fn softmax<const A: usize>(&self) -> Self
-    where
-        S: Axis<A>,
-    {
-        record_unary(Softmax::<A>, self)
-    }
-
-    /// [`Tensor::log_softmax`], recorded: along axis `A`.
-    #[must_use]
-    #[track_caller]
-    pub fn log_softmax<const A: usize>(&self) -> Self
-    where
-        S: Axis<A>,
-    {
-        record_unary(LogSoftmax::<A>, self)
-    }
-
     /// [`Tensor::cast`], recorded: the gradient comes back in this tensor's element type.
     #[must_use]
     #[track_caller]
@@ -380,7 +324,36 @@ var_comparisons! {
     ne, ne_scalar, "!=";
 }
 
-var_operator!(Add, add, Add);
-var_operator!(Sub, sub, Sub);
-var_operator!(Mul, mul, Mul);
-var_operator!(Div, div, Div);
+/// The `Var` methods and operators of the registry's regular forms.
+macro_rules! var_methods {
+    (
+        pointwise { $($p:ident => $pf:ident::$pr:ident;)* }
+        pointwise_with { $($w:ident($($wa:ident: $wt:ty),*) => $wf:ident::$wr:ident;)* }
+        reductions { $($all:ident, $axis:ident, $keep:ident => $rf:ident::$rr:ident;)* }
+        broadcast { $($b:ident $([$bs:ident])? => $bf:ident::$br:ident;)* }
+        operators { $($Op:ident $op:ident => $of:ident::$or:ident;)* }
+        along_axis { $($ax:ident => $af:ident::$ar:ident;)* }
+        written_out { $($written:tt)* }
+    ) => {
+        same_shape_methods! {
+            $($p() => crate::ops::$pr;)*
+            $($w($($wa: $wt),*) => crate::ops::$wr($($wa),*);)*
+        }
+        reductions! { $($all, $axis, $keep => crate::ops::$rr;)* }
+        broadcast_methods! { $($b $(, $bs)? => crate::ops::$br;)* }
+        $(var_operator!($Op, $op, crate::ops::$or);)*
+        impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {$(
+            #[doc = concat!("[`Tensor::", stringify!($ax), "`], recorded: along axis `A`.")]
+            #[must_use]
+            #[track_caller]
+            pub fn $ax<const A: usize>(&self) -> Self
+            where
+                S: Axis<A>,
+            {
+                record_unary(crate::ops::$ar::<A>, self)
+            }
+        )*}
+    };
+}
+
+for_each_op!(var_methods);

@@ -1,18 +1,4 @@
-//! Phase 5: the generated code: the forward sweep, the reverse sweep, and the sibling items.
-//!
-//! Every op becomes two calls into `__private` with the user's span, so rustc infers every type
-//! and reports a shape error at the user's operator:
-//!
-//! ```text
-//! // let y = x * w;
-//! let (__y, __saved_y) = ::autograd_core::__private::Forward::forward(
-//!     ::autograd_core::__private::differentiable_methods::mul(w), (x, w));
-//! // ... reverse sweep, given __ct_y:
-//! let __ct_x = ::autograd_core::__private::Pullback::<0, _>::pullback(&__saved_y, (x, w), &__y, &__ct_y);
-//! ```
-//!
-//! The reverse sweep is emitted before the forward sweep: it decides which values each loop
-//! iteration and each branch arm must keep, and the forward sweep then saves exactly those.
+#![doc = include_str!("expansion.md")]
 
 mod forward;
 mod items;
