@@ -20,7 +20,7 @@
 
 use crate::scalar::Float;
 use crate::shape::D;
-use crate::tensor::{Rng, Tensor};
+use crate::tensor::Tensor;
 use core::fmt;
 
 /// What was wrong with a data file, and where.
@@ -309,9 +309,10 @@ impl<T: Float, const F: usize> Dataset<T, F> {
     }
 
     /// Shuffles the rows with a seeded Fisher-Yates shuffle: the same order on every machine.
-    pub fn shuffle(&mut self, rng: &mut Rng) {
+    /// `rng` is this crate's [`Rng`](crate::Rng) or any generator of the `rand` ecosystem.
+    pub fn shuffle<R: rand_core::Rng + ?Sized>(&mut self, rng: &mut R) {
         for i in (1..self.len()).rev() {
-            let j = rng.below(i + 1);
+            let j = crate::tensor::random::below(rng, i + 1);
             self.features.swap(i, j);
             self.labels.swap(i, j);
         }
@@ -394,6 +395,7 @@ impl<T: Float, const F: usize> Dataset<T, F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Rng;
 
     #[test]
     fn errors_name_the_line_and_the_problem() {

@@ -91,6 +91,8 @@ mod tensor;
 pub(crate) mod testing;
 
 pub use detach::detach;
+/// The `rand` ecosystem's generator traits, at the version this crate implements for [`Rng`].
+pub use rand_core;
 pub use scalar::{Float, naive_gemm};
 pub use shape::{D, Dim, One, Shape};
 pub use storage::{Heap, INLINE_LIMIT_BYTES, Inline, Join, Storage};

@@ -4,7 +4,7 @@ use super::Init;
 use crate::scalar::Float;
 use crate::shape::D;
 use crate::storage::{Inline, Storage};
-use crate::tensor::{Rng, Tensor};
+use crate::tensor::Tensor;
 
 /// `V` embedding vectors of size `E`; looking up `K` ids gives a `(K, E)` tensor.
 ///
@@ -29,7 +29,7 @@ pub struct Embedding<T: Float, const V: usize, const E: usize, St: Storage = Inl
 #[cfg_attr(feature = "macros", crate::differentiable(crate = crate))]
 impl<T: Float, const V: usize, const E: usize, St: Storage> Embedding<T, V, E, St> {
     /// A table drawn by `init` (normal initializers are usual: `Init::XavierNormal`).
-    pub fn new(init: Init, rng: &mut Rng) -> Self {
+    pub fn new<R: rand_core::Rng + ?Sized>(init: Init, rng: &mut R) -> Self {
         Self {
             table: init.sample(V, E, rng),
         }

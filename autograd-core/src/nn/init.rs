@@ -3,7 +3,7 @@
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
-use crate::tensor::{Rng, Tensor};
+use crate::tensor::Tensor;
 
 /// How to draw a layer's initial weights, given its fan-in and fan-out.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -32,11 +32,11 @@ impl Init {
     /// assert!(w.as_slice().iter().all(|v| v.abs() <= bound));
     /// ```
     #[allow(clippy::cast_precision_loss, reason = "layer sizes are far below 2^53")]
-    pub fn sample<T: Float, S: Shape, St: Storage>(
+    pub fn sample<T: Float, S: Shape, St: Storage, R: rand_core::Rng + ?Sized>(
         self,
         fan_in: usize,
         fan_out: usize,
-        rng: &mut Rng,
+        rng: &mut R,
     ) -> Tensor<T, S, St> {
         let (fi, fo) = (fan_in as f64, fan_out as f64);
         match self {
@@ -49,11 +49,17 @@ impl Init {
     }
 }
 
-fn uniform<T: Float, S: Shape, St: Storage>(rng: &mut Rng, bound: f64) -> Tensor<T, S, St> {
+fn uniform<T: Float, S: Shape, St: Storage, R: rand_core::Rng + ?Sized>(
+    rng: &mut R,
+    bound: f64,
+) -> Tensor<T, S, St> {
     Tensor::rand_uniform_with(rng, T::from_f64(-bound), T::from_f64(bound))
 }
 
-fn normal<T: Float, S: Shape, St: Storage>(rng: &mut Rng, std: f64) -> Tensor<T, S, St> {
+fn normal<T: Float, S: Shape, St: Storage, R: rand_core::Rng + ?Sized>(
+    rng: &mut R,
+    std: f64,
+) -> Tensor<T, S, St> {
     Tensor::<T, S, St>::randn_with(rng).map(|v| v * T::from_f64(std))
 }
 

@@ -4,7 +4,7 @@ use super::Init;
 use crate::scalar::Float;
 use crate::shape::D;
 use crate::storage::{Inline, Join, Storage};
-use crate::tensor::{Rng, Tensor};
+use crate::tensor::Tensor;
 
 /// `y = x W + b` from `I` inputs to `O` outputs: `W` is `(I, O)` (so the product needs no
 /// transpose) and `b` is `(O,)`, broadcast over the batch.
@@ -42,8 +42,9 @@ pub struct Linear<T: Float, const I: usize, const O: usize, St: Storage = Inline
 }
 
 impl<T: Float, const I: usize, const O: usize, St: Storage> Linear<T, I, O, St> {
-    /// Weights drawn by `init` (fan-in `I`, fan-out `O`), biases zero.
-    pub fn new(init: Init, rng: &mut Rng) -> Self {
+    /// Weights drawn by `init` (fan-in `I`, fan-out `O`) from `rng` (this crate's [`Rng`](crate::Rng) or any
+    /// generator of the `rand` ecosystem), biases zero.
+    pub fn new<R: rand_core::Rng + ?Sized>(init: Init, rng: &mut R) -> Self {
         Self {
             weight: init.sample(I, O, rng),
             bias: Tensor::zeros(),

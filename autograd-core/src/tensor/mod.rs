@@ -5,7 +5,7 @@ mod fmt;
 mod interop;
 mod mask;
 mod nested;
-mod random;
+pub(crate) mod random;
 
 pub use mask::Mask;
 pub use nested::NestedArray;
