@@ -56,6 +56,7 @@ mod anomaly;
 mod backward;
 mod custom;
 mod error;
+#[cfg(feature = "nalgebra")]
 mod interop;
 mod leaves;
 mod mode;
