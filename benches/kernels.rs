@@ -5,9 +5,10 @@
 //!
 //! Run with `cargo bench --bench kernels -- --warm-up-time 1 --measurement-time 3`.
 
+use autograd_core::__bench::naive_gemm;
+use autograd_core::Join;
 use autograd_core::prelude::*;
 use autograd_core::rules::{BinaryRule, MatMul};
-use autograd_core::{Join, naive_gemm};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use nalgebra::SMatrix;
 use std::hint::black_box;

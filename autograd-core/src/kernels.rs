@@ -102,7 +102,8 @@ pub fn zip_broadcast<T: Copy>(
         return;
     }
     // A bias (one side a row repeated over the leading axes): zipped rows, which vectorize and
-    // need no bounds checks, where the indexed loop below did neither (10% of a W1 gradient).
+    // need no bounds checks, where the indexed loop below did neither (10% of the gradient of a
+    // 4 -> 16 -> 3 MLP on a batch of 16).
     if is_contiguous(ls, out_dims)
         && let Some(inner) = repeated_suffix(rs, out_dims).filter(|&n| n > 0)
     {

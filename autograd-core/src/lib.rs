@@ -57,7 +57,11 @@
 //! Cargo features: `macros` (default: `#[differentiable]` and `#[custom_vjp]`), `simd` (default:
 //! matrix products of f32 and f64 in SIMD kernels chosen at run time for AVX2 + FMA or AVX-512,
 //! allocation-free; without it, portable loops that compile faster and run 3-7x slower),
-//! `checkpoint` (safetensors files), `parallel` (data-parallel gradients with rayon).
+//! `nalgebra` (default: conversions between tensors and nalgebra's `SVector`/`SMatrix`, nalgebra
+//! matrices as constant operands of [`tape::Var`] ops, and, without `simd`, matrixmultiply for
+//! products of 2^20 multiply-adds and more; `default-features = false, features = ["macros",
+//! "simd"]` builds without nalgebra), `checkpoint` (safetensors files), `parallel` (data-parallel
+//! gradients with rayon).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -71,6 +75,7 @@ pub mod checkpoint;
 pub mod data;
 mod detach;
 pub mod forward;
+mod gemm;
 pub mod gradcheck;
 mod kernels;
 pub mod nn;
@@ -82,8 +87,6 @@ pub mod params;
 mod rule;
 mod scalar;
 pub mod shape;
-#[cfg(feature = "simd")]
-mod simd_gemm;
 mod storage;
 pub mod tape;
 mod tensor;
@@ -93,7 +96,7 @@ pub(crate) mod testing;
 pub use detach::detach;
 /// The `rand` ecosystem's generator traits, at the version this crate implements for [`Rng`].
 pub use rand_core;
-pub use scalar::{Float, naive_gemm};
+pub use scalar::Float;
 pub use shape::{D, Dim, One, Shape};
 pub use storage::{Heap, INLINE_LIMIT_BYTES, Inline, Join, Storage};
 pub use tensor::{LengthError, Mask, Rng, Tensor};
@@ -106,6 +109,25 @@ pub use autograd_macros::custom_vjp;
 #[doc(inline)]
 #[doc = include_str!("docs/differentiable.md")]
 pub use autograd_macros::differentiable;
+
+/// Hooks for the workspace's benchmarks, not part of the API: they may change in any release.
+#[doc(hidden)]
+pub mod __bench {
+    /// The portable matrix product ([`Float::gemm`](crate::Float::gemm)'s default loop), so the
+    /// kernel benchmarks can compare f32's own kernels against it.
+    #[allow(clippy::too_many_arguments, reason = "the BLAS-style contract")]
+    pub fn naive_gemm<T: crate::Float>(
+        dims: (usize, usize, usize),
+        a: &[T],
+        a_strides: (usize, usize),
+        b: &[T],
+        b_strides: (usize, usize),
+        c: &mut [T],
+        accumulate: bool,
+    ) {
+        crate::gemm::naive(dims, a, a_strides, b, b_strides, c, accumulate);
+    }
+}
 
 /// The rule library: every op's rule, and the contract they follow.
 ///

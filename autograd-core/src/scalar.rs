@@ -1,5 +1,6 @@
 //! The element type of a tensor: a floating-point number, [`Float`].
 
+use crate::gemm::{self, Element};
 use core::fmt::{Debug, Display};
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
@@ -104,11 +105,12 @@ pub trait Float:
     ///
     /// The default is a cache-friendly i-k-j loop that allocates nothing. f32 and f64 use
     /// register-tiled SIMD kernels (feature `simd`, on by default), dispatched at run time to
-    /// AVX2 + FMA or AVX-512 where the CPU has them: 3-7x the loop at the W2 and W3 workloads'
-    /// sizes, allocation-free (products of 2^20 multiply-adds and more are cache-blocked through
-    /// packing buffers that each thread allocates once and keeps). Without the feature they use
-    /// the loop, and matrixmultiply (through nalgebra) for products of at least 2^20 multiply-adds
-    /// with every dimension above 5, which allocates a packing buffer per call.
+    /// AVX2 + FMA or AVX-512 where the CPU has them: 3-7x the loop at 64 x 64 x 128 and
+    /// 128 x 784 x 256 (and their transposes), allocation-free (products of 2^20 multiply-adds and
+    /// more are cache-blocked through packing buffers that each thread allocates once and keeps).
+    /// Without the feature they use the loop, and, with the `nalgebra` feature (on by default),
+    /// matrixmultiply for products of at least 2^20 multiply-adds with every dimension above 5,
+    /// which allocates a packing buffer per call.
     #[allow(
         clippy::too_many_arguments,
         reason = "BLAS-style signature: sizes, operands and strides"
@@ -122,7 +124,7 @@ pub trait Float:
         c: &mut [Self],
         accumulate: bool,
     ) {
-        naive_gemm((m, k, n), a, a_strides, b, b_strides, c, accumulate);
+        gemm::naive((m, k, n), a, a_strides, b, b_strides, c, accumulate);
     }
 }
 
@@ -143,144 +145,11 @@ fn powi_by_squaring<T: Float>(x: T, n: i32) -> T {
     if n < 0 { acc.recip() } else { acc }
 }
 
-/// The reference matrix product used by [`Float::gemm`]'s default: an i-k-j loop, whose inner loop
-/// runs along a row of `b` and `c`; when `b`'s columns and `a`'s rows are contiguous (row stride of
-/// `b` and column stride of `a` both 1, as in the VJP `ct b^T`), dot products of those slices.
-pub fn naive_gemm<T: Float>(
-    (m, k, n): (usize, usize, usize),
-    a: &[T],
-    (ars, acs): (usize, usize),
-    b: &[T],
-    (brs, bcs): (usize, usize),
-    c: &mut [T],
-    accumulate: bool,
-) {
-    let c = &mut c[..m * n];
-    if bcs != 1 && brs == 1 && acs == 1 {
-        return dot_gemm((m, k, n), a, ars, b, bcs, c, accumulate);
-    }
-    if bcs == 1 && acs == 1 && n < SHORT_ROW && (SHORT_ROW..=PACK).contains(&k) {
-        return packed_dot_gemm((m, k, n), a, ars, b, brs, c, accumulate);
-    }
-    if !accumulate {
-        c.fill(T::ZERO);
-    }
-    for i in 0..m {
-        let row = &mut c[i * n..(i + 1) * n];
-        for p in 0..k {
-            let aip = a[i * ars + p * acs];
-            if bcs == 1 {
-                let brow = &b[p * brs..p * brs + n];
-                for (cj, &bj) in row.iter_mut().zip(brow) {
-                    *cj += aip * bj;
-                }
-            } else {
-                for (j, cj) in row.iter_mut().enumerate() {
-                    *cj += aip * b[p * brs + j * bcs];
-                }
-            }
-        }
-    }
+// The portable kernels ask for `Element` rather than `Float` (so that `gemm` does not import this
+// file back); every `Float` is one.
+impl<T: Float> Element for T {
+    const ZERO: Self = <T as Float>::ZERO;
 }
-
-/// Rows of `c` shorter than this make the i-k-j loop spend its time on loop overhead.
-const SHORT_ROW: usize = 16;
-/// Elements of the stack buffer that holds a block of `b`'s columns (16 KiB of f64).
-const PACK: usize = 2048;
-
-/// `c (+)= a b` for short rows (`n < 16`, as in a classifier's last layer) with contiguous rows of
-/// `a`: copies as many columns of `b` as fit into a stack buffer, each made contiguous, then takes
-/// dot products of whole rows, which vectorize where a 10-element i-k-j row does not. No allocation.
-fn packed_dot_gemm<T: Float>(
-    (m, k, n): (usize, usize, usize),
-    a: &[T],
-    ars: usize,
-    b: &[T],
-    brs: usize,
-    c: &mut [T],
-    accumulate: bool,
-) {
-    let mut buf = [T::ZERO; PACK];
-    let cols = (PACK / k).min(n);
-    for j0 in (0..n).step_by(cols) {
-        let w = cols.min(n - j0);
-        for jj in 0..w {
-            for (p, slot) in buf[jj * k..(jj + 1) * k].iter_mut().enumerate() {
-                *slot = b[p * brs + j0 + jj];
-            }
-        }
-        dot_gemm_block((m, k), a, ars, &buf[..w * k], (c, n, j0, w), accumulate);
-    }
-}
-
-/// `c[i][j0 + j] (+)= a_i . bt_j` for `j < w`, where `bt` holds `w` contiguous columns of length `k`.
-fn dot_gemm_block<T: Float>(
-    (m, k): (usize, usize),
-    a: &[T],
-    ars: usize,
-    bt: &[T],
-    (c, n, j0, w): (&mut [T], usize, usize, usize),
-    accumulate: bool,
-) {
-    for i in 0..m {
-        let ai = &a[i * ars..i * ars + k];
-        for (j, cij) in c[i * n + j0..i * n + j0 + w].iter_mut().enumerate() {
-            let dot = dot4(ai, &bt[j * k..(j + 1) * k]);
-            *cij = if accumulate { *cij + dot } else { dot };
-        }
-    }
-}
-
-/// `x . y` with four partial sums (breaking the add latency chain so the loop vectorizes).
-fn dot4<T: Float>(x: &[T], y: &[T]) -> T {
-    let mut acc = [T::ZERO; 4];
-    let (x4, x_rest) = x.as_chunks::<4>();
-    let (y4, y_rest) = y.as_chunks::<4>();
-    for (u, v) in x4.iter().zip(y4) {
-        for l in 0..4 {
-            acc[l] += u[l] * v[l];
-        }
-    }
-    let mut dot = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for (&u, &v) in x_rest.iter().zip(y_rest) {
-        dot += u * v;
-    }
-    dot
-}
-
-/// `c[i][j] (+)= a_i . b_j` for contiguous rows `a_i` (stride `ars`) and columns `b_j` (stride
-/// `bcs`). A strided i-k-j loop would gather `b` element by element: measured 1.3-4.4x slower at
-/// f32 sizes from (8, 8, 8) to (64, 4, 64). Four partial sums break the add latency chain.
-fn dot_gemm<T: Float>(
-    (m, k, n): (usize, usize, usize),
-    a: &[T],
-    ars: usize,
-    b: &[T],
-    bcs: usize,
-    c: &mut [T],
-    accumulate: bool,
-) {
-    for i in 0..m {
-        let ai = &a[i * ars..i * ars + k];
-        for (j, cij) in c[i * n..(i + 1) * n].iter_mut().enumerate() {
-            let dot = dot4(ai, &b[j * bcs..j * bcs + k]);
-            if accumulate {
-                *cij += dot;
-            } else {
-                *cij = dot;
-            }
-        }
-    }
-}
-
-/// Below this size in any dimension the packing cost of matrixmultiply outweighs its kernel.
-pub(crate) const PACKED_GEMM_MIN_DIM: usize = 6;
-
-/// Without the `simd` feature, products of fewer multiply-adds than this use the portable loop,
-/// which allocates nothing: matrixmultiply allocates its packing buffers on every call, and small
-/// models must train without touching the allocator. Above it its packed kernels' 3-5x speed-up
-/// dwarfs one allocation.
-const PACKED_GEMM_MIN_WORK: usize = 1 << 20;
 
 macro_rules! impl_float {
     ($t:ident) => {
@@ -347,56 +216,18 @@ macro_rules! impl_float {
                 c: &mut [Self],
                 accumulate: bool,
             ) {
-                // The SIMD kernels cover every size (cache-blocked from 2^20 multiply-adds, where
-                // they measured 100-108 GFLOP/s at W3's sizes, matrixmultiply 64-85); without
-                // them, large products go to matrixmultiply.
-                let small =
-                    m.min(k).min(n) < PACKED_GEMM_MIN_DIM || m * k * n < PACKED_GEMM_MIN_WORK;
-                if cfg!(feature = "simd") || small {
-                    return small_gemm((m, k, n), a, a_strides, b, b_strides, c, accumulate);
-                }
-                use nalgebra::{Dyn, MatrixView, MatrixViewMut};
-                let av = MatrixView::<$t, Dyn, Dyn, Dyn, Dyn>::from_slice_with_strides_generic(
-                    a,
-                    Dyn(m),
-                    Dyn(k),
-                    Dyn(a_strides.0),
-                    Dyn(a_strides.1),
-                );
-                let bv = MatrixView::<$t, Dyn, Dyn, Dyn, Dyn>::from_slice_with_strides_generic(
-                    b,
-                    Dyn(k),
-                    Dyn(n),
-                    Dyn(b_strides.0),
-                    Dyn(b_strides.1),
-                );
-                let mut cv =
-                    MatrixViewMut::<$t, Dyn, Dyn, Dyn, Dyn>::from_slice_with_strides_generic(
-                        &mut c[..m * n],
-                        Dyn(m),
-                        Dyn(n),
-                        Dyn(n),
-                        Dyn(1),
-                    );
-                cv.gemm(1.0, &av, &bv, if accumulate { 1.0 } else { 0.0 });
+                gemm::native::<$t>((m, k, n), a, a_strides, b, b_strides, c, accumulate);
             }
         }
     };
 }
-
-// The f32/f64 products `Float::gemm` does itself: every size with the `simd` feature, the ones
-// below matrixmultiply's threshold without it.
-#[cfg(not(feature = "simd"))]
-use self::naive_gemm as small_gemm;
-#[cfg(feature = "simd")]
-use crate::simd_gemm::gemm as small_gemm;
 
 impl_float!(f32);
 impl_float!(f64);
 
 #[cfg(test)]
 mod tests {
-    use super::{Float, naive_gemm, powi_by_squaring};
+    use super::powi_by_squaring;
 
     /// The default `powi` (for element types without their own) against f64's, on values whose
     /// powers are exact in binary.
@@ -409,60 +240,5 @@ mod tests {
         }
         assert_eq!(powi_by_squaring(2.0f32, 10), 1024.0);
         assert_eq!(powi_by_squaring(0.0f64, -1), f64::INFINITY);
-    }
-
-    /// `c = a b` by definition, for `a` of `(m, k)` and `b` of `(k, n)` given row-major.
-    fn reference(m: usize, k: usize, n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
-        let mut c = vec![0.0; m * n];
-        for i in 0..m {
-            for j in 0..n {
-                c[i * n + j] = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
-            }
-        }
-        c
-    }
-
-    /// Every kernel path (i-k-j, dot products, packed) under every layout of the operands
-    /// (row-major or transposed storage) and with accumulation, at sizes on both sides of the
-    /// packed threshold and with a `k` that is not a multiple of 4.
-    #[test]
-    fn every_path_and_layout_agrees_with_the_definition() {
-        // The last size exceeds `PACKED_GEMM_MIN_WORK`, so `Float::gemm` takes the packed kernel.
-        for (m, k, n) in [
-            (3, 5, 2),
-            (4, 7, 9),
-            (7, 9, 6),
-            (13, 11, 8),
-            (9, 40, 10),
-            (5, 300, 12),
-            (97, 130, 101),
-        ] {
-            let a: Vec<f64> = (0..m * k)
-                .map(|i| f64::from((i * 7 % 11) as u8) - 5.0)
-                .collect();
-            let b: Vec<f64> = (0..k * n)
-                .map(|i| f64::from((i * 5 % 13) as u8) - 6.0)
-                .collect();
-            let want = reference(m, k, n, &a, &b);
-            // The same matrices stored transposed: element (i, p) of `a` at `p * m + i`.
-            let at: Vec<f64> = (0..k * m).map(|x| a[(x % m) * k + x / m]).collect();
-            let bt: Vec<f64> = (0..n * k).map(|x| b[(x % k) * n + x / k]).collect();
-            let layouts = [
-                (&a, (k, 1), &b, (n, 1)),
-                (&a, (k, 1), &bt, (1, k)),
-                (&at, (1, m), &b, (n, 1)),
-                (&at, (1, m), &bt, (1, k)),
-            ];
-            for (li, &(a, sa, b, sb)) in layouts.iter().enumerate() {
-                for gemm in [naive_gemm::<f64>, <f64 as Float>::gemm] {
-                    let mut c = vec![f64::NAN; m * n];
-                    gemm((m, k, n), a, sa, b, sb, &mut c, false);
-                    assert_eq!(c, want, "({m}, {k}, {n}), layout {li}");
-                    gemm((m, k, n), a, sa, b, sb, &mut c, true);
-                    let twice: Vec<f64> = want.iter().map(|v| 2.0 * v).collect();
-                    assert_eq!(c, twice, "({m}, {k}, {n}), layout {li}, accumulating");
-                }
-            }
-        }
     }
 }

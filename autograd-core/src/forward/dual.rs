@@ -5,7 +5,8 @@
 //! implements [`Float`], so tensors of duals run every op of the rule library unchanged; nested
 //! duals (`Dual<Dual<f64>>`) carry second derivatives.
 
-use crate::scalar::{Float, PACKED_GEMM_MIN_DIM, naive_gemm};
+use crate::gemm;
+use crate::scalar::Float;
 use core::cmp::Ordering;
 use core::fmt;
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
@@ -270,8 +271,8 @@ impl<T: Float> Float for Dual<T> {
         c: &mut [Self],
         accumulate: bool,
     ) {
-        if m.min(k).min(n) < PACKED_GEMM_MIN_DIM {
-            return naive_gemm((m, k, n), a, a_strides, b, b_strides, c, accumulate);
+        if m.min(k).min(n) < gemm::PACKED_MIN_DIM {
+            return gemm::naive((m, k, n), a, a_strides, b, b_strides, c, accumulate);
         }
         let (av, at) = split_parts(a, m, k, a_strides);
         let (bv, bt) = split_parts(b, k, n, b_strides);
@@ -521,7 +522,7 @@ mod tests {
                 .collect();
             let (mut fast, mut slow) = (c0.clone(), c0);
             D1::gemm((m, k, n), &a, (k, 1), &b, bs, &mut fast, acc);
-            crate::naive_gemm((m, k, n), &a, (k, 1), &b, bs, &mut slow, acc);
+            crate::gemm::naive((m, k, n), &a, (k, 1), &b, bs, &mut slow, acc);
             for (f, s) in fast.iter().zip(&slow) {
                 assert!(close(f.value, s.value, 1e-13) && close(f.tangent, s.tangent, 1e-13));
             }
@@ -536,7 +537,7 @@ mod tests {
             .collect();
         let (mut fast, mut slow) = (vec![D2::ZERO; m * n], vec![D2::ZERO; m * n]);
         D2::gemm((m, k, n), &a2, (k, 1), &b2, (n, 1), &mut fast, false);
-        crate::naive_gemm((m, k, n), &a2, (k, 1), &b2, (n, 1), &mut slow, false);
+        crate::gemm::naive((m, k, n), &a2, (k, 1), &b2, (n, 1), &mut slow, false);
         for (f, s) in fast.iter().zip(&slow) {
             assert!(close(f.tangent.tangent, s.tangent.tangent, 1e-13));
             assert!(close(f.value.tangent, s.value.tangent, 1e-13));

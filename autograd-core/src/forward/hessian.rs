@@ -1,6 +1,6 @@
 //! [`hessian`] of a scalar function by nested duals (forward over forward).
 
-use super::Dual;
+use super::dual::Dual;
 use super::layout::Layout;
 use super::seed::{basis, constant, seed};
 use crate::scalar::Float;
@@ -8,11 +8,9 @@ use crate::shape::Shape;
 use crate::storage::Storage;
 use crate::tensor::Tensor;
 
-/// The largest input [`hessian`] accepts: it runs `N(N+1)/2` passes, 2080 at 64 elements.
-pub const MAX_HESSIAN_INPUTS: usize = 64;
-
 /// The Hessian of a scalar function `f` at `x`, `H[i, j] = d²f / dx_i dx_j` with `i` and `j` running
-/// over the flattened (row-major) input, for inputs of at most [`MAX_HESSIAN_INPUTS`] elements.
+/// over the flattened (row-major) input, for inputs of at most
+/// [`MAX_HESSIAN_INPUTS`](super::MAX_HESSIAN_INPUTS) elements.
 ///
 /// Each entry is one pass of `f` on nested duals seeded with two basis vectors,
 /// `seed(&seed(x, e_i), &constant(e_j))`, whose `tangent.tangent` is `e_iᵀ H e_j`; the upper

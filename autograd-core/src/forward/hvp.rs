@@ -7,13 +7,13 @@
 //! gradient function on tensors of duals, and [`seeded_param`] / [`split_grad`] are the two steps
 //! for a tape with several parameters.
 
-use super::Dual;
+use super::dual::Dual;
 use super::layout::Layout;
 use super::seed::{basis, seed, tangent, value};
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
-use crate::tape::{BackwardError, Var, is_grad_enabled};
+use crate::tape::{BackwardError, Var, backward_from};
 use crate::tensor::Tensor;
 
 /// A tape leaf (a parameter) holding the duals `x + v ε`: after a backward pass through it,
@@ -217,18 +217,6 @@ where
     h
 }
 
-/// `y.backward_with(ct)`, where an output that requires no gradient means a function constant in
-/// its inputs (zero derivatives) rather than an error, unless recording is off.
-pub(crate) fn backward_from<T: Float, S: Shape, St: Storage>(
-    y: &Var<T, S, St>,
-    ct: &Tensor<T, S, St>,
-) -> Result<(), BackwardError> {
-    match y.backward_with(ct) {
-        Err(BackwardError::NoGrad) if is_grad_enabled() => Ok(()),
-        r => r,
-    }
-}
-
 /// `h[i, j] = col[i]` for the `n = col.len()` rows of a row-major `n x n` matrix.
 fn write_column<T: Float>(col: &[T], j: usize, h: &mut [T]) {
     let n = col.len();
@@ -239,9 +227,9 @@ fn write_column<T: Float>(col: &[T], j: usize, h: &mut [T]) {
 
 #[cfg(test)]
 mod tests {
-    use super::{backward_from, hessian_hvp, hvp_tape, split_grad};
+    use super::{hessian_hvp, hvp_tape, split_grad};
     use crate::prelude::*;
-    use crate::tape::BackwardError;
+    use crate::tape::{BackwardError, backward_from};
 
     fn cube_sum<T: Float>(x: &Var<T, Shape![3]>) -> Var<T, ()> {
         (x * x * x).sum()

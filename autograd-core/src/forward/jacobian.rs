@@ -1,6 +1,6 @@
 //! [`jacobian_fwd`] and [`gradient_fwd`]: full derivatives by one JVP per input element.
 
-use super::Dual;
+use super::dual::Dual;
 use super::layout::Layout;
 use super::seed::{basis, seed};
 use crate::scalar::Float;

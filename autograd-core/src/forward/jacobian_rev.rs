@@ -1,12 +1,11 @@
 //! [`jacobian_rev`]: the full Jacobian through the tape, one backward pass per output element.
 
-use super::hvp::backward_from;
 use super::layout::Layout;
 use super::seed::basis;
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
-use crate::tape::{BackwardError, Var};
+use crate::tape::{BackwardError, Var, backward_from};
 use crate::tensor::Tensor;
 
 /// The Jacobian of `f` at `x` by reverse mode on the tape: one forward pass, then one backward pass

@@ -1,6 +1,6 @@
 //! [`jvp`]: the value and the directional derivative of a tensor function, by one pass on duals.
 
-use super::Dual;
+use super::dual::Dual;
 use super::seed::{seed, tangent, value};
 use crate::scalar::Float;
 use crate::shape::Shape;

@@ -10,9 +10,13 @@
 //! [`jacobian_rev`]: super::jacobian_rev
 //! [`hessian_hvp`]: super::hessian_hvp
 
-use super::hessian::MAX_HESSIAN_INPUTS;
 use crate::shape::{Dims, Shape};
 use core::marker::PhantomData;
+
+// Beside the checks below that enforce it (not in `hessian.rs`, which imports this file).
+/// The largest input [`hessian`](super::hessian) and [`hessian_hvp`](super::hessian_hvp) accept:
+/// [`hessian`](super::hessian) runs `N(N+1)/2` passes, 2080 at 64 elements.
+pub const MAX_HESSIAN_INPUTS: usize = 64;
 
 /// Whether `J` lays out derivatives of an `A`-shaped quantity by a `B`-shaped one: `J` is the
 /// matrix `(A elements, B elements)`, or `A`'s axes followed by `B`'s (the same row-major

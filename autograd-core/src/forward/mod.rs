@@ -94,10 +94,11 @@ mod model;
 mod seed;
 
 pub use dual::Dual;
-pub use hessian::{MAX_HESSIAN_INPUTS, hessian};
+pub use hessian::hessian;
 pub use hvp::{hessian_hvp, hessian_of_gradient, hvp_tape, seeded_param, split_grad};
 pub use jacobian::{gradient_fwd, jacobian_fwd};
 pub use jacobian_rev::jacobian_rev;
 pub use jvp::jvp;
+pub use layout::MAX_HESSIAN_INPUTS;
 pub use model::{seed_model, split_model};
 pub use seed::{constant, seed, tangent, value};

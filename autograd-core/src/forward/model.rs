@@ -2,7 +2,7 @@
 //! (a value of the model's type) into a model of duals, [`split_model`] reads a gradient of duals
 //! back as `(∇f, H v)`, two values of the model's type.
 
-use super::Dual;
+use super::dual::Dual;
 use crate::params::Params;
 
 /// Checks that `M` and `MD` hold the same tensors (count and shapes), naming the first difference.

@@ -4,7 +4,7 @@
 //! These are the building blocks of every forward-mode driver here, and of Hessian-vector products
 //! through a reverse engine: run a gradient on `seed(x, v)` and read `tangent` of the result.
 
-use super::Dual;
+use super::dual::Dual;
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;

@@ -5,7 +5,8 @@
 //! because one of its inputs did, so every VJP that runs lies on a path from the output to a leaf
 //! that requires gradients, and constant operands cost no VJP call.
 
-use super::anomaly::Anomaly;
+// Re-exported here for the files that import it from this one (`movement.rs`).
+use super::error::BackwardError;
 use super::mode;
 use super::node::AnyNode;
 use super::var::Var;
@@ -13,33 +14,6 @@ use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
 use crate::tensor::Tensor;
-use core::fmt;
-
-/// Why a backward pass did not run, or stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum BackwardError {
-    /// The output does not require gradients: it depends on no leaf created with
-    /// [`Var::param`], or it was computed under [`no_grad`](super::no_grad), or detached.
-    NoGrad,
-    /// Anomaly mode found a VJP that returned a NaN or an infinity (see
-    /// [`detect_anomaly`](super::detect_anomaly)). The leaves' gradients are incomplete.
-    NonFinite(Anomaly),
-}
-
-impl fmt::Display for BackwardError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NoGrad => f.write_str(
-                "backward was called on a tensor that does not require gradients: it depends on \
-                 no leaf created with `Var::param` (or it was computed under `no_grad`, or detached)",
-            ),
-            Self::NonFinite(a) => a.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for BackwardError {}
 
 /// A shape whose tensors are scalars: only rank-0 outputs have a [`Var::backward`] that seeds 1.
 #[diagnostic::on_unimplemented(
@@ -96,6 +70,19 @@ impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
         }
         self.node.core().accumulate_ref(ct);
         run(&*self.node)
+    }
+}
+
+/// `y.backward_with(ct)`, where an output that requires no gradient means a function constant in
+/// its inputs (zero derivatives) rather than an error, unless recording is off: what the
+/// derivative functions of [`forward`](crate::forward) need (a Jacobian of a constant is zero).
+pub(crate) fn backward_from<T: Float, S: Shape, St: Storage>(
+    y: &Var<T, S, St>,
+    ct: &Tensor<T, S, St>,
+) -> Result<(), BackwardError> {
+    match y.backward_with(ct) {
+        Err(BackwardError::NoGrad) if mode::is_grad_enabled() => Ok(()),
+        r => r,
     }
 }
 

@@ -10,7 +10,7 @@
 //! would keep them alive (and a very long chain of such captures would be dropped recursively).
 
 use super::anomaly::forward_anomaly;
-use super::backward::BackwardError;
+use super::error::BackwardError;
 use super::mode;
 use super::node::{AnyNode, Core, NodeOf, Value, release, upcast};
 use super::var::{Operand, Var};

@@ -55,6 +55,8 @@
 mod anomaly;
 mod backward;
 mod custom;
+mod error;
+#[cfg(feature = "nalgebra")]
 mod interop;
 mod leaves;
 mod mode;
@@ -67,8 +69,10 @@ pub(crate) mod test_models;
 mod var;
 
 pub use anomaly::{Anomaly, Phase, detect_anomaly};
-pub use backward::{BackwardError, Rank0};
+pub use backward::Rank0;
+pub(crate) use backward::backward_from;
 pub use custom::Parents;
+pub use error::BackwardError;
 pub use leaves::Leaves;
 pub use mode::{
     AnomalyGuard, NoGradGuard, is_anomaly_enabled, is_grad_enabled, no_grad, recorded_nodes,

@@ -6,7 +6,7 @@
 //! shapes and sizes but points into the rule rather than at the calling line.
 
 use super::anomaly::forward_anomaly;
-use super::backward::BackwardError;
+use super::error::BackwardError;
 use super::mode;
 use super::node::{AnyNode, Core, NodeOf, NodeRef, Value, release, upcast};
 use super::record::{record_binary, record_unary};

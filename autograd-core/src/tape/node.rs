@@ -10,7 +10,7 @@
 //! in the bounds of the public custom-op traits.
 
 use super::anomaly::{Anomaly, Phase};
-use super::backward::BackwardError;
+use super::error::BackwardError;
 use super::mode;
 use crate::rule::{BinaryRule, UnaryRule};
 use crate::scalar::Float;

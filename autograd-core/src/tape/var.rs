@@ -13,8 +13,8 @@ use std::rc::Rc;
 /// Create leaves with [`Var::param`] (gradients wanted) or [`Var::constant`]; every op on a `Var`
 /// (the same methods and operators as on `Tensor`) returns a `Var` whose node records the op's rule
 /// and inputs, unless no input requires gradients or recording is off ([`no_grad`](super::no_grad)).
-/// Plain tensors, scalars and nalgebra matrices mix in on either side as constants and receive no
-/// gradient.
+/// Plain tensors, scalars and nalgebra matrices (feature `nalgebra`) mix in on either side as
+/// constants and receive no gradient.
 ///
 /// Cloning a `Var` clones a handle: both clones are the same node and share its gradient. A `Var`
 /// is neither `Send` nor `Sync` (see the [module docs](super)); its value, a `Tensor`, is both.
@@ -257,8 +257,8 @@ impl<T: Float, S: Shape, St: Storage> fmt::Display for Var<T, S, St> {
 }
 
 /// Something an op on tracked tensors accepts as an input: a [`Var`] (tracked if it requires
-/// gradients) or a constant: a [`Tensor`], a scalar of type `f32`/`f64` (as a rank-0 tensor), or an
-/// nalgebra `SMatrix<T, M, N>` (as an `(M, N)` tensor).
+/// gradients) or a constant: a [`Tensor`], a scalar of type `f32`/`f64` (as a rank-0 tensor), or,
+/// with the `nalgebra` feature, an nalgebra `SMatrix<T, M, N>` (as an `(M, N)` tensor).
 pub trait Operand {
     /// The element type.
     type Elem: Float;

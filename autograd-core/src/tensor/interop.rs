@@ -15,6 +15,8 @@ use nalgebra::{ArrayStorage, SMatrix, SVector};
 impl<T: Float, const N: usize, St: Storage> Tensor<T, (D<N>,), St> {
     /// The vector as an nalgebra `SVector`.
     ///
+    /// Needs the `nalgebra` feature (on by default).
+    ///
     /// ```
     /// use autograd_core::prelude::*;
     /// let v = Tensor::new([1.0f64, 2.0, 3.0]).to_svector();
@@ -37,6 +39,8 @@ impl<T: Float, const N: usize> From<SVector<T, N>> for Tensor<T, (D<N>,), Inline
 impl<T: Float, const M: usize, const N: usize, St: Storage> Tensor<T, (D<M>, D<N>), St> {
     /// The matrix as an nalgebra `SMatrix<T, M, N>` (one copy: column-major order differs).
     ///
+    /// Needs the `nalgebra` feature (on by default).
+    ///
     /// ```
     /// use autograd_core::prelude::*;
     /// let t = Tensor::new([[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]]);
@@ -54,6 +58,8 @@ impl<T: Float, const M: usize, const N: usize> Tensor<T, (D<M>, D<N>), Inline> {
     /// The transpose as an nalgebra `SMatrix<T, N, M>`, without copying: the row-major array of
     /// an `(M, N)` tensor is the column-major array of its transpose.
     ///
+    /// Needs the `nalgebra` feature (on by default).
+    ///
     /// ```
     /// use autograd_core::prelude::*;
     /// let t = Tensor::new([[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]]);
@@ -66,6 +72,8 @@ impl<T: Float, const M: usize, const N: usize> Tensor<T, (D<M>, D<N>), Inline> {
     }
 
     /// The `(M, N)` tensor whose transpose is `m`, without copying.
+    ///
+    /// Needs the `nalgebra` feature (on by default).
     #[must_use]
     pub fn from_transposed_smatrix(m: SMatrix<T, N, M>) -> Self {
         let () = crate::storage::InlineLimit::<Inline, T, (D<M>, D<N>)>::OK;

@@ -2,6 +2,7 @@
 
 mod approx;
 mod fmt;
+#[cfg(feature = "nalgebra")]
 mod interop;
 mod mask;
 mod nested;

@@ -4,7 +4,7 @@
 //!
 //! Why not matrixmultiply for these sizes: it allocates a packing buffer on every call, and small
 //! models must train without touching the allocator. Why not the portable loops of
-//! [`naive_gemm`](crate::naive_gemm): built for the x86-64 baseline (SSE2, no FMA), they reach
+//! [`portable`](super::portable): built for the x86-64 baseline (SSE2, no FMA), they reach
 //! 5-17 GFLOP/s where AVX2 + FMA tiles reach several times that.
 //!
 //! One kernel serves every layout: `c (+)= a b` walks `c` in tiles of `MR` rows by two SIMD vectors
@@ -16,10 +16,10 @@
 //! From 2^20 multiply-adds on, products are cache-blocked as in BLIS: blocks of `b` and `a` are
 //! copied into per-thread buffers (allocated on a thread's first large product, then reused), laid
 //! out so that a wider register tile (12 rows where AVX-512's 32 registers allow) reads both
-//! contiguously. At W3's sizes (128 x 784 x 256 and its transposes) this measured 100-108 GFLOP/s,
-//! where matrixmultiply's AVX-512 kernels measured 64-85.
+//! contiguously. At 128 x 784 x 256 and its transposes this measured 100-108 GFLOP/s, where
+//! matrixmultiply's AVX-512 kernels measured 64-85.
 
-use crate::scalar::naive_gemm;
+use super::portable::naive as naive_gemm;
 use pulp::{Arch, WithSimd};
 
 /// Rows of `c` per register tile: `MR x 2` accumulators plus two vectors of `b` and one broadcast
@@ -39,7 +39,7 @@ const NC: usize = 1024;
 const BLOCKED_MIN_WORK: usize = 1 << 20;
 
 /// The operands of one product, in the layout [`crate::Float::gemm`] documents.
-pub(crate) struct Gemm<'a, T> {
+pub(super) struct Gemm<'a, T> {
     dims: (usize, usize, usize),
     a: &'a [T],
     a_strides: (usize, usize),
@@ -52,7 +52,7 @@ pub(crate) struct Gemm<'a, T> {
 /// `c (+)= a b` for f32 or f64 with the best SIMD instruction set available; the same contract
 /// as [`crate::Float::gemm`].
 #[allow(clippy::too_many_arguments, reason = "the BLAS-style contract")]
-pub(crate) fn gemm<T>(
+pub(super) fn gemm<T>(
     dims: (usize, usize, usize),
     a: &[T],
     a_strides: (usize, usize),
@@ -111,7 +111,8 @@ macro_rules! simd_kernels {
                     return tiles(simd, (m, k, n), a, a_strides, (b, brs), (c, n), accumulate);
                 }
                 // Strided rows of `b`: copy blocks of it, row-major, into a stack buffer, a small
-                // one when `b` fits (zeroing the 16 KiB buffer cost a W1 gradient 10%).
+                // one when `b` fits (zeroing the 16 KiB buffer cost 10% of the gradient of a
+                // 4 -> 16 -> 3 MLP on a batch of 16).
                 if k * n <= SMALL_PACK {
                     packed::<S, SMALL_PACK>(simd, dims, a, a_strides, b, b_strides, c, accumulate);
                 } else {
