@@ -15,7 +15,6 @@ use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
 use crate::tensor::{Rng, Tensor};
-use core::fmt;
 
 /// Step and tolerances of a gradient check.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,7 +57,11 @@ impl Tolerance {
 }
 
 /// The first disagreement a gradient check found.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error(
+    "gradient check failed at {at}: analytic {analytic} vs numeric {numeric} (difference {:e})",
+    (.analytic - .numeric).abs()
+)]
 pub struct GradcheckError {
     /// Where: `element 3` or `direction 2`.
     pub at: String,
@@ -67,21 +70,6 @@ pub struct GradcheckError {
     /// The central-difference value.
     pub numeric: f64,
 }
-
-impl fmt::Display for GradcheckError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "gradient check failed at {}: analytic {} vs numeric {} (difference {:e})",
-            self.at,
-            self.analytic,
-            self.numeric,
-            (self.analytic - self.numeric).abs()
-        )
-    }
-}
-
-impl std::error::Error for GradcheckError {}
 
 /// The central-difference gradient of a scalar function at `x`, element by element.
 ///

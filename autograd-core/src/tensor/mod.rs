@@ -48,7 +48,8 @@ impl<T: Float, S: Shape, St: Storage> Default for Tensor<T, S, St> {
 }
 
 /// A slice or iterator whose length does not match the tensor's element count.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("a tensor of shape {shape:?} holds {expected} elements, but {got} were supplied")]
 pub struct LengthError {
     /// The tensor's shape.
     pub shape: Vec<usize>,
@@ -57,18 +58,6 @@ pub struct LengthError {
     /// The number of elements supplied (for an iterator: at least this many).
     pub got: usize,
 }
-
-impl core::fmt::Display for LengthError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(
-            f,
-            "a tensor of shape {:?} holds {} elements, but {} were supplied",
-            self.shape, self.expected, self.got
-        )
-    }
-}
-
-impl std::error::Error for LengthError {}
 
 impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// The number of axes.
