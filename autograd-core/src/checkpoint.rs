@@ -75,7 +75,6 @@ use crate::storage::Storage;
 use crate::tensor::Tensor;
 use safetensors::{Dtype, SafeTensors};
 use std::collections::BTreeMap;
-use std::fmt;
 use std::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -159,9 +158,10 @@ impl_element!(f32, Dtype::F32);
 impl_element!(f64, Dtype::F64);
 
 /// Why a checkpoint could not be written, read or matched to a model.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
     /// A file operation failed.
+    #[error("{}: {source}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
@@ -170,6 +170,7 @@ pub enum CheckpointError {
     },
     /// The file is not a readable checkpoint: truncated, not safetensors, or not written by this
     /// module.
+    #[error("{} is not a readable checkpoint: {reason}", path.display())]
     Format {
         /// The file.
         path: PathBuf,
@@ -177,11 +178,19 @@ pub enum CheckpointError {
         reason: String,
     },
     /// The file parses, but its bytes do not match its checksum (corrupted or edited).
+    #[error(
+        "{} is corrupted: its contents do not match the checksum it was written with",
+        path.display()
+    )]
     Checksum {
         /// The file.
         path: PathBuf,
     },
     /// The path exists but is not a regular file (a directory, a FIFO, a device, a socket).
+    #[error(
+        "{} is {kind}, not a regular file: a checkpoint must be a regular file",
+        path.display()
+    )]
     NotARegularFile {
         /// The path.
         path: PathBuf,
@@ -189,6 +198,13 @@ pub enum CheckpointError {
         kind: &'static str,
     },
     /// Another process holds the checkpoint's lock (see [`CheckpointLock`]).
+    #[error(
+        "{} is in use by another run{}, which holds the lock {}: wait for it to finish, or use \
+         another checkpoint path",
+        path.display(),
+        holder.map(|pid| format!(" (process {pid})")).unwrap_or_default(),
+        lock.display()
+    )]
     Locked {
         /// The checkpoint.
         path: PathBuf,
@@ -198,6 +214,12 @@ pub enum CheckpointError {
         holder: Option<u32>,
     },
     /// A tensor holds NaN or an infinity (refused when saving and when loading).
+    #[error(
+        "{}: tensor `{name}` holds {value} at index {index}; a checkpoint must hold finite \
+         numbers (the training diverged: lower the learning rate, or resume from an earlier \
+         checkpoint)",
+        path.display()
+    )]
     NonFinite {
         /// The file.
         path: PathBuf,
@@ -209,17 +231,24 @@ pub enum CheckpointError {
         value: String,
     },
     /// A tensor name or metadata key is reserved by the file format.
+    #[error("`{name}` is reserved by the checkpoint format: use another name")]
     Reserved {
         /// The name.
         name: String,
     },
     /// A tensor the model needs is not in the checkpoint.
+    #[error("tensor `{name}` is not in the checkpoint")]
     Missing {
         /// Its name.
         name: String,
     },
     /// A tensor under a model's prefix is not one of the model's tensors (the checkpoint is of
     /// another model, or another version of it).
+    #[error(
+        "tensor `{name}` is in the checkpoint {}but the model has no such tensor: the checkpoint \
+         holds another model (or another version of it); load it into the model it was saved from",
+        if prefix.is_empty() { String::new() } else { format!("under `{prefix}` ") }
+    )]
     Unexpected {
         /// Its name.
         name: String,
@@ -227,6 +256,9 @@ pub enum CheckpointError {
         prefix: String,
     },
     /// A tensor has another shape than the model's.
+    #[error(
+        "tensor `{name}` has shape {file:?} in the checkpoint, but the model expects {model:?}"
+    )]
     Shape {
         /// Its name.
         name: String,
@@ -236,6 +268,7 @@ pub enum CheckpointError {
         model: Vec<usize>,
     },
     /// A tensor has another element type than the model's.
+    #[error("tensor `{name}` holds {file} in the checkpoint, but the model expects {model}")]
     Dtype {
         /// Its name.
         name: String,
@@ -244,93 +277,6 @@ pub enum CheckpointError {
         /// The dtype the model expects.
         model: String,
     },
-}
-
-impl fmt::Display for CheckpointError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            Self::Format { path, reason } => {
-                write!(
-                    f,
-                    "{} is not a readable checkpoint: {reason}",
-                    path.display()
-                )
-            }
-            Self::Checksum { path } => {
-                write!(
-                    f,
-                    "{} is corrupted: its contents do not match the checksum it was written with",
-                    path.display()
-                )
-            }
-            Self::NotARegularFile { path, kind } => write!(
-                f,
-                "{} is {kind}, not a regular file: a checkpoint must be a regular file",
-                path.display()
-            ),
-            Self::Locked { path, lock, holder } => {
-                write!(f, "{} is in use by another run", path.display())?;
-                if let Some(pid) = holder {
-                    write!(f, " (process {pid})")?;
-                }
-                write!(
-                    f,
-                    ", which holds the lock {}: wait for it to finish, or use another checkpoint path",
-                    lock.display()
-                )
-            }
-            Self::NonFinite {
-                path,
-                name,
-                index,
-                value,
-            } => write!(
-                f,
-                "{}: tensor `{name}` holds {value} at index {index}; a checkpoint must hold finite \
-                 numbers (the training diverged: lower the learning rate, or resume from an \
-                 earlier checkpoint)",
-                path.display()
-            ),
-            Self::Reserved { name } => write!(
-                f,
-                "`{name}` is reserved by the checkpoint format: use another name"
-            ),
-            Self::Missing { name } => write!(f, "tensor `{name}` is not in the checkpoint"),
-            Self::Unexpected { name, prefix } => {
-                write!(f, "tensor `{name}` is in the checkpoint ")?;
-                if !prefix.is_empty() {
-                    write!(f, "under `{prefix}` ")?;
-                }
-                write!(
-                    f,
-                    "but the model has no such tensor: the checkpoint holds another model (or \
-                     another version of it); load it into the model it was saved from"
-                )
-            }
-            Self::Shape { name, file, model } => {
-                write!(
-                    f,
-                    "tensor `{name}` has shape {file:?} in the checkpoint, but the model expects {model:?}"
-                )
-            }
-            Self::Dtype { name, file, model } => {
-                write!(
-                    f,
-                    "tensor `{name}` holds {file} in the checkpoint, but the model expects {model}"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for CheckpointError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Io { source, .. } => Some(source),
-            _ => None,
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -21,12 +21,15 @@
 use crate::scalar::Float;
 use crate::shape::D;
 use crate::tensor::Tensor;
-use core::fmt;
 
 /// What was wrong with a data file, and where.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DataError {
     /// A row with the wrong number of columns.
+    #[error(
+        "line {line}: expected {expected} columns ({} features and a label), found {found}",
+        expected - 1
+    )]
     Columns {
         /// 1-based line number.
         line: usize,
@@ -36,6 +39,7 @@ pub enum DataError {
         found: usize,
     },
     /// A feature that is not a finite number.
+    #[error("line {line}, column {column}: `{text}` is not a finite number")]
     Number {
         /// 1-based line number.
         line: usize,
@@ -45,6 +49,9 @@ pub enum DataError {
         text: String,
     },
     /// A feature that is a finite number too large for the element type (`1e39` in `f32`).
+    #[error(
+        "line {line}, column {column}: `{text}` is too large for {ty} (it would become infinite)"
+    )]
     Overflow {
         /// 1-based line number.
         line: usize,
@@ -56,6 +63,7 @@ pub enum DataError {
         ty: &'static str,
     },
     /// A label that is not a non-negative integer.
+    #[error("line {line}: the label `{text}` is not a non-negative integer")]
     Label {
         /// 1-based line number.
         line: usize,
@@ -64,6 +72,7 @@ pub enum DataError {
     },
     /// A label not below the number of classes the caller declared (or, without one, a label of
     /// `usize::MAX`, for which [`Dataset::classes`] would overflow).
+    #[error("line {line}: {}", label_range(*label, *classes))]
     LabelRange {
         /// 1-based line number.
         line: usize,
@@ -73,8 +82,12 @@ pub enum DataError {
         classes: usize,
     },
     /// A file with no data rows.
+    #[error("the file has no data rows")]
     Empty,
     /// Fewer rows than one batch needs.
+    #[error(
+        "{rows} rows make no batch of {batch} rows; use a batch of at most {rows} rows or more data"
+    )]
     TooSmall {
         /// The rows there are.
         rows: usize,
@@ -82,72 +95,23 @@ pub enum DataError {
         batch: usize,
     },
     /// The file could not be read.
+    #[error("cannot read the data file: {0}")]
     Io(String),
 }
 
-impl fmt::Display for DataError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Columns {
-                line,
-                expected,
-                found,
-            } => write!(
-                f,
-                "line {line}: expected {expected} columns ({} features and a label), found {found}",
-                expected - 1
-            ),
-            Self::Number { line, column, text } => {
-                write!(
-                    f,
-                    "line {line}, column {column}: `{text}` is not a finite number"
-                )
-            }
-            Self::Overflow {
-                line,
-                column,
-                text,
-                ty,
-            } => write!(
-                f,
-                "line {line}, column {column}: `{text}` is too large for {ty} (it would become infinite)"
-            ),
-            Self::Label { line, text } => {
-                write!(
-                    f,
-                    "line {line}: the label `{text}` is not a non-negative integer"
-                )
-            }
-            Self::LabelRange {
-                line,
-                label,
-                classes,
-            } => match classes.checked_sub(1) {
-                // No class count given: only `usize::MAX` is out of range.
-                _ if *classes == usize::MAX => write!(
-                    f,
-                    "line {line}: the label {label} is too large; labels must be below {classes}"
-                ),
-                Some(last) => write!(
-                    f,
-                    "line {line}: the label {label} is out of range for {classes} classes (labels 0 to {last})"
-                ),
-                None => write!(
-                    f,
-                    "line {line}: the label {label} is out of range: there are 0 classes"
-                ),
-            },
-            Self::Empty => write!(f, "the file has no data rows"),
-            Self::TooSmall { rows, batch } => write!(
-                f,
-                "{rows} rows make no batch of {batch} rows; use a batch of at most {rows} rows or more data"
-            ),
-            Self::Io(e) => write!(f, "cannot read the data file: {e}"),
+/// What is wrong with a label out of range.
+fn label_range(label: usize, classes: usize) -> String {
+    match classes.checked_sub(1) {
+        // No class count given: only `usize::MAX` is out of range.
+        _ if classes == usize::MAX => {
+            format!("the label {label} is too large; labels must be below {classes}")
         }
+        Some(last) => {
+            format!("the label {label} is out of range for {classes} classes (labels 0 to {last})")
+        }
+        None => format!("the label {label} is out of range: there are 0 classes"),
     }
 }
-
-impl std::error::Error for DataError {}
 
 /// Rows of `F` features with a class label each.
 #[derive(Clone, Debug, PartialEq)]

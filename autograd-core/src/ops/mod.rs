@@ -213,6 +213,7 @@ for_each_op!(method_names);
 #[cfg(test)]
 mod registry_tests {
     use super::RULE_METHODS;
+    use crate::forward::Dual;
     use crate::prelude::*;
 
     /// A value an op's probe returns, as bits: a tensor's elements, or a scalar.
@@ -246,6 +247,65 @@ mod registry_tests {
             Tensor::new([[0.25, 0.5, 0.75], [0.125, 0.375, 0.625]]),
             Tensor::new([[0.5, 0.25, 0.875], [0.75, 0.0625, 0.3125]]),
         )
+    }
+
+    type DualInput = Tensor<Dual<f64>, Shape![2, 3]>;
+
+    /// An op's f64 output as numbers.
+    trait Values {
+        fn values(&self) -> Vec<f64>;
+    }
+    impl<S: Shape, St: Storage> Values for Tensor<f64, S, St> {
+        fn values(&self) -> Vec<f64> {
+            self.as_slice().to_vec()
+        }
+    }
+
+    /// An op's output on dual numbers as its values and its tangents.
+    trait DualValues {
+        fn split(&self) -> (Vec<f64>, Vec<f64>);
+    }
+    impl<S: Shape, St: Storage> DualValues for Tensor<Dual<f64>, S, St> {
+        fn split(&self) -> (Vec<f64>, Vec<f64>) {
+            self.as_slice().iter().map(|d| (d.value, d.tangent)).unzip()
+        }
+    }
+
+    /// Checks an op given twice (on f64 and on dual numbers) at the probes' inputs, both moving
+    /// along a fixed direction: the dual run's values are the f64 run's bit for bit, and its
+    /// tangents are the central difference of the f64 run along the direction.
+    fn jvp<O: Values, P: DualValues>(
+        name: &str,
+        on_f64: impl Fn(&Input, &Input) -> O,
+        on_duals: impl Fn(&DualInput, &DualInput) -> P,
+    ) {
+        let (a, b) = inputs();
+        let da = Tensor::new([[0.3, -0.7, 0.2], [0.9, 0.1, -0.4]]);
+        let db = Tensor::new([[-0.5, 0.6, 0.8], [0.2, -0.3, 0.7]]);
+        let dual = |x: &Input, dx: &Input| {
+            let mut d = DualInput::zeros();
+            for ((d, &v), &t) in d
+                .as_mut_slice()
+                .iter_mut()
+                .zip(x.as_slice())
+                .zip(dx.as_slice())
+            {
+                *d = Dual::new(v, t);
+            }
+            d
+        };
+        let (values, tangents) = on_duals(&dual(&a, &da), &dual(&b, &db)).split();
+        assert_eq!(values, on_f64(&a, &b).values(), "{name}: dual values");
+        let h = 1e-6;
+        let plus = on_f64(&(&a + &(&da * h)), &(&b + &(&db * h))).values();
+        let minus = on_f64(&(&a - &(&da * h)), &(&b - &(&db * h))).values();
+        for (i, (t, (p, m))) in tangents.iter().zip(plus.iter().zip(&minus)).enumerate() {
+            let fd = (p - m) / (2.0 * h);
+            assert!(
+                (t - fd).abs() <= 1e-6 + 1e-6 * fd.abs(),
+                "{name}: tangent {t} vs central difference {fd} at element {i}"
+            );
+        }
     }
 
     /// Runs every op of the registry on tensors and on `Var`s: the `Tensor` method and the `Var`
@@ -307,6 +367,34 @@ mod registry_tests {
                 expected.sort_unstable();
                 checked.sort_unstable();
                 assert_eq!(checked, expected, "the test ran every op of the registry");
+            }
+
+            /// Forward mode: every op of the regular forms runs on dual numbers, its values equal
+            /// to the f64 run's and its tangents to central differences along a direction.
+            #[test]
+            fn every_regular_op_carries_tangents_through_dual_numbers() {
+                $(jvp(stringify!($p), |x, _| x.$p(), |x, _| x.$p());)*
+                jvp("powf", |x, _| x.powf(1.5), |x, _| x.powf(Dual::constant(1.5)));
+                jvp("powi", |x, _| x.powi(3), |x, _| x.powi(3));
+                $(
+                    jvp(stringify!($all), |x, _| x.$all(), |x, _| x.$all());
+                    jvp(stringify!($axis), |x, _| x.$axis::<1>(), |x, _| x.$axis::<1>());
+                    jvp(stringify!($keep), |x, _| x.$keep::<0>(), |x, _| x.$keep::<0>());
+                )*
+                $(
+                    jvp(stringify!($b), |x, y| x.$b(y), |x, y| x.$b(y));
+                    $(jvp(
+                        stringify!($bs),
+                        |x, _| x.$bs(0.5),
+                        |x, _| x.$bs(Dual::constant(0.5)),
+                    );)?
+                )*
+                $(jvp(
+                    stringify!($op),
+                    |x, y| core::ops::$Op::$op(x, y),
+                    |x, y| core::ops::$Op::$op(x, y),
+                );)*
+                $(jvp(stringify!($ax), |x, _| x.$ax::<1>(), |x, _| x.$ax::<1>());)*
             }
 
             /// Each name has its entry in `differentiable_methods` (a missing one does not compile).

@@ -9,7 +9,6 @@
 //!   the one closest to the loss that went wrong.
 
 use super::mode::AnomalyGuard;
-use core::fmt;
 use core::panic::Location;
 
 /// Which value of an op was not finite.
@@ -22,7 +21,8 @@ pub enum Phase {
 }
 
 /// The first op whose output or VJP result had a NaN or an infinity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.describe())]
 pub struct Anomaly {
     /// The op's name (`UnaryRule::NAME`, `BinaryRule::NAME`, or a custom op's name).
     pub op: &'static str,
@@ -32,24 +32,20 @@ pub struct Anomaly {
     pub phase: Phase,
 }
 
-impl fmt::Display for Anomaly {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Anomaly {
+    fn describe(&self) -> String {
         match self.phase {
-            Phase::Forward => write!(
-                f,
+            Phase::Forward => format!(
                 "anomaly: `{}` (called at {}) produced a non-finite output",
                 self.op, self.location
             ),
-            Phase::Backward(i) => write!(
-                f,
+            Phase::Backward(i) => format!(
                 "anomaly: the VJP of `{}` (recorded at {}) returned a non-finite cotangent for input {i}",
                 self.op, self.location
             ),
         }
     }
 }
-
-impl std::error::Error for Anomaly {}
 
 /// Panics with the forward anomaly report (called only in anomaly mode, on a non-finite output).
 #[cold]

@@ -3,31 +3,21 @@
 //! nodes: defined in either, the two files would import each other.
 
 use super::anomaly::Anomaly;
-use core::fmt;
 
 /// Why a backward pass did not run, or stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BackwardError {
     /// The output does not require gradients: it depends on no leaf created with
     /// [`Var::param`](super::Var::param), or it was computed under [`no_grad`](super::no_grad), or
     /// detached.
+    #[error(
+        "backward was called on a tensor that does not require gradients: it depends on no leaf \
+         created with `Var::param` (or it was computed under `no_grad`, or detached)"
+    )]
     NoGrad,
     /// Anomaly mode found a VJP that returned a NaN or an infinity (see
     /// [`detect_anomaly`](super::detect_anomaly)). The leaves' gradients are incomplete.
+    #[error(transparent)]
     NonFinite(Anomaly),
 }
-
-impl fmt::Display for BackwardError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NoGrad => f.write_str(
-                "backward was called on a tensor that does not require gradients: it depends on \
-                 no leaf created with `Var::param` (or it was computed under `no_grad`, or detached)",
-            ),
-            Self::NonFinite(a) => a.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for BackwardError {}
