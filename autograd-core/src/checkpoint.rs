@@ -556,6 +556,10 @@ impl Checkpoint {
 
     /// Sets a metadata entry. The key `autograd.file_checksum` is reserved (saving a checkpoint
     /// that uses it is a [`CheckpointError::Reserved`]).
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "by value, so that numbers and strings pass as they are: `set_meta(\"epoch\", 3)`"
+    )]
     pub fn set_meta(&mut self, key: &str, value: impl ToString) {
         self.meta.insert(key.to_string(), value.to_string());
     }

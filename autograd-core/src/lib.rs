@@ -64,6 +64,20 @@
 //! gradients with rayon).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::float_cmp,
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::format_collect,
+        clippy::large_stack_arrays,
+        clippy::needless_pass_by_value,
+        reason = "unit tests: hand-worked values compared exactly, small counts cast both ways, \
+                  strings built to be compared, big inline tensors on purpose, rules passed as values"
+    )
+)]
 
 extern crate self as autograd_core;
 

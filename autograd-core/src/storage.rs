@@ -240,12 +240,11 @@ mod pool {
     /// The list for `E`, created on first use.
     fn list<E: 'static>(pool: &mut Pool) -> &mut Vec<Box<[E]>> {
         let id = TypeId::of::<E>();
-        let i = match pool.lists.iter().position(|(t, _)| *t == id) {
-            Some(i) => i,
-            None => {
-                pool.lists.push((id, Box::new(Vec::<Box<[E]>>::new())));
-                pool.lists.len() - 1
-            }
+        let i = if let Some(i) = pool.lists.iter().position(|(t, _)| *t == id) {
+            i
+        } else {
+            pool.lists.push((id, Box::new(Vec::<Box<[E]>>::new())));
+            pool.lists.len() - 1
         };
         pool.lists[i]
             .1

@@ -228,28 +228,27 @@ pub fn read(
                     errors.error(n.span(), format!("`{n}` is named twice in `wrt(..)`"));
                 }
                 let is = |p: &Param| p.name == *n || (p.receiver && n == "self");
-                match params.iter_mut().find(|p| is(p)) {
-                    Some(p) => p.wrt = true,
-                    None => {
-                        let known: Vec<String> = params
-                            .iter()
-                            .map(|p| {
-                                if p.receiver {
-                                    "`self`".to_string()
-                                } else {
-                                    format!("`{}`", p.name)
-                                }
-                            })
-                            .collect();
-                        errors.error(
-                            n.span(),
-                            format!(
-                                "`{n}` is not a parameter of `{}`: `wrt(..)` names parameters ({})",
-                                sig.ident,
-                                known.join(", ")
-                            ),
-                        );
-                    }
+                if let Some(p) = params.iter_mut().find(|p| is(p)) {
+                    p.wrt = true;
+                } else {
+                    let known: Vec<String> = params
+                        .iter()
+                        .map(|p| {
+                            if p.receiver {
+                                "`self`".to_string()
+                            } else {
+                                format!("`{}`", p.name)
+                            }
+                        })
+                        .collect();
+                    errors.error(
+                        n.span(),
+                        format!(
+                            "`{n}` is not a parameter of `{}`: `wrt(..)` names parameters ({})",
+                            sig.ident,
+                            known.join(", ")
+                        ),
+                    );
                 }
             }
         }

@@ -353,7 +353,7 @@ impl VisitMut for Renamer<'_> {
         self.visit_expr_mut(&mut f.expr);
         let same = matches!((&f.member, &f.expr), (syn::Member::Named(m), Expr::Path(p)) if p.path.is_ident(m));
         if f.colon_token.is_none() && !same {
-            f.colon_token = Some(Default::default());
+            f.colon_token = Some(syn::token::Colon::default());
         }
     }
 

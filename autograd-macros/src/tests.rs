@@ -3,6 +3,7 @@
 use crate::attr::Kind;
 use crate::expand::expand_reporting;
 use proc_macro2::{TokenStream, TokenTree};
+use std::fmt::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::str::FromStr;
 
@@ -740,7 +741,7 @@ fn fuzz_inputs() -> Vec<(String, TokenStream)> {
     for seed in SEEDS {
         let trees: Vec<TokenTree> = tokens(seed).into_iter().collect();
         for n in 0..=trees.len() {
-            inputs.push(("".into(), trees[..n].iter().cloned().collect()));
+            inputs.push((String::new(), trees[..n].iter().cloned().collect()));
         }
         for skip in 0..trees.len() {
             let ts = trees
@@ -749,7 +750,7 @@ fn fuzz_inputs() -> Vec<(String, TokenStream)> {
                 .filter(|&(i, _)| i != skip)
                 .map(|(_, t)| t.clone())
                 .collect();
-            inputs.push(("".into(), ts));
+            inputs.push((String::new(), ts));
         }
         if let Some(TokenTree::Group(body)) = trees.last() {
             let inner: Vec<TokenTree> = body.stream().into_iter().collect();
@@ -760,7 +761,7 @@ fn fuzz_inputs() -> Vec<(String, TokenStream)> {
                     proc_macro2::Group::new(body.delimiter(), inner[..n].iter().cloned().collect());
                 g.set_span(body.span());
                 ts.push(TokenTree::Group(g));
-                inputs.push(("".into(), ts.into_iter().collect()));
+                inputs.push((String::new(), ts.into_iter().collect()));
             }
         }
         for attr in ATTRS {
@@ -768,7 +769,7 @@ fn fuzz_inputs() -> Vec<(String, TokenStream)> {
         }
     }
     for odd in ODD {
-        inputs.push(("".into(), tokens(odd)));
+        inputs.push((String::new(), tokens(odd)));
     }
     inputs
 }
@@ -845,7 +846,7 @@ fn every_input_is_classified_never_panics_and_errors_at_the_users_span() {
             } else {
                 "custom_vjp"
             };
-            pinned.push_str(&format!("{tag} #[{k}({attr})] {item}\n"));
+            let _ = writeln!(pinned, "{tag} #[{k}({attr})] {item}");
         }
         total += 1;
     }

@@ -144,7 +144,9 @@ impl Msg {
         let mut digits = [0u8; 20];
         let mut k = 0;
         loop {
-            digits[k] = b'0' + (n % 10) as u8;
+            #[allow(clippy::cast_possible_truncation, reason = "n % 10 is below 10")]
+            let digit = (n % 10) as u8;
+            digits[k] = b'0' + digit;
             k += 1;
             n /= 10;
             if n == 0 {

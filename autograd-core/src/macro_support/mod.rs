@@ -407,6 +407,7 @@ impl<T: Float> Seed for T {
 )]
 pub trait Cotangent: Sized {
     /// Zero, shaped like `self`.
+    #[must_use]
     fn zeros_like(&self) -> Self;
     /// `self += g`: the sum of a value's contributions (a value used twice gets both).
     fn accumulate(&mut self, g: Self);
@@ -561,6 +562,7 @@ impl<R> CheckCotangents for R {}
 pub trait CotangentFrom: Cotangent {
     /// `g`, if it is a cotangent of `self`.
     #[inline]
+    #[must_use]
     fn cotangent_from<C: CalleeCotangent<Self>>(&self, g: C) -> Self {
         g.into_cotangent()
     }
@@ -701,6 +703,10 @@ pub mod scalar_left {
     /// The rule's forward on `(a, b)`: the same rule, and so the same bits, as the generated
     /// gradient's forward.
     #[inline]
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "the user's operands, as they were written: `T::ONE - x` takes `x` by value"
+    )]
     fn apply<Rl, T, R: Operand, O>(rule: Rl, a: T, b: R) -> O
     where
         for<'x> Binary<Rl>: Forward<(&'x T, &'x R::Target), Out = O>,

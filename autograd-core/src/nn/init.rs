@@ -8,7 +8,7 @@ use crate::tensor::Tensor;
 /// How to draw a layer's initial weights, given its fan-in and fan-out.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Init {
-    /// He et al. (2015), for ReLU layers: uniform in `±sqrt(6 / fan_in)` (variance `2 / fan_in`).
+    /// He et al. (2015), for `ReLU` layers: uniform in `±sqrt(6 / fan_in)` (variance `2 / fan_in`).
     KaimingUniform,
     /// He et al. (2015): normal with standard deviation `sqrt(2 / fan_in)`.
     KaimingNormal,

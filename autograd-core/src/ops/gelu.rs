@@ -4,7 +4,7 @@
 //! VJP: `x_bar = ct (0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2))`, `t = tanh u`.
 //!
 //! The exact GELU is `x Phi(x) = 0.5 x (1 + erf(x / sqrt 2))`, but [`Float`] has no `erf`, so this
-//! is the tanh form (GPT-2's, PyTorch's `gelu(approximate="tanh")`). It differs from the exact form
+//! is the tanh form (GPT-2's, `PyTorch`'s `gelu(approximate="tanh")`). It differs from the exact form
 //! by less than `4.8e-4` everywhere (the largest gap is near `x = ±2.7`).
 
 use super::pointwise::Pointwise1;

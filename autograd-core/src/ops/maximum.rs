@@ -6,7 +6,7 @@
 //!
 //! Why half: `max` has a kink at `a = b` and any convex combination of the one-sided slopes is a
 //! subgradient; the symmetric one makes `max(x, -x) = |x|` get gradient 0 at 0. It differs from
-//! a ReLU written as a select (`(x > 0).select(x, 0)`, gradient 0 at 0): `maximum(x, 0)` has 0.5.
+//! a `ReLU` written as a select (`(x > 0).select(x, 0)`, gradient 0 at 0): `maximum(x, 0)` has 0.5.
 
 use super::pointwise::{Pointwise2, with_scalar_rhs};
 use crate::rule::BinaryRule;
@@ -49,11 +49,10 @@ impl Choice {
     /// The value of the chosen side (shared by `max` and `min`).
     pub(super) fn value<T: Float>(self, a: T, b: T) -> T {
         match self {
-            Self::A => a,
             Self::B => b,
             // `a` exactly when a = b is finite; infinities would give inf - inf.
             Self::Tie if a.is_finite() => a + (b - a) * T::from_f64(0.5),
-            Self::Tie => a,
+            Self::A | Self::Tie => a,
             Self::Nan => a + b,
         }
     }

@@ -47,6 +47,10 @@ fn mean_lines<T: Float>(x: &[T], lines: (usize, usize, usize), y: &mut [T]) {
 }
 
 /// Divides every element by `n` (a division, correctly rounded, rather than a product with `1/n`).
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "element counts are far below 2^53"
+)]
 fn scale<T: Float>(v: &mut [T], n: usize) {
     let n = T::from_f64(n as f64);
     for e in v {

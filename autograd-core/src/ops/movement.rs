@@ -48,7 +48,9 @@ impl Msg {
         let mut k = 0;
         loop {
             // `v % 10` is below 10, so the narrowing is exact (`TryFrom` is not const).
-            digits[k] = b'0' + (v % 10) as u8;
+            #[allow(clippy::cast_possible_truncation, reason = "v % 10 is below 10")]
+            let digit = (v % 10) as u8;
+            digits[k] = b'0' + digit;
             k += 1;
             v /= 10;
             if v == 0 {

@@ -59,6 +59,10 @@ where
     }
 }
 
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "element counts are far below 2^53"
+)]
 fn mse<T: Float>(p: &[T], t: &[T]) -> T {
     let total = p.iter().zip(t).fold(T::ZERO, |s, (&p, &t)| {
         let d = p - t;
@@ -68,6 +72,10 @@ fn mse<T: Float>(p: &[T], t: &[T]) -> T {
 }
 
 /// `g = ct * 2 (p - t) / n`.
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "element counts are far below 2^53"
+)]
 fn mse_vjp<T: Float>(p: &[T], t: &[T], ct: T, g: &mut [T]) {
     let scale = ct * T::from_f64(2.0 / p.len() as f64);
     for ((g, &p), &t) in g.iter_mut().zip(p).zip(t) {

@@ -189,7 +189,7 @@ mod tests {
         check_unary_rule(Pad::<1, 0, 2, 6>, "pad axis 1", &x);
     }
 
-    /// The book's "pad_shrink": `sum(pad(x, ((1, 1), (0, 2)))[1:3, 1:] ** 2)` for a (3, 4) input,
+    /// The book's "`pad_shrink"`: `sum(pad(x, ((1, 1), (0, 2)))[1:3, 1:] ** 2)` for a (3, 4) input,
     /// differentiated by composing the four rules' VJPs by hand, against central differences.
     #[test]
     fn pad_then_slice() {

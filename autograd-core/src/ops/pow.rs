@@ -13,7 +13,7 @@ use crate::tensor::Tensor;
 
 /// The rule of [`Tensor::pow`].
 ///
-/// Conventions at the edges of the domain, as PyTorch has them: `d(a^b)/da` is 0 where `b = 0`
+/// Conventions at the edges of the domain, as `PyTorch` has them: `d(a^b)/da` is 0 where `b = 0`
 /// (`a^0` is constant, even at `a = 0`), and `d(a^b)/db` is 0 where `a = 0` and `b >= 0` (the limit
 /// of `a^b ln a` as `a -> 0+`). Where `a < 0` the exponent's gradient is NaN: `a^b` is not a real
 /// function of `b` there.

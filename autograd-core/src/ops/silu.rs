@@ -30,7 +30,7 @@ impl Pointwise1 for Silu {
 }
 
 impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
-    /// `x sigmoid(x)`, elementwise (SiLU, or swish); its VJP is `ct s (1 + x (1 - s))` with
+    /// `x sigmoid(x)`, elementwise (`SiLU`, or swish); its VJP is `ct s (1 + x (1 - s))` with
     /// `s = sigmoid(x)`.
     ///
     /// ```

@@ -52,6 +52,10 @@ impl<T: Float, S: Shape, St: Storage, Rg: Region<S>> UnaryRule<Tensor<T, S, St>>
 
 /// Two passes (the mean, then the squared deviations from it): the one-pass
 /// `E[x^2] - E[x]^2` cancels catastrophically when the mean is large against the spread.
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "element counts are far below 2^53"
+)]
 fn var_lines<T: Float>(x: &[T], lines: (usize, usize, usize), m: &mut [T], y: &mut [T]) {
     let n = T::from_f64(lines.1 as f64);
     fold_axis(x, lines, m, T::ZERO, |a, b| a + b);
@@ -67,6 +71,10 @@ fn var_lines<T: Float>(x: &[T], lines: (usize, usize, usize), m: &mut [T], y: &m
     }
 }
 
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "element counts are far below 2^53"
+)]
 fn var_vjp<T: Float>(x: &[T], m: &[T], ct: &[T], lines: (usize, usize, usize), g: &mut [T]) {
     let two_over_n = T::from_f64(2.0 / lines.1 as f64);
     for_each_in_lines(lines, |i, j| g[i] = ct[j] * two_over_n * (x[i] - m[j]));

@@ -1,16 +1,16 @@
-//! Adam (Kingma and Ba, 2015) and AdamW (Loshchilov and Hutter, 2019): one update rule, two ways of
+//! Adam (Kingma and Ba, 2015) and `AdamW` (Loshchilov and Hutter, 2019): one update rule, two ways of
 //! decaying weights.
 //!
 //! `m = b1 m + (1 - b1) g`, `v = b2 v + (1 - b2) g^2`, `m_hat = m / (1 - b1^t)`,
 //! `v_hat = v / (1 - b2^t)`, `p -= lr m_hat / (sqrt(v_hat) + eps)`. Adam's weight decay adds
-//! `wd p` to the gradient (L2, so it is rescaled by `v_hat` like the gradient); AdamW's is decoupled:
+//! `wd p` to the gradient (L2, so it is rescaled by `v_hat` like the gradient); `AdamW`'s is decoupled:
 //! `p -= lr wd p` before the update, untouched by the moment estimates.
 
 use super::Optimizer;
 use crate::params::Params;
 use crate::scalar::Float;
 
-/// Adam or AdamW, with moment estimates stored inline as values of the parameter type.
+/// Adam or `AdamW`, with moment estimates stored inline as values of the parameter type.
 ///
 /// ```
 /// use autograd_core::prelude::*;
@@ -49,7 +49,7 @@ impl<P: Params> Adam<P> {
         }
     }
 
-    /// AdamW: Adam with decoupled weight decay `wd` (PyTorch's default is 0.01).
+    /// `AdamW`: Adam with decoupled weight decay `wd` (`PyTorch`'s default is 0.01).
     pub fn adamw(params: &P, lr: P::Elem, wd: P::Elem) -> Self {
         let mut opt = Self::new(params, lr);
         opt.weight_decay = wd;
@@ -168,7 +168,7 @@ mod tests {
     use crate::prelude::*;
 
     /// Three steps on sum(w^2) from w = [1, -2] (gradient 2w), lr 0.1. Step 1 by hand:
-    /// m_hat = g and v_hat = g^2, so each weight moves by lr * g / |g| = 0.1 against its sign. Steps
+    /// `m_hat` = g and `v_hat` = g^2, so each weight moves by lr * g / |g| = 0.1 against its sign. Steps
     /// 2 and 3 from the formulas in the module docs, evaluated in f64 by an independent script.
     fn three_steps(mut opt: Adam<Tensor<f64, Shape![2]>>) -> [[f64; 2]; 3] {
         let mut w = Tensor::new([1.0, -2.0]);

@@ -1,4 +1,4 @@
-//! Stochastic gradient descent with momentum, Nesterov momentum and weight decay (PyTorch's
+//! Stochastic gradient descent with momentum, Nesterov momentum and weight decay (`PyTorch`'s
 //! convention, no dampening).
 //!
 //! `g = grad + wd p`; `buf = mu buf + g` (buf starts at 0, so the first step's buf is g);

@@ -18,7 +18,12 @@ fn element(v: f64) -> String {
             "-inf".into()
         };
     }
-    if v == v.trunc() && v.abs() < 1e16 {
+    #[allow(
+        clippy::float_cmp,
+        reason = "exactly the integer-valued floats print without decimals"
+    )]
+    let integer = v == v.trunc();
+    if integer && v.abs() < 1e16 {
         return format!("{v:.0}.");
     }
     let s = format!("{v:.8}");

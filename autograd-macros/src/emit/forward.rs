@@ -94,10 +94,13 @@ impl<'a, 'c> Forward<'a, 'c> {
             Stmt::Let { var, ty, value } => {
                 let id = self.cx.ident(Entity::Var(*var));
                 match value {
-                    Value::Inert(t) => match ty {
-                        Some(ty) => quote!(let #id: #ty = #t;),
-                        None => quote!(let #id = #t;),
-                    },
+                    Value::Inert(t) => {
+                        if let Some(ty) = ty {
+                            quote!(let #id: #ty = #t;)
+                        } else {
+                            quote!(let #id = #t;)
+                        }
+                    }
                     Value::Op {
                         name,
                         turbofish,
@@ -206,10 +209,13 @@ impl<'a, 'c> Forward<'a, 'c> {
                     }
                 }
             }
-            Stmt::Destructure { pat, ty, expr, .. } => match ty {
-                Some(ty) => quote!(let #pat: #ty = #expr;),
-                None => quote!(let #pat = #expr;),
-            },
+            Stmt::Destructure { pat, ty, expr, .. } => {
+                if let Some(ty) = ty {
+                    quote!(let #pat: #ty = #expr;)
+                } else {
+                    quote!(let #pat = #expr;)
+                }
+            }
             Stmt::Inert(t) => t.clone(),
             Stmt::Loop(l) => self.loop_stmt(l),
             Stmt::Branch(b) => self.branch(b),

@@ -399,9 +399,10 @@ fn param_var(cx: &Cx, i: usize) -> usize {
 
 fn refer_top(cx: &Cx, v: usize) -> TokenStream {
     let id = cx.ident(Entity::Var(v));
-    match cx.param_by_ref(v) {
-        Some(true) => quote!(#id),
-        _ => quote!(&#id),
+    if let Some(true) = cx.param_by_ref(v) {
+        quote!(#id)
+    } else {
+        quote!(&#id)
     }
 }
 

@@ -174,6 +174,10 @@ impl<'a> Cx<'a> {
 
     /// The steps of a projection as tokens (`.fc1.weight`, `.blocks[*(&__c3)]`), each index read
     /// through `index` (a reference to it in the sweep being emitted).
+    #[allow(
+        clippy::unused_self,
+        reason = "a method like the other namers of generated code"
+    )]
     fn steps(&self, segs: &[Seg], mut index: impl FnMut(VarId) -> TokenStream) -> TokenStream {
         let mut out = TokenStream::new();
         for s in segs {
@@ -300,6 +304,10 @@ impl<'a> Cx<'a> {
     }
 
     /// The enum that records which arm of branch `b` ran.
+    #[allow(
+        clippy::unused_self,
+        reason = "a method like the other namers of generated code"
+    )]
     fn arms_enum(&self, b: usize) -> Ident {
         format_ident!("__Arms{}", b)
     }

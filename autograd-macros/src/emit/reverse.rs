@@ -401,28 +401,25 @@ impl<'a, 'c> Reverse<'a, 'c> {
     fn contribute_guarded(&mut self, v: VarId, g: TokenStream, need: &TokenStream) -> TokenStream {
         self.remaining[v] = self.remaining[v].saturating_sub(1);
         let k = self.krate().clone();
-        match self.ct[v].clone() {
-            Ct::None => {
-                let id = self.cx.ct_ident(v);
-                let x = self.refer(Entity::Var(v));
-                self.ct[v] = Ct::Owned {
-                    ident: id.clone(),
-                    mutable: true,
-                };
-                quote!(let mut #id = if #need { #g } else { #k::__private::zeros_like(#x) };)
-            }
-            _ => {
-                let pre = self.ensure_mut(v);
-                let Ct::Owned { ident, .. } = self.ct[v].clone() else {
-                    unreachable!("made mutable")
-                };
-                let target = if self.lent == Some(v) {
-                    quote!(&mut *#ident)
-                } else {
-                    quote!(&mut #ident)
-                };
-                quote!(#pre if #need { #k::__private::accumulate(#target, #g); })
-            }
+        if let Ct::None = self.ct[v].clone() {
+            let id = self.cx.ct_ident(v);
+            let x = self.refer(Entity::Var(v));
+            self.ct[v] = Ct::Owned {
+                ident: id.clone(),
+                mutable: true,
+            };
+            quote!(let mut #id = if #need { #g } else { #k::__private::zeros_like(#x) };)
+        } else {
+            let pre = self.ensure_mut(v);
+            let Ct::Owned { ident, .. } = self.ct[v].clone() else {
+                unreachable!("made mutable")
+            };
+            let target = if self.lent == Some(v) {
+                quote!(&mut *#ident)
+            } else {
+                quote!(&mut #ident)
+            };
+            quote!(#pre if #need { #k::__private::accumulate(#target, #g); })
         }
     }
 
@@ -571,10 +568,6 @@ impl<'a, 'c> Reverse<'a, 'c> {
             Some(mutable) if sc.depth == 1 => {
                 sc.births.insert(v, (sc.chunk, mutable));
             }
-            Some(_) => {
-                sc.irregular.insert(v);
-                sc.complex.insert(sc.chunk);
-            }
             None if sc.depth == 1 && sc.births.contains_key(&v) => {
                 // Adding into an existing `let mut` binding is not a new binding; a rebinding is.
                 if !matches!(self.ct[v], Ct::Owned { mutable: true, .. }) {
@@ -582,7 +575,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     sc.complex.insert(sc.chunk);
                 }
             }
-            None => {
+            Some(_) | None => {
                 sc.irregular.insert(v);
                 sc.complex.insert(sc.chunk);
             }
@@ -752,14 +745,14 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     } else {
                         None
                     };
-                    lend = match target {
-                        Some(t) => match self.need(a0) {
-                            Some(c) => {
-                                quote!(if #c { ::core::option::Option::Some(#t) } else { ::core::option::Option::None },)
-                            }
-                            None => quote!(::core::option::Option::Some(#t),),
-                        },
-                        None => quote!(::core::option::Option::None,),
+                    lend = if let Some(t) = target {
+                        if let Some(c) = self.need(a0) {
+                            quote!(if #c { ::core::option::Option::Some(#t) } else { ::core::option::Option::None },)
+                        } else {
+                            quote!(::core::option::Option::Some(#t),)
+                        }
+                    } else {
+                        quote!(::core::option::Option::None,)
                     };
                     let _ = k;
                 }

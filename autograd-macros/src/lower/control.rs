@@ -1,7 +1,11 @@
 //! Control flow: `for` loops over `0..N` (carried values found by lowering the body twice) and
 //! branches (`if`, `if let`, `match`), whose arms the reverse sweep replays.
 
-use super::*;
+use super::{
+    Arm, Binding, Block, Branch, Carried, Expr, HashMap, Head, Ident, Loop, Lower, Origin, Pat,
+    ScopeKind, Span, Spanned, Stmt, ToTokens, TokenStream, Value, VarId, assigned_names,
+    flatten_and, is_comparison_expr, is_zero, key, let_names, quote, rename, strip, unsupported,
+};
 
 impl Lower<'_> {
     pub(super) fn lower_loop(&mut self, f: &syn::ExprForLoop) -> Option<()> {

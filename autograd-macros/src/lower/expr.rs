@@ -1,7 +1,12 @@
 //! Expressions: operators, method calls (rules of the library) and calls of other differentiable
 //! functions, each flattened to one binding an op.
 
-use super::*;
+use super::{
+    BinOp, Binding, Expr, Ident, Lower, Origin, Spanned, ToTokens, TokenStream, UnOp, Value, VarId,
+    compound_op, control_flow_error, control_flow_span, format_ident, has_assignment,
+    is_comparison, is_comparison_op, is_rule_method, is_value_free_macro, key, quote, strip,
+    unsupported,
+};
 use syn::ext::IdentExt;
 
 impl Lower<'_> {
@@ -49,12 +54,11 @@ impl Lower<'_> {
         }
         match e {
             Expr::Binary(b) => self.lower_binary(e, b),
-            Expr::Unary(u) => match u.op {
-                UnOp::Neg(t) => {
+            Expr::Unary(u) => {
+                if let UnOp::Neg(t) = u.op {
                     let x = self.lower_expr(&u.expr)?;
                     Some(self.op(Ident::new("neg", t.span), None, vec![x]))
-                }
-                _ => {
+                } else {
                     self.errors.error(
                         u.op.span(),
                         unsupported(
@@ -64,7 +68,7 @@ impl Lower<'_> {
                     );
                     None
                 }
-            },
+            }
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 if is_comparison(&name) {
@@ -98,15 +102,14 @@ impl Lower<'_> {
             }
             Expr::Call(c) => self.lower_call(c),
             Expr::Block(b) if b.label.is_none() => {
-                match self.lower_block_stmts(&b.block.stmts, true)? {
-                    Some(v) => Some(v),
-                    None => {
-                        self.errors.error(
-                            b.block.brace_token.span.join(),
-                            "this block must end with a value",
-                        );
-                        None
-                    }
+                if let Some(v) = self.lower_block_stmts(&b.block.stmts, true)? {
+                    Some(v)
+                } else {
+                    self.errors.error(
+                        b.block.brace_token.span.join(),
+                        "this block must end with a value",
+                    );
+                    None
                 }
             }
             Expr::If(i) => self.lower_if(i, true)?,

@@ -15,13 +15,23 @@
 //! let __t1 = mul(x, w);  let __t2 = add(__t1, b);  let __y = exp(__t2);
 //! ```
 
+// Every lowering function reports its errors itself and returns `None` after one; `Some(None)` is a
+// construct lowered without a value (a statement, or a loop).
+#![allow(
+    clippy::option_option,
+    reason = "`None`: an error was reported; `Some(None)`: lowered, with no value"
+)]
+
 mod control;
 mod expr;
 mod place;
 mod reject;
 mod stmt;
 
-use reject::*;
+use reject::{
+    check_attributes, control_flow_error, control_flow_span, has_assignment, is_value_free_macro,
+    unsupported,
+};
 
 use crate::ast::Function;
 use crate::ctxt::Errors;

@@ -6,7 +6,9 @@
 //! borrowed as written (`let xt = &xs[t];` stays a reference, so a tensor is never moved out of
 //! an array).
 
-use super::*;
+use super::{
+    Binding, Expr, Lower, Origin, Seg, Spanned, Stmt, Value, VarId, key, quote, strip, unsupported,
+};
 
 impl Lower<'_> {
     /// Lowers a place expression read by reference, or returns `None` without reporting anything

@@ -2,7 +2,10 @@
 //! kept as written that could hide a differentiated value (macros, closures, calls), control flow
 //! and attributes.
 
-use super::*;
+use super::{
+    Binding, Block, Errors, Expr, Lower, Span, Spanned, TokenStream, VisitMut, key, rename,
+    token_idents,
+};
 
 impl Lower<'_> {
     /// Constructs rejected even where they compute nothing differentiated (they would change

@@ -1,6 +1,9 @@
 //! Statements: blocks, `let` bindings and patterns, assignments and compound assignments.
 
-use super::*;
+use super::{
+    Binding, Expr, HashMap, Ident, Lower, Origin, Pat, Spanned, Stmt, ToTokens, Type, Value, VarId,
+    VisitMut, binary_token, compound_op, key, quote, rename, strip, unsupported, yields_value,
+};
 
 impl Lower<'_> {
     /// Lowers a block's statements in a new lexical frame; `Some(tail)` unless an error stopped it.
@@ -239,6 +242,10 @@ impl Lower<'_> {
     }
 
     /// `let pat = constant;`: each name of the pattern becomes a constant variable.
+    #[allow(
+        clippy::unnecessary_wraps,
+        reason = "the signature of every lowering step, which returns `None` after an error"
+    )]
     pub(super) fn destructure(&mut self, pat: &Pat, ty: Option<Type>, init: &Expr) -> Option<()> {
         let (expr, _) = self.rename(init);
         struct Bind<'a, 'e>(&'a mut Lower<'e>, Vec<(String, VarId)>);
