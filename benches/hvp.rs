@@ -7,6 +7,10 @@
 //! direction, the forward and backward passes on duals, and reading gradient and HVP back out.
 //!
 //! Run with `cargo bench --bench hvp`.
+#![allow(
+    clippy::cast_precision_loss,
+    reason = "counts and sizes are far below 2^53"
+)]
 
 mod common;
 

@@ -68,6 +68,14 @@
     clippy::too_many_arguments,
     reason = "a depth-L model and its generated gradient take a weight and a bias per layer"
 )]
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::float_cmp,
+    clippy::format_push_string,
+    clippy::cast_possible_truncation,
+    reason = "counts are far below 2^53 (and f32 is the models' type), the engines' gradients \
+              are compared bit for bit, and the report is written line by line"
+)]
 
 use autograd_core::Heap;
 use autograd_core::differentiable;
@@ -680,7 +688,13 @@ fn main() {
         loop {
             let t = time_batch(&mut p.step, calls);
             if t * calls as f64 > 0.02 {
-                p.calls = ((0.001 / t).ceil() as usize).max(1);
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "a positive count of calls"
+                )]
+                let calls = (0.001 / t).ceil() as usize;
+                p.calls = calls.max(1);
                 break;
             }
             calls *= 2;

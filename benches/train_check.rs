@@ -13,6 +13,10 @@
 //! from the load. (The step was 37-39 us when the loss took the four tensors instead of the model
 //! and its `logits` method: through `Linear::forward`'s pullback the gradient also computes the
 //! pixels' cotangent, which `wrt(model)` does not prune yet. The check's cost is unchanged.)
+#![allow(
+    clippy::cast_precision_loss,
+    reason = "counts and sizes are far below 2^53"
+)]
 
 #[path = "../examples/digits/trainer.rs"]
 mod trainer;

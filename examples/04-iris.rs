@@ -3,6 +3,10 @@
 //! The model is a value, a struct that derives `Params`: the tape tracks its tensors through
 //! `Leaves`, gives the gradient back as a value of the same struct, and Adam keeps its moments as
 //! two more.
+#![allow(
+    clippy::cast_precision_loss,
+    reason = "counts and sizes are far below 2^53"
+)]
 use autograd_core::data::Dataset;
 use autograd_core::nn::{Init, Linear};
 use autograd_core::optim::{Adam, Optimizer};

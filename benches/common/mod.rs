@@ -5,7 +5,10 @@
 //! against integer labels; the gradient is taken with respect to `w1, b1, w2, b2`. The baseline
 //! is written for speed: every product is one [`Float::gemm`] call on row-major buffers with
 //! strides for the transposes, the bias add and ReLU share a pass, buffers are allocated once.
-
+#![allow(
+    clippy::cast_precision_loss,
+    reason = "counts and sizes are far below 2^53"
+)]
 #![allow(dead_code, reason = "each benchmark or test uses a subset")]
 
 use autograd_core::Join;
