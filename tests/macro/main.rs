@@ -21,8 +21,10 @@ mod macro_basics;
 mod macro_control;
 #[path = "../macro_hvp.rs"]
 mod macro_hvp;
+// Public, as the functions of a user's library are: clippy holds exported functions to the same
+// lints except those that would change their signature (`trivially_copy_pass_by_ref`).
 #[path = "../macro_lints.rs"]
-mod macro_lints;
+pub mod macro_lints;
 #[path = "../macro_models.rs"]
 mod macro_models;
 #[path = "../macro_ops.rs"]

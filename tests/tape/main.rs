@@ -44,15 +44,21 @@ fn test_files_are_all_built() {
     for dir in entries.iter().filter(|p| p.join("main.rs").is_file()) {
         let name = dir.file_name().unwrap().to_string_lossy();
         let main = format!("tests/{name}/main.rs");
-        assert!(listed(&main), "{main} is not built: add it to Cargo.toml as a [[test]]");
+        assert!(
+            listed(&main),
+            "{main} is not built: add it to Cargo.toml as a [[test]]"
+        );
         declared += &fs::read_to_string(dir.join("main.rs")).expect("read main.rs");
     }
-    let files = entries.iter().filter(|p| p.extension().is_some_and(|e| e == "rs"));
+    let files = entries
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"));
     let mut checked = 0;
     for file in files {
         let name = file.file_name().unwrap().to_string_lossy();
         assert!(
-            declared.contains(&format!("#[path = \"../{name}\"]")) || listed(&format!("tests/{name}")),
+            declared.contains(&format!("#[path = \"../{name}\"]"))
+                || listed(&format!("tests/{name}")),
             "tests/{name} is not built: declare it as a module of one of the test binaries \
              (`#[path = \"../{name}\"] mod ...;` in a tests/<binary>/main.rs)"
         );

@@ -6,6 +6,10 @@
 
 /// The digits example's trainer, shared by the digits tests below.
 #[path = "../../examples/digits/trainer.rs"]
+#[allow(
+    clippy::duplicate_mod,
+    reason = "examples/06-residual.rs (in `model_examples`) includes it for itself too"
+)]
 mod trainer;
 
 #[path = "../checkpoint_resume.rs"]
