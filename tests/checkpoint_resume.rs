@@ -10,8 +10,7 @@
 //! [`child_trainer`] and an environment variable naming its directory: no second build, and the
 //! child runs exactly the code the in-process reference run does.
 
-#[path = "../examples/digits/trainer.rs"]
-mod trainer;
+use crate::trainer;
 
 use autograd_core::checkpoint::{Checkpoint, CheckpointError, CheckpointLock};
 use autograd_core::data::{DataError, Dataset};
@@ -97,6 +96,15 @@ fn state_bits(s: &State<H>) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
     )
 }
 
+/// [`child_trainer`]'s name for the test harness's `--exact` filter: its module path within the
+/// test binary (`checkpoint_resume::child_trainer`).
+fn child_test_name() -> &'static str {
+    concat!(module_path!(), "::child_trainer")
+        .split_once("::")
+        .expect("a module of the test binary")
+        .1
+}
+
 /// The child process's entry point; without the environment variable it does nothing.
 #[test]
 fn child_trainer() {
@@ -136,7 +144,7 @@ fn killed_and_resumed_runs_end_bit_for_bit_where_an_uninterrupted_run_ends() {
     let spawn = |dir: &Path, slow_save: bool| {
         let mut child = Command::new(&exe)
             .args([
-                "child_trainer",
+                child_test_name(),
                 "--exact",
                 "--test-threads=1",
                 "--nocapture",
@@ -533,7 +541,7 @@ fn a_second_run_on_the_same_checkpoint_is_refused_by_the_lock() {
     // Another process: a child trainer, slowed by its save pause, holds the lock while it runs.
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "child_trainer",
+            child_test_name(),
             "--exact",
             "--test-threads=1",
             "--nocapture",

@@ -3,8 +3,7 @@
 //! is about 40 times slower, so this test stops after 8 epochs, where the run already clears the
 //! bar on this split.
 
-#[path = "../examples/digits/trainer.rs"]
-mod trainer;
+use crate::trainer;
 
 use std::path::Path;
 use trainer::{BATCH, HIDDEN};

@@ -3,8 +3,7 @@
 //! data set too small for one batch is an error; labels outside the ten classes are rejected by
 //! the loader with their line; a file of several gzip members is read in full.
 
-#[path = "../examples/digits/trainer.rs"]
-mod trainer;
+use crate::trainer;
 
 use autograd_core::data::{DataError, Dataset};
 use autograd_core::params::Params;

@@ -3,7 +3,7 @@
 //! over the element type, on tracked tensors: the tape differentiates it, and forward mode runs it
 //! on constants (`on_tensors`), so both modes see the same code.
 
-mod common;
+use crate::common;
 
 use autograd_core::forward::{
     hessian, hessian_hvp, hessian_of_gradient, hvp_tape, jacobian_fwd, jacobian_rev, jvp, seed,

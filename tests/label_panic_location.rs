@@ -5,28 +5,39 @@
 
 use autograd_core::differentiable;
 use autograd_core::prelude::*;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 
 thread_local! {
     /// Where this thread's last panic was raised, as `(file, line)`.
     static LAST_PANIC: RefCell<Option<(String, u32)>> = const { RefCell::new(None) };
+    /// Whether this thread is inside [`panic_site`], whose panics the hook records.
+    static WATCHED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Runs `f`, expects it to panic, and returns the panic's message and location. The hook is
 /// process-wide, so it records into the panicking thread's own slot: tests on other threads do
-/// not disturb each other.
+/// not disturb each other. Panics outside `panic_site` (the other tests of this binary) go to
+/// the previous hook, which prints their message.
 fn panic_site(f: impl FnOnce()) -> (String, String, u32) {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
-        panic::set_hook(Box::new(|info| {
-            let at = info.location().map(|l| (l.file().to_string(), l.line()));
-            LAST_PANIC.with(|p| *p.borrow_mut() = at);
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if WATCHED.get() {
+                let at = info.location().map(|l| (l.file().to_string(), l.line()));
+                LAST_PANIC.with(|p| *p.borrow_mut() = at);
+            } else {
+                previous(info);
+            }
         }));
     });
     LAST_PANIC.with(|p| p.borrow_mut().take());
-    let payload = panic::catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
+    WATCHED.set(true);
+    let payload = panic::catch_unwind(AssertUnwindSafe(f));
+    WATCHED.set(false);
+    let payload = payload.expect_err("expected a panic");
     let message = payload
         .downcast_ref::<String>()
         .cloned()

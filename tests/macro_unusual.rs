@@ -759,7 +759,8 @@ fn u163(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
 
 #[differentiable]
 fn u164(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
-    let y = crate::g2(x, w);
+    // This file is the module `macro_unusual` of the `macro` test binary.
+    let y = crate::macro_unusual::g2(x, w);
     y.sum().item()
 }
 

@@ -8,8 +8,7 @@
 //! by a few f32 ulps of the magnitudes summed. The test allows `|a - b| <= 1e-5 * max|g|` per
 //! tensor (about 80 ulps of the tensor's largest value); the observed worst case is printed.
 
-#[path = "../examples/digits/trainer.rs"]
-mod trainer;
+use crate::trainer;
 
 use autograd_core::parallel::mean_over_shards;
 use autograd_core::prelude::*;

@@ -7,7 +7,8 @@
 //! `w1` and the hidden layer (128 x 128) are 64 KiB each. The reported ratio is the stack the
 //! gradient call needs beyond an empty thread's, over that largest tensor's size.
 //!
-//! Run `cargo test --test stack_use -- --nocapture` (and with `--release`) to see the numbers.
+//! Run `cargo test --test macro stack_use -- --nocapture` (and with `--release`) to see the
+//! numbers.
 
 use autograd_core::differentiable;
 use autograd_core::prelude::*;
@@ -101,14 +102,24 @@ fn probe() {
 
 /// Whether `model` runs on a thread with a stack of `bytes`, in a child process.
 fn fits(model: &str, bytes: usize) -> bool {
-    Command::new(std::env::current_exe().expect("the test binary"))
-        .args(["probe", "--exact", "--ignored", "--test-threads=1"])
+    // The harness names a test by its module path within the test binary (`stack_use::probe`).
+    let probe = concat!(module_path!(), "::probe")
+        .split_once("::")
+        .expect("a module of the test binary")
+        .1;
+    let out = Command::new(std::env::current_exe().expect("the test binary"))
+        .args([probe, "--exact", "--ignored", "--test-threads=1"])
         .env(PROBE_ENV, format!("{model}:{bytes}"))
-        .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
-        .expect("run the test binary")
-        .success()
+        .output()
+        .expect("run the test binary");
+    // A filter that matches no test also exits with success: that must not read as a fit.
+    let ran = String::from_utf8_lossy(&out.stdout).contains("test result: ok. 1 passed");
+    assert!(
+        ran || !out.status.success(),
+        "the child ran no probe (filter `{probe}`)"
+    );
+    out.status.success()
 }
 
 /// The smallest stack (to 4 KiB) on which `model` runs, up to 64 MiB.

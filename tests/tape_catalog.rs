@@ -5,7 +5,7 @@
 //! for the error, and the test here is named for the run-time half it checks, its doc naming the
 //! catalog entry and the UI case.
 
-mod common;
+use crate::common;
 
 use autograd_core::prelude::*;
 use autograd_core::tape::{BackwardError, is_grad_enabled, no_grad, recorded_nodes};

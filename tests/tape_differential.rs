@@ -3,7 +3,7 @@
 //!
 //! A new op needs one line in `unary_ops` or `binary_ops`.
 
-mod common;
+use crate::common;
 
 use autograd_core::gradcheck::{Tolerance, check_gradient};
 use autograd_core::prelude::*;

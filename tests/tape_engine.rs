@@ -1,7 +1,7 @@
 //! The tape's own guarantees beyond the catalog: only needed VJPs run, deep graphs on small stacks,
 //! threads, anomaly mode, interrupted passes, early reads, handles and storage.
 
-mod common;
+use crate::common;
 
 use autograd_core::prelude::*;
 use autograd_core::rules::{BinaryRule, Exp, Mul, UnaryRule};

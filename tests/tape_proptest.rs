@@ -6,7 +6,7 @@
 //! broadcasting, reductions, matrix products, softmaxes and movements. Each pool starts with one
 //! leaf that requires gradients.
 
-mod common;
+use crate::common;
 
 use autograd_core::gradcheck::{Tolerance, check_gradient};
 use autograd_core::prelude::*;

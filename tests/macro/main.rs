@@ -1,0 +1,39 @@
+//! `#[differentiable]` and `#[derive(Params)]`: gradients of generated code against hand-worked
+//! values and central differences, unusual syntax, lints, anomaly mode, panic locations, and what
+//! the generated code costs (heap allocations, stack).
+//!
+//! One test binary for these files, so that they are compiled and linked once (each file is a
+//! module: `cargo test --test macro macro_ops` runs one of them). `macro_alloc` and `params_alloc`
+//! link `allocation-counter`, whose counting global allocator then serves every test here; it
+//! counts per thread, so tests running in parallel do not disturb each other's counts.
+
+#[path = "../generic_batch.rs"]
+mod generic_batch;
+#[path = "../label_panic_location.rs"]
+mod label_panic_location;
+#[path = "../macro_alloc.rs"]
+mod macro_alloc;
+#[path = "../macro_anomaly.rs"]
+mod macro_anomaly;
+#[path = "../macro_basics.rs"]
+mod macro_basics;
+#[path = "../macro_control.rs"]
+mod macro_control;
+#[path = "../macro_hvp.rs"]
+mod macro_hvp;
+// Public, as the functions of a user's library are: clippy holds exported functions to the same
+// lints except those that would change their signature (`trivially_copy_pass_by_ref`).
+#[path = "../macro_lints.rs"]
+pub mod macro_lints;
+#[path = "../macro_models.rs"]
+mod macro_models;
+#[path = "../macro_ops.rs"]
+mod macro_ops;
+#[path = "../macro_unusual.rs"]
+mod macro_unusual;
+#[path = "../model_structs.rs"]
+mod model_structs;
+#[path = "../params_alloc.rs"]
+mod params_alloc;
+#[path = "../stack_use.rs"]
+mod stack_use;

@@ -1,0 +1,26 @@
+//! Training end to end: the digits example's trainer (accuracy, bad input, checkpoints that
+//! survive a kill, data-parallel gradients), the model examples, and optimizer steps.
+//!
+//! One test binary for these files, so that they are compiled and linked once (each file is a
+//! module: `cargo test --test training checkpoint_resume` runs one of them).
+
+/// The digits example's trainer, shared by the digits tests below.
+#[path = "../../examples/digits/trainer.rs"]
+#[allow(
+    clippy::duplicate_mod,
+    reason = "examples/06-residual.rs (in `model_examples`) includes it for itself too"
+)]
+mod trainer;
+
+#[path = "../checkpoint_resume.rs"]
+mod checkpoint_resume;
+#[path = "../digits_accuracy.rs"]
+mod digits_accuracy;
+#[path = "../digits_bad_input.rs"]
+mod digits_bad_input;
+#[path = "../model_examples.rs"]
+mod model_examples;
+#[path = "../parallel_grad.rs"]
+mod parallel_grad;
+#[path = "../training.rs"]
+mod training;
