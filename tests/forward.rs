@@ -141,7 +141,7 @@ fn rosenbrock_gradient_and_hessian_match_closed_forms() {
 // Hessians against finite differences of the gradient, and mixed partials in both orders.
 
 /// A function of a (2, 3) input using every op on main: softmax-like shares along rows
-/// (exp, sum_keepdim, div with broadcasting), weighted by the input, plus a sum over axis 0.
+/// (exp, `sum_keepdim`, div with broadcasting), weighted by the input, plus a sum over axis 0.
 fn mixed<T: Float>(x: &Tensor<T, M23>) -> Tensor<T, ()> {
     let e = (x * T::from_f64(0.7)).exp();
     let shares = &e / &e.sum_keepdim::<1>();

@@ -359,7 +359,7 @@ mod nested {
         let shifted = |s: f64| {
             let mut m = model.clone();
             m.zip_mut(&v, |a, b| {
-                a.iter_mut().zip(b).for_each(|(a, b)| *a += s * h * b)
+                a.iter_mut().zip(b).for_each(|(a, b)| *a += s * h * b);
             });
             net_loss_grad(&m, &xs, &labels).1.net
         };

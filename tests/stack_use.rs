@@ -131,7 +131,7 @@ fn stack_needed(model: &str) -> usize {
         return lo;
     }
     while hi - lo > STEP {
-        let mid = (lo + hi) / 2 / STEP * STEP;
+        let mid = usize::midpoint(lo, hi) / STEP * STEP;
         if fits(model, mid) {
             hi = mid;
         } else {

@@ -112,7 +112,7 @@ fn div_grads() {
     check_binary_op!("div", /, Shape![2, 3], Shape![3], 0.5);
 }
 
-/// Y = X W: X_bar = Y_bar W^T, W_bar = X^T Y_bar, with 1-D operands and batches (a weight
+/// Y = X W: `X_bar` = `Y_bar` W^T, `W_bar` = X^T `Y_bar`, with 1-D operands and batches (a weight
 /// shared by a batch gets the sum over the batch), by hand and against central differences.
 #[test]
 fn matmul_grads() {
@@ -171,7 +171,7 @@ fn getitem_basic_grads() {
     check_tape("index", |x| x.gather::<1, 1>(&[2]).exp().sum(), &at);
 }
 
-/// p x^(p-1) for integer, fractional and negative p (LayerNorm's (.)^(-1/2)), and a tensor
+/// p x^(p-1) for integer, fractional and negative p (`LayerNorm`'s (.)^(-1/2)), and a tensor
 /// exponent, against hand values and central differences.
 #[test]
 fn pow_grads() {
@@ -432,7 +432,7 @@ fn param_copies_its_value() {
     assert!(w.is_leaf() && w.requires_grad());
 }
 
-/// detach: the same value, no gradient through it; (w.detach() * w).sum() has gradient w.
+/// detach: the same value, no gradient through it; (`w.detach()` * `w).sum()` has gradient w.
 #[test]
 fn detach_stops_gradient() {
     let w = Var::param(Tensor::new([1.0f64, -2.0, 3.0]));
@@ -444,7 +444,7 @@ fn detach_stops_gradient() {
     assert!(d.grad().is_none());
 }
 
-/// Ops under no_grad record nothing: no node is created and outputs require no gradient.
+/// Ops under `no_grad` record nothing: no node is created and outputs require no gradient.
 #[test]
 fn no_grad_builds_no_graph() {
     let w = Var::param(Tensor::new([1.0f64, 2.0]));
@@ -458,7 +458,7 @@ fn no_grad_builds_no_graph() {
     assert_eq!(recorded_nodes(), before);
 }
 
-/// A panic inside a no_grad block restores grad mode while unwinding.
+/// A panic inside a `no_grad` block restores grad mode while unwinding.
 #[test]
 fn no_grad_restores_after_exception() {
     assert!(is_grad_enabled());

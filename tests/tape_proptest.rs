@@ -66,8 +66,12 @@ fn oracle_gradients(program: &[Instr], inputs: &Inputs) -> (f64, [Vec<f64>; 6]) 
                     pick(&pools[usize::from(ins.b.0)], ins.b.1).clone()
                 };
                 let y = match ins.op % 5 {
-                    0 => a.zip(&b, &mut s, |s, x, y| s.add(x, y)).scale(&mut s, 0.5),
-                    1 => a.zip(&b, &mut s, |s, x, y| s.sub(x, y)).scale(&mut s, 0.5),
+                    0 => a
+                        .zip(&b, &mut s, super::common::oracle::Scalars::add)
+                        .scale(&mut s, 0.5),
+                    1 => a
+                        .zip(&b, &mut s, super::common::oracle::Scalars::sub)
+                        .scale(&mut s, 0.5),
                     2 => a.zip(&b, &mut s, |s, x, y| {
                         let yy = s.mul(y, y);
                         let n = s.neg(yy);
@@ -80,7 +84,7 @@ fn oracle_gradients(program: &[Instr], inputs: &Inputs) -> (f64, [Vec<f64>; 6]) 
                         let d = s.add(one, yy);
                         s.div(x, d)
                     }),
-                    _ => a.zip(&b, &mut s, |s, x, y| s.max(x, y)),
+                    _ => a.zip(&b, &mut s, super::common::oracle::Scalars::max),
                 };
                 (pool_of(&y.shape), y)
             }
@@ -91,15 +95,15 @@ fn oracle_gradients(program: &[Instr], inputs: &Inputs) -> (f64, [Vec<f64>; 6]) 
                         let n = s.neg(xx);
                         s.exp(n)
                     }),
-                    1 => a.map(&mut s, |s, x| s.neg(x)),
+                    1 => a.map(&mut s, super::common::oracle::Scalars::neg),
                     2 => a.map(&mut s, |s, x| {
                         let one = s.constant(1.0);
                         let d = s.sub(one, x);
                         let two = s.constant(2.0);
                         s.div(d, two)
                     }),
-                    3 => a.map(&mut s, |s, x| s.tanh(x)),
-                    4 => a.map(&mut s, |s, x| s.sigmoid(x)),
+                    3 => a.map(&mut s, super::common::oracle::Scalars::tanh),
+                    4 => a.map(&mut s, super::common::oracle::Scalars::sigmoid),
                     _ => a.scale(&mut s, 0.75),
                 };
                 (usize::from(ins.a.0), y)
@@ -114,7 +118,7 @@ fn oracle_gradients(program: &[Instr], inputs: &Inputs) -> (f64, [Vec<f64>; 6]) 
                     (4, _) => a.sum_axis(&mut s, 0, true).scale(&mut s, 0.5),
                     (5, 0) => a.sum_axis(&mut s, 0, false).scale(&mut s, 0.25),
                     (5, _) => a.sum(&mut s).scale(&mut s, 1.0 / 24.0),
-                    _ => a.map(&mut s, |s, x| s.neg(x)),
+                    _ => a.map(&mut s, super::common::oracle::Scalars::neg),
                 };
                 (pool_of(&y.shape), y)
             }
@@ -127,7 +131,7 @@ fn oracle_gradients(program: &[Instr], inputs: &Inputs) -> (f64, [Vec<f64>; 6]) 
         let term = pool
             .last()
             .unwrap()
-            .zip(&w, &mut s, |s, x, y| s.mul(x, y))
+            .zip(&w, &mut s, super::common::oracle::Scalars::mul)
             .sum(&mut s);
         total = s.add(total, term.ids[0]);
     }
@@ -243,9 +247,9 @@ fn matmul(s: &mut Scalars, a: &DynT, b: &DynT) -> DynT {
 
 /// `e^x / sum e^x` along `axis` (the inputs stay small, so no shift is needed).
 fn softmax(s: &mut Scalars, a: &DynT, axis: usize) -> DynT {
-    let e = a.map(s, |s, x| s.exp(x));
+    let e = a.map(s, super::common::oracle::Scalars::exp);
     let total = e.sum_axis(s, axis, true);
-    e.zip(&total, s, |s, x, t| s.div(x, t))
+    e.zip(&total, s, super::common::oracle::Scalars::div)
 }
 
 // ---------------------------------------------------------------------------------------------

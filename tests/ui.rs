@@ -44,8 +44,10 @@ fn ci_compiler_is_the_recorded_one() {
     let version = std::process::Command::new(std::env::var("RUSTC").unwrap_or("rustc".into()))
         .arg("--version")
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|e| format!("a rustc that does not run ({e})"));
+        .map_or_else(
+            |e| format!("a rustc that does not run ({e})"),
+            |o| String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        );
     assert!(
         on_recorded_compiler(),
         "CI builds with {version}, but the UI snapshots were recorded with {RECORDED}, so \

@@ -291,13 +291,13 @@ pub fn run_program<T: Float>(
                     0 => p.p4.push(pick(&p.p2, i).matmul(pick(&p.p3, j))),
                     // (2, 3) @ (1, 3)^T / 3: row averages of a product.
                     1 => {
-                        p.p2.push(pick(&p.p4, i).matmul(&pick(&p.p3, j).t()) * num::<T>(1.0 / 3.0))
+                        p.p2.push(pick(&p.p4, i).matmul(&pick(&p.p3, j).t()) * num::<T>(1.0 / 3.0));
                     }
                     2 => p.p4.push(pick(&p.p4, i).softmax::<1>()),
                     3 => p.p5.push(pick(&p.p5, i).softmax::<0>()),
                     4 => p.p1.push(pick(&p.p1, i).softmax::<0>()),
                     5 => {
-                        p.p1.push(pick(&p.p4, i).t().sum_axis::<1>() * num::<T>(0.5))
+                        p.p1.push(pick(&p.p4, i).t().sum_axis::<1>() * num::<T>(0.5));
                     }
                     6 => p.p4.push(pick(&p.p4, i).flip::<1>()),
                     7 => p.p5.push(pick(&p.p5, i).flip::<0>()),
@@ -318,16 +318,16 @@ pub fn run_program<T: Float>(
                 (2, _) => p.p0.push(pick(&p.p2, ins.a.1).sum() * num::<T>(0.5)),
                 (3, _) => p.p1.push(pick(&p.p3, ins.a.1).sum_axis::<0>()),
                 (4, 0) => {
-                    p.p1.push(pick(&p.p4, ins.a.1).sum_axis::<0>() * num::<T>(0.5))
+                    p.p1.push(pick(&p.p4, ins.a.1).sum_axis::<0>() * num::<T>(0.5));
                 }
                 (4, 1) => {
-                    p.p2.push(pick(&p.p4, ins.a.1).sum_keepdim::<1>() * num::<T>(1.0 / 3.0))
+                    p.p2.push(pick(&p.p4, ins.a.1).sum_keepdim::<1>() * num::<T>(1.0 / 3.0));
                 }
                 (4, _) => {
-                    p.p3.push(pick(&p.p4, ins.a.1).sum_keepdim::<0>() * num::<T>(0.5))
+                    p.p3.push(pick(&p.p4, ins.a.1).sum_keepdim::<0>() * num::<T>(0.5));
                 }
                 (5, 0) => {
-                    p.p4.push(pick(&p.p5, ins.a.1).sum_axis::<0>() * num::<T>(0.25))
+                    p.p4.push(pick(&p.p5, ins.a.1).sum_axis::<0>() * num::<T>(0.25));
                 }
                 (5, _) => p.p0.push(pick(&p.p5, ins.a.1).sum() * num::<T>(1.0 / 24.0)),
                 _ => p.p0.push(-pick(&p.p0, ins.a.1)),

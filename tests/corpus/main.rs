@@ -4,6 +4,20 @@
 //!
 //! A binary of its own: the corpus is the largest crate of the test suite, and alone it compiles
 //! alongside the other test binaries rather than after them.
+#![allow(
+    clippy::float_cmp,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    clippy::format_collect,
+    clippy::format_push_string,
+    clippy::needless_pass_by_value,
+    clippy::trivially_copy_pass_by_ref,
+    clippy::unused_self,
+    reason = "tests compare with hand-worked values and between engines exactly, count in floats, \
+              build messages to compare, and write functions the way a user of the macro would"
+)]
 
 #[path = "../macro_corpus.rs"]
 mod macro_corpus;

@@ -6,6 +6,20 @@
 //! module: `cargo test --test macro macro_ops` runs one of them). `macro_alloc` and `params_alloc`
 //! link `allocation-counter`, whose counting global allocator then serves every test here; it
 //! counts per thread, so tests running in parallel do not disturb each other's counts.
+#![allow(
+    clippy::float_cmp,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    clippy::format_collect,
+    clippy::format_push_string,
+    clippy::needless_pass_by_value,
+    clippy::trivially_copy_pass_by_ref,
+    clippy::unused_self,
+    reason = "tests compare with hand-worked values and between engines exactly, count in floats, \
+              build messages to compare, and write functions the way a user of the macro would"
+)]
 
 #[path = "../generic_batch.rs"]
 mod generic_batch;

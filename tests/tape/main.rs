@@ -3,6 +3,20 @@
 //!
 //! One test binary for these files, so that they are compiled and linked once (each file is a
 //! module: `cargo test --test tape tape_engine` runs one of them).
+#![allow(
+    clippy::float_cmp,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless,
+    clippy::format_collect,
+    clippy::format_push_string,
+    clippy::needless_pass_by_value,
+    clippy::trivially_copy_pass_by_ref,
+    clippy::unused_self,
+    reason = "tests compare with hand-worked values and between engines exactly, count in floats, \
+              build messages to compare, and write functions the way a user of the macro would"
+)]
 
 #[path = "../common/mod.rs"]
 mod common;
