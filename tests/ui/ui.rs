@@ -1,12 +1,15 @@
 //! Compile-time errors, pinned with their messages (`tests/ui/<kind>/*.rs` and `.stderr`).
+//! This is the package `autograd-ui-tests`, so that trybuild builds its cases against
+//! autograd-core alone.
 //!
 //! rustc's wording drifts between versions, so the snapshots are checked only on the compiler they
 //! were recorded with, rustc 1.95; on any other the test is reported as ignored, with the reason.
 //! So that CI cannot move to another compiler and skip them silently, `.ci/run` sets
 //! `AUTOGRAD_CI=1`, under which `ci_compiler_is_the_recorded_one` fails on any other compiler.
 //!
-//! Re-recording on a new compiler: `TRYBUILD=overwrite cargo test --test ui`, review the `.stderr`
-//! diffs, then change the version in the three `rustversion` attributes below and in `RECORDED`.
+//! Re-recording on a new compiler: `TRYBUILD=overwrite cargo test -p autograd-ui-tests`, review
+//! the `.stderr` diffs, then change the version in the three `rustversion` attributes below and in
+//! `RECORDED`.
 
 /// The compiler the snapshots were recorded with, for messages.
 const RECORDED: &str = "rustc 1.95";
@@ -18,10 +21,10 @@ const RECORDED: &str = "rustc 1.95";
 #[test]
 fn compile_errors() {
     let t = trybuild::TestCases::new();
-    t.compile_fail("tests/ui/*/*.rs");
+    t.compile_fail("*/*.rs");
     // With a case that must pass, trybuild runs `cargo build` rather than `cargo check`, which the
     // post-monomorphization errors (const assertions) need to show at all.
-    t.pass("tests/ui/full_build.rs");
+    t.pass("full_build.rs");
 }
 
 /// Whether this test was built by the compiler the snapshots were recorded with.
@@ -52,6 +55,7 @@ fn ci_compiler_is_the_recorded_one() {
         on_recorded_compiler(),
         "CI builds with {version}, but the UI snapshots were recorded with {RECORDED}, so \
          `compile_errors` is skipped: re-record them on this compiler (`TRYBUILD=overwrite cargo \
-         test --test ui`, then review the .stderr diffs) and change the version in tests/ui.rs"
+         test -p autograd-ui-tests`, then review the .stderr diffs) and change the version in \
+         tests/ui/ui.rs"
     );
 }
