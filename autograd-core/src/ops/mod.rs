@@ -7,7 +7,8 @@
 //!
 //! 1. Write its file here (`ops/name.rs`, copy `sin.rs` or `maximum.rs`): the rule (for an
 //!    elementwise op, a [`Pointwise1`] or [`Pointwise2`] impl, whose blanket rules give the
-//!    broadcasting forward and VJP), its formulas in the module doc, the `Tensor` method with a
+//!    broadcasting forward and VJP; for an op that needs the error function, a `PointwiseErf` impl
+//!    and `pointwise_erf_rule!`), its formulas in the module doc, the `Tensor` method with a
 //!    runnable example, and tests of hand-worked values and of the gradient (`check_unary`,
 //!    `check_binary`).
 //! 2. Add its line to the registry, [`for_each_op!`], in the section of its form. That line
