@@ -639,8 +639,9 @@ impl Gen {
                 }
             }
             "powi" => same(format!("({e}).tanh().powi(3)")),
-            "gelu" | "gelu_tanh" | "gelu_erf" => same(format!("(({e}) * 1.5).{op}()")),
-            "erf" | "erfc" => same(format!("(({e}) * 1.5).{op}()")),
+            "gelu" | "gelu_tanh" | "gelu_erf" | "erf" | "erfc" => {
+                same(format!("(({e}) * 1.5).{op}()"))
+            }
             // A fixed seed fixes the mask, so the function stays smooth for finite differences.
             "dropout" => {
                 let seed = self.rng.below(1000);

@@ -54,6 +54,7 @@ mod tests {
     use super::ErrorFunction;
     use crate::prelude::*;
     use crate::testing::{check_unary_rule, uniform, value_and_grad};
+    use core::f64::consts::FRAC_2_SQRT_PI;
 
     #[test]
     fn values_and_derivatives() {
@@ -74,7 +75,7 @@ mod tests {
         );
         g.assert_close(
             &Tensor::new([
-                1.128_379_167_095_512_6,
+                FRAC_2_SQRT_PI,
                 0.878_782_578_935_444_8,
                 0.415_107_497_420_594_7,
                 0.415_107_497_420_594_7,
