@@ -435,6 +435,12 @@ fn jvp_through_the_rule_library_matches_central_differences() {
     check_op!("sigmoid", M23, x, |x| x.sigmoid());
     check_op!("softplus", M23, x, |x| x.softplus());
     check_op!("gelu", M23, x, |x| x.gelu());
+    check_op!("gelu_tanh", M23, x, |x| x.gelu_tanh());
+    check_op!("gelu_erf", M23, x, |x| x.gelu_erf());
+    check_op!("erf", M23, x, |x| x.erf());
+    check_op!("erfc", M23, x, |x| x.erfc());
+    // A fixed seed fixes the mask, so dropout is a function of x like any other.
+    check_op!("dropout", M23, x, |x| x.dropout(0.4, 17));
     check_op!("relu", M23, x, |x| x.relu());
     check_op!("square", M23, x, |x| x.square());
     check_op!("recip", M23, pos, |x| x.recip());
@@ -465,6 +471,50 @@ fn jvp_through_the_rule_library_matches_central_differences() {
     check_op!("cross_entropy", M23, x, |x| x.cross_entropy(&[2, 0]));
     check_op!("mse", M23, x, |x| x
         .mse(&Tensor::new([[0.1, -0.2, 0.3], [0.4, 0.0, -1.0]]).cast()));
+}
+
+/// Nested duals through the error function: the Hessians of `sum(erf x)` and of
+/// `sum(gelu_erf x)` are diagonal, with the second derivatives worked by hand,
+/// `erf'' = -4x / sqrt(pi) exp(-x^2)` and `(x Phi)'' = (2 - x^2) phi(x)`.
+#[test]
+fn hessians_through_erf_match_the_second_derivatives() {
+    fn erf_sum<T: Erf>(x: &Tensor<T, Shape![3]>) -> Tensor<T, ()> {
+        x.erf().sum()
+    }
+    fn gelu_sum<T: Erf>(x: &Tensor<T, Shape![3]>) -> Tensor<T, ()> {
+        x.gelu_erf().sum()
+    }
+    let x = Tensor::new([-1.5f64, 0.25, 2.0]);
+    let h: Tensor![f64; 3, 3] = hessian(erf_sum, &x);
+    let phi = |v: f64| (-v * v / 2.0).exp() / (2.0 * core::f64::consts::PI).sqrt();
+    let d2_erf = |v: f64| -2.0 * v * core::f64::consts::FRAC_2_SQRT_PI * (-v * v).exp();
+    let diag = |f: &dyn Fn(f64) -> f64| {
+        let xa = x.to_array();
+        Tensor::from_fn(|i: &[usize]| if i[0] == i[1] { f(xa[i[0]]) } else { 0.0 })
+    };
+    h.assert_close(&diag(&d2_erf), 1e-14, 1e-300);
+    let h: Tensor![f64; 3, 3] = hessian(gelu_sum, &x);
+    h.assert_close(&diag(&|v| (2.0 - v * v) * phi(v)), 1e-14, 1e-300);
+}
+
+/// Nested duals through dropout: the Hessian of `sum(dropout(x)^2)` is `2 diag(m) / (1 - p)^2`,
+/// with the mask the `Tensor` method draws for the seed.
+#[test]
+fn hessian_through_dropout_is_the_masked_diagonal() {
+    fn f<T: Float>(x: &Tensor<T, Shape![6]>) -> Tensor<T, ()> {
+        x.dropout(0.5, 10).square().sum()
+    }
+    let x = Tensor::new([0.5f64, -1.0, 2.0, 0.25, 3.0, -0.75]);
+    let kept = Tensor::<f64, Shape![6]>::ones().dropout(0.5, 10);
+    let h: Tensor![f64; 6, 6] = hessian(f, &x);
+    // Kept elements are scaled by 2, so their second derivative is 2 * 2^2 = 8.
+    let ka = kept.to_array();
+    let want = Tensor::from_fn(|i: &[usize]| if i[0] == i[1] { 4.0 * ka[i[0]] } else { 0.0 });
+    assert_eq!(h, want);
+    assert!(
+        ka.contains(&0.0) && ka.contains(&2.0),
+        "the mask keeps some and drops some"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -401,6 +401,10 @@ const RULES: &[&str] = &[
     "sigmoid",
     "relu",
     "gelu",
+    "gelu_tanh",
+    "gelu_erf",
+    "erf",
+    "erfc",
     "abs",
     "softplus",
     "silu",
@@ -439,6 +443,7 @@ const RULES: &[&str] = &[
     "broadcast_to",
     "concat",
     "select",
+    "dropout",
 ];
 
 /// The ops of two operands (the rest take one).
@@ -634,7 +639,14 @@ impl Gen {
                 }
             }
             "powi" => same(format!("({e}).tanh().powi(3)")),
-            "gelu" => same(format!("(({e}) * 1.5).gelu()")),
+            "gelu" | "gelu_tanh" | "gelu_erf" | "erf" | "erfc" => {
+                same(format!("(({e}) * 1.5).{op}()"))
+            }
+            // A fixed seed fixes the mask, so the function stays smooth for finite differences.
+            "dropout" => {
+                let seed = self.rng.below(1000);
+                same(format!("({e}).dropout(0.25, {seed})"))
+            }
             "relu" => same(format!("(({e}) + 0.25).relu()")),
             "maximum_scalar" => same(format!("({e}).maximum_scalar(0.1)")),
             "minimum_scalar" => same(format!("({e}).minimum_scalar(-0.1)")),

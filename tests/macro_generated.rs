@@ -435,30 +435,22 @@ use super::*;
 #[differentiable]
 fn g000(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     let v1 = ((a) + (c));
-    let v2 = (a).sum_axis::<0>();
-    let v3 = if a.detach().sum().item() < 0.0 { (-(b)) } else { ((b).square() + 1.0).powf(-0.5) };
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(722, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v3, &v1);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let v8 = (&v2).matmul(&k7);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(341, -1.0, 1.0);
-    ((&v6 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v2 = (c).sum();
+    let v3 = (b).square();
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(567, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(241, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(370, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g000_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a) + (c));
-    let v2 = (a).sum_axis::<0>();
-    let v3 = if a.detach().sum().item() < 0.0 { (-(b)) } else { ((b).square() + 1.0).powf(-0.5) };
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(722, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v3, &v1);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let v8 = (&v2).matmul(&k7);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(341, -1.0, 1.0);
-    (&v6 * &k9).sum() + (&v8 * &k10).sum()
+    let v2 = (c).sum();
+    let v3 = (b).square();
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(567, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(241, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(370, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -487,31 +479,31 @@ fn g000_gradient() {
 #[differentiable]
 fn g001(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a) - (a));
-    let v2 = (&v1).sum_keepdim::<1>();
+    let v2 = (&v1).sum_axis::<1>();
     let mut v3 = v2.clone();
     for _ in 0..2 {
         v3 = ((&v3 * &v2).cos()).tanh() + &v2 * 0.5;
     }
-    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(763, -1.0, 1.0);
-    let v5 = (((&v3).log_softmax::<0>() * &k4)).minimum(&(&v3).var());
-    let v6 = (-(b));
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(763, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).maximum(&(&v3).min());
+    let v6 = (b).sin();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(798, -1.0, 1.0);
     ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g001_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a) - (a));
-    let v2 = (&v1).sum_keepdim::<1>();
+    let v2 = (&v1).sum_axis::<1>();
     let mut v3 = v2.clone();
     for _ in 0..2 {
         v3 = ((&v3 * &v2).cos()).tanh() + &v2 * 0.5;
     }
-    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(763, -1.0, 1.0);
-    let v5 = (((&v3).log_softmax::<0>() * &k4)).minimum(&(&v3).var());
-    let v6 = (-(b));
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(763, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).maximum(&(&v3).min());
+    let v6 = (b).sin();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(798, -1.0, 1.0);
     (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
@@ -537,30 +529,30 @@ fn g001_gradient() {
 #[differentiable]
 fn g002(m: &Stack, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = ((a) * (b));
-    let v2 = (&m.blocks[2].bias).mean();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(321, -1.0, 1.0);
-    let mut v4 = ((&v2) + &k3);
+    let v2 = (&m.blocks[2].bias).sum_keepdim::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[1].forward(&((&v2) + &k3))).tanh() } else { (m.blocks[1].forward(&((&v2) + &k3))).tanh().powf(3.0) };
+    let mut v5 = v4.clone();
     for i in 0..3 {
-        let layer = &m.blocks[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let k5: Tensor![f64] = Tensor::rand_uniform(290, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let k6: Tensor![f64] = Tensor::rand_uniform(847, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(623, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g002_tape(m: &TStack, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a) * (b));
-    let v2 = (&m.blocks[2].bias).mean();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(321, -1.0, 1.0);
-    let mut v4 = ((&v2) + &k3);
+    let v2 = (&m.blocks[2].bias).sum_keepdim::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[1].forward(&((&v2) + &k3))).tanh() } else { (m.blocks[1].forward(&((&v2) + &k3))).tanh().powf(3.0) };
+    let mut v5 = v4.clone();
     for i in 0..3 {
-        let layer = &m.blocks[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let k5: Tensor![f64] = Tensor::rand_uniform(290, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+    let k6: Tensor![f64] = Tensor::rand_uniform(847, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(623, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -590,31 +582,21 @@ fn g002_gradient() {
 fn g003(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64] = Tensor::rand_uniform(656, -1.0, 1.0);
     let v2 = ((a) / ((((a) + &k1)).square() + 1.0));
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).mean_axis::<1>();
-    let v5 = ((&v4).var_keepdim::<0>()).min_keepdim::<0>();
-    let mut v6 = v5.clone();
-    for _ in 0..2 {
-        v6 = (((&v6 * &v2).square() + 1.0).sqrt()).tanh() + &v5 * 0.5;
-    }
-    let v7 = ((&v6).tanh()).sum();
-    let k8: Tensor![f64] = Tensor::rand_uniform(75, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v3 = (&v2).mean();
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4).square() + 1.0).powf(-0.5) };
+    let k6: Tensor![f64] = Tensor::rand_uniform(634, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g003_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64] = Tensor::rand_uniform(656, -1.0, 1.0);
     let v2 = ((a) / ((((a) + &k1)).square() + 1.0));
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).mean_axis::<1>();
-    let v5 = ((&v4).var_keepdim::<0>()).min_keepdim::<0>();
-    let mut v6 = v5.clone();
-    for _ in 0..2 {
-        v6 = (((&v6 * &v2).square() + 1.0).sqrt()).tanh() + &v5 * 0.5;
-    }
-    let v7 = ((&v6).tanh()).sum();
-    let k8: Tensor![f64] = Tensor::rand_uniform(75, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v3 = (&v2).mean();
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4).square() + 1.0).powf(-0.5) };
+    let k6: Tensor![f64] = Tensor::rand_uniform(634, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -635,7 +617,7 @@ fn g003_gradient() {
 #[differentiable]
 fn g004(a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (-(a));
-    let v2 = (a).mean_keepdim::<0>();
+    let v2 = (a).mean_axis::<0>();
     let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(963, -1.0, 1.0);
     let v4 = (&v1).matmul(&k3);
     let mut v5 = v1.clone();
@@ -645,7 +627,7 @@ fn g004(a: &Tensor![f64; 2, 3]) -> f64 {
         }
         v5 = &v5 - a * 0.25;
     }
-    let v6 = (((&v5).square() + 1.0).pow(&(&v2).tanh())).tanh().exp2();
+    let v6 = (-(((&v5).square() + 1.0).pow(&(&v2).tanh())));
     let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(878, -1.0, 1.0);
     let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
     ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
@@ -653,7 +635,7 @@ fn g004(a: &Tensor![f64; 2, 3]) -> f64 {
 
 fn g004_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (-(a));
-    let v2 = (a).mean_keepdim::<0>();
+    let v2 = (a).mean_axis::<0>();
     let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(963, -1.0, 1.0);
     let v4 = (&v1).matmul(&k3);
     let mut v5 = v1.clone();
@@ -663,7 +645,7 @@ fn g004_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
         }
         v5 = &v5 - a * 0.25;
     }
-    let v6 = (((&v5).square() + 1.0).pow(&(&v2).tanh())).tanh().exp2();
+    let v6 = (-(((&v5).square() + 1.0).pow(&(&v2).tanh())));
     let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(878, -1.0, 1.0);
     let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
     (&v4 * &k7).sum() + (&v6 * &k8).sum()
@@ -687,26 +669,30 @@ fn g004_gradient() {
 #[differentiable]
 fn g005(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     let v1 = ((a).square() + 1.0).pow(&(&m.layers[0].bias).tanh());
-    let v2 = (&v1).max();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(748, -1.0, 1.0);
-    let v4 = m.proj.forward(&((a).mean() * &k3));
-    let v5 = (-(b));
-    let k6: Tensor![f64] = Tensor::rand_uniform(297, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(338, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(330, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v2 = (&v1).mean_keepdim::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(748, -1.0, 1.0);
+    let mut v4 = ((a) + &k3);
+    for i in 0..2 {
+        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &v2 * 0.25;
+    }
+    let v5 = ((b).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(581, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g005_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.0).pow(&(&m.layers[0].bias).tanh());
-    let v2 = (&v1).max();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(748, -1.0, 1.0);
-    let v4 = m.proj.forward(&((a).mean() * &k3));
-    let v5 = (-(b));
-    let k6: Tensor![f64] = Tensor::rand_uniform(297, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(338, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(330, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v2 = (&v1).mean_keepdim::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(748, -1.0, 1.0);
+    let mut v4 = ((a) + &k3);
+    for i in 0..2 {
+        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &v2 * 0.25;
+    }
+    let v5 = ((b).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(581, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -736,21 +722,19 @@ fn g005_gradient() {
 fn g006(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (a).maximum(b);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let v3 = (((b) + &k2)).max_axis::<1>();
-    let v4 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { (&v1).cos() };
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(298, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v3 = (((b) + &k2)).max();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(646, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(185, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g006_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).maximum(b);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let v3 = (((b) + &k2)).max_axis::<1>();
-    let v4 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { (&v1).cos() };
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(298, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v3 = (((b) + &k2)).max();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(646, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(185, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -775,30 +759,26 @@ fn g006_gradient() {
 #[differentiable]
 fn g007(a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).minimum(a);
-    let v2 = (&v1).max_keepdim::<0>();
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(748, -1.0, 1.0);
-    let v4 = (((&v2) + (&v2))).matmul(&k3);
-    let mut v5 = v1.clone();
-    for _ in 0..2 {
-        v5 = ((&v5 * a).sin()).tanh() + &v1 * 0.5;
+    let v2 = (&v1).max_axis::<0>();
+    let v3 = (((&v2) + (&v2))).var();
+    let mut v4 = v3.clone();
+    for _ in 0..3 {
+        v4 = (((&v4 * &v3).square() + 1.0).recip()).tanh() + &v3 * 0.5;
     }
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k5: Tensor![f64] = Tensor::rand_uniform(473, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g007_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).minimum(a);
-    let v2 = (&v1).max_keepdim::<0>();
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(748, -1.0, 1.0);
-    let v4 = (((&v2) + (&v2))).matmul(&k3);
-    let mut v5 = v1.clone();
-    for _ in 0..2 {
-        v5 = ((&v5 * a).sin()).tanh() + &v1 * 0.5;
+    let v2 = (&v1).max_axis::<0>();
+    let v3 = (((&v2) + (&v2))).var();
+    let mut v4 = v3.clone();
+    for _ in 0..3 {
+        v4 = (((&v4 * &v3).square() + 1.0).recip()).tanh() + &v3 * 0.5;
     }
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let k5: Tensor![f64] = Tensor::rand_uniform(473, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -819,28 +799,26 @@ fn g007_gradient() {
 #[differentiable]
 fn g008(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (a).maximum_scalar(0.1);
-    let v2 = (a).min();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(262, -1.0, 1.0);
+    let v2 = (a).max_keepdim::<0>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(455, -1.0, 1.0);
     let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(a, &v2);
-    let v6 = ((&v2).maximum(b)).tanh();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(224, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(915, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v5 = m4.select(&v2, &v1);
+    let v6 = (&v2).maximum(&v5);
+    let v7 = ((&v6) * ((b).mean()));
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(359, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g008_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).maximum_scalar(0.1);
-    let v2 = (a).min();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(262, -1.0, 1.0);
+    let v2 = (a).max_keepdim::<0>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(455, -1.0, 1.0);
     let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, a, &v2);
-    let v6 = ((&v2).maximum(b)).tanh();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(224, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(915, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v5 = Var::select(&m4, &v2, &v1);
+    let v6 = (&v2).maximum(&v5);
+    let v7 = ((&v6) * ((b).mean()));
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(359, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -866,31 +844,31 @@ fn g008_gradient() {
 fn g009(m: &Res, a: &Tensor![f64; 4]) -> f64 {
     let v1 = (&m.proj.weight).minimum_scalar(-0.1);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).min_axis::<0>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let mut v5 = ((&m.proj.weight).mean() * &k4);
+    let v3 = (((&v1).mean() * &k2)).min();
+    let mut v4 = m.proj.weight.clone();
     for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
-    let v6 = (a).tanh().exp();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(701, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v5 = (a).cos();
+    let k6: Tensor![f64] = Tensor::rand_uniform(704, -1.0, 1.0);
+    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(868, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(496, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g009_tape(m: &TRes, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (&m.proj.weight).minimum_scalar(-0.1);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).min_axis::<0>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let mut v5 = ((&m.proj.weight).mean() * &k4);
+    let v3 = (((&v1).mean() * &k2)).min();
+    let mut v4 = m.proj.weight.clone();
     for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
-    let v6 = (a).tanh().exp();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(701, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v5 = (a).cos();
+    let k6: Tensor![f64] = Tensor::rand_uniform(704, -1.0, 1.0);
+    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(868, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(496, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -916,25 +894,27 @@ fn g009_gradient() {
 fn g010(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = (a).mse(b);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(918, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).min_keepdim::<0>();
-    let v4 = (b).tanh();
-    let v5 = (&v3).sum();
-    let v6 = ((&v4).tanh().exp()).tanh();
-    let v7 = ((&v6) + (&v5));
-    let k8: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v3 = (((&v1) + &k2)).min_axis::<0>();
+    let v4 = (b).maximum_scalar(0.1);
+    let v5 = (&v3).broadcast_to::<Shape![2]>();
+    let v6 = ((&v4).tanh().powf(3.0)).tanh();
+    let v7 = ((&v5).square() + 1.0).pow(&(&v5).tanh());
+    let k8: Tensor![f64] = Tensor::rand_uniform(756, -1.0, 1.0);
+    let k9: Tensor![f64; 2] = Tensor::rand_uniform(889, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g010_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).mse(b);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(918, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).min_keepdim::<0>();
-    let v4 = (b).tanh();
-    let v5 = (&v3).sum();
-    let v6 = ((&v4).tanh().exp()).tanh();
-    let v7 = ((&v6) + (&v5));
-    let k8: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v3 = (((&v1) + &k2)).min_axis::<0>();
+    let v4 = (b).maximum_scalar(0.1);
+    let v5 = (&v3).broadcast_to::<Shape![2]>();
+    let v6 = ((&v4).tanh().powf(3.0)).tanh();
+    let v7 = ((&v5).square() + 1.0).pow(&(&v5).tanh());
+    let k8: Tensor![f64] = Tensor::rand_uniform(756, -1.0, 1.0);
+    let k9: Tensor![f64; 2] = Tensor::rand_uniform(889, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -961,26 +941,30 @@ fn g011(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(464, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(650, -1.0, 1.0);
     let v3 = (((a) + &k1)).matmul(&((b) + &k2));
-    let v4 = (&v3).var();
-    let mut v5 = v4.clone();
-    for _ in 0..1 {
-        v5 = (((&v5 * a).square() + 1.0).recip()).tanh() + &v4 * 0.5;
+    let v4 = (&v3).min_keepdim::<0>();
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4).square() + 1.0).ln() };
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v5).cos()).tanh() + &v5 * 0.5;
     }
-    let k6: Tensor![f64] = Tensor::rand_uniform(781, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v7 = if b.detach().sum().item() < 0.0 { (&v6).square() } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(665, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g011_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(464, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(650, -1.0, 1.0);
     let v3 = (((a) + &k1)).matmul(&((b) + &k2));
-    let v4 = (&v3).var();
-    let mut v5 = v4.clone();
-    for _ in 0..1 {
-        v5 = (((&v5 * a).square() + 1.0).recip()).tanh() + &v4 * 0.5;
+    let v4 = (&v3).min_keepdim::<0>();
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4).square() + 1.0).ln() };
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v5).cos()).tanh() + &v5 * 0.5;
     }
-    let k6: Tensor![f64] = Tensor::rand_uniform(781, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v7 = if b.detach().sum().item() < 0.0 { (&v6).square() } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(665, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -1006,35 +990,27 @@ fn g011_gradient() {
 fn g012(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(116, -1.0, 1.0);
     let v2 = (((a) + &k1)).tanh().exp();
-    let v3 = (&m.head.weight).var_axis::<0>();
-    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[2].forward(&v2)).sin() } else { (m.blocks[2].forward(&v2)).tanh().powf(3.0) };
-    let mut v5 = m.blocks[1].weight.clone();
-    for i in 0..2 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
-    }
-    let v6 = (b).square();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(827, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(173, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(901, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(494, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v3 = (&m.head.weight).var();
+    let v4 = if b.detach().sum().item() > 0.0 { (m.blocks[2].forward(&m.blocks[1].weight)).tanh() } else { (m.blocks[2].forward(&m.blocks[1].weight)).sin() };
+    let v5 = ((b).square() + 1.0).recip();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(426, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(342, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(10, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g012_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(116, -1.0, 1.0);
     let v2 = (((a) + &k1)).tanh().exp();
-    let v3 = (&m.head.weight).var_axis::<0>();
-    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[2].forward(&v2)).sin() } else { (m.blocks[2].forward(&v2)).tanh().powf(3.0) };
-    let mut v5 = m.blocks[1].weight.clone();
-    for i in 0..2 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
-    }
-    let v6 = (b).square();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(827, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(173, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(901, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(494, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v3 = (&m.head.weight).var();
+    let v4 = if b.detach().sum().item() > 0.0 { (m.blocks[2].forward(&m.blocks[1].weight)).tanh() } else { (m.blocks[2].forward(&m.blocks[1].weight)).sin() };
+    let v5 = ((b).square() + 1.0).recip();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(426, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(342, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(10, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -1063,36 +1039,48 @@ fn g012_gradient() {
 #[differentiable]
 fn g013(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (b).tanh().exp2();
-    let v2 = (a).var_keepdim::<1>();
+    let v2 = (a).var_axis::<1>();
     let mut v3 = v1.clone();
     for _ in 0..3 {
         v3 = ((&v3 * b).sigmoid()).tanh() + &v1 * 0.5;
     }
-    let v4 = ((&v3).abs()).tanh();
-    let v5 = ((&v4) * (&v3));
+    let v4 = ((&v3).tanh().exp2()).tanh().powf(3.0);
+    let mut v5 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).cos()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
     let mut v6 = v5.clone();
     for _ in 0..3 {
         v6 = ((&v6 * &v5).tanh()).tanh() + &v5 * 0.5;
     }
-    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(608, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(608, -1.0, 1.0);
     let k8: Tensor![f64] = Tensor::rand_uniform(878, -1.0, 1.0);
     ((&v2 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g013_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).tanh().exp2();
-    let v2 = (a).var_keepdim::<1>();
+    let v2 = (a).var_axis::<1>();
     let mut v3 = v1.clone();
     for _ in 0..3 {
         v3 = ((&v3 * b).sigmoid()).tanh() + &v1 * 0.5;
     }
-    let v4 = ((&v3).abs()).tanh();
-    let v5 = ((&v4) * (&v3));
+    let v4 = ((&v3).tanh().exp2()).tanh().powf(3.0);
+    let mut v5 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).cos()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
     let mut v6 = v5.clone();
     for _ in 0..3 {
         v6 = ((&v6 * &v5).tanh()).tanh() + &v5 * 0.5;
     }
-    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(608, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(608, -1.0, 1.0);
     let k8: Tensor![f64] = Tensor::rand_uniform(878, -1.0, 1.0);
     (&v2 * &k7).sum() + (&v6 * &k8).sum()
 }
@@ -1119,22 +1107,18 @@ fn g013_gradient() {
 #[differentiable]
 fn g014(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = ((b).square() + 1.0).ln();
-    let v2 = (a).logsumexp();
-    let v3 = if a.detach().sum().item() < 0.0 { (&v2).square() } else { (&v2).square() };
-    let v4 = ((&v3) - (&v1));
-    let v5 = ((&v4).cos()).max();
-    let k6: Tensor![f64] = Tensor::rand_uniform(412, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v2 = (a).var_keepdim::<0>();
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(929, -1.0, 1.0);
+    let k4: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(815, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g014_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = ((b).square() + 1.0).ln();
-    let v2 = (a).logsumexp();
-    let v3 = if a.detach().sum().item() < 0.0 { (&v2).square() } else { (&v2).square() };
-    let v4 = ((&v3) - (&v1));
-    let v5 = ((&v4).cos()).max();
-    let k6: Tensor![f64] = Tensor::rand_uniform(412, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v2 = (a).var_keepdim::<0>();
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(929, -1.0, 1.0);
+    let k4: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(815, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
 #[test]
@@ -1159,28 +1143,24 @@ fn g014_gradient() {
 #[differentiable]
 fn g015(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = ((b).square() + 1.0).log2();
-    let v2 = (b).logsumexp_axis::<0>();
-    let v3 = (&v2).minimum(b);
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(921, -1.0, 1.0);
-    let v5 = (((&v2) * ((b).mean()))).maximum(&(&v3).matmul(&k4));
-    let v6 = (a).tanh().exp();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(747, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(430, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(78, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v2 = (b).logsumexp();
+    let v3 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).cos() };
+    let v4 = (-(a));
+    let k5: Tensor![f64] = Tensor::rand_uniform(986, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(673, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(739, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g015_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = ((b).square() + 1.0).log2();
-    let v2 = (b).logsumexp_axis::<0>();
-    let v3 = (&v2).minimum(b);
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(921, -1.0, 1.0);
-    let v5 = (((&v2) * ((b).mean()))).maximum(&(&v3).matmul(&k4));
-    let v6 = (a).tanh().exp();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(747, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(430, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(78, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v2 = (b).logsumexp();
+    let v3 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).cos() };
+    let v4 = (-(a));
+    let k5: Tensor![f64] = Tensor::rand_uniform(986, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(673, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(739, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -1205,13 +1185,13 @@ fn g015_gradient() {
 #[differentiable]
 fn g016(m: &Net, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = ((&m.gain).square() + 1.0).sqrt();
-    let v2 = (&v1).logsumexp_keepdim::<0>();
+    let v2 = (&v1).logsumexp_axis::<0>();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(430, -1.0, 1.0);
     let v4 = (-(m.fc1.forward(&((b) + &k3))));
     let v5 = (-(m.fc2.forward(&v4)));
     let v6 = (a).square();
     let v7 = (&m.fc1.bias).softplus();
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(673, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(673, -1.0, 1.0);
     let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
     let k10: Tensor![f64] = Tensor::rand_uniform(572, -1.0, 1.0);
     let k11: Tensor![f64; 4] = Tensor::rand_uniform(146, -1.0, 1.0);
@@ -1220,13 +1200,13 @@ fn g016(m: &Net, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
 
 fn g016_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((&m.gain).square() + 1.0).sqrt();
-    let v2 = (&v1).logsumexp_keepdim::<0>();
+    let v2 = (&v1).logsumexp_axis::<0>();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(430, -1.0, 1.0);
     let v4 = (-(m.fc1.forward(&((b) + &k3))));
     let v5 = (-(m.fc2.forward(&v4)));
     let v6 = (a).square();
     let v7 = (&m.fc1.bias).softplus();
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(673, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(673, -1.0, 1.0);
     let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
     let k10: Tensor![f64] = Tensor::rand_uniform(572, -1.0, 1.0);
     let k11: Tensor![f64; 4] = Tensor::rand_uniform(146, -1.0, 1.0);
@@ -1259,18 +1239,24 @@ fn g016_gradient() {
 #[differentiable]
 fn g017(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = ((a).square() + 1.0).recip();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(22, -1.0, 1.0);
-    let v3 = ((&v1).softmax::<0>() * &k2);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(10, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v2 = (&v1).logsumexp_keepdim::<0>();
+    let k3: Tensor![f64; 1, 4] = Tensor::rand_uniform(261, -1.0, 1.0);
+    let v4 = ((&v2).softmax::<1>() * &k3);
+    let k5: Tensor![f64; 4, 2] = Tensor::rand_uniform(594, -1.0, 1.0);
+    let v6 = (&v4).matmul(&k5);
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(671, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g017_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.0).recip();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(22, -1.0, 1.0);
-    let v3 = ((&v1).softmax::<0>() * &k2);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(10, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v2 = (&v1).logsumexp_keepdim::<0>();
+    let k3: Tensor![f64; 1, 4] = Tensor::rand_uniform(261, -1.0, 1.0);
+    let v4 = ((&v2).softmax::<1>() * &k3);
+    let k5: Tensor![f64; 4, 2] = Tensor::rand_uniform(594, -1.0, 1.0);
+    let v6 = (&v4).matmul(&k5);
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(671, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -1293,7 +1279,7 @@ fn g018(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (a).square();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(376, -1.0, 1.0);
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    let v4 = ((((&v1).mean() * &k2)).log_softmax::<2>() * &k3);
+    let v4 = ((((&v1).mean() * &k2)).softmax::<2>() * &k3);
     let mut v5 = v4.clone();
     for _ in 0..1 {
         v5 = ((&v5 * &v4).tanh().exp()).tanh() + &v4 * 0.5;
@@ -1302,7 +1288,7 @@ fn g018(a: &Tensor![f64; 3, 4]) -> f64 {
     for _ in 0..1 {
         v6 = (((&v6 * &v4).square() + 1.0).recip()).tanh() + &v5 * 0.5;
     }
-    let v7 = ((((&v5) / ((&v6).square() + 1.0))) * (((&v5).reshape::<Shape![12]>()).mean()));
+    let v7 = ((((&v5) / ((&v6).square() + 1.0))) * (((&v5).tanh().exp2()).mean()));
     let mut v8 = v7.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -1318,7 +1304,7 @@ fn g018_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (a).square();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(376, -1.0, 1.0);
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    let v4 = ((((&v1).mean() * &k2)).log_softmax::<2>() * &k3);
+    let v4 = ((((&v1).mean() * &k2)).softmax::<2>() * &k3);
     let mut v5 = v4.clone();
     for _ in 0..1 {
         v5 = ((&v5 * &v4).tanh().exp()).tanh() + &v4 * 0.5;
@@ -1327,7 +1313,7 @@ fn g018_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     for _ in 0..1 {
         v6 = (((&v6 * &v4).square() + 1.0).recip()).tanh() + &v5 * 0.5;
     }
-    let v7 = ((((&v5) / ((&v6).square() + 1.0))) * (((&v5).reshape::<Shape![12]>()).mean()));
+    let v7 = ((((&v5) / ((&v6).square() + 1.0))) * (((&v5).tanh().exp2()).mean()));
     let mut v8 = v7.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -1357,34 +1343,26 @@ fn g018_gradient() {
 #[differentiable]
 fn g019(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (&m.proj.bias).sin();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(583, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).transpose::<0, 2>();
-    let mut v4 = b.clone();
-    for i in 0..2 {
-        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
-    }
-    let v5 = (((&v3) * ((&v4).mean()))).maximum_scalar(0.1);
-    let v6 = ((&m.norm[0]).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(312, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(830, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(260, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let v4 = if b.detach().sum().item() > 0.0 { ((m.layers[0].forward(a)).square() + 1.0).recip() } else { (m.layers[0].forward(a)).tanh().exp() };
+    let v5 = ((b) + (&m.norm[0]));
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(830, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g019_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (&m.proj.bias).sin();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(583, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).transpose::<0, 2>();
-    let mut v4 = b.clone();
-    for i in 0..2 {
-        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
-    }
-    let v5 = (((&v3) * ((&v4).mean()))).maximum_scalar(0.1);
-    let v6 = ((&m.norm[0]).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(312, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(830, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(260, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let v4 = if b.detach().sum().item() > 0.0 { ((m.layers[0].forward(a)).square() + 1.0).recip() } else { (m.layers[0].forward(a)).tanh().exp() };
+    let v5 = ((b) + (&m.norm[0]));
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(830, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -1414,31 +1392,19 @@ fn g019_gradient() {
 fn g020(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
     let v2 = (((a) + &k1)).cos();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).t();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(901, -1.0, 1.0);
-    let v6 = ((&v4).log_softmax::<0>() * &k5);
-    let mut v7 = v6.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * a).tanh().exp()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(726, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v3 = (&v2).transpose::<0, 2>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { (&v3).sigmoid() };
+    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(214, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g020_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
     let v2 = (((a) + &k1)).cos();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).t();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(901, -1.0, 1.0);
-    let v6 = ((&v4).log_softmax::<0>() * &k5);
-    let mut v7 = v6.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * a).tanh().exp()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(726, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v3 = (&v2).transpose::<0, 2>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { (&v3).sigmoid() };
+    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(214, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -1460,33 +1426,17 @@ fn g020_gradient() {
 fn g021(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).tanh();
-    let v3 = (&v2).flip::<0>();
-    let mut v4 = v2.clone();
-    for _ in 0..1 {
-        v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
-    }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let v6 = (((&v3).matmul(&k5)) * (((&v4).concat::<0, 4, _>(&v4)).mean()));
-    let v7 = (&v6).min();
-    let v8 = (&v7).tanh();
-    let k9: Tensor![f64] = Tensor::rand_uniform(742, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v3 = (&v2).t();
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(339, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g021_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).tanh();
-    let v3 = (&v2).flip::<0>();
-    let mut v4 = v2.clone();
-    for _ in 0..1 {
-        v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
-    }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let v6 = (((&v3).matmul(&k5)) * (((&v4).concat::<0, 4, _>(&v4)).mean()));
-    let v7 = (&v6).min();
-    let v8 = (&v7).tanh();
-    let k9: Tensor![f64] = Tensor::rand_uniform(742, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v3 = (&v2).t();
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(339, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -1507,32 +1457,30 @@ fn g021_gradient() {
 #[differentiable]
 fn g022(a: &Tensor![f64; 1, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (c).sigmoid();
-    let v2 = (a).slice::<1, 0, 2>();
-    let mut v3 = v1.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (((&v3 * b).square() + 1.0).ln()).tanh();
-        }
-        v3 = &v3 - b * 0.25;
-    }
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(385, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v2 = (a).flip::<1>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
+    let v4 = (&v1).matmul(&k3);
+    let v5 = if b.detach().sum().item() < 0.0 { ((&v4) * 1.5).gelu() } else { (&v4).sin() };
+    let v6 = ((b).tanh()).tanh();
+    let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh() } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(866, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(918, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(547, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g022_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (c).sigmoid();
-    let v2 = (a).slice::<1, 0, 2>();
-    let mut v3 = v1.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (((&v3 * b).square() + 1.0).ln()).tanh();
-        }
-        v3 = &v3 - b * 0.25;
-    }
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(385, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v2 = (a).flip::<1>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
+    let v4 = (&v1).matmul(&k3);
+    let v5 = if b.detach().sum().item() < 0.0 { ((&v4) * 1.5).gelu() } else { (&v4).sin() };
+    let v6 = ((b).tanh()).tanh();
+    let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh() } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(866, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(918, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(547, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -1561,34 +1509,30 @@ fn g022_gradient() {
 #[differentiable]
 fn g023(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = ((a) + 0.25).relu();
-    let v2 = (&v1).pad::<0, 2, 1, 6>();
-    let mut v3 = v2.clone();
-    for i in 0..3 {
-        let layer = &m.blocks[i];
-        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
-    }
-    let mut v4 = v3.clone();
+    let v2 = (&v1).slice::<0, 0, 2>();
+    let mut v3 = v1.clone();
     for i in 0..2 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].bias * 0.25;
+        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let k5: Tensor![f64; 6, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v4 = (&m.blocks[1].bias).square();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(426, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(2, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(931, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g023_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = ((a) + 0.25).relu();
-    let v2 = (&v1).pad::<0, 2, 1, 6>();
-    let mut v3 = v2.clone();
-    for i in 0..3 {
-        let layer = &m.blocks[i];
-        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
-    }
-    let mut v4 = v3.clone();
+    let v2 = (&v1).slice::<0, 0, 2>();
+    let mut v3 = v1.clone();
     for i in 0..2 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].bias * 0.25;
+        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let k5: Tensor![f64; 6, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v4 = (&m.blocks[1].bias).square();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(426, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(2, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(931, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -1613,20 +1557,24 @@ fn g023_gradient() {
 #[differentiable]
 fn g024(a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
     let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).permute::<1, 0>();
-    let v3 = ((b).tanh()).tanh();
-    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(660, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(685, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v2 = (&v1).pad::<1, 2, 1, 7>();
+    let v3 = if b.detach().sum().item() < 0.0 { (-(a)) } else { (a).sigmoid() };
+    let v4 = (b).tanh();
+    let k5: Tensor![f64; 3, 7] = Tensor::rand_uniform(809, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(214, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(398, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g024_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).permute::<1, 0>();
-    let v3 = ((b).tanh()).tanh();
-    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(660, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(685, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v2 = (&v1).pad::<1, 2, 1, 7>();
+    let v3 = if b.detach().sum().item() < 0.0 { (-(a)) } else { (a).sigmoid() };
+    let v4 = (b).tanh();
+    let k5: Tensor![f64; 3, 7] = Tensor::rand_uniform(809, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(214, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(398, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -1650,35 +1598,21 @@ fn g024_gradient() {
 
 #[differentiable]
 fn g025(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).abs();
-    let v2 = (&v1).cross_entropy(&[2usize, 0usize]);
-    let v3 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).ln() } else { ((b) * (b)) };
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v1, &v2);
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(94, -1.0, 1.0);
-    let v8 = ((&v3).matmul(&k7)).cos();
-    let v9 = if b.detach().sum().item() > 0.0 { (&v1).sin() } else { (-(&v1)) };
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 2] = Tensor::rand_uniform(687, -1.0, 1.0);
-    let k12: Tensor![f64; 2, 3] = Tensor::rand_uniform(609, -1.0, 1.0);
-    ((&v6 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let v2 = (&v1).permute::<1, 0>();
+    let v3 = ((b).var()).tanh();
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(239, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(571, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g025_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).abs();
-    let v2 = (&v1).cross_entropy(&[2usize, 0usize]);
-    let v3 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).ln() } else { ((b) * (b)) };
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v1, &v2);
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(94, -1.0, 1.0);
-    let v8 = ((&v3).matmul(&k7)).cos();
-    let v9 = if b.detach().sum().item() > 0.0 { (&v1).sin() } else { (-(&v1)) };
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 2] = Tensor::rand_uniform(687, -1.0, 1.0);
-    let k12: Tensor![f64; 2, 3] = Tensor::rand_uniform(609, -1.0, 1.0);
-    (&v6 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let v2 = (&v1).permute::<1, 0>();
+    let v3 = ((b).var()).tanh();
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(239, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(571, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -1702,27 +1636,29 @@ fn g025_gradient() {
 
 #[differentiable]
 fn g026(m: &Net, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (&m.gain).softplus();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).gather::<1, 2>(&[1, 1]);
-    let v4 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
-    let v5 = (a).softplus();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(969, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(89, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(967, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = ((&m.gain) * 1.5).gelu_erf();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(296, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).cross_entropy(&[0usize, 2usize, 3usize]);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let v5 = m.fc2.forward(&((&m.fc2.weight).mean() * &k4));
+    let v6 = (a).softplus();
+    let k7: Tensor![f64] = Tensor::rand_uniform(969, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(89, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(967, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g026_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (&m.gain).softplus();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).gather::<1, 2>(&[1, 1]);
-    let v4 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
-    let v5 = (a).softplus();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(969, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(89, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(967, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = ((&m.gain) * 1.5).gelu_erf();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(296, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).cross_entropy(&[0usize, 2usize, 3usize]);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let v5 = m.fc2.forward(&((&m.fc2.weight).mean() * &k4));
+    let v6 = (a).softplus();
+    let k7: Tensor![f64] = Tensor::rand_uniform(969, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(89, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(967, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -1747,42 +1683,26 @@ fn g026_gradient() {
 #[differentiable]
 fn g027(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(448, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).silu();
-    let v3 = (c).cast::<f64>();
-    let mut v4 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).tanh().exp()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(97, -1.0, 1.0);
-    let v6 = (((&v4).matmul(&k5)) * ((((a) * ((&v2).mean()))).mean()));
-    let v7 = (((&v6).mean_axis::<0>()) * ((((&v4) * (&v3))).mean()));
-    let v8 = if a.detach().sum().item() < 0.0 { (b).square() } else { ((b) * (&v3)) };
-    let k9: Tensor![f64; 2] = Tensor::rand_uniform(272, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(276, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v2 = ((((b).mean() * &k1)) * 1.5).erf();
+    let v3 = (b).gather::<0, 2>(&[0, 0]);
+    let v4 = ((&v3) * ((a).mean()));
+    let v5 = ((c).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g027_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(448, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).silu();
-    let v3 = (c).cast::<f64>();
-    let mut v4 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).tanh().exp()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(97, -1.0, 1.0);
-    let v6 = (((&v4).matmul(&k5)) * ((((a) * ((&v2).mean()))).mean()));
-    let v7 = (((&v6).mean_axis::<0>()) * ((((&v4) * (&v3))).mean()));
-    let v8 = if a.detach().sum().item() < 0.0 { (b).square() } else { ((b) * (&v3)) };
-    let k9: Tensor![f64; 2] = Tensor::rand_uniform(272, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(276, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let v2 = ((((b).mean() * &k1)) * 1.5).erf();
+    let v3 = (b).gather::<0, 2>(&[0, 0]);
+    let v4 = ((&v3) * ((a).mean()));
+    let v5 = ((c).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -1810,25 +1730,17 @@ fn g027_gradient() {
 
 #[differentiable]
 fn g028(a: &Tensor![f64]) -> f64 {
-    let v1 = (a).tanh().powf(3.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(712, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![9]>();
-    let v4 = ((((&v3) / ((&v3).square() + 1.0))) + ((&v1).tanh()));
-    let v5 = ((&v4).var()).mse(&((a) * ((&v3).mean())));
-    let v6 = (((&v5).square() + 1.0).recip()).tanh();
-    let k7: Tensor![f64] = Tensor::rand_uniform(490, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = ((a) * 1.5).erfc();
+    let v2 = (&v1).cast::<f64>();
+    let k3: Tensor![f64] = Tensor::rand_uniform(389, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g028_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().powf(3.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(712, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![9]>();
-    let v4 = ((((&v3) / ((&v3).square() + 1.0))) + ((&v1).tanh()));
-    let v5 = ((&v4).var()).mse(&((a) * ((&v3).mean())));
-    let v6 = (((&v5).square() + 1.0).recip()).tanh();
-    let k7: Tensor![f64] = Tensor::rand_uniform(490, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = ((a) * 1.5).erfc();
+    let v2 = (&v1).cast::<f64>();
+    let k3: Tensor![f64] = Tensor::rand_uniform(389, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -1848,23 +1760,25 @@ fn g028_gradient() {
 
 #[differentiable]
 fn g029(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).tanh().powi(3);
-    let v2 = (a).broadcast_to::<Shape![2, 4]>();
-    let v3 = if a.detach().sum().item() < 0.0 { (&v2).tanh() } else { ((&v2) * (&v1)) };
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v3)) };
-    let v5 = (&v4).sum_axis::<0>();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(798, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).abs();
+    let v2 = (a).reshape::<Shape![2, 2]>();
+    let v3 = if a.detach().sum().item() < 0.0 { (&v2).tanh() } else { ((&v2) * (&v2)) };
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v2)) };
+    let v5 = (&v1).logsumexp();
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(426, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(364, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g029_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().powi(3);
-    let v2 = (a).broadcast_to::<Shape![2, 4]>();
-    let v3 = if a.detach().sum().item() < 0.0 { (&v2).tanh() } else { ((&v2) * (&v1)) };
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v3)) };
-    let v5 = (&v4).sum_axis::<0>();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(798, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).abs();
+    let v2 = (a).reshape::<Shape![2, 2]>();
+    let v3 = if a.detach().sum().item() < 0.0 { (&v2).tanh() } else { ((&v2) * (&v2)) };
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v2)) };
+    let v5 = (&v1).logsumexp();
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(426, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(364, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -1885,28 +1799,36 @@ fn g029_gradient() {
 #[differentiable]
 fn g030(m: &Net, a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let v2 = (((&m.fc1.weight).mean() * &k1)).sum();
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(714, -1.0, 1.0);
-    let v4 = (&m.fc2.bias).concat::<0, 6, _>(&((&v2) + &k3));
-    let v5 = m.fc1.forward(&m.fc2.weight);
-    let v6 = (-(a));
-    let k7: Tensor![f64; 6] = Tensor::rand_uniform(405, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(251, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(517, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v2 = (((&m.fc1.weight).mean() * &k1)).softplus();
+    let v3 = (&m.fc1.weight).broadcast_to::<Shape![2, 3, 4]>();
+    let v4 = ((m.fc2.forward(&m.fc1.weight)).square() + 1.0).ln();
+    let v5 = if a.detach().sum().item() > 0.0 { ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).recip() } else { (m.fc1.forward(&m.fc2.weight)).sin() };
+    let v6 = (a).tanh();
+    let v7 = (&m.fc2.bias).softplus();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(330, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 4] = Tensor::rand_uniform(988, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(875, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(68, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()).item()
 }
 
 fn g030_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let v2 = (((&m.fc1.weight).mean() * &k1)).sum();
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(714, -1.0, 1.0);
-    let v4 = (&m.fc2.bias).concat::<0, 6, _>(&((&v2) + &k3));
-    let v5 = m.fc1.forward(&m.fc2.weight);
-    let v6 = (-(a));
-    let k7: Tensor![f64; 6] = Tensor::rand_uniform(405, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(251, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(517, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v2 = (((&m.fc1.weight).mean() * &k1)).softplus();
+    let v3 = (&m.fc1.weight).broadcast_to::<Shape![2, 3, 4]>();
+    let v4 = ((m.fc2.forward(&m.fc1.weight)).square() + 1.0).ln();
+    let v5 = if a.detach().sum().item() > 0.0 { ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).recip() } else { (m.fc1.forward(&m.fc2.weight)).sin() };
+    let v6 = (a).tanh();
+    let v7 = (&m.fc2.bias).softplus();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(330, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 4] = Tensor::rand_uniform(988, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(875, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(68, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()
 }
 
 #[test]
@@ -1930,31 +1852,27 @@ fn g030_gradient() {
 
 #[differentiable]
 fn g031(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).sum_axis::<0>();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(386, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(&v1, &((&v1) + &k2));
-    let v6 = if a.detach().sum().item() < 0.0 { (&v1).tanh() } else { ((&v1) * 1.5).gelu() };
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(74, -1.0, 1.0);
-    let v8 = ((&v5).matmul(&k7)).minimum_scalar(-0.1);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(78, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 2] = Tensor::rand_uniform(832, -1.0, 1.0);
-    ((&v6 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v1 = (a).silu();
+    let v2 = (&v1).concat::<0, 4, _>(&v1);
+    let v3 = if a.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { ((&v1) * (&v1)) };
+    let v4 = ((&v2).logsumexp()).tanh();
+    let v5 = ((&v3).tanh()).max();
+    let v6 = (&v5).tanh();
+    let k7: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(538, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g031_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).sum_axis::<0>();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(386, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, &v1, &((&v1) + &k2));
-    let v6 = if a.detach().sum().item() < 0.0 { (&v1).tanh() } else { ((&v1) * 1.5).gelu() };
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(74, -1.0, 1.0);
-    let v8 = ((&v5).matmul(&k7)).minimum_scalar(-0.1);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(78, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 2] = Tensor::rand_uniform(832, -1.0, 1.0);
-    (&v6 * &k9).sum() + (&v8 * &k10).sum()
+    let v1 = (a).silu();
+    let v2 = (&v1).concat::<0, 4, _>(&v1);
+    let v3 = if a.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { ((&v1) * (&v1)) };
+    let v4 = ((&v2).logsumexp()).tanh();
+    let v5 = ((&v3).tanh()).max();
+    let v6 = (&v5).tanh();
+    let k7: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(538, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -1974,35 +1892,39 @@ fn g031_gradient() {
 
 #[differentiable]
 fn g032(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).sum_keepdim::<0>();
-    let v2 = ((b) + (&v1));
-    let mut v3 = v2.clone();
-    for _ in 0..4 {
-        v3 = ((&v3 * &v2).cos()).tanh() + &v2 * 0.5;
-    }
-    let v4 = ((&v3).min_keepdim::<2>()).logsumexp();
+    let v1 = (a).tanh().powf(3.0);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(b, &v1);
     let mut v5 = v4.clone();
-    for _ in 0..3 {
-        v5 = ((-(&v5 * &v4))).tanh() + &v4 * 0.5;
+    for _ in 0..4 {
+        v5 = ((&v5 * &v4).cos()).tanh() + &v4 * 0.5;
     }
-    let k6: Tensor![f64] = Tensor::rand_uniform(976, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v6 = ((&v5).min_keepdim::<2>()).cos();
+    let mut v7 = v6.clone();
+    for _ in 0..3 {
+        v7 = ((-(&v7 * &v6))).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(976, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g032_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).sum_keepdim::<0>();
-    let v2 = ((b) + (&v1));
-    let mut v3 = v2.clone();
-    for _ in 0..4 {
-        v3 = ((&v3 * &v2).cos()).tanh() + &v2 * 0.5;
-    }
-    let v4 = ((&v3).min_keepdim::<2>()).logsumexp();
+    let v1 = (a).tanh().powf(3.0);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, b, &v1);
     let mut v5 = v4.clone();
-    for _ in 0..3 {
-        v5 = ((-(&v5 * &v4))).tanh() + &v4 * 0.5;
+    for _ in 0..4 {
+        v5 = ((&v5 * &v4).cos()).tanh() + &v4 * 0.5;
     }
-    let k6: Tensor![f64] = Tensor::rand_uniform(976, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v6 = ((&v5).min_keepdim::<2>()).cos();
+    let mut v7 = v6.clone();
+    for _ in 0..3 {
+        v7 = ((-(&v7 * &v6))).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(976, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -2026,36 +1948,30 @@ fn g032_gradient() {
 
 #[differentiable]
 fn g033(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (&m.layers[0].weight).mean();
-    let v2 = ((a) - (&v1));
-    let mut v3 = m.layers[0].weight.clone();
-    for i in 0..2 {
-        v3 = ((&v3).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
-    }
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).square() } else { (&v3).tanh().exp() };
-    let v5 = (b).tanh();
-    let v6 = (&m.layers[1].bias).sigmoid();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(931, -1.0, 1.0);
+    let v1 = (&m.layers[0].weight).tanh().powi(3);
+    let v2 = (a).dropout(0.25, 148);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(931, -1.0, 1.0);
+    let v4 = m.proj.forward(&((&m.layers[1].bias).mean() * &k3));
+    let v5 = m.layers[1].forward(&v1);
+    let v6 = ((b).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(692, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(16, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(504, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(52, -1.0, 1.0);
     ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g033_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].weight).mean();
-    let v2 = ((a) - (&v1));
-    let mut v3 = m.layers[0].weight.clone();
-    for i in 0..2 {
-        v3 = ((&v3).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
-    }
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).square() } else { (&v3).tanh().exp() };
-    let v5 = (b).tanh();
-    let v6 = (&m.layers[1].bias).sigmoid();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(931, -1.0, 1.0);
+    let v1 = (&m.layers[0].weight).tanh().powi(3);
+    let v2 = (a).dropout(0.25, 148);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(931, -1.0, 1.0);
+    let v4 = m.proj.forward(&((&m.layers[1].bias).mean() * &k3));
+    let v5 = m.layers[1].forward(&v1);
+    let v6 = ((b).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(692, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(16, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(504, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(52, -1.0, 1.0);
     (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
@@ -2084,18 +2000,18 @@ fn g033_gradient() {
 
 #[differentiable]
 fn g034(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (b).mean_axis::<0>();
-    let v2 = ((&v1) * (a));
-    let v3 = (((a).min()) / (((&v2).max_axis::<0>()).square() + 1.0));
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
+    let v1 = (b).sum();
+    let v2 = ((&v1) + (a));
+    let v3 = ((&v2) + (a));
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(498, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g034_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (b).mean_axis::<0>();
-    let v2 = ((&v1) * (a));
-    let v3 = (((a).min()) / (((&v2).max_axis::<0>()).square() + 1.0));
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
+    let v1 = (b).sum();
+    let v2 = ((&v1) + (a));
+    let v3 = ((&v2) + (a));
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(498, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
 
@@ -2120,21 +2036,25 @@ fn g034_gradient() {
 
 #[differentiable]
 fn g035(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).mean_keepdim::<1>();
-    let v2 = ((&v1) / ((&v1).square() + 1.0));
-    let v3 = ((&v2).tanh()).matmul(&(((&v1).square() + 1.0).pow(&(&v1).tanh())).t());
-    let v4 = (((&v3).maximum(a)) - ((&v2).t()));
-    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(493, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = (a).sum_axis::<1>();
+    let v2 = ((&v1) - (&v1));
+    let v3 = (((&v2).tanh().exp()).square() + 1.0).pow(&(((&v1) / ((&v2).square() + 1.0))).tanh());
+    let k4: Tensor![f64; 2] = Tensor::rand_uniform(553, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v2, &v3);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(748, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g035_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).mean_keepdim::<1>();
-    let v2 = ((&v1) / ((&v1).square() + 1.0));
-    let v3 = ((&v2).tanh()).matmul(&(((&v1).square() + 1.0).pow(&(&v1).tanh())).t());
-    let v4 = (((&v3).maximum(a)) - ((&v2).t()));
-    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(493, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = (a).sum_axis::<1>();
+    let v2 = ((&v1) - (&v1));
+    let v3 = (((&v2).tanh().exp()).square() + 1.0).pow(&(((&v1) / ((&v2).square() + 1.0))).tanh());
+    let k4: Tensor![f64; 2] = Tensor::rand_uniform(553, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v2, &v3);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(748, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -2155,32 +2075,22 @@ fn g035_gradient() {
 #[differentiable]
 fn g036(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(183, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).max();
-    let v3 = (-(b));
-    let v4 = (((c).flip::<1>()) + 0.25).relu();
-    let v5 = ((&v3) - (&v2));
-    let mut v6 = v5.clone();
-    for _ in 0..1 {
-        v6 = ((&v6 * &v4).tanh()).tanh() + &v5 * 0.5;
-    }
-    let v7 = (&v6).gather::<0, 4>(&[2, 0, 0, 0]);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v2 = (((a).mean() * &k1)).sum_keepdim::<1>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(350, -1.0, 1.0);
+    let v4 = ((c) * (((b) + &k3)));
+    let v5 = ((((&v4) * 1.5).gelu()) * ((((&v2) * ((b).mean()))).mean()));
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(120, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g036_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(183, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).max();
-    let v3 = (-(b));
-    let v4 = (((c).flip::<1>()) + 0.25).relu();
-    let v5 = ((&v3) - (&v2));
-    let mut v6 = v5.clone();
-    for _ in 0..1 {
-        v6 = ((&v6 * &v4).tanh()).tanh() + &v5 * 0.5;
-    }
-    let v7 = (&v6).gather::<0, 4>(&[2, 0, 0, 0]);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v2 = (((a).mean() * &k1)).sum_keepdim::<1>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(350, -1.0, 1.0);
+    let v4 = ((c) * (((b) + &k3)));
+    let v5 = ((((&v4) * 1.5).gelu()) * ((((&v2) * ((b).mean()))).mean()));
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(120, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -2208,41 +2118,29 @@ fn g036_gradient() {
 
 #[differentiable]
 fn g037(m: &Net, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (a).max_axis::<1>();
-    let v2 = ((&m.gain).square() + 1.0).pow(&(&m.gain).tanh());
-    let v3 = m.fc2.forward(a);
-    let mut v4 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &m.gain).sigmoid()).tanh();
-        }
-        v4 = &v4 - &m.gain * 0.25;
-    }
-    let v5 = ((&m.fc2.weight).square() + 1.0).ln();
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(523, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(74, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(374, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(175, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v1 = (a).mean();
+    let v2 = ((&v1) / ((a).square() + 1.0));
+    let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&m.fc2.weight)).softplus() } else { (m.fc1.forward(&m.fc2.weight)).tanh().exp() };
+    let v4 = (((&m.fc2.weight).logsumexp_axis::<0>()).square() + 1.0).sqrt();
+    let v5 = (&m.gain).sigmoid();
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(250, -1.0, 1.0);
+    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(436, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(389, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(715, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g037_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (a).max_axis::<1>();
-    let v2 = ((&m.gain).square() + 1.0).pow(&(&m.gain).tanh());
-    let v3 = m.fc2.forward(a);
-    let mut v4 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &m.gain).sigmoid()).tanh();
-        }
-        v4 = &v4 - &m.gain * 0.25;
-    }
-    let v5 = ((&m.fc2.weight).square() + 1.0).ln();
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(523, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(74, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(374, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(175, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v1 = (a).mean();
+    let v2 = ((&v1) / ((a).square() + 1.0));
+    let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&m.fc2.weight)).softplus() } else { (m.fc1.forward(&m.fc2.weight)).tanh().exp() };
+    let v4 = (((&m.fc2.weight).logsumexp_axis::<0>()).square() + 1.0).sqrt();
+    let v5 = (&m.gain).sigmoid();
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(250, -1.0, 1.0);
+    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(436, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(389, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(715, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -2266,23 +2164,27 @@ fn g037_gradient() {
 
 #[differentiable]
 fn g038(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).max_keepdim::<0>();
+    let v1 = (b).mean_axis::<0>();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(441, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).maximum(a);
-    let v4 = (c).tanh();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(730, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(834, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v3 = (-(((&v1) + &k2)));
+    let v4 = (a).sin();
+    let v5 = ((c).square() + 1.0).ln();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(605, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(730, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g038_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).max_keepdim::<0>();
+    let v1 = (b).mean_axis::<0>();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(441, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).maximum(a);
-    let v4 = (c).tanh();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(730, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(834, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v3 = (-(((&v1) + &k2)));
+    let v4 = (a).sin();
+    let v5 = ((c).square() + 1.0).ln();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(605, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(730, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -2310,35 +2212,23 @@ fn g038_gradient() {
 
 #[differentiable]
 fn g039(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (c).min();
-    let v2 = (&v1).minimum(a);
-    let v3 = (((b).tanh()) * ((((&v2) * (&v1))).mean()));
-    let v4 = ((&v3).square() + 1.0).pow(&(&v1).tanh());
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v4) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let k6: Tensor![f64] = Tensor::rand_uniform(242, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (c).mean_keepdim::<1>();
+    let v2 = ((c).square() + 1.0).pow(&(b).tanh());
+    let v3 = (((&v1) - (&v2))).maximum_scalar(0.1);
+    let v4 = (-(a));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(793, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(742, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g039_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (c).min();
-    let v2 = (&v1).minimum(a);
-    let v3 = (((b).tanh()) * ((((&v2) * (&v1))).mean()));
-    let v4 = ((&v3).square() + 1.0).pow(&(&v1).tanh());
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v4) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let k6: Tensor![f64] = Tensor::rand_uniform(242, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (c).mean_keepdim::<1>();
+    let v2 = ((c).square() + 1.0).pow(&(b).tanh());
+    let v3 = (((&v1) - (&v2))).maximum_scalar(0.1);
+    let v4 = (-(a));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(793, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(742, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -2366,31 +2256,29 @@ fn g039_gradient() {
 
 #[differentiable]
 fn g040(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (&m.layers[0].bias).min_axis::<0>();
-    let v2 = (&m.layers[0].weight).maximum_scalar(0.1);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(736, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&v2).mean() * &k3));
-    let v5 = (a).softplus();
-    let v6 = (-(&m.norm[1]));
-    let k7: Tensor![f64] = Tensor::rand_uniform(531, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(727, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(301, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(318, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = (&m.layers[0].bias).max();
+    let v2 = (&v1).maximum(&m.norm[1]);
+    let mut v3 = a.clone();
+    for i in 0..2 {
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+    }
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let v5 = ((((&v3) * ((&v2).mean()))) * (((&m.layers[0].weight).matmul(&k4)).mean()));
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g040_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].bias).min_axis::<0>();
-    let v2 = (&m.layers[0].weight).maximum_scalar(0.1);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(736, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&v2).mean() * &k3));
-    let v5 = (a).softplus();
-    let v6 = (-(&m.norm[1]));
-    let k7: Tensor![f64] = Tensor::rand_uniform(531, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(727, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(301, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(318, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = (&m.layers[0].bias).max();
+    let v2 = (&v1).maximum(&m.norm[1]);
+    let mut v3 = a.clone();
+    for i in 0..2 {
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+    }
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let v5 = ((((&v3) * ((&v2).mean()))) * (((&m.layers[0].weight).matmul(&k4)).mean()));
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -2414,27 +2302,39 @@ fn g040_gradient() {
 
 #[differentiable]
 fn g041(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).min_keepdim::<1>();
-    let v2 = (&v1).minimum_scalar(-0.1);
-    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(140, -1.0, 1.0);
-    let v4 = ((((&v2).square() + 1.0).ln()).softmax::<0>() * &k3);
-    let v5 = ((((&v1) - (&v4))).square() + 1.0).ln();
-    let v6 = (&v5).mean_keepdim::<0>();
-    let v7 = (&v1).minimum(&v6);
-    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(822, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = (a).max_axis::<1>();
+    let v2 = (&v1).minimum(&v1);
+    let v3 = ((&v2).sigmoid()).minimum_scalar(-0.1);
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v1).square() + 1.0).sqrt()).tanh();
+        }
+        v4 = &v4 - &v1 * 0.25;
+    }
+    let v5 = (&v3).tanh();
+    let v6 = ((&v4).max_keepdim::<0>()).sin();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(474, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g041_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).min_keepdim::<1>();
-    let v2 = (&v1).minimum_scalar(-0.1);
-    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(140, -1.0, 1.0);
-    let v4 = ((((&v2).square() + 1.0).ln()).softmax::<0>() * &k3);
-    let v5 = ((((&v1) - (&v4))).square() + 1.0).ln();
-    let v6 = (&v5).mean_keepdim::<0>();
-    let v7 = (&v1).minimum(&v6);
-    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(822, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = (a).max_axis::<1>();
+    let v2 = (&v1).minimum(&v1);
+    let v3 = ((&v2).sigmoid()).minimum_scalar(-0.1);
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v1).square() + 1.0).sqrt()).tanh();
+        }
+        v4 = &v4 - &v1 * 0.25;
+    }
+    let v5 = (&v3).tanh();
+    let v6 = ((&v4).max_keepdim::<0>()).sin();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(474, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -2455,42 +2355,32 @@ fn g041_gradient() {
 #[differentiable]
 fn g042(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let v2 = (((a) + &k1)).var();
-    let v3 = (&v2).mse(a);
-    let v4 = (&v3).tanh();
+    let v2 = (((a) + &k1)).max_keepdim::<1>();
+    let v3 = (&v2).maximum_scalar(0.1);
+    let v4 = if a.detach().sum().item() < 0.0 { (a).sigmoid() } else { ((a) * 1.5).gelu() };
     let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = ((&v5 * &v3).tanh()).tanh() + &v4 * 0.5;
+    for _ in 0..1 {
+        v5 = (((&v5 * a).square() + 1.0).recip()).tanh() + &v4 * 0.5;
     }
-    let mut v6 = v5.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = ((-(&v6 * &v5))).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let k7: Tensor![f64] = Tensor::rand_uniform(423, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v6 = (((&v4).tanh()) + ((&v3).permute::<1, 0>()));
+    let k7: Tensor![f64] = Tensor::rand_uniform(32, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(110, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g042_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let v2 = (((a) + &k1)).var();
-    let v3 = (&v2).mse(a);
-    let v4 = (&v3).tanh();
+    let v2 = (((a) + &k1)).max_keepdim::<1>();
+    let v3 = (&v2).maximum_scalar(0.1);
+    let v4 = if a.detach().sum().item() < 0.0 { (a).sigmoid() } else { ((a) * 1.5).gelu() };
     let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = ((&v5 * &v3).tanh()).tanh() + &v4 * 0.5;
+    for _ in 0..1 {
+        v5 = (((&v5 * a).square() + 1.0).recip()).tanh() + &v4 * 0.5;
     }
-    let mut v6 = v5.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = ((-(&v6 * &v5))).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let k7: Tensor![f64] = Tensor::rand_uniform(423, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v6 = (((&v4).tanh()) + ((&v3).permute::<1, 0>()));
+    let k7: Tensor![f64] = Tensor::rand_uniform(32, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(110, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -2510,51 +2400,23 @@ fn g042_gradient() {
 
 #[differentiable]
 fn g043(a: &Tensor![f64; 4], b: &Tensor![f64; 4], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).var_axis::<0>();
-    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let v3 = (c).matmul(&((c).mean() * &k2));
-    let v4 = (c).min();
-    let v5 = if c.detach().sum().item() < 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v1)) };
-    let mut v6 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v5).square() + 1.0).ln()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let mut v7 = v4.clone();
-    for _ in 0..1 {
-        v7 = ((-(&v7 * &v5))).tanh() + &v4 * 0.5;
-    }
-    let v8 = ((a).square() + 1.0).sqrt();
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(713, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(660, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(665, -1.0, 1.0);
-    ((&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
+    let v1 = (b).min();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(898, -1.0, 1.0);
+    let v3 = (((c).mean() * &k2)).minimum_scalar(-0.1);
+    let v4 = ((&v1) - (a));
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(339, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g043_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).var_axis::<0>();
-    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let v3 = (c).matmul(&((c).mean() * &k2));
-    let v4 = (c).min();
-    let v5 = if c.detach().sum().item() < 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v1)) };
-    let mut v6 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v5).square() + 1.0).ln()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let mut v7 = v4.clone();
-    for _ in 0..1 {
-        v7 = ((-(&v7 * &v5))).tanh() + &v4 * 0.5;
-    }
-    let v8 = ((a).square() + 1.0).sqrt();
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(713, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(660, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(665, -1.0, 1.0);
-    (&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
+    let v1 = (b).min();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(898, -1.0, 1.0);
+    let v3 = (((c).mean() * &k2)).minimum_scalar(-0.1);
+    let v4 = ((&v1) - (a));
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(339, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -2582,31 +2444,33 @@ fn g043_gradient() {
 
 #[differentiable]
 fn g044(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (&m.proj.bias).var_keepdim::<0>();
-    let v2 = (&m.layers[1].bias).tanh().exp();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let mut v4 = ((a).mean() * &k3);
+    let v1 = (&m.proj.bias).min_axis::<0>();
+    let v2 = (&m.layers[1].bias).mse(&m.proj.bias);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(297, -1.0, 1.0);
+    let mut v4 = ((&v2) + &k3);
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.proj.bias * 0.25;
+        v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(233, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(762, -1.0, 1.0);
+    let v5 = (a).cos();
+    let k6: Tensor![f64] = Tensor::rand_uniform(762, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(583, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g044_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.proj.bias).var_keepdim::<0>();
-    let v2 = (&m.layers[1].bias).tanh().exp();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let mut v4 = ((a).mean() * &k3);
+    let v1 = (&m.proj.bias).min_axis::<0>();
+    let v2 = (&m.layers[1].bias).mse(&m.proj.bias);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(297, -1.0, 1.0);
+    let mut v4 = ((&v2) + &k3);
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.proj.bias * 0.25;
+        v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(233, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(762, -1.0, 1.0);
+    let v5 = (a).cos();
+    let k6: Tensor![f64] = Tensor::rand_uniform(762, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(583, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -2630,32 +2494,20 @@ fn g044_gradient() {
 
 #[differentiable]
 fn g045(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).logsumexp();
-    let v2 = (&v1).tanh().exp2();
-    let mut v3 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v2).sin()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
-    }
-    let v4 = (((&v1).square() + 1.0).pow(&(&v3).tanh())).maximum(&((&v2) * (a)));
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(883, -1.0, 1.0);
+    let v1 = (a).min_keepdim::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(210, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(280, -1.0, 1.0);
+    let v4 = (((a).mean() * &k2)).matmul(&((&v1).mean() * &k3));
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(311, -1.0, 1.0);
     ((&v4 * &k5).sum()).item()
 }
 
 fn g045_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp();
-    let v2 = (&v1).tanh().exp2();
-    let mut v3 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v2).sin()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
-    }
-    let v4 = (((&v1).square() + 1.0).pow(&(&v3).tanh())).maximum(&((&v2) * (a)));
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(883, -1.0, 1.0);
+    let v1 = (a).min_keepdim::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(210, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(280, -1.0, 1.0);
+    let v4 = (((a).mean() * &k2)).matmul(&((&v1).mean() * &k3));
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(311, -1.0, 1.0);
     (&v4 * &k5).sum()
 }
 
@@ -2676,17 +2528,31 @@ fn g045_gradient() {
 
 #[differentiable]
 fn g046(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).logsumexp_axis::<0>();
-    let v2 = ((&v1).square() + 1.0).ln();
-    let k3: Tensor![f64] = Tensor::rand_uniform(104, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (a).var();
+    let v2 = (&v1).tanh().exp();
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).sin() } else { (-(&v2)) };
+    let v4 = (&v3).tanh();
+    let v5 = (&v4).mse(&v4);
+    let mut v6 = v4.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v5).cos()).tanh() + &v4 * 0.5;
+    }
+    let k7: Tensor![f64] = Tensor::rand_uniform(749, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g046_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_axis::<0>();
-    let v2 = ((&v1).square() + 1.0).ln();
-    let k3: Tensor![f64] = Tensor::rand_uniform(104, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (a).var();
+    let v2 = (&v1).tanh().exp();
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).sin() } else { (-(&v2)) };
+    let v4 = (&v3).tanh();
+    let v5 = (&v4).mse(&v4);
+    let mut v6 = v4.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v5).cos()).tanh() + &v4 * 0.5;
+    }
+    let k7: Tensor![f64] = Tensor::rand_uniform(749, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -2707,29 +2573,29 @@ fn g046_gradient() {
 #[differentiable]
 fn g047(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
-    let v2 = (((a) + &k1)).logsumexp_keepdim::<0>();
-    let v3 = ((b).square() + 1.0).log2();
+    let v2 = (((a) + &k1)).var_axis::<0>();
+    let v3 = (b).tanh().exp2();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(675, -1.0, 1.0);
     let v5 = (m.layers[0].forward(&((&m.layers[1].bias) + &k4))).sin();
     let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(529, -1.0, 1.0);
-    let v7 = ((&v3).matmul(&k6)).min_axis::<1>();
-    let k8: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(272, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(289, -1.0, 1.0);
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(712, -1.0, 1.0);
+    let v7 = ((&v3).matmul(&k6)).pad::<1, 1, 0, 5>();
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(289, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(712, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 5] = Tensor::rand_uniform(247, -1.0, 1.0);
     ((&v2 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g047_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
-    let v2 = (((a) + &k1)).logsumexp_keepdim::<0>();
-    let v3 = ((b).square() + 1.0).log2();
+    let v2 = (((a) + &k1)).var_axis::<0>();
+    let v3 = (b).tanh().exp2();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(675, -1.0, 1.0);
     let v5 = (m.layers[0].forward(&((&m.layers[1].bias) + &k4))).sin();
     let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(529, -1.0, 1.0);
-    let v7 = ((&v3).matmul(&k6)).min_axis::<1>();
-    let k8: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(272, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(289, -1.0, 1.0);
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(712, -1.0, 1.0);
+    let v7 = ((&v3).matmul(&k6)).pad::<1, 1, 0, 5>();
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(289, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(712, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 5] = Tensor::rand_uniform(247, -1.0, 1.0);
     (&v2 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()
 }
 
@@ -2758,25 +2624,41 @@ fn g047_gradient() {
 
 #[differentiable]
 fn g048(a: &Tensor![f64; 3, 4], b: &Tensor![f64], c: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(418, -1.0, 1.0);
-    let v2 = ((c).softmax::<0>() * &k1);
-    let v3 = ((a).square() + 1.0).sqrt();
-    let v4 = (b).cos();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(124, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(99, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(362, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (c).var_keepdim::<0>();
+    let v2 = ((&v1).square() + 1.0).ln();
+    let v3 = (((&v1).mean_axis::<1>()).square() + 1.0).pow(&((&v1).mse(&v2)).tanh());
+    let v4 = (a).cos();
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(461, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = m6.select(b, &v3);
+    let mut v8 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v8 = ((&v8 * &v7).sigmoid()).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(357, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g048_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(418, -1.0, 1.0);
-    let v2 = ((c).softmax::<0>() * &k1);
-    let v3 = ((a).square() + 1.0).sqrt();
-    let v4 = (b).cos();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(124, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(99, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(362, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (c).var_keepdim::<0>();
+    let v2 = ((&v1).square() + 1.0).ln();
+    let v3 = (((&v1).mean_axis::<1>()).square() + 1.0).pow(&((&v1).mse(&v2)).tanh());
+    let v4 = (a).cos();
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(461, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = Var::select(&m6, b, &v3);
+    let mut v8 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v8 = ((&v8 * &v7).sigmoid()).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(357, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -2804,39 +2686,23 @@ fn g048_gradient() {
 
 #[differentiable]
 fn g049(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(189, -1.0, 1.0);
-    let v2 = ((c).log_softmax::<0>() * &k1);
-    let v3 = ((b).square() + 1.0).recip();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(735, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(a, &v2);
-    let mut v7 = v3.clone();
-    for _ in 0..1 {
-        v7 = (((&v7 * &v3) * 1.5).gelu()).tanh() + &v3 * 0.5;
-    }
-    let v8 = (&v7).permute::<1, 0>();
-    let v9 = (&v6).min_axis::<1>();
-    let k10: Tensor![f64; 1, 2] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(377, -1.0, 1.0);
-    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
+    let v1 = (c).logsumexp();
+    let v2 = ((b).square() + 1.0).log2();
+    let v3 = ((a).square() + 1.0).ln();
+    let k4: Tensor![f64] = Tensor::rand_uniform(744, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(608, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(824, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g049_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(189, -1.0, 1.0);
-    let v2 = ((c).log_softmax::<0>() * &k1);
-    let v3 = ((b).square() + 1.0).recip();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(735, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, a, &v2);
-    let mut v7 = v3.clone();
-    for _ in 0..1 {
-        v7 = (((&v7 * &v3) * 1.5).gelu()).tanh() + &v3 * 0.5;
-    }
-    let v8 = (&v7).permute::<1, 0>();
-    let v9 = (&v6).min_axis::<1>();
-    let k10: Tensor![f64; 1, 2] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(377, -1.0, 1.0);
-    (&v8 * &k10).sum() + (&v9 * &k11).sum()
+    let v1 = (c).logsumexp();
+    let v2 = ((b).square() + 1.0).log2();
+    let v3 = ((a).square() + 1.0).ln();
+    let k4: Tensor![f64] = Tensor::rand_uniform(744, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(608, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(824, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -2864,21 +2730,19 @@ fn g049_gradient() {
 
 #[differentiable]
 fn g050(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(726, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).transpose::<0, 1>();
-    let v3 = (b).square();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(213, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).logsumexp_axis::<0>();
+    let v2 = ((b).square() + 1.0).sqrt();
+    let k3: Tensor![f64] = Tensor::rand_uniform(548, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(240, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g050_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(726, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).transpose::<0, 1>();
-    let v3 = (b).square();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(213, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).logsumexp_axis::<0>();
+    let v2 = ((b).square() + 1.0).sqrt();
+    let k3: Tensor![f64] = Tensor::rand_uniform(548, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(240, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
 #[test]
@@ -2902,45 +2766,31 @@ fn g050_gradient() {
 
 #[differentiable]
 fn g051(m: &Stack, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let v2 = (((&m.blocks[2].bias) + &k1)).t();
-    let v3 = (&m.blocks[2].bias).sin();
-    let mut v4 = v2.clone();
-    for i in 0..2 {
-        v4 = (m.blocks[1 - i].forward(&v4)).sin() + &v4 * 0.5;
-    }
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        v5 = (m.blocks[1 - i].forward(&v5)).sin() + &v5 * 0.5;
-    }
-    let v6 = (-(a));
-    let v7 = (b).tanh();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(181, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(606, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(972, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v1 = (&m.blocks[2].bias).logsumexp_keepdim::<0>();
+    let v2 = ((b).square() + 1.0).recip();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(368, -1.0, 1.0);
+    let v4 = if b.detach().sum().item() > 0.0 { ((m.blocks[2].forward(&((&m.blocks[2].bias) + &k3))).square() + 1.0).recip() } else { (m.blocks[2].forward(&((&m.blocks[2].bias) + &k3))).tanh() };
+    let v5 = (&v2).sum();
+    let v6 = (a).square();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(972, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(429, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(699, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g051_tape(m: &TStack, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let v2 = (((&m.blocks[2].bias) + &k1)).t();
-    let v3 = (&m.blocks[2].bias).sin();
-    let mut v4 = v2.clone();
-    for i in 0..2 {
-        v4 = (m.blocks[1 - i].forward(&v4)).sin() + &v4 * 0.5;
-    }
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        v5 = (m.blocks[1 - i].forward(&v5)).sin() + &v5 * 0.5;
-    }
-    let v6 = (-(a));
-    let v7 = (b).tanh();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(181, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(606, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(972, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v1 = (&m.blocks[2].bias).logsumexp_keepdim::<0>();
+    let v2 = ((b).square() + 1.0).recip();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(368, -1.0, 1.0);
+    let v4 = if b.detach().sum().item() > 0.0 { ((m.blocks[2].forward(&((&m.blocks[2].bias) + &k3))).square() + 1.0).recip() } else { (m.blocks[2].forward(&((&m.blocks[2].bias) + &k3))).tanh() };
+    let v5 = (&v2).sum();
+    let v6 = (a).square();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(972, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(429, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(699, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -2968,25 +2818,25 @@ fn g051_gradient() {
 
 #[differentiable]
 fn g052(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).flip::<0>();
-    let v2 = (&v1).cos();
-    let v3 = if a.detach().sum().item() < 0.0 { (&v2).sin() } else { ((&v2) * (&v1)) };
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(250, -1.0, 1.0);
-    let v5 = ((a).log_softmax::<0>() * &k4);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(835, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(416, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(903, -1.0, 1.0);
+    let v2 = ((a).softmax::<0>() * &k1);
+    let v3 = (&v2).square();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (&v2)) };
+    let v5 = (a).cos();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(434, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(250, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g052_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).flip::<0>();
-    let v2 = (&v1).cos();
-    let v3 = if a.detach().sum().item() < 0.0 { (&v2).sin() } else { ((&v2) * (&v1)) };
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(250, -1.0, 1.0);
-    let v5 = ((a).log_softmax::<0>() * &k4);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(835, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(416, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(903, -1.0, 1.0);
+    let v2 = ((a).softmax::<0>() * &k1);
+    let v3 = (&v2).square();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (&v2)) };
+    let v5 = (a).cos();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(434, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(250, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -3006,19 +2856,21 @@ fn g052_gradient() {
 
 #[differentiable]
 fn g053(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).slice::<0, 1, 2>();
-    let v2 = (a).tanh();
-    let k3: Tensor![f64; 2] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(75, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(901, -1.0, 1.0);
+    let v2 = ((b).log_softmax::<0>() * &k1);
+    let v3 = (a).sin();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(132, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g053_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).slice::<0, 1, 2>();
-    let v2 = (a).tanh();
-    let k3: Tensor![f64; 2] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(75, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(901, -1.0, 1.0);
+    let v2 = ((b).log_softmax::<0>() * &k1);
+    let v3 = (a).sin();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(132, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -3042,43 +2894,29 @@ fn g053_gradient() {
 
 #[differentiable]
 fn g054(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(419, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).pad::<1, 1, 0, 5>();
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(966, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).sigmoid();
-    let v5 = (m.head.forward(&m.blocks[0].weight)).tanh();
-    let mut v6 = m.blocks[0].weight.clone();
-    for i in 0..3 {
-        v6 = (m.blocks[i].forward(&v6)).tanh() + &v6 * 0.5 + &m.blocks[1].bias * 0.25;
-    }
-    let v7 = ((b).square() + 1.0).recip();
-    let v8 = ((&m.head.weight).square() + 1.0).recip();
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(342, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(726, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(913, -1.0, 1.0);
-    let k12: Tensor![f64] = Tensor::rand_uniform(615, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(350, -1.0, 1.0);
-    ((&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let v2 = (((a) + &k1)).transpose::<0, 1>();
+    let v3 = (&v2).cos();
+    let v4 = m.blocks[1].forward(&m.blocks[0].weight);
+    let v5 = ((((&v4) * ((&m.head.weight).mean()))) * ((((&v2) / ((&m.blocks[1].bias).square() + 1.0))).mean()));
+    let v6 = (b).tanh().exp();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(347, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g054_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(419, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).pad::<1, 1, 0, 5>();
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(966, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).sigmoid();
-    let v5 = (m.head.forward(&m.blocks[0].weight)).tanh();
-    let mut v6 = m.blocks[0].weight.clone();
-    for i in 0..3 {
-        v6 = (m.blocks[i].forward(&v6)).tanh() + &v6 * 0.5 + &m.blocks[1].bias * 0.25;
-    }
-    let v7 = ((b).square() + 1.0).recip();
-    let v8 = ((&m.head.weight).square() + 1.0).recip();
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(342, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(726, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(913, -1.0, 1.0);
-    let k12: Tensor![f64] = Tensor::rand_uniform(615, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(350, -1.0, 1.0);
-    (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let v2 = (((a) + &k1)).transpose::<0, 1>();
+    let v3 = (&v2).cos();
+    let v4 = m.blocks[1].forward(&m.blocks[0].weight);
+    let v5 = ((((&v4) * ((&m.head.weight).mean()))) * ((((&v2) / ((&m.blocks[1].bias).square() + 1.0))).mean()));
+    let v6 = (b).tanh().exp();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(347, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -3106,9 +2944,9 @@ fn g054_gradient() {
 
 #[differentiable]
 fn g055(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (c).permute::<1, 0>();
+    let v1 = (c).t();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let v3 = ((((b) + &k2)) + 0.25).relu();
+    let v3 = (((b) + &k2)).tanh();
     let mut v4 = a.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -3130,9 +2968,9 @@ fn g055(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3, 3]) 
 }
 
 fn g055_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (c).permute::<1, 0>();
+    let v1 = (c).t();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let v3 = ((((b) + &k2)) + 0.25).relu();
+    let v3 = (((b) + &k2)).tanh();
     let mut v4 = a.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -3178,19 +3016,27 @@ fn g055_gradient() {
 
 #[differentiable]
 fn g056(a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).cross_entropy(&[1usize, 2usize]);
-    let v2 = ((b) * 1.5).gelu();
-    let k3: Tensor![f64] = Tensor::rand_uniform(356, -1.0, 1.0);
-    let k4: Tensor![f64] = Tensor::rand_uniform(139, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+    let v1 = (a).flip::<0>();
+    let v2 = (b).sigmoid();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2) * (b)) };
+    let mut v4 = v1.clone();
+    for _ in 0..4 {
+        v4 = ((&v4 * &v3).softplus()).tanh() + &v1 * 0.5;
+    }
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(367, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g056_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).cross_entropy(&[1usize, 2usize]);
-    let v2 = ((b) * 1.5).gelu();
-    let k3: Tensor![f64] = Tensor::rand_uniform(356, -1.0, 1.0);
-    let k4: Tensor![f64] = Tensor::rand_uniform(139, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+    let v1 = (a).flip::<0>();
+    let v2 = (b).sigmoid();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2) * (b)) };
+    let mut v4 = v1.clone();
+    for _ in 0..4 {
+        v4 = ((&v4 * &v3).softplus()).tanh() + &v1 * 0.5;
+    }
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(367, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -3214,25 +3060,29 @@ fn g056_gradient() {
 
 #[differentiable]
 fn g057(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (b).gather::<0, 4>(&[1, 1, 0, 0]);
-    let v2 = (&v1).abs();
-    let v3 = (a).tanh().exp2();
-    let v4 = ((&v3).square()).softplus();
-    let v5 = ((&v4) * ((&v2).mean()));
-    let v6 = ((&v5) + (&v4));
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(448, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (b).slice::<2, 1, 2>();
+    let v2 = ((a) + 0.25).relu();
+    let v3 = (&v2).sum_axis::<2>();
+    let k4: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(461, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(273, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = m6.select(&v1, &((&v1) + &k4));
+    let v8 = ((&v7) - (&v3));
+    let k9: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(854, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g057_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (b).gather::<0, 4>(&[1, 1, 0, 0]);
-    let v2 = (&v1).abs();
-    let v3 = (a).tanh().exp2();
-    let v4 = ((&v3).square()).softplus();
-    let v5 = ((&v4) * ((&v2).mean()));
-    let v6 = ((&v5) + (&v4));
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(448, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (b).slice::<2, 1, 2>();
+    let v2 = ((a) + 0.25).relu();
+    let v3 = (&v2).sum_axis::<2>();
+    let k4: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(461, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(273, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = Var::select(&m6, &v1, &((&v1) + &k4));
+    let v8 = ((&v7) - (&v3));
+    let k9: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(854, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -3256,43 +3106,45 @@ fn g057_gradient() {
 
 #[differentiable]
 fn g058(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.blocks[2].weight).cast::<f64>();
-    let v2 = (&m.blocks[0].bias).softplus();
-    let mut v3 = v1.clone();
+    let v1 = (&m.blocks[2].weight).pad::<1, 2, 1, 6>();
+    let v2 = ((&v1) * 1.5).gelu();
+    let mut v3 = m.blocks[2].weight.clone();
     for i in 0..2 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + b * 0.25;
+        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].bias * 0.25;
     }
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
+    let mut v4 = b.clone();
+    for _ in 0..2 {
+        v4 = (((&v4 * b).square() + 1.0).ln()).tanh() + b * 0.5;
     }
-    let v5 = ((a).square() + 1.0).sqrt();
-    let v6 = ((&m.head.weight).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(729, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(317, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(776, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(568, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v5 = (a).tanh().exp();
+    let v6 = ((&m.head.weight) * 1.5).gelu();
+    let k7: Tensor![f64; 3, 6] = Tensor::rand_uniform(625, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(746, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(898, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(333, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
 fn g058_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].weight).cast::<f64>();
-    let v2 = (&m.blocks[0].bias).softplus();
-    let mut v3 = v1.clone();
+    let v1 = (&m.blocks[2].weight).pad::<1, 2, 1, 6>();
+    let v2 = ((&v1) * 1.5).gelu();
+    let mut v3 = m.blocks[2].weight.clone();
     for i in 0..2 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + b * 0.25;
+        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].bias * 0.25;
     }
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
+    let mut v4 = b.clone();
+    for _ in 0..2 {
+        v4 = (((&v4 * b).square() + 1.0).ln()).tanh() + b * 0.5;
     }
-    let v5 = ((a).square() + 1.0).sqrt();
-    let v6 = ((&m.head.weight).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(729, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(317, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(776, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(568, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v5 = (a).tanh().exp();
+    let v6 = ((&m.head.weight) * 1.5).gelu();
+    let k7: Tensor![f64; 3, 6] = Tensor::rand_uniform(625, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(746, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(898, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(333, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
 #[test]
@@ -3320,35 +3172,21 @@ fn g058_gradient() {
 
 #[differentiable]
 fn g059(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![6]>();
-    let v2 = (&v1).silu();
-    let v3 = ((((&v2) * ((a).mean()))) * (((a).sum_axis::<2>()).mean()));
-    let v4 = ((&v3).square() + 1.0).sqrt();
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v2).cos()).tanh();
-        }
-        v5 = &v5 - &v2 * 0.25;
-    }
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(905, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).permute::<2, 0, 1>();
+    let v2 = ((&v1) * 1.5).gelu_tanh();
+    let v3 = ((((a) * ((&v2).mean()))).square() + 1.0).pow(&((a).var_axis::<0>()).tanh());
+    let v4 = (&v3).permute::<1, 2, 0>();
+    let k5: Tensor![f64; 1, 3, 2] = Tensor::rand_uniform(987, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g059_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![6]>();
-    let v2 = (&v1).silu();
-    let v3 = ((((&v2) * ((a).mean()))) * (((a).sum_axis::<2>()).mean()));
-    let v4 = ((&v3).square() + 1.0).sqrt();
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v2).cos()).tanh();
-        }
-        v5 = &v5 - &v2 * 0.25;
-    }
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(905, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).permute::<2, 0, 1>();
+    let v2 = ((&v1) * 1.5).gelu_tanh();
+    let v3 = ((((a) * ((&v2).mean()))).square() + 1.0).pow(&((a).var_axis::<0>()).tanh());
+    let v4 = (&v3).permute::<1, 2, 0>();
+    let k5: Tensor![f64; 1, 3, 2] = Tensor::rand_uniform(987, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -3368,18 +3206,18 @@ fn g059_gradient() {
 
 #[differentiable]
 fn g060(a: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(104, -1.0, 1.0);
-    let v2 = (((a) + &k1)).broadcast_to::<Shape![2, 4]>();
-    let v3 = (&v2).tanh().powf(3.0);
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(70, -1.0, 1.0);
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).cross_entropy(&[0usize, 2usize, 2usize]);
+    let v3 = ((&v2) * 1.5).gelu_erf();
+    let k4: Tensor![f64] = Tensor::rand_uniform(805, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g060_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(104, -1.0, 1.0);
-    let v2 = (((a) + &k1)).broadcast_to::<Shape![2, 4]>();
-    let v3 = (&v2).tanh().powf(3.0);
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(70, -1.0, 1.0);
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).cross_entropy(&[0usize, 2usize, 2usize]);
+    let v3 = ((&v2) * 1.5).gelu_erf();
+    let k4: Tensor![f64] = Tensor::rand_uniform(805, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
 
@@ -3400,9 +3238,9 @@ fn g060_gradient() {
 
 #[differentiable]
 fn g061(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (&m.head.weight).concat::<0, 6, _>(&m.head.weight);
+    let v1 = (&m.head.weight).gather::<1, 2>(&[0, 2]);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(760, -1.0, 1.0);
-    let v3 = (((a) + &k2)).tanh().powi(3);
+    let v3 = ((((a) + &k2)) * 1.5).erf();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
     let mut v5 = ((&v1).mean() * &k4);
     for i in 0..3 {
@@ -3417,9 +3255,9 @@ fn g061(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 2, 3]) -> f64 {
 }
 
 fn g061_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.head.weight).concat::<0, 6, _>(&m.head.weight);
+    let v1 = (&m.head.weight).gather::<1, 2>(&[0, 2]);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(760, -1.0, 1.0);
-    let v3 = (((a) + &k2)).tanh().powi(3);
+    let v3 = ((((a) + &k2)) * 1.5).erf();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
     let mut v5 = ((&v1).mean() * &k4);
     for i in 0..3 {
@@ -3458,39 +3296,47 @@ fn g061_gradient() {
 
 #[differentiable]
 fn g062(a: &Tensor![f64; 1, 3], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
-    let k1: Tensor![f64; 1] = Tensor::rand_uniform(247, -1.0, 1.0);
-    let m2 = k1.gt_scalar(0.0);
-    let v3 = m2.select(c, b);
-    let v4 = (a).sum();
-    let mut v5 = v3.clone();
+    let v1 = (b).cast::<f64>();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(757, -1.0, 1.0);
+    let v3 = ((((a) + &k2)) * 1.5).erfc();
+    let mut v4 = c.clone();
     for _ in 0..2 {
-        v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + &v3 * 0.5;
+        v4 = (((&v4 * &v1) * 1.5).gelu()).tanh() + c * 0.5;
     }
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { ((&v5) * 1.5).gelu() };
-    let mut v7 = v6.clone();
+    let v5 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * 1.5).gelu() };
+    let mut v6 = v5.clone();
     for _ in 0..3 {
-        v7 = ((&v7 * &v4).tanh().exp()).tanh() + &v6 * 0.5;
+        v6 = ((&v6 * &v4).tanh().exp()).tanh() + &v5 * 0.5;
     }
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(123, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let mut v7 = v4.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * c) * 1.5).gelu()).tanh() + &v4 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(564, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(820, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g062_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 1] = Tensor::rand_uniform(247, -1.0, 1.0);
-    let m2 = k1.gt_scalar(0.0);
-    let v3 = Var::select(&m2, c, b);
-    let v4 = (a).sum();
-    let mut v5 = v3.clone();
+    let v1 = (b).cast::<f64>();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(757, -1.0, 1.0);
+    let v3 = ((((a) + &k2)) * 1.5).erfc();
+    let mut v4 = c.clone();
     for _ in 0..2 {
-        v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + &v3 * 0.5;
+        v4 = (((&v4 * &v1) * 1.5).gelu()).tanh() + c * 0.5;
     }
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { ((&v5) * 1.5).gelu() };
-    let mut v7 = v6.clone();
+    let v5 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * 1.5).gelu() };
+    let mut v6 = v5.clone();
     for _ in 0..3 {
-        v7 = ((&v7 * &v4).tanh().exp()).tanh() + &v6 * 0.5;
+        v6 = ((&v6 * &v4).tanh().exp()).tanh() + &v5 * 0.5;
     }
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(123, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let mut v7 = v4.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * c) * 1.5).gelu()).tanh() + &v4 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(564, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(820, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -3518,33 +3364,27 @@ fn g062_gradient() {
 
 #[differentiable]
 fn g063(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 2, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(48, -1.0, 1.0);
-    let v2 = ((c) + (((a).mean() * &k1)));
-    let v3 = (c).sum_axis::<0>();
-    let mut v4 = b.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * &v3).sin()).tanh() + b * 0.5;
-    }
-    let v5 = (&v3).logsumexp_axis::<0>();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(274, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(70, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (c).reshape::<Shape![6]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(48, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).abs();
+    let v4 = (-(a));
+    let v5 = (b).sin();
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(83, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(247, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g063_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1, 2, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(48, -1.0, 1.0);
-    let v2 = ((c) + (((a).mean() * &k1)));
-    let v3 = (c).sum_axis::<0>();
-    let mut v4 = b.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * &v3).sin()).tanh() + b * 0.5;
-    }
-    let v5 = (&v3).logsumexp_axis::<0>();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(274, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(70, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (c).reshape::<Shape![6]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(48, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).abs();
+    let v4 = (-(a));
+    let v5 = (b).sin();
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(83, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(247, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -3572,40 +3412,34 @@ fn g063_gradient() {
 
 #[differentiable]
 fn g064(a: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let v2 = ((((a) + &k1)) - (a));
-    let v3 = (&v2).sum_keepdim::<1>();
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3) * 1.5).gelu()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 2, 3]>();
+    let v3 = (&v2).softplus();
+    let v4 = (((&v2).cos()).square() + 1.0).pow(&((&v3).tanh()).tanh());
+    let v5 = (&v4).var();
+    let mut v6 = v5.clone();
+    for _ in 0..1 {
+        v6 = ((&v6 * &v5).cos()).tanh() + &v5 * 0.5;
     }
-    let v5 = ((&v4).square() + 1.0).log2();
-    let v6 = if a.detach().sum().item() > 0.0 { (&v5).softplus() } else { ((&v5) * (&v4)) };
-    let v7 = if a.detach().sum().item() > 0.0 { (a).square() } else { ((a) * (a)) };
-    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(803, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(375, -1.0, 1.0);
+    let v7 = (a).tanh().exp();
+    let k8: Tensor![f64] = Tensor::rand_uniform(670, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(3, -1.0, 1.0);
     ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g064_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let v2 = ((((a) + &k1)) - (a));
-    let v3 = (&v2).sum_keepdim::<1>();
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3) * 1.5).gelu()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 2, 3]>();
+    let v3 = (&v2).softplus();
+    let v4 = (((&v2).cos()).square() + 1.0).pow(&((&v3).tanh()).tanh());
+    let v5 = (&v4).var();
+    let mut v6 = v5.clone();
+    for _ in 0..1 {
+        v6 = ((&v6 * &v5).cos()).tanh() + &v5 * 0.5;
     }
-    let v5 = ((&v4).square() + 1.0).log2();
-    let v6 = if a.detach().sum().item() > 0.0 { (&v5).softplus() } else { ((&v5) * (&v4)) };
-    let v7 = if a.detach().sum().item() > 0.0 { (a).square() } else { ((a) * (a)) };
-    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(803, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(375, -1.0, 1.0);
+    let v7 = (a).tanh().exp();
+    let k8: Tensor![f64] = Tensor::rand_uniform(670, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(3, -1.0, 1.0);
     (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
@@ -3626,31 +3460,35 @@ fn g064_gradient() {
 
 #[differentiable]
 fn g065(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((&m.blocks[1].weight) * (b));
-    let v2 = (&v1).mean();
-    let v3 = (m.blocks[2].forward(a)).sin();
-    let v4 = ((&v2).tanh()).tanh();
-    let v5 = (&m.head.bias).sigmoid();
-    let v6 = (&m.head.weight).tanh().powf(3.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(327, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(37, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(925, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = (&m.blocks[1].weight).concat::<0, 5, _>(a);
+    let v2 = (&v1).silu();
+    let v3 = (m.blocks[2].forward(&v2)).sin();
+    let v4 = ((&v2).sum()).tanh();
+    let v5 = (b).tanh().powf(3.0);
+    let v6 = ((&m.head.bias).square() + 1.0).recip();
+    let v7 = ((&m.head.weight).square() + 1.0).ln();
+    let k8: Tensor![f64; 5, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(925, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(488, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(623, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g065_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((&m.blocks[1].weight) * (b));
-    let v2 = (&v1).mean();
-    let v3 = (m.blocks[2].forward(a)).sin();
-    let v4 = ((&v2).tanh()).tanh();
-    let v5 = (&m.head.bias).sigmoid();
-    let v6 = (&m.head.weight).tanh().powf(3.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(327, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(37, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(925, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = (&m.blocks[1].weight).concat::<0, 5, _>(a);
+    let v2 = (&v1).silu();
+    let v3 = (m.blocks[2].forward(&v2)).sin();
+    let v4 = ((&v2).sum()).tanh();
+    let v5 = (b).tanh().powf(3.0);
+    let v6 = ((&m.head.bias).square() + 1.0).recip();
+    let v7 = ((&m.head.weight).square() + 1.0).ln();
+    let k8: Tensor![f64; 5, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(925, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(488, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(623, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -3678,47 +3516,51 @@ fn g065_gradient() {
 
 #[differentiable]
 fn g066(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let v2 = ((c) / ((((a).mean() * &k1)).square() + 1.0));
-    let v3 = (b).mean_axis::<0>();
-    let mut v4 = v3.clone();
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(475, -1.0, 1.0);
+    let m2 = k1.gt_scalar(0.0);
+    let v3 = m2.select(c, b);
+    let v4 = (b).tanh().powf(3.0);
+    let mut v5 = v4.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v2).softplus()).tanh();
+            v5 = ((&v5 * a).softplus()).tanh();
         }
-        v4 = &v4 - &v2 * 0.25;
+        v5 = &v5 - a * 0.25;
     }
-    let v5 = (&v3).tanh();
-    let v6 = ((&v4).maximum_scalar(0.1)).sum();
-    let mut v7 = v6.clone();
-    for _ in 0..3 {
-        v7 = ((-(&v7 * &v6))).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(190, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(341, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(677, -1.0, 1.0);
+    let v7 = (&v4).matmul(&k6);
+    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(52, -1.0, 1.0);
+    let v9 = (&v5).matmul(&k8);
+    let v10 = if b.detach().sum().item() < 0.0 { (c).tanh().powf(3.0) } else { ((c) * (c)) };
+    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(572, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(470, -1.0, 1.0);
+    let k13: Tensor![f64; 2, 2] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let k14: Tensor![f64] = Tensor::rand_uniform(211, -1.0, 1.0);
+    ((&v3 * &k11).sum() + (&v7 * &k12).sum() + (&v9 * &k13).sum() + (&v10 * &k14).sum()).item()
 }
 
 fn g066_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let v2 = ((c) / ((((a).mean() * &k1)).square() + 1.0));
-    let v3 = (b).mean_axis::<0>();
-    let mut v4 = v3.clone();
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(475, -1.0, 1.0);
+    let m2 = k1.gt_scalar(0.0);
+    let v3 = Var::select(&m2, c, b);
+    let v4 = (b).tanh().powf(3.0);
+    let mut v5 = v4.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v2).softplus()).tanh();
+            v5 = ((&v5 * a).softplus()).tanh();
         }
-        v4 = &v4 - &v2 * 0.25;
+        v5 = &v5 - a * 0.25;
     }
-    let v5 = (&v3).tanh();
-    let v6 = ((&v4).maximum_scalar(0.1)).sum();
-    let mut v7 = v6.clone();
-    for _ in 0..3 {
-        v7 = ((-(&v7 * &v6))).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(190, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(341, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v7 * &k9).sum()
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(677, -1.0, 1.0);
+    let v7 = (&v4).matmul(&k6);
+    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(52, -1.0, 1.0);
+    let v9 = (&v5).matmul(&k8);
+    let v10 = if b.detach().sum().item() < 0.0 { (c).tanh().powf(3.0) } else { ((c) * (c)) };
+    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(572, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(470, -1.0, 1.0);
+    let k13: Tensor![f64; 2, 2] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let k14: Tensor![f64] = Tensor::rand_uniform(211, -1.0, 1.0);
+    (&v3 * &k11).sum() + (&v7 * &k12).sum() + (&v9 * &k13).sum() + (&v10 * &k14).sum()
 }
 
 #[test]
@@ -3746,22 +3588,22 @@ fn g066_gradient() {
 
 #[differentiable]
 fn g067(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1]) -> f64 {
-    let v1 = (-(b));
-    let v2 = (a).mean_keepdim::<0>();
-    let v3 = ((c).square() + 1.0).ln();
+    let v1 = (b).dropout(0.25, 58);
+    let v2 = (c).tanh().powi(3);
+    let v3 = ((a).square() + 1.0).ln();
     let k4: Tensor![f64; 3] = Tensor::rand_uniform(484, -1.0, 1.0);
     let k5: Tensor![f64; 1] = Tensor::rand_uniform(79, -1.0, 1.0);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(25, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(25, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g067_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (-(b));
-    let v2 = (a).mean_keepdim::<0>();
-    let v3 = ((c).square() + 1.0).ln();
+    let v1 = (b).dropout(0.25, 58);
+    let v2 = (c).tanh().powi(3);
+    let v3 = ((a).square() + 1.0).ln();
     let k4: Tensor![f64; 3] = Tensor::rand_uniform(484, -1.0, 1.0);
     let k5: Tensor![f64; 1] = Tensor::rand_uniform(79, -1.0, 1.0);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(25, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(25, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
@@ -3790,9 +3632,9 @@ fn g067_gradient() {
 
 #[differentiable]
 fn g068(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
+    let v1 = ((a) + (a));
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).max();
+    let v3 = (((&v1).mean() * &k2)).sum();
     let v4 = if a.detach().sum().item() > 0.0 { ((m.blocks[1].forward(&m.blocks[2].weight)).square() + 1.0).sqrt() } else { (m.blocks[1].forward(&m.blocks[2].weight)).cos() };
     let v5 = (&m.blocks[1].weight).tanh().powf(3.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(784, -1.0, 1.0);
@@ -3802,9 +3644,9 @@ fn g068(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
 }
 
 fn g068_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
+    let v1 = ((a) + (a));
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).max();
+    let v3 = (((&v1).mean() * &k2)).sum();
     let v4 = if a.detach().sum().item() > 0.0 { ((m.blocks[1].forward(&m.blocks[2].weight)).square() + 1.0).sqrt() } else { (m.blocks[1].forward(&m.blocks[2].weight)).cos() };
     let v5 = (&m.blocks[1].weight).tanh().powf(3.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(784, -1.0, 1.0);
@@ -3834,28 +3676,28 @@ fn g068_gradient() {
 
 #[differentiable]
 fn g069(a: &Tensor![f64], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).maximum(b);
-    let v2 = (&v1).max_axis::<0>();
+    let v1 = ((a) - (b));
+    let v2 = (&v1).sum_axis::<0>();
     let v3 = ((&v2).square() + 1.0).pow(&(&v1).tanh());
     let v4 = if a.detach().sum().item() < 0.0 { ((a).square() + 1.0).sqrt() } else { ((a).square() + 1.0).ln() };
-    let v5 = (-((&v3).tanh()));
-    let v6 = (&v3).var_keepdim::<0>();
-    let k7: Tensor![f64] = Tensor::rand_uniform(598, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(509, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(750, -1.0, 1.0);
+    let v5 = ((&v3).silu()).softplus();
+    let v6 = (&v3).minimum_scalar(-0.1);
+    let k7: Tensor![f64] = Tensor::rand_uniform(824, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(598, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(509, -1.0, 1.0);
     ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g069_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).maximum(b);
-    let v2 = (&v1).max_axis::<0>();
+    let v1 = ((a) - (b));
+    let v2 = (&v1).sum_axis::<0>();
     let v3 = ((&v2).square() + 1.0).pow(&(&v1).tanh());
     let v4 = if a.detach().sum().item() < 0.0 { ((a).square() + 1.0).sqrt() } else { ((a).square() + 1.0).ln() };
-    let v5 = (-((&v3).tanh()));
-    let v6 = (&v3).var_keepdim::<0>();
-    let k7: Tensor![f64] = Tensor::rand_uniform(598, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(509, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(750, -1.0, 1.0);
+    let v5 = ((&v3).silu()).softplus();
+    let v6 = (&v3).minimum_scalar(-0.1);
+    let k7: Tensor![f64] = Tensor::rand_uniform(824, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(598, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(509, -1.0, 1.0);
     (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
@@ -3880,18 +3722,18 @@ fn g069_gradient() {
 
 #[differentiable]
 fn g070(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 1, 1], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (c).minimum(a);
-    let v2 = (b).max_keepdim::<1>();
-    let v3 = ((&v1).tanh()).maximum(&(&v2).transpose::<1, 2>());
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let v1 = ((c) * (a));
+    let v2 = (b).sum_keepdim::<1>();
+    let v3 = ((&v1).reshape::<Shape![12]>()).maximum(&(&v2).var_keepdim::<0>());
+    let k4: Tensor![f64; 1, 1, 12] = Tensor::rand_uniform(904, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g070_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 1, 1]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (c).minimum(a);
-    let v2 = (b).max_keepdim::<1>();
-    let v3 = ((&v1).tanh()).maximum(&(&v2).transpose::<1, 2>());
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let v1 = ((c) * (a));
+    let v2 = (b).sum_keepdim::<1>();
+    let v3 = ((&v1).reshape::<Shape![12]>()).maximum(&(&v2).var_keepdim::<0>());
+    let k4: Tensor![f64; 1, 1, 12] = Tensor::rand_uniform(904, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
 
@@ -3920,25 +3762,21 @@ fn g070_gradient() {
 
 #[differentiable]
 fn g071(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).maximum_scalar(0.1);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
-    let v3 = (((b) + &k2)).min();
-    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (&v3)) };
-    let v5 = (&v4).tanh();
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(26, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(507, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(323, -1.0, 1.0);
+    let v2 = ((a) / ((((a) + &k1)).square() + 1.0));
+    let v3 = (b).mean();
+    let v4 = ((((&v2) + (&v3))) * 1.5).gelu_erf();
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(191, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g071_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).maximum_scalar(0.1);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
-    let v3 = (((b) + &k2)).min();
-    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (&v3)) };
-    let v5 = (&v4).tanh();
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(26, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(507, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v5 * &k7).sum()
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(323, -1.0, 1.0);
+    let v2 = ((a) / ((((a) + &k1)).square() + 1.0));
+    let v3 = (b).mean();
+    let v4 = ((((&v2) + (&v3))) * 1.5).gelu_erf();
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(191, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -3962,9 +3800,9 @@ fn g071_gradient() {
 
 #[differentiable]
 fn g072(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (&m.layers[1].weight).minimum_scalar(-0.1);
+    let v1 = (-(&m.layers[1].weight));
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(417, -1.0, 1.0);
-    let v3 = (((&m.layers[1].bias).mean() * &k2)).min_axis::<1>();
+    let v3 = (((&m.layers[1].bias).mean() * &k2)).mean_axis::<1>();
     let v4 = if a.detach().sum().item() > 0.0 { (m.layers[1].forward(&v1)).cos() } else { (m.layers[1].forward(&v1)).square() };
     let mut v5 = a.clone();
     for _ in 0..3 {
@@ -3981,9 +3819,9 @@ fn g072(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 3, 4]) -> f64 {
 }
 
 fn g072_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].weight).minimum_scalar(-0.1);
+    let v1 = (-(&m.layers[1].weight));
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(417, -1.0, 1.0);
-    let v3 = (((&m.layers[1].bias).mean() * &k2)).min_axis::<1>();
+    let v3 = (((&m.layers[1].bias).mean() * &k2)).mean_axis::<1>();
     let v4 = if a.detach().sum().item() > 0.0 { (m.layers[1].forward(&v1)).cos() } else { (m.layers[1].forward(&v1)).square() };
     let mut v5 = a.clone();
     for _ in 0..3 {
@@ -4024,39 +3862,25 @@ fn g072_gradient() {
 
 #[differentiable]
 fn g073(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (b).mse(b);
-    let v2 = (a).min_keepdim::<1>();
-    let v3 = (&v1).tanh();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(282, -1.0, 1.0);
-    let v5 = ((&v2).minimum(&v2)).matmul(&k4);
-    let mut v6 = v3.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v3).square() + 1.0).ln()).tanh();
-        }
-        v6 = &v6 - &v3 * 0.25;
-    }
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(127, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(668, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = ((b).square() + 1.0).pow(&(a).tanh());
+    let v2 = (&v1).mean_keepdim::<2>();
+    let v3 = (&v2).mean();
+    let v4 = ((&v2).minimum(&v2)).sigmoid();
+    let v5 = (&v3).tanh();
+    let k6: Tensor![f64; 2, 3, 1] = Tensor::rand_uniform(114, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(372, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g073_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).mse(b);
-    let v2 = (a).min_keepdim::<1>();
-    let v3 = (&v1).tanh();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(282, -1.0, 1.0);
-    let v5 = ((&v2).minimum(&v2)).matmul(&k4);
-    let mut v6 = v3.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v3).square() + 1.0).ln()).tanh();
-        }
-        v6 = &v6 - &v3 * 0.25;
-    }
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(127, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(668, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = ((b).square() + 1.0).pow(&(a).tanh());
+    let v2 = (&v1).mean_keepdim::<2>();
+    let v3 = (&v2).mean();
+    let v4 = ((&v2).minimum(&v2)).sigmoid();
+    let v5 = (&v3).tanh();
+    let k6: Tensor![f64; 2, 3, 1] = Tensor::rand_uniform(114, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(372, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -4080,25 +3904,19 @@ fn g073_gradient() {
 
 #[differentiable]
 fn g074(a: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(380, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(476, -1.0, 1.0);
-    let v3 = (((a) + &k1)).matmul(&((a) + &k2));
-    let v4 = (&v3).var();
-    let v5 = (a).tanh();
-    let v6 = (&v5).mse(&v4);
-    let k7: Tensor![f64] = Tensor::rand_uniform(869, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (a).maximum(a);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).max();
+    let k4: Tensor![f64] = Tensor::rand_uniform(576, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g074_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(380, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(476, -1.0, 1.0);
-    let v3 = (((a) + &k1)).matmul(&((a) + &k2));
-    let v4 = (&v3).var();
-    let v5 = (a).tanh();
-    let v6 = (&v5).mse(&v4);
-    let k7: Tensor![f64] = Tensor::rand_uniform(869, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (a).maximum(a);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).max();
+    let k4: Tensor![f64] = Tensor::rand_uniform(576, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -4118,41 +3936,27 @@ fn g074_gradient() {
 
 #[differentiable]
 fn g075(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (&m.blocks[1].weight).tanh().exp();
-    let v2 = (&m.blocks[1].weight).var_axis::<1>();
+    let v1 = (&m.blocks[1].weight).minimum(&m.blocks[2].bias);
+    let v2 = (a).max_axis::<0>();
     let mut v3 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).square();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+    for i in 0..3 {
+        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v4 = (a).cos();
-    let v5 = ((&m.blocks[2].bias) * 1.5).gelu();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(869, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(527, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v4 = ((&v2) * ((&v3).mean()));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(702, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g075_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[1].weight).tanh().exp();
-    let v2 = (&m.blocks[1].weight).var_axis::<1>();
+    let v1 = (&m.blocks[1].weight).minimum(&m.blocks[2].bias);
+    let v2 = (a).max_axis::<0>();
     let mut v3 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).square();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+    for i in 0..3 {
+        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v4 = (a).cos();
-    let v5 = ((&m.blocks[2].bias) * 1.5).gelu();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(869, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(527, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v4 = ((&v2) * ((&v3).mean()));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(702, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -4176,26 +3980,26 @@ fn g075_gradient() {
 
 #[differentiable]
 fn g076(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).tanh().exp2();
-    let v2 = (a).var_keepdim::<0>();
-    let k3: Tensor![f64; 1, 1] = Tensor::rand_uniform(515, -1.0, 1.0);
+    let v1 = (b).maximum_scalar(0.1);
+    let v2 = (&v1).max_keepdim::<0>();
+    let k3: Tensor![f64; 1] = Tensor::rand_uniform(515, -1.0, 1.0);
     let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(&v1, &v2);
-    let v6 = (c).softplus();
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(554, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(356, -1.0, 1.0);
+    let v5 = m4.select(c, &v2);
+    let v6 = (a).softplus();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(554, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(356, -1.0, 1.0);
     ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g076_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).tanh().exp2();
-    let v2 = (a).var_keepdim::<0>();
-    let k3: Tensor![f64; 1, 1] = Tensor::rand_uniform(515, -1.0, 1.0);
+    let v1 = (b).maximum_scalar(0.1);
+    let v2 = (&v1).max_keepdim::<0>();
+    let k3: Tensor![f64; 1] = Tensor::rand_uniform(515, -1.0, 1.0);
     let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, &v1, &v2);
-    let v6 = (c).softplus();
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(554, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(356, -1.0, 1.0);
+    let v5 = Var::select(&m4, c, &v2);
+    let v6 = (a).softplus();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(554, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(356, -1.0, 1.0);
     (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
@@ -4224,8 +4028,8 @@ fn g076_gradient() {
 
 #[differentiable]
 fn g077(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (&v1).logsumexp();
+    let v1 = (a).minimum_scalar(-0.1);
+    let v2 = (&v1).min();
     let v3 = ((&v2) * ((a).mean()));
     let mut v4 = v3.clone();
     for i in 0..4 {
@@ -4239,8 +4043,8 @@ fn g077(a: &Tensor![f64; 2, 2, 3]) -> f64 {
 }
 
 fn g077_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (&v1).logsumexp();
+    let v1 = (a).minimum_scalar(-0.1);
+    let v2 = (&v1).min();
     let v3 = ((&v2) * ((a).mean()));
     let mut v4 = v3.clone();
     for i in 0..4 {
@@ -4270,24 +4074,24 @@ fn g077_gradient() {
 
 #[differentiable]
 fn g078(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (c).logsumexp_axis::<1>();
-    let v3 = (((&v1).square() + 1.0).pow(&(b).tanh())).sin();
-    let v4 = ((&v2) * ((a).mean()));
+    let v1 = (b).mse(b);
+    let v2 = (a).min_axis::<1>();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v1).softplus() } else { ((&v1).square() + 1.0).recip() };
+    let v4 = ((&v2) * ((c).mean()));
     let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).powf(-0.5) } else { ((&v4).square() + 1.0).sqrt() };
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(53, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(693, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(53, -1.0, 1.0);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(693, -1.0, 1.0);
     ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g078_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (c).logsumexp_axis::<1>();
-    let v3 = (((&v1).square() + 1.0).pow(&(b).tanh())).sin();
-    let v4 = ((&v2) * ((a).mean()));
+    let v1 = (b).mse(b);
+    let v2 = (a).min_axis::<1>();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v1).softplus() } else { ((&v1).square() + 1.0).recip() };
+    let v4 = ((&v2) * ((c).mean()));
     let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).powf(-0.5) } else { ((&v4).square() + 1.0).sqrt() };
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(53, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(693, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(53, -1.0, 1.0);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(693, -1.0, 1.0);
     (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
@@ -4316,33 +4120,29 @@ fn g078_gradient() {
 
 #[differentiable]
 fn g079(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = ((&m.layers[0].weight).square() + 1.0).sqrt();
-    let v2 = (&m.layers[0].weight).logsumexp_keepdim::<1>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(426, -1.0, 1.0);
-    let v4 = (m.proj.forward(&((b) + &k3))).tanh().exp();
-    let v5 = ((a) * 1.5).gelu();
-    let v6 = (&m.layers[1].weight).sigmoid();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(564, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(299, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(876, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(764, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+    let v1 = (&m.layers[1].weight).matmul(&m.layers[1].weight);
+    let v2 = (&m.layers[0].weight).min_keepdim::<1>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let v4 = m.proj.forward(&((&v2) + &k3));
+    let v5 = ((&v1).square() + 1.0).pow(&(b).tanh());
+    let v6 = ((a).square() + 1.0).recip();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(450, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(33, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(189, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g079_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = ((&m.layers[0].weight).square() + 1.0).sqrt();
-    let v2 = (&m.layers[0].weight).logsumexp_keepdim::<1>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(426, -1.0, 1.0);
-    let v4 = (m.proj.forward(&((b) + &k3))).tanh().exp();
-    let v5 = ((a) * 1.5).gelu();
-    let v6 = (&m.layers[1].weight).sigmoid();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(564, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(299, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(876, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(764, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+    let v1 = (&m.layers[1].weight).matmul(&m.layers[1].weight);
+    let v2 = (&m.layers[0].weight).min_keepdim::<1>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let v4 = m.proj.forward(&((&v2) + &k3));
+    let v5 = ((&v1).square() + 1.0).pow(&(b).tanh());
+    let v6 = ((a).square() + 1.0).recip();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(450, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(33, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(189, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -4371,26 +4171,34 @@ fn g079_gradient() {
 #[differentiable]
 fn g080(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(168, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).square() + 1.0).recip();
+    let v2 = (((a).mean() * &k1)).tanh().exp();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(251, -1.0, 1.0);
-    let v5 = ((((&v2) + &k3)).softmax::<1>() * &k4);
-    let k6: Tensor![f64; 4, 2] = Tensor::rand_uniform(868, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(0, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v4 = (((&v2) + &k3)).var();
+    let v5 = (&v4).tanh();
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((-(&v6 * &v4))).tanh() + &v5 * 0.5;
+    }
+    let v7 = (&v4).minimum(a);
+    let k8: Tensor![f64] = Tensor::rand_uniform(198, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g080_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(168, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).square() + 1.0).recip();
+    let v2 = (((a).mean() * &k1)).tanh().exp();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(251, -1.0, 1.0);
-    let v5 = ((((&v2) + &k3)).softmax::<1>() * &k4);
-    let k6: Tensor![f64; 4, 2] = Tensor::rand_uniform(868, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(0, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v4 = (((&v2) + &k3)).var();
+    let v5 = (&v4).tanh();
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((-(&v6 * &v4))).tanh() + &v5 * 0.5;
+    }
+    let v7 = (&v4).minimum(a);
+    let k8: Tensor![f64] = Tensor::rand_uniform(198, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -4410,33 +4218,33 @@ fn g080_gradient() {
 
 #[differentiable]
 fn g081(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (b).square();
-    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
-    let v3 = ((c).log_softmax::<2>() * &k2);
-    let mut v4 = c.clone();
+    let v1 = (b).tanh().exp2();
+    let v2 = (c).var_axis::<2>();
+    let mut v3 = b.clone();
     for _ in 0..1 {
-        v4 = (((&v4 * a).square() + 1.0).ln()).tanh() + c * 0.5;
+        v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + b * 0.5;
     }
-    let v5 = (&v4).flip::<2>();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(853, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v4 = (&v3).logsumexp_axis::<1>();
+    let v5 = (a).softplus();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(483, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(574, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(386, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g081_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).square();
-    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
-    let v3 = ((c).log_softmax::<2>() * &k2);
-    let mut v4 = c.clone();
+    let v1 = (b).tanh().exp2();
+    let v2 = (c).var_axis::<2>();
+    let mut v3 = b.clone();
     for _ in 0..1 {
-        v4 = (((&v4 * a).square() + 1.0).ln()).tanh() + c * 0.5;
+        v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + b * 0.5;
     }
-    let v5 = (&v4).flip::<2>();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(853, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
+    let v4 = (&v3).logsumexp_axis::<1>();
+    let v5 = (a).softplus();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(483, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(574, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(386, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -4464,31 +4272,27 @@ fn g081_gradient() {
 
 #[differentiable]
 fn g082(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (&m.blocks[0].weight).sin();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(883, -1.0, 1.0);
-    let v3 = (((b) + &k2)).transpose::<0, 1>();
-    let v4 = m.head.forward(&v1);
-    let v5 = (a).square();
-    let v6 = (&m.blocks[2].weight).square();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(157, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(614, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(997, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(513, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = ((&m.blocks[0].weight).square() + 1.0).ln();
+    let v2 = (b).var_keepdim::<0>();
+    let v3 = if a.detach().sum().item() > 0.0 { (m.blocks[1].forward(&v1)).square() } else { (m.blocks[1].forward(&v1)).square() };
+    let v4 = (((&m.blocks[2].weight).mean()) * ((&v3).logsumexp()));
+    let v5 = (a).sigmoid();
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(631, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(552, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g082_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[0].weight).sin();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(883, -1.0, 1.0);
-    let v3 = (((b) + &k2)).transpose::<0, 1>();
-    let v4 = m.head.forward(&v1);
-    let v5 = (a).square();
-    let v6 = (&m.blocks[2].weight).square();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(157, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(614, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(997, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(513, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = ((&m.blocks[0].weight).square() + 1.0).ln();
+    let v2 = (b).var_keepdim::<0>();
+    let v3 = if a.detach().sum().item() > 0.0 { (m.blocks[1].forward(&v1)).square() } else { (m.blocks[1].forward(&v1)).square() };
+    let v4 = (((&m.blocks[2].weight).mean()) * ((&v3).logsumexp()));
+    let v5 = (a).sigmoid();
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(631, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(552, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -4516,37 +4320,25 @@ fn g082_gradient() {
 
 #[differentiable]
 fn g083(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).cos();
-    let v2 = (&v1).t();
-    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(966, -1.0, 1.0);
-    let v4 = ((&v2).softmax::<0>() * &k3);
-    let mut v5 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v4).square() + 1.0).ln()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = ((&v5).logsumexp_axis::<0>()).mean_keepdim::<0>();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(891, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).logsumexp();
+    let v3 = (&v2).tanh();
+    let v4 = (&v1).logsumexp_keepdim::<0>();
+    let v5 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).ln() } else { ((&v1) * (&v4)) };
+    let k6: Tensor![f64] = Tensor::rand_uniform(710, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g083_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).cos();
-    let v2 = (&v1).t();
-    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(966, -1.0, 1.0);
-    let v4 = ((&v2).softmax::<0>() * &k3);
-    let mut v5 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v4).square() + 1.0).ln()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = ((&v5).logsumexp_axis::<0>()).mean_keepdim::<0>();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(891, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).logsumexp();
+    let v3 = (&v2).tanh();
+    let v4 = (&v1).logsumexp_keepdim::<0>();
+    let v5 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).ln() } else { ((&v1) * (&v4)) };
+    let k6: Tensor![f64] = Tensor::rand_uniform(710, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -4566,9 +4358,9 @@ fn g083_gradient() {
 
 #[differentiable]
 fn g084(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).tanh();
+    let v1 = ((a).square() + 1.0).sqrt();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(377, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).flip::<0>();
+    let v3 = (((&v1).mean() * &k2)).logsumexp_axis::<0>();
     let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(547, -1.0, 1.0);
     let v5 = (&v1).matmul(&k4);
     let mut v6 = v3.clone();
@@ -4576,14 +4368,14 @@ fn g084(a: &Tensor![f64; 2, 1]) -> f64 {
         v6 = (((&v6 * &v3).square() + 1.0).powf(-0.5)).tanh() + &v3 * 0.5;
     }
     let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(636, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(257, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(257, -1.0, 1.0);
     ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g084_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).tanh();
+    let v1 = ((a).square() + 1.0).sqrt();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(377, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).flip::<0>();
+    let v3 = (((&v1).mean() * &k2)).logsumexp_axis::<0>();
     let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(547, -1.0, 1.0);
     let v5 = (&v1).matmul(&k4);
     let mut v6 = v3.clone();
@@ -4591,7 +4383,7 @@ fn g084_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
         v6 = (((&v6 * &v3).square() + 1.0).powf(-0.5)).tanh() + &v3 * 0.5;
     }
     let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(636, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(257, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(257, -1.0, 1.0);
     (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
@@ -4612,41 +4404,25 @@ fn g084_gradient() {
 
 #[differentiable]
 fn g085(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (b).sigmoid();
-    let v2 = (c).slice::<2, 1, 2>();
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(32, -1.0, 1.0);
-    let v4 = (&v1).matmul(&k3);
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = (a).square();
-    let k7: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(634, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(902, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(257, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = ((b).square() + 1.0).recip();
+    let v2 = (c).logsumexp_keepdim::<2>();
+    let v3 = (((&v2).silu()) * 1.5).gelu_tanh();
+    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let v5 = ((((&v1).square() + 1.0).log2()) * (((a).matmul(&k4)).mean()));
+    let k6: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(633, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(214, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g085_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).sigmoid();
-    let v2 = (c).slice::<2, 1, 2>();
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(32, -1.0, 1.0);
-    let v4 = (&v1).matmul(&k3);
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = (a).square();
-    let k7: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(634, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(902, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(257, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = ((b).square() + 1.0).recip();
+    let v2 = (c).logsumexp_keepdim::<2>();
+    let v3 = (((&v2).silu()) * 1.5).gelu_tanh();
+    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let v5 = ((((&v1).square() + 1.0).log2()) * (((a).matmul(&k4)).mean()));
+    let k6: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(633, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(214, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -4675,42 +4451,44 @@ fn g085_gradient() {
 #[differentiable]
 fn g086(m: &Res, a: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)) + 0.25).relu();
-    let v3 = (a).pad::<0, 1, 1, 5>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let mut v5 = ((&m.proj.weight).mean() * &k4);
+    let v2 = (((a).mean() * &k1)).square();
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(482, -1.0, 1.0);
+    let v4 = ((a).softmax::<0>() * &k3);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let mut v6 = ((&m.proj.weight).mean() * &k5);
     for i in 0..2 {
         let layer = &m.layers[i];
-        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
+        v6 = (layer.forward(&v6)).tanh() + &layer.bias * 0.5;
     }
-    let v6 = (&m.layers[0].bias).tanh();
-    let v7 = (&m.proj.bias).tanh().exp();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(621, -1.0, 1.0);
-    let k9: Tensor![f64; 5] = Tensor::rand_uniform(493, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(932, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(200, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(11, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+    let v7 = (&m.layers[0].bias).tanh();
+    let v8 = (&m.proj.bias).tanh().exp();
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(621, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(493, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(932, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(200, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(11, -1.0, 1.0);
+    ((&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
 }
 
 fn g086_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)) + 0.25).relu();
-    let v3 = (a).pad::<0, 1, 1, 5>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let mut v5 = ((&m.proj.weight).mean() * &k4);
+    let v2 = (((a).mean() * &k1)).square();
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(482, -1.0, 1.0);
+    let v4 = ((a).softmax::<0>() * &k3);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let mut v6 = ((&m.proj.weight).mean() * &k5);
     for i in 0..2 {
         let layer = &m.layers[i];
-        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
+        v6 = (layer.forward(&v6)).tanh() + &layer.bias * 0.5;
     }
-    let v6 = (&m.layers[0].bias).tanh();
-    let v7 = (&m.proj.bias).tanh().exp();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(621, -1.0, 1.0);
-    let k9: Tensor![f64; 5] = Tensor::rand_uniform(493, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(932, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(200, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(11, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+    let v7 = (&m.layers[0].bias).tanh();
+    let v8 = (&m.proj.bias).tanh().exp();
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(621, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(493, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(932, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(200, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(11, -1.0, 1.0);
+    (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
 }
 
 #[test]
@@ -4734,21 +4512,23 @@ fn g086_gradient() {
 
 #[differentiable]
 fn g087(a: &Tensor![f64; 2, 1], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).permute::<1, 0>();
-    let v3 = (b).softplus();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(280, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(152, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).sin();
+    let k2: Tensor![f64; 2, 1] = Tensor::rand_uniform(518, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let v4 = (b).cos();
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(959, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(964, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g087_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).permute::<1, 0>();
-    let v3 = (b).softplus();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(280, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(152, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).sin();
+    let k2: Tensor![f64; 2, 1] = Tensor::rand_uniform(518, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let v4 = (b).cos();
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(959, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(964, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -4772,33 +4552,31 @@ fn g087_gradient() {
 
 #[differentiable]
 fn g088(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).abs();
-    let v2 = (a).cross_entropy(&[1usize, 0usize, 3usize]);
-    let mut v3 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * a).square()).tanh();
-        }
-        v3 = &v3 - a * 0.25;
+    let v1 = (a).cos();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
+    let v3 = (((b) + &k2)).transpose::<1, 2>();
+    let mut v4 = v1.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * a).tanh()).tanh() + &v1 * 0.5;
     }
-    let v4 = ((((b) / ((&v2).square() + 1.0))) * (((&v3).sum_axis::<1>()).mean()));
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(157, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v5 = (((&v3) / ((&v3).square() + 1.0))).tanh().powi(3);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(559, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(993, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g088_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).abs();
-    let v2 = (a).cross_entropy(&[1usize, 0usize, 3usize]);
-    let mut v3 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * a).square()).tanh();
-        }
-        v3 = &v3 - a * 0.25;
+    let v1 = (a).cos();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
+    let v3 = (((b) + &k2)).transpose::<1, 2>();
+    let mut v4 = v1.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * a).tanh()).tanh() + &v1 * 0.5;
     }
-    let v4 = ((((b) / ((&v2).square() + 1.0))) * (((&v3).sum_axis::<1>()).mean()));
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(157, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v5 = (((&v3) / ((&v3).square() + 1.0))).tanh().powi(3);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(559, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(993, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -4822,23 +4600,29 @@ fn g088_gradient() {
 
 #[differentiable]
 fn g089(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (&m.layers[0].bias).softplus();
-    let v2 = (b).gather::<1, 3>(&[1, 1, 1]);
-    let v3 = m.layers[0].forward(a);
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(522, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = (&m.layers[0].bias).tanh();
+    let v2 = (b).t();
+    let v3 = m.layers[0].forward(b);
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).tanh().exp() };
+    let v5 = (a).cos();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(988, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(375, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g089_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].bias).softplus();
-    let v2 = (b).gather::<1, 3>(&[1, 1, 1]);
-    let v3 = m.layers[0].forward(a);
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(522, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = (&m.layers[0].bias).tanh();
+    let v2 = (b).t();
+    let v3 = m.layers[0].forward(b);
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).tanh().exp() };
+    let v5 = (a).cos();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(988, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(375, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -4866,45 +4650,37 @@ fn g089_gradient() {
 
 #[differentiable]
 fn g090(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).silu();
-    let v2 = (&v1).cast::<f64>();
-    let mut v3 = v2.clone();
-    for i in 0..3 {
+    let v1 = (a).sigmoid();
+    let v2 = (&v1).flip::<0>();
+    let k3: Tensor![f64; 4, 4] = Tensor::rand_uniform(275, -1.0, 1.0);
+    let v4 = (((&v2) / ((&v2).square() + 1.0))).matmul(&((&v2).matmul(&k3)).t());
+    let mut v5 = v1.clone();
+    for i in 0..2 {
         if i % 2 == 0 {
-            v3 = (((&v3 * a).square() + 1.0).sqrt()).tanh();
+            v5 = (((&v5 * &v1) * 1.5).gelu()).tanh();
         }
-        v3 = &v3 - a * 0.25;
+        v5 = &v5 - &v1 * 0.25;
     }
-    let mut v4 = a.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).ln()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(773, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(467, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g090_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).silu();
-    let v2 = (&v1).cast::<f64>();
-    let mut v3 = v2.clone();
-    for i in 0..3 {
+    let v1 = (a).sigmoid();
+    let v2 = (&v1).flip::<0>();
+    let k3: Tensor![f64; 4, 4] = Tensor::rand_uniform(275, -1.0, 1.0);
+    let v4 = (((&v2) / ((&v2).square() + 1.0))).matmul(&((&v2).matmul(&k3)).t());
+    let mut v5 = v1.clone();
+    for i in 0..2 {
         if i % 2 == 0 {
-            v3 = (((&v3 * a).square() + 1.0).sqrt()).tanh();
+            v5 = (((&v5 * &v1) * 1.5).gelu()).tanh();
         }
-        v3 = &v3 - a * 0.25;
+        v5 = &v5 - &v1 * 0.25;
     }
-    let mut v4 = a.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).ln()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(773, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(467, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -4924,27 +4700,29 @@ fn g090_gradient() {
 
 #[differentiable]
 fn g091(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((b).square() + 1.0).powf(-0.5);
-    let v2 = (a).reshape::<Shape![3, 1]>();
-    let v3 = if b.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (&v2)) };
-    let v4 = ((&v1).cast::<f64>()).tanh().exp2();
-    let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let v6 = (((&v4).mean()) * (((&v3).matmul(&k5)).mean()));
-    let v7 = if a.detach().sum().item() > 0.0 { (&v6).sigmoid() } else { ((&v6) * (&v6)) };
-    let k8: Tensor![f64] = Tensor::rand_uniform(513, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = ((b) + 0.25).relu();
+    let v2 = (a).slice::<0, 1, 2>();
+    let mut v3 = v1.clone();
+    for _ in 0..1 {
+        v3 = ((&v3 * b).sin()).tanh() + &v1 * 0.5;
+    }
+    let v4 = (-(&v3));
+    let k5: Tensor![f64; 2] = Tensor::rand_uniform(217, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(32, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g091_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).powf(-0.5);
-    let v2 = (a).reshape::<Shape![3, 1]>();
-    let v3 = if b.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (&v2)) };
-    let v4 = ((&v1).cast::<f64>()).tanh().exp2();
-    let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let v6 = (((&v4).mean()) * (((&v3).matmul(&k5)).mean()));
-    let v7 = if a.detach().sum().item() > 0.0 { (&v6).sigmoid() } else { ((&v6) * (&v6)) };
-    let k8: Tensor![f64] = Tensor::rand_uniform(513, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = ((b) + 0.25).relu();
+    let v2 = (a).slice::<0, 1, 2>();
+    let mut v3 = v1.clone();
+    for _ in 0..1 {
+        v3 = ((&v3 * b).sin()).tanh() + &v1 * 0.5;
+    }
+    let v4 = (-(&v3));
+    let k5: Tensor![f64; 2] = Tensor::rand_uniform(217, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(32, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -4968,27 +4746,25 @@ fn g091_gradient() {
 
 #[differentiable]
 fn g092(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).tanh().powi(3);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(153, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).broadcast_to::<Shape![2, 2, 3]>();
-    let v4 = (((&v3).cos()).square() + 1.0).sqrt();
-    let v5 = (&v4).tanh();
-    let v6 = ((&v5).min()).minimum(&(a).tanh().exp2());
-    let v7 = ((&v4).sum_keepdim::<2>()).minimum(&(&v6).tanh().powi(3));
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(520, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = ((a) * 1.5).gelu();
+    let v2 = (&v1).pad::<2, 0, 1, 4>();
+    let v3 = ((&v2).mean()).tanh();
+    let v4 = (&v3).tanh();
+    let v5 = ((&v4).tanh()).minimum(&(a).abs());
+    let v6 = ((&v3).tanh()).minimum(&((&v3) + (&v5)));
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g092_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().powi(3);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(153, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).broadcast_to::<Shape![2, 2, 3]>();
-    let v4 = (((&v3).cos()).square() + 1.0).sqrt();
-    let v5 = (&v4).tanh();
-    let v6 = ((&v5).min()).minimum(&(a).tanh().exp2());
-    let v7 = ((&v4).sum_keepdim::<2>()).minimum(&(&v6).tanh().powi(3));
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(520, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = ((a) * 1.5).gelu();
+    let v2 = (&v1).pad::<2, 0, 1, 4>();
+    let v3 = ((&v2).mean()).tanh();
+    let v4 = (&v3).tanh();
+    let v5 = ((&v4).tanh()).minimum(&(a).abs());
+    let v6 = ((&v3).tanh()).minimum(&((&v3) + (&v5)));
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -5008,33 +4784,33 @@ fn g092_gradient() {
 
 #[differentiable]
 fn g093(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).sum();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(160, -1.0, 1.0);
-    let v3 = (&m.fc2.bias).concat::<0, 6, _>(&((a).mean() * &k2));
-    let v4 = m.fc2.forward(a);
-    let v5 = (&m.fc1.bias).slice::<0, 1, 3>();
-    let v6 = ((b).square() + 1.0).recip();
-    let k7: Tensor![f64] = Tensor::rand_uniform(472, -1.0, 1.0);
-    let k8: Tensor![f64; 6] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(651, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let v2 = (&v1).permute::<1, 0>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&m.fc1.bias) + &k3))).square() } else { ((m.fc2.forward(&((&m.fc1.bias) + &k3))).square() + 1.0).ln() };
+    let mut v5 = m.fc2.bias.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * b).tanh().powf(3.0)).tanh() + &m.fc2.bias * 0.5;
+    }
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(472, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(846, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g093_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).sum();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(160, -1.0, 1.0);
-    let v3 = (&m.fc2.bias).concat::<0, 6, _>(&((a).mean() * &k2));
-    let v4 = m.fc2.forward(a);
-    let v5 = (&m.fc1.bias).slice::<0, 1, 3>();
-    let v6 = ((b).square() + 1.0).recip();
-    let k7: Tensor![f64] = Tensor::rand_uniform(472, -1.0, 1.0);
-    let k8: Tensor![f64; 6] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(651, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let v2 = (&v1).permute::<1, 0>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&m.fc1.bias) + &k3))).square() } else { ((m.fc2.forward(&((&m.fc1.bias) + &k3))).square() + 1.0).ln() };
+    let mut v5 = m.fc2.bias.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * b).tanh().powf(3.0)).tanh() + &m.fc2.bias * 0.5;
+    }
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(472, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(846, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -5062,25 +4838,21 @@ fn g093_gradient() {
 
 #[differentiable]
 fn g094(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).sum_axis::<0>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(212, -1.0, 1.0);
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(357, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(&v1, &((&v1) + &k2));
-    let v6 = ((&v5) / ((&v1).square() + 1.0));
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(17, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = ((a) * 1.5).gelu_erf();
+    let v2 = (&v1).cross_entropy(&[1usize, 2usize, 3usize]);
+    let v3 = (&v2).tanh().powf(3.0);
+    let v4 = (((&v3) / ((&v3).square() + 1.0))).minimum(&(&v3).maximum_scalar(0.1));
+    let k5: Tensor![f64] = Tensor::rand_uniform(990, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g094_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).sum_axis::<0>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(212, -1.0, 1.0);
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(357, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, &v1, &((&v1) + &k2));
-    let v6 = ((&v5) / ((&v1).square() + 1.0));
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(17, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = ((a) * 1.5).gelu_erf();
+    let v2 = (&v1).cross_entropy(&[1usize, 2usize, 3usize]);
+    let v3 = (&v2).tanh().powf(3.0);
+    let v4 = (((&v3) / ((&v3).square() + 1.0))).minimum(&(&v3).maximum_scalar(0.1));
+    let k5: Tensor![f64] = Tensor::rand_uniform(990, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -5100,37 +4872,17 @@ fn g094_gradient() {
 
 #[differentiable]
 fn g095(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).sum_keepdim::<0>();
-    let k2: Tensor![f64; 1] = Tensor::rand_uniform(120, -1.0, 1.0);
-    let v3 = ((&v1) + (((&v1) + &k2)));
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v1).cos()).tanh();
-        }
-        v4 = &v4 - &v1 * 0.25;
-    }
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).square() } else { (&v4).tanh().powf(3.0) };
-    let v6 = ((&v5).max()).tanh();
-    let k7: Tensor![f64] = Tensor::rand_uniform(301, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = ((a) * 1.5).erf();
+    let v2 = (&v1).gather::<0, 3>(&[2, 0, 1]);
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(135, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g095_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).sum_keepdim::<0>();
-    let k2: Tensor![f64; 1] = Tensor::rand_uniform(120, -1.0, 1.0);
-    let v3 = ((&v1) + (((&v1) + &k2)));
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v1).cos()).tanh();
-        }
-        v4 = &v4 - &v1 * 0.25;
-    }
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).square() } else { (&v4).tanh().powf(3.0) };
-    let v6 = ((&v5).max()).tanh();
-    let k7: Tensor![f64] = Tensor::rand_uniform(301, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = ((a) * 1.5).erf();
+    let v2 = (&v1).gather::<0, 3>(&[2, 0, 1]);
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(135, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -5150,27 +4902,31 @@ fn g095_gradient() {
 
 #[differentiable]
 fn g096(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (&m.blocks[2].bias).mean();
-    let v2 = ((a) - (&v1));
+    let v1 = ((&m.blocks[2].bias) * 1.5).erfc();
+    let v2 = (a).cast::<f64>();
     let mut v3 = m.blocks[2].weight.clone();
     for i in 0..2 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
     }
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(894, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(196, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(571, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(120, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g096_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].bias).mean();
-    let v2 = ((a) - (&v1));
+    let v1 = ((&m.blocks[2].bias) * 1.5).erfc();
+    let v2 = (a).cast::<f64>();
     let mut v3 = m.blocks[2].weight.clone();
     for i in 0..2 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
     }
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(894, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(196, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(571, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(120, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -5194,19 +4950,17 @@ fn g096_gradient() {
 
 #[differentiable]
 fn g097(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).mean_axis::<2>();
-    let v2 = ((&v1) * (&v1));
-    let v3 = ((&v2) * ((a).mean()));
-    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(560, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (a).abs();
+    let v2 = (&v1).reshape::<Shape![12]>();
+    let k3: Tensor![f64; 12] = Tensor::rand_uniform(373, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g097_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).mean_axis::<2>();
-    let v2 = ((&v1) * (&v1));
-    let v3 = ((&v2) * ((a).mean()));
-    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(560, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (a).abs();
+    let v2 = (&v1).reshape::<Shape![12]>();
+    let k3: Tensor![f64; 12] = Tensor::rand_uniform(373, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -5226,17 +4980,19 @@ fn g097_gradient() {
 
 #[differentiable]
 fn g098(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).mean_keepdim::<0>();
-    let v2 = ((&v1) / ((a).square() + 1.0));
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(915, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (a).softplus();
+    let v2 = (&v1).broadcast_to::<Shape![2, 4]>();
+    let v3 = ((&v2).maximum(a)).max();
+    let k4: Tensor![f64] = Tensor::rand_uniform(449, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g098_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).mean_keepdim::<0>();
-    let v2 = ((&v1) / ((a).square() + 1.0));
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(915, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (a).softplus();
+    let v2 = (&v1).broadcast_to::<Shape![2, 4]>();
+    let v3 = ((&v2).maximum(a)).max();
+    let k4: Tensor![f64] = Tensor::rand_uniform(449, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -5256,23 +5012,45 @@ fn g098_gradient() {
 
 #[differentiable]
 fn g099(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (c).max();
-    let v2 = (-(a));
-    let v3 = ((&v2) * (b));
-    let v4 = (&v1).tanh();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(724, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(346, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (c).silu();
+    let v2 = (a).concat::<0, 6, _>(b);
+    let v3 = ((&v1).silu()).broadcast_to::<Shape![2, 3]>();
+    let k4: Tensor![f64; 6] = Tensor::rand_uniform(446, -1.0, 1.0);
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(570, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = m6.select(&v2, &((&v2) + &k4));
+    let mut v8 = v3.clone();
+    for _ in 0..1 {
+        v8 = (((&v8 * c).square() + 1.0).recip()).tanh() + &v3 * 0.5;
+    }
+    let mut v9 = v3.clone();
+    for _ in 0..3 {
+        v9 = ((&v9 * &v8).sin()).tanh() + &v3 * 0.5;
+    }
+    let k10: Tensor![f64; 6] = Tensor::rand_uniform(463, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
+    ((&v7 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g099_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (c).max();
-    let v2 = (-(a));
-    let v3 = ((&v2) * (b));
-    let v4 = (&v1).tanh();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(724, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(346, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (c).silu();
+    let v2 = (a).concat::<0, 6, _>(b);
+    let v3 = ((&v1).silu()).broadcast_to::<Shape![2, 3]>();
+    let k4: Tensor![f64; 6] = Tensor::rand_uniform(446, -1.0, 1.0);
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(570, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = Var::select(&m6, &v2, &((&v2) + &k4));
+    let mut v8 = v3.clone();
+    for _ in 0..1 {
+        v8 = (((&v8 * c).square() + 1.0).recip()).tanh() + &v3 * 0.5;
+    }
+    let mut v9 = v3.clone();
+    for _ in 0..3 {
+        v9 = ((&v9 * &v8).sin()).tanh() + &v3 * 0.5;
+    }
+    let k10: Tensor![f64; 6] = Tensor::rand_uniform(463, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
+    (&v7 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -5300,25 +5078,29 @@ fn g099_gradient() {
 
 #[differentiable]
 fn g100(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (&m.blocks[1].weight).max_axis::<0>();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(136, -1.0, 1.0);
-    let v3 = ((((&v1) + &k2)).square() + 1.0).pow(&(&v1).tanh());
-    let v4 = (m.head.forward(&v3)).cos();
-    let v5 = (-(a));
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(1, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (&m.blocks[1].weight).tanh().powf(3.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(221, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(145, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(&m.blocks[1].weight, &((&v1) + &k2));
+    let v6 = (m.head.forward(&v5)).cos();
+    let v7 = (-(a));
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(1, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g100_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[1].weight).max_axis::<0>();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(136, -1.0, 1.0);
-    let v3 = ((((&v1) + &k2)).square() + 1.0).pow(&(&v1).tanh());
-    let v4 = (m.head.forward(&v3)).cos();
-    let v5 = (-(a));
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(1, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (&m.blocks[1].weight).tanh().powf(3.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(221, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(145, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, &m.blocks[1].weight, &((&v1) + &k2));
+    let v6 = (m.head.forward(&v5)).cos();
+    let v7 = (-(a));
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(1, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -5342,21 +5124,25 @@ fn g100_gradient() {
 
 #[differentiable]
 fn g101(a: &Tensor![f64; 1, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).max_keepdim::<0>();
-    let v2 = (&v1).maximum(b);
-    let v3 = ((&v2).permute::<1, 0>()).slice::<0, 1, 2>();
-    let v4 = ((&v3) - (&v2));
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = (b).tanh().powi(3);
+    let v2 = (a).dropout(0.25, 487);
+    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { (&v2).sin() };
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(217, -1.0, 1.0);
+    let v5 = (&v3).matmul(&k4);
+    let k6: Tensor![f64] = Tensor::rand_uniform(409, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(912, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g101_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).max_keepdim::<0>();
-    let v2 = (&v1).maximum(b);
-    let v3 = ((&v2).permute::<1, 0>()).slice::<0, 1, 2>();
-    let v4 = ((&v3) - (&v2));
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = (b).tanh().powi(3);
+    let v2 = (a).dropout(0.25, 487);
+    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { (&v2).sin() };
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(217, -1.0, 1.0);
+    let v5 = (&v3).matmul(&k4);
+    let k6: Tensor![f64] = Tensor::rand_uniform(409, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(912, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -5380,17 +5166,17 @@ fn g101_gradient() {
 
 #[differentiable]
 fn g102(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).min();
+    let v1 = (a).sum();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(322, -1.0, 1.0);
-    let v3 = (((a) + &k2)).minimum(&v1);
+    let v3 = ((((a) + &k2)) + (&v1));
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(812, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g102_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).min();
+    let v1 = (a).sum();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(322, -1.0, 1.0);
-    let v3 = (((a) + &k2)).minimum(&v1);
+    let v3 = ((((a) + &k2)) + (&v1));
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(812, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
@@ -5412,29 +5198,23 @@ fn g102_gradient() {
 
 #[differentiable]
 fn g103(m: &Res, a: &Tensor![f64]) -> f64 {
-    let v1 = (&m.proj.weight).min_axis::<1>();
-    let v2 = (a).maximum_scalar(0.1);
-    let mut v3 = m.proj.weight.clone();
-    for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3)).tanh() + &v3 * 0.5 + a * 0.25;
-    }
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(760, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(321, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(396, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = (&m.proj.weight).sum_axis::<1>();
+    let v2 = ((a) - (&v1));
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(760, -1.0, 1.0);
+    let v4 = ((m.proj.forward(&((&m.proj.weight).mean() * &k3))).square() + 1.0).recip();
+    let v5 = (((&v2) * ((&v4).mean()))).var_keepdim::<0>();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(436, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g103_tape(m: &TRes, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.proj.weight).min_axis::<1>();
-    let v2 = (a).maximum_scalar(0.1);
-    let mut v3 = m.proj.weight.clone();
-    for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3)).tanh() + &v3 * 0.5 + a * 0.25;
-    }
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(760, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(321, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(396, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = (&m.proj.weight).sum_axis::<1>();
+    let v2 = ((a) - (&v1));
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(760, -1.0, 1.0);
+    let v4 = ((m.proj.forward(&((&m.proj.weight).mean() * &k3))).square() + 1.0).recip();
+    let v5 = (((&v2) * ((&v4).mean()))).var_keepdim::<0>();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(436, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -5459,24 +5239,44 @@ fn g103_gradient() {
 #[differentiable]
 fn g104(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).min_keepdim::<0>();
+    let v2 = (((a).mean() * &k1)).sum_keepdim::<0>();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(523, -1.0, 1.0);
-    let v4 = (((b) + &k3)).minimum_scalar(-0.1);
-    let v5 = if a.detach().sum().item() > 0.0 { (c).cos() } else { ((c) * (&v2)) };
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(523, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v4 = ((((b) + &k3)) * (&v2));
+    let v5 = (((&v2).mean_keepdim::<0>()).square() + 1.0).ln();
+    let v6 = if c.detach().sum().item() < 0.0 { (&v4).softplus() } else { ((&v4) * (&v2)) };
+    let mut v7 = v6.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v7 = (((&v7 * &v5) * 1.5).gelu()).tanh();
+        }
+        v7 = &v7 - &v5 * 0.25;
+    }
+    let v8 = ((&v7).tanh()).max_axis::<0>();
+    let v9 = (c).square();
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(767, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
+    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g104_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).min_keepdim::<0>();
+    let v2 = (((a).mean() * &k1)).sum_keepdim::<0>();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(523, -1.0, 1.0);
-    let v4 = (((b) + &k3)).minimum_scalar(-0.1);
-    let v5 = if a.detach().sum().item() > 0.0 { (c).cos() } else { ((c) * (&v2)) };
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(523, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v4 = ((((b) + &k3)) * (&v2));
+    let v5 = (((&v2).mean_keepdim::<0>()).square() + 1.0).ln();
+    let v6 = if c.detach().sum().item() < 0.0 { (&v4).softplus() } else { ((&v4) * (&v2)) };
+    let mut v7 = v6.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v7 = (((&v7 * &v5) * 1.5).gelu()).tanh();
+        }
+        v7 = &v7 - &v5 * 0.25;
+    }
+    let v8 = ((&v7).tanh()).max_axis::<0>();
+    let v9 = (c).square();
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(767, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
+    (&v8 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -5504,17 +5304,21 @@ fn g104_gradient() {
 
 #[differentiable]
 fn g105(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).var();
-    let v2 = (&v1).mse(b);
-    let k3: Tensor![f64] = Tensor::rand_uniform(32, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (a).mean();
+    let v2 = ((&v1) / ((a).square() + 1.0));
+    let v3 = ((b).square() + 1.0).ln();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(68, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g105_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).var();
-    let v2 = (&v1).mse(b);
-    let k3: Tensor![f64] = Tensor::rand_uniform(32, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (a).mean();
+    let v2 = ((&v1) / ((a).square() + 1.0));
+    let v3 = ((b).square() + 1.0).ln();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(68, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -5538,27 +5342,47 @@ fn g105_gradient() {
 
 #[differentiable]
 fn g106(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).var_axis::<0>();
+    let v1 = (a).mean_axis::<0>();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(491, -1.0, 1.0);
-    let k3: Tensor![f64; 4, 3] = Tensor::rand_uniform(99, -1.0, 1.0);
-    let v4 = (((&v1) + &k2)).matmul(&((a).mean() * &k3));
-    let v5 = (a).pad::<0, 2, 1, 5>();
-    let v6 = (&v5).max_axis::<1>();
-    let v7 = (((&v6).min_axis::<0>()) * ((&v4).mse(&v4)));
-    let k8: Tensor![f64] = Tensor::rand_uniform(582, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v3 = (-(((&v1) + &k2)));
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v3).sin()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).cos() } else { (&v4).cos() };
+    let mut v6 = v4.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v5).tanh()).tanh() + &v4 * 0.5;
+    }
+    let v7 = if a.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).powf(-0.5) } else { ((&v5) * (&v4)) };
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(517, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(669, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g106_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).var_axis::<0>();
+    let v1 = (a).mean_axis::<0>();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(491, -1.0, 1.0);
-    let k3: Tensor![f64; 4, 3] = Tensor::rand_uniform(99, -1.0, 1.0);
-    let v4 = (((&v1) + &k2)).matmul(&((a).mean() * &k3));
-    let v5 = (a).pad::<0, 2, 1, 5>();
-    let v6 = (&v5).max_axis::<1>();
-    let v7 = (((&v6).min_axis::<0>()) * ((&v4).mse(&v4)));
-    let k8: Tensor![f64] = Tensor::rand_uniform(582, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v3 = (-(((&v1) + &k2)));
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v3).sin()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).cos() } else { (&v4).cos() };
+    let mut v6 = v4.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v5).tanh()).tanh() + &v4 * 0.5;
+    }
+    let v7 = if a.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).powf(-0.5) } else { ((&v5) * (&v4)) };
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(517, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(669, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -5578,41 +5402,33 @@ fn g106_gradient() {
 
 #[differentiable]
 fn g107(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.head.weight).var_keepdim::<1>();
-    let v2 = (&m.head.weight).tanh().exp();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(507, -1.0, 1.0);
-    let mut v4 = ((&v1).mean() * &k3);
+    let v1 = (&m.head.weight).mean_keepdim::<1>();
+    let v2 = ((&m.head.weight).square() + 1.0).pow(&(b).tanh());
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(355, -1.0, 1.0);
+    let mut v4 = ((&v1) + &k3);
     for i in 0..3 {
-        let layer = &m.blocks[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v5 = (((&v4) * ((&m.head.weight).mean()))).mean();
-    let v6 = (a).softplus();
-    let v7 = (b).tanh().exp();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(352, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(448, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(690, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(88, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v5 = (a).tanh();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(560, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g107_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.head.weight).var_keepdim::<1>();
-    let v2 = (&m.head.weight).tanh().exp();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(507, -1.0, 1.0);
-    let mut v4 = ((&v1).mean() * &k3);
+    let v1 = (&m.head.weight).mean_keepdim::<1>();
+    let v2 = ((&m.head.weight).square() + 1.0).pow(&(b).tanh());
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(355, -1.0, 1.0);
+    let mut v4 = ((&v1) + &k3);
     for i in 0..3 {
-        let layer = &m.blocks[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v5 = (((&v4) * ((&m.head.weight).mean()))).mean();
-    let v6 = (a).softplus();
-    let v7 = (b).tanh().exp();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(352, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(448, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(690, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(88, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v5 = (a).tanh();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(560, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -5640,27 +5456,23 @@ fn g107_gradient() {
 
 #[differentiable]
 fn g108(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).logsumexp();
-    let v2 = (c).tanh().exp2();
-    let v3 = if a.detach().sum().item() > 0.0 { (a).cos() } else { ((a).square() + 1.0).recip() };
-    let v4 = (b).cos();
-    let k5: Tensor![f64] = Tensor::rand_uniform(379, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(643, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(712, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(121, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
+    let v1 = (a).max();
+    let k2: Tensor![f64] = Tensor::rand_uniform(794, -1.0, 1.0);
+    let v3 = (c).maximum(&((&v1) + &k2));
+    let v4 = (b).sin();
+    let k5: Tensor![f64] = Tensor::rand_uniform(228, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(594, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g108_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp();
-    let v2 = (c).tanh().exp2();
-    let v3 = if a.detach().sum().item() > 0.0 { (a).cos() } else { ((a).square() + 1.0).recip() };
-    let v4 = (b).cos();
-    let k5: Tensor![f64] = Tensor::rand_uniform(379, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(643, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(712, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(121, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
+    let v1 = (a).max();
+    let k2: Tensor![f64] = Tensor::rand_uniform(794, -1.0, 1.0);
+    let v3 = (c).maximum(&((&v1) + &k2));
+    let v4 = (b).sin();
+    let k5: Tensor![f64] = Tensor::rand_uniform(228, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(594, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -5688,35 +5500,37 @@ fn g108_gradient() {
 
 #[differentiable]
 fn g109(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).logsumexp_axis::<0>();
-    let v2 = ((&v1).square() + 1.0).ln();
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { (&v2).tanh() };
-    let mut v4 = v3.clone();
-    for i in 0..3 {
+    let v1 = (a).max_axis::<0>();
+    let k2: Tensor![f64] = Tensor::rand_uniform(584, -1.0, 1.0);
+    let v3 = (&v1).minimum(&((&v1) + &k2));
+    let v4 = (&v3).tanh();
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
+    let mut v6 = v5.clone();
+    for i in 0..4 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v3).sin()).tanh();
+            v6 = (((&v6 * &v5).square() + 1.0).powf(-0.5)).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v6 = &v6 - &v5 * 0.25;
     }
-    let v5 = ((&v4).tanh()).tanh();
-    let k6: Tensor![f64] = Tensor::rand_uniform(511, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k7: Tensor![f64] = Tensor::rand_uniform(728, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g109_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_axis::<0>();
-    let v2 = ((&v1).square() + 1.0).ln();
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { (&v2).tanh() };
-    let mut v4 = v3.clone();
-    for i in 0..3 {
+    let v1 = (a).max_axis::<0>();
+    let k2: Tensor![f64] = Tensor::rand_uniform(584, -1.0, 1.0);
+    let v3 = (&v1).minimum(&((&v1) + &k2));
+    let v4 = (&v3).tanh();
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
+    let mut v6 = v5.clone();
+    for i in 0..4 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v3).sin()).tanh();
+            v6 = (((&v6 * &v5).square() + 1.0).powf(-0.5)).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v6 = &v6 - &v5 * 0.25;
     }
-    let v5 = ((&v4).tanh()).tanh();
-    let k6: Tensor![f64] = Tensor::rand_uniform(511, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k7: Tensor![f64] = Tensor::rand_uniform(728, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -5736,8 +5550,8 @@ fn g109_gradient() {
 
 #[differentiable]
 fn g110(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).logsumexp_keepdim::<0>();
-    let v2 = ((b).square() + 1.0).log2();
+    let v1 = (a).max_keepdim::<0>();
+    let v2 = (b).maximum_scalar(0.1);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(883, -1.0, 1.0);
     let v4 = if b.detach().sum().item() > 0.0 { (m.layers[0].forward(&((&v1) + &k3))).tanh() } else { (m.layers[0].forward(&((&v1) + &k3))).square() };
     let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
@@ -5753,8 +5567,8 @@ fn g110(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
 }
 
 fn g110_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_keepdim::<0>();
-    let v2 = ((b).square() + 1.0).log2();
+    let v1 = (a).max_keepdim::<0>();
+    let v2 = (b).maximum_scalar(0.1);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(883, -1.0, 1.0);
     let v4 = if b.detach().sum().item() > 0.0 { (m.layers[0].forward(&((&v1) + &k3))).tanh() } else { (m.layers[0].forward(&((&v1) + &k3))).square() };
     let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
@@ -5794,19 +5608,23 @@ fn g110_gradient() {
 
 #[differentiable]
 fn g111(a: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = ((&v2).square() + 1.0).sqrt();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(567, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (a).min();
+    let v2 = (&v1).minimum_scalar(-0.1);
+    let v3 = (((&v1).square() + 1.0).pow(&(&v1).tanh())).sigmoid();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { (&v2).tanh().exp() };
+    let v5 = (((&v3) * (&v4))).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(422, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g111_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = ((&v2).square() + 1.0).sqrt();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(567, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (a).min();
+    let v2 = (&v1).minimum_scalar(-0.1);
+    let v3 = (((&v1).square() + 1.0).pow(&(&v1).tanh())).sigmoid();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { (&v2).tanh().exp() };
+    let v5 = (((&v3) * (&v4))).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(422, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -5826,43 +5644,25 @@ fn g111_gradient() {
 
 #[differentiable]
 fn g112(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 2, 1]) -> f64 {
-    let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let v2 = ((b).log_softmax::<0>() * &k1);
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(861, -1.0, 1.0);
-    let v4 = ((((c).mean() * &k3)).square() + 1.0).recip();
-    let v5 = if b.detach().sum().item() < 0.0 { (a).sin() } else { (a).cos() };
-    let v6 = if a.detach().sum().item() < 0.0 { (&v5).tanh() } else { ((&v5) * (&v5)) };
-    let mut v7 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v2).square()).tanh();
-        }
-        v7 = &v7 - &v2 * 0.25;
-    }
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(571, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(99, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v1 = (b).min_axis::<0>();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(432, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    let v4 = (((c) + &k2)).mse(&((&v1) + &k3));
+    let v5 = (a).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(202, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g112_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let v2 = ((b).log_softmax::<0>() * &k1);
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(861, -1.0, 1.0);
-    let v4 = ((((c).mean() * &k3)).square() + 1.0).recip();
-    let v5 = if b.detach().sum().item() < 0.0 { (a).sin() } else { (a).cos() };
-    let v6 = if a.detach().sum().item() < 0.0 { (&v5).tanh() } else { ((&v5) * (&v5)) };
-    let mut v7 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v2).square()).tanh();
-        }
-        v7 = &v7 - &v2 * 0.25;
-    }
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(571, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(99, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v1 = (b).min_axis::<0>();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(432, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    let v4 = (((c) + &k2)).mse(&((&v1) + &k3));
+    let v5 = (a).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(202, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -5890,23 +5690,19 @@ fn g112_gradient() {
 
 #[differentiable]
 fn g113(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(544, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).transpose::<0, 1>();
-    let v3 = (&v2).square();
-    let v4 = (b).square();
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(705, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(334, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (a).min_keepdim::<0>();
+    let v2 = (b).matmul(&(b).t());
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(334, -1.0, 1.0);
+    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(742, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g113_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(544, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).transpose::<0, 1>();
-    let v3 = (&v2).square();
-    let v4 = (b).square();
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(705, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(334, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (a).min_keepdim::<0>();
+    let v2 = (b).matmul(&(b).t());
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(334, -1.0, 1.0);
+    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(742, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
 #[test]
@@ -5930,38 +5726,38 @@ fn g113_gradient() {
 
 #[differentiable]
 fn g114(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(382, -1.0, 1.0);
-    let v2 = (((a) + &k1)).t();
-    let v3 = (b).sin();
-    let v4 = ((m.fc1.forward(&v2)) * 1.5).gelu();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(269, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(382, -1.0, 1.0);
+    let v2 = (((a) + &k1)).var();
+    let v3 = (b).tanh().exp();
+    let v4 = ((m.fc1.forward(&m.fc2.weight)) * 1.5).gelu();
+    let k5: Tensor![f64; 4, 4] = Tensor::rand_uniform(269, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
     let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v4, &((&m.gain).mean() * &k5));
+    let v8 = m7.select(&v4, &((&v2) + &k5));
     let v9 = ((&m.fc1.bias).square() + 1.0).powf(-0.5);
-    let v10 = ((&m.fc2.weight).square() + 1.0).sqrt();
+    let v10 = ((&m.gain).square() + 1.0).sqrt();
     let k11: Tensor![f64; 4] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(174, -1.0, 1.0);
+    let k12: Tensor![f64; 4, 4] = Tensor::rand_uniform(174, -1.0, 1.0);
     let k13: Tensor![f64; 4] = Tensor::rand_uniform(319, -1.0, 1.0);
-    let k14: Tensor![f64; 4, 3] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k14: Tensor![f64; 3] = Tensor::rand_uniform(4, -1.0, 1.0);
     ((&v3 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum() + (&v10 * &k14).sum()).item()
 }
 
 fn g114_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(382, -1.0, 1.0);
-    let v2 = (((a) + &k1)).t();
-    let v3 = (b).sin();
-    let v4 = ((m.fc1.forward(&v2)) * 1.5).gelu();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(269, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(382, -1.0, 1.0);
+    let v2 = (((a) + &k1)).var();
+    let v3 = (b).tanh().exp();
+    let v4 = ((m.fc1.forward(&m.fc2.weight)) * 1.5).gelu();
+    let k5: Tensor![f64; 4, 4] = Tensor::rand_uniform(269, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
     let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v4, &((&m.gain).mean() * &k5));
+    let v8 = Var::select(&m7, &v4, &((&v2) + &k5));
     let v9 = ((&m.fc1.bias).square() + 1.0).powf(-0.5);
-    let v10 = ((&m.fc2.weight).square() + 1.0).sqrt();
+    let v10 = ((&m.gain).square() + 1.0).sqrt();
     let k11: Tensor![f64; 4] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(174, -1.0, 1.0);
+    let k12: Tensor![f64; 4, 4] = Tensor::rand_uniform(174, -1.0, 1.0);
     let k13: Tensor![f64; 4] = Tensor::rand_uniform(319, -1.0, 1.0);
-    let k14: Tensor![f64; 4, 3] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k14: Tensor![f64; 3] = Tensor::rand_uniform(4, -1.0, 1.0);
     (&v3 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum() + (&v10 * &k14).sum()
 }
 
@@ -5991,8 +5787,8 @@ fn g114_gradient() {
 #[differentiable]
 fn g115(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
-    let v2 = (((a) + &k1)).flip::<0>();
-    let v3 = (&v2).cos();
+    let v2 = (((a) + &k1)).var_axis::<0>();
+    let v3 = (&v2).tanh().exp2();
     let mut v4 = v3.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -6000,15 +5796,15 @@ fn g115(a: &Tensor![f64]) -> f64 {
         }
         v4 = &v4 - a * 0.25;
     }
-    let v5 = ((&v4).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
+    let v5 = (&v4).cast::<f64>();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(861, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g115_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
-    let v2 = (((a) + &k1)).flip::<0>();
-    let v3 = (&v2).cos();
+    let v2 = (((a) + &k1)).var_axis::<0>();
+    let v3 = (&v2).tanh().exp2();
     let mut v4 = v3.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -6016,8 +5812,8 @@ fn g115_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
         }
         v4 = &v4 - a * 0.25;
     }
-    let v5 = ((&v4).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
+    let v5 = (&v4).cast::<f64>();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(861, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -6039,20 +5835,40 @@ fn g115_gradient() {
 #[differentiable]
 fn g116(a: &Tensor![f64; 1, 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(365, -1.0, 1.0);
-    let v2 = (((b) + &k1)).slice::<0, 1, 2>();
-    let v3 = (a).tanh();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(977, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v2 = (((b) + &k1)).var_keepdim::<0>();
+    let v3 = ((&v2).square() + 1.0).ln();
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).softplus() } else { (&v3).square() };
+    let v5 = (&v4).concat::<0, 2, _>(a);
+    let v6 = (&v3).var_keepdim::<1>();
+    let mut v7 = v6.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v7 = (((&v7 * &v6) * 1.5).gelu()).tanh();
+        }
+        v7 = &v7 - &v6 * 0.25;
+    }
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(844, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(692, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g116_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(365, -1.0, 1.0);
-    let v2 = (((b) + &k1)).slice::<0, 1, 2>();
-    let v3 = (a).tanh();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(977, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v2 = (((b) + &k1)).var_keepdim::<0>();
+    let v3 = ((&v2).square() + 1.0).ln();
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).softplus() } else { (&v3).square() };
+    let v5 = (&v4).concat::<0, 2, _>(a);
+    let v6 = (&v3).var_keepdim::<1>();
+    let mut v7 = v6.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v7 = (((&v7 * &v6) * 1.5).gelu()).tanh();
+        }
+        v7 = &v7 - &v6 * 0.25;
+    }
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(844, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(692, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -6077,32 +5893,34 @@ fn g116_gradient() {
 #[differentiable]
 fn g117(m: &Net, a: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(586, -1.0, 1.0);
-    let v2 = (((&m.fc2.weight).mean() * &k1)).pad::<0, 1, 1, 4>();
-    let v3 = (&m.fc2.bias).sigmoid();
-    let v4 = (m.fc1.forward(&m.fc2.weight)).square();
-    let v5 = (a).tanh();
-    let v6 = (&m.fc1.bias).tanh().exp();
-    let k7: Tensor![f64; 4, 2, 3] = Tensor::rand_uniform(854, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(630, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let v2 = (((&m.fc2.weight).mean() * &k1)).logsumexp();
+    let v3 = ((&v2).square() + 1.0).log2();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
+    let v5 = ((m.fc1.forward(&((&v3) + &k4))).square() + 1.0).sqrt();
+    let v6 = (a).tanh().exp();
+    let v7 = (&m.fc2.bias).tanh().exp();
+    let v8 = ((&m.fc1.bias).square() + 1.0).ln();
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(601, -1.0, 1.0);
     let k10: Tensor![f64; 4] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(703, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(703, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(573, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
 fn g117_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(586, -1.0, 1.0);
-    let v2 = (((&m.fc2.weight).mean() * &k1)).pad::<0, 1, 1, 4>();
-    let v3 = (&m.fc2.bias).sigmoid();
-    let v4 = (m.fc1.forward(&m.fc2.weight)).square();
-    let v5 = (a).tanh();
-    let v6 = (&m.fc1.bias).tanh().exp();
-    let k7: Tensor![f64; 4, 2, 3] = Tensor::rand_uniform(854, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(630, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let v2 = (((&m.fc2.weight).mean() * &k1)).logsumexp();
+    let v3 = ((&v2).square() + 1.0).log2();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
+    let v5 = ((m.fc1.forward(&((&v3) + &k4))).square() + 1.0).sqrt();
+    let v6 = (a).tanh().exp();
+    let v7 = (&m.fc2.bias).tanh().exp();
+    let v8 = ((&m.fc1.bias).square() + 1.0).ln();
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(601, -1.0, 1.0);
     let k10: Tensor![f64; 4] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(703, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(703, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(573, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
 #[test]
@@ -6126,27 +5944,31 @@ fn g117_gradient() {
 
 #[differentiable]
 fn g118(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).permute::<1, 0>();
-    let v2 = ((&v1) + 0.25).relu();
-    let v3 = (((b) * 1.5).gelu()).maximum(&(c).reshape::<Shape![3, 1]>());
-    let v4 = ((&v1).matmul(&v3)).min();
-    let v5 = if a.detach().sum().item() < 0.0 { (-(&v2)) } else { ((&v2) * (&v4)) };
-    let v6 = (b).tanh().exp2();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(336, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (a).logsumexp_axis::<1>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(752, -1.0, 1.0);
+    let v3 = ((((b) + &k2)).square() + 1.0).sqrt();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v1).tanh().powf(3.0) } else { ((&v1) * (c)) };
+    let v5 = (((&v1) * ((&v4).mean()))).slice::<0, 0, 2>();
+    let v6 = (((&v5).tanh().powi(3)).square() + 1.0).log2();
+    let v7 = (b).logsumexp_axis::<0>();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(336, -1.0, 1.0);
+    let k9: Tensor![f64; 2] = Tensor::rand_uniform(384, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(245, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g118_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).permute::<1, 0>();
-    let v2 = ((&v1) + 0.25).relu();
-    let v3 = (((b) * 1.5).gelu()).maximum(&(c).reshape::<Shape![3, 1]>());
-    let v4 = ((&v1).matmul(&v3)).min();
-    let v5 = if a.detach().sum().item() < 0.0 { (-(&v2)) } else { ((&v2) * (&v4)) };
-    let v6 = (b).tanh().exp2();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(336, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (a).logsumexp_axis::<1>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(752, -1.0, 1.0);
+    let v3 = ((((b) + &k2)).square() + 1.0).sqrt();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v1).tanh().powf(3.0) } else { ((&v1) * (c)) };
+    let v5 = (((&v1) * ((&v4).mean()))).slice::<0, 0, 2>();
+    let v6 = (((&v5).tanh().powi(3)).square() + 1.0).log2();
+    let v7 = (b).logsumexp_axis::<0>();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(336, -1.0, 1.0);
+    let k9: Tensor![f64; 2] = Tensor::rand_uniform(384, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(245, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -6174,29 +5996,25 @@ fn g118_gradient() {
 
 #[differentiable]
 fn g119(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(364, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).cross_entropy(&[2usize, 2usize]);
-    let v3 = ((&v2) * 1.5).gelu();
-    let v4 = ((&v2).square() + 1.0).pow(&(a).tanh());
-    let v5 = (&v2).minimum(&v3);
-    let v6 = if b.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { ((&v4).square() + 1.0).sqrt() };
-    let v7 = ((&v5) * 1.5).gelu();
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(996, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(384, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v1 = (b).logsumexp_keepdim::<0>();
+    let v2 = ((b).square() + 1.0).recip();
+    let v3 = ((a).sum_keepdim::<0>()).abs();
+    let v4 = (&v1).minimum(&v2);
+    let v5 = if b.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { ((&v3).square() + 1.0).sqrt() };
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(397, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(524, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g119_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(364, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).cross_entropy(&[2usize, 2usize]);
-    let v3 = ((&v2) * 1.5).gelu();
-    let v4 = ((&v2).square() + 1.0).pow(&(a).tanh());
-    let v5 = (&v2).minimum(&v3);
-    let v6 = if b.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { ((&v4).square() + 1.0).sqrt() };
-    let v7 = ((&v5) * 1.5).gelu();
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(996, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(384, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v1 = (b).logsumexp_keepdim::<0>();
+    let v2 = ((b).square() + 1.0).recip();
+    let v3 = ((a).sum_keepdim::<0>()).abs();
+    let v4 = (&v1).minimum(&v2);
+    let v5 = if b.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { ((&v3).square() + 1.0).sqrt() };
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(397, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(524, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -6220,21 +6038,35 @@ fn g119_gradient() {
 
 #[differentiable]
 fn g120(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (a).gather::<0, 4>(&[1, 1, 1, 0]);
-    let v2 = (&v1).abs();
-    let v3 = (b).tanh().exp();
-    let k4: Tensor![f64; 4, 1] = Tensor::rand_uniform(940, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(556, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(480, -1.0, 1.0);
+    let v2 = ((a).softmax::<0>() * &k1);
+    let v3 = (b).square();
+    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v2, &v3);
+    let mut v7 = v6.clone();
+    for _ in 0..2 {
+        v7 = ((&v7 * a).cos()).tanh() + &v6 * 0.5;
+    }
+    let v8 = ((&v3) / ((&v7).square() + 1.0));
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(950, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g120_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (a).gather::<0, 4>(&[1, 1, 1, 0]);
-    let v2 = (&v1).abs();
-    let v3 = (b).tanh().exp();
-    let k4: Tensor![f64; 4, 1] = Tensor::rand_uniform(940, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(556, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(480, -1.0, 1.0);
+    let v2 = ((a).softmax::<0>() * &k1);
+    let v3 = (b).square();
+    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v2, &v3);
+    let mut v7 = v6.clone();
+    for _ in 0..2 {
+        v7 = ((&v7 * a).cos()).tanh() + &v6 * 0.5;
+    }
+    let v8 = ((&v3) / ((&v7).square() + 1.0));
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(950, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -6258,29 +6090,35 @@ fn g120_gradient() {
 
 #[differentiable]
 fn g121(m: &Res, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.layers[0].bias).cast::<f64>();
-    let v2 = (&v1).softplus();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(373, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&m.layers[0].bias).mean() * &k3));
-    let v5 = ((a).maximum(&m.proj.bias)).maximum(&(&v4).max_axis::<0>());
-    let v6 = ((b).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(404, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(31, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(451, -1.0, 1.0);
+    let v2 = ((&m.layers[0].bias).log_softmax::<0>() * &k1);
+    let v3 = (&v2).sin();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
+    let v5 = ((m.layers[1].forward(&((b) + &k4))).square() + 1.0).recip();
+    let v6 = m.layers[1].forward(&v5);
+    let v7 = (a).softplus();
+    let v8 = ((&m.proj.bias).square() + 1.0).powf(-0.5);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(456, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(338, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(15, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(994, -1.0, 1.0);
+    ((&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
 fn g121_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].bias).cast::<f64>();
-    let v2 = (&v1).softplus();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(373, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&m.layers[0].bias).mean() * &k3));
-    let v5 = ((a).maximum(&m.proj.bias)).maximum(&(&v4).max_axis::<0>());
-    let v6 = ((b).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(404, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(31, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(451, -1.0, 1.0);
+    let v2 = ((&m.layers[0].bias).log_softmax::<0>() * &k1);
+    let v3 = (&v2).sin();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
+    let v5 = ((m.layers[1].forward(&((b) + &k4))).square() + 1.0).recip();
+    let v6 = m.layers[1].forward(&v5);
+    let v7 = (a).softplus();
+    let v8 = ((&m.proj.bias).square() + 1.0).powf(-0.5);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(456, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(338, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(15, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(994, -1.0, 1.0);
+    (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
 #[test]
@@ -6308,43 +6146,31 @@ fn g121_gradient() {
 
 #[differentiable]
 fn g122(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(853, -1.0, 1.0);
-    let v2 = (((c) + &k1)).reshape::<Shape![12]>();
-    let v3 = (a).silu();
-    let mut v4 = v3.clone();
-    for _ in 0..4 {
-        v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh() + &v3 * 0.5;
-    }
-    let mut v5 = v2.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * b).square() + 1.0).recip()).tanh() + &v2 * 0.5;
-    }
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v3)) };
-    let v7 = (&v6).tanh();
-    let k8: Tensor![f64] = Tensor::rand_uniform(425, -1.0, 1.0);
-    let k9: Tensor![f64; 12] = Tensor::rand_uniform(167, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(203, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(853, -1.0, 1.0);
+    let v2 = (((c) + &k1)).transpose::<0, 1>();
+    let v3 = (&v2).cos();
+    let v4 = (((c) * 1.5).gelu_erf()).tanh();
+    let v5 = (&v2).minimum(a);
+    let v6 = ((b).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(670, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(691, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(526, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g122_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(853, -1.0, 1.0);
-    let v2 = (((c) + &k1)).reshape::<Shape![12]>();
-    let v3 = (a).silu();
-    let mut v4 = v3.clone();
-    for _ in 0..4 {
-        v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh() + &v3 * 0.5;
-    }
-    let mut v5 = v2.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * b).square() + 1.0).recip()).tanh() + &v2 * 0.5;
-    }
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v3)) };
-    let v7 = (&v6).tanh();
-    let k8: Tensor![f64] = Tensor::rand_uniform(425, -1.0, 1.0);
-    let k9: Tensor![f64; 12] = Tensor::rand_uniform(167, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(203, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(853, -1.0, 1.0);
+    let v2 = (((c) + &k1)).transpose::<0, 1>();
+    let v3 = (&v2).cos();
+    let v4 = (((c) * 1.5).gelu_erf()).tanh();
+    let v5 = (&v2).minimum(a);
+    let v6 = ((b).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(670, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(691, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(526, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -6372,39 +6198,25 @@ fn g122_gradient() {
 
 #[differentiable]
 fn g123(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (b).broadcast_to::<Shape![2, 3]>();
-    let v2 = (&v1).tanh().powf(3.0);
-    let mut v3 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (((&v3 * b).square() + 1.0).recip()).tanh();
-        }
-        v3 = &v3 - b * 0.25;
-    }
-    let v4 = (-(a));
-    let v5 = ((c).square() + 1.0).recip();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(732, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(140, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (a).t();
+    let v2 = (&v1).tanh();
+    let v3 = if a.detach().sum().item() > 0.0 { (c).tanh().exp() } else { ((c) * (a)) };
+    let v4 = (b).tanh().exp();
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(338, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(667, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(233, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g123_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (b).broadcast_to::<Shape![2, 3]>();
-    let v2 = (&v1).tanh().powf(3.0);
-    let mut v3 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (((&v3 * b).square() + 1.0).recip()).tanh();
-        }
-        v3 = &v3 - b * 0.25;
-    }
-    let v4 = (-(a));
-    let v5 = ((c).square() + 1.0).recip();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(732, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(140, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (a).t();
+    let v2 = (&v1).tanh();
+    let v3 = if a.detach().sum().item() > 0.0 { (c).tanh().exp() } else { ((c) * (a)) };
+    let v4 = (b).tanh().exp();
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(338, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(667, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(233, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -6432,39 +6244,41 @@ fn g123_gradient() {
 
 #[differentiable]
 fn g124(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (&m.fc2.bias).concat::<0, 6, _>(&m.fc2.bias);
-    let v2 = (&v1).tanh().powi(3);
-    let v3 = ((m.fc2.forward(a)).square() + 1.0).powf(-0.5);
-    let mut v4 = v3.clone();
+    let v1 = (&m.fc2.bias).flip::<0>();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
+    let v3 = (((&m.fc2.bias) + &k2)).sigmoid();
+    let v4 = ((m.fc2.forward(a)).square() + 1.0).powf(-0.5);
+    let mut v5 = v4.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v4 = ((-(&v4 * &v3))).tanh();
+            v5 = ((-(&v5 * &v1))).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v5 = &v5 - &v1 * 0.25;
     }
-    let v5 = (b).tanh();
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(196, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(156, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v6 = (b).tanh();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(196, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(765, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(156, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g124_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.bias).concat::<0, 6, _>(&m.fc2.bias);
-    let v2 = (&v1).tanh().powi(3);
-    let v3 = ((m.fc2.forward(a)).square() + 1.0).powf(-0.5);
-    let mut v4 = v3.clone();
+    let v1 = (&m.fc2.bias).flip::<0>();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
+    let v3 = (((&m.fc2.bias) + &k2)).sigmoid();
+    let v4 = ((m.fc2.forward(a)).square() + 1.0).powf(-0.5);
+    let mut v5 = v4.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v4 = ((-(&v4 * &v3))).tanh();
+            v5 = ((-(&v5 * &v1))).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v5 = &v5 - &v1 * 0.25;
     }
-    let v5 = (b).tanh();
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(196, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(156, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v6 = (b).tanh();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(196, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(765, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(156, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -6492,37 +6306,43 @@ fn g124_gradient() {
 
 #[differentiable]
 fn g125(a: &Tensor![f64; 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(593, -1.0, 1.0);
-    let m2 = k1.gt_scalar(0.0);
-    let v3 = m2.select(a, b);
-    let v4 = (&v3).sum();
-    let v5 = (&v4).tanh();
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v4).square() + 1.0).recip()).tanh();
-        }
-        v6 = &v6 - &v4 * 0.25;
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(173, -1.0, 1.0);
+    let v2 = (((a) + &k1)).slice::<1, 1, 2>();
+    let v3 = ((a) + 0.25).relu();
+    let v4 = ((&v2) * ((&v3).mean()));
+    let mut v5 = v2.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v4).tanh().exp()).tanh() + &v2 * 0.5;
     }
-    let k7: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let mut v6 = b.clone();
+    for _ in 0..3 {
+        v6 = ((-(&v6 * &v3))).tanh() + b * 0.5;
+    }
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(387, -1.0, 1.0);
+    let v8 = (&v6).matmul(&k7);
+    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(225, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(417, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g125_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(593, -1.0, 1.0);
-    let m2 = k1.gt_scalar(0.0);
-    let v3 = Var::select(&m2, a, b);
-    let v4 = (&v3).sum();
-    let v5 = (&v4).tanh();
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v4).square() + 1.0).recip()).tanh();
-        }
-        v6 = &v6 - &v4 * 0.25;
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(173, -1.0, 1.0);
+    let v2 = (((a) + &k1)).slice::<1, 1, 2>();
+    let v3 = ((a) + 0.25).relu();
+    let v4 = ((&v2) * ((&v3).mean()));
+    let mut v5 = v2.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v4).tanh().exp()).tanh() + &v2 * 0.5;
     }
-    let k7: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let mut v6 = b.clone();
+    for _ in 0..3 {
+        v6 = ((-(&v6 * &v3))).tanh() + b * 0.5;
+    }
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(387, -1.0, 1.0);
+    let v8 = (&v6).matmul(&k7);
+    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(225, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(417, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -6546,17 +6366,43 @@ fn g125_gradient() {
 
 #[differentiable]
 fn g126(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) + (a));
-    let v2 = (&v1).sum_axis::<0>();
-    let k3: Tensor![f64] = Tensor::rand_uniform(840, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (a).pad::<0, 0, 1, 4>();
+    let v2 = ((&v1) * 1.5).gelu();
+    let mut v3 = v2.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v2).square()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).softplus() } else { ((&v3) * (&v1)) };
+    let v5 = (((&v3).square() + 1.0).powf(-0.5)).maximum(&(&v4).maximum(&v3));
+    let mut v6 = v5.clone();
+    for _ in 0..3 {
+        v6 = (((&v6 * &v1).square() + 1.0).recip()).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(215, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g126_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) + (a));
-    let v2 = (&v1).sum_axis::<0>();
-    let k3: Tensor![f64] = Tensor::rand_uniform(840, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (a).pad::<0, 0, 1, 4>();
+    let v2 = ((&v1) * 1.5).gelu();
+    let mut v3 = v2.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v2).square()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).softplus() } else { ((&v3) * (&v1)) };
+    let v5 = (((&v3).square() + 1.0).powf(-0.5)).maximum(&(&v4).maximum(&v3));
+    let mut v6 = v5.clone();
+    for _ in 0..3 {
+        v6 = (((&v6 * &v1).square() + 1.0).recip()).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(215, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -6576,43 +6422,21 @@ fn g126_gradient() {
 
 #[differentiable]
 fn g127(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = ((b) - (b));
-    let v2 = (a).sum_keepdim::<0>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(555, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(&v1, &v2);
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(416, -1.0, 1.0);
-    let v7 = (((&v2).square() + 1.0).pow(&(&v1).tanh())).matmul(&k6);
-    let mut v8 = v7.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v8 = ((&v8 * &v7).sin()).tanh();
-        }
-        v8 = &v8 - &v7 * 0.25;
-    }
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(758, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
-    ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v1 = (b).permute::<1, 0>();
+    let v2 = ((&v1) * 1.5).gelu_tanh();
+    let v3 = ((a).square() + 1.0).powf(-0.5);
+    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g127_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = ((b) - (b));
-    let v2 = (a).sum_keepdim::<0>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(555, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, &v1, &v2);
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(416, -1.0, 1.0);
-    let v7 = (((&v2).square() + 1.0).pow(&(&v1).tanh())).matmul(&k6);
-    let mut v8 = v7.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v8 = ((&v8 * &v7).sin()).tanh();
-        }
-        v8 = &v8 - &v7 * 0.25;
-    }
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(758, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
-    (&v5 * &k9).sum() + (&v8 * &k10).sum()
+    let v1 = (b).permute::<1, 0>();
+    let v2 = ((&v1) * 1.5).gelu_tanh();
+    let v3 = ((a).square() + 1.0).powf(-0.5);
+    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -6636,31 +6460,37 @@ fn g127_gradient() {
 
 #[differentiable]
 fn g128(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a) * (&m.blocks[0].bias));
-    let v2 = (&m.blocks[1].bias).mean();
+    let v1 = (a).cross_entropy(&[2usize, 1usize, 2usize]);
+    let v2 = ((&v1) * 1.5).gelu_erf();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(175, -1.0, 1.0);
-    let mut v4 = ((&v1) + &k3);
+    let mut v4 = ((&v2) + &k3);
     for i in 0..3 {
         let layer = &m.blocks[i];
         v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let k5: Tensor![f64] = Tensor::rand_uniform(700, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(12, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v5 = ((&m.blocks[1].bias) * 1.5).gelu();
+    let v6 = (&m.blocks[0].bias).sigmoid();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(737, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(782, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g128_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * (&m.blocks[0].bias));
-    let v2 = (&m.blocks[1].bias).mean();
+    let v1 = (a).cross_entropy(&[2usize, 1usize, 2usize]);
+    let v2 = ((&v1) * 1.5).gelu_erf();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(175, -1.0, 1.0);
-    let mut v4 = ((&v1) + &k3);
+    let mut v4 = ((&v2) + &k3);
     for i in 0..3 {
         let layer = &m.blocks[i];
         v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let k5: Tensor![f64] = Tensor::rand_uniform(700, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(12, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v4 * &k6).sum()
+    let v5 = ((&m.blocks[1].bias) * 1.5).gelu();
+    let v6 = (&m.blocks[0].bias).sigmoid();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(737, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(782, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -6684,25 +6514,39 @@ fn g128_gradient() {
 
 #[differentiable]
 fn g129(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(785, -1.0, 1.0);
-    let v2 = ((a) / ((((b) + &k1)).square() + 1.0));
-    let v3 = (a).mean_axis::<2>();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(822, -1.0, 1.0);
-    let v5 = (((&v2).log_softmax::<2>() * &k4)).sum();
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(662, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(407, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (a).gather::<0, 3>(&[1, 1, 1]);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
+    let v3 = ((((b) + &k2)) * 1.5).erf();
+    let k4: Tensor![f64; 3, 2, 3] = Tensor::rand_uniform(822, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v1, &v3);
+    let mut v7 = v6.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * &v6).tanh().exp()).tanh();
+        }
+        v7 = &v7 - &v6 * 0.25;
+    }
+    let k8: Tensor![f64; 3, 2, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g129_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(785, -1.0, 1.0);
-    let v2 = ((a) / ((((b) + &k1)).square() + 1.0));
-    let v3 = (a).mean_axis::<2>();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(822, -1.0, 1.0);
-    let v5 = (((&v2).log_softmax::<2>() * &k4)).sum();
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(662, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(407, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (a).gather::<0, 3>(&[1, 1, 1]);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
+    let v3 = ((((b) + &k2)) * 1.5).erf();
+    let k4: Tensor![f64; 3, 2, 3] = Tensor::rand_uniform(822, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v1, &v3);
+    let mut v7 = v6.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * &v6).tanh().exp()).tanh();
+        }
+        v7 = &v7 - &v6 * 0.25;
+    }
+    let k8: Tensor![f64; 3, 2, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -6726,29 +6570,29 @@ fn g129_gradient() {
 
 #[differentiable]
 fn g130(a: &Tensor![f64; 3, 4], b: &Tensor![f64], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (-(b));
+    let v1 = (b).cast::<f64>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let v3 = (((b) + &k2)).mean_keepdim::<0>();
-    let v4 = ((&v1) - (c));
-    let v5 = (&v4).permute::<1, 0>();
-    let v6 = if c.detach().sum().item() < 0.0 { (&v5).tanh().powf(3.0) } else { ((&v5) * (b)) };
+    let v3 = ((((b) + &k2)) * 1.5).erfc();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let v5 = ((((&v1) - (c))) + ((c).matmul(&k4)));
+    let v6 = if c.detach().sum().item() < 0.0 { (&v5).tanh().powf(3.0) } else { ((&v5) * (&v5)) };
     let v7 = (a).tanh();
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(359, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(199, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(359, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(199, -1.0, 1.0);
     let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(758, -1.0, 1.0);
     ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g130_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (-(b));
+    let v1 = (b).cast::<f64>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let v3 = (((b) + &k2)).mean_keepdim::<0>();
-    let v4 = ((&v1) - (c));
-    let v5 = (&v4).permute::<1, 0>();
-    let v6 = if c.detach().sum().item() < 0.0 { (&v5).tanh().powf(3.0) } else { ((&v5) * (b)) };
+    let v3 = ((((b) + &k2)) * 1.5).erfc();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let v5 = ((((&v1) - (c))) + ((c).matmul(&k4)));
+    let v6 = if c.detach().sum().item() < 0.0 { (&v5).tanh().powf(3.0) } else { ((&v5) * (&v5)) };
     let v7 = (a).tanh();
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(359, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(199, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(359, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(199, -1.0, 1.0);
     let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(758, -1.0, 1.0);
     (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
@@ -6778,25 +6622,31 @@ fn g130_gradient() {
 
 #[differentiable]
 fn g131(m: &Res, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((&m.layers[0].weight).square() + 1.0).pow(&(a).tanh());
-    let v2 = (&m.norm[0]).max();
-    let v3 = m.layers[1].forward(&v1);
-    let v4 = (&m.layers[0].bias).cos();
-    let k5: Tensor![f64] = Tensor::rand_uniform(657, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (&m.layers[0].weight).reshape::<Shape![9]>();
+    let v2 = (&m.layers[0].bias).abs();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
+    let v4 = m.proj.forward(&((&v1).mean() * &k3));
+    let v5 = (a).square();
+    let v6 = (&m.norm[0]).cos();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(657, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(913, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g131_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((&m.layers[0].weight).square() + 1.0).pow(&(a).tanh());
-    let v2 = (&m.norm[0]).max();
-    let v3 = m.layers[1].forward(&v1);
-    let v4 = (&m.layers[0].bias).cos();
-    let k5: Tensor![f64] = Tensor::rand_uniform(657, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (&m.layers[0].weight).reshape::<Shape![9]>();
+    let v2 = (&m.layers[0].bias).abs();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
+    let v4 = m.proj.forward(&((&v1).mean() * &k3));
+    let v5 = (a).square();
+    let v6 = (&m.norm[0]).cos();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(657, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(913, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -6820,35 +6670,23 @@ fn g131_gradient() {
 
 #[differentiable]
 fn g132(a: &Tensor![f64], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (b).maximum(b);
-    let v2 = (&v1).max_axis::<1>();
-    let mut v3 = a.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * a).tanh().exp()).tanh();
-        }
-        v3 = &v3 - a * 0.25;
-    }
-    let v4 = (((&v1).square() + 1.0).pow(&(&v3).tanh())).mean_axis::<1>();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(744, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(984, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (b).broadcast_to::<Shape![2, 3, 3]>();
+    let v2 = (a).softplus();
+    let v3 = (((&v1).square() + 1.0).recip()).min();
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).powf(-0.5) } else { (&v2).tanh() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(490, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(643, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g132_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (b).maximum(b);
-    let v2 = (&v1).max_axis::<1>();
-    let mut v3 = a.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * a).tanh().exp()).tanh();
-        }
-        v3 = &v3 - a * 0.25;
-    }
-    let v4 = (((&v1).square() + 1.0).pow(&(&v3).tanh())).mean_axis::<1>();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(744, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(984, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (b).broadcast_to::<Shape![2, 3, 3]>();
+    let v2 = (a).softplus();
+    let v3 = (((&v1).square() + 1.0).recip()).min();
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).powf(-0.5) } else { (&v2).tanh() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(490, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(643, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -6872,17 +6710,33 @@ fn g132_gradient() {
 
 #[differentiable]
 fn g133(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).minimum(a);
-    let v2 = (&v1).max_keepdim::<1>();
-    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(523, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (a).concat::<0, 6, _>(a);
+    let v2 = (&v1).silu();
+    let v3 = ((&v2).var()).tanh();
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v3).sigmoid()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let k5: Tensor![f64] = Tensor::rand_uniform(196, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g133_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).minimum(a);
-    let v2 = (&v1).max_keepdim::<1>();
-    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(523, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (a).concat::<0, 6, _>(a);
+    let v2 = (&v1).silu();
+    let v3 = ((&v2).var()).tanh();
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v3).sigmoid()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let k5: Tensor![f64] = Tensor::rand_uniform(196, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -6902,35 +6756,49 @@ fn g133_gradient() {
 
 #[differentiable]
 fn g134(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).maximum_scalar(0.1);
-    let v2 = (&v1).min();
-    let v3 = (&v2).tanh();
-    let mut v4 = v2.clone();
-    for i in 0..3 {
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(117, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 1] = Tensor::rand_uniform(661, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(a, &((a) + &k1));
+    let v5 = (&v4).tanh().powf(3.0);
+    let v6 = (((a).square() + 1.0).pow(&(&v4).tanh())).tanh().exp2();
+    let mut v7 = v4.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v3).cos()).tanh();
+            v7 = ((-(&v7 * &v5))).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v7 = &v7 - &v5 * 0.25;
     }
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh().exp() } else { (&v4).tanh() };
-    let k6: Tensor![f64] = Tensor::rand_uniform(186, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(896, -1.0, 1.0);
+    let m9 = k8.gt_scalar(0.0);
+    let v10 = m9.select(a, &v6);
+    let v11 = (&v7).reshape::<Shape![2]>();
+    let k12: Tensor![f64; 2, 1] = Tensor::rand_uniform(679, -1.0, 1.0);
+    let k13: Tensor![f64; 2] = Tensor::rand_uniform(405, -1.0, 1.0);
+    ((&v10 * &k12).sum() + (&v11 * &k13).sum()).item()
 }
 
 fn g134_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).maximum_scalar(0.1);
-    let v2 = (&v1).min();
-    let v3 = (&v2).tanh();
-    let mut v4 = v2.clone();
-    for i in 0..3 {
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(117, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 1] = Tensor::rand_uniform(661, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, a, &((a) + &k1));
+    let v5 = (&v4).tanh().powf(3.0);
+    let v6 = (((a).square() + 1.0).pow(&(&v4).tanh())).tanh().exp2();
+    let mut v7 = v4.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v3).cos()).tanh();
+            v7 = ((-(&v7 * &v5))).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v7 = &v7 - &v5 * 0.25;
     }
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh().exp() } else { (&v4).tanh() };
-    let k6: Tensor![f64] = Tensor::rand_uniform(186, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(896, -1.0, 1.0);
+    let m9 = k8.gt_scalar(0.0);
+    let v10 = Var::select(&m9, a, &v6);
+    let v11 = (&v7).reshape::<Shape![2]>();
+    let k12: Tensor![f64; 2, 1] = Tensor::rand_uniform(679, -1.0, 1.0);
+    let k13: Tensor![f64; 2] = Tensor::rand_uniform(405, -1.0, 1.0);
+    (&v10 * &k12).sum() + (&v11 * &k13).sum()
 }
 
 #[test]
@@ -6950,35 +6818,27 @@ fn g134_gradient() {
 
 #[differentiable]
 fn g135(m: &Stack, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).minimum_scalar(-0.1);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(256, -1.0, 1.0);
-    let v3 = (((&m.blocks[0].weight) + &k2)).min_axis::<0>();
-    let mut v4 = m.blocks[2].weight.clone();
-    for i in 0..2 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[0].weight * 0.25;
-    }
-    let v5 = (&m.blocks[2].bias).tanh().powf(3.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(59, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(767, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v1 = (a).dropout(0.25, 596);
+    let v2 = (&m.blocks[0].weight).tanh().powi(3);
+    let v3 = (m.blocks[2].forward(&m.blocks[2].weight)).square();
+    let v4 = (&m.blocks[2].bias).tanh();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(54, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(33, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
 }
 
 fn g135_tape(m: &TStack, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).minimum_scalar(-0.1);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(256, -1.0, 1.0);
-    let v3 = (((&m.blocks[0].weight) + &k2)).min_axis::<0>();
-    let mut v4 = m.blocks[2].weight.clone();
-    for i in 0..2 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[0].weight * 0.25;
-    }
-    let v5 = (&m.blocks[2].bias).tanh().powf(3.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(59, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(767, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v1 = (a).dropout(0.25, 596);
+    let v2 = (&m.blocks[0].weight).tanh().powi(3);
+    let v3 = (m.blocks[2].forward(&m.blocks[2].weight)).square();
+    let v4 = (&m.blocks[2].bias).tanh();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(54, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(33, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
 }
 
 #[test]
@@ -7004,49 +6864,21 @@ fn g135_gradient() {
 fn g136(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(650, -1.0, 1.0);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(780, -1.0, 1.0);
-    let v3 = (((a) + &k1)).mse(&((b) + &k2));
-    let v4 = (b).min_keepdim::<0>();
-    let mut v5 = a.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v3).square() + 1.0).sqrt()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
-    }
-    let mut v6 = v4.clone();
-    for _ in 0..2 {
-        v6 = (((&v6 * &v4).square() + 1.0).powf(-0.5)).tanh() + &v4 * 0.5;
-    }
-    let v7 = if b.detach().sum().item() > 0.0 { (&v6).tanh() } else { (&v6).cos() };
-    let v8 = (-(&v3));
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(330, -1.0, 1.0);
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(141, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(553, -1.0, 1.0);
-    ((&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
+    let v3 = ((((a) + &k1)) + (((b) + &k2)));
+    let v4 = (&v3).sum();
+    let v5 = ((&v4).tanh()).broadcast_to::<Shape![2]>();
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(200, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g136_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(650, -1.0, 1.0);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(780, -1.0, 1.0);
-    let v3 = (((a) + &k1)).mse(&((b) + &k2));
-    let v4 = (b).min_keepdim::<0>();
-    let mut v5 = a.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v3).square() + 1.0).sqrt()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
-    }
-    let mut v6 = v4.clone();
-    for _ in 0..2 {
-        v6 = (((&v6 * &v4).square() + 1.0).powf(-0.5)).tanh() + &v4 * 0.5;
-    }
-    let v7 = if b.detach().sum().item() > 0.0 { (&v6).tanh() } else { (&v6).cos() };
-    let v8 = (-(&v3));
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(330, -1.0, 1.0);
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(141, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(553, -1.0, 1.0);
-    (&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
+    let v3 = ((((a) + &k1)) + (((b) + &k2)));
+    let v4 = (&v3).sum();
+    let v5 = ((&v4).tanh()).broadcast_to::<Shape![2]>();
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(200, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -7070,39 +6902,21 @@ fn g136_gradient() {
 
 #[differentiable]
 fn g137(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (a).matmul(&(a).t());
-    let v2 = (&v1).var();
-    let mut v3 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v2).tanh().exp()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
-    }
-    let v4 = (a).permute::<1, 0>();
-    let v5 = (&v3).sin();
-    let v6 = ((&v4) + (b));
-    let k7: Tensor![f64] = Tensor::rand_uniform(115, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(588, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = ((b) - (b));
+    let v2 = (&v1).sum_axis::<0>();
+    let v3 = ((a) - (b));
+    let k4: Tensor![f64] = Tensor::rand_uniform(976, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(45, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g137_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (a).matmul(&(a).t());
-    let v2 = (&v1).var();
-    let mut v3 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v2).tanh().exp()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
-    }
-    let v4 = (a).permute::<1, 0>();
-    let v5 = (&v3).sin();
-    let v6 = ((&v4) + (b));
-    let k7: Tensor![f64] = Tensor::rand_uniform(115, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(588, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = ((b) - (b));
+    let v2 = (&v1).sum_axis::<0>();
+    let v3 = ((a) - (b));
+    let k4: Tensor![f64] = Tensor::rand_uniform(976, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(45, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -7126,43 +6940,43 @@ fn g137_gradient() {
 
 #[differentiable]
 fn g138(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.blocks[2].bias).tanh().exp();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(597, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).var_axis::<0>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(249, -1.0, 1.0);
-    let v5 = (m.head.forward(&((b) + &k4))).softplus();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let mut v7 = ((&m.blocks[2].bias) + &k6);
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(559, -1.0, 1.0);
+    let v2 = ((&m.blocks[2].bias) * (((a).mean() * &k1)));
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(437, -1.0, 1.0);
+    let v4 = (((a).mean() * &k3)).sum_keepdim::<0>();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let mut v6 = ((&v2) + &k5);
     for i in 0..2 {
-        let layer = &m.blocks[i];
-        v7 = (layer.forward(&v7)).tanh() + &layer.bias * 0.5;
+        if i % 2 == 0 {
+            v6 = (m.blocks[i].forward(&v6)).sin();
+        }
+        v6 = &v6 - &m.blocks[i].bias * 0.25;
     }
-    let v8 = ((a).square() + 1.0).powf(-0.5);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(661, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(381, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(653, -1.0, 1.0);
-    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(766, -1.0, 1.0);
-    ((&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
+    let v7 = if b.detach().sum().item() < 0.0 { (b).tanh() } else { (b).square() };
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(653, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(766, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(560, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g138_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].bias).tanh().exp();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(597, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).var_axis::<0>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(249, -1.0, 1.0);
-    let v5 = (m.head.forward(&((b) + &k4))).softplus();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let mut v7 = ((&m.blocks[2].bias) + &k6);
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(559, -1.0, 1.0);
+    let v2 = ((&m.blocks[2].bias) * (((a).mean() * &k1)));
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(437, -1.0, 1.0);
+    let v4 = (((a).mean() * &k3)).sum_keepdim::<0>();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let mut v6 = ((&v2) + &k5);
     for i in 0..2 {
-        let layer = &m.blocks[i];
-        v7 = (layer.forward(&v7)).tanh() + &layer.bias * 0.5;
+        if i % 2 == 0 {
+            v6 = (m.blocks[i].forward(&v6)).sin();
+        }
+        v6 = &v6 - &m.blocks[i].bias * 0.25;
     }
-    let v8 = ((a).square() + 1.0).powf(-0.5);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(661, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(381, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(653, -1.0, 1.0);
-    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(766, -1.0, 1.0);
-    (&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
+    let v7 = if b.detach().sum().item() < 0.0 { (b).tanh() } else { (b).square() };
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(653, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(766, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(560, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -7190,21 +7004,25 @@ fn g138_gradient() {
 
 #[differentiable]
 fn g139(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).tanh().exp2();
-    let v2 = (&v1).var_keepdim::<1>();
-    let v3 = if a.detach().sum().item() > 0.0 { (&v2).cos() } else { ((&v2) * (c)) };
-    let v4 = (((&v3).pad::<0, 2, 1, 4>()) * ((a).sum_axis::<0>()));
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(360, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = ((b) / ((c).square() + 1.0));
+    let v2 = (a).mean();
+    let v3 = ((&v2).tanh()).tanh();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let v5 = (((&v3).square() + 1.0).sqrt()).minimum(&(a).matmul(&k4));
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(372, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g139_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).tanh().exp2();
-    let v2 = (&v1).var_keepdim::<1>();
-    let v3 = if a.detach().sum().item() > 0.0 { (&v2).cos() } else { ((&v2) * (c)) };
-    let v4 = (((&v3).pad::<0, 2, 1, 4>()) * ((a).sum_axis::<0>()));
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(360, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = ((b) / ((c).square() + 1.0));
+    let v2 = (a).mean();
+    let v3 = ((&v2).tanh()).tanh();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let v5 = (((&v3).square() + 1.0).sqrt()).minimum(&(a).matmul(&k4));
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(372, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -7232,18 +7050,18 @@ fn g139_gradient() {
 
 #[differentiable]
 fn g140(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (a).logsumexp();
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(375, -1.0, 1.0);
-    let k4: Tensor![f64] = Tensor::rand_uniform(552, -1.0, 1.0);
+    let v1 = (-(a));
+    let v2 = (a).mean_axis::<0>();
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(552, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(269, -1.0, 1.0);
     ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g140_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (a).logsumexp();
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(375, -1.0, 1.0);
-    let k4: Tensor![f64] = Tensor::rand_uniform(552, -1.0, 1.0);
+    let v1 = (-(a));
+    let v2 = (a).mean_axis::<0>();
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(552, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(269, -1.0, 1.0);
     (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
@@ -7264,35 +7082,23 @@ fn g140_gradient() {
 
 #[differentiable]
 fn g141(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 1, 1], c: &Tensor![f64]) -> f64 {
-    let v1 = ((c).square() + 1.0).log2();
-    let v2 = (b).logsumexp_axis::<2>();
-    let v3 = (&v2).tanh();
-    let mut v4 = v3.clone();
-    for _ in 0..4 {
-        v4 = ((&v4 * &v3).tanh().powf(3.0)).tanh() + &v3 * 0.5;
-    }
-    let v5 = (&v4).maximum(a);
-    let v6 = (a).slice::<2, 0, 2>();
-    let k7: Tensor![f64] = Tensor::rand_uniform(285, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(913, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = ((c).square() + 1.0).pow(&(b).tanh());
+    let v2 = (&v1).mean_keepdim::<2>();
+    let v3 = ((c).maximum(&v2)).tanh();
+    let v4 = (a).softplus();
+    let k5: Tensor![f64; 1, 1, 1] = Tensor::rand_uniform(638, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g141_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 1, 1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((c).square() + 1.0).log2();
-    let v2 = (b).logsumexp_axis::<2>();
-    let v3 = (&v2).tanh();
-    let mut v4 = v3.clone();
-    for _ in 0..4 {
-        v4 = ((&v4 * &v3).tanh().powf(3.0)).tanh() + &v3 * 0.5;
-    }
-    let v5 = (&v4).maximum(a);
-    let v6 = (a).slice::<2, 0, 2>();
-    let k7: Tensor![f64] = Tensor::rand_uniform(285, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(913, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = ((c).square() + 1.0).pow(&(b).tanh());
+    let v2 = (&v1).mean_keepdim::<2>();
+    let v3 = ((c).maximum(&v2)).tanh();
+    let v4 = (a).softplus();
+    let k5: Tensor![f64; 1, 1, 1] = Tensor::rand_uniform(638, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -7321,32 +7127,24 @@ fn g141_gradient() {
 #[differentiable]
 fn g142(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let v2 = ((((&m.fc2.weight).mean() * &k1)).square() + 1.0).sqrt();
-    let v3 = (&v2).logsumexp_keepdim::<0>();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(434, -1.0, 1.0);
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v2).mean() * &k4))).sigmoid() } else { ((m.fc2.forward(&((&v2).mean() * &k4))) * 1.5).gelu() };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(217, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v5, &v3);
-    let v9 = (a).tanh().exp();
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
-    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
+    let v2 = (((&m.fc2.weight).mean() * &k1)).maximum(a);
+    let v3 = (a).max();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(272, -1.0, 1.0);
+    let v5 = m.fc2.forward(&((&v3) + &k4));
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(170, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g142_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let v2 = ((((&m.fc2.weight).mean() * &k1)).square() + 1.0).sqrt();
-    let v3 = (&v2).logsumexp_keepdim::<0>();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(434, -1.0, 1.0);
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v2).mean() * &k4))).sigmoid() } else { ((m.fc2.forward(&((&v2).mean() * &k4))) * 1.5).gelu() };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(217, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v5, &v3);
-    let v9 = (a).tanh().exp();
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
-    (&v8 * &k10).sum() + (&v9 * &k11).sum()
+    let v2 = (((&m.fc2.weight).mean() * &k1)).maximum(a);
+    let v3 = (a).max();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(272, -1.0, 1.0);
+    let v5 = m.fc2.forward(&((&v3) + &k4));
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(170, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -7370,35 +7168,23 @@ fn g142_gradient() {
 
 #[differentiable]
 fn g143(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).recip();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(996, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let v4 = ((((a).mean() * &k2)).softmax::<1>() * &k3);
-    let mut v5 = a.clone();
-    for _ in 0..2 {
-        v5 = ((&v5 * &v1).cos()).tanh() + a * 0.5;
-    }
-    let v6 = if a.detach().sum().item() > 0.0 { (a).square() } else { ((a) * (&v5)) };
-    let v7 = (&v4).tanh();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(502, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(785, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(60, -1.0, 1.0);
+    let v2 = (a).minimum(&((a) + &k1));
+    let v3 = (a).max_axis::<1>();
+    let v4 = (&v2).logsumexp();
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v4)) };
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(746, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g143_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).recip();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(996, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let v4 = ((((a).mean() * &k2)).softmax::<1>() * &k3);
-    let mut v5 = a.clone();
-    for _ in 0..2 {
-        v5 = ((&v5 * &v1).cos()).tanh() + a * 0.5;
-    }
-    let v6 = if a.detach().sum().item() > 0.0 { (a).square() } else { ((a) * (&v5)) };
-    let v7 = (&v4).tanh();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(502, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(785, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(60, -1.0, 1.0);
+    let v2 = (a).minimum(&((a) + &k1));
+    let v3 = (a).max_axis::<1>();
+    let v4 = (&v2).logsumexp();
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v4)) };
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(746, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -7418,22 +7204,22 @@ fn g143_gradient() {
 
 #[differentiable]
 fn g144(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (b).square();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
-    let v3 = ((&v1).log_softmax::<1>() * &k2);
-    let v4 = ((a).square() + 1.0).ln();
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(435, -1.0, 1.0);
+    let v1 = (b).maximum_scalar(0.1);
+    let v2 = (&v1).max_keepdim::<1>();
+    let v3 = ((&v2) - (&v2));
+    let v4 = ((a) * 1.5).gelu();
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
     ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g144_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (b).square();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
-    let v3 = ((&v1).log_softmax::<1>() * &k2);
-    let v4 = ((a).square() + 1.0).ln();
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(435, -1.0, 1.0);
+    let v1 = (b).maximum_scalar(0.1);
+    let v2 = (&v1).max_keepdim::<1>();
+    let v3 = ((&v2) - (&v2));
+    let v4 = ((a) * 1.5).gelu();
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
     (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
@@ -7458,33 +7244,33 @@ fn g144_gradient() {
 
 #[differentiable]
 fn g145(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.gain).sin();
+    let v1 = (&m.gain).minimum_scalar(-0.1);
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(453, -1.0, 1.0);
-    let v3 = (((a) + &k2)).transpose::<1, 2>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(368, -1.0, 1.0);
-    let v5 = (m.fc1.forward(&((&v3).mean() * &k4))).sigmoid();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(321, -1.0, 1.0);
-    let v7 = m.fc2.forward(&((&v5).mean() * &k6));
-    let v8 = ((b) * 1.5).gelu();
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(511, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(981, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(170, -1.0, 1.0);
-    ((&v1 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
+    let v3 = (((a) + &k2)).min();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(263, -1.0, 1.0);
+    let v5 = ((m.fc2.forward(&((b) + &k4))) * 1.5).gelu();
+    let mut v6 = v1.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v3).sigmoid()).tanh() + &v1 * 0.5;
+    }
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(981, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g145_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.gain).sin();
+    let v1 = (&m.gain).minimum_scalar(-0.1);
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(453, -1.0, 1.0);
-    let v3 = (((a) + &k2)).transpose::<1, 2>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(368, -1.0, 1.0);
-    let v5 = (m.fc1.forward(&((&v3).mean() * &k4))).sigmoid();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(321, -1.0, 1.0);
-    let v7 = m.fc2.forward(&((&v5).mean() * &k6));
-    let v8 = ((b) * 1.5).gelu();
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(511, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(981, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(170, -1.0, 1.0);
-    (&v1 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
+    let v3 = (((a) + &k2)).min();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(263, -1.0, 1.0);
+    let v5 = ((m.fc2.forward(&((b) + &k4))) * 1.5).gelu();
+    let mut v6 = v1.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v3).sigmoid()).tanh() + &v1 * 0.5;
+    }
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(981, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -7512,27 +7298,29 @@ fn g145_gradient() {
 
 #[differentiable]
 fn g146(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).cos();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(361, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).t();
-    let v4 = (a).sin();
-    let v5 = ((c).square() + 1.0).ln();
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(455, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let v2 = (b).mse(&((a).mean() * &k1));
+    let v3 = (a).min_axis::<1>();
+    let v4 = (((&v2) + 0.25).relu()).tanh();
+    let v5 = ((&v3).tanh().exp()).min_axis::<0>();
+    let v6 = ((c).square() + 1.0).ln();
+    let k7: Tensor![f64] = Tensor::rand_uniform(207, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(556, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(322, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g146_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).cos();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(361, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).t();
-    let v4 = (a).sin();
-    let v5 = ((c).square() + 1.0).ln();
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(455, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let v2 = (b).mse(&((a).mean() * &k1));
+    let v3 = (a).min_axis::<1>();
+    let v4 = (((&v2) + 0.25).relu()).tanh();
+    let v5 = ((&v3).tanh().exp()).min_axis::<0>();
+    let v6 = ((c).square() + 1.0).ln();
+    let k7: Tensor![f64] = Tensor::rand_uniform(207, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(556, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(322, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -7560,36 +7348,30 @@ fn g146_gradient() {
 
 #[differentiable]
 fn g147(a: &Tensor![f64; 2, 1], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let v2 = (((a) + &k1)).tanh();
-    let v3 = (&v2).flip::<0>();
-    let v4 = ((((b) * (&v3))) * ((b).tanh()));
-    let v5 = ((&v4).min()).tanh();
-    let mut v6 = v5.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).softplus()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(428, -1.0, 1.0);
+    let v3 = (((a) + &k1)).matmul(&((b) + &k2));
+    let v4 = (&v3).min_keepdim::<0>();
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = ((&v5 * &v4).softplus()).tanh() + &v4 * 0.5;
     }
-    let k7: Tensor![f64] = Tensor::rand_uniform(422, -1.0, 1.0);
+    let v6 = ((&v5).sigmoid()).tanh();
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(503, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g147_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let v2 = (((a) + &k1)).tanh();
-    let v3 = (&v2).flip::<0>();
-    let v4 = ((((b) * (&v3))) * ((b).tanh()));
-    let v5 = ((&v4).min()).tanh();
-    let mut v6 = v5.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).softplus()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(428, -1.0, 1.0);
+    let v3 = (((a) + &k1)).matmul(&((b) + &k2));
+    let v4 = (&v3).min_keepdim::<0>();
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = ((&v5 * &v4).softplus()).tanh() + &v4 * 0.5;
     }
-    let k7: Tensor![f64] = Tensor::rand_uniform(422, -1.0, 1.0);
+    let v6 = ((&v5).sigmoid()).tanh();
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(503, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -7614,16 +7396,16 @@ fn g147_gradient() {
 
 #[differentiable]
 fn g148(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).sigmoid();
-    let v2 = (&v1).slice::<1, 1, 2>();
-    let k3: Tensor![f64; 1, 2] = Tensor::rand_uniform(765, -1.0, 1.0);
+    let v1 = (a).tanh().exp();
+    let v2 = (&v1).var();
+    let k3: Tensor![f64] = Tensor::rand_uniform(128, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g148_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).sigmoid();
-    let v2 = (&v1).slice::<1, 1, 2>();
-    let k3: Tensor![f64; 1, 2] = Tensor::rand_uniform(765, -1.0, 1.0);
+    let v1 = (a).tanh().exp();
+    let v2 = (&v1).var();
+    let k3: Tensor![f64] = Tensor::rand_uniform(128, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
 
@@ -7644,29 +7426,39 @@ fn g148_gradient() {
 
 #[differentiable]
 fn g149(m: &Stack, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (&m.blocks[0].bias).pad::<0, 1, 0, 4>();
+    let v1 = (a).tanh().exp2();
+    let v2 = (&m.blocks[0].bias).var_axis::<0>();
     let mut v3 = m.blocks[1].weight.clone();
-    for i in 0..3 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    for i in 0..2 {
+        v3 = (m.blocks[1 - i].forward(&v3)).sin() + &v3 * 0.5;
     }
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(94, -1.0, 1.0);
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(539, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(720, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(736, -1.0, 1.0);
+    let mut v5 = ((&v1) + &k4);
+    for i in 0..3 {
+        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    }
+    let k6: Tensor![f64] = Tensor::rand_uniform(410, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(755, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(706, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g149_tape(m: &TStack, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (&m.blocks[0].bias).pad::<0, 1, 0, 4>();
+    let v1 = (a).tanh().exp2();
+    let v2 = (&m.blocks[0].bias).var_axis::<0>();
     let mut v3 = m.blocks[1].weight.clone();
-    for i in 0..3 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    for i in 0..2 {
+        v3 = (m.blocks[1 - i].forward(&v3)).sin() + &v3 * 0.5;
     }
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(94, -1.0, 1.0);
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(539, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(720, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(736, -1.0, 1.0);
+    let mut v5 = ((&v1) + &k4);
+    for i in 0..3 {
+        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    }
+    let k6: Tensor![f64] = Tensor::rand_uniform(410, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(755, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(706, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7690,20 +7482,20 @@ fn g149_gradient() {
 
 #[differentiable]
 fn g150(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 1, 1]) -> f64 {
-    let v1 = ((b) * 1.5).gelu();
-    let v2 = (&v1).permute::<1, 0>();
-    let v3 = ((c).maximum(a)).mean();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(787, -1.0, 1.0);
+    let v1 = ((b).square() + 1.0).ln();
+    let v2 = (&v1).var_keepdim::<0>();
+    let v3 = (c).maximum(a);
+    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(463, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(496, -1.0, 1.0);
     ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g150_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let v1 = ((b) * 1.5).gelu();
-    let v2 = (&v1).permute::<1, 0>();
-    let v3 = ((c).maximum(a)).mean();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(787, -1.0, 1.0);
+    let v1 = ((b).square() + 1.0).ln();
+    let v2 = (&v1).var_keepdim::<0>();
+    let v3 = (c).maximum(a);
+    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(463, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(496, -1.0, 1.0);
     (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
@@ -7732,19 +7524,37 @@ fn g150_gradient() {
 
 #[differentiable]
 fn g151(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).abs();
-    let v2 = (&v1).cross_entropy(&[0usize, 1usize]);
-    let v3 = ((&v2) * (&v2));
-    let k4: Tensor![f64] = Tensor::rand_uniform(275, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).logsumexp();
+    let v3 = (&v2).tanh();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh().exp() } else { (-(&v3)) };
+    let v5 = (((&v4) + (&v4))).tanh();
+    let mut v6 = v5.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).square()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let k7: Tensor![f64] = Tensor::rand_uniform(855, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g151_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).abs();
-    let v2 = (&v1).cross_entropy(&[0usize, 1usize]);
-    let v3 = ((&v2) * (&v2));
-    let k4: Tensor![f64] = Tensor::rand_uniform(275, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).logsumexp();
+    let v3 = (&v2).tanh();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh().exp() } else { (-(&v3)) };
+    let v5 = (((&v4) + (&v4))).tanh();
+    let mut v6 = v5.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).square()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let k7: Tensor![f64] = Tensor::rand_uniform(855, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -7764,31 +7574,29 @@ fn g151_gradient() {
 
 #[differentiable]
 fn g152(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).softplus();
-    let v2 = (&m.gain).gather::<0, 4>(&[2, 0, 1, 0]);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(957, -1.0, 1.0);
-    let v4 = ((m.fc2.forward(&((&v1) + &k3))).square() + 1.0).ln();
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(a)).square() } else { ((m.fc1.forward(a)).square() + 1.0).powf(-0.5) };
-    let v6 = ((&m.fc1.bias).square() + 1.0).ln();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(742, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(866, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(142, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(142, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = ((b).square() + 1.0).sqrt();
+    let v2 = (&m.gain).logsumexp_axis::<0>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((&m.fc1.bias).mean() * &k3))).square() } else { (m.fc1.forward(&((&m.fc1.bias).mean() * &k3))).tanh() };
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(a)).tanh().exp() } else { (m.fc1.forward(a)).softplus() };
+    let k6: Tensor![f64] = Tensor::rand_uniform(956, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(579, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g152_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).softplus();
-    let v2 = (&m.gain).gather::<0, 4>(&[2, 0, 1, 0]);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(957, -1.0, 1.0);
-    let v4 = ((m.fc2.forward(&((&v1) + &k3))).square() + 1.0).ln();
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(a)).square() } else { ((m.fc1.forward(a)).square() + 1.0).powf(-0.5) };
-    let v6 = ((&m.fc1.bias).square() + 1.0).ln();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(742, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(866, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(142, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(142, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = ((b).square() + 1.0).sqrt();
+    let v2 = (&m.gain).logsumexp_axis::<0>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((&m.fc1.bias).mean() * &k3))).square() } else { (m.fc1.forward(&((&m.fc1.bias).mean() * &k3))).tanh() };
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(a)).tanh().exp() } else { (m.fc1.forward(a)).softplus() };
+    let k6: Tensor![f64] = Tensor::rand_uniform(956, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(579, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -7816,25 +7624,37 @@ fn g152_gradient() {
 
 #[differentiable]
 fn g153(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).silu();
-    let v2 = (&v1).cast::<f64>();
-    let v3 = (b).tanh();
-    let v4 = ((c) * 1.5).gelu();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(199, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(959, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(520, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = ((a).square() + 1.0).recip();
+    let v2 = (&v1).logsumexp_keepdim::<1>();
+    let v3 = ((((&v2) + (&v2))) * 1.5).gelu_tanh();
+    let v4 = ((&v3).logsumexp()).minimum_scalar(-0.1);
+    let mut v5 = b.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * c).tanh()).tanh();
+        }
+        v5 = &v5 - c * 0.25;
+    }
+    let k6: Tensor![f64] = Tensor::rand_uniform(797, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(627, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g153_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).silu();
-    let v2 = (&v1).cast::<f64>();
-    let v3 = (b).tanh();
-    let v4 = ((c) * 1.5).gelu();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(199, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(959, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(520, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = ((a).square() + 1.0).recip();
+    let v2 = (&v1).logsumexp_keepdim::<1>();
+    let v3 = ((((&v2) + (&v2))) * 1.5).gelu_tanh();
+    let v4 = ((&v3).logsumexp()).minimum_scalar(-0.1);
+    let mut v5 = b.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * c).tanh()).tanh();
+        }
+        v5 = &v5 - c * 0.25;
+    }
+    let k6: Tensor![f64] = Tensor::rand_uniform(797, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(627, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -7863,26 +7683,26 @@ fn g153_gradient() {
 #[differentiable]
 fn g154(a: &Tensor![f64; 4], b: &Tensor![f64; 4], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(649, -1.0, 1.0);
-    let v2 = (((a) + &k1)).tanh().powf(3.0);
-    let v3 = (&v2).reshape::<Shape![12]>();
-    let v4 = ((b) * 1.5).gelu();
-    let v5 = (c).square();
-    let k6: Tensor![f64; 12] = Tensor::rand_uniform(763, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(308, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(969, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v2 = (((a) + &k1)).square();
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(215, -1.0, 1.0);
+    let v4 = ((b).softmax::<0>() * &k3);
+    let v5 = ((b).cast::<f64>()).maximum(&(c).sum());
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(612, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g154_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(649, -1.0, 1.0);
-    let v2 = (((a) + &k1)).tanh().powf(3.0);
-    let v3 = (&v2).reshape::<Shape![12]>();
-    let v4 = ((b) * 1.5).gelu();
-    let v5 = (c).square();
-    let k6: Tensor![f64; 12] = Tensor::rand_uniform(763, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(308, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(969, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v2 = (((a) + &k1)).square();
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(215, -1.0, 1.0);
+    let v4 = ((b).softmax::<0>() * &k3);
+    let v5 = ((b).cast::<f64>()).maximum(&(c).sum());
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(612, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7911,46 +7731,32 @@ fn g154_gradient() {
 #[differentiable]
 fn g155(a: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(124, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh().powi(3);
-    let v3 = (&v2).broadcast_to::<Shape![2, 3, 4]>();
-    let mut v4 = v3.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).softplus()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v2).tanh().exp()).tanh();
-        }
-        v5 = &v5 - &v2 * 0.25;
-    }
-    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(328, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v2 = (((a).mean() * &k1)).sin();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
+    let v4 = ((&v2).log_softmax::<0>() * &k3);
+    let v5 = (((&v4).pad::<1, 1, 1, 6>()).square() + 1.0).pow(&((a).sum_axis::<0>()).tanh());
+    let k6: Tensor![f64; 6, 2] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let v7 = (&v5).matmul(&k6);
+    let v8 = (&v7).min();
+    let v9 = (&v7).tanh();
+    let k10: Tensor![f64] = Tensor::rand_uniform(187, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 2] = Tensor::rand_uniform(144, -1.0, 1.0);
+    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g155_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(124, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh().powi(3);
-    let v3 = (&v2).broadcast_to::<Shape![2, 3, 4]>();
-    let mut v4 = v3.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).softplus()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v2).tanh().exp()).tanh();
-        }
-        v5 = &v5 - &v2 * 0.25;
-    }
-    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(328, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v2 = (((a).mean() * &k1)).sin();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
+    let v4 = ((&v2).log_softmax::<0>() * &k3);
+    let v5 = (((&v4).pad::<1, 1, 1, 6>()).square() + 1.0).pow(&((a).sum_axis::<0>()).tanh());
+    let k6: Tensor![f64; 6, 2] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let v7 = (&v5).matmul(&k6);
+    let v8 = (&v7).min();
+    let v9 = (&v7).tanh();
+    let k10: Tensor![f64] = Tensor::rand_uniform(187, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 2] = Tensor::rand_uniform(144, -1.0, 1.0);
+    (&v8 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -7970,27 +7776,31 @@ fn g155_gradient() {
 
 #[differentiable]
 fn g156(m: &Net, a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).sum();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(145, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).concat::<0, 6, _>(&m.fc2.weight);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(143, -1.0, 1.0);
-    let v5 = (-(m.fc2.forward(&((&v3).mean() * &k4))));
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).powf(-0.5) } else { ((&v3) * (&v1)) };
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k8: Tensor![f64; 6, 3] = Tensor::rand_uniform(20, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (a).cos();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(145, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).transpose::<0, 2>();
+    let v4 = (m.fc1.forward(&m.fc2.weight)).square();
+    let mut v5 = v4.clone();
+    for _ in 0..1 {
+        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v4 * 0.5;
+    }
+    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(454, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g156_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).sum();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(145, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).concat::<0, 6, _>(&m.fc2.weight);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(143, -1.0, 1.0);
-    let v5 = (-(m.fc2.forward(&((&v3).mean() * &k4))));
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).powf(-0.5) } else { ((&v3) * (&v1)) };
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k8: Tensor![f64; 6, 3] = Tensor::rand_uniform(20, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (a).cos();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(145, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).transpose::<0, 2>();
+    let v4 = (m.fc1.forward(&m.fc2.weight)).square();
+    let mut v5 = v4.clone();
+    for _ in 0..1 {
+        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v4 * 0.5;
+    }
+    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(454, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -8014,23 +7824,17 @@ fn g156_gradient() {
 
 #[differentiable]
 fn g157(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).sum_axis::<1>();
-    let k2: Tensor![f64; 2] = Tensor::rand_uniform(303, -1.0, 1.0);
-    let k3: Tensor![f64; 2] = Tensor::rand_uniform(982, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(&v1, &((&v1) + &k2));
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(232, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).tanh();
+    let v2 = (&v1).t();
+    let k3: Tensor![f64; 1, 2] = Tensor::rand_uniform(514, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g157_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).sum_axis::<1>();
-    let k2: Tensor![f64; 2] = Tensor::rand_uniform(303, -1.0, 1.0);
-    let k3: Tensor![f64; 2] = Tensor::rand_uniform(982, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, &v1, &((&v1) + &k2));
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(232, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).tanh();
+    let v2 = (&v1).t();
+    let k3: Tensor![f64; 1, 2] = Tensor::rand_uniform(514, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -8050,19 +7854,41 @@ fn g157_gradient() {
 
 #[differentiable]
 fn g158(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (b).sum_keepdim::<1>();
-    let v2 = ((&v1) + (a));
-    let v3 = (((c) - (&v2))).cos();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (b).sigmoid();
+    let v2 = (&v1).flip::<0>();
+    let v3 = (((c) + (&v2))).cast::<f64>();
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v1).tanh().powf(3.0)).tanh();
+        }
+        v4 = &v4 - &v1 * 0.25;
+    }
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(594, -1.0, 1.0);
+    let v6 = (((a) * 1.5).erfc()).matmul(&k5);
+    let v7 = if a.detach().sum().item() > 0.0 { (-(&v4)) } else { ((&v4) * (&v3)) };
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(174, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(232, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g158_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (b).sum_keepdim::<1>();
-    let v2 = ((&v1) + (a));
-    let v3 = (((c) - (&v2))).cos();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (b).sigmoid();
+    let v2 = (&v1).flip::<0>();
+    let v3 = (((c) + (&v2))).cast::<f64>();
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v1).tanh().powf(3.0)).tanh();
+        }
+        v4 = &v4 - &v1 * 0.25;
+    }
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(594, -1.0, 1.0);
+    let v6 = (((a) * 1.5).erfc()).matmul(&k5);
+    let v7 = if a.detach().sum().item() > 0.0 { (-(&v4)) } else { ((&v4) * (&v3)) };
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(174, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(232, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -8090,27 +7916,29 @@ fn g158_gradient() {
 
 #[differentiable]
 fn g159(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (&m.fc2.weight).mean();
-    let v2 = ((&v1) - (a));
-    let v3 = (m.fc2.forward(&v2)).cos();
-    let v4 = (b).sin();
-    let v5 = (&m.fc1.weight).sin();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(695, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(630, -1.0, 1.0);
+    let v1 = ((&m.fc2.weight) + 0.25).relu();
+    let v2 = (&v1).slice::<1, 1, 2>();
+    let v3 = (m.fc2.forward(&m.fc1.weight)).cos();
+    let v4 = (a).sin();
+    let v5 = (b).sin();
+    let k6: Tensor![f64; 4, 2] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(630, -1.0, 1.0);
     let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(147, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(966, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g159_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.weight).mean();
-    let v2 = ((&v1) - (a));
-    let v3 = (m.fc2.forward(&v2)).cos();
-    let v4 = (b).sin();
-    let v5 = (&m.fc1.weight).sin();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(695, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(630, -1.0, 1.0);
+    let v1 = ((&m.fc2.weight) + 0.25).relu();
+    let v2 = (&v1).slice::<1, 1, 2>();
+    let v3 = (m.fc2.forward(&m.fc1.weight)).cos();
+    let v4 = (a).sin();
+    let v5 = (b).sin();
+    let k6: Tensor![f64; 4, 2] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(630, -1.0, 1.0);
     let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(147, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(966, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -8138,17 +7966,51 @@ fn g159_gradient() {
 
 #[differentiable]
 fn g160(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).mean_axis::<0>();
-    let v2 = ((&v1) * (a));
-    let k3: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = ((a) * 1.5).gelu();
+    let v2 = (&v1).pad::<2, 1, 0, 4>();
+    let mut v3 = v2.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = (((&v3 * &v2) * 1.5).gelu()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let v4 = if a.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { ((&v1) * (a)) };
+    let v5 = ((&v3).max()).tanh();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v5).square()).tanh();
+        }
+        v6 = &v6 - &v5 * 0.25;
+    }
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(402, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(475, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g160_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).mean_axis::<0>();
-    let v2 = ((&v1) * (a));
-    let k3: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = ((a) * 1.5).gelu();
+    let v2 = (&v1).pad::<2, 1, 0, 4>();
+    let mut v3 = v2.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = (((&v3 * &v2) * 1.5).gelu()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let v4 = if a.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { ((&v1) * (a)) };
+    let v5 = ((&v3).max()).tanh();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v5).square()).tanh();
+        }
+        v6 = &v6 - &v5 * 0.25;
+    }
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(402, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(475, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -8168,17 +8030,29 @@ fn g160_gradient() {
 
 #[differentiable]
 fn g161(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).mean_keepdim::<1>();
-    let v2 = ((&v1) / ((a).square() + 1.0));
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(73, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let v2 = (&v1).permute::<1, 0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(864, -1.0, 1.0);
+    let v4 = (&v2).matmul(&k3);
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = m6.select(a, &v1);
+    let v8 = ((&v4).matmul(&(&v7).t())).concat::<0, 6, _>(&((&v2).square() + 1.0).powf(-0.5));
+    let k9: Tensor![f64; 6, 2] = Tensor::rand_uniform(517, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g161_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).mean_keepdim::<1>();
-    let v2 = ((&v1) / ((a).square() + 1.0));
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(73, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let v2 = (&v1).permute::<1, 0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(864, -1.0, 1.0);
+    let v4 = (&v2).matmul(&k3);
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = Var::select(&m6, a, &v1);
+    let v8 = ((&v4).matmul(&(&v7).t())).concat::<0, 6, _>(&((&v2).square() + 1.0).powf(-0.5));
+    let k9: Tensor![f64; 6, 2] = Tensor::rand_uniform(517, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -8198,25 +8072,21 @@ fn g161_gradient() {
 
 #[differentiable]
 fn g162(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = (c).max();
-    let v2 = (-(a));
-    let v3 = (((&v1) + 0.25).relu()).sigmoid();
-    let v4 = (b).sigmoid();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(235, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(213, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(432, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = ((c) * 1.5).gelu_erf();
+    let v2 = (a).cross_entropy(&[0usize, 2usize, 1usize]);
+    let v3 = (&v2).sigmoid();
+    let v4 = (((&v1).broadcast_to::<Shape![2, 4]>()) * ((((b) / ((&v3).square() + 1.0))).mean()));
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(13, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g162_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (c).max();
-    let v2 = (-(a));
-    let v3 = (((&v1) + 0.25).relu()).sigmoid();
-    let v4 = (b).sigmoid();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(235, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(213, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(432, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = ((c) * 1.5).gelu_erf();
+    let v2 = (a).cross_entropy(&[0usize, 2usize, 1usize]);
+    let v3 = (&v2).sigmoid();
+    let v4 = (((&v1).broadcast_to::<Shape![2, 4]>()) * ((((b) / ((&v3).square() + 1.0))).mean()));
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(13, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -8244,27 +8114,27 @@ fn g162_gradient() {
 
 #[differentiable]
 fn g163(m: &Net, a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).max_axis::<0>();
-    let v2 = ((&m.fc1.bias).square() + 1.0).pow(&(&v1).tanh());
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(100, -1.0, 1.0);
-    let v4 = (m.fc1.forward(&((&m.fc1.bias).mean() * &k3))).sin();
-    let v5 = (&m.fc1.weight).square();
+    let v1 = ((a) * 1.5).erf();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(229, -1.0, 1.0);
+    let v3 = (((&m.fc1.bias) + &k2)).gather::<0, 2>(&[0, 0]);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let v5 = (m.fc2.forward(&((&m.fc1.weight) + &k4))).tanh();
     let k6: Tensor![f64; 4] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(153, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(931, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(153, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(931, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g163_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).max_axis::<0>();
-    let v2 = ((&m.fc1.bias).square() + 1.0).pow(&(&v1).tanh());
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(100, -1.0, 1.0);
-    let v4 = (m.fc1.forward(&((&m.fc1.bias).mean() * &k3))).sin();
-    let v5 = (&m.fc1.weight).square();
+    let v1 = ((a) * 1.5).erf();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(229, -1.0, 1.0);
+    let v3 = (((&m.fc1.bias) + &k2)).gather::<0, 2>(&[0, 0]);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let v5 = (m.fc2.forward(&((&m.fc1.weight) + &k4))).tanh();
     let k6: Tensor![f64; 4] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(153, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(931, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(153, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(931, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -8288,39 +8158,27 @@ fn g163_gradient() {
 
 #[differentiable]
 fn g164(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).max_keepdim::<1>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(497, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).maximum(&v1);
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v1).cos()).tanh();
-        }
-        v4 = &v4 - &v1 * 0.25;
+    let v1 = ((a) * 1.5).erfc();
+    let v2 = (&v1).cast::<f64>();
+    let mut v3 = v1.clone();
+    for _ in 0..2 {
+        v3 = ((&v3 * &v2).tanh().exp()).tanh() + &v1 * 0.5;
     }
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(583, -1.0, 1.0);
-    let v6 = (((&v1).softmax::<0>() * &k5)).mse(&(&v4).sum_keepdim::<1>());
-    let v7 = ((&v4).broadcast_to::<Shape![2, 2, 4]>()).maximum(&((&v6) * (&v1)));
-    let k8: Tensor![f64; 2, 2, 4] = Tensor::rand_uniform(348, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v4 = ((a) - (&v3));
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(259, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g164_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).max_keepdim::<1>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(497, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).maximum(&v1);
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v1).cos()).tanh();
-        }
-        v4 = &v4 - &v1 * 0.25;
+    let v1 = ((a) * 1.5).erfc();
+    let v2 = (&v1).cast::<f64>();
+    let mut v3 = v1.clone();
+    for _ in 0..2 {
+        v3 = ((&v3 * &v2).tanh().exp()).tanh() + &v1 * 0.5;
     }
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(583, -1.0, 1.0);
-    let v6 = (((&v1).softmax::<0>() * &k5)).mse(&(&v4).sum_keepdim::<1>());
-    let v7 = ((&v4).broadcast_to::<Shape![2, 2, 4]>()).maximum(&((&v6) * (&v1)));
-    let k8: Tensor![f64; 2, 2, 4] = Tensor::rand_uniform(348, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v4 = ((a) - (&v3));
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(259, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -8340,25 +8198,45 @@ fn g164_gradient() {
 
 #[differentiable]
 fn g165(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).min();
+    let v1 = (b).abs();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(18, -1.0, 1.0);
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(959, -1.0, 1.0);
-    let v4 = (((a).mean() * &k2)).minimum(&((&v1) + &k3));
-    let v5 = (b).sigmoid();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(334, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v3 = (((a).mean() * &k2)).reshape::<Shape![2, 2]>();
+    let mut v4 = v1.clone();
+    for _ in 0..4 {
+        v4 = (((&v4 * &v1).square() + 1.0).recip()).tanh() + &v1 * 0.5;
+    }
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * b).square() + 1.0).sqrt()).tanh();
+        }
+        v5 = &v5 - b * 0.25;
+    }
+    let v6 = (((&v5) * 1.5).gelu()).tanh();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(24, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g165_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).min();
+    let v1 = (b).abs();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(18, -1.0, 1.0);
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(959, -1.0, 1.0);
-    let v4 = (((a).mean() * &k2)).minimum(&((&v1) + &k3));
-    let v5 = (b).sigmoid();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(334, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v3 = (((a).mean() * &k2)).reshape::<Shape![2, 2]>();
+    let mut v4 = v1.clone();
+    for _ in 0..4 {
+        v4 = (((&v4 * &v1).square() + 1.0).recip()).tanh() + &v1 * 0.5;
+    }
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * b).square() + 1.0).sqrt()).tanh();
+        }
+        v5 = &v5 - b * 0.25;
+    }
+    let v6 = (((&v5) * 1.5).gelu()).tanh();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(24, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -8382,41 +8260,45 @@ fn g165_gradient() {
 
 #[differentiable]
 fn g166(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).min_axis::<1>();
-    let v2 = (&m.blocks[2].weight).maximum_scalar(0.1);
-    let mut v3 = v2.clone();
+    let v1 = (&m.blocks[2].weight).softplus();
+    let v2 = (&m.blocks[2].weight).broadcast_to::<Shape![2, 3, 3]>();
+    let mut v3 = v1.clone();
     for i in 0..2 {
         if i % 2 == 0 {
             v3 = ((m.blocks[i].forward(&v3)).square() + 1.0).recip();
         }
         v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = (m.head.forward(&v2)).sin();
-    let v5 = ((b).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(281, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(276, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(342, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(940, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v4 = (m.head.forward(&v1)).sin();
+    let v5 = ((a).square() + 1.0).powf(-0.5);
+    let v6 = ((b).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(276, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(342, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(220, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(62, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
 fn g166_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).min_axis::<1>();
-    let v2 = (&m.blocks[2].weight).maximum_scalar(0.1);
-    let mut v3 = v2.clone();
+    let v1 = (&m.blocks[2].weight).softplus();
+    let v2 = (&m.blocks[2].weight).broadcast_to::<Shape![2, 3, 3]>();
+    let mut v3 = v1.clone();
     for i in 0..2 {
         if i % 2 == 0 {
             v3 = ((m.blocks[i].forward(&v3)).square() + 1.0).recip();
         }
         v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = (m.head.forward(&v2)).sin();
-    let v5 = ((b).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(281, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(276, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(342, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(940, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v4 = (m.head.forward(&v1)).sin();
+    let v5 = ((a).square() + 1.0).powf(-0.5);
+    let v6 = ((b).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(276, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(342, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(220, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(62, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
 #[test]
@@ -8444,25 +8326,25 @@ fn g166_gradient() {
 
 #[differentiable]
 fn g167(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).min_keepdim::<0>();
-    let v2 = (&v1).minimum_scalar(-0.1);
-    let v3 = (b).cos();
-    let v4 = (c).tanh();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(336, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(987, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(90, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (a).silu();
+    let v2 = (&v1).concat::<0, 6, _>(a);
+    let v3 = (((&v2).minimum_scalar(-0.1)) * 1.5).erf();
+    let v4 = if c.detach().sum().item() < 0.0 { ((b).square() + 1.0).ln() } else { ((b).square() + 1.0).ln() };
+    let v5 = if c.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).powf(-0.5) } else { ((&v3) * (c)) };
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(750, -1.0, 1.0);
+    let k7: Tensor![f64; 6] = Tensor::rand_uniform(803, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g167_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).min_keepdim::<0>();
-    let v2 = (&v1).minimum_scalar(-0.1);
-    let v3 = (b).cos();
-    let v4 = (c).tanh();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(336, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(987, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(90, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (a).silu();
+    let v2 = (&v1).concat::<0, 6, _>(a);
+    let v3 = (((&v2).minimum_scalar(-0.1)) * 1.5).erf();
+    let v4 = if c.detach().sum().item() < 0.0 { ((b).square() + 1.0).ln() } else { ((b).square() + 1.0).ln() };
+    let v5 = if c.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).powf(-0.5) } else { ((&v3) * (c)) };
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(750, -1.0, 1.0);
+    let k7: Tensor![f64; 6] = Tensor::rand_uniform(803, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -8490,23 +8372,25 @@ fn g167_gradient() {
 
 #[differentiable]
 fn g168(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).var();
-    let v2 = (b).mse(&v1);
-    let v3 = ((&v1) * ((c).mean()));
-    let v4 = (&v2).tanh();
-    let k5: Tensor![f64] = Tensor::rand_uniform(762, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(126, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (c).tanh().powf(3.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(577, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(b, &v1);
+    let v5 = ((a).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(132, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(361, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g168_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).var();
-    let v2 = (b).mse(&v1);
-    let v3 = ((&v1) * ((c).mean()));
-    let v4 = (&v2).tanh();
-    let k5: Tensor![f64] = Tensor::rand_uniform(762, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(126, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (c).tanh().powf(3.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(577, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, b, &v1);
+    let v5 = ((a).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(132, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(361, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -8534,35 +8418,35 @@ fn g168_gradient() {
 
 #[differentiable]
 fn g169(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).var_axis::<1>();
-    let v2 = (a).matmul(a);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(467, -1.0, 1.0);
-    let v4 = (((&v2).matmul(&k3)) * ((((&v1) * ((&v2).mean()))).mean()));
-    let mut v5 = v4.clone();
-    for i in 0..1 {
+    let v1 = (a).tanh().powi(3);
+    let v2 = (&v1).dropout(0.25, 107);
+    let v3 = (a).mean();
+    let mut v4 = v2.clone();
+    for i in 0..3 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v4).softplus()).tanh();
+            v4 = ((-(&v4 * &v2))).tanh();
         }
-        v5 = &v5 - &v4 * 0.25;
+        v4 = &v4 - &v2 * 0.25;
     }
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(202, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k5: Tensor![f64] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g169_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).var_axis::<1>();
-    let v2 = (a).matmul(a);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(467, -1.0, 1.0);
-    let v4 = (((&v2).matmul(&k3)) * ((((&v1) * ((&v2).mean()))).mean()));
-    let mut v5 = v4.clone();
-    for i in 0..1 {
+    let v1 = (a).tanh().powi(3);
+    let v2 = (&v1).dropout(0.25, 107);
+    let v3 = (a).mean();
+    let mut v4 = v2.clone();
+    for i in 0..3 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v4).softplus()).tanh();
+            v4 = ((-(&v4 * &v2))).tanh();
         }
-        v5 = &v5 - &v4 * 0.25;
+        v4 = &v4 - &v2 * 0.25;
     }
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(202, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k5: Tensor![f64] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -8582,29 +8466,23 @@ fn g169_gradient() {
 
 #[differentiable]
 fn g170(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (&m.head.weight).var_keepdim::<1>();
-    let v2 = (&m.head.weight).tanh().exp();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(938, -1.0, 1.0);
-    let v4 = m.blocks[1].forward(&((&v1).mean() * &k3));
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).powf(-0.5) } else { ((&v2) * (&v2)) };
-    let v6 = (-(a));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(816, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(170, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(947, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = (&m.head.weight).sum();
+    let v2 = ((a) + (&v1));
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.head.forward(&((&v1) + &k3))).square() + 1.0).ln() } else { ((m.head.forward(&((&v1) + &k3))).square() + 1.0).powf(-0.5) };
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(824, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(420, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g170_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.head.weight).var_keepdim::<1>();
-    let v2 = (&m.head.weight).tanh().exp();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(938, -1.0, 1.0);
-    let v4 = m.blocks[1].forward(&((&v1).mean() * &k3));
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).powf(-0.5) } else { ((&v2) * (&v2)) };
-    let v6 = (-(a));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(816, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(170, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(947, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = (&m.head.weight).sum();
+    let v2 = ((a) + (&v1));
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.head.forward(&((&v1) + &k3))).square() + 1.0).ln() } else { ((m.head.forward(&((&v1) + &k3))).square() + 1.0).powf(-0.5) };
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(824, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(420, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -8628,23 +8506,21 @@ fn g170_gradient() {
 
 #[differentiable]
 fn g171(a: &Tensor![f64], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).logsumexp();
-    let v2 = (c).tanh().exp2();
-    let v3 = (a).tanh().exp();
-    let k4: Tensor![f64] = Tensor::rand_uniform(268, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(531, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(889, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = (b).sum_axis::<0>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(699, -1.0, 1.0);
+    let v3 = ((((c) + &k2)) - (a));
+    let v4 = ((&v1) * ((&v3).mean()));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(589, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g171_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).logsumexp();
-    let v2 = (c).tanh().exp2();
-    let v3 = (a).tanh().exp();
-    let k4: Tensor![f64] = Tensor::rand_uniform(268, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(531, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(889, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = (b).sum_axis::<0>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(699, -1.0, 1.0);
+    let v3 = ((((c) + &k2)) - (a));
+    let v4 = ((&v1) * ((&v3).mean()));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(589, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -8673,36 +8549,22 @@ fn g171_gradient() {
 #[differentiable]
 fn g172(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3], c: &Tensor![f64; 1, 1]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(478, -1.0, 1.0);
-    let v2 = (((c) + &k1)).logsumexp_axis::<1>();
-    let v3 = ((&v2).square() + 1.0).ln();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(b, &v3);
-    let mut v7 = v6.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * &v3).tanh()).tanh() + &v6 * 0.5;
-    }
-    let v8 = ((a) * 1.5).gelu();
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(860, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v2 = (((c) + &k1)).sum_keepdim::<1>();
+    let v3 = ((&v2) * (b));
+    let v4 = (a).sigmoid();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(551, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(560, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g172_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(478, -1.0, 1.0);
-    let v2 = (((c) + &k1)).logsumexp_axis::<1>();
-    let v3 = ((&v2).square() + 1.0).ln();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, b, &v3);
-    let mut v7 = v6.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * &v3).tanh()).tanh() + &v6 * 0.5;
-    }
-    let v8 = ((a) * 1.5).gelu();
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(860, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let v2 = (((c) + &k1)).sum_keepdim::<1>();
+    let v3 = ((&v2) * (b));
+    let v4 = (a).sigmoid();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(551, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(560, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -8730,29 +8592,41 @@ fn g172_gradient() {
 
 #[differentiable]
 fn g173(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).logsumexp_keepdim::<0>();
-    let v2 = ((&v1).square() + 1.0).log2();
-    let v3 = (m.head.forward(&m.blocks[2].weight)).tanh().exp();
-    let v4 = (-(b));
-    let v5 = (&m.blocks[0].bias).sin();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(464, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(465, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(353, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v1 = (b).mean();
+    let v2 = ((&v1) / ((b).square() + 1.0));
+    let mut v3 = m.blocks[2].weight.clone();
+    for i in 0..2 {
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+    }
+    let v4 = if b.detach().sum().item() > 0.0 { ((&m.blocks[2].weight).square() + 1.0).recip() } else { ((&m.blocks[2].weight) * 1.5).gelu() };
+    let v5 = (a).sigmoid();
+    let v6 = (&m.blocks[0].bias).square();
+    let k7: Tensor![f64] = Tensor::rand_uniform(328, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(859, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(495, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(925, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
 fn g173_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_keepdim::<0>();
-    let v2 = ((&v1).square() + 1.0).log2();
-    let v3 = (m.head.forward(&m.blocks[2].weight)).tanh().exp();
-    let v4 = (-(b));
-    let v5 = (&m.blocks[0].bias).sin();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(464, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(465, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(353, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v1 = (b).mean();
+    let v2 = ((&v1) / ((b).square() + 1.0));
+    let mut v3 = m.blocks[2].weight.clone();
+    for i in 0..2 {
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+    }
+    let v4 = if b.detach().sum().item() > 0.0 { ((&m.blocks[2].weight).square() + 1.0).recip() } else { ((&m.blocks[2].weight) * 1.5).gelu() };
+    let v5 = (a).sigmoid();
+    let v6 = (&m.blocks[0].bias).square();
+    let k7: Tensor![f64] = Tensor::rand_uniform(328, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(859, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(495, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(925, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
 #[test]
@@ -8780,49 +8654,37 @@ fn g173_gradient() {
 
 #[differentiable]
 fn g174(a: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(444, -1.0, 1.0);
-    let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = ((&v2).square() + 1.0).sqrt();
+    let v1 = (a).mean_axis::<0>();
+    let v2 = (-(&v1));
+    let v3 = (&v2).tanh();
     let mut v4 = v3.clone();
-    for i in 0..4 {
+    for i in 0..3 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v2).square()).tanh();
+            v4 = (((&v4 * &v3) * 1.5).gelu()).tanh();
         }
-        v4 = &v4 - &v2 * 0.25;
+        v4 = &v4 - &v3 * 0.25;
     }
-    let v5 = (&v4).broadcast_to::<Shape![2, 4]>();
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(877, -1.0, 1.0);
-    let v7 = ((((&v5) * ((a).mean()))).softmax::<1>() * &k6);
-    let mut v8 = v2.clone();
-    for _ in 0..3 {
-        v8 = (((&v8 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
-    }
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(302, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(244, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v5 = (-(&v2));
+    let v6 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v5)) };
+    let k7: Tensor![f64] = Tensor::rand_uniform(877, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g174_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(444, -1.0, 1.0);
-    let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = ((&v2).square() + 1.0).sqrt();
+    let v1 = (a).mean_axis::<0>();
+    let v2 = (-(&v1));
+    let v3 = (&v2).tanh();
     let mut v4 = v3.clone();
-    for i in 0..4 {
+    for i in 0..3 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v2).square()).tanh();
+            v4 = (((&v4 * &v3) * 1.5).gelu()).tanh();
         }
-        v4 = &v4 - &v2 * 0.25;
+        v4 = &v4 - &v3 * 0.25;
     }
-    let v5 = (&v4).broadcast_to::<Shape![2, 4]>();
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(877, -1.0, 1.0);
-    let v7 = ((((&v5) * ((a).mean()))).softmax::<1>() * &k6);
-    let mut v8 = v2.clone();
-    for _ in 0..3 {
-        v8 = (((&v8 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
-    }
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(302, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(244, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let v5 = (-(&v2));
+    let v6 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v5)) };
+    let k7: Tensor![f64] = Tensor::rand_uniform(877, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -8842,35 +8704,35 @@ fn g174_gradient() {
 
 #[differentiable]
 fn g175(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let v2 = ((a).log_softmax::<0>() * &k1);
-    let v3 = ((c).square() + 1.0).recip();
-    let v4 = if a.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { ((c) * (&v3)) };
-    let mut v5 = b.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * b).sin()).tanh() + b * 0.5;
+    let v1 = (a).mean_keepdim::<0>();
+    let v2 = ((c).square() + 1.0).pow(&(a).tanh());
+    let mut v3 = b.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v3 = ((-(&v3 * b))).tanh();
+        }
+        v3 = &v3 - b * 0.25;
     }
-    let v6 = if a.detach().sum().item() < 0.0 { (&v2).softplus() } else { (-(&v2)) };
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(911, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(568, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(632, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g175_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let v2 = ((a).log_softmax::<0>() * &k1);
-    let v3 = ((c).square() + 1.0).recip();
-    let v4 = if a.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { ((c) * (&v3)) };
-    let mut v5 = b.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * b).sin()).tanh() + b * 0.5;
+    let v1 = (a).mean_keepdim::<0>();
+    let v2 = ((c).square() + 1.0).pow(&(a).tanh());
+    let mut v3 = b.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v3 = ((-(&v3 * b))).tanh();
+        }
+        v3 = &v3 - b * 0.25;
     }
-    let v6 = if a.detach().sum().item() < 0.0 { (&v2).softplus() } else { (-(&v2)) };
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(911, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(568, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(632, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -8898,27 +8760,23 @@ fn g175_gradient() {
 
 #[differentiable]
 fn g176(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).transpose::<0, 2>();
-    let v2 = (c).square();
-    let v3 = (&v1).permute::<1, 0, 2>();
-    let v4 = if c.detach().sum().item() < 0.0 { (&v2).cos() } else { ((&v2) * (c)) };
-    let v5 = ((b).square() + 1.0).ln();
-    let k6: Tensor![f64; 1, 3, 2] = Tensor::rand_uniform(221, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(708, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(120, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (a).max();
+    let v2 = (b).maximum(a);
+    let v3 = (((c) * 1.5).erf()).sum_axis::<1>();
+    let v4 = if c.detach().sum().item() < 0.0 { (&v3).softplus() } else { ((&v3) * (&v1)) };
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(585, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g176_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).transpose::<0, 2>();
-    let v2 = (c).square();
-    let v3 = (&v1).permute::<1, 0, 2>();
-    let v4 = if c.detach().sum().item() < 0.0 { (&v2).cos() } else { ((&v2) * (c)) };
-    let v5 = ((b).square() + 1.0).ln();
-    let k6: Tensor![f64; 1, 3, 2] = Tensor::rand_uniform(221, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(708, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(120, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (a).max();
+    let v2 = (b).maximum(a);
+    let v3 = (((c) * 1.5).erf()).sum_axis::<1>();
+    let v4 = if c.detach().sum().item() < 0.0 { (&v3).softplus() } else { ((&v3) * (&v1)) };
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(585, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -8946,49 +8804,43 @@ fn g176_gradient() {
 
 #[differentiable]
 fn g177(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 1]) -> f64 {
-    let v1 = (&m.layers[1].weight).t();
-    let v2 = (&v1).sin();
-    let mut v3 = v1.clone();
+    let v1 = (a).max_axis::<0>();
+    let v2 = (&m.layers[1].weight).minimum(b);
+    let mut v3 = v2.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((m.layers[i].forward(&v3)) * 1.5).gelu();
-        }
-        v3 = &v3 - &m.layers[i].bias * 0.25;
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let mut v4 = v3.clone();
-    for _ in 0..2 {
-        v4 = ((-(&v4 * &m.norm[0]))).tanh() + &v3 * 0.5;
+    let mut v4 = m.layers[1].weight.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let v5 = (a).tanh().exp();
-    let v6 = (b).tanh();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(730, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(85, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v5 = (&m.norm[0]).tanh();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(814, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(730, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(85, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g177_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].weight).t();
-    let v2 = (&v1).sin();
-    let mut v3 = v1.clone();
+    let v1 = (a).max_axis::<0>();
+    let v2 = (&m.layers[1].weight).minimum(b);
+    let mut v3 = v2.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((m.layers[i].forward(&v3)) * 1.5).gelu();
-        }
-        v3 = &v3 - &m.layers[i].bias * 0.25;
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let mut v4 = v3.clone();
-    for _ in 0..2 {
-        v4 = ((-(&v4 * &m.norm[0]))).tanh() + &v3 * 0.5;
+    let mut v4 = m.layers[1].weight.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let v5 = (a).tanh().exp();
-    let v6 = (b).tanh();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(730, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(85, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v5 = (&m.norm[0]).tanh();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(814, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(730, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(85, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -9017,35 +8869,35 @@ fn g177_gradient() {
 #[differentiable]
 fn g178(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(797, -1.0, 1.0);
-    let v2 = (((a) + &k1)).flip::<0>();
-    let v3 = (c).cos();
+    let v2 = (((a) + &k1)).max_keepdim::<0>();
+    let v3 = (c).maximum_scalar(0.1);
     let mut v4 = v3.clone();
     for _ in 0..4 {
         v4 = ((&v4 * b).square()).tanh() + &v3 * 0.5;
     }
     let v5 = if c.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * 1.5).gelu() };
-    let v6 = (((&v5) * (&v3))).tanh().exp2();
-    let v7 = (&v4).tanh().powi(3);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(224, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(928, -1.0, 1.0);
+    let v6 = ((((&v5) * (&v3))) * 1.5).gelu();
+    let v7 = (&v4).tanh().powf(3.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(928, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(546, -1.0, 1.0);
     ((&v2 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g178_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(797, -1.0, 1.0);
-    let v2 = (((a) + &k1)).flip::<0>();
-    let v3 = (c).cos();
+    let v2 = (((a) + &k1)).max_keepdim::<0>();
+    let v3 = (c).maximum_scalar(0.1);
     let mut v4 = v3.clone();
     for _ in 0..4 {
         v4 = ((&v4 * b).square()).tanh() + &v3 * 0.5;
     }
     let v5 = if c.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * 1.5).gelu() };
-    let v6 = (((&v5) * (&v3))).tanh().exp2();
-    let v7 = (&v4).tanh().powi(3);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(224, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(928, -1.0, 1.0);
+    let v6 = ((((&v5) * (&v3))) * 1.5).gelu();
+    let v7 = (&v4).tanh().powf(3.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(928, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(546, -1.0, 1.0);
     (&v2 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
@@ -9074,23 +8926,25 @@ fn g178_gradient() {
 
 #[differentiable]
 fn g179(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).slice::<1, 0, 2>();
-    let v2 = (a).tanh();
-    let v3 = (-(c));
-    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(999, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(673, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = (b).min();
+    let v2 = (a).minimum_scalar(-0.1);
+    let v3 = (&v2).maximum(&v2);
+    let v4 = ((c).square() + 1.0).powf(-0.5);
+    let k5: Tensor![f64] = Tensor::rand_uniform(562, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(958, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g179_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).slice::<1, 0, 2>();
-    let v2 = (a).tanh();
-    let v3 = (-(c));
-    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(999, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(673, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = (b).min();
+    let v2 = (a).minimum_scalar(-0.1);
+    let v3 = (&v2).maximum(&v2);
+    let v4 = ((c).square() + 1.0).powf(-0.5);
+    let k5: Tensor![f64] = Tensor::rand_uniform(562, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(958, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -9118,37 +8972,51 @@ fn g179_gradient() {
 
 #[differentiable]
 fn g180(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (&m.blocks[0].weight).pad::<1, 0, 1, 4>();
-    let v2 = (&v1).sigmoid();
-    let v3 = if b.detach().sum().item() > 0.0 { (m.blocks[1].forward(&m.blocks[0].weight)).square() } else { (-(m.blocks[1].forward(&m.blocks[0].weight))) };
-    let v4 = ((a).square() + 1.0).recip();
-    let v5 = ((b) * 1.5).gelu();
-    let v6 = ((&m.head.weight) * 1.5).gelu();
-    let v7 = (&m.blocks[1].bias).cos();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(883, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(322, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(510, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(85, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()).item()
+    let v1 = (&m.blocks[0].weight).min_axis::<1>();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(385, -1.0, 1.0);
+    let v3 = (&v1).mse(&((a) + &k2));
+    let mut v4 = m.blocks[0].weight.clone();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let mut v5 = m.blocks[0].weight.clone();
+    for i in 0..2 {
+        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
+    }
+    let v6 = (b).square();
+    let v7 = ((&m.head.weight).square() + 1.0).powf(-0.5);
+    let v8 = (&m.blocks[1].bias).tanh();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(261, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(450, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(327, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(112, -1.0, 1.0);
+    ((&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
 }
 
 fn g180_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[0].weight).pad::<1, 0, 1, 4>();
-    let v2 = (&v1).sigmoid();
-    let v3 = if b.detach().sum().item() > 0.0 { (m.blocks[1].forward(&m.blocks[0].weight)).square() } else { (-(m.blocks[1].forward(&m.blocks[0].weight))) };
-    let v4 = ((a).square() + 1.0).recip();
-    let v5 = ((b) * 1.5).gelu();
-    let v6 = ((&m.head.weight) * 1.5).gelu();
-    let v7 = (&m.blocks[1].bias).cos();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(883, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(322, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(510, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(85, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()
+    let v1 = (&m.blocks[0].weight).min_axis::<1>();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(385, -1.0, 1.0);
+    let v3 = (&v1).mse(&((a) + &k2));
+    let mut v4 = m.blocks[0].weight.clone();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let mut v5 = m.blocks[0].weight.clone();
+    for i in 0..2 {
+        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
+    }
+    let v6 = (b).square();
+    let v7 = ((&m.head.weight).square() + 1.0).powf(-0.5);
+    let v8 = (&m.blocks[1].bias).tanh();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(261, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(450, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(327, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(112, -1.0, 1.0);
+    (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
 }
 
 #[test]
@@ -9176,49 +9044,41 @@ fn g180_gradient() {
 
 #[differentiable]
 fn g181(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (c).permute::<1, 0>();
-    let v2 = ((&v1) + 0.25).relu();
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { (&v2).tanh().powf(3.0) };
-    let v4 = if c.detach().sum().item() > 0.0 { ((b).square() + 1.0).ln() } else { ((b) * (b)) };
-    let mut v5 = v2.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * c).cos()).tanh();
-        }
-        v5 = &v5 - c * 0.25;
-    }
-    let mut v6 = v3.clone();
-    for _ in 0..3 {
-        v6 = ((&v6 * &v5).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let v7 = ((a).square() + 1.0).ln();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(228, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(333, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(780, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v1 = (c).min_keepdim::<0>();
+    let v2 = (&v1).matmul(a);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(614, -1.0, 1.0);
+    let v4 = ((((b).softmax::<0>() * &k3)).square() + 1.0).sqrt();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(85, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(492, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v4, &((&v1).mean() * &k5));
+    let k9: Tensor![f64; 1, 4] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(228, -1.0, 1.0);
+    let v11 = (((&v2).softmax::<1>() * &k9)).matmul(&k10);
+    let v12 = ((&v4).square() + 1.0).pow(&(&v2).tanh());
+    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(174, -1.0, 1.0);
+    let k14: Tensor![f64; 1, 3] = Tensor::rand_uniform(566, -1.0, 1.0);
+    let k15: Tensor![f64; 3, 4] = Tensor::rand_uniform(873, -1.0, 1.0);
+    ((&v8 * &k13).sum() + (&v11 * &k14).sum() + (&v12 * &k15).sum()).item()
 }
 
 fn g181_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (c).permute::<1, 0>();
-    let v2 = ((&v1) + 0.25).relu();
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { (&v2).tanh().powf(3.0) };
-    let v4 = if c.detach().sum().item() > 0.0 { ((b).square() + 1.0).ln() } else { ((b) * (b)) };
-    let mut v5 = v2.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * c).cos()).tanh();
-        }
-        v5 = &v5 - c * 0.25;
-    }
-    let mut v6 = v3.clone();
-    for _ in 0..3 {
-        v6 = ((&v6 * &v5).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let v7 = ((a).square() + 1.0).ln();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(228, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(333, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(780, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v1 = (c).min_keepdim::<0>();
+    let v2 = (&v1).matmul(a);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(614, -1.0, 1.0);
+    let v4 = ((((b).softmax::<0>() * &k3)).square() + 1.0).sqrt();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(85, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(492, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v4, &((&v1).mean() * &k5));
+    let k9: Tensor![f64; 1, 4] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(228, -1.0, 1.0);
+    let v11 = (((&v2).softmax::<1>() * &k9)).matmul(&k10);
+    let v12 = ((&v4).square() + 1.0).pow(&(&v2).tanh());
+    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(174, -1.0, 1.0);
+    let k14: Tensor![f64; 1, 3] = Tensor::rand_uniform(566, -1.0, 1.0);
+    let k15: Tensor![f64; 3, 4] = Tensor::rand_uniform(873, -1.0, 1.0);
+    (&v8 * &k13).sum() + (&v11 * &k14).sum() + (&v12 * &k15).sum()
 }
 
 #[test]
@@ -9246,25 +9106,33 @@ fn g181_gradient() {
 
 #[differentiable]
 fn g182(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64; 2, 1]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(391, -1.0, 1.0);
-    let v2 = (((c).mean() * &k1)).cross_entropy(&[2usize, 1usize, 0usize]);
-    let v3 = ((c) * 1.5).gelu();
-    let v4 = ((b) / ((&v2).square() + 1.0));
-    let v5 = (((a) * (&v4))).sigmoid();
-    let v6 = ((((&v5) + (&v3))).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(565, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (c).var();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(568, -1.0, 1.0);
+    let v3 = (((c).mean() * &k2)).tanh().exp();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let v5 = (a).matmul(&k4);
+    let v6 = ((&v1).minimum_scalar(-0.1)).abs();
+    let v7 = ((b).square() + 1.0).ln();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(723, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g182_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(391, -1.0, 1.0);
-    let v2 = (((c).mean() * &k1)).cross_entropy(&[2usize, 1usize, 0usize]);
-    let v3 = ((c) * 1.5).gelu();
-    let v4 = ((b) / ((&v2).square() + 1.0));
-    let v5 = (((a) * (&v4))).sigmoid();
-    let v6 = ((((&v5) + (&v3))).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(565, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (c).var();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(568, -1.0, 1.0);
+    let v3 = (((c).mean() * &k2)).tanh().exp();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let v5 = (a).matmul(&k4);
+    let v6 = ((&v1).minimum_scalar(-0.1)).abs();
+    let v7 = ((b).square() + 1.0).ln();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(723, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -9292,27 +9160,23 @@ fn g182_gradient() {
 
 #[differentiable]
 fn g183(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64; 1]) -> f64 {
-    let v1 = (b).gather::<0, 2>(&[0, 0]);
-    let v2 = (b).abs();
-    let v3 = (a).sigmoid();
-    let v4 = ((c).square() + 1.0).sqrt();
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(720, -1.0, 1.0);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(538, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(562, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(446, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
+    let v1 = (a).var_axis::<0>();
+    let v2 = (b).tanh().exp2();
+    let v3 = (((&v2).tanh().powf(3.0)) * ((c).sum()));
+    let v4 = ((&v1) * ((&v3).mean()));
+    let v5 = if c.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).ln() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64] = Tensor::rand_uniform(871, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g183_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (b).gather::<0, 2>(&[0, 0]);
-    let v2 = (b).abs();
-    let v3 = (a).sigmoid();
-    let v4 = ((c).square() + 1.0).sqrt();
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(720, -1.0, 1.0);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(538, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(562, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(446, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
+    let v1 = (a).var_axis::<0>();
+    let v2 = (b).tanh().exp2();
+    let v3 = (((&v2).tanh().powf(3.0)) * ((c).sum()));
+    let v4 = ((&v1) * ((&v3).mean()));
+    let v5 = if c.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).ln() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64] = Tensor::rand_uniform(871, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -9341,26 +9205,32 @@ fn g183_gradient() {
 #[differentiable]
 fn g184(m: &Stack, a: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(294, -1.0, 1.0);
-    let v2 = (((&m.blocks[0].weight).mean() * &k1)).cast::<f64>();
-    let v3 = (&v2).softplus();
-    let v4 = (m.blocks[1].forward(&m.blocks[0].weight)).sin();
-    let v5 = ((a).square() + 1.0).ln();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(317, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(79, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(315, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v2 = (((&m.blocks[0].weight).mean() * &k1)).var_keepdim::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(127, -1.0, 1.0);
+    let v4 = ((((&v2) + &k3)).square() + 1.0).ln();
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    }
+    let v6 = ((a).cos()).slice::<0, 1, 2>();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(702, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(451, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g184_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(294, -1.0, 1.0);
-    let v2 = (((&m.blocks[0].weight).mean() * &k1)).cast::<f64>();
-    let v3 = (&v2).softplus();
-    let v4 = (m.blocks[1].forward(&m.blocks[0].weight)).sin();
-    let v5 = ((a).square() + 1.0).ln();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(317, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(79, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(315, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v2 = (((&m.blocks[0].weight).mean() * &k1)).var_keepdim::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(127, -1.0, 1.0);
+    let v4 = ((((&v2) + &k3)).square() + 1.0).ln();
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    }
+    let v6 = ((a).cos()).slice::<0, 1, 2>();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(702, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(451, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -9384,36 +9254,36 @@ fn g184_gradient() {
 
 #[differentiable]
 fn g185(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![12]>();
-    let v2 = (&v1).silu();
-    let v3 = ((&v2) * ((a).mean()));
+    let v1 = (a).logsumexp();
+    let v2 = ((&v1).square() + 1.0).log2();
+    let v3 = ((&v2) + (a));
     let mut v4 = v3.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v1).sin()).tanh();
+            v4 = ((&v4 * a).sin()).tanh();
         }
-        v4 = &v4 - &v1 * 0.25;
+        v4 = &v4 - a * 0.25;
     }
-    let v5 = (((&v4).tanh()) - ((&v4).silu()));
-    let v6 = ((((&v5) * ((&v5).mean()))) * (((&v4).gather::<0, 3>(&[3, 9, 9])).mean()));
-    let k7: Tensor![f64; 12] = Tensor::rand_uniform(178, -1.0, 1.0);
+    let v5 = (((&v4).slice::<2, 1, 2>()) * (((&v3).minimum(a)).mean()));
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh() } else { ((&v5) * (&v5)) };
+    let k7: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(832, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g185_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![12]>();
-    let v2 = (&v1).silu();
-    let v3 = ((&v2) * ((a).mean()));
+    let v1 = (a).logsumexp();
+    let v2 = ((&v1).square() + 1.0).log2();
+    let v3 = ((&v2) + (a));
     let mut v4 = v3.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v1).sin()).tanh();
+            v4 = ((&v4 * a).sin()).tanh();
         }
-        v4 = &v4 - &v1 * 0.25;
+        v4 = &v4 - a * 0.25;
     }
-    let v5 = (((&v4).tanh()) - ((&v4).silu()));
-    let v6 = ((((&v5) * ((&v5).mean()))) * (((&v4).gather::<0, 3>(&[3, 9, 9])).mean()));
-    let k7: Tensor![f64; 12] = Tensor::rand_uniform(178, -1.0, 1.0);
+    let v5 = (((&v4).slice::<2, 1, 2>()) * (((&v3).minimum(a)).mean()));
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh() } else { ((&v5) * (&v5)) };
+    let k7: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(832, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -9434,27 +9304,37 @@ fn g185_gradient() {
 
 #[differentiable]
 fn g186(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 2, 3]>();
-    let v3 = ((b).square() + 1.0).powf(-0.5);
-    let v4 = (((&v3).cos()) * ((((&v2).square() + 1.0).recip()).mean()));
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh() } else { ((&v4) * (&v3)) };
-    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(864, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(975, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).logsumexp_axis::<0>();
+    let v3 = ((&v2).square() + 1.0).sqrt();
+    let k4: Tensor![f64; 4] = Tensor::rand_uniform(554, -1.0, 1.0);
+    let v5 = ((((&v3).softmax::<0>() * &k4)) * (((&v3).abs()).mean()));
+    let mut v6 = b.clone();
+    for _ in 0..3 {
+        v6 = ((&v6 * b).square()).tanh() + b * 0.5;
+    }
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(280, -1.0, 1.0);
+    let v8 = ((((&v6).softmax::<0>() * &k7)).square() + 1.0).pow(&((a).logsumexp_keepdim::<1>()).tanh());
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(614, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(396, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g186_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 2, 3]>();
-    let v3 = ((b).square() + 1.0).powf(-0.5);
-    let v4 = (((&v3).cos()) * ((((&v2).square() + 1.0).recip()).mean()));
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh() } else { ((&v4) * (&v3)) };
-    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(864, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(975, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).logsumexp_axis::<0>();
+    let v3 = ((&v2).square() + 1.0).sqrt();
+    let k4: Tensor![f64; 4] = Tensor::rand_uniform(554, -1.0, 1.0);
+    let v5 = ((((&v3).softmax::<0>() * &k4)) * (((&v3).abs()).mean()));
+    let mut v6 = b.clone();
+    for _ in 0..3 {
+        v6 = ((&v6 * b).square()).tanh() + b * 0.5;
+    }
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(280, -1.0, 1.0);
+    let v8 = ((((&v6).softmax::<0>() * &k7)).square() + 1.0).pow(&((a).logsumexp_keepdim::<1>()).tanh());
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(614, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(396, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -9478,25 +9358,39 @@ fn g186_gradient() {
 
 #[differentiable]
 fn g187(m: &Res, a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.layers[0].bias).concat::<0, 6, _>(&m.layers[0].bias);
-    let v2 = (&v1).tanh().powi(3);
-    let v3 = (-(m.layers[0].forward(&m.layers[1].weight)));
-    let v4 = (a).sin();
-    let k5: Tensor![f64; 6] = Tensor::rand_uniform(850, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(28, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (&m.layers[1].weight).logsumexp_keepdim::<1>();
+    let v2 = ((&v1).square() + 1.0).recip();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(901, -1.0, 1.0);
+    let mut v4 = ((a).mean() * &k3);
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (m.layers[i].forward(&v4)).sigmoid();
+        }
+        v4 = &v4 - &m.layers[i].bias * 0.25;
+    }
+    let v5 = ((&m.layers[0].bias).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(763, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g187_tape(m: &TRes, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].bias).concat::<0, 6, _>(&m.layers[0].bias);
-    let v2 = (&v1).tanh().powi(3);
-    let v3 = (-(m.layers[0].forward(&m.layers[1].weight)));
-    let v4 = (a).sin();
-    let k5: Tensor![f64; 6] = Tensor::rand_uniform(850, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(28, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (&m.layers[1].weight).logsumexp_keepdim::<1>();
+    let v2 = ((&v1).square() + 1.0).recip();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(901, -1.0, 1.0);
+    let mut v4 = ((a).mean() * &k3);
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (m.layers[i].forward(&v4)).sigmoid();
+        }
+        v4 = &v4 - &m.layers[i].bias * 0.25;
+    }
+    let v5 = ((&m.layers[0].bias).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(763, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9520,29 +9414,27 @@ fn g187_gradient() {
 
 #[differentiable]
 fn g188(a: &Tensor![f64; 4], b: &Tensor![f64; 4], c: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(80, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(c, &((a).mean() * &k1));
-    let v5 = (c).sum();
-    let v6 = if a.detach().sum().item() > 0.0 { (b).sin() } else { (b).tanh().exp() };
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(609, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(319, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(199, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
+    let v2 = ((c).softmax::<1>() * &k1);
+    let v3 = (&v2).square();
+    let v4 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { (b).sigmoid() };
+    let v5 = ((a).square() + 1.0).recip();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(14, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(661, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g188_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(80, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, c, &((a).mean() * &k1));
-    let v5 = (c).sum();
-    let v6 = if a.detach().sum().item() > 0.0 { (b).sin() } else { (b).tanh().exp() };
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(609, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(319, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(199, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
+    let v2 = ((c).softmax::<1>() * &k1);
+    let v3 = (&v2).square();
+    let v4 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { (b).sigmoid() };
+    let v5 = ((a).square() + 1.0).recip();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(14, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(661, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9570,33 +9462,39 @@ fn g188_gradient() {
 
 #[differentiable]
 fn g189(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) + (c));
-    let v2 = (&v1).sum_axis::<0>();
-    let k3: Tensor![f64] = Tensor::rand_uniform(158, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(b, &v2);
-    let mut v6 = v1.clone();
-    for _ in 0..4 {
-        v6 = (((&v6 * &v5).square() + 1.0).ln()).tanh() + &v1 * 0.5;
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(412, -1.0, 1.0);
+    let v2 = ((c).log_softmax::<0>() * &k1);
+    let v3 = (&v2).sin();
+    let mut v4 = b.clone();
+    for _ in 0..3 {
+        v4 = (((&v4 * b).square() + 1.0).recip()).tanh() + b * 0.5;
     }
-    let v7 = ((&v6).tanh().powi(3)).silu();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(755, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v5 = (&v2).cos();
+    let v6 = if a.detach().sum().item() < 0.0 { (&v5).softplus() } else { ((&v5).square() + 1.0).ln() };
+    let v7 = (a).tanh();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(147, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(725, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(8, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(758, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g189_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) + (c));
-    let v2 = (&v1).sum_axis::<0>();
-    let k3: Tensor![f64] = Tensor::rand_uniform(158, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, b, &v2);
-    let mut v6 = v1.clone();
-    for _ in 0..4 {
-        v6 = (((&v6 * &v5).square() + 1.0).ln()).tanh() + &v1 * 0.5;
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(412, -1.0, 1.0);
+    let v2 = ((c).log_softmax::<0>() * &k1);
+    let v3 = (&v2).sin();
+    let mut v4 = b.clone();
+    for _ in 0..3 {
+        v4 = (((&v4 * b).square() + 1.0).recip()).tanh() + b * 0.5;
     }
-    let v7 = ((&v6).tanh().powi(3)).silu();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(755, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v5 = (&v2).cos();
+    let v6 = if a.detach().sum().item() < 0.0 { (&v5).softplus() } else { ((&v5).square() + 1.0).ln() };
+    let v7 = (a).tanh();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(147, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(725, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(8, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(758, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -9624,25 +9522,23 @@ fn g189_gradient() {
 
 #[differentiable]
 fn g190(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)) - (a));
-    let v3 = (b).sum_keepdim::<0>();
-    let v4 = if a.detach().sum().item() < 0.0 { (-(&v3)) } else { ((&v3).square() + 1.0).recip() };
-    let v5 = if b.detach().sum().item() < 0.0 { (a).cos() } else { ((a) * (&v2)) };
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(489, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(625, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
+    let v2 = (((a) + &k1)).transpose::<1, 2>();
+    let v3 = (&v2).cos();
+    let v4 = ((b) * ((&v3).mean()));
+    let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (b)) };
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(704, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g190_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)) - (a));
-    let v3 = (b).sum_keepdim::<0>();
-    let v4 = if a.detach().sum().item() < 0.0 { (-(&v3)) } else { ((&v3).square() + 1.0).recip() };
-    let v5 = if b.detach().sum().item() < 0.0 { (a).cos() } else { ((a) * (&v2)) };
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(489, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(625, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
+    let v2 = (((a) + &k1)).transpose::<1, 2>();
+    let v3 = (&v2).cos();
+    let v4 = ((b) * ((&v3).mean()));
+    let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (b)) };
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(704, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -9666,33 +9562,41 @@ fn g190_gradient() {
 
 #[differentiable]
 fn g191(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(589, -1.0, 1.0);
-    let v3 = ((((&m.norm[1]).mean() * &k1)) * (((a) + &k2)));
-    let v4 = (&v3).mean();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(662, -1.0, 1.0);
-    let mut v6 = ((&v3).mean() * &k5);
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let v2 = (((&m.norm[1]) + &k1)).t();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(585, -1.0, 1.0);
+    let v4 = (((&m.norm[1]) + &k3)).tanh();
+    let v5 = m.layers[1].forward(&v4);
+    let mut v6 = a.clone();
     for i in 0..2 {
-        v6 = (m.layers[i].forward(&v6) * &m.norm[i]).tanh() + &v6 * 0.5;
+        if i % 2 == 0 {
+            v6 = ((&v6 * a).tanh().powf(3.0)).tanh();
+        }
+        v6 = &v6 - a * 0.25;
     }
-    let k7: Tensor![f64] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(69, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(721, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(658, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(271, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g191_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(589, -1.0, 1.0);
-    let v3 = ((((&m.norm[1]).mean() * &k1)) * (((a) + &k2)));
-    let v4 = (&v3).mean();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(662, -1.0, 1.0);
-    let mut v6 = ((&v3).mean() * &k5);
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let v2 = (((&m.norm[1]) + &k1)).t();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(585, -1.0, 1.0);
+    let v4 = (((&m.norm[1]) + &k3)).tanh();
+    let v5 = m.layers[1].forward(&v4);
+    let mut v6 = a.clone();
     for i in 0..2 {
-        v6 = (m.layers[i].forward(&v6) * &m.norm[i]).tanh() + &v6 * 0.5;
+        if i % 2 == 0 {
+            v6 = ((&v6 * a).tanh().powf(3.0)).tanh();
+        }
+        v6 = &v6 - a * 0.25;
     }
-    let k7: Tensor![f64] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(69, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v6 * &k8).sum()
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(721, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(658, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(271, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -9717,36 +9621,26 @@ fn g191_gradient() {
 #[differentiable]
 fn g192(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(138, -1.0, 1.0);
-    let v2 = ((((a) + &k1)) / ((c).square() + 1.0));
-    let v3 = (b).mean_axis::<0>();
-    let v4 = ((&v2) * 1.5).gelu();
-    let mut v5 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v3).square()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
-    }
-    let v6 = if b.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v5)) };
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(411, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v2 = (((a) + &k1)).flip::<2>();
+    let v3 = (b).sigmoid();
+    let v4 = ((((&v3) * ((&v2).mean()))).square() + 1.0).log2();
+    let v5 = if a.detach().sum().item() > 0.0 { (-(&v4)) } else { (&v4).softplus() };
+    let v6 = (-(c));
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(6, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(597, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g192_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(138, -1.0, 1.0);
-    let v2 = ((((a) + &k1)) / ((c).square() + 1.0));
-    let v3 = (b).mean_axis::<0>();
-    let v4 = ((&v2) * 1.5).gelu();
-    let mut v5 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v3).square()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
-    }
-    let v6 = if b.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v5)) };
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(411, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v2 = (((a) + &k1)).flip::<2>();
+    let v3 = (b).sigmoid();
+    let v4 = ((((&v3) * ((&v2).mean()))).square() + 1.0).log2();
+    let v5 = if a.detach().sum().item() > 0.0 { (-(&v4)) } else { (&v4).softplus() };
+    let v6 = (-(c));
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(6, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(597, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -9774,25 +9668,29 @@ fn g192_gradient() {
 
 #[differentiable]
 fn g193(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (-(b));
-    let v2 = (b).mean_keepdim::<0>();
-    let v3 = if a.detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * (&v2)) };
-    let v4 = (a).tanh();
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(962, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (a).slice::<1, 0, 2>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let v3 = ((((b).mean() * &k2)) + 0.25).relu();
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(69, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(709, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = m6.select(&v1, &((&v1) + &k4));
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(962, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g193_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (-(b));
-    let v2 = (b).mean_keepdim::<0>();
-    let v3 = if a.detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * (&v2)) };
-    let v4 = (a).tanh();
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(962, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (a).slice::<1, 0, 2>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let v3 = ((((b).mean() * &k2)) + 0.25).relu();
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(69, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(709, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = Var::select(&m6, &v1, &((&v1) + &k4));
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(962, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -9817,36 +9715,30 @@ fn g193_gradient() {
 #[differentiable]
 fn g194(m: &Res, a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
-    let v2 = ((((&m.norm[0]) + &k1)).square() + 1.0).pow(&(a).tanh());
-    let v3 = (&m.proj.weight).max();
-    let mut v4 = m.proj.weight.clone();
-    for i in 0..2 {
-        let layer = &m.layers[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
-    }
-    let v5 = ((&m.layers[1].bias).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(512, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(701, -1.0, 1.0);
+    let v2 = (((&m.norm[0]) + &k1)).pad::<0, 2, 1, 5>();
+    let v3 = ((&m.proj.weight) * 1.5).gelu();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(371, -1.0, 1.0);
+    let v5 = ((m.proj.forward(&((a) + &k4))).square() + 1.0).sqrt();
+    let v6 = ((&m.layers[1].bias).square() + 1.0).recip();
+    let k7: Tensor![f64; 5, 2, 3] = Tensor::rand_uniform(701, -1.0, 1.0);
     let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(281, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(796, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(508, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g194_tape(m: &TRes, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
-    let v2 = ((((&m.norm[0]) + &k1)).square() + 1.0).pow(&(a).tanh());
-    let v3 = (&m.proj.weight).max();
-    let mut v4 = m.proj.weight.clone();
-    for i in 0..2 {
-        let layer = &m.layers[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
-    }
-    let v5 = ((&m.layers[1].bias).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(512, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(701, -1.0, 1.0);
+    let v2 = (((&m.norm[0]) + &k1)).pad::<0, 2, 1, 5>();
+    let v3 = ((&m.proj.weight) * 1.5).gelu();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(371, -1.0, 1.0);
+    let v5 = ((m.proj.forward(&((a) + &k4))).square() + 1.0).sqrt();
+    let v6 = ((&m.layers[1].bias).square() + 1.0).recip();
+    let k7: Tensor![f64; 5, 2, 3] = Tensor::rand_uniform(701, -1.0, 1.0);
     let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(281, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(796, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(508, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -9870,19 +9762,21 @@ fn g194_gradient() {
 
 #[differentiable]
 fn g195(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).maximum(a);
-    let v2 = (a).max_axis::<1>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(520, -1.0, 1.0);
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(493, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+    let v1 = (a).permute::<1, 0>();
+    let v2 = ((&v1) * 1.5).gelu_tanh();
+    let v3 = (a).logsumexp_keepdim::<0>();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(87, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g195_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).maximum(a);
-    let v2 = (a).max_axis::<1>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(520, -1.0, 1.0);
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(493, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+    let v1 = (a).permute::<1, 0>();
+    let v2 = ((&v1) * 1.5).gelu_tanh();
+    let v3 = (a).logsumexp_keepdim::<0>();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(87, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -9902,25 +9796,19 @@ fn g195_gradient() {
 
 #[differentiable]
 fn g196(a: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(156, -1.0, 1.0);
-    let v3 = (((a).mean() * &k1)).minimum(&((a).mean() * &k2));
-    let v4 = (&v3).max_keepdim::<1>();
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).powf(-0.5) } else { (&v4).softplus() };
-    let v6 = (((&v5).tanh().exp()) + ((&v3).mean()));
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(524, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).cross_entropy(&[1usize, 0usize, 2usize]);
+    let v3 = ((&v2) * 1.5).gelu_erf();
+    let k4: Tensor![f64] = Tensor::rand_uniform(221, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g196_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(156, -1.0, 1.0);
-    let v3 = (((a).mean() * &k1)).minimum(&((a).mean() * &k2));
-    let v4 = (&v3).max_keepdim::<1>();
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).powf(-0.5) } else { (&v4).softplus() };
-    let v6 = (((&v5).tanh().exp()) + ((&v3).mean()));
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(524, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).cross_entropy(&[1usize, 0usize, 2usize]);
+    let v3 = ((&v2) * 1.5).gelu_erf();
+    let k4: Tensor![f64] = Tensor::rand_uniform(221, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -9940,21 +9828,33 @@ fn g196_gradient() {
 
 #[differentiable]
 fn g197(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).maximum_scalar(0.1);
-    let v2 = (&v1).min();
-    let v3 = (a).sin();
-    let k4: Tensor![f64] = Tensor::rand_uniform(12, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (b).gather::<0, 4>(&[0, 0, 0, 0]);
+    let v2 = ((&v1) * 1.5).erf();
+    let mut v3 = a.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = (((&v3 * b).square() + 1.0).recip()).tanh();
+        }
+        v3 = &v3 - b * 0.25;
+    }
+    let v4 = (((&v2).maximum(&v3)) + 0.25).relu();
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(675, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g197_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).maximum_scalar(0.1);
-    let v2 = (&v1).min();
-    let v3 = (a).sin();
-    let k4: Tensor![f64] = Tensor::rand_uniform(12, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (b).gather::<0, 4>(&[0, 0, 0, 0]);
+    let v2 = ((&v1) * 1.5).erf();
+    let mut v3 = a.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = (((&v3 * b).square() + 1.0).recip()).tanh();
+        }
+        v3 = &v3 - b * 0.25;
+    }
+    let v4 = (((&v2).maximum(&v3)) + 0.25).relu();
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(675, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -9979,34 +9879,26 @@ fn g197_gradient() {
 #[differentiable]
 fn g198(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).minimum_scalar(-0.1);
-    let v3 = (&m.layers[1].weight).min_axis::<0>();
-    let mut v4 = v2.clone();
-    for i in 0..2 {
-        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
-    }
-    let v5 = (&v4).sum();
-    let v6 = (&m.proj.weight).tanh().exp();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(926, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v2 = (((a).mean() * &k1)).cast::<f64>();
+    let v3 = ((&m.layers[1].weight) * 1.5).erfc();
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.layers[1].forward(&v3)).square() + 1.0).powf(-0.5) } else { (m.layers[1].forward(&v3)).sigmoid() };
+    let v5 = (&m.proj.weight).sin();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(101, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g198_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).minimum_scalar(-0.1);
-    let v3 = (&m.layers[1].weight).min_axis::<0>();
-    let mut v4 = v2.clone();
-    for i in 0..2 {
-        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
-    }
-    let v5 = (&v4).sum();
-    let v6 = (&m.proj.weight).tanh().exp();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(926, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v2 = (((a).mean() * &k1)).cast::<f64>();
+    let v3 = ((&m.layers[1].weight) * 1.5).erfc();
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.layers[1].forward(&v3)).square() + 1.0).powf(-0.5) } else { (m.layers[1].forward(&v3)).sigmoid() };
+    let v5 = (&m.proj.weight).sin();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(101, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -10030,47 +9922,21 @@ fn g198_gradient() {
 
 #[differentiable]
 fn g199(a: &Tensor![f64; 1, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).mse(b);
-    let v2 = (c).min_keepdim::<1>();
-    let v3 = (&v1).abs();
-    let v4 = if b.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * (&v1)) };
-    let mut v5 = a.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v1) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let mut v6 = v4.clone();
-    for _ in 0..2 {
-        v6 = ((&v6 * &v3).softplus()).tanh() + &v4 * 0.5;
-    }
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(817, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(492, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(85, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = (c).reshape::<Shape![3]>();
+    let v2 = (b).abs();
+    let v3 = if a.detach().sum().item() > 0.0 { (a).tanh() } else { ((a) * (&v1)) };
+    let k4: Tensor![f64] = Tensor::rand_uniform(204, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(945, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g199_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).mse(b);
-    let v2 = (c).min_keepdim::<1>();
-    let v3 = (&v1).abs();
-    let v4 = if b.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * (&v1)) };
-    let mut v5 = a.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v1) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let mut v6 = v4.clone();
-    for _ in 0..2 {
-        v6 = ((&v6 * &v3).softplus()).tanh() + &v4 * 0.5;
-    }
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(817, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(492, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(85, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = (c).reshape::<Shape![3]>();
+    let v2 = (b).abs();
+    let v3 = if a.detach().sum().item() > 0.0 { (a).tanh() } else { ((a) * (&v1)) };
+    let k4: Tensor![f64] = Tensor::rand_uniform(204, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(945, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -10098,37 +9964,47 @@ fn g199_gradient() {
 
 #[differentiable]
 fn g200(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(119, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(604, -1.0, 1.0);
-    let v3 = (((c) + &k1)).matmul(&((a) + &k2));
-    let v4 = (&v3).var();
-    let mut v5 = b.clone();
-    for i in 0..3 {
+    let v1 = (a).broadcast_to::<Shape![2]>();
+    let v2 = (&v1).softplus();
+    let mut v3 = v2.clone();
+    for i in 0..2 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v4).sigmoid()).tanh();
+            v3 = ((&v3 * b).tanh().exp()).tanh();
         }
-        v5 = &v5 - &v4 * 0.25;
+        v3 = &v3 - b * 0.25;
     }
-    let v6 = (-(&v5));
-    let k7: Tensor![f64] = Tensor::rand_uniform(554, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let mut v4 = c.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).cos()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
+    }
+    let k5: Tensor![f64; 2] = Tensor::rand_uniform(76, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(857, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g200_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(119, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(604, -1.0, 1.0);
-    let v3 = (((c) + &k1)).matmul(&((a) + &k2));
-    let v4 = (&v3).var();
-    let mut v5 = b.clone();
-    for i in 0..3 {
+    let v1 = (a).broadcast_to::<Shape![2]>();
+    let v2 = (&v1).softplus();
+    let mut v3 = v2.clone();
+    for i in 0..2 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v4).sigmoid()).tanh();
+            v3 = ((&v3 * b).tanh().exp()).tanh();
         }
-        v5 = &v5 - &v4 * 0.25;
+        v3 = &v3 - b * 0.25;
     }
-    let v6 = (-(&v5));
-    let k7: Tensor![f64] = Tensor::rand_uniform(554, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let mut v4 = c.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).cos()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
+    }
+    let k5: Tensor![f64; 2] = Tensor::rand_uniform(76, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(857, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -10156,31 +10032,27 @@ fn g200_gradient() {
 
 #[differentiable]
 fn g201(m: &Res, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).tanh().exp();
-    let v2 = (&m.layers[0].bias).var_axis::<0>();
-    let mut v3 = m.proj.weight.clone();
-    for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3)).tanh() + &v3 * 0.5 + &v1 * 0.25;
-    }
-    let v4 = ((&m.proj.bias).square() + 1.0).recip();
-    let k5: Tensor![f64] = Tensor::rand_uniform(852, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(69, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(76, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (&m.proj.bias).concat::<0, 6, _>(a);
+    let v2 = (&m.layers[0].bias).silu();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(256, -1.0, 1.0);
+    let v4 = m.proj.forward(&((&v1).mean() * &k3));
+    let v5 = ((&m.proj.weight).square() + 1.0).recip();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(76, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(456, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(656, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g201_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp();
-    let v2 = (&m.layers[0].bias).var_axis::<0>();
-    let mut v3 = m.proj.weight.clone();
-    for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3)).tanh() + &v3 * 0.5 + &v1 * 0.25;
-    }
-    let v4 = ((&m.proj.bias).square() + 1.0).recip();
-    let k5: Tensor![f64] = Tensor::rand_uniform(852, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(69, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(76, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (&m.proj.bias).concat::<0, 6, _>(a);
+    let v2 = (&m.layers[0].bias).silu();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(256, -1.0, 1.0);
+    let v4 = m.proj.forward(&((&v1).mean() * &k3));
+    let v5 = ((&m.proj.weight).square() + 1.0).recip();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(76, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(456, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(656, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -10204,33 +10076,47 @@ fn g201_gradient() {
 
 #[differentiable]
 fn g202(a: &Tensor![f64; 4], b: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(830, -1.0, 1.0);
-    let v2 = (((a) + &k1)).tanh().exp2();
-    let v3 = (&v2).var_keepdim::<0>();
-    let v4 = ((b) + (&v3));
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(630, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v4, b);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(667, -1.0, 1.0);
-    let v9 = (&v7).matmul(&k8);
-    let v10 = ((&v9) * ((&v2).mean()));
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
-    ((&v10 * &k11).sum()).item()
+    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(332, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(b, &((b) + &k1));
+    let v5 = ((&v4).square() + 1.0).powf(-0.5);
+    let v6 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (a)) };
+    let mut v7 = v6.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * a).softplus()).tanh();
+        }
+        v7 = &v7 - a * 0.25;
+    }
+    let v8 = (((a).maximum_scalar(0.1)) + (((&v6) * ((&v7).mean()))));
+    let v9 = (&v6).tanh().exp();
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(270, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(782, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(486, -1.0, 1.0);
+    ((&v5 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
 }
 
 fn g202_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(830, -1.0, 1.0);
-    let v2 = (((a) + &k1)).tanh().exp2();
-    let v3 = (&v2).var_keepdim::<0>();
-    let v4 = ((b) + (&v3));
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(630, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v4, b);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(667, -1.0, 1.0);
-    let v9 = (&v7).matmul(&k8);
-    let v10 = ((&v9) * ((&v2).mean()));
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
-    (&v10 * &k11).sum()
+    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(332, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, b, &((b) + &k1));
+    let v5 = ((&v4).square() + 1.0).powf(-0.5);
+    let v6 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (a)) };
+    let mut v7 = v6.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * a).softplus()).tanh();
+        }
+        v7 = &v7 - a * 0.25;
+    }
+    let v8 = (((a).maximum_scalar(0.1)) + (((&v6) * ((&v7).mean()))));
+    let v9 = (&v6).tanh().exp();
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(270, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(782, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(486, -1.0, 1.0);
+    (&v5 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
 }
 
 #[test]
@@ -10254,17 +10140,19 @@ fn g202_gradient() {
 
 #[differentiable]
 fn g203(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (&v1).logsumexp();
-    let k3: Tensor![f64] = Tensor::rand_uniform(935, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (a).dropout(0.25, 31);
+    let v2 = (a).tanh().powi(3);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(516, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g203_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (&v1).logsumexp();
-    let k3: Tensor![f64] = Tensor::rand_uniform(935, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (a).dropout(0.25, 31);
+    let v2 = (a).tanh().powi(3);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(516, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
 #[test]
@@ -10284,20 +10172,20 @@ fn g203_gradient() {
 
 #[differentiable]
 fn g204(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (&v1).logsumexp_axis::<1>();
-    let v3 = (a).cos();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(856, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(211, -1.0, 1.0);
+    let v1 = ((b) + (b));
+    let v2 = (&v1).sum();
+    let v3 = (a).square();
+    let k4: Tensor![f64] = Tensor::rand_uniform(211, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(912, -1.0, 1.0);
     ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g204_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (&v1).logsumexp_axis::<1>();
-    let v3 = (a).cos();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(856, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(211, -1.0, 1.0);
+    let v1 = ((b) + (b));
+    let v2 = (&v1).sum();
+    let v3 = (a).square();
+    let k4: Tensor![f64] = Tensor::rand_uniform(211, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(912, -1.0, 1.0);
     (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
@@ -10323,28 +10211,28 @@ fn g204_gradient() {
 #[differentiable]
 fn g205(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
-    let v2 = ((((a) + &k1)).square() + 1.0).sqrt();
-    let v3 = (&m.gain).logsumexp_keepdim::<0>();
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.fc1.forward(b)).square() + 1.0).ln() } else { (-(m.fc1.forward(b))) };
-    let v5 = (&m.fc1.weight).cos();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(801, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(811, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(407, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(75, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v2 = ((((a) + &k1)) - (&m.gain));
+    let v3 = (&v2).sum_axis::<2>();
+    let v4 = if b.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).softplus() } else { ((m.fc2.forward(&m.fc1.weight)) * 1.5).gelu() };
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { (m.fc1.forward(&((b) + &k5))).tanh() } else { ((m.fc1.forward(&((b) + &k5))).square() + 1.0).ln() };
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(135, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(146, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g205_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
-    let v2 = ((((a) + &k1)).square() + 1.0).sqrt();
-    let v3 = (&m.gain).logsumexp_keepdim::<0>();
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.fc1.forward(b)).square() + 1.0).ln() } else { (-(m.fc1.forward(b))) };
-    let v5 = (&m.fc1.weight).cos();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(801, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(811, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(407, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(75, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v2 = ((((a) + &k1)) - (&m.gain));
+    let v3 = (&v2).sum_axis::<2>();
+    let v4 = if b.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).softplus() } else { ((m.fc2.forward(&m.fc1.weight)) * 1.5).gelu() };
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { (m.fc1.forward(&((b) + &k5))).tanh() } else { ((m.fc1.forward(&((b) + &k5))).square() + 1.0).ln() };
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(135, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(146, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -10373,26 +10261,22 @@ fn g205_gradient() {
 #[differentiable]
 fn g206(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let v2 = ((((b).mean() * &k1)).square() + 1.0).recip();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(410, -1.0, 1.0);
-    let v4 = ((a).softmax::<1>() * &k3);
-    let v5 = ((c).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(636, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(639, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v2 = ((((b).mean() * &k1)) * (c));
+    let v3 = (a).sum_keepdim::<1>();
+    let v4 = (((&v2) * (c))).sum_axis::<0>();
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(734, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g206_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let v2 = ((((b).mean() * &k1)).square() + 1.0).recip();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(410, -1.0, 1.0);
-    let v4 = ((a).softmax::<1>() * &k3);
-    let v5 = ((c).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(636, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(639, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v2 = ((((b).mean() * &k1)) * (c));
+    let v3 = (a).sum_keepdim::<1>();
+    let v4 = (((&v2) * (c))).sum_axis::<0>();
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(734, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -10420,21 +10304,21 @@ fn g206_gradient() {
 
 #[differentiable]
 fn g207(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).square();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(487, -1.0, 1.0);
-    let v3 = ((a).log_softmax::<1>() * &k2);
-    let v4 = ((((&v1) * 1.5).gelu()).square() + 1.0).pow(&((&v3).permute::<1, 0>()).tanh());
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(898, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = ((b) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(204, -1.0, 1.0);
+    let v3 = (((b) + &k2)).mean();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(640, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(6, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g207_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).square();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(487, -1.0, 1.0);
-    let v3 = ((a).log_softmax::<1>() * &k2);
-    let v4 = ((((&v1) * 1.5).gelu()).square() + 1.0).pow(&((&v3).permute::<1, 0>()).tanh());
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(898, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = ((b) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(204, -1.0, 1.0);
+    let v3 = (((b) + &k2)).mean();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(640, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(6, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -10458,43 +10342,23 @@ fn g207_gradient() {
 
 #[differentiable]
 fn g208(m: &Net, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (&m.fc1.weight).sin();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(374, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).transpose::<0, 2>();
-    let v4 = (m.fc2.forward(a)).tanh();
-    let mut v5 = v1.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v1).tanh()).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let v6 = (&m.fc2.bias).sin();
-    let k7: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(86, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(843, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(454, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(159, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = (-(&m.fc1.weight));
+    let v2 = (&m.fc2.bias).mean_axis::<0>();
+    let v3 = ((m.fc2.forward(a)).square() + 1.0).recip();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(277, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(494, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(343, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g208_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.fc1.weight).sin();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(374, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).transpose::<0, 2>();
-    let v4 = (m.fc2.forward(a)).tanh();
-    let mut v5 = v1.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v1).tanh()).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let v6 = (&m.fc2.bias).sin();
-    let k7: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(86, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(843, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(454, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(159, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = (-(&m.fc1.weight));
+    let v2 = (&m.fc2.bias).mean_axis::<0>();
+    let v3 = ((m.fc2.forward(a)).square() + 1.0).recip();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(277, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(494, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(343, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -10518,43 +10382,27 @@ fn g208_gradient() {
 
 #[differentiable]
 fn g209(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).cos();
-    let v2 = (b).t();
-    let v3 = (((&v2).sin()) * ((&v1).sum()));
-    let v4 = if a.detach().sum().item() > 0.0 { (-(&v1)) } else { ((&v1) * (&v1)) };
-    let mut v5 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v1).square()).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
-    let v7 = (&v4).matmul(&k6);
-    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(479, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(408, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
+    let v2 = (&v1).mean_keepdim::<1>();
+    let v3 = if a.detach().sum().item() > 0.0 { (-(&v2)) } else { (&v2).cos() };
+    let v4 = ((-(&v1))).min_axis::<1>();
+    let v5 = (b).square();
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(434, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(711, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g209_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).cos();
-    let v2 = (b).t();
-    let v3 = (((&v2).sin()) * ((&v1).sum()));
-    let v4 = if a.detach().sum().item() > 0.0 { (-(&v1)) } else { ((&v1) * (&v1)) };
-    let mut v5 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v1).square()).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
-    let v7 = (&v4).matmul(&k6);
-    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(479, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(408, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()
+    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
+    let v2 = (&v1).mean_keepdim::<1>();
+    let v3 = if a.detach().sum().item() > 0.0 { (-(&v2)) } else { (&v2).cos() };
+    let v4 = ((-(&v1))).min_axis::<1>();
+    let v5 = (b).square();
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(434, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(711, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -10578,24 +10426,48 @@ fn g209_gradient() {
 
 #[differentiable]
 fn g210(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).tanh();
-    let v2 = (&v1).flip::<0>();
-    let v3 = if b.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).sqrt() } else { ((&v2).square() + 1.0).recip() };
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(233, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(b, &v3);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(385, -1.0, 1.0);
+    let v1 = (a).maximum(b);
+    let v2 = (&v1).max();
+    let mut v3 = v1.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = (((&v3 * a) * 1.5).gelu()).tanh();
+        }
+        v3 = &v3 - a * 0.25;
+    }
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (&v2)) };
+    let v5 = ((&v4) / ((&v3).square() + 1.0));
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v4).tanh()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(474, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g210_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).tanh();
-    let v2 = (&v1).flip::<0>();
-    let v3 = if b.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).sqrt() } else { ((&v2).square() + 1.0).recip() };
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(233, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, b, &v3);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(385, -1.0, 1.0);
+    let v1 = (a).maximum(b);
+    let v2 = (&v1).max();
+    let mut v3 = v1.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = (((&v3 * a) * 1.5).gelu()).tanh();
+        }
+        v3 = &v3 - a * 0.25;
+    }
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (&v2)) };
+    let v5 = ((&v4) / ((&v3).square() + 1.0));
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v4).tanh()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(474, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -10620,23 +10492,17 @@ fn g210_gradient() {
 
 #[differentiable]
 fn g211(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).sigmoid();
-    let v2 = (a).slice::<0, 0, 3>();
-    let v3 = (((&v2).square() + 1.0).log2()).min_axis::<0>();
-    let v4 = (((&v1) / ((&v3).square() + 1.0))).mse(&(&v1).sigmoid());
-    let v5 = ((((&v2) + (&v3))) * ((&v4).tanh()));
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (b).minimum(a);
+    let v2 = (&v1).max_axis::<0>();
+    let k3: Tensor![f64] = Tensor::rand_uniform(359, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g211_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).sigmoid();
-    let v2 = (a).slice::<0, 0, 3>();
-    let v3 = (((&v2).square() + 1.0).log2()).min_axis::<0>();
-    let v4 = (((&v1) / ((&v3).square() + 1.0))).mse(&(&v1).sigmoid());
-    let v5 = ((((&v2) + (&v3))) * ((&v4).tanh()));
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (b).minimum(a);
+    let v2 = (&v1).max_axis::<0>();
+    let k3: Tensor![f64] = Tensor::rand_uniform(359, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -10660,29 +10526,27 @@ fn g211_gradient() {
 
 #[differentiable]
 fn g212(m: &Net, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (&v1).pad::<0, 1, 0, 3>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(375, -1.0, 1.0);
-    let v4 = (m.fc2.forward(&((&v2).mean() * &k3))).square();
-    let v5 = ((&m.fc2.weight).square() + 1.0).powf(-0.5);
-    let v6 = (&m.fc2.bias).square();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
+    let v1 = (a).maximum_scalar(0.1);
+    let v2 = (&v1).max_keepdim::<0>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(150, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((&m.fc2.bias) + &k3))).square() } else { ((m.fc1.forward(&((&m.fc2.bias) + &k3))) * 1.5).gelu() };
+    let v5 = (&m.fc2.weight).sigmoid();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(593, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(865, -1.0, 1.0);
     let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(854, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(818, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g212_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (&v1).pad::<0, 1, 0, 3>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(375, -1.0, 1.0);
-    let v4 = (m.fc2.forward(&((&v2).mean() * &k3))).square();
-    let v5 = ((&m.fc2.weight).square() + 1.0).powf(-0.5);
-    let v6 = (&m.fc2.bias).square();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
+    let v1 = (a).maximum_scalar(0.1);
+    let v2 = (&v1).max_keepdim::<0>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(150, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((&m.fc2.bias) + &k3))).square() } else { ((m.fc1.forward(&((&m.fc2.bias) + &k3))) * 1.5).gelu() };
+    let v5 = (&m.fc2.weight).sigmoid();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(593, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(865, -1.0, 1.0);
     let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(854, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(818, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -10706,27 +10570,25 @@ fn g212_gradient() {
 
 #[differentiable]
 fn g213(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).permute::<1, 0>();
-    let v3 = ((&v1).tanh()).sum();
-    let v4 = ((&v1).square() + 1.0).ln();
+    let v1 = (a).minimum_scalar(-0.1);
+    let v2 = (&v1).min();
+    let v3 = (((&v1).square() + 1.0).ln()).maximum_scalar(0.1);
+    let v4 = (&v1).softplus();
     let v5 = if a.detach().sum().item() < 0.0 { (-(&v4)) } else { ((&v4) * (&v3)) };
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(55, -1.0, 1.0);
-    let v7 = (((&v5).min()) - (((&v2).log_softmax::<1>() * &k6)));
-    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(272, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v6 = (((&v5).silu()) * ((&v2).tanh()));
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(293, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g213_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).permute::<1, 0>();
-    let v3 = ((&v1).tanh()).sum();
-    let v4 = ((&v1).square() + 1.0).ln();
+    let v1 = (a).minimum_scalar(-0.1);
+    let v2 = (&v1).min();
+    let v3 = (((&v1).square() + 1.0).ln()).maximum_scalar(0.1);
+    let v4 = (&v1).softplus();
     let v5 = if a.detach().sum().item() < 0.0 { (-(&v4)) } else { ((&v4) * (&v3)) };
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(55, -1.0, 1.0);
-    let v7 = (((&v5).min()) - (((&v2).log_softmax::<1>() * &k6)));
-    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(272, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v6 = (((&v5).silu()) * ((&v2).tanh()));
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(293, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10746,39 +10608,21 @@ fn g213_gradient() {
 
 #[differentiable]
 fn g214(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).abs();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(711, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).cross_entropy(&[1usize, 2usize]);
-    let v4 = ((&v3).square() + 1.0).recip();
-    let mut v5 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v3).tanh()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
-    }
-    let v6 = ((&v5) * ((&v1).mean()));
-    let v7 = ((&v4) * (&v6));
-    let k8: Tensor![f64] = Tensor::rand_uniform(47, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = (a).mse(a);
+    let v2 = (a).min_axis::<0>();
+    let v3 = if a.detach().sum().item() < 0.0 { (&v1).sigmoid() } else { ((&v1) * (&v1)) };
+    let k4: Tensor![f64] = Tensor::rand_uniform(398, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(164, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g214_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).abs();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(711, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).cross_entropy(&[1usize, 2usize]);
-    let v4 = ((&v3).square() + 1.0).recip();
-    let mut v5 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v3).tanh()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
-    }
-    let v6 = ((&v5) * ((&v1).mean()));
-    let v7 = ((&v4) * (&v6));
-    let k8: Tensor![f64] = Tensor::rand_uniform(47, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = (a).mse(a);
+    let v2 = (a).min_axis::<0>();
+    let v3 = if a.detach().sum().item() < 0.0 { (&v1).sigmoid() } else { ((&v1) * (&v1)) };
+    let k4: Tensor![f64] = Tensor::rand_uniform(398, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(164, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -10799,32 +10643,32 @@ fn g214_gradient() {
 #[differentiable]
 fn g215(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).softplus();
-    let v3 = (a).gather::<1, 3>(&[2, 0, 1]);
-    let mut v4 = v3.clone();
+    let v2 = (((b).mean() * &k1)).matmul(a);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
+    let v4 = (((&m.layers[1].bias) + &k3)).min_keepdim::<0>();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(528, -1.0, 1.0);
+    let mut v6 = ((&v2).mean() * &k5);
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+        v6 = (m.layers[1 - i].forward(&v6)).sin() + &v6 * 0.5;
     }
-    let v5 = (-(&m.layers[1].bias));
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(600, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(600, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(159, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g215_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).softplus();
-    let v3 = (a).gather::<1, 3>(&[2, 0, 1]);
-    let mut v4 = v3.clone();
+    let v2 = (((b).mean() * &k1)).matmul(a);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
+    let v4 = (((&m.layers[1].bias) + &k3)).min_keepdim::<0>();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(528, -1.0, 1.0);
+    let mut v6 = ((&v2).mean() * &k5);
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+        v6 = (m.layers[1 - i].forward(&v6)).sin() + &v6 * 0.5;
     }
-    let v5 = (-(&m.layers[1].bias));
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(600, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(600, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(159, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -10852,15 +10696,15 @@ fn g215_gradient() {
 
 #[differentiable]
 fn g216(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).silu();
-    let v2 = (a).cast::<f64>();
-    let v3 = (&v2).mean();
+    let v1 = (a).tanh().exp();
+    let v2 = (a).var();
+    let v3 = (&v2).tanh();
     let mut v4 = v3.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).recip()).tanh();
+            v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v4 = &v4 - &v2 * 0.25;
     }
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(720, -1.0, 1.0);
@@ -10868,15 +10712,15 @@ fn g216(a: &Tensor![f64; 3]) -> f64 {
 }
 
 fn g216_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).silu();
-    let v2 = (a).cast::<f64>();
-    let v3 = (&v2).mean();
+    let v1 = (a).tanh().exp();
+    let v2 = (a).var();
+    let v3 = (&v2).tanh();
     let mut v4 = v3.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).recip()).tanh();
+            v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v4 = &v4 - &v2 * 0.25;
     }
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(720, -1.0, 1.0);
@@ -10900,33 +10744,25 @@ fn g216_gradient() {
 
 #[differentiable]
 fn g217(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a).square() + 1.0).powf(-0.5);
-    let v2 = (&v1).reshape::<Shape![3, 1]>();
-    let mut v3 = b.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * b).tanh().powf(3.0)).tanh();
-        }
-        v3 = &v3 - b * 0.25;
-    }
-    let v4 = ((((&v2) * ((&v3).mean()))).square() + 1.0).pow(&(((&v2).square() + 1.0).log2()).tanh());
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(112, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = (a).tanh().exp2();
+    let v2 = (b).var_axis::<0>();
+    let v3 = ((b).tanh().powi(3)).min();
+    let v4 = ((&v2) - (&v3));
+    let v5 = ((&v1) * 1.5).gelu();
+    let v6 = (((&v5).logsumexp()) * ((&v4).logsumexp()));
+    let k7: Tensor![f64] = Tensor::rand_uniform(448, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g217_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).powf(-0.5);
-    let v2 = (&v1).reshape::<Shape![3, 1]>();
-    let mut v3 = b.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * b).tanh().powf(3.0)).tanh();
-        }
-        v3 = &v3 - b * 0.25;
-    }
-    let v4 = ((((&v2) * ((&v3).mean()))).square() + 1.0).pow(&(((&v2).square() + 1.0).log2()).tanh());
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(112, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = (a).tanh().exp2();
+    let v2 = (b).var_axis::<0>();
+    let v3 = ((b).tanh().powi(3)).min();
+    let v4 = ((&v2) - (&v3));
+    let v5 = ((&v1) * 1.5).gelu();
+    let v6 = (((&v5).logsumexp()) * ((&v4).logsumexp()));
+    let k7: Tensor![f64] = Tensor::rand_uniform(448, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10950,27 +10786,45 @@ fn g217_gradient() {
 
 #[differentiable]
 fn g218(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).tanh().powi(3);
-    let v2 = (a).broadcast_to::<Shape![2]>();
-    let v3 = if a.detach().sum().item() < 0.0 { (a).cos() } else { (-(a)) };
-    let v4 = (b).tanh();
-    let k5: Tensor![f64] = Tensor::rand_uniform(149, -1.0, 1.0);
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(723, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(732, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(740, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
+    let v1 = ((b).square() + 1.0).ln();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(927, -1.0, 1.0);
+    let v3 = (((a) + &k2)).var_keepdim::<0>();
+    let v4 = (&v3).var_keepdim::<2>();
+    let v5 = ((&v4).tanh().powi(3)).sum_axis::<1>();
+    let mut v6 = v5.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v1).square() + 1.0).ln()).tanh();
+        }
+        v6 = &v6 - &v1 * 0.25;
+    }
+    let mut v7 = v6.clone();
+    for _ in 0..4 {
+        v7 = ((-(&v7 * b))).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(303, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g218_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).tanh().powi(3);
-    let v2 = (a).broadcast_to::<Shape![2]>();
-    let v3 = if a.detach().sum().item() < 0.0 { (a).cos() } else { (-(a)) };
-    let v4 = (b).tanh();
-    let k5: Tensor![f64] = Tensor::rand_uniform(149, -1.0, 1.0);
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(723, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(732, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(740, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
+    let v1 = ((b).square() + 1.0).ln();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(927, -1.0, 1.0);
+    let v3 = (((a) + &k2)).var_keepdim::<0>();
+    let v4 = (&v3).var_keepdim::<2>();
+    let v5 = ((&v4).tanh().powi(3)).sum_axis::<1>();
+    let mut v6 = v5.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v1).square() + 1.0).ln()).tanh();
+        }
+        v6 = &v6 - &v1 * 0.25;
+    }
+    let mut v7 = v6.clone();
+    for _ in 0..4 {
+        v7 = ((-(&v7 * b))).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(303, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -10994,23 +10848,25 @@ fn g218_gradient() {
 
 #[differentiable]
 fn g219(m: &Stack, a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).sum();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(500, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).concat::<0, 6, _>(a);
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.head.forward(&m.blocks[1].weight)).square() + 1.0).sqrt() } else { (m.head.forward(&m.blocks[1].weight)).sigmoid() };
-    let k5: Tensor![f64; 6, 4] = Tensor::rand_uniform(337, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(546, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = ((a).square() + 1.0).log2();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(500, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).logsumexp();
+    let v4 = m.head.forward(&m.blocks[1].weight);
+    let v5 = ((&v4).broadcast_to::<Shape![2, 3, 4]>()).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(452, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(41, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g219_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).sum();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(500, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).concat::<0, 6, _>(a);
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.head.forward(&m.blocks[1].weight)).square() + 1.0).sqrt() } else { (m.head.forward(&m.blocks[1].weight)).sigmoid() };
-    let k5: Tensor![f64; 6, 4] = Tensor::rand_uniform(337, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(546, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = ((a).square() + 1.0).log2();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(500, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).logsumexp();
+    let v4 = m.head.forward(&m.blocks[1].weight);
+    let v5 = ((&v4).broadcast_to::<Shape![2, 3, 4]>()).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(452, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(41, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]

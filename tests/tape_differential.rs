@@ -103,6 +103,16 @@ fn unary_ops() {
     unary_case("exp", rules::Exp, |x| x.exp(), &x);
     unary_case("exp2", rules::Exp2, |x| x.exp2(), &x);
     unary_case("gelu", rules::Gelu, |x| x.gelu(), &x);
+    unary_case("gelu_tanh", rules::GeluTanh, |x| x.gelu_tanh(), &x);
+    unary_case("gelu_erf", rules::GeluErf, |x| x.gelu_erf(), &x);
+    unary_case("erf", rules::ErrorFunction, |x| x.erf(), &x);
+    unary_case("erfc", rules::ComplementaryErrorFunction, |x| x.erfc(), &x);
+    unary_case(
+        "dropout",
+        rules::Dropout::new(0.4, 5),
+        |x| x.dropout(0.4, 5),
+        &x,
+    );
     unary_case("ln", rules::Ln, |x| x.ln(), &pos);
     unary_case("log2", rules::Log2, |x| x.log2(), &pos);
     unary_case("neg", rules::Neg, |x| -x, &x);

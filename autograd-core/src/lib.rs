@@ -110,7 +110,7 @@ pub(crate) mod testing;
 pub use detach::detach;
 /// The `rand` ecosystem's generator traits, at the version this crate implements for [`Rng`].
 pub use rand_core;
-pub use scalar::Float;
+pub use scalar::{Erf, Float};
 pub use shape::{D, Dim, One, Shape};
 pub use storage::{Heap, INLINE_LIMIT_BYTES, Inline, Join, Storage};
 pub use tensor::{LengthError, Mask, Rng, Tensor};
@@ -176,7 +176,7 @@ pub mod prelude {
     pub use crate::params::Params;
     pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs};
     pub use crate::tape::{Var, no_grad};
-    pub use crate::{D, Dim, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
+    pub use crate::{D, Dim, Erf, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }
 
 /// The crate README's example, compiled and run as a doctest.

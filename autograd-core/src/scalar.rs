@@ -1,4 +1,5 @@
-//! The element type of a tensor: a floating-point number, [`Float`].
+//! The element type of a tensor: a floating-point number, [`Float`], and the capability [`Erf`]
+//! of the ops that need the error function.
 
 use crate::gemm::{self, Element};
 use core::fmt::{Debug, Display};
@@ -224,6 +225,54 @@ macro_rules! impl_float {
 
 impl_float!(f32);
 impl_float!(f64);
+
+/// A [`Float`] with the error function, which the exact GELU and [`Tensor::erf`] need.
+///
+/// A trait of its own rather than two more methods of [`Float`]: a required method added to
+/// `Float` would break every number type users implemented it for, and a default method would have
+/// nothing correct to fall back on. Only the ops that need `erf` ask for it, so every other op still
+/// runs on any `Float`. f32 and f64 implement it with `libm` (the Rust port of musl's, accurate to
+/// about 1 ulp), [`Dual`](crate::forward::Dual) numbers with the derivative
+/// `2 / sqrt(pi) exp(-x^2)`, so forward mode and Hessian-vector products differentiate it.
+///
+/// ```
+/// use autograd_core::Erf;
+/// assert_eq!(1.0f64.erf(), 0.842_700_792_949_714_9);
+/// assert_eq!(0.0f32.erfc(), 1.0);
+/// ```
+///
+/// [`Tensor::erf`]: crate::Tensor::erf
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no error function (`autograd_core::Erf`)",
+    label = "`erf`, `erfc` and `gelu_erf` need `T: Erf`",
+    note = "f32, f64 and `Dual` numbers implement `Erf`; in generic code, bound the element type by `T: Erf` instead of `T: Float`"
+)]
+pub trait Erf: Float {
+    /// The error function, `2 / sqrt(pi)` times the integral of `exp(-t^2)` from 0 to `x`.
+    #[must_use]
+    fn erf(self) -> Self;
+    /// The complementary error function, `1 - erf(x)`, without the cancellation for large `x`.
+    #[must_use]
+    fn erfc(self) -> Self;
+}
+
+impl Erf for f32 {
+    fn erf(self) -> Self {
+        libm::erff(self)
+    }
+    fn erfc(self) -> Self {
+        libm::erfcf(self)
+    }
+}
+
+impl Erf for f64 {
+    fn erf(self) -> Self {
+        libm::erf(self)
+    }
+    fn erfc(self) -> Self {
+        libm::erfc(self)
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -43,6 +43,8 @@ pub mod macro_lints;
 mod macro_models;
 #[path = "../macro_ops.rs"]
 mod macro_ops;
+#[path = "../macro_special.rs"]
+mod macro_special;
 #[path = "../macro_unusual.rs"]
 mod macro_unusual;
 #[path = "../model_structs.rs"]

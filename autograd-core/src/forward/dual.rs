@@ -6,7 +6,7 @@
 //! duals (`Dual<Dual<f64>>`) carry second derivatives.
 
 use crate::gemm;
-use crate::scalar::Float;
+use crate::scalar::{Erf, Float};
 use core::cmp::Ordering;
 use core::fmt;
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
@@ -289,6 +289,25 @@ impl<T: Float> Float for Dual<T> {
             *c = Dual::new(v, t);
         }
     }
+}
+
+/// The error function of a dual number, so that `erf`, `erfc` and `gelu_erf` run in forward mode
+/// (and, nested, in Hessian-vector products).
+impl<T: Erf> Erf for Dual<T> {
+    /// `(erf a)' = 2 / sqrt(pi) exp(-a²)`.
+    fn erf(self) -> Self {
+        self.chain(self.value.erf(), erf_slope(self.value))
+    }
+
+    /// `(erfc a)' = -2 / sqrt(pi) exp(-a²)`.
+    fn erfc(self) -> Self {
+        self.chain(self.value.erfc(), -erf_slope(self.value))
+    }
+}
+
+/// `2 / sqrt(pi) exp(-a²)`, the derivative of erf; 0 (not NaN) once `a²` overflows.
+fn erf_slope<T: Float>(a: T) -> T {
+    T::from_f64(core::f64::consts::FRAC_2_SQRT_PI) * (-(a * a)).exp()
 }
 
 /// The values and the tangents of a strided `rows x cols` matrix of duals, each row-major and

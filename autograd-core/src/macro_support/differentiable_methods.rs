@@ -24,8 +24,8 @@
 
 use super::{Binary, Item, Skip1, Unary};
 use crate::ops::{
-    All, AlongAxis, BatchLabels, Cast, Concat, CrossEntropy, Expand, Flip, Gather, KeepAxis, Neg,
-    Pad, Permute, Powf, Powi, Reshape, Select, Slice, Transpose, for_each_op,
+    All, AlongAxis, BatchLabels, Cast, Concat, CrossEntropy, Dropout, Expand, Flip, Gather,
+    KeepAxis, Neg, Pad, Permute, Powf, Powi, Reshape, Select, Slice, Transpose, for_each_op,
 };
 use crate::scalar::Float;
 use crate::shape::Shape;
@@ -99,6 +99,7 @@ consts! {
 macro_rules! entries {
     (
         pointwise { $($p:ident => $pf:ident::$pr:ident;)* }
+        pointwise_erf { $($e:ident => $ef:ident::$er:ident;)* }
         pointwise_with { $($w:ident($($wa:ident: $wt:ty),*) => $wf:ident::$wr:ident;)* }
         reductions { $($all:ident, $axis:ident, $keep:ident => $rf:ident::$rr:ident;)* }
         broadcast { $($b:ident $([$bs:ident])? => $bf:ident::$br:ident;)* }
@@ -108,6 +109,7 @@ macro_rules! entries {
     ) => {
         plain! {
             $($p: 1 => Unary(crate::ops::$pr);)*
+            $($e: 1 => Unary(crate::ops::$er);)*
             $($b: 2 => Binary(crate::ops::$br); $($bs: 2 => Binary(crate::ops::$br);)?)*
             $($op: 2 => Binary(crate::ops::$or);)*
         }
@@ -156,6 +158,22 @@ impl<const B: usize, L: BatchLabels<B>> cross_entropy<B, L> {
         Unary(CrossEntropy {
             labels: labels.to_batch(),
         })
+    }
+}
+
+/// The rule of `dropout(p, seed)`: the probability and the seed are constants, so the mask is the
+/// one the `Tensor` method draws for that seed.
+pub struct dropout;
+impl dropout {
+    /// The rule value.
+    ///
+    /// # Panics
+    /// If `p` is not in `[0, 1)` (or is NaN).
+    #[must_use]
+    #[inline]
+    #[track_caller]
+    pub fn rule((_, p, seed): (impl Sized, &f64, &u64)) -> Unary<Dropout> {
+        Unary(Dropout::new(*p, *seed))
     }
 }
 

@@ -7,7 +7,8 @@
 //!
 //! 1. Write its file here (`ops/name.rs`, copy `sin.rs` or `maximum.rs`): the rule (for an
 //!    elementwise op, a [`Pointwise1`] or [`Pointwise2`] impl, whose blanket rules give the
-//!    broadcasting forward and VJP), its formulas in the module doc, the `Tensor` method with a
+//!    broadcasting forward and VJP; for an op that needs the error function, a `PointwiseErf` impl
+//!    and `pointwise_erf_rule!`), its formulas in the module doc, the `Tensor` method with a
 //!    runnable example, and tests of hand-worked values and of the gradient (`check_unary`,
 //!    `check_binary`).
 //! 2. Add its line to the registry, [`for_each_op!`], in the section of its form. That line
@@ -36,6 +37,7 @@ mod compare;
 mod concat;
 mod cross_entropy;
 mod detach;
+mod dropout;
 mod flip;
 mod gather;
 mod lines;
@@ -56,6 +58,7 @@ pub use cast::Cast;
 pub use concat::{Concat, ConcatShape};
 pub use cross_entropy::{BatchLabels, CrossEntropy, Rows};
 pub use detach::Detach;
+pub use dropout::Dropout;
 pub use flip::Flip;
 pub use gather::Gather;
 pub use matmul::MatMul;
@@ -85,6 +88,7 @@ macro_rules! for_each_op {
                 exp => exp::Exp;
                 exp2 => exp2::Exp2;
                 gelu => gelu::Gelu;
+                gelu_tanh => gelu_tanh::GeluTanh;
                 ln => ln::Ln;
                 log2 => log2::Log2;
                 recip => recip::Recip;
@@ -96,6 +100,13 @@ macro_rules! for_each_op {
                 sqrt => sqrt::Sqrt;
                 square => square::Square;
                 tanh => tanh::Tanh;
+            }
+            // `name => file::Rule`: as `pointwise`, for element types with the error function
+            // (`T: Erf`); the rule implements `PointwiseErf`.
+            pointwise_erf {
+                erf => erf::ErrorFunction;
+                erfc => erfc::ComplementaryErrorFunction;
+                gelu_erf => gelu_erf::GeluErf;
             }
             // `name(arg: Type) => file::Rule`: `fn name(&self, arg) -> Self`, elementwise, the rule
             // built as `Rule(arg)` (`T` is the element type).
@@ -153,6 +164,7 @@ macro_rules! for_each_op {
                 permute: |x, y| { let _ = y; x.permute::<1, 0>() };
                 reshape: |x, y| { let _ = y; x.reshape::<Shape![3, 2]>() };
                 broadcast_to: |x, y| { let _ = y; x.broadcast_to::<Shape![4, 2, 3]>() };
+                dropout: |x, y| { let _ = y; x.dropout(0.5, 7) };
             }
         }
     };
@@ -163,6 +175,7 @@ pub(crate) use for_each_op;
 macro_rules! declare_modules {
     (
         pointwise { $($p:ident => $pf:ident::$pr:ident;)* }
+        pointwise_erf { $($e:ident => $ef:ident::$er:ident;)* }
         pointwise_with { $($w:ident($($wa:ident: $wt:ty),*) => $wf:ident::$wr:ident;)* }
         reductions { $($all:ident, $axis:ident, $keep:ident => $rf:ident::$rr:ident;)* }
         broadcast { $($b:ident $([$bs:ident])? => $bf:ident::$br:ident;)* }
@@ -171,6 +184,7 @@ macro_rules! declare_modules {
         written_out { $($written:tt)* }
     ) => {
         $(mod $pf; pub use $pf::$pr;)*
+        $(mod $ef; pub use $ef::$er;)*
         $(mod $wf; pub use $wf::$wr;)*
         $(mod $rf; pub use $rf::$rr;)*
         $(mod $bf; pub use $bf::$br;)*
@@ -185,6 +199,7 @@ for_each_op!(declare_modules);
 macro_rules! method_names {
     (
         pointwise { $($p:ident => $pf:ident::$pr:ident;)* }
+        pointwise_erf { $($e:ident => $ef:ident::$er:ident;)* }
         pointwise_with { $($w:ident($($wa:ident: $wt:ty),*) => $wf:ident::$wr:ident;)* }
         reductions { $($all:ident, $axis:ident, $keep:ident => $rf:ident::$rr:ident;)* }
         broadcast { $($b:ident $([$bs:ident])? => $bf:ident::$br:ident;)* }
@@ -198,6 +213,7 @@ macro_rules! method_names {
         /// registry's order: the names of the entries of `differentiable_methods`.
         pub const RULE_METHODS: &[&str] = &[
             $(stringify!($p),)*
+            $(stringify!($e),)*
             $(stringify!($w),)*
             $(stringify!($all), stringify!($axis), stringify!($keep),)*
             $(stringify!($b), $(stringify!($bs),)?)*
@@ -314,6 +330,7 @@ mod registry_tests {
     macro_rules! tensor_and_var_agree {
         (
             pointwise { $($p:ident => $pf:ident::$pr:ident;)* }
+            pointwise_erf { $($e:ident => $ef:ident::$er:ident;)* }
             pointwise_with { $($w:ident($($wa:ident: $wt:ty),*) => $wf:ident::$wr:ident;)* }
             reductions { $($all:ident, $axis:ident, $keep:ident => $rf:ident::$rr:ident;)* }
             broadcast { $($b:ident $([$bs:ident])? => $bf:ident::$br:ident;)* }
@@ -334,6 +351,7 @@ mod registry_tests {
                     checked.push(name);
                 };
                 $(check(stringify!($p), a.$p().bits(), va.$p().bits());)*
+                $(check(stringify!($e), a.$e().bits(), va.$e().bits());)*
                 check("powf", a.powf(1.5).bits(), va.powf(1.5).bits());
                 check("powi", a.powi(3).bits(), va.powi(3).bits());
                 $(
@@ -374,6 +392,7 @@ mod registry_tests {
             #[test]
             fn every_regular_op_carries_tangents_through_dual_numbers() {
                 $(jvp(stringify!($p), |x, _| x.$p(), |x, _| x.$p());)*
+                $(jvp(stringify!($e), |x, _| x.$e(), |x, _| x.$e());)*
                 jvp("powf", |x, _| x.powf(1.5), |x, _| x.powf(Dual::constant(1.5)));
                 jvp("powi", |x, _| x.powi(3), |x, _| x.powi(3));
                 $(
@@ -401,6 +420,7 @@ mod registry_tests {
             #[allow(unused_imports, reason = "the imports are the check")]
             mod entries_exist {
                 $(use crate::__private::differentiable_methods::$p as _;)*
+                $(use crate::__private::differentiable_methods::$e as _;)*
                 $(use crate::__private::differentiable_methods::$w as _;)*
                 $(
                     use crate::__private::differentiable_methods::{$all as _, $axis as _, $keep as _};

@@ -9,7 +9,7 @@
 
 use crate::kernels::{for_each_broadcast, sum_to, unbroadcast, zip_broadcast};
 use crate::rule::{BinaryRule, UnaryRule};
-use crate::scalar::Float;
+use crate::scalar::{Erf, Float};
 use crate::shape::{Broadcast, Dims, Shape, broadcast::right_aligned};
 use crate::storage::{Join, Storage};
 use crate::tensor::Tensor;
@@ -79,6 +79,74 @@ fn map_kernel<P: Pointwise1, T: Float>(p: P, x: &[T], y: &mut [T]) {
 fn map_vjp_kernel<P: Pointwise1, T: Float>(p: P, x: &[T], y: &[T], ct: &[T], g: &mut [T]) {
     for (((g, &x), &y), &c) in g.iter_mut().zip(x).zip(y).zip(ct) {
         *g = c * p.df(x, y);
+    }
+}
+
+/// An elementwise function of one variable that needs the error function: [`Pointwise1`] for
+/// element types that implement [`Erf`] (`erf`, `erfc`, `gelu_erf`).
+///
+/// A blanket rule over it beside [`Pointwise1`]'s would overlap (coherence cannot tell that no rule
+/// implements both), so the registry's `pointwise_erf` section gives each such rule its
+/// [`UnaryRule`] through `pointwise_erf_rule!`, with the same kernels.
+pub trait PointwiseErf: Copy {
+    /// The op's name.
+    const NAME: &'static str;
+    /// `y = f(x)`.
+    fn f<T: Erf>(self, x: T) -> T;
+    /// `dy/dx` at `x`, where `y = f(x)` is given too.
+    fn df<T: Erf>(self, x: T, y: T) -> T;
+}
+
+/// The [`UnaryRule`] of a [`PointwiseErf`] rule on tensors of any shape whose elements are [`Erf`].
+macro_rules! pointwise_erf_rule {
+    ($($rule:ty),*) => {$(
+        impl<T: $crate::scalar::Erf, S: $crate::shape::Shape, St: $crate::storage::Storage>
+            $crate::rule::UnaryRule<$crate::tensor::Tensor<T, S, St>> for $rule
+        {
+            type Out = $crate::tensor::Tensor<T, S, St>;
+            type Residual = ();
+            const NAME: &'static str = <$rule as $crate::ops::pointwise::PointwiseErf>::NAME;
+
+            fn forward(&self, x: &Self::Out) -> (Self::Out, ()) {
+                let p = *self;
+                let mut y = $crate::tensor::Tensor::zeros();
+                $crate::ops::pointwise::map_with(x.as_slice(), y.as_mut_slice(), |x| {
+                    $crate::ops::pointwise::PointwiseErf::f(p, x)
+                });
+                (y, ())
+            }
+
+            fn vjp(&self, x: &Self::Out, y: &Self::Out, (): &(), ct: &Self::Out) -> Self::Out {
+                let p = *self;
+                let mut g = $crate::tensor::Tensor::zeros();
+                let args = (x.as_slice(), y.as_slice(), ct.as_slice());
+                $crate::ops::pointwise::map_vjp_with(args, g.as_mut_slice(), |x, y| {
+                    $crate::ops::pointwise::PointwiseErf::df(p, x, y)
+                });
+                g
+            }
+        }
+    )*};
+}
+pub(crate) use pointwise_erf_rule;
+
+/// `y = f(x)` elementwise: [`Pointwise1`]'s forward loop for rules that implement their
+/// [`UnaryRule`] themselves.
+pub(crate) fn map_with<T: Float>(x: &[T], y: &mut [T], f: impl Fn(T) -> T) {
+    for (y, &x) in y.iter_mut().zip(x) {
+        *y = f(x);
+    }
+}
+
+/// `g = ct * df(x, y)` elementwise: [`Pointwise1`]'s VJP loop for rules that implement their
+/// [`UnaryRule`] themselves.
+pub(crate) fn map_vjp_with<T: Float>(
+    (x, y, ct): (&[T], &[T], &[T]),
+    g: &mut [T],
+    df: impl Fn(T, T) -> T,
+) {
+    for (((g, &x), &y), &c) in g.iter_mut().zip(x).zip(y).zip(ct) {
+        *g = c * df(x, y);
     }
 }
 

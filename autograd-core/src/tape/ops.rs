@@ -6,18 +6,20 @@ use super::record::{record_binary, record_unary};
 use super::var::{Compared, Operand, Var};
 use crate::ops::for_each_op;
 use crate::rules::{
-    All, AlongAxis, BatchLabels, Cast, CrossEntropy, Gather, KeepAxis, Mse, Neg, Rows, Select,
+    All, AlongAxis, BatchLabels, Cast, CrossEntropy, Dropout, Gather, KeepAxis, Mse, Neg, Rows,
+    Select,
 };
-use crate::scalar::Float;
+use crate::scalar::{Erf, Float};
 use crate::shape::{Axis, Broadcast, D, Dim, One, ReplaceAxis, Shape};
 use crate::storage::{Inline, Join, Storage};
 use crate::tensor::{Mask, Tensor};
 
 /// Methods of the form `fn name(&self, args..) -> Self` (elementwise ops, with constant
-/// parameters carried by the rule): `name(args) => Rule(args);`.
+/// parameters carried by the rule) for element types `T: Bound`:
+/// `Bound; name(args) => Rule(args);`.
 macro_rules! same_shape_methods {
-    ($($name:ident ( $($arg:ident : $ty:ty),* ) => $rule:expr;)*) => {
-        impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {$(
+    ($bound:ident; $($name:ident ( $($arg:ident : $ty:ty),* ) => $rule:expr;)*) => {
+        impl<T: $bound, S: Shape, St: Storage> Var<T, S, St> {$(
             #[doc = concat!("[`Tensor::", stringify!($name), "`], recorded: backward calls its rule's VJP.")]
             #[must_use]
             #[track_caller]
@@ -102,6 +104,17 @@ impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
     #[track_caller]
     pub fn cast<U: Float>(&self) -> Var<U, S, St> {
         record_unary(Cast::<U>::new(), self)
+    }
+
+    /// [`Tensor::dropout`], recorded: the same mask as the `Tensor` method for the same `seed`,
+    /// saved by the forward and reused by backward.
+    ///
+    /// # Panics
+    /// If `p` is not in `[0, 1)` (or is NaN).
+    #[must_use]
+    #[track_caller]
+    pub fn dropout(&self, p: f64, seed: u64) -> Self {
+        record_unary(Dropout::new(p, seed), self)
     }
 
     /// [`Tensor::gather`], recorded: its VJP scatter-adds, so an index picked twice receives both
@@ -328,6 +341,7 @@ var_comparisons! {
 macro_rules! var_methods {
     (
         pointwise { $($p:ident => $pf:ident::$pr:ident;)* }
+        pointwise_erf { $($e:ident => $ef:ident::$er:ident;)* }
         pointwise_with { $($w:ident($($wa:ident: $wt:ty),*) => $wf:ident::$wr:ident;)* }
         reductions { $($all:ident, $axis:ident, $keep:ident => $rf:ident::$rr:ident;)* }
         broadcast { $($b:ident $([$bs:ident])? => $bf:ident::$br:ident;)* }
@@ -336,9 +350,11 @@ macro_rules! var_methods {
         written_out { $($written:tt)* }
     ) => {
         same_shape_methods! {
+            Float;
             $($p() => crate::ops::$pr;)*
             $($w($($wa: $wt),*) => crate::ops::$wr($($wa),*);)*
         }
+        same_shape_methods! { Erf; $($e() => crate::ops::$er;)* }
         reductions! { $($all, $axis, $keep => crate::ops::$rr;)* }
         broadcast_methods! { $($b $(, $bs)? => crate::ops::$br;)* }
         $(var_operator!($Op, $op, crate::ops::$or);)*
