@@ -17,7 +17,9 @@
 mod embedding;
 mod init;
 mod linear;
+mod norm;
 
 pub use embedding::Embedding;
 pub use init::Init;
 pub use linear::Linear;
+pub use norm::{BatchNorm, BatchNorm1d, BatchNorm2d, LayerNorm};

@@ -31,7 +31,7 @@ pub(crate) mod pointwise;
 pub(crate) mod reduce;
 
 mod avg_pool;
-mod batch_norm;
+pub(crate) mod batch_norm;
 mod broadcast_to;
 mod cast;
 mod compare;
