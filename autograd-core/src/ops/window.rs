@@ -181,7 +181,10 @@ impl<
                 .s(" + 1 = ")
                 .n(want)
                 .s(" outputs, not ")
-                .n(OUT);
+                .n(OUT)
+                .s(": name ")
+                .n(want)
+                .s(" or write `_`");
             panic!("{}", m.as_str());
         }
     };
