@@ -603,10 +603,10 @@ impl Gen {
             "transpose" => r == 3,
             "t" => r == 2,
             "permute" => r == 2 || r == 3,
-            "cross_entropy" => r == 2 && s[0] > 1 && s[1] > 1,
+            // Pools read the value as a (1, 1, H, W) image: windows of 2 need 2 or more.
+            "cross_entropy" | "max_pool2d" | "avg_pool2d" => r == 2 && s[0] > 1 && s[1] > 1,
             "broadcast_to" => r <= 2,
-            // Read as a (1, 1, H, W) image or a (1, C, L) batch: windows of 2 need 2 or more.
-            "max_pool2d" | "avg_pool2d" => r == 2 && s[0] > 1 && s[1] > 1,
+            // Read as a (1, C, L) batch.
             "max_pool1d" | "avg_pool1d" | "global_avg_pool1d" => r == 2 && s[1] > 1,
             "global_avg_pool2d" => r == 3 && s[1] * s[2] > 1,
             // Over one element a normalization is 0: no gradient to check.

@@ -141,7 +141,10 @@ fn hessian_vector_product_through_pools_and_norms() {
     let down = stack_loss_grad(&(&x - &(&v * h)), &w).1.x;
     let fd = (&up - &down) / (2.0 * h);
     hv.assert_close(&fd, 1e-5, 1e-5);
-    assert!(hv.as_slice().iter().any(|t| t.abs() > 1e-3), "H v is not zero");
+    assert!(
+        hv.as_slice().iter().any(|t| t.abs() > 1e-3),
+        "H v is not zero"
+    );
 }
 
 /// A model of the two norm layers, in the layout `nn` expects.
@@ -238,7 +241,10 @@ fn running_statistics_after_k_steps_are_the_hand_computed_ema() {
         // Channel 0: 2, 2, 2, 2 (mean 2, var 0); channel 1: -1, 1, -1, 1 (mean 0, var 4/3).
         Tensor::new([[[[2.0, 2.0]], [[-1.0, 1.0]]], [[[2.0, 2.0]], [[-1.0, 1.0]]]]),
         // Channel 0: 0, 0, 0, 8 (mean 2, var 16); channel 1: 10, 10, 10, 10 (mean 10, var 0).
-        Tensor::new([[[[0.0, 0.0]], [[10.0, 10.0]]], [[[0.0, 8.0]], [[10.0, 10.0]]]]),
+        Tensor::new([
+            [[[0.0, 0.0]], [[10.0, 10.0]]],
+            [[[0.0, 8.0]], [[10.0, 10.0]]],
+        ]),
     ];
     let stats = [
         ([4.0, 1.0], [20.0 / 3.0, 4.0]),
@@ -288,7 +294,8 @@ fn layer_norm_layer_scales_and_shifts_each_feature() {
     ln.weight = Tensor::new([3.0, -1.0]);
     ln.bias = Tensor::new([1.0, 2.0]);
     // Every line of two normalizes to [-1, 1] or [1, -1].
-    let x: Tensor![f64; 2, 2, 2] = Tensor::new([[[0.0, 2.0], [9.0, 5.0]], [[-1.0, 1.0], [4.0, 6.0]]]);
+    let x: Tensor![f64; 2, 2, 2] =
+        Tensor::new([[[0.0, 2.0], [9.0, 5.0]], [[-1.0, 1.0], [4.0, 6.0]]]);
     assert_eq!(
         ln.forward(&x).to_array(),
         [[[-2.0, 1.0], [4.0, 3.0]], [[-2.0, 1.0], [-2.0, 1.0]]]

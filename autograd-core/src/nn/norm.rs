@@ -1,8 +1,8 @@
 //! Normalization layers: [`LayerNorm`] over the last axis and [`BatchNorm`] over the channels of a
 //! batch, each the op of the same name followed by a learned scale and shift.
 
-use crate::scalar::Float;
 use crate::detach;
+use crate::scalar::Float;
 use crate::shape::{Broadcast, D, One, Shape};
 use crate::storage::{Inline, Join, Storage};
 use crate::tensor::Tensor;

@@ -170,13 +170,15 @@ fn unchecked_1d<
     x: &In1<T, B, C, L, St>,
 ) -> In1<T, B, C, D<LO>, St> {
     let mut y = Tensor::zeros();
-    avg_windows(x.as_slice(), Windows::line(B::SIZE * C::SIZE, L::SIZE, K, STRIDE, LO), y.as_mut_slice());
+    avg_windows(
+        x.as_slice(),
+        Windows::line(B::SIZE * C::SIZE, L::SIZE, K, STRIDE, LO),
+        y.as_mut_slice(),
+    );
     y
 }
 
-impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage>
-    Tensor<T, (B, C, H, W), St>
-{
+impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage> Tensor<T, (B, C, H, W), St> {
     /// 2-D average pooling of a `(B, C, H, W)` batch: the mean of each `K x K` window, the windows
     /// moved by `STRIDE` (no padding), giving `(B, C, HO, WO)`. The VJP spreads each window's
     /// cotangent evenly over its `K^2` elements.
@@ -184,7 +186,8 @@ impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage>
     /// `HO = (H - K) / STRIDE + 1` and `WO = (W - K) / STRIDE + 1`: name them or write `_` and let
     /// an annotation infer them. A wrong size is a compile error showing the formula; that check
     /// runs after monomorphization, so `cargo build` and `cargo test` report it but `cargo check`
-    /// and rust-analyzer do not.
+    /// and rust-analyzer do not. An output size of 1 is a fixed `D<1>`, not the broadcastable
+    /// `One` that `Tensor![..; 1]` writes. Batch and channel axes may be either.
     ///
     /// ```
     /// use autograd_core::prelude::*;
@@ -204,9 +207,7 @@ impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage>
     }
 }
 
-impl<T: Float, B: Dim, C: Dim, L: Dim, St: Storage>
-    Tensor<T, (B, C, L), St>
-{
+impl<T: Float, B: Dim, C: Dim, L: Dim, St: Storage> Tensor<T, (B, C, L), St> {
     /// 1-D average pooling of a `(B, C, L)` batch: the mean of each window of `K`, the windows
     /// moved by `STRIDE` (no padding), giving `(B, C, LO)` with `LO = (L - K) / STRIDE + 1`
     /// (checked at compile time by `cargo build`, as for [`Tensor::avg_pool2d`]).
@@ -236,7 +237,8 @@ mod tests {
     fn overlapping_windows_by_hand() {
         // 3 x 3 input, 2 x 2 windows moved by 1: the centre is in all four windows, the corners
         // in one, the edges in two.
-        let x: Tensor![f64; 1, 1, 3, 3] = Tensor::new([[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]]]);
+        let x: Tensor![f64; 1, 1, 3, 3] =
+            Tensor::new([[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]]]);
         let rule = AvgPool2d::<2, 1, 2, 2>;
         let (y, res) = rule.forward(&x);
         assert_eq!(y.to_array(), [[[[3.0, 4.0], [6.0, 7.0]]]]);

@@ -25,10 +25,7 @@ use crate::tensor::Tensor;
 pub struct GlobalAvgPool;
 
 /// The mean of each run of `n` consecutive elements.
-#[allow(
-    clippy::cast_precision_loss,
-    reason = "plane sizes are far below 2^53"
-)]
+#[allow(clippy::cast_precision_loss, reason = "plane sizes are far below 2^53")]
 fn means<T: Float>(x: &[T], n: usize, y: &mut [T]) {
     let inv = T::ONE / T::from_f64(n as f64);
     for (y, run) in y.iter_mut().zip(x.chunks_exact(n)) {
@@ -37,10 +34,7 @@ fn means<T: Float>(x: &[T], n: usize, y: &mut [T]) {
 }
 
 /// The VJP of [`means`]: `ct / n` at each element of each run.
-#[allow(
-    clippy::cast_precision_loss,
-    reason = "plane sizes are far below 2^53"
-)]
+#[allow(clippy::cast_precision_loss, reason = "plane sizes are far below 2^53")]
 fn means_vjp<T: Float>(ct: &[T], n: usize, g: &mut [T]) {
     let inv = T::ONE / T::from_f64(n as f64);
     for (&c, run) in ct.iter().zip(g.chunks_exact_mut(n)) {
@@ -48,8 +42,8 @@ fn means_vjp<T: Float>(ct: &[T], n: usize, g: &mut [T]) {
     }
 }
 
-impl<T: Float, St: Storage, B: Dim, C: Dim, H: Dim, W: Dim>
-    UnaryRule<Tensor<T, (B, C, H, W), St>> for GlobalAvgPool
+impl<T: Float, St: Storage, B: Dim, C: Dim, H: Dim, W: Dim> UnaryRule<Tensor<T, (B, C, H, W), St>>
+    for GlobalAvgPool
 {
     type Out = Tensor<T, (B, C), St>;
     type Residual = ();
@@ -74,8 +68,8 @@ impl<T: Float, St: Storage, B: Dim, C: Dim, H: Dim, W: Dim>
     }
 }
 
-impl<T: Float, St: Storage, B: Dim, C: Dim, L: Dim>
-    UnaryRule<Tensor<T, (B, C, L), St>> for GlobalAvgPool
+impl<T: Float, St: Storage, B: Dim, C: Dim, L: Dim> UnaryRule<Tensor<T, (B, C, L), St>>
+    for GlobalAvgPool
 {
     type Out = Tensor<T, (B, C), St>;
     type Residual = ();
@@ -100,9 +94,7 @@ impl<T: Float, St: Storage, B: Dim, C: Dim, L: Dim>
     }
 }
 
-impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage>
-    Tensor<T, (B, C, H, W), St>
-{
+impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage> Tensor<T, (B, C, H, W), St> {
     /// The mean of each channel's `H x W` plane: `(B, C, H, W)` to `(B, C)`, the head of a
     /// convolutional network before its classifier. The VJP spreads `ct / (H W)` over the plane.
     ///
@@ -117,9 +109,7 @@ impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage>
     }
 }
 
-impl<T: Float, B: Dim, C: Dim, L: Dim, St: Storage>
-    Tensor<T, (B, C, L), St>
-{
+impl<T: Float, B: Dim, C: Dim, L: Dim, St: Storage> Tensor<T, (B, C, L), St> {
     /// The mean of each channel's line: `(B, C, L)` to `(B, C)`. The VJP spreads `ct / L` over it.
     ///
     /// ```
@@ -143,7 +133,8 @@ mod tests {
     #[test]
     fn by_hand() {
         // (2, 1, 2, 2): one channel, two batch entries.
-        let x: Tensor![f64; 2, 1, 2, 2] = Tensor::new([[[[1.0, 2.0], [3.0, 4.0]]], [[[-1.0, 1.0], [0.0, 4.0]]]]);
+        let x: Tensor![f64; 2, 1, 2, 2] =
+            Tensor::new([[[[1.0, 2.0], [3.0, 4.0]]], [[[-1.0, 1.0], [0.0, 4.0]]]]);
         let (y, res) = GlobalAvgPool.forward(&x);
         assert_eq!(y.to_array(), [[2.5], [1.0]]);
         let g = GlobalAvgPool.vjp(&x, &y, &res, &Tensor::new([[4.0], [-8.0]]));

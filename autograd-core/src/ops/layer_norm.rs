@@ -34,10 +34,7 @@ use crate::tensor::Tensor;
 pub struct LayerNormalize<T>(pub T);
 
 /// `1 / n` in `T`.
-#[allow(
-    clippy::cast_precision_loss,
-    reason = "group sizes are far below 2^53"
-)]
+#[allow(clippy::cast_precision_loss, reason = "group sizes are far below 2^53")]
 fn inverse_count<T: Float>(n: usize) -> T {
     T::ONE / T::from_f64(n as f64)
 }
@@ -95,7 +92,11 @@ pub(crate) fn normalize_group_vjp<T: Float>(
 
 /// The size of the last axis (1 for a scalar, which normalizes to 0).
 const fn last_axis<S: Shape>() -> usize {
-    if S::RANK == 0 { 1 } else { S::DIMS[S::RANK - 1] }
+    if S::RANK == 0 {
+        1
+    } else {
+        S::DIMS[S::RANK - 1]
+    }
 }
 
 impl<T: Float, S: Shape, St: Storage> UnaryRule<Tensor<T, S, St>> for LayerNormalize<T> {
@@ -107,7 +108,13 @@ impl<T: Float, S: Shape, St: Storage> UnaryRule<Tensor<T, S, St>> for LayerNorma
         let n = last_axis::<S>();
         let mut y = Tensor::zeros();
         for j in 0..S::NUMEL / n {
-            normalize_group(x.as_slice(), j * n..(j + 1) * n, n, self.0, y.as_mut_slice());
+            normalize_group(
+                x.as_slice(),
+                j * n..(j + 1) * n,
+                n,
+                self.0,
+                y.as_mut_slice(),
+            );
         }
         (y, ())
     }

@@ -196,13 +196,15 @@ fn unchecked_1d<
     x: &In1<T, B, C, L, St>,
 ) -> In1<T, B, C, D<LO>, St> {
     let mut y = Tensor::zeros();
-    max_windows(x.as_slice(), Windows::line(B::SIZE * C::SIZE, L::SIZE, K, STRIDE, LO), y.as_mut_slice());
+    max_windows(
+        x.as_slice(),
+        Windows::line(B::SIZE * C::SIZE, L::SIZE, K, STRIDE, LO),
+        y.as_mut_slice(),
+    );
     y
 }
 
-impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage>
-    Tensor<T, (B, C, H, W), St>
-{
+impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage> Tensor<T, (B, C, H, W), St> {
     /// 2-D max pooling of a `(B, C, H, W)` batch: the largest element of each `K x K` window, the
     /// windows moved by `STRIDE` (no padding), giving `(B, C, HO, WO)`. The VJP sends each
     /// window's cotangent to its largest element, split evenly among ties, summed where windows
@@ -211,7 +213,8 @@ impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage>
     /// `HO = (H - K) / STRIDE + 1` and `WO = (W - K) / STRIDE + 1`: name them or write `_` and let
     /// an annotation infer them. A wrong size is a compile error showing the formula; that check
     /// runs after monomorphization, so `cargo build` and `cargo test` report it but `cargo check`
-    /// and rust-analyzer do not.
+    /// and rust-analyzer do not. An output size of 1 is a fixed `D<1>`, not the broadcastable
+    /// `One` that `Tensor![..; 1]` writes. Batch and channel axes may be either.
     ///
     /// ```
     /// use autograd_core::prelude::*;
@@ -236,9 +239,7 @@ impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage>
     }
 }
 
-impl<T: Float, B: Dim, C: Dim, L: Dim, St: Storage>
-    Tensor<T, (B, C, L), St>
-{
+impl<T: Float, B: Dim, C: Dim, L: Dim, St: Storage> Tensor<T, (B, C, L), St> {
     /// 1-D max pooling of a `(B, C, L)` batch: the largest element of each window of `K`, the
     /// windows moved by `STRIDE` (no padding), giving `(B, C, LO)` with
     /// `LO = (L - K) / STRIDE + 1` (checked at compile time by `cargo build`, as for
@@ -269,18 +270,23 @@ mod tests {
     #[test]
     fn a_window_of_ties_splits_evenly() {
         // Window (0, 0) is all 2s: each gets a quarter; window (0, 1) has one 6.
-        let x: Tensor![f64; 1, 1, 2, 4] = Tensor::new([[[[2.0, 2.0, 6.0, 1.0], [2.0, 2.0, 0.0, 3.0]]]]);
+        let x: Tensor![f64; 1, 1, 2, 4] =
+            Tensor::new([[[[2.0, 2.0, 6.0, 1.0], [2.0, 2.0, 0.0, 3.0]]]]);
         let rule = MaxPool2d::<2, 2, 1, 2>;
         let (y, res) = rule.forward(&x);
         assert_eq!(y.to_array(), [[[[2.0, 6.0]]]]);
         let g = rule.vjp(&x, &y, &res, &Tensor::new([[[[8.0, 3.0]]]]));
-        assert_eq!(g.to_array(), [[[[2.0, 2.0, 3.0, 0.0], [2.0, 2.0, 0.0, 0.0]]]]);
+        assert_eq!(
+            g.to_array(),
+            [[[[2.0, 2.0, 3.0, 0.0], [2.0, 2.0, 0.0, 0.0]]]]
+        );
     }
 
     #[test]
     fn overlapping_windows_add_up_at_a_repeated_winner() {
         // 3 x 3 input, 2 x 2 windows moved by 1: the 9 in the centre wins all four windows.
-        let x: Tensor![f64; 1, 1, 3, 3] = Tensor::new([[[[1.0, 2.0, 3.0], [4.0, 9.0, 5.0], [6.0, 7.0, 8.0]]]]);
+        let x: Tensor![f64; 1, 1, 3, 3] =
+            Tensor::new([[[[1.0, 2.0, 3.0], [4.0, 9.0, 5.0], [6.0, 7.0, 8.0]]]]);
         let rule = MaxPool2d::<2, 1, 2, 2>;
         let (y, res) = rule.forward(&x);
         assert_eq!(y.to_array(), [[[[9.0, 9.0], [9.0, 9.0]]]]);
@@ -303,14 +309,19 @@ mod tests {
     #[test]
     fn channels_and_batches_pool_apart() {
         // (2, 2, 2): each (batch, channel) line of two is one window.
-        let x: Tensor![f64; 2, 2, 2] = Tensor::new([[[1.0, 2.0], [4.0, 3.0]], [[-1.0, -2.0], [0.5, 0.5]]]);
+        let x: Tensor![f64; 2, 2, 2] =
+            Tensor::new([[[1.0, 2.0], [4.0, 3.0]], [[-1.0, -2.0], [0.5, 0.5]]]);
         assert_eq!(
             x.max_pool1d::<2, 2, 1>().to_array(),
             [[[2.0], [4.0]], [[-1.0], [0.5]]]
         );
         // (1, 2, 2, 2): each channel's 2 x 2 plane is one window.
-        let x: Tensor![f64; 1, 2, 2, 2] = Tensor::new([[[[1.0, 2.0], [3.0, 0.0]], [[-4.0, -3.0], [-2.0, -5.0]]]]);
-        assert_eq!(x.max_pool2d::<2, 2, 1, 1>().to_array(), [[[[3.0]], [[-2.0]]]]);
+        let x: Tensor![f64; 1, 2, 2, 2] =
+            Tensor::new([[[[1.0, 2.0], [3.0, 0.0]], [[-4.0, -3.0], [-2.0, -5.0]]]]);
+        assert_eq!(
+            x.max_pool2d::<2, 2, 1, 1>().to_array(),
+            [[[[3.0]], [[-2.0]]]]
+        );
     }
 
     #[test]

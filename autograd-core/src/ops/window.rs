@@ -208,7 +208,8 @@ mod tests {
             ho: 2,
             wo: 2,
         };
-        let got: Vec<(usize, Vec<usize>)> = ws.iter().map(|(o, w)| (o, w.indices().collect())).collect();
+        let got: Vec<(usize, Vec<usize>)> =
+            ws.iter().map(|(o, w)| (o, w.indices().collect())).collect();
         assert_eq!(
             got,
             [
@@ -223,6 +224,9 @@ mod tests {
             .iter()
             .map(|(_, w)| w.indices().collect())
             .collect();
-        assert_eq!(got, [vec![0, 1, 2], vec![2, 3, 4], vec![5, 6, 7], vec![7, 8, 9]]);
+        assert_eq!(
+            got,
+            [vec![0, 1, 2], vec![2, 3, 4], vec![5, 6, 7], vec![7, 8, 9]]
+        );
     }
 }

@@ -12,9 +12,7 @@ use crate::scalar::Float;
 use crate::shape::{D, Dim, Shape};
 use crate::storage::Storage;
 
-impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage>
-    Var<T, (B, C, H, W), St>
-{
+impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage> Var<T, (B, C, H, W), St> {
     /// [`Tensor::max_pool2d`](crate::Tensor::max_pool2d), recorded: backward sends each window's
     /// cotangent to its maximum, ties split evenly.
     #[must_use]
@@ -46,9 +44,7 @@ impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage>
     }
 }
 
-impl<T: Float, B: Dim, C: Dim, L: Dim, St: Storage>
-    Var<T, (B, C, L), St>
-{
+impl<T: Float, B: Dim, C: Dim, L: Dim, St: Storage> Var<T, (B, C, L), St> {
     /// [`Tensor::max_pool1d`](crate::Tensor::max_pool1d), recorded.
     #[must_use]
     #[track_caller]
