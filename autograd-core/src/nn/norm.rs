@@ -91,6 +91,7 @@ impl<T: Float, const N: usize, St: Join<St, Out = St>> LayerNorm<T, N, St> {
 ///
 /// ```
 /// use autograd_core::prelude::*;
+/// use autograd_core::differentiable;
 /// use autograd_core::nn::{BatchNorm, Init, Linear};
 ///
 /// #[derive(Clone, Params)]

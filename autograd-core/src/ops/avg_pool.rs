@@ -193,7 +193,8 @@ impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage> Tensor<T, (B, C, H, 
     /// use autograd_core::prelude::*;
     /// let x: Tensor![f32; 1, 1, 2, 4] = Tensor::new([[[[1.0, 2.0, 5.0, 0.0], [3.0, 4.0, 1.0, 2.0]]]]);
     /// assert_eq!(x.avg_pool2d::<2, 2, 1, 2>().to_array(), [[[[2.5, 2.0]]]]);
-    /// let sliding: Tensor![f32; 1, 1, 1, 3] = x.avg_pool2d::<2, 1, _, _>();
+    /// // One output row: a fixed `D<1>`, inferred with `_`.
+    /// let sliding: Tensor<f32, (One, One, D<1>, D<3>)> = x.avg_pool2d::<2, 1, _, _>();
     /// assert_eq!(sliding.to_array(), [[[[2.5, 3.0, 2.0]]]]);
     /// ```
     #[must_use]

@@ -28,7 +28,7 @@ use crate::tensor::Tensor;
 /// y.assert_close(&Tensor::new([-s, 0.0, s]), 1e-15, 0.0);
 /// // A cotangent along y itself is undone by the projection: x_bar = r (y - 0 - y * 1) = 0.
 /// let g = LayerNormalize(0.0).vjp(&x, &y, &res, &y);
-/// g.assert_close(&Tensor::zeros(), 1e-15, 0.0);
+/// g.assert_close(&Tensor::zeros(), 0.0, 1e-15);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LayerNormalize<T>(pub T);
