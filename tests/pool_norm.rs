@@ -301,3 +301,26 @@ fn layer_norm_layer_scales_and_shifts_each_feature() {
         [[[-2.0, 1.0], [4.0, 3.0]], [[-2.0, 1.0], [-2.0, 1.0]]]
     );
 }
+
+/// Inline tensors allocate nothing: ten generated gradients through every pool and norm, of the
+/// layers in both modes, and ten `track` calls, after a warm-up, make no heap allocation.
+#[test]
+fn inline_pools_and_norms_allocate_nothing() {
+    let x: Tensor![f64; 2, 3, 6, 6] = Tensor::rand_uniform(5, -2.0, 2.0);
+    let w: Tensor![f64; 2, 3] = Tensor::rand_uniform(6, -1.0, 1.0);
+    let xn: Tensor![f64; 2, 3, 2, 4] = Tensor::rand_uniform(17, -2.0, 2.0);
+    let wn: Tensor![f64; 2, 3, 2, 4] = Tensor::rand_uniform(18, -1.0, 1.0);
+    let mut m = normed();
+    let mut total = stack_loss_grad(&x, &w).0 + normed_loss_grad(&m, &xn, &wn).0; // warm-up
+    let info = allocation_counter::measure(|| {
+        for k in 0..10 {
+            m.bn.training = k % 2 == 0;
+            let (v, g) = stack_loss_grad(&x, &w);
+            let (u, gm) = normed_loss_grad(&m, &xn, &wn);
+            total += v + u + g.x.as_slice()[0] + gm.m.bn.weight.as_slice()[0];
+            m.bn.track(&xn);
+        }
+    });
+    assert!(total.is_finite());
+    assert_eq!(info.count_total, 0, "heap allocations in ten steps");
+}
