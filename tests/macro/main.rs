@@ -51,5 +51,7 @@ mod macro_unusual;
 mod model_structs;
 #[path = "../params_alloc.rs"]
 mod params_alloc;
+#[path = "../pool_norm.rs"]
+mod pool_norm;
 #[path = "../stack_use.rs"]
 mod stack_use;

@@ -24,8 +24,9 @@
 
 use super::{Binary, Item, Skip1, Unary};
 use crate::ops::{
-    All, AlongAxis, BatchLabels, Cast, Concat, CrossEntropy, Dropout, Expand, Flip, Gather,
-    KeepAxis, Neg, Pad, Permute, Powf, Powi, Reshape, Select, Slice, Transpose, for_each_op,
+    All, AlongAxis, AvgPool1d, AvgPool2d, BatchLabels, BatchNormalize, Cast, Concat, CrossEntropy,
+    Dropout, Expand, Flip, Gather, GlobalAvgPool, KeepAxis, LayerNormalize, MaxPool1d, MaxPool2d,
+    Neg, Pad, Permute, Powf, Powi, Reshape, Select, Slice, Transpose, for_each_op,
 };
 use crate::scalar::Float;
 use crate::shape::Shape;
@@ -93,6 +94,12 @@ consts! {
     slice<const AXIS, const START, const LEN> => Slice<AXIS, START, LEN> = Slice;
     pad<const AXIS, const BEFORE, const AFTER, const NEW> => Pad<AXIS, BEFORE, AFTER, NEW> = Pad;
     permute<const P0, const P1, const P2 = 2, const P3 = 3> => Permute<P0, P1, P2, P3> = Permute;
+    max_pool2d<const K, const STRIDE, const HO, const WO> => MaxPool2d<K, STRIDE, HO, WO> = MaxPool2d;
+    avg_pool2d<const K, const STRIDE, const HO, const WO> => AvgPool2d<K, STRIDE, HO, WO> = AvgPool2d;
+    max_pool1d<const K, const STRIDE, const LO> => MaxPool1d<K, STRIDE, LO> = MaxPool1d;
+    avg_pool1d<const K, const STRIDE, const LO> => AvgPool1d<K, STRIDE, LO> = AvgPool1d;
+    global_avg_pool2d<> => GlobalAvgPool = GlobalAvgPool;
+    global_avg_pool1d<> => GlobalAvgPool = GlobalAvgPool;
 }
 
 /// The entries of the registry's regular forms.
@@ -145,6 +152,28 @@ impl powi {
     #[inline]
     pub fn rule((_, n): (impl Sized, &i32)) -> Unary<Powi> {
         Unary(Powi(*n))
+    }
+}
+
+/// The rule of `layer_norm(eps)`: `eps` is a constant.
+pub struct layer_norm;
+impl layer_norm {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule<P: Float>((_, eps): (impl Sized, &P)) -> Unary<LayerNormalize<P>> {
+        Unary(LayerNormalize(*eps))
+    }
+}
+
+/// The rule of `batch_norm(eps)`: `eps` is a constant.
+pub struct batch_norm;
+impl batch_norm {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule<P: Float>((_, eps): (impl Sized, &P)) -> Unary<BatchNormalize<P>> {
+        Unary(BatchNormalize(*eps))
     }
 }
 

@@ -1,5 +1,8 @@
 //! Layers with their sizes in their types, and seeded initializers.
 //!
+//! [`Linear`], [`Embedding`], and the normalizations [`LayerNorm`] and [`BatchNorm`] (whose running
+//! statistics the training loop folds in with [`BatchNorm::track`]).
+//!
 //! A layer is a plain struct of tensors: its forward is ordinary tensor code, so either engine
 //! differentiates it, and it derives [`Params`](crate::params::Params) so optimizers update it
 //! without one line per field.
@@ -18,8 +21,10 @@ mod dropout;
 mod embedding;
 mod init;
 mod linear;
+mod norm;
 
 pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use init::Init;
 pub use linear::Linear;
+pub use norm::{BatchNorm, BatchNorm1d, BatchNorm2d, LayerNorm};

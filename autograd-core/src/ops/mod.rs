@@ -31,6 +31,8 @@ pub(crate) mod movement;
 pub(crate) mod pointwise;
 pub(crate) mod reduce;
 
+mod avg_pool;
+pub(crate) mod batch_norm;
 mod broadcast_to;
 mod cast;
 mod compare;
@@ -40,8 +42,11 @@ mod detach;
 mod dropout;
 mod flip;
 mod gather;
+mod global_avg_pool;
+mod layer_norm;
 mod lines;
 mod matmul;
+mod max_pool;
 mod mse;
 mod neg;
 mod one_hot;
@@ -52,7 +57,10 @@ mod select;
 mod slice;
 mod stack;
 mod transpose;
+pub(crate) mod window;
 
+pub use avg_pool::{AvgPool1d, AvgPool2d};
+pub use batch_norm::BatchNormalize;
 pub use broadcast_to::Expand;
 pub use cast::Cast;
 pub use concat::{Concat, ConcatShape};
@@ -61,7 +69,10 @@ pub use detach::Detach;
 pub use dropout::Dropout;
 pub use flip::Flip;
 pub use gather::Gather;
+pub use global_avg_pool::GlobalAvgPool;
+pub use layer_norm::LayerNormalize;
 pub use matmul::MatMul;
+pub use max_pool::{MaxPool1d, MaxPool2d};
 pub use mse::Mse;
 pub use neg::Neg;
 pub use pad::Pad;
@@ -165,6 +176,14 @@ macro_rules! for_each_op {
                 reshape: |x, y| { let _ = y; x.reshape::<Shape![3, 2]>() };
                 broadcast_to: |x, y| { let _ = y; x.broadcast_to::<Shape![4, 2, 3]>() };
                 dropout: |x, y| { let _ = y; x.dropout(0.5, 7) };
+                max_pool2d: |x, y| { let _ = y; x.reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>() };
+                avg_pool2d: |x, y| { let _ = y; x.reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>() };
+                max_pool1d: |x, y| { let _ = y; x.reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>() };
+                avg_pool1d: |x, y| { let _ = y; x.reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>() };
+                global_avg_pool2d: |x, y| { let _ = y; x.reshape::<Shape![1, 2, 1, 3]>().global_avg_pool2d() };
+                global_avg_pool1d: |x, y| { let _ = y; x.reshape::<Shape![1, 2, 3]>().global_avg_pool1d() };
+                layer_norm: |x, y| { let _ = y; x.layer_norm(1e-5) };
+                batch_norm: |x, y| { let _ = y; x.batch_norm(1e-5) };
             }
         }
     };

@@ -63,6 +63,7 @@ mod mode;
 mod movement;
 mod node;
 mod ops;
+mod pool_norm;
 mod record;
 #[cfg(test)]
 pub(crate) mod test_models;
