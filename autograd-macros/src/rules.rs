@@ -13,6 +13,7 @@ pub const RULE_METHODS: &[&str] = &[
     "broadcast_to",
     "cast",
     "concat",
+    "conv2d",
     "cos",
     "cross_entropy",
     "div",
