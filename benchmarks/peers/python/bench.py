@@ -122,7 +122,7 @@ WORKLOADS = [
     ("W3", mlp_label(128, 784, 256, 10), lambda: make_mlp(128, 784, 256, 10), ("w1", "b1", "w2", "b2")),
     (
         "CNN",
-        "batch 32, 1x8x8 -> conv3x3 16 -> conv3x3 32 -> GAP -> 10",
+        "batch 32, 1x8x8 -> conv 16 -> conv 32 -> 10",
         make_cnn,
         ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc.weight", "fc.bias"),
     ),
