@@ -62,3 +62,35 @@ fn small_cnn_macro_tape_and_differences_agree() {
     vars.2.grad().unwrap().assert_close(&g.b1, 1e-12, 1e-12);
     vars.3.grad().unwrap().assert_close(&g.w2, 1e-12, 1e-12);
 }
+
+type Sig = Tensor![f64; 2, 2, 6];
+type Taps = Tensor![f64; 4, 1, 3];
+type Bias1 = Tensor![f64; 4, 1];
+type SigOut = Tensor![f64; 2, 4, 3];
+
+/// Two groups of two output channels, stride 2, padding 1: (6 + 2 - 3) / 2 + 1 = 3.
+#[differentiable(wrt(x, k, b))]
+fn signal(x: &Sig, k: &Taps, b: &Bias1, out: &SigOut) -> f64 {
+    let y = (x.conv1d::<2, 1, 1, 2, 3>(k) + b).tanh();
+    (y * out).sum().item()
+}
+
+#[test]
+fn conv1d_macro_tape_and_differences_agree() {
+    let x: Sig = Tensor::rand_uniform(6, -1.0, 1.0);
+    let k: Taps = Tensor::rand_uniform(7, -1.0, 1.0);
+    let b: Bias1 = Tensor::rand_uniform(8, -1.0, 1.0);
+    let out: SigOut = Tensor::rand_uniform(9, -1.0, 1.0);
+    let (v, g) = signal_grad(&x, &k, &b, &out);
+    let tol = Tolerance::default();
+    check_gradient(|x| signal(x, &k, &b, &out), &x, &g.x, tol).unwrap();
+    check_gradient(|k| signal(&x, k, &b, &out), &k, &g.k, tol).unwrap();
+    check_gradient(|b| signal(&x, &k, b, &out), &b, &g.b, tol).unwrap();
+    let (xv, kv, bv) = (Var::param(x), Var::param(k), Var::param(b));
+    let loss = ((xv.conv1d::<2, 1, 1, 2, 3>(&kv) + &bv).tanh() * &out).sum();
+    assert!((loss.item() - v).abs() < 1e-12);
+    loss.backward().unwrap();
+    xv.grad().unwrap().assert_close(&g.x, 1e-12, 1e-12);
+    kv.grad().unwrap().assert_close(&g.k, 1e-12, 1e-12);
+    bv.grad().unwrap().assert_close(&g.b, 1e-12, 1e-12);
+}
