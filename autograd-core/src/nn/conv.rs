@@ -32,7 +32,7 @@ use crate::tensor::Tensor;
 /// // Stride 2 halves the image: (8 + 2 - 3) / 2 + 1 = 4.
 /// let down: Conv2d<f32, 16, 32, 3, 2, 1> = Conv2d::new(Init::KaimingUniform, &mut Rng::new(1));
 /// let y: Tensor![f32; 4, 32, 4, 4] = down.forward(&h);
-/// assert!(y.all_finite());
+/// assert!(y.as_slice().iter().all(|v| v.is_finite()));
 /// ```
 #[cfg_attr(feature = "macros", derive(crate::params::Params))]
 #[derive(Clone, Debug, PartialEq)]
@@ -114,7 +114,7 @@ impl<
 /// let layer: Conv1d<f32, 4, 8, 5, 1, 2> = Conv1d::new(Init::KaimingUniform, &mut Rng::new(0));
 /// let x: Tensor![f32; 2, 4, 20] = Tensor::randn(1);
 /// let y: Tensor![f32; 2, 8, 20] = layer.forward(&x);
-/// assert!(y.all_finite());
+/// assert!(y.as_slice().iter().all(|v| v.is_finite()));
 /// ```
 #[cfg_attr(feature = "macros", derive(crate::params::Params))]
 #[derive(Clone, Debug, PartialEq)]
