@@ -376,7 +376,10 @@ pub(crate) const fn size_error<const SPATIAL: usize>(
                     .s(" + 1 = ")
                     .n(want)
                     .s(", not ")
-                    .n(output[a]),
+                    .n(output[a])
+                    .s(" (write ")
+                    .n(want)
+                    .s(", or `_` to take it from an annotation)"),
             );
         }
         a += 1;
