@@ -13,6 +13,7 @@ pub const RULE_METHODS: &[&str] = &[
     "broadcast_to",
     "cast",
     "concat",
+    "conv1d",
     "conv2d",
     "cos",
     "cross_entropy",

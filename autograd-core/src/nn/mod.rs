@@ -14,10 +14,12 @@
 //! assert_eq!(h.shape(), vec![8, 16]);
 //! ```
 
+mod conv;
 mod embedding;
 mod init;
 mod linear;
 
+pub use conv::{Conv1d, Conv2d};
 pub use embedding::Embedding;
 pub use init::Init;
 pub use linear::Linear;

@@ -24,12 +24,16 @@
 //! `W_bar += CT X_col^T` and the input's `X_col_bar = W^T CT`, scattered back (col2im). All three run
 //! through [`Float::gemm`] with strides, so no transpose is copied.
 //!
-//! `X_col` lives in a buffer of [`SCRATCH`] elements on the stack: no allocation per call for
-//! inline tensors (a per-thread buffer allocated once cannot be generic over the element type
-//! without `unsafe` or a type map; the stack buffer costs one `memset` per call). When the patch
-//! matrix is wider than the buffer, the output positions are taken in chunks; only a kernel whose
-//! `C/G KH KW` rows exceed the buffer by themselves (over 8k, e.g. 1024 input channels of 3 x 3)
-//! falls back to a buffer on the heap.
+//! For the kernel's VJP the patch matrix is gathered transposed (`(HO WO) x (C/G KH KW)`), so
+//! that the product reads both operands with unit strides.
+//!
+//! `X_col` lives in a buffer on the stack ([`SMALL_SCRATCH`] or [`SCRATCH`] elements): no
+//! allocation per call for inline tensors. A per-thread buffer allocated once, as the gemm
+//! packing buffers are, would need a `thread_local!` per element type, which generic code over
+//! `T: Float` cannot name without `unsafe` or a type map; the stack buffer costs a `memset` per
+//! call instead. When the patch matrix is larger than the buffer, the output positions are taken
+//! in chunks; only a kernel whose `C/G KH KW` rows exceed the buffer by themselves (over 16k,
+//! e.g. 2048 input channels of 3 x 3) falls back to a buffer on the heap.
 //!
 //! # Size checks
 //!
@@ -47,8 +51,13 @@ use crate::tensor::Tensor;
 use core::marker::PhantomData;
 
 /// Elements of the stack buffer that holds the patch matrix (and, when it is taken in chunks,
-/// the chunk's output): 32 KiB of f32, 64 KiB of f64.
-pub(crate) const SCRATCH: usize = 8192;
+/// the chunk's output): 64 KiB of f32, 128 KiB of f64. Large enough for the whole patch matrix
+/// of a 16 -> 32 channel 3 x 3 layer on 8 x 8 images (144 x 64): taken in two chunks, that
+/// layer's forward measured 1.7x slower.
+pub(crate) const SCRATCH: usize = 16384;
+
+/// The buffer used instead when the whole patch matrix fits in it (8 KiB of f32).
+pub(crate) const SMALL_SCRATCH: usize = 2048;
 
 /// The sizes of a convolution, as the kernels see them. A 1-D convolution is a 2-D one of height 1
 /// (kernel height 1, no padding or stride along it).
@@ -111,49 +120,53 @@ impl Geometry {
             .filter(|&i| i < n)
     }
 
+    /// The output columns `j` whose input column `j S + offset - P` lies inside `0..w`, as a
+    /// range: the columns of a patch-matrix row that are not padding.
+    #[inline]
+    fn inside(offset: usize, stride: usize, pad: usize, w: usize) -> core::ops::Range<usize> {
+        let first = pad.saturating_sub(offset).div_ceil(stride);
+        let end = (w + pad)
+            .checked_sub(offset + 1)
+            .map_or(0, |last| last / stride + 1);
+        first..end.max(first)
+    }
+
     /// Calls `f(row, column, input index)` for every entry of the patch matrix of output positions
     /// `p0 .. p0 + n` of one group (`image` indices are relative to the group's first channel),
-    /// skipping entries in the padding.
+    /// skipping entries in the padding. The bounds are worked out once per output row, so the
+    /// innermost loop is a strided walk (a contiguous one at stride 1) without tests.
     #[inline]
     fn for_each_patch(&self, p0: usize, n: usize, mut f: impl FnMut(usize, usize, usize)) {
         let (kh, kw) = self.kernel;
         let (h, w) = self.input;
         let wo = self.output.1;
+        let (sh, sw) = self.stride;
+        let (dh, dw) = self.dilation;
+        let (ph, pw) = self.padding;
         for c in 0..self.cig() {
             for p in 0..kh {
                 for q in 0..kw {
                     let row = (c * kh + p) * kw + q;
-                    let (mut i, mut j) = (p0 / wo, p0 % wo);
-                    for col in 0..n {
-                        let src =
-                            Self::source(i, p, self.stride.0, self.dilation.0, self.padding.0, h)
-                                .zip(Self::source(
-                                    j,
-                                    q,
-                                    self.stride.1,
-                                    self.dilation.1,
-                                    self.padding.1,
-                                    w,
-                                ));
-                        if let Some((si, sj)) = src {
-                            f(row, col, (c * h + si) * w + sj);
+                    let inside = Self::inside(q * dw, sw, pw, w);
+                    let (mut i, mut j0, mut col) = (p0 / wo, p0 % wo, 0);
+                    while col < n {
+                        // Output row `i`, columns `j0 .. j0 + len`: chunk columns `col ..`.
+                        let len = (wo - j0).min(n - col);
+                        if let Some(si) = Self::source(i, p, sh, dh, ph, h) {
+                            let base = (c * h + si) * w;
+                            for j in j0.max(inside.start)..(j0 + len).min(inside.end) {
+                                f(row, col + j - j0, base + j * sw + q * dw - pw);
+                            }
                         }
-                        j += 1;
-                        if j == wo {
-                            j = 0;
-                            i += 1;
-                        }
+                        col += len;
+                        i += 1;
+                        j0 = 0;
                     }
                 }
             }
         }
     }
 
-    /// How many output positions a chunk holds, with `extra` more elements per position in the
-    /// buffer (the chunk's output, for the forward).
-    fn chunk(&self, extra: usize) -> usize {
-        (SCRATCH / (self.rows() + extra)).min(self.out_plane())
-    }
 }
 
 /// The patch matrix of output positions `p0 .. p0 + n` of a group whose input channels begin at
@@ -163,26 +176,52 @@ fn im2col<T: Float>(g: &Geometry, image: &[T], p0: usize, n: usize, col: &mut [T
     g.for_each_patch(p0, n, |r, c, i| col[r * n + c] = image[i]);
 }
 
+/// [`im2col`] transposed: `col` is `n x rows`, one output position's patch per row.
+fn im2col_t<T: Float>(g: &Geometry, image: &[T], p0: usize, n: usize, col: &mut [T]) {
+    let rows = g.rows();
+    col[..rows * n].fill(T::ZERO);
+    g.for_each_patch(p0, n, |r, c, i| col[c * rows + r] = image[i]);
+}
+
 /// The transpose of [`im2col`]: adds every entry of `col` to the input element it was gathered from.
 fn col2im<T: Float>(g: &Geometry, col: &[T], p0: usize, n: usize, image: &mut [T]) {
     g.for_each_patch(p0, n, |r, c, i| image[i] += col[r * n + c]);
 }
 
-/// A stack buffer of [`SCRATCH`] elements, or a heap one when a chunk of a single output position
-/// does not fit in it.
+/// A buffer for the patch matrix (plus `extra` elements per output position when it is taken in
+/// chunks) and the chunk size, in output positions: on the stack, [`SMALL_SCRATCH`] elements when
+/// the whole matrix fits (so that small convolutions do not clear a large buffer), else
+/// [`SCRATCH`]; on the heap only when a single position's rows exceed [`SCRATCH`].
 fn with_scratch<T: Float, R>(
     g: &Geometry,
     extra: usize,
     f: impl FnOnce(&mut [T], usize) -> R,
 ) -> R {
     let per_position = g.rows() + extra;
-    if per_position <= SCRATCH {
-        let mut buf = [T::ZERO; SCRATCH];
-        f(&mut buf, g.chunk(extra))
+    if g.rows() * g.out_plane() <= SMALL_SCRATCH {
+        on_stack::<SMALL_SCRATCH, T, R>(g, extra, f)
+    } else if per_position <= SCRATCH {
+        on_stack::<SCRATCH, T, R>(g, extra, f)
     } else {
         let n = g.out_plane().min(16);
         f(&mut vec![T::ZERO; per_position * n], n)
     }
+}
+
+/// [`with_scratch`] with a stack buffer of `N` elements: the whole output plane at once when the
+/// patch matrix fits (no chunk output needed), else chunks of as many positions as fit.
+fn on_stack<const N: usize, T: Float, R>(
+    g: &Geometry,
+    extra: usize,
+    f: impl FnOnce(&mut [T], usize) -> R,
+) -> R {
+    let mut buf = [T::ZERO; N];
+    let chunk = if g.rows() * g.out_plane() <= N {
+        g.out_plane()
+    } else {
+        N / (g.rows() + extra)
+    };
+    f(&mut buf, chunk)
 }
 
 /// `y = conv(x, w)`.
@@ -271,14 +310,14 @@ pub(crate) fn kernel_vjp<T: Float>(g: &Geometry, x: &[T], ct: &[T], gw: &mut [T]
                 while p0 < plane {
                     let n = chunk.min(plane - p0);
                     let col = &mut col[..rows * n];
-                    im2col(g, image, p0, n, col);
-                    // CT chunk (cog, n) times X_col^T (n, rows): strides (1, n).
+                    im2col_t(g, image, p0, n, col);
+                    // CT chunk (cog, n) times X_col^T (n, rows), gathered as such.
                     T::gemm(
                         (cog, n, rows),
                         &ctg[p0..],
                         (plane, 1),
                         col,
-                        (1, n),
+                        (rows, 1),
                         gwg,
                         true,
                     );
@@ -376,7 +415,10 @@ pub(crate) const fn size_error<const SPATIAL: usize>(
                     .s(" + 1 = ")
                     .n(want)
                     .s(", not ")
-                    .n(output[a]),
+                    .n(output[a])
+                    .s(" (write ")
+                    .n(want)
+                    .s(", or `_` to take it from an annotation)"),
             );
         }
         a += 1;
@@ -819,10 +861,12 @@ pub(crate) mod tests {
         // Depthwise, and a channel multiplier of 3 per group.
         agrees_with_the_loops::<3, 4, 6, 5, 4, 1, 3, 1, 1, 1, 4, 6, 5>(6);
         agrees_with_the_loops::<1, 2, 4, 4, 6, 1, 2, 1, 0, 1, 2, 3, 3>(7);
-        // The benchmark's second layer: a patch matrix of 144 x 64 > SCRATCH, taken in chunks.
+        // A patch matrix of 288 x 144 > SCRATCH, taken in chunks.
+        agrees_with_the_loops::<2, 32, 12, 12, 4, 32, 3, 1, 1, 1, 1, 12, 12>(10);
+        // The benchmark's second layer: 144 x 64, the large stack buffer at once.
         agrees_with_the_loops::<2, 16, 8, 8, 32, 16, 3, 1, 1, 1, 1, 8, 8>(8);
-        // 1024 x 9 rows alone exceed SCRATCH: the heap buffer.
-        agrees_with_the_loops::<1, 1024, 3, 3, 2, 1024, 3, 1, 1, 1, 1, 3, 3>(9);
+        // 2048 x 9 rows alone exceed SCRATCH: the heap buffer.
+        agrees_with_the_loops::<1, 2048, 3, 3, 2, 2048, 3, 1, 1, 1, 1, 3, 3>(9);
     }
 
     /// The brief's hand-worked case: one 3 x 3 channel (1 .. 9) and the 2 x 2 kernel

@@ -8,7 +8,7 @@
 
 use super::record::record_binary;
 use super::var::Var;
-use crate::ops::{Conv2d, Convolve2d};
+use crate::ops::{Conv1d, Conv2d, Convolve1d, Convolve2d};
 use crate::scalar::Float;
 use crate::shape::{D, Dim};
 use crate::storage::{Join, Storage};
@@ -134,5 +134,77 @@ where
             &Var::constant(self.clone()),
             w,
         )
+    }
+}
+
+/// `Var` input, `Var` kernel.
+impl<T, B, C, L, CO, CI, K, SL, SR> Convolve1d<Var<T, (CO, CI, K), SR>> for Var<T, (B, C, L), SL>
+where
+    T: Float,
+    B: Dim,
+    C: Dim,
+    L: Dim,
+    CO: Dim,
+    CI: Dim,
+    K: Dim,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    type Output<const LO: usize> = Var<T, (B, CO, D<LO>), SL::Out>;
+
+    #[track_caller]
+    fn conv1d<const S: usize, const P: usize, const DL: usize, const G: usize, const LO: usize>(
+        &self,
+        w: &Var<T, (CO, CI, K), SR>,
+    ) -> Self::Output<LO> {
+        record_binary(Conv1d::<S, P, DL, G, LO>, self, w)
+    }
+}
+
+/// `Var` input, constant kernel.
+impl<T, B, C, L, CO, CI, K, SL, SR> Convolve1d<Tensor<T, (CO, CI, K), SR>> for Var<T, (B, C, L), SL>
+where
+    T: Float,
+    B: Dim,
+    C: Dim,
+    L: Dim,
+    CO: Dim,
+    CI: Dim,
+    K: Dim,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    type Output<const LO: usize> = Var<T, (B, CO, D<LO>), SL::Out>;
+
+    #[track_caller]
+    fn conv1d<const S: usize, const P: usize, const DL: usize, const G: usize, const LO: usize>(
+        &self,
+        w: &Tensor<T, (CO, CI, K), SR>,
+    ) -> Self::Output<LO> {
+        record_binary(Conv1d::<S, P, DL, G, LO>, self, &Var::constant(w.clone()))
+    }
+}
+
+/// Constant input, `Var` kernel.
+impl<T, B, C, L, CO, CI, K, SL, SR> Convolve1d<Var<T, (CO, CI, K), SR>> for Tensor<T, (B, C, L), SL>
+where
+    T: Float,
+    B: Dim,
+    C: Dim,
+    L: Dim,
+    CO: Dim,
+    CI: Dim,
+    K: Dim,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    type Output<const LO: usize> = Var<T, (B, CO, D<LO>), SL::Out>;
+
+    #[track_caller]
+    fn conv1d<const S: usize, const P: usize, const DL: usize, const G: usize, const LO: usize>(
+        &self,
+        w: &Var<T, (CO, CI, K), SR>,
+    ) -> Self::Output<LO> {
+        record_binary(Conv1d::<S, P, DL, G, LO>, &Var::constant(self.clone()), w)
     }
 }
