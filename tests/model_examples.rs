@@ -163,7 +163,7 @@ fn digits_cnn_training_clears_62_percent_in_3_epochs() {
     with_stack(|| {
         // The example's settings, its cosine schedule over 3 epochs instead of 40: its release
         // run ends at 69.17% here, loss 2.27 -> 1.42 (the full run: 99.72%). Three epochs take
-        // about 35 s of CPU in a debug build (the convolutions' loops are not optimized).
+        // about 20 s in a debug build (the convolutions' loops are not optimized).
         let (train, test) = digits_cnn::digits(0).expect("the digits data set is committed");
         let cfg = digits_cnn::Config {
             epochs: 3,
