@@ -255,9 +255,10 @@ pub fn systems(d: &Data) -> Vec<Box<dyn System>> {
     ]
 }
 
-/// Our parameters, as the example `08-digits-cnn` holds them: inline weights (the largest,
-/// `conv2.weight`, is 18 KiB), biases shaped `(channels, 1, 1)` so that they broadcast over the
-/// image; the batch and every activation on the heap (`(32, 16, 8, 8)` f32 is 128 KiB).
+/// Our parameters in a struct that derives `Params`, as a user holds a model: inline weights (the
+/// largest, `conv2.weight`, is 18 KiB), biases shaped `(channels, 1, 1)` so that they broadcast
+/// over the image.
+#[derive(Clone, Params)]
 struct Model {
     k1: Tensor<f32, Shape![C1, C, K, K]>,
     c1: Tensor<f32, Shape![C1, 1, 1]>,
@@ -265,58 +266,79 @@ struct Model {
     c2: Tensor<f32, Shape![C2, 1, 1]>,
     w: Tensor<f32, Shape![C2, O]>,
     b: Tensor<f32, Shape![O]>,
+}
+
+/// The batch, on the heap like every activation (`(32, 16, 8, 8)` f32 is 128 KiB).
+struct Batch {
     x: Tensor<f32, Shape![B, C, S, S], Heap>,
     labels: [usize; B],
 }
 
+fn tensor<Sh: Shape, St: Storage>(v: &[f32]) -> Tensor<f32, Sh, St> {
+    Tensor::try_from_slice(v).expect("the sizes match the shape")
+}
+
 impl Model {
     fn new(d: &Data) -> Self {
-        fn t<Sh: Shape, St: Storage>(v: &[f32]) -> Tensor<f32, Sh, St> {
-            Tensor::try_from_slice(v).expect("the sizes match the shape")
-        }
         Self {
-            k1: t(&d.k1),
-            c1: t(&d.c1),
-            k2: t(&d.k2),
-            c2: t(&d.c2),
-            w: t(&d.w),
-            b: t(&d.b),
-            x: t(&d.x),
+            k1: tensor(&d.k1),
+            c1: tensor(&d.c1),
+            k2: tensor(&d.k2),
+            c2: tensor(&d.c2),
+            w: tensor(&d.w),
+            b: tensor(&d.b),
+        }
+    }
+
+    /// The gradients flat, named and ordered as [`PARAMS`].
+    fn named(&self) -> NamedGrads {
+        PARAMS
+            .into_iter()
+            .zip([
+                self.k1.to_vec(),
+                self.c1.to_vec(),
+                self.k2.to_vec(),
+                self.c2.to_vec(),
+                self.w.to_vec(),
+                self.b.to_vec(),
+            ])
+            .collect()
+    }
+}
+
+impl Batch {
+    fn new(d: &Data) -> Self {
+        Self {
+            x: tensor(&d.x),
             labels: d.labels,
         }
     }
 }
 
-/// The model's loss as a user writes it; `#[differentiable]` generates `cnn_grad` beside it.
-/// The global average pool is the mean over width, then height.
-#[differentiable(wrt(k1, c1, k2, c2, w, b))]
-fn cnn(
-    k1: &Tensor<f32, Shape![C1, C, K, K]>,
-    c1: &Tensor<f32, Shape![C1, 1, 1]>,
-    k2: &Tensor<f32, Shape![C2, C1, K, K]>,
-    c2: &Tensor<f32, Shape![C2, 1, 1]>,
-    w: &Tensor<f32, Shape![C2, O]>,
-    b: &Tensor<f32, Shape![O]>,
-    x: &Tensor<f32, Shape![B, C, S, S], Heap>,
-    labels: &[usize; B],
-) -> f32 {
-    let h1 = (x.conv2d::<1, 1, 1, 1, S, S>(k1) + c1).relu();
-    let h2 = (h1.conv2d::<1, 1, 1, 1, S, S>(k2) + c2).relu();
+/// The model's loss as a user writes it; `#[differentiable]` generates `cnn_grad` beside it,
+/// whose gradient `.m` is a [`Model`]. The global average pool is the mean over width, then
+/// height.
+#[differentiable(wrt(m))]
+fn cnn(m: &Model, x: &Tensor<f32, Shape![B, C, S, S], Heap>, labels: &[usize; B]) -> f32 {
+    let h1 = (x.conv2d::<1, 1, 1, 1, S, S>(&m.k1) + &m.c1).relu();
+    let h2 = (h1.conv2d::<1, 1, 1, 1, S, S>(&m.k2) + &m.c2).relu();
     let pooled = h2.mean_axis::<3>().mean_axis::<2>();
-    (pooled.matmul(w) + b).cross_entropy(labels).item()
+    (pooled.matmul(&m.w) + &m.b).cross_entropy(labels).item()
 }
 
-/// The `#[differentiable]` gradient: it returns fresh gradient tensors each step, as a training
-/// loop receives them.
+/// The `#[differentiable]` gradient: it returns a fresh gradient each step, as a training loop
+/// receives it.
 struct Generated {
     m: Model,
-    grads: Option<CnnGrad>,
+    batch: Batch,
+    grads: Option<Model>,
 }
 
 impl Generated {
     fn new(d: &Data) -> Self {
         Self {
             m: Model::new(d),
+            batch: Batch::new(d),
             grads: None,
         }
     }
@@ -327,24 +349,12 @@ impl System for Generated {
         REFERENCE
     }
     fn step(&mut self) -> f32 {
-        let m = &self.m;
-        let (loss, g) = cnn_grad(&m.k1, &m.c1, &m.k2, &m.c2, &m.w, &m.b, &m.x, &m.labels);
-        self.grads = Some(g);
+        let (loss, g) = cnn_grad(&self.m, &self.batch.x, &self.batch.labels);
+        self.grads = Some(g.m);
         loss
     }
     fn grads(&self) -> NamedGrads {
-        let g = self.grads.as_ref().expect("a step ran");
-        PARAMS
-            .into_iter()
-            .zip([
-                g.k1.to_vec(),
-                g.c1.to_vec(),
-                g.k2.to_vec(),
-                g.c2.to_vec(),
-                g.w.to_vec(),
-                g.b.to_vec(),
-            ])
-            .collect()
+        self.grads.as_ref().expect("a step ran").named()
     }
 }
 
@@ -362,7 +372,7 @@ struct Tape {
 
 impl Tape {
     fn new(d: &Data) -> Self {
-        let m = Model::new(d);
+        let (m, batch) = (Model::new(d), Batch::new(d));
         Self {
             k1: Var::param(m.k1),
             c1: Var::param(m.c1),
@@ -370,8 +380,8 @@ impl Tape {
             c2: Var::param(m.c2),
             w: Var::param(m.w),
             b: Var::param(m.b),
-            x: Var::constant(m.x),
-            labels: m.labels,
+            x: Var::constant(batch.x),
+            labels: batch.labels,
         }
     }
 }
