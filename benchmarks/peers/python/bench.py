@@ -249,6 +249,14 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+def load_average():
+    """The 1, 5 and 15 minute load averages, for how busy the shared machine was."""
+    try:
+        return " ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def fmt(seconds):
     us = seconds * 1e6
     if us >= 1000:
@@ -298,7 +306,8 @@ def main():
     out += [
         f"Measured {date} on {cpu_model()} "
         f"({os.cpu_count()} logical CPUs visible), {platform.system()} {platform.release()}, "
-        f"Python {platform.python_version()}. **The machine is shared and noisy**: read "
+        f"Python {platform.python_version()}; load average at the end {load_average()}. "
+        "**The machine is shared and noisy**: read "
         "differences under ~20% as ties; brackets give the interquartile range. Same workloads "
         "as `benchmarks/results/peers.md`, one thread, median per step. Command: "
         "`python benchmarks/peers/python/bench.py`.",

@@ -43,6 +43,14 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`), for how busy the shared machine was.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".into())
+}
+
 /// The locked version of a dependency, read from this project's Cargo.lock.
 fn locked(name: &str) -> String {
     let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock"))
@@ -79,7 +87,7 @@ pub fn markdown(results: &[WorkloadResult], quick: bool, alone: bool) -> String 
         s.push_str("**Quick smoke run (`--quick`): too few samples to quote.**\n\n");
     }
     s.push_str(&format!(
-        "Measured {} on {} ({} logical CPUs visible), {}, {}. \
+        "Measured {} on {} ({} logical CPUs visible), {}, {}; load average at the end {}. \
          **The machine is shared with other jobs and noisy**: read differences under ~20% as \
          ties; the brackets give the interquartile range of the samples.\n\n",
         command("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
@@ -87,6 +95,7 @@ pub fn markdown(results: &[WorkloadResult], quick: bool, alone: bool) -> String 
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         command("uname", &["-sr"]),
         command("rustc", &["-V"]),
+        load_average(),
     ));
     s.push_str(&format!(
         "One step = forward, mean softmax cross-entropy over the batch, gradients of every weight \
