@@ -387,7 +387,7 @@ pub(crate) const fn size_error<const SPATIAL: usize>(
                 .s("; its axis 1 must be channels / GROUPS"),
         );
     }
-    if out_channels % groups != 0 {
+    if !out_channels.is_multiple_of(groups) {
         return Some(
             Msg::new()
                 .s(name)
@@ -766,7 +766,9 @@ pub(crate) mod tests {
         y
     }
 
-    /// Calls `f(x index, w index, y index)` for every product term of the convolution.
+    /// Calls `f(x index, w index, y index)` for every product term of the convolution. Signed
+    /// positions, unlike the kernels' unsigned bounds, so that the two share no arithmetic.
+    #[allow(clippy::cast_possible_wrap, reason = "test sizes are tiny")]
     pub(crate) fn naive_visit(g: &Geometry, mut f: impl FnMut(usize, usize, usize)) {
         let (h, w) = g.input;
         let (kh, kw) = g.kernel;
