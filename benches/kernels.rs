@@ -105,7 +105,7 @@ fn broadcast_add(c: &mut Criterion) {
 /// The direct convolution, stride 1 and zero padding `pad`, one multiply-add per term: the
 /// baseline of the im2col products. `f(x index, w index, y index)` for every term, so that the
 /// forward and both VJPs are the same loops.
-#[inline(always)]
+#[inline]
 fn direct_terms(
     (b, c, h, w): (usize, usize, usize, usize),
     (co, k, pad): (usize, usize, usize),

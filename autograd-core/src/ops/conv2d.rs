@@ -166,7 +166,6 @@ impl Geometry {
             }
         }
     }
-
 }
 
 /// The patch matrix of output positions `p0 .. p0 + n` of a group whose input channels begin at
@@ -224,6 +223,12 @@ fn on_stack<const N: usize, T: Float, R>(
     f(&mut buf, chunk)
 }
 
+/// [`col2im`] from a transposed patch matrix (`n x rows`).
+fn col2im_t<T: Float>(g: &Geometry, col: &[T], p0: usize, n: usize, image: &mut [T]) {
+    let rows = g.rows();
+    g.for_each_patch(p0, n, |r, c, i| image[i] += col[c * rows + r]);
+}
+
 /// `y = conv(x, w)`.
 pub(crate) fn forward<T: Float>(g: &Geometry, x: &[T], w: &[T], y: &mut [T]) {
     if g.is_empty() {
@@ -277,16 +282,34 @@ pub(crate) fn input_vjp<T: Float>(g: &Geometry, w: &[T], ct: &[T], gx: &mut [T])
                     // W^T is (rows, cog) with strides (1, rows); the chunk of CT is (cog, n)
                     // with row stride `plane`.
                     let col = &mut col[..rows * n];
-                    T::gemm(
-                        (rows, cog, n),
-                        wg,
-                        (1, rows),
-                        &ctg[p0..],
-                        (plane, 1),
-                        col,
-                        false,
-                    );
-                    col2im(g, col, p0, n, image);
+                    // The longer of the two output sides as the product's columns, the axis
+                    // the SIMD kernels vectorize: (rows, n) = W^T CT, or its transpose CT^T W.
+                    // Measured on the CNN workload: for 1 -> 16 channels (rows 9, n 64) the
+                    // first took 32-43 us and the second 75 us; for 16 -> 32 (rows 144) the
+                    // first 0.94-1.0 ms and the second 0.72-0.88 ms.
+                    if rows >= n {
+                        T::gemm(
+                            (n, cog, rows),
+                            &ctg[p0..],
+                            (1, plane),
+                            wg,
+                            (rows, 1),
+                            col,
+                            false,
+                        );
+                        col2im_t(g, col, p0, n, image);
+                    } else {
+                        T::gemm(
+                            (rows, cog, n),
+                            wg,
+                            (1, rows),
+                            &ctg[p0..],
+                            (plane, 1),
+                            col,
+                            false,
+                        );
+                        col2im(g, col, p0, n, image);
+                    }
                     p0 += n;
                 }
             }
@@ -364,7 +387,7 @@ pub(crate) const fn size_error<const SPATIAL: usize>(
                 .s("; its axis 1 must be channels / GROUPS"),
         );
     }
-    if out_channels % groups != 0 {
+    if !out_channels.is_multiple_of(groups) {
         return Some(
             Msg::new()
                 .s(name)
@@ -743,7 +766,9 @@ pub(crate) mod tests {
         y
     }
 
-    /// Calls `f(x index, w index, y index)` for every product term of the convolution.
+    /// Calls `f(x index, w index, y index)` for every product term of the convolution. Signed
+    /// positions, unlike the kernels' unsigned bounds, so that the two share no arithmetic.
+    #[allow(clippy::cast_possible_wrap, reason = "test sizes are tiny")]
     pub(crate) fn naive_visit(g: &Geometry, mut f: impl FnMut(usize, usize, usize)) {
         let (h, w) = g.input;
         let (kh, kw) = g.kernel;
