@@ -1,4 +1,5 @@
-//! Kernel benchmarks: each matrix-product candidate at three sizes, and a broadcasting add.
+//! Kernel benchmarks: each matrix-product candidate at three sizes, a broadcasting add, and the
+//! convolutions of the CNN workload (forward and both VJPs) against a direct loop.
 //!
 //! Throughput is counted in elements where one element is one floating-point operation (a product
 //! of `(m, k)` by `(k, n)` is `2 m k n` of them), so criterion's `Gelem/s` reads as GFLOP/s.
@@ -8,7 +9,7 @@
 use autograd_core::__bench::naive_gemm;
 use autograd_core::Join;
 use autograd_core::prelude::*;
-use autograd_core::rules::{BinaryRule, MatMul};
+use autograd_core::rules::{BinaryRule, Conv2d, MatMul};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use nalgebra::SMatrix;
 use std::hint::black_box;
@@ -101,5 +102,100 @@ fn broadcast_add(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, matmuls, broadcast_add);
+/// The direct convolution, stride 1 and zero padding `pad`, one multiply-add per term: the
+/// baseline of the im2col products. `f(x index, w index, y index)` for every term, so that the
+/// forward and both VJPs are the same loops.
+#[inline]
+fn direct_terms(
+    (b, c, h, w): (usize, usize, usize, usize),
+    (co, k, pad): (usize, usize, usize),
+    mut f: impl FnMut(usize, usize, usize),
+) {
+    for n in 0..b {
+        for o in 0..co {
+            for i in 0..h {
+                for j in 0..w {
+                    for ci in 0..c {
+                        for p in 0..k {
+                            let Some(si) = (i + p).checked_sub(pad).filter(|&v| v < h) else {
+                                continue;
+                            };
+                            for q in 0..k {
+                                let Some(sj) = (j + q).checked_sub(pad).filter(|&v| v < w) else {
+                                    continue;
+                                };
+                                f(
+                                    ((n * c + ci) * h + si) * w + sj,
+                                    ((o * c + ci) * k + p) * k + q,
+                                    ((n * co + o) * h + i) * w + j,
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One layer of the CNN workload (batch `B`, `C -> CO` channels, `H x W`, 3 x 3, padding 1):
+/// `Conv2d`'s forward and VJPs (im2col through `Float::gemm`) against the direct loops.
+fn conv_layer<const B: usize, const C: usize, const CO: usize, const H: usize, const W: usize>(
+    c: &mut Criterion,
+) {
+    let x: Tensor<f32, (D<B>, D<C>, D<H>, D<W>), Heap> = Tensor::rand_uniform(1, -1.0, 1.0);
+    let w: Tensor<f32, (D<CO>, D<C>, D<3>, D<3>)> = Tensor::rand_uniform(2, -0.5, 0.5);
+    let ct: Tensor<f32, (D<B>, D<CO>, D<H>, D<W>), Heap> = Tensor::rand_uniform(3, -1.0, 1.0);
+    let rule = Conv2d::<1, 1, 1, 1, H, W>;
+    let (y, res) = rule.forward(&x, &w);
+    let sizes = ((B, C, H, W), (CO, 3, 1));
+    let (xs, ws, cts) = (x.as_slice(), w.as_slice(), ct.as_slice());
+    let mut out = vec![0.0f32; B * CO * H * W];
+    let mut gx = vec![0.0f32; B * C * H * W];
+    let mut gw = vec![0.0f32; CO * C * 9];
+    let mut g = c.benchmark_group(format!(
+        "conv2d_f32 {B}x{C}x{H}x{W}, {CO}x{C}x3x3, padding 1 [elem = flop]"
+    ));
+    g.throughput(Throughput::Elements((2 * B * CO * H * W * C * 9) as u64));
+    g.bench_function("forward (im2col, gemm)", |bch| {
+        bch.iter(|| rule.forward(black_box(&x), black_box(&w)));
+    });
+    g.bench_function("forward (direct loop)", |bch| {
+        bch.iter(|| {
+            out.fill(0.0);
+            direct_terms(sizes.0, sizes.1, |xi, wi, yi| out[yi] += xs[xi] * ws[wi]);
+            black_box(&out);
+        });
+    });
+    g.bench_function("input VJP (gemm, col2im)", |bch| {
+        bch.iter(|| rule.vjp_lhs(black_box(&x), black_box(&w), &y, &res, black_box(&ct)));
+    });
+    g.bench_function("input VJP (direct loop)", |bch| {
+        bch.iter(|| {
+            gx.fill(0.0);
+            direct_terms(sizes.0, sizes.1, |xi, wi, yi| gx[xi] += ws[wi] * cts[yi]);
+            black_box(&gx);
+        });
+    });
+    g.bench_function("kernel VJP (im2col, gemm)", |bch| {
+        bch.iter(|| rule.vjp_rhs(black_box(&x), black_box(&w), &y, &res, black_box(&ct)));
+    });
+    g.bench_function("kernel VJP (direct loop)", |bch| {
+        bch.iter(|| {
+            gw.fill(0.0);
+            direct_terms(sizes.0, sizes.1, |xi, wi, yi| gw[wi] += xs[xi] * cts[yi]);
+            black_box(&gw);
+        });
+    });
+    g.finish();
+}
+
+/// The two convolutions of the CNN workload (`benchmarks/peers`): batch 32 of 8 x 8 digits,
+/// 1 -> 16 and 16 -> 32 channels.
+fn convolutions(c: &mut Criterion) {
+    conv_layer::<32, 1, 16, 8, 8>(c);
+    conv_layer::<32, 16, 32, 8, 8>(c);
+}
+
+criterion_group!(benches, matmuls, broadcast_add, convolutions);
 criterion_main!(benches);

@@ -16,6 +16,8 @@ pub const RULE_METHODS: &[&str] = &[
     "broadcast_to",
     "cast",
     "concat",
+    "conv1d",
+    "conv2d",
     "cos",
     "cross_entropy",
     "div",

@@ -1,6 +1,6 @@
 //! Learning curves as a PNG: the training loss (left) and the test accuracy (right) per epoch.
-//! Shared by the digits examples (`05-digits`, `06-residual`), which include it with `#[path]`
-//! next to `trainer.rs`.
+//! Shared by the digits examples (`05-digits`, `06-residual`, `08-digits-cnn`), which include it
+//! with `#[path]` next to `trainer.rs`.
 
 use super::trainer::Epoch;
 use plotters::prelude::*;

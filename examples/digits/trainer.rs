@@ -1,7 +1,8 @@
 //! The digits trainer shared by `examples/05-digits.rs`, the tests (`tests/checkpoint_resume.rs`,
 //! `tests/parallel_grad.rs`, `tests/digits_accuracy.rs`, `tests/digits_bad_input.rs`) and
-//! `benches/train_check.rs` (and `examples/06-residual.rs`, for the data), which include this file
-//! with `#[path]`: the example and the kill test run the same code path.
+//! `benches/train_check.rs` (and `examples/06-residual.rs` and `examples/08-digits-cnn.rs`, for the
+//! data), which include this file with `#[path]`: the example and the kill test run the same code
+//! path.
 //!
 //! A run is a pure function of its configuration: the split and the initial weights come from the
 //! seed, each epoch's batch order from a generator whose state is saved, and every step is

@@ -21,6 +21,8 @@
               build messages to compare, and write functions the way a user of the macro would"
 )]
 
+#[path = "../conv.rs"]
+mod conv;
 #[path = "../generic_batch.rs"]
 mod generic_batch;
 #[path = "../label_panic_location.rs"]

@@ -261,6 +261,62 @@ impl<const AXIS: usize, const N: usize, R: Shape> concat<AXIS, N, R> {
     }
 }
 
+/// The rule of `conv1d::<STRIDE, PADDING, DILATION, GROUPS, LO>(&w)`: input and kernel are both
+/// differentiated.
+pub struct conv1d<
+    const STRIDE: usize,
+    const PADDING: usize,
+    const DILATION: usize,
+    const GROUPS: usize,
+    const LO: usize,
+>;
+impl<
+    const STRIDE: usize,
+    const PADDING: usize,
+    const DILATION: usize,
+    const GROUPS: usize,
+    const LO: usize,
+> conv1d<STRIDE, PADDING, DILATION, GROUPS, LO>
+{
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule(
+        _: (impl Sized, impl Sized),
+    ) -> Binary<crate::ops::Conv1d<STRIDE, PADDING, DILATION, GROUPS, LO>> {
+        Binary(crate::ops::Conv1d)
+    }
+}
+
+/// The rule of `conv2d::<STRIDE, PADDING, DILATION, GROUPS, HO, WO>(&w)`: input and kernel are
+/// both differentiated.
+pub struct conv2d<
+    const STRIDE: usize,
+    const PADDING: usize,
+    const DILATION: usize,
+    const GROUPS: usize,
+    const HO: usize,
+    const WO: usize,
+>;
+impl<
+    const STRIDE: usize,
+    const PADDING: usize,
+    const DILATION: usize,
+    const GROUPS: usize,
+    const HO: usize,
+    const WO: usize,
+> conv2d<STRIDE, PADDING, DILATION, GROUPS, HO, WO>
+{
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule(
+        _: (impl Sized, impl Sized),
+    ) -> Binary<crate::ops::Conv2d<STRIDE, PADDING, DILATION, GROUPS, HO, WO>> {
+        Binary(crate::ops::Conv2d)
+    }
+}
+
 /// The rule of `mask.select(&a, &b)`: the mask is a constant.
 pub struct select;
 impl select {

@@ -18,12 +18,14 @@
 //! ```
 
 mod dropout;
+mod conv;
 mod embedding;
 mod init;
 mod linear;
 mod norm;
 
 pub use dropout::Dropout;
+pub use conv::{Conv1d, Conv2d};
 pub use embedding::Embedding;
 pub use init::Init;
 pub use linear::Linear;

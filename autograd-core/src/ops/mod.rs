@@ -37,6 +37,8 @@ mod broadcast_to;
 mod cast;
 mod compare;
 mod concat;
+mod conv1d;
+pub(crate) mod conv2d;
 mod cross_entropy;
 mod detach;
 mod dropout;
@@ -64,6 +66,8 @@ pub use batch_norm::BatchNormalize;
 pub use broadcast_to::Expand;
 pub use cast::Cast;
 pub use concat::{Concat, ConcatShape};
+pub use conv1d::{Conv1d, Convolve1d};
+pub use conv2d::{Conv2d, Convolve2d};
 pub use cross_entropy::{BatchLabels, CrossEntropy, Rows};
 pub use detach::Detach;
 pub use dropout::Dropout;
@@ -164,6 +168,17 @@ macro_rules! for_each_op {
                 gather: |x, y| { let _ = y; x.gather::<1, 2>(&[2, 0]) };
                 cross_entropy: |x, y| { let _ = y; x.cross_entropy(&[2usize, 0]) };
                 mse: |x, y| x.mse(y);
+                conv1d: |x, y| {
+                    // Two signals of length 3 (one channel), two kernels of 3 taps, padding 1.
+                    x.reshape::<Shape![2, 1, 3]>()
+                        .conv1d::<1, 1, 1, 1, 3>(&y.reshape::<Shape![2, 1, 3]>())
+                };
+                conv2d: |x, y| {
+                    // A 2 x 3 image and a 2 x 3 kernel, padding 1: (2 + 2 - 2) + 1 = 3 rows,
+                    // (3 + 2 - 3) + 1 = 3 columns.
+                    x.reshape::<Shape![1, 1, 2, 3]>()
+                        .conv2d::<1, 1, 1, 1, 3, 3>(&y.reshape::<Shape![1, 1, 2, 3]>())
+                };
                 matmul: |x, y| x.matmul(&y.t());
                 select: |x, y| x.gt(y).select(x, y), var |x, y| Var::select(&x.gt(y), x, y);
                 concat: |x, y| x.concat::<0, 4, _>(y);

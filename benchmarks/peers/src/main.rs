@@ -1,14 +1,15 @@
 //! The peer comparison: the three MLP workloads of issue 7 (W1 batch 16, 4 -> 16 -> 3; W2 batch 64,
 //! 64 -> 128 -> 10; W3 batch 128, 784 -> 256 -> 10; f32, ReLU hidden layer, mean softmax
-//! cross-entropy, gradients of w1, b1, w2, b2) run by this library, dfdx and candle on the CPU,
-//! single-threaded. Every system gets the same weights, inputs and labels (fixed seeds); before
-//! timing, each peer's gradients are checked against ours. Writes `benchmarks/results/peers.md`
-//! and `benchmarks/results/peers.png`.
+//! cross-entropy, gradients of w1, b1, w2, b2) and the CNN workload of issue 15 (`cnn`) run by
+//! this library, dfdx and candle on the CPU, single-threaded. Every system gets the same weights,
+//! inputs and labels (fixed seeds); before timing, each peer's gradients are checked against ours.
+//! Writes `benchmarks/results/peers.md` and `benchmarks/results/peers.png`.
 //!
 //! Run from the repository root:
 //! `cargo run --release --manifest-path benchmarks/peers/Cargo.toml` (`-- --quick` for a short
 //! smoke run whose numbers are not worth committing).
 
+mod cnn;
 #[path = "../../../benches/common/mod.rs"]
 mod common;
 mod harness;
@@ -20,6 +21,7 @@ use common::{Batch, Grads, Mlp};
 use harness::{Budget, Timing};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
+use systems::{NamedGrads, System};
 
 /// Seeds of the weights and of the batch, as in `benches/tape.rs`.
 const MODEL_SEED: u64 = 1;
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
         run::<16, 4, 16, 3, Inline>("W1", "batch 16, 4 -> 16 -> 3", &budget, alone),
         run::<64, 64, 128, 10, Heap>("W2", "batch 64, 64 -> 128 -> 10", &budget, alone),
         run::<128, 784, 256, 10, Heap>("W3", "batch 128, 784 -> 256 -> 10", &budget, alone),
+        run_cnn(&budget, alone),
     ];
     let Some(results) = results.into_iter().collect::<Option<Vec<_>>>() else {
         eprintln!("a peer's gradients differ from ours: nothing timed is reported");
@@ -112,8 +115,8 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Checks every system's gradients against the reference's, then times them all. `None` when a
-/// check fails (after printing which).
+/// An MLP workload: its systems, checked and timed by [`check_and_time`]. `None` when a check
+/// fails.
 fn run<const B: usize, const I: usize, const H: usize, const O: usize, St>(
     name: &'static str,
     shape: &'static str,
@@ -125,7 +128,36 @@ where
 {
     let model: Mlp<f32, I, H, O, St> = Mlp::init(MODEL_SEED);
     let batch: Batch<f32, B, I, St> = Batch::random(BATCH_SEED, O);
-    let mut systems = systems::systems(&model, &batch);
+    let systems = systems::systems(&model, &batch);
+    let truth = systems::named(f64_gradient(&model, &batch));
+    check_and_time(name, shape, systems, &truth, budget, alone)
+}
+
+/// The CNN workload (`cnn`), checked against its f64 loops and timed like the others.
+fn run_cnn(budget: &Budget, alone: bool) -> Option<WorkloadResult> {
+    let data = cnn::Data::new(MODEL_SEED, BATCH_SEED);
+    let (_, truth) = data.f64_gradient();
+    check_and_time(
+        cnn::NAME,
+        cnn::SHAPE,
+        cnn::systems(&data),
+        &truth,
+        budget,
+        alone,
+    )
+}
+
+/// Checks every system's gradients against the reference's (the first system) and reports each
+/// one's distance from `truth` (the f64 gradient), then times them all. `None` when a check fails
+/// (after printing which).
+fn check_and_time(
+    name: &'static str,
+    shape: &'static str,
+    mut systems: Vec<Box<dyn System>>,
+    truth: &NamedGrads,
+    budget: &Budget,
+    alone: bool,
+) -> Option<WorkloadResult> {
     assert_eq!(
         systems[0].name(),
         systems::REFERENCE,
@@ -133,23 +165,30 @@ where
     );
 
     let losses: Vec<f32> = systems.iter_mut().map(|s| s.step()).collect();
-    let grads: Vec<Grads<f32>> = systems.iter().map(|s| s.grads()).collect();
-    let truth = f64_gradient(&model, &batch);
+    let grads: Vec<NamedGrads> = systems.iter().map(|s| s.grads()).collect();
+    let names: Vec<&str> = truth.iter().map(|(n, _)| *n).collect();
     let mut error_vs_f64 = Vec::new();
     for (s, g) in systems.iter().zip(&grads) {
-        let e = [
-            relative_error(&truth.w1, &g.w1),
-            relative_error(&truth.b1, &g.b1),
-            relative_error(&truth.w2, &g.w2),
-            relative_error(&truth.b2, &g.b2),
-        ];
+        let listed: Vec<&str> = g.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            listed,
+            names,
+            "{}: gradients named and ordered as the reference's",
+            s.name()
+        );
+        let e: Vec<f32> = truth
+            .iter()
+            .zip(g)
+            .map(|((_, t), (_, v))| relative_error(t, v))
+            .collect();
         eprintln!(
-            "{name}: {:<28} vs f64 (w1 b1 w2 b2): {:.1e} {:.1e} {:.1e} {:.1e}",
+            "{name}: {:<28} vs f64 ({}): {}",
             s.name(),
-            e[0],
-            e[1],
-            e[2],
-            e[3]
+            names.join(" "),
+            e.iter()
+                .map(|e| format!("{e:.1e}"))
+                .collect::<Vec<_>>()
+                .join(" ")
         );
         error_vs_f64.push(e.into_iter().fold(0.0, f32::max));
     }
@@ -157,12 +196,7 @@ where
     let mut worst_error = Vec::new();
     for (i, s) in systems.iter().enumerate() {
         let mut worst = (losses[i] - losses[0]).abs() / losses[0].abs();
-        for (param, ours, theirs) in [
-            ("w1", &grads[0].w1, &grads[i].w1),
-            ("b1", &grads[0].b1, &grads[i].b1),
-            ("w2", &grads[0].w2, &grads[i].w2),
-            ("b2", &grads[0].b2, &grads[i].b2),
-        ] {
+        for ((param, ours), (_, theirs)) in grads[0].iter().zip(&grads[i]) {
             let e = relative_error(ours, theirs);
             // Written so that a NaN fails.
             if e.is_nan() || e > REL_TOL {

@@ -1,5 +1,6 @@
 //! The markdown table and the PNG chart. Both are driven by the system names in the results, so a
-//! new system needs no change here.
+//! new system needs no change here; a system absent from a workload (the hand-written gradient
+//! has no CNN) shows "-" in the table and no bar in the chart.
 
 use crate::WorkloadResult;
 use crate::systems::REFERENCE;
@@ -42,6 +43,14 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown CPU".into())
 }
 
+/// The 1, 5 and 15 minute load averages (`/proc/loadavg`), for how busy the shared machine was.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".into())
+}
+
 /// The locked version of a dependency, read from this project's Cargo.lock.
 fn locked(name: &str) -> String {
     let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock"))
@@ -53,6 +62,22 @@ fn locked(name: &str) -> String {
         .to_owned()
 }
 
+/// Every system of any workload, in the order they first appear.
+fn all_systems(results: &[WorkloadResult]) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for name in results.iter().flat_map(|r| &r.systems) {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// The index of system `name` in workload `r`, if it ran there.
+fn index(r: &WorkloadResult, name: &str) -> Option<usize> {
+    r.systems.iter().position(|n| *n == name)
+}
+
 /// The table (one row per system, one column per workload: median time per step and the ratio
 /// to the reference), followed by the conditions of the measurement.
 pub fn markdown(results: &[WorkloadResult], quick: bool, alone: bool) -> String {
@@ -62,7 +87,7 @@ pub fn markdown(results: &[WorkloadResult], quick: bool, alone: bool) -> String 
         s.push_str("**Quick smoke run (`--quick`): too few samples to quote.**\n\n");
     }
     s.push_str(&format!(
-        "Measured {} on {} ({} logical CPUs visible), {}, {}. \
+        "Measured {} on {} ({} logical CPUs visible), {}, {}; load average at the end {}. \
          **The machine is shared with other jobs and noisy**: read differences under ~20% as \
          ties; the brackets give the interquartile range of the samples.\n\n",
         command("date", &["-u", "+%Y-%m-%d %H:%M UTC"]),
@@ -70,10 +95,13 @@ pub fn markdown(results: &[WorkloadResult], quick: bool, alone: bool) -> String 
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         command("uname", &["-sr"]),
         command("rustc", &["-V"]),
+        load_average(),
     ));
     s.push_str(&format!(
-        "One step = forward, mean softmax cross-entropy over the batch, gradients of w1, b1, w2, \
-         b2; f32; ReLU hidden layer; same weights and inputs (fixed seeds) for every system; \
+        "One step = forward, mean softmax cross-entropy over the batch, gradients of every weight \
+         and bias (W1-W3: w1, b1, w2, b2 of a ReLU MLP; CNN: two 3x3 convolutions, padding 1, \
+         each + bias -> ReLU, global average pool, linear head; a \"-\" marks a system without \
+         that workload); f32; same weights and inputs (fixed seeds) for every system; \
          single-threaded (`RAYON_NUM_THREADS=1`, `CANDLE_NUM_THREADS=1`). Median over {} \
          after warm-up; `(x N)` is the time relative to **{REFERENCE}**. Versions: dfdx \
          {}, candle-core {}. Command: `cargo run --release --manifest-path \
@@ -97,9 +125,14 @@ pub fn markdown(results: &[WorkloadResult], quick: bool, alone: bool) -> String 
         s.push_str("---:|");
     }
     s.push('\n');
-    for (k, name) in results[0].systems.iter().enumerate() {
+    let names = all_systems(results);
+    for name in &names {
         s.push_str(&format!("| {name} |"));
         for r in results {
+            let Some(k) = index(r, name) else {
+                s.push_str(" - |");
+                continue;
+            };
             let t = r.timings[k];
             let ratio = t.median.as_secs_f64() / r.timings[0].median.as_secs_f64();
             s.push_str(&format!(
@@ -125,9 +158,13 @@ pub fn markdown(results: &[WorkloadResult], quick: bool, alone: bool) -> String 
         s.push_str("---:|---:|");
     }
     s.push('\n');
-    for (k, name) in results[0].systems.iter().enumerate() {
+    for name in &names {
         s.push_str(&format!("| {name} |"));
         for r in results {
+            let Some(k) = index(r, name) else {
+                s.push_str(" - | - |");
+                continue;
+            };
             s.push_str(&format!(
                 " {:.1e} | {:.1e} |",
                 r.worst_error[k], r.error_vs_f64[k]
@@ -213,31 +250,33 @@ pub fn chart(
     )
     .map_err(|_| "the committed font does not parse")?;
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    // Every bar: (name, median per workload, measured in a separate run).
-    let mut bars: Vec<(&str, Vec<Duration>, bool)> = results[0]
-        .systems
-        .iter()
-        .enumerate()
-        .map(|(j, name)| {
-            (
-                *name,
-                results.iter().map(|r| r.timings[j].median).collect(),
-                false,
-            )
+    // Every bar: (name, median per workload if it ran there, measured in a separate run).
+    type Bar<'a> = (&'a str, Vec<Option<Duration>>, bool);
+    let mut bars: Vec<Bar<'_>> = all_systems(results)
+        .into_iter()
+        .map(|name| {
+            let medians = results
+                .iter()
+                .map(|r| index(r, name).map(|k| r.timings[k].median))
+                .collect();
+            (name, medians, false)
         })
         .collect();
-    bars.extend(
-        separate
-            .iter()
-            .map(|s| (s.name.as_str(), s.medians.clone(), true)),
-    );
-    let all = bars.iter().flat_map(|(_, m, _)| m.iter().map(|&d| us(d)));
+    bars.extend(separate.iter().map(|s| {
+        let medians = s.medians.iter().copied().map(Some).collect();
+        (s.name.as_str(), medians, true)
+    }));
+    let all = bars
+        .iter()
+        .flat_map(|(_, m, _)| m.iter().flatten().map(|&d| us(d)));
     let (lo, hi) = all.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
     });
     let (lo, hi) = (10f64.powf((lo / 2.0).log10().floor()), hi * 3.0);
 
-    let root = BitMapBackend::new(path, (1100, 650)).into_drawing_area();
+    // About 330 pixels per workload, so that the workloads' labels do not run into each other.
+    let width = 120 + 330 * u32::try_from(results.len()).unwrap_or(4);
+    let root = BitMapBackend::new(path, (width, 650)).into_drawing_area();
     root.fill(&WHITE)?;
     let n = results.len() as f64;
     let mut chart = ChartBuilder::on(&root)
@@ -273,23 +312,28 @@ pub fn chart(
         let color = Palette99::pick(j).to_rgba();
         let color = if *light { color.mix(0.45) } else { color };
         chart
-            .draw_series(medians.iter().enumerate().map(|(i, &t)| {
+            .draw_series(medians.iter().enumerate().filter_map(|(i, t)| {
+                let t = (*t)?;
                 let x0 = i as f64 + 0.1 + j as f64 * width;
-                Rectangle::new([(x0, lo), (x0 + width * 0.92, us(t))], color.filled())
+                Some(Rectangle::new(
+                    [(x0, lo), (x0 + width * 0.92, us(t))],
+                    color.filled(),
+                ))
             }))?
             .label(*name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
         // The value above each bar, so the chart can be read without the table.
-        chart.draw_series(medians.iter().enumerate().map(|(i, &t)| {
+        chart.draw_series(medians.iter().enumerate().filter_map(|(i, t)| {
+            let t = (*t)?;
             let x = i as f64 + 0.1 + (j as f64 + 0.46) * width;
-            Text::new(
+            Some(Text::new(
                 fmt(t),
                 (x, us(t) * 1.12),
                 ("sans-serif", 11)
                     .into_font()
                     .color(&BLACK)
                     .pos(Pos::new(HPos::Center, VPos::Bottom)),
-            )
+            ))
         }))?;
     }
     chart

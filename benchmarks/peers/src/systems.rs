@@ -1,6 +1,7 @@
-//! The systems compared, each behind [`System`]: one gradient step of the shared MLP model and
-//! the gradients it left. A system is one more entry in [`systems`], and one more row in the
-//! table and one more bar per workload in the chart.
+//! The systems compared, each behind [`System`]: one gradient step of a workload's model and the
+//! gradients it left. A system is one more entry in [`systems`] (the MLP workloads) or
+//! `cnn::systems` (the CNN workload), and one more row in the table and one more bar per workload
+//! in the chart.
 
 use crate::common::{Batch, Grads, HandMlp, Mlp, TapeMlp};
 use autograd_core::prelude::*;
@@ -11,10 +12,20 @@ use autograd_core::{Join, differentiable};
 pub trait System {
     /// The name shown in the table and the chart legend.
     fn name(&self) -> &'static str;
-    /// One step: forward, mean softmax cross-entropy, gradients of w1, b1, w2, b2. Returns the loss.
+    /// One step: forward, mean softmax cross-entropy, gradients of every parameter. Returns the
+    /// loss.
     fn step(&mut self) -> f32;
-    /// The gradients of the last step, flat and row-major (w1 is `I x H`, w2 is `H x O`).
-    fn grads(&self) -> Grads<f32>;
+    /// The gradients of the last step, flat and row-major, named (for the MLP workloads w1 is
+    /// `I x H`, w2 is `H x O`); every system of a workload lists the same names in the same order.
+    fn grads(&self) -> NamedGrads;
+}
+
+/// Each parameter's name and flat gradient.
+pub type NamedGrads = Vec<(&'static str, Vec<f32>)>;
+
+/// The MLP workloads' gradients, named.
+pub fn named(g: Grads<f32>) -> NamedGrads {
+    vec![("w1", g.w1), ("b1", g.b1), ("w2", g.w2), ("b2", g.b2)]
 }
 
 /// The system every ratio is taken against, and against whose gradients the others are checked:
@@ -113,14 +124,14 @@ where
         self.grads = Some(g);
         loss
     }
-    fn grads(&self) -> Grads<f32> {
+    fn grads(&self) -> NamedGrads {
         let g = self.grads.as_ref().expect("a step ran");
-        Grads {
+        named(Grads {
             w1: g.w1.to_vec(),
             b1: g.b1.to_vec(),
             w2: g.w2.to_vec(),
             b2: g.b2.to_vec(),
-        }
+        })
     }
 }
 
@@ -156,8 +167,8 @@ where
     fn step(&mut self) -> f32 {
         self.mlp.gradient(&self.x, &self.labels)
     }
-    fn grads(&self) -> Grads<f32> {
-        self.mlp.grads()
+    fn grads(&self) -> NamedGrads {
+        named(self.mlp.grads())
     }
 }
 
@@ -193,13 +204,13 @@ impl<const B: usize, const I: usize, const H: usize, const O: usize, St: Storage
     fn step(&mut self) -> f32 {
         self.hand.gradient(&self.model, &self.batch)
     }
-    fn grads(&self) -> Grads<f32> {
-        self.hand.grads.clone()
+    fn grads(&self) -> NamedGrads {
+        named(self.hand.grads.clone())
     }
 }
 
 mod dfdx_impl {
-    use super::System;
+    use super::{NamedGrads, System, named};
     use crate::common::{Batch, Grads, Mlp};
     use autograd_core::Storage;
     use dfdx::prelude::*;
@@ -265,21 +276,21 @@ mod dfdx_impl {
             self.grads = Some(loss.backward());
             value
         }
-        fn grads(&self) -> Grads<f32> {
+        fn grads(&self) -> NamedGrads {
             let g = self.grads.as_ref().expect("a step ran");
             let (w1, b1, w2, b2) = &self.params;
-            Grads {
+            named(Grads {
                 w1: g.get(w1).as_vec(),
                 b1: g.get(b1).as_vec(),
                 w2: g.get(w2).as_vec(),
                 b2: g.get(b2).as_vec(),
-            }
+            })
         }
     }
 }
 
 mod candle_impl {
-    use super::System;
+    use super::{NamedGrads, System, named};
     use crate::common::{Batch, Grads, Mlp};
     use autograd_core::Storage;
     use candle_core::{Device, Tensor, Var, backprop::GradStore};
@@ -346,7 +357,7 @@ mod candle_impl {
         fn step(&mut self) -> f32 {
             self.try_step().expect("candle step")
         }
-        fn grads(&self) -> Grads<f32> {
+        fn grads(&self) -> NamedGrads {
             let g = self.grads.as_ref().expect("a step ran");
             let flat = |v: &Var| -> Vec<f32> {
                 g.get(v.as_tensor())
@@ -355,12 +366,12 @@ mod candle_impl {
                     .and_then(|t| t.to_vec1())
                     .expect("f32 gradient")
             };
-            Grads {
+            named(Grads {
                 w1: flat(&self.w1),
                 b1: flat(&self.b1),
                 w2: flat(&self.w2),
                 b2: flat(&self.b2),
-            }
+            })
         }
     }
 }
