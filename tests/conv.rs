@@ -149,3 +149,32 @@ fn conv_layers_in_a_model_struct() {
     }
     assert_eq!(checked, 27 + 3 + 54 + 2);
 }
+
+type Latent = Tensor![f64; 2, 3, 3, 3];
+type Up = Tensor![f64; 3, 2, 4, 4];
+type Decoded = Tensor![f64; 2, 2, 6, 6];
+
+/// An upsampling: stride 2, padding 1, 4 x 4 kernel, (3 - 1) 2 - 2 + 4 = 6.
+#[differentiable(wrt(z, w))]
+fn decoder(z: &Latent, w: &Up, out: &Decoded) -> f64 {
+    (z.conv_transpose2d::<2, 1, 1, 6, 6>(w).tanh() * out)
+        .sum()
+        .item()
+}
+
+#[test]
+fn conv_transpose2d_macro_tape_and_differences_agree() {
+    let z: Latent = Tensor::rand_uniform(10, -1.0, 1.0);
+    let w: Up = Tensor::rand_uniform(11, -0.5, 0.5);
+    let out: Decoded = Tensor::rand_uniform(12, -1.0, 1.0);
+    let (v, g) = decoder_grad(&z, &w, &out);
+    let tol = Tolerance::default();
+    check_gradient(|z| decoder(z, &w, &out), &z, &g.z, tol).unwrap();
+    check_gradient(|w| decoder(&z, w, &out), &w, &g.w, tol).unwrap();
+    let (zv, wv) = (Var::param(z), Var::param(w));
+    let loss = (zv.conv_transpose2d::<2, 1, 1, 6, 6>(&wv).tanh() * &out).sum();
+    assert!((loss.item() - v).abs() < 1e-12);
+    loss.backward().unwrap();
+    zv.grad().unwrap().assert_close(&g.z, 1e-12, 1e-12);
+    wv.grad().unwrap().assert_close(&g.w, 1e-12, 1e-12);
+}

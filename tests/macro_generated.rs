@@ -435,26 +435,24 @@ use super::*;
 #[differentiable]
 fn g000(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = ((a) + (a));
-    let v2 = (&v1).sum_keepdim::<1>();
-    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(377, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v2, &((a).mean() * &k3));
-    let v7 = ((&v6).mean()).broadcast_to::<Shape![2]>();
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(80, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v2 = (&v1).mean();
+    let v3 = (a).tanh().powi(3);
+    let k4: Tensor![f64; 4, 2] = Tensor::rand_uniform(80, -1.0, 1.0);
+    let v5 = ((&v3).tanh().powi(3)).matmul(&k4);
+    let k6: Tensor![f64] = Tensor::rand_uniform(883, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(218, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g000_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = ((a) + (a));
-    let v2 = (&v1).sum_keepdim::<1>();
-    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(377, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v2, &((a).mean() * &k3));
-    let v7 = ((&v6).mean()).broadcast_to::<Shape![2]>();
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(80, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v2 = (&v1).mean();
+    let v3 = (a).tanh().powi(3);
+    let k4: Tensor![f64; 4, 2] = Tensor::rand_uniform(80, -1.0, 1.0);
+    let v5 = ((&v3).tanh().powi(3)).matmul(&k4);
+    let k6: Tensor![f64] = Tensor::rand_uniform(883, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(218, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -475,16 +473,26 @@ fn g000_gradient() {
 #[differentiable]
 fn g001(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = ((a) - (a));
-    let v2 = (&v1).mean();
-    let k3: Tensor![f64] = Tensor::rand_uniform(657, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v2 = (&v1).mean_axis::<1>();
+    let v3 = ((a).max_axis::<1>()).mse(&(&v2).tanh().powi(3));
+    let mut v4 = v3.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v3).softplus()).tanh() + &v3 * 0.5;
+    }
+    let k5: Tensor![f64] = Tensor::rand_uniform(896, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g001_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = ((a) - (a));
-    let v2 = (&v1).mean();
-    let k3: Tensor![f64] = Tensor::rand_uniform(657, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v2 = (&v1).mean_axis::<1>();
+    let v3 = ((a).max_axis::<1>()).mse(&(&v2).tanh().powi(3));
+    let mut v4 = v3.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v3).softplus()).tanh() + &v3 * 0.5;
+    }
+    let k5: Tensor![f64] = Tensor::rand_uniform(896, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -506,7 +514,7 @@ fn g001_gradient() {
 fn g002(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(603, -1.0, 1.0);
     let v2 = ((&m.blocks[0].weight) * (((&m.blocks[2].weight) + &k1)));
-    let v3 = (&m.blocks[0].weight).mean_axis::<0>();
+    let v3 = (&m.blocks[0].weight).mean_keepdim::<0>();
     let mut v4 = v2.clone();
     for i in 0..3 {
         v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &v3 * 0.25;
@@ -527,7 +535,7 @@ fn g002(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
 fn g002_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(603, -1.0, 1.0);
     let v2 = ((&m.blocks[0].weight) * (((&m.blocks[2].weight) + &k1)));
-    let v3 = (&m.blocks[0].weight).mean_axis::<0>();
+    let v3 = (&m.blocks[0].weight).mean_keepdim::<0>();
     let mut v4 = v2.clone();
     for i in 0..3 {
         v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &v3 * 0.25;
@@ -571,22 +579,26 @@ fn g002_gradient() {
 #[differentiable]
 fn g003(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64]) -> f64 {
     let v1 = ((b) / ((b).square() + 1.0));
-    let v2 = (a).mean_keepdim::<2>();
-    let v3 = ((&v2) + (&v1));
-    let v4 = (&v3).reshape::<Shape![1, 1, 2]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 2]>()).reshape::<Shape![1]>();
-    let v5 = if b.detach().sum().item() < 0.0 { (-(&v4)) } else { (&v4).cos() };
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(194, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v2 = (a).max();
+    let v3 = ((((&v2) + (&v1))).square() + 1.0).ln();
+    let mut v4 = v3.clone();
+    for _ in 0..4 {
+        v4 = ((&v4 * &v2).sigmoid()).tanh() + &v3 * 0.5;
+    }
+    let k5: Tensor![f64] = Tensor::rand_uniform(827, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g003_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((b) / ((b).square() + 1.0));
-    let v2 = (a).mean_keepdim::<2>();
-    let v3 = ((&v2) + (&v1));
-    let v4 = (&v3).reshape::<Shape![1, 1, 2]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 2]>()).reshape::<Shape![1]>();
-    let v5 = if b.detach().sum().item() < 0.0 { (-(&v4)) } else { (&v4).cos() };
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(194, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v2 = (a).max();
+    let v3 = ((((&v2) + (&v1))).square() + 1.0).ln();
+    let mut v4 = v3.clone();
+    for _ in 0..4 {
+        v4 = ((&v4 * &v2).sigmoid()).tanh() + &v3 * 0.5;
+    }
+    let k5: Tensor![f64] = Tensor::rand_uniform(827, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -612,31 +624,19 @@ fn g003_gradient() {
 fn g004(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(333, -1.0, 1.0);
     let v2 = (-(((b) + &k1)));
-    let v3 = (c).max();
-    let v4 = ((&v3) - (&v3));
-    let v5 = ((&v4).square() + 1.0).pow(&(&v3).tanh());
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(666, -1.0, 1.0);
-    let v7 = (((&v3).tanh().powi(3)) / (((&v2).matmul(&k6)).square() + 1.0));
-    let v8 = (a).sigmoid();
-    let k9: Tensor![f64] = Tensor::rand_uniform(976, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(627, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(279, -1.0, 1.0);
-    ((&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
+    let v3 = (c).max_axis::<1>();
+    let v4 = (((&v3) * (&v2))).maximum(&(a).tanh().powi(3));
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(472, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g004_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(333, -1.0, 1.0);
     let v2 = (-(((b) + &k1)));
-    let v3 = (c).max();
-    let v4 = ((&v3) - (&v3));
-    let v5 = ((&v4).square() + 1.0).pow(&(&v3).tanh());
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(666, -1.0, 1.0);
-    let v7 = (((&v3).tanh().powi(3)) / (((&v2).matmul(&k6)).square() + 1.0));
-    let v8 = (a).sigmoid();
-    let k9: Tensor![f64] = Tensor::rand_uniform(976, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(627, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(279, -1.0, 1.0);
-    (&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
+    let v3 = (c).max_axis::<1>();
+    let v4 = (((&v3) * (&v2))).maximum(&(a).tanh().powi(3));
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(472, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -665,11 +665,11 @@ fn g004_gradient() {
 #[differentiable]
 fn g005(m: &Stack, a: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a).square() + 1.0).pow(&(&m.head.weight).tanh());
-    let v2 = (&m.blocks[0].weight).max_axis::<1>();
+    let v2 = (&m.blocks[0].weight).max_keepdim::<1>();
     let v3 = (m.head.forward(&m.blocks[0].weight)).tanh();
     let v4 = (-(&m.blocks[1].bias));
     let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(171, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(590, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(590, -1.0, 1.0);
     let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(381, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(763, -1.0, 1.0);
     ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
@@ -677,11 +677,11 @@ fn g005(m: &Stack, a: &Tensor![f64; 4]) -> f64 {
 
 fn g005_tape(m: &TStack, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.0).pow(&(&m.head.weight).tanh());
-    let v2 = (&m.blocks[0].weight).max_axis::<1>();
+    let v2 = (&m.blocks[0].weight).max_keepdim::<1>();
     let v3 = (m.head.forward(&m.blocks[0].weight)).tanh();
     let v4 = (-(&m.blocks[1].bias));
     let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(171, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(590, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(590, -1.0, 1.0);
     let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(381, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(763, -1.0, 1.0);
     (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
@@ -709,22 +709,20 @@ fn g005_gradient() {
 #[differentiable]
 fn g006(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).maximum(c);
-    let v2 = (&v1).max_keepdim::<1>();
+    let v2 = (&v1).min();
     let k3: Tensor![f64; 4, 4] = Tensor::rand_uniform(436, -1.0, 1.0);
-    let v4 = (b).matmul(&k3);
-    let v5 = ((&v4).minimum(&v2)).tanh().exp();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(653, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v4 = (((b).matmul(&k3)) - (((b) + (&v2))));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(182, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g006_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).maximum(c);
-    let v2 = (&v1).max_keepdim::<1>();
+    let v2 = (&v1).min();
     let k3: Tensor![f64; 4, 4] = Tensor::rand_uniform(436, -1.0, 1.0);
-    let v4 = (b).matmul(&k3);
-    let v5 = ((&v4).minimum(&v2)).tanh().exp();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(653, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v4 = (((b).matmul(&k3)) - (((b) + (&v2))));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(182, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -754,33 +752,25 @@ fn g006_gradient() {
 fn g007(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(497, -1.0, 1.0);
     let v2 = (((a) + &k1)).minimum(a);
-    let v3 = (&v2).min();
-    let v4 = (b).var_keepdim::<0>();
-    let v5 = if b.detach().sum().item() > 0.0 { (&v2).tanh().exp() } else { ((&v2) * (&v4)) };
-    let v6 = (&v3).maximum_scalar(0.1);
-    let mut v7 = v5.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * a).sin()).tanh() + &v5 * 0.5;
-    }
-    let k8: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v3 = (&v2).min_axis::<1>();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { (-(&v2)) };
+    let v5 = (b).cos();
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(817, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(242, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g007_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(497, -1.0, 1.0);
     let v2 = (((a) + &k1)).minimum(a);
-    let v3 = (&v2).min();
-    let v4 = (b).var_keepdim::<0>();
-    let v5 = if b.detach().sum().item() > 0.0 { (&v2).tanh().exp() } else { ((&v2) * (&v4)) };
-    let v6 = (&v3).maximum_scalar(0.1);
-    let mut v7 = v5.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * a).sin()).tanh() + &v5 * 0.5;
-    }
-    let k8: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v3 = (&v2).min_axis::<1>();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { (-(&v2)) };
+    let v5 = (b).cos();
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(817, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(242, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -805,24 +795,26 @@ fn g007_gradient() {
 #[differentiable]
 fn g008(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 1]) -> f64 {
     let v1 = (a).maximum_scalar(0.1);
-    let v2 = (a).min_axis::<1>();
+    let v2 = (a).min_keepdim::<1>();
     let v3 = if b.detach().sum().item() < 0.0 { (b).tanh() } else { (b).tanh().exp() };
-    let v4 = (&v2).tanh();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(697, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(772, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(433, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(772, -1.0, 1.0);
+    let v5 = (&v2).matmul(&k4);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(433, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(112, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g008_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
     let v1 = (a).maximum_scalar(0.1);
-    let v2 = (a).min_axis::<1>();
+    let v2 = (a).min_keepdim::<1>();
     let v3 = if b.detach().sum().item() < 0.0 { (b).tanh() } else { (b).tanh().exp() };
-    let v4 = (&v2).tanh();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(697, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(772, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(433, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(772, -1.0, 1.0);
+    let v5 = (&v2).matmul(&k4);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(433, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(112, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -847,28 +839,24 @@ fn g008_gradient() {
 #[differentiable]
 fn g009(m: &Net, a: &Tensor![f64; 3]) -> f64 {
     let v1 = (&m.fc2.bias).minimum_scalar(-0.1);
-    let v2 = (&m.fc1.bias).min_keepdim::<0>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(850, -1.0, 1.0);
-    let v4 = ((m.fc2.forward(&((&v1).mean() * &k3))).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(501, -1.0, 1.0);
-    let v6 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((a).mean() * &k5))).tanh().powf(3.0) } else { (m.fc2.forward(&((a).mean() * &k5))).softplus() };
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(979, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(165, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(156, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v2 = (&m.fc1.bias).var();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(301, -1.0, 1.0);
+    let v4 = m.fc2.forward(&((a).mean() * &k3));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(840, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(693, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(469, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g009_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (&m.fc2.bias).minimum_scalar(-0.1);
-    let v2 = (&m.fc1.bias).min_keepdim::<0>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(850, -1.0, 1.0);
-    let v4 = ((m.fc2.forward(&((&v1).mean() * &k3))).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(501, -1.0, 1.0);
-    let v6 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((a).mean() * &k5))).tanh().powf(3.0) } else { (m.fc2.forward(&((a).mean() * &k5))).softplus() };
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(979, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(165, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(156, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()
+    let v2 = (&m.fc1.bias).var();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(301, -1.0, 1.0);
+    let v4 = m.fc2.forward(&((a).mean() * &k3));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(840, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(693, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(469, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -894,23 +882,33 @@ fn g009_gradient() {
 fn g010(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 4]) -> f64 {
     let k1: Tensor![f64; 1, 4] = Tensor::rand_uniform(657, -1.0, 1.0);
     let v2 = (b).mse(&((b) + &k1));
-    let v3 = (a).var();
-    let v4 = ((&v2).tanh()).abs();
-    let v5 = if b.detach().sum().item() > 0.0 { (&v4).tanh() } else { ((&v4) * (&v2)) };
-    let k6: Tensor![f64] = Tensor::rand_uniform(653, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(802, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v3 = (a).var_axis::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v2)) };
+    let mut v5 = v4.clone();
+    for _ in 0..3 {
+        v5 = (((&v5 * &v4).square() + 1.0).powf(-0.5)).tanh() + &v4 * 0.5;
+    }
+    let v6 = ((&v2) * 1.5).gelu();
+    let v7 = if a.detach().sum().item() < 0.0 { ((&v6) * 1.5).gelu() } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(558, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(990, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g010_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 1, 4] = Tensor::rand_uniform(657, -1.0, 1.0);
     let v2 = (b).mse(&((b) + &k1));
-    let v3 = (a).var();
-    let v4 = ((&v2).tanh()).abs();
-    let v5 = if b.detach().sum().item() > 0.0 { (&v4).tanh() } else { ((&v4) * (&v2)) };
-    let k6: Tensor![f64] = Tensor::rand_uniform(653, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(802, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v3 = (a).var_axis::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v2)) };
+    let mut v5 = v4.clone();
+    for _ in 0..3 {
+        v5 = (((&v5 * &v4).square() + 1.0).powf(-0.5)).tanh() + &v4 * 0.5;
+    }
+    let v6 = ((&v2) * 1.5).gelu();
+    let v7 = if a.detach().sum().item() < 0.0 { ((&v6) * 1.5).gelu() } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(558, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(990, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -935,7 +933,7 @@ fn g010_gradient() {
 #[differentiable]
 fn g011(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (c).matmul(&(a).t());
-    let v2 = (b).var_axis::<0>();
+    let v2 = (b).var_keepdim::<0>();
     let mut v3 = v2.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -944,14 +942,14 @@ fn g011(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1, 3]) -> 
         v3 = &v3 - &v2 * 0.25;
     }
     let v4 = (((&v1).mean_axis::<0>()).square() + 1.0).ln();
-    let k5: Tensor![f64] = Tensor::rand_uniform(56, -1.0, 1.0);
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(56, -1.0, 1.0);
     let k6: Tensor![f64; 1] = Tensor::rand_uniform(992, -1.0, 1.0);
     ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g011_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (c).matmul(&(a).t());
-    let v2 = (b).var_axis::<0>();
+    let v2 = (b).var_keepdim::<0>();
     let mut v3 = v2.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -960,7 +958,7 @@ fn g011_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, S
         v3 = &v3 - &v2 * 0.25;
     }
     let v4 = (((&v1).mean_axis::<0>()).square() + 1.0).ln();
-    let k5: Tensor![f64] = Tensor::rand_uniform(56, -1.0, 1.0);
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(56, -1.0, 1.0);
     let k6: Tensor![f64; 1] = Tensor::rand_uniform(992, -1.0, 1.0);
     (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
@@ -992,29 +990,27 @@ fn g011_gradient() {
 fn g012(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(507, -1.0, 1.0);
     let v2 = (((&m.layers[1].weight).mean() * &k1)).tanh().exp();
-    let v3 = (&m.proj.weight).var_keepdim::<1>();
-    let mut v4 = a.clone();
-    for i in 0..2 {
-        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
-    }
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(446, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 1] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v3 = (&m.proj.weight).logsumexp();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
+    let v5 = (m.proj.forward(&((&v3) + &k4))).square();
+    let v6 = if a.detach().sum().item() > 0.0 { (a).softplus() } else { ((a).square() + 1.0).ln() };
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(371, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(944, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(965, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g012_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(507, -1.0, 1.0);
     let v2 = (((&m.layers[1].weight).mean() * &k1)).tanh().exp();
-    let v3 = (&m.proj.weight).var_keepdim::<1>();
-    let mut v4 = a.clone();
-    for i in 0..2 {
-        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
-    }
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(446, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 1] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v3 = (&m.proj.weight).logsumexp();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
+    let v5 = (m.proj.forward(&((&v3) + &k4))).square();
+    let v6 = if a.detach().sum().item() > 0.0 { (a).softplus() } else { ((a).square() + 1.0).ln() };
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(371, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(944, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(965, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -1040,8 +1036,8 @@ fn g012_gradient() {
 fn g013(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = (a).tanh().exp2();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(954, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).logsumexp();
-    let v4 = (b).tanh().powf(3.0);
+    let v3 = (((&v1) + &k2)).logsumexp_axis::<0>();
+    let v4 = ((b).square() + 1.0).sqrt();
     let k5: Tensor![f64] = Tensor::rand_uniform(208, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(17, -1.0, 1.0);
     ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
@@ -1050,8 +1046,8 @@ fn g013(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
 fn g013_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).tanh().exp2();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(954, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).logsumexp();
-    let v4 = (b).tanh().powf(3.0);
+    let v3 = (((&v1) + &k2)).logsumexp_axis::<0>();
+    let v4 = ((b).square() + 1.0).sqrt();
     let k5: Tensor![f64] = Tensor::rand_uniform(208, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(17, -1.0, 1.0);
     (&v3 * &k5).sum() + (&v4 * &k6).sum()
@@ -1080,18 +1076,18 @@ fn g013_gradient() {
 fn g014(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = ((a).square() + 1.0).ln();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(586, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).logsumexp_axis::<1>();
+    let v3 = (((a).mean() * &k2)).logsumexp_keepdim::<1>();
     let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(871, -1.0, 1.0);
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(673, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(673, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g014_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.0).ln();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(586, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).logsumexp_axis::<1>();
+    let v3 = (((a).mean() * &k2)).logsumexp_keepdim::<1>();
     let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(871, -1.0, 1.0);
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(673, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(673, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
@@ -1115,18 +1111,38 @@ fn g015(a: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
     let v2 = ((((a).mean() * &k1)).square() + 1.0).log2();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(215, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).logsumexp_keepdim::<2>();
-    let k5: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(88, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(215, -1.0, 1.0);
+    let v5 = ((((&v2) + &k3)).softmax::<2>() * &k4);
+    let v6 = (((&v5).square() + 1.0).pow(&(&v5).tanh())).silu();
+    let v7 = ((&v6).mean()).minimum_scalar(-0.1);
+    let mut v8 = v5.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v8 = ((&v8 * &v7).softplus()).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(9, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g015_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
     let v2 = ((((a).mean() * &k1)).square() + 1.0).log2();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(215, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).logsumexp_keepdim::<2>();
-    let k5: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(88, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(215, -1.0, 1.0);
+    let v5 = ((((&v2) + &k3)).softmax::<2>() * &k4);
+    let v6 = (((&v5).square() + 1.0).pow(&(&v5).tanh())).silu();
+    let v7 = ((&v6).mean()).minimum_scalar(-0.1);
+    let mut v8 = v5.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v8 = ((&v8 * &v7).softplus()).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(9, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -1148,7 +1164,7 @@ fn g015_gradient() {
 fn g016(m: &Stack, a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let v1 = ((&m.blocks[0].bias).square() + 1.0).sqrt();
     let k2: Tensor![f64; 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    let v3 = ((&v1).softmax::<0>() * &k2);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
     let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[2].forward(&m.blocks[0].weight)).tanh().powf(3.0) } else { (-(m.blocks[2].forward(&m.blocks[0].weight))) };
     let v5 = (a).cos();
     let v6 = (b).tanh().exp();
@@ -1164,7 +1180,7 @@ fn g016(m: &Stack, a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
 fn g016_tape(m: &TStack, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((&m.blocks[0].bias).square() + 1.0).sqrt();
     let k2: Tensor![f64; 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    let v3 = ((&v1).softmax::<0>() * &k2);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
     let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[2].forward(&m.blocks[0].weight)).tanh().powf(3.0) } else { (-(m.blocks[2].forward(&m.blocks[0].weight))) };
     let v5 = (a).cos();
     let v6 = (b).tanh().exp();
@@ -1204,27 +1220,29 @@ fn g016_gradient() {
 fn g017(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(393, -1.0, 1.0);
     let v2 = ((((b).mean() * &k1)).square() + 1.0).recip();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let v4 = ((&v2).log_softmax::<1>() * &k3);
-    let v5 = ((&v4).gather::<0, 3>(&[1, 1, 2])).logsumexp_keepdim::<0>();
-    let v6 = (&v5).matmul(&(c).t());
-    let v7 = (a).tanh().exp();
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(569, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(327, -1.0, 1.0);
+    let v4 = (((b) + &k3)).transpose::<0, 1>();
+    let v5 = ((a) * ((&v2).mean()));
+    let v6 = if b.detach().sum().item() > 0.0 { (&v5).tanh() } else { ((&v5) * (&v5)) };
+    let v7 = ((c).square() + 1.0).ln();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(69, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(380, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(631, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g017_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(393, -1.0, 1.0);
     let v2 = ((((b).mean() * &k1)).square() + 1.0).recip();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let v4 = ((&v2).log_softmax::<1>() * &k3);
-    let v5 = ((&v4).gather::<0, 3>(&[1, 1, 2])).logsumexp_keepdim::<0>();
-    let v6 = (&v5).matmul(&(c).t());
-    let v7 = (a).tanh().exp();
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(569, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(327, -1.0, 1.0);
+    let v4 = (((b) + &k3)).transpose::<0, 1>();
+    let v5 = ((a) * ((&v2).mean()));
+    let v6 = if b.detach().sum().item() > 0.0 { (&v5).tanh() } else { ((&v5) * (&v5)) };
+    let v7 = ((c).square() + 1.0).ln();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(69, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(380, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(631, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -1254,25 +1272,33 @@ fn g017_gradient() {
 fn g018(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(290, -1.0, 1.0);
     let v2 = (((c) + &k1)).square();
-    let v3 = (&v2).transpose::<0, 2>();
-    let v4 = (a).cos();
-    let v5 = (b).sigmoid();
-    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(162, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(1, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(21, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v3 = (a).t();
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sigmoid() } else { ((&v3) * 1.5).gelu() };
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { ((&v4) * (c)) };
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((&v6 * b).square()).tanh() + &v5 * 0.5;
+    }
+    let v7 = if c.detach().sum().item() < 0.0 { (&v2).softplus() } else { ((&v2) * (c)) };
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(739, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(352, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g018_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(290, -1.0, 1.0);
     let v2 = (((c) + &k1)).square();
-    let v3 = (&v2).transpose::<0, 2>();
-    let v4 = (a).cos();
-    let v5 = (b).sigmoid();
-    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(162, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(1, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(21, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v3 = (a).t();
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sigmoid() } else { ((&v3) * 1.5).gelu() };
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { ((&v4) * (c)) };
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((&v6 * b).square()).tanh() + &v5 * 0.5;
+    }
+    let v7 = if c.detach().sum().item() < 0.0 { (&v2).softplus() } else { ((&v2) * (c)) };
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(739, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(352, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -1301,22 +1327,24 @@ fn g018_gradient() {
 #[differentiable]
 fn g019(m: &Net, a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (&m.fc1.weight).sin();
-    let v2 = (&v1).t();
-    let v3 = (m.fc1.forward(&v2)).sigmoid();
-    let v4 = ((a).square() + 1.0).sqrt();
-    let k5: Tensor![f64; 4, 4] = Tensor::rand_uniform(956, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = (&v1).flip::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(74, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((&v2).mean() * &k3))).sin() } else { (m.fc1.forward(&((&v2).mean() * &k3))).sin() };
+    let v5 = (a).square();
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(929, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(253, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g019_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (&m.fc1.weight).sin();
-    let v2 = (&v1).t();
-    let v3 = (m.fc1.forward(&v2)).sigmoid();
-    let v4 = ((a).square() + 1.0).sqrt();
-    let k5: Tensor![f64; 4, 4] = Tensor::rand_uniform(956, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = (&v1).flip::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(74, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((&v2).mean() * &k3))).sin() } else { (m.fc1.forward(&((&v2).mean() * &k3))).sin() };
+    let v5 = (a).square();
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(929, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(253, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -1341,20 +1369,38 @@ fn g019_gradient() {
 #[differentiable]
 fn g020(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (a).cos();
-    let v2 = (a).flip::<0>();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { ((&v1) * (&v2)) };
-    let v4 = (&v2).concat::<0, 4, _>(&v3);
-    let k5: Tensor![f64; 4, 1, 3] = Tensor::rand_uniform(675, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v2 = (a).slice::<2, 0, 2>();
+    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).recip() } else { ((&v1) * (a)) };
+    let v4 = if a.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * (&v2)) };
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).sqrt() } else { (&v4).tanh().exp() };
+    let mut v6 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v1).square() + 1.0).powf(-0.5)).tanh();
+        }
+        v6 = &v6 - &v1 * 0.25;
+    }
+    let k7: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(800, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(69, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g020_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).cos();
-    let v2 = (a).flip::<0>();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { ((&v1) * (&v2)) };
-    let v4 = (&v2).concat::<0, 4, _>(&v3);
-    let k5: Tensor![f64; 4, 1, 3] = Tensor::rand_uniform(675, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v2 = (a).slice::<2, 0, 2>();
+    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).recip() } else { ((&v1) * (a)) };
+    let v4 = if a.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * (&v2)) };
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).sqrt() } else { (&v4).tanh().exp() };
+    let mut v6 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v1).square() + 1.0).powf(-0.5)).tanh();
+        }
+        v6 = &v6 - &v1 * 0.25;
+    }
+    let k7: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(800, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(69, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -1375,26 +1421,24 @@ fn g020_gradient() {
 #[differentiable]
 fn g021(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 1], c: &Tensor![f64]) -> f64 {
     let v1 = (a).tanh();
-    let v2 = (a).slice::<2, 0, 2>();
-    let v3 = (b).sigmoid();
-    let v4 = ((c).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(993, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(429, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(738, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
+    let v2 = (&v1).pad::<0, 0, 1, 3>();
+    let v3 = ((b).sum_axis::<1>()).sum();
+    let v4 = ((c).square() + 1.0).sqrt();
+    let k5: Tensor![f64; 3, 1, 3] = Tensor::rand_uniform(418, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(527, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(222, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g021_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).tanh();
-    let v2 = (a).slice::<2, 0, 2>();
-    let v3 = (b).sigmoid();
-    let v4 = ((c).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(993, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(429, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(738, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
+    let v2 = (&v1).pad::<0, 0, 1, 3>();
+    let v3 = ((b).sum_axis::<1>()).sum();
+    let v4 = ((c).square() + 1.0).sqrt();
+    let k5: Tensor![f64; 3, 1, 3] = Tensor::rand_uniform(418, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(527, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(222, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -1423,30 +1467,22 @@ fn g021_gradient() {
 #[differentiable]
 fn g022(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 4]) -> f64 {
     let v1 = (c).sigmoid();
-    let v2 = (b).pad::<1, 0, 1, 4>();
-    let mut v3 = a.clone();
-    for _ in 0..4 {
-        v3 = ((&v3 * b).sigmoid()).tanh() + a * 0.5;
-    }
-    let v4 = (((&v2).min_keepdim::<0>()) / (((&v1).min_keepdim::<0>()).square() + 1.0));
-    let v5 = ((&v4).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>()).flip::<0>();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(891, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(603, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v2 = (a).permute::<1, 0>();
+    let v3 = ((&v1).var_keepdim::<0>()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 1, 1>(&((&v2).maximum(b)).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>();
+    let v4 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { (&v3).sin() };
+    let v5 = ((&v4).mean()).cos();
+    let k6: Tensor![f64] = Tensor::rand_uniform(218, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g022_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (c).sigmoid();
-    let v2 = (b).pad::<1, 0, 1, 4>();
-    let mut v3 = a.clone();
-    for _ in 0..4 {
-        v3 = ((&v3 * b).sigmoid()).tanh() + a * 0.5;
-    }
-    let v4 = (((&v2).min_keepdim::<0>()) / (((&v1).min_keepdim::<0>()).square() + 1.0));
-    let v5 = ((&v4).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>()).flip::<0>();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(891, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(603, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v2 = (a).permute::<1, 0>();
+    let v3 = ((&v1).var_keepdim::<0>()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 1, 1>(&((&v2).maximum(b)).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>();
+    let v4 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { (&v3).sin() };
+    let v5 = ((&v4).mean()).cos();
+    let k6: Tensor![f64] = Tensor::rand_uniform(218, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -1475,34 +1511,30 @@ fn g022_gradient() {
 #[differentiable]
 fn g023(m: &Net, a: &Tensor![f64; 4]) -> f64 {
     let v1 = ((&m.gain) + 0.25).relu();
-    let v2 = (&m.fc1.weight).permute::<1, 0>();
-    let v3 = (-(m.fc1.forward(&v2)));
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(327, -1.0, 1.0);
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(506, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(a, &((a) + &k4));
-    let v8 = (-(&m.fc2.bias));
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(832, -1.0, 1.0);
-    let k10: Tensor![f64; 4, 4] = Tensor::rand_uniform(822, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(153, -1.0, 1.0);
-    ((&v1 * &k9).sum() + (&v3 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
+    let v2 = (&m.fc1.weight).cross_entropy(&[0usize, 1usize, 1usize]);
+    let v3 = (m.fc2.forward(&m.fc1.weight)).tanh();
+    let v4 = (-(a));
+    let v5 = (&m.fc2.bias).sin();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(529, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(965, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(829, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(382, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(327, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum()).item()
 }
 
 fn g023_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((&m.gain) + 0.25).relu();
-    let v2 = (&m.fc1.weight).permute::<1, 0>();
-    let v3 = (-(m.fc1.forward(&v2)));
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(327, -1.0, 1.0);
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(506, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, a, &((a) + &k4));
-    let v8 = (-(&m.fc2.bias));
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(832, -1.0, 1.0);
-    let k10: Tensor![f64; 4, 4] = Tensor::rand_uniform(822, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(153, -1.0, 1.0);
-    (&v1 * &k9).sum() + (&v3 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
+    let v2 = (&m.fc1.weight).cross_entropy(&[0usize, 1usize, 1usize]);
+    let v3 = (m.fc2.forward(&m.fc1.weight)).tanh();
+    let v4 = (-(a));
+    let v5 = (&m.fc2.bias).sin();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(529, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(965, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(829, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(382, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(327, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum()
 }
 
 #[test]
@@ -1527,32 +1559,36 @@ fn g023_gradient() {
 #[differentiable]
 fn g024(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = ((a) * 1.5).gelu();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).cross_entropy(&[2usize, 2usize, 1usize]);
-    let mut v4 = c.clone();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).gather::<1, 4>(&[1, 0, 1, 0]);
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = m6.select(&v3, &((b).mean() * &k4));
+    let mut v8 = v1.clone();
     for _ in 0..4 {
-        v4 = ((&v4 * &v1).sin()).tanh() + c * 0.5;
+        v8 = ((&v8 * c).square()).tanh() + &v1 * 0.5;
     }
-    let v5 = ((b) * 1.5).gelu();
-    let k6: Tensor![f64] = Tensor::rand_uniform(184, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(740, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(21, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(509, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g024_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = ((a) * 1.5).gelu();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).cross_entropy(&[2usize, 2usize, 1usize]);
-    let mut v4 = c.clone();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).gather::<1, 4>(&[1, 0, 1, 0]);
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = Var::select(&m6, &v3, &((b).mean() * &k4));
+    let mut v8 = v1.clone();
     for _ in 0..4 {
-        v4 = ((&v4 * &v1).sin()).tanh() + c * 0.5;
+        v8 = ((&v8 * c).square()).tanh() + &v1 * 0.5;
     }
-    let v5 = ((b) * 1.5).gelu();
-    let k6: Tensor![f64] = Tensor::rand_uniform(184, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(740, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(21, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(509, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -1582,29 +1618,45 @@ fn g024_gradient() {
 fn g025(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (b).abs();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(140, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).gather::<2, 2>(&[0, 2]);
-    let v4 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).ln() } else { (&v1).tanh() };
-    let v5 = ((a).square() + 1.0).powf(-0.5);
-    let v6 = ((c).square() + 1.0).recip();
-    let k7: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(303, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(430, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(862, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v3 = (((&v1) + &k2)).cast::<f64>();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v1).square() } else { (&v1).sigmoid() };
+    let mut v5 = v3.clone();
+    for _ in 0..4 {
+        v5 = ((&v5 * &v1).sin()).tanh() + &v3 * 0.5;
+    }
+    let mut v6 = v1.clone();
+    for _ in 0..3 {
+        v6 = ((&v6 * b).cos()).tanh() + &v1 * 0.5;
+    }
+    let v7 = ((a) * ((&v5).mean()));
+    let v8 = (-(c));
+    let k9: Tensor![f64] = Tensor::rand_uniform(707, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(135, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    ((&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
 fn g025_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (b).abs();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(140, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).gather::<2, 2>(&[0, 2]);
-    let v4 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).ln() } else { (&v1).tanh() };
-    let v5 = ((a).square() + 1.0).powf(-0.5);
-    let v6 = ((c).square() + 1.0).recip();
-    let k7: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(303, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(430, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(862, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v3 = (((&v1) + &k2)).cast::<f64>();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v1).square() } else { (&v1).sigmoid() };
+    let mut v5 = v3.clone();
+    for _ in 0..4 {
+        v5 = ((&v5 * &v1).sin()).tanh() + &v3 * 0.5;
+    }
+    let mut v6 = v1.clone();
+    for _ in 0..3 {
+        v6 = ((&v6 * b).cos()).tanh() + &v1 * 0.5;
+    }
+    let v7 = ((a) * ((&v5).mean()));
+    let v8 = (-(c));
+    let k9: Tensor![f64] = Tensor::rand_uniform(707, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(135, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
 #[test]
@@ -1633,13 +1685,13 @@ fn g025_gradient() {
 #[differentiable]
 fn g026(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (a).softplus();
-    let v2 = (b).cast::<f64>();
+    let v2 = (b).reshape::<Shape![6]>();
     let mut v3 = v1.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
     let v4 = (&m.layers[1].bias).softplus();
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(507, -1.0, 1.0);
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(507, -1.0, 1.0);
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(582, -1.0, 1.0);
     let k7: Tensor![f64; 3] = Tensor::rand_uniform(599, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
@@ -1647,13 +1699,13 @@ fn g026(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
 
 fn g026_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).softplus();
-    let v2 = (b).cast::<f64>();
+    let v2 = (b).reshape::<Shape![6]>();
     let mut v3 = v1.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
     let v4 = (&m.layers[1].bias).softplus();
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(507, -1.0, 1.0);
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(507, -1.0, 1.0);
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(582, -1.0, 1.0);
     let k7: Tensor![f64; 3] = Tensor::rand_uniform(599, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
@@ -1685,8 +1737,8 @@ fn g026_gradient() {
 #[differentiable]
 fn g027(a: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (a).silu();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(652, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![6]>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(652, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).broadcast_to::<Shape![2, 3, 4]>();
     let v4 = ((a) * ((&v3).mean()));
     let v5 = if a.detach().sum().item() > 0.0 { (&v1).sigmoid() } else { ((&v1) * (&v4)) };
     let v6 = ((&v5) * ((&v3).mean()));
@@ -1696,8 +1748,8 @@ fn g027(a: &Tensor![f64; 3, 3]) -> f64 {
 
 fn g027_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (a).silu();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(652, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![6]>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(652, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).broadcast_to::<Shape![2, 3, 4]>();
     let v4 = ((a) * ((&v3).mean()));
     let v5 = if a.detach().sum().item() > 0.0 { (&v1).sigmoid() } else { ((&v1) * (&v4)) };
     let v6 = ((&v5) * ((&v3).mean()));
@@ -1724,25 +1776,43 @@ fn g027_gradient() {
 fn g028(a: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(718, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).tanh().powf(3.0);
-    let v3 = (a).broadcast_to::<Shape![2, 2, 1]>();
-    let v4 = (&v3).sigmoid();
-    let v5 = (((&v2).square() + 1.0).recip()).tanh();
-    let v6 = if a.detach().sum().item() > 0.0 { (-(&v5)) } else { ((&v5) * (&v2)) };
-    let v7 = (((&v4) * ((&v6).mean()))).mean();
-    let k8: Tensor![f64] = Tensor::rand_uniform(338, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(582, -1.0, 1.0);
+    let v4 = (a).concat::<0, 4, _>(&((&v2).mean() * &k3));
+    let mut v5 = a.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * a).tanh().exp()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let v7 = (&v4).matmul(&k6);
+    let v8 = if a.detach().sum().item() < 0.0 { (&v4).square() } else { (&v4).tanh().powf(3.0) };
+    let v9 = (&v8).reshape::<Shape![1, 1, 4, 1]>().conv_transpose2d::<1, 0, 1, 7, 3>(&(&v7).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![7, 3]>();
+    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(639, -1.0, 1.0);
+    let k11: Tensor![f64; 7, 3] = Tensor::rand_uniform(327, -1.0, 1.0);
+    ((&v5 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g028_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(718, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).tanh().powf(3.0);
-    let v3 = (a).broadcast_to::<Shape![2, 2, 1]>();
-    let v4 = (&v3).sigmoid();
-    let v5 = (((&v2).square() + 1.0).recip()).tanh();
-    let v6 = if a.detach().sum().item() > 0.0 { (-(&v5)) } else { ((&v5) * (&v2)) };
-    let v7 = (((&v4) * ((&v6).mean()))).mean();
-    let k8: Tensor![f64] = Tensor::rand_uniform(338, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(582, -1.0, 1.0);
+    let v4 = (a).concat::<0, 4, _>(&((&v2).mean() * &k3));
+    let mut v5 = a.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * a).tanh().exp()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let v7 = (&v4).matmul(&k6);
+    let v8 = if a.detach().sum().item() < 0.0 { (&v4).square() } else { (&v4).tanh().powf(3.0) };
+    let v9 = (&v8).reshape::<Shape![1, 1, 4, 1]>().conv_transpose2d::<1, 0, 1, 7, 3>(&(&v7).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![7, 3]>();
+    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(639, -1.0, 1.0);
+    let k11: Tensor![f64; 7, 3] = Tensor::rand_uniform(327, -1.0, 1.0);
+    (&v5 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -1763,17 +1833,17 @@ fn g028_gradient() {
 #[differentiable]
 fn g029(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 3, 1]) -> f64 {
     let v1 = (c).tanh().powi(3);
-    let v2 = (a).concat::<1, 4, _>(&v1);
-    let v3 = ((b).tanh()).minimum(&((&v2) * ((c).mean())));
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(863, -1.0, 1.0);
+    let v2 = (b).reshape::<Shape![1, 1, 1]>().conv1d::<1, 1, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let v3 = (((a).softplus()) * (((&v2).broadcast_to::<Shape![2, 1]>()).mean()));
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g029_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 1]>) -> Var<f64, ()> {
     let v1 = (c).tanh().powi(3);
-    let v2 = (a).concat::<1, 4, _>(&v1);
-    let v3 = ((b).tanh()).minimum(&((&v2) * ((c).mean())));
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(863, -1.0, 1.0);
+    let v2 = (b).reshape::<Shape![1, 1, 1]>().conv1d::<1, 1, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let v3 = (((a).softplus()) * (((&v2).broadcast_to::<Shape![2, 1]>()).mean()));
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
 
@@ -1803,27 +1873,27 @@ fn g029_gradient() {
 #[differentiable]
 fn g030(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64]) -> f64 {
     let v1 = (b).sum();
-    let v2 = (&v1).reshape::<Shape![1, 1, 1]>().conv1d::<1, 1, 1, 1, 1>(&(&m.gain).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).sin() } else { (m.fc2.forward(&m.fc1.weight)).square() };
-    let v4 = (a).sin();
-    let v5 = (&m.fc2.weight).tanh();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(381, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(488, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(629, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let v2 = (&v1).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 2, 1, 1, 3, 2>(&(&m.fc1.weight).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![3, 2]>();
+    let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(a)).sin() } else { (m.fc2.forward(a)).square() };
+    let v4 = (&m.fc2.weight).sin();
+    let v5 = (&m.gain).tanh();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(488, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(579, -1.0, 1.0);
     ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g030_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).sum();
-    let v2 = (&v1).reshape::<Shape![1, 1, 1]>().conv1d::<1, 1, 1, 1, 1>(&(&m.gain).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).sin() } else { (m.fc2.forward(&m.fc1.weight)).square() };
-    let v4 = (a).sin();
-    let v5 = (&m.fc2.weight).tanh();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(381, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(488, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(629, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let v2 = (&v1).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 2, 1, 1, 3, 2>(&(&m.fc1.weight).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![3, 2]>();
+    let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(a)).sin() } else { (m.fc2.forward(a)).square() };
+    let v4 = (&m.fc2.weight).sin();
+    let v5 = (&m.gain).tanh();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(488, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(579, -1.0, 1.0);
     (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
@@ -1853,7 +1923,7 @@ fn g030_gradient() {
 #[differentiable]
 fn g031(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3, 3], c: &Tensor![f64]) -> f64 {
     let v1 = (b).sum_axis::<1>();
-    let v2 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
+    let v2 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
     let k3: Tensor![f64; 1, 4] = Tensor::rand_uniform(409, -1.0, 1.0);
     let v4 = (a).matmul(&k3);
     let v5 = (&v4).max_axis::<1>();
@@ -1864,7 +1934,7 @@ fn g031(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3, 3], c: &Tensor![f64]) -> f64
 
 fn g031_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).sum_axis::<1>();
-    let v2 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
+    let v2 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
     let k3: Tensor![f64; 1, 4] = Tensor::rand_uniform(409, -1.0, 1.0);
     let v4 = (a).matmul(&k3);
     let v5 = (&v4).max_axis::<1>();
@@ -2054,10 +2124,10 @@ fn g035(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
     let v2 = (((a).mean() * &k1)).mean_keepdim::<2>();
     let k3: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(879, -1.0, 1.0);
     let v4 = ((&v2) * (((&v2) + &k3)));
-    let v5 = ((&v2).concat::<0, 4, _>(&v4)).minimum_scalar(-0.1);
-    let v6 = (((b) + (&v2))).reshape::<Shape![4]>();
-    let k7: Tensor![f64; 4, 2, 1] = Tensor::rand_uniform(269, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let v5 = (((&v2).reshape::<Shape![1, 1, 4, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 4, 1]>()).reshape::<Shape![1, 1]>()).square() + 1.0).sqrt();
+    let v6 = ((b) * ((&v2).mean()));
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(418, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(269, -1.0, 1.0);
     ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
@@ -2066,10 +2136,10 @@ fn g035_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64,
     let v2 = (((a).mean() * &k1)).mean_keepdim::<2>();
     let k3: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(879, -1.0, 1.0);
     let v4 = ((&v2) * (((&v2) + &k3)));
-    let v5 = ((&v2).concat::<0, 4, _>(&v4)).minimum_scalar(-0.1);
-    let v6 = (((b) + (&v2))).reshape::<Shape![4]>();
-    let k7: Tensor![f64; 4, 2, 1] = Tensor::rand_uniform(269, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let v5 = (((&v2).reshape::<Shape![1, 1, 4, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 4, 1]>()).reshape::<Shape![1, 1]>()).square() + 1.0).sqrt();
+    let v6 = ((b) * ((&v2).mean()));
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(418, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(269, -1.0, 1.0);
     (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
@@ -2144,7 +2214,7 @@ fn g037(m: &Net, a: &Tensor![f64]) -> f64 {
     let v2 = (((a) + &k1)).max_axis::<0>();
     let v3 = (-(&m.fc1.bias));
     let v4 = m.fc2.forward(&m.fc1.weight);
-    let v5 = ((((&v3).square() + 1.0).pow(&(&v3).tanh())).square() + 1.0).ln();
+    let v5 = ((((&v3) / ((&v3).square() + 1.0))).square() + 1.0).ln();
     let k6: Tensor![f64] = Tensor::rand_uniform(852, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(572, -1.0, 1.0);
     let k8: Tensor![f64; 4] = Tensor::rand_uniform(958, -1.0, 1.0);
@@ -2156,7 +2226,7 @@ fn g037_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v2 = (((a) + &k1)).max_axis::<0>();
     let v3 = (-(&m.fc1.bias));
     let v4 = m.fc2.forward(&m.fc1.weight);
-    let v5 = ((((&v3).square() + 1.0).pow(&(&v3).tanh())).square() + 1.0).ln();
+    let v5 = ((((&v3) / ((&v3).square() + 1.0))).square() + 1.0).ln();
     let k6: Tensor![f64] = Tensor::rand_uniform(852, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(572, -1.0, 1.0);
     let k8: Tensor![f64; 4] = Tensor::rand_uniform(958, -1.0, 1.0);
@@ -2320,7 +2390,7 @@ fn g040_gradient() {
 fn g041(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (c).min_keepdim::<0>();
     let v2 = (&v1).maximum_scalar(0.1);
-    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let v3 = ((&v2) + (&v2));
     let v4 = if c.detach().sum().item() < 0.0 { (&v3).square() } else { (&v3).sigmoid() };
     let v5 = ((&v2).square()).minimum(&(a).flip::<0>());
     let v6 = if c.detach().sum().item() < 0.0 { (-(&v4)) } else { (&v4).square() };
@@ -2334,7 +2404,7 @@ fn g041(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 1, 3]) 
 fn g041_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (c).min_keepdim::<0>();
     let v2 = (&v1).maximum_scalar(0.1);
-    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let v3 = ((&v2) + (&v2));
     let v4 = if c.detach().sum().item() < 0.0 { (&v3).square() } else { (&v3).sigmoid() };
     let v5 = ((&v2).square()).minimum(&(a).flip::<0>());
     let v6 = if c.detach().sum().item() < 0.0 { (-(&v4)) } else { (&v4).square() };
@@ -2697,8 +2767,8 @@ fn g048(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(173, -1.0, 1.0);
     let v2 = ((b).softmax::<0>() * &k1);
     let v3 = ((a).square() + 1.0).log2();
-    let v4 = (((&v3).minimum(&v2)) * (((b) * ((&v3).mean()))));
-    let v5 = (((&v4) / ((b).square() + 1.0))).var_keepdim::<2>();
+    let v4 = ((((&v3) - (&v2))) - (((b) * ((&v3).mean()))));
+    let v5 = (((&v4) * ((b).mean()))).var_keepdim::<2>();
     let v6 = if a.detach().sum().item() > 0.0 { ((&v5) * 1.5).gelu() } else { ((&v5).square() + 1.0).ln() };
     let v7 = (&v6).flip::<2>();
     let k8: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(574, -1.0, 1.0);
@@ -2709,8 +2779,8 @@ fn g048_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64,
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(173, -1.0, 1.0);
     let v2 = ((b).softmax::<0>() * &k1);
     let v3 = ((a).square() + 1.0).log2();
-    let v4 = (((&v3).minimum(&v2)) * (((b) * ((&v3).mean()))));
-    let v5 = (((&v4) / ((b).square() + 1.0))).var_keepdim::<2>();
+    let v4 = ((((&v3) - (&v2))) - (((b) * ((&v3).mean()))));
+    let v5 = (((&v4) * ((b).mean()))).var_keepdim::<2>();
     let v6 = if a.detach().sum().item() > 0.0 { ((&v5) * 1.5).gelu() } else { ((&v5).square() + 1.0).ln() };
     let v7 = (&v6).flip::<2>();
     let k8: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(574, -1.0, 1.0);
@@ -2741,36 +2811,40 @@ fn g049(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(186, -1.0, 1.0);
     let v2 = ((a).log_softmax::<0>() * &k1);
     let v3 = ((&v2).square() + 1.0).sqrt();
-    let v4 = ((a).tanh()).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 6>(&((&v3).min()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![6]>();
+    let v4 = (((a).tanh()) + ((&v3).min()));
     let mut v5 = v3.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v5 = (((&v5 * &v3).square() + 1.0).recip()).tanh();
+            v5 = ((&v5 * &v4).square()).tanh();
         }
-        v5 = &v5 - &v3 * 0.25;
+        v5 = &v5 - &v4 * 0.25;
     }
-    let v6 = if a.detach().sum().item() > 0.0 { (&v4).tanh() } else { ((&v4) * 1.5).gelu() };
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(482, -1.0, 1.0);
-    let k8: Tensor![f64; 6] = Tensor::rand_uniform(139, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(168, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(575, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = m8.select(&v5, &((&v3) + &k6));
+    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(482, -1.0, 1.0);
+    ((&v9 * &k10).sum()).item()
 }
 
 fn g049_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(186, -1.0, 1.0);
     let v2 = ((a).log_softmax::<0>() * &k1);
     let v3 = ((&v2).square() + 1.0).sqrt();
-    let v4 = ((a).tanh()).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 6>(&((&v3).min()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![6]>();
+    let v4 = (((a).tanh()) + ((&v3).min()));
     let mut v5 = v3.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v5 = (((&v5 * &v3).square() + 1.0).recip()).tanh();
+            v5 = ((&v5 * &v4).square()).tanh();
         }
-        v5 = &v5 - &v3 * 0.25;
+        v5 = &v5 - &v4 * 0.25;
     }
-    let v6 = if a.detach().sum().item() > 0.0 { (&v4).tanh() } else { ((&v4) * 1.5).gelu() };
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(482, -1.0, 1.0);
-    let k8: Tensor![f64; 6] = Tensor::rand_uniform(139, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(168, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(575, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = Var::select(&m8, &v5, &((&v3) + &k6));
+    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(482, -1.0, 1.0);
+    (&v9 * &k10).sum()
 }
 
 #[test]
@@ -2901,10 +2975,10 @@ fn g052(a: &Tensor![f64; 3, 4]) -> f64 {
     let v5 = (a).matmul(&k4);
     let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(823, -1.0, 1.0);
     let v7 = (&v5).matmul(&k6);
-    let v8 = (&v7).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v7).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>();
+    let v8 = (&v7).matmul(&v7);
     let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(902, -1.0, 1.0);
     let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(739, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 1] = Tensor::rand_uniform(906, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(906, -1.0, 1.0);
     ((&v1 * &k9).sum() + (&v3 * &k10).sum() + (&v8 * &k11).sum()).item()
 }
 
@@ -2916,10 +2990,10 @@ fn g052_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v5 = (a).matmul(&k4);
     let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(823, -1.0, 1.0);
     let v7 = (&v5).matmul(&k6);
-    let v8 = (&v7).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v7).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>();
+    let v8 = (&v7).matmul(&v7);
     let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(902, -1.0, 1.0);
     let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(739, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 1] = Tensor::rand_uniform(906, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(906, -1.0, 1.0);
     (&v1 * &k9).sum() + (&v3 * &k10).sum() + (&v8 * &k11).sum()
 }
 
@@ -2943,22 +3017,22 @@ fn g053(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let v1 = (a).slice::<0, 0, 2>();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(11, -1.0, 1.0);
     let v3 = (((&v1).mean() * &k2)).cos();
-    let v4 = (((&v3) - (b))).flip::<1>();
-    let v5 = (&v3).logsumexp_keepdim::<1>();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(306, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(756, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(989, -1.0, 1.0);
+    let v5 = ((&v3).reshape::<Shape![1, 1, 4, 3]>().conv2d::<1, 0, 1, 1, 4, 3>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![4, 3]>()).matmul(&k4);
+    let v6 = (((&v3) * ((&v5).mean()))).tanh().exp2();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(769, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g053_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).slice::<0, 0, 2>();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(11, -1.0, 1.0);
     let v3 = (((&v1).mean() * &k2)).cos();
-    let v4 = (((&v3) - (b))).flip::<1>();
-    let v5 = (&v3).logsumexp_keepdim::<1>();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(306, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(756, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(989, -1.0, 1.0);
+    let v5 = ((&v3).reshape::<Shape![1, 1, 4, 3]>().conv2d::<1, 0, 1, 1, 4, 3>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![4, 3]>()).matmul(&k4);
+    let v6 = (((&v3) * ((&v5).mean()))).tanh().exp2();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(769, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -3089,7 +3163,7 @@ fn g056(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     }
     let v4 = if a.detach().sum().item() > 0.0 { (&v2).tanh().powf(3.0) } else { (&v2).square() };
     let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
-    let v6 = ((a).matmul(&k5)).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 6>(&(((&v3) * (&v4))).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![6]>();
+    let v6 = ((a).matmul(&k5)).minimum(&(&v3).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>());
     let mut v7 = v6.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -3097,7 +3171,7 @@ fn g056(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
         }
         v7 = &v7 - &v4 * 0.25;
     }
-    let k8: Tensor![f64; 6] = Tensor::rand_uniform(737, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(737, -1.0, 1.0);
     ((&v7 * &k8).sum()).item()
 }
 
@@ -3113,7 +3187,7 @@ fn g056_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Sh
     }
     let v4 = if a.detach().sum().item() > 0.0 { (&v2).tanh().powf(3.0) } else { (&v2).square() };
     let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
-    let v6 = ((a).matmul(&k5)).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 6>(&(((&v3) * (&v4))).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![6]>();
+    let v6 = ((a).matmul(&k5)).minimum(&(&v3).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>());
     let mut v7 = v6.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -3121,7 +3195,7 @@ fn g056_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Sh
         }
         v7 = &v7 - &v4 * 0.25;
     }
-    let k8: Tensor![f64; 6] = Tensor::rand_uniform(737, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(737, -1.0, 1.0);
     (&v7 * &k8).sum()
 }
 
@@ -3152,7 +3226,7 @@ fn g056_gradient() {
 fn g057(a: &Tensor![f64; 4]) -> f64 {
     let v1 = (a).gather::<0, 3>(&[3, 0, 2]);
     let v2 = ((&v1) * 1.5).gelu();
-    let v3 = (((&v2) * (&v2))).mse(&(&v2).tanh());
+    let v3 = (((&v2).mse(&v2)) * (((&v2).tanh()).mean()));
     let v4 = (&v1).mean();
     let mut v5 = v4.clone();
     for _ in 0..3 {
@@ -3165,7 +3239,7 @@ fn g057(a: &Tensor![f64; 4]) -> f64 {
 fn g057_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (a).gather::<0, 3>(&[3, 0, 2]);
     let v2 = ((&v1) * 1.5).gelu();
-    let v3 = (((&v2) * (&v2))).mse(&(&v2).tanh());
+    let v3 = (((&v2).mse(&v2)) * (((&v2).tanh()).mean()));
     let v4 = (&v1).mean();
     let mut v5 = v4.clone();
     for _ in 0..3 {
@@ -3393,7 +3467,7 @@ fn g062(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64
     let v1 = (c).reshape::<Shape![1, 1, 1]>().conv1d::<1, 1, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
     let v2 = (c).tanh().powi(3);
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    let v4 = (((a) + (c))).matmul(&k3);
+    let v4 = (((a) * (c))).matmul(&k3);
     let v5 = if b.detach().sum().item() > 0.0 { (-(&v4)) } else { ((&v4) * (&v4)) };
     let mut v6 = v1.clone();
     for i in 0..1 {
@@ -3414,7 +3488,7 @@ fn g062_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64
     let v1 = (c).reshape::<Shape![1, 1, 1]>().conv1d::<1, 1, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
     let v2 = (c).tanh().powi(3);
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    let v4 = (((a) + (c))).matmul(&k3);
+    let v4 = (((a) * (c))).matmul(&k3);
     let v5 = if b.detach().sum().item() > 0.0 { (-(&v4)) } else { ((&v4) * (&v4)) };
     let mut v6 = v1.clone();
     for i in 0..1 {
@@ -3516,25 +3590,21 @@ fn g063_gradient() {
 
 #[differentiable]
 fn g064(a: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(998, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(382, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(a, &((a) + &k1));
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(643, -1.0, 1.0);
-    let v6 = (((&v4).mean() * &k5)).sum_axis::<1>();
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(299, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let k1: Tensor![f64; 2] = Tensor::rand_uniform(382, -1.0, 1.0);
+    let v2 = (a).reshape::<Shape![1, 1, 3, 4]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![3, 5]>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(643, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).sum_axis::<1>();
+    let k5: Tensor![f64; 2] = Tensor::rand_uniform(299, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g064_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(998, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(382, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, a, &((a) + &k1));
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(643, -1.0, 1.0);
-    let v6 = (((&v4).mean() * &k5)).sum_axis::<1>();
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(299, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let k1: Tensor![f64; 2] = Tensor::rand_uniform(382, -1.0, 1.0);
+    let v2 = (a).reshape::<Shape![1, 1, 3, 4]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![3, 5]>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(643, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).sum_axis::<1>();
+    let k5: Tensor![f64; 2] = Tensor::rand_uniform(299, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -3554,25 +3624,29 @@ fn g064_gradient() {
 
 #[differentiable]
 fn g065(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64] = Tensor::rand_uniform(61, -1.0, 1.0);
-    let v2 = ((b) + (((a).mean() * &k1)));
-    let v3 = (&m.fc2.weight).sum_keepdim::<1>();
-    let v4 = m.fc1.forward(&m.fc2.weight);
-    let v5 = ((((&v4).square() + 1.0).sqrt()) * ((&v2).softplus()));
-    let k6: Tensor![f64; 4, 1] = Tensor::rand_uniform(922, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(126, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k1: Tensor![f64] = Tensor::rand_uniform(713, -1.0, 1.0);
+    let k2: Tensor![f64] = Tensor::rand_uniform(510, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(b, &((a).mean() * &k1));
+    let v5 = (&m.fc2.weight).sum_keepdim::<1>();
+    let v6 = m.fc1.forward(&m.fc2.weight);
+    let v7 = (((&v6).square() + 1.0).sqrt()).maximum(&(&v4).softplus());
+    let k8: Tensor![f64; 4, 1] = Tensor::rand_uniform(922, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(126, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g065_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64] = Tensor::rand_uniform(61, -1.0, 1.0);
-    let v2 = ((b) + (((a).mean() * &k1)));
-    let v3 = (&m.fc2.weight).sum_keepdim::<1>();
-    let v4 = m.fc1.forward(&m.fc2.weight);
-    let v5 = ((((&v4).square() + 1.0).sqrt()) * ((&v2).softplus()));
-    let k6: Tensor![f64; 4, 1] = Tensor::rand_uniform(922, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(126, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let k1: Tensor![f64] = Tensor::rand_uniform(713, -1.0, 1.0);
+    let k2: Tensor![f64] = Tensor::rand_uniform(510, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, b, &((a).mean() * &k1));
+    let v5 = (&m.fc2.weight).sum_keepdim::<1>();
+    let v6 = m.fc1.forward(&m.fc2.weight);
+    let v7 = (((&v6).square() + 1.0).sqrt()).maximum(&(&v4).softplus());
+    let k8: Tensor![f64; 4, 1] = Tensor::rand_uniform(922, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(126, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -3600,7 +3674,7 @@ fn g065_gradient() {
 
 #[differentiable]
 fn g066(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((b) - (a));
+    let v1 = ((b) + (a));
     let v2 = (&v1).mean();
     let mut v3 = b.clone();
     for _ in 0..3 {
@@ -3620,7 +3694,7 @@ fn g066(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
 }
 
 fn g066_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((b) - (a));
+    let v1 = ((b) + (a));
     let v2 = (&v1).mean();
     let mut v3 = b.clone();
     for _ in 0..3 {
@@ -3661,9 +3735,9 @@ fn g066_gradient() {
 #[differentiable]
 fn g067(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let v2 = ((a) * (((b) + &k1)));
+    let v2 = ((a) - (((b) + &k1)));
     let v3 = (&v2).mean_axis::<1>();
-    let v4 = ((&v3) * (&v3));
+    let v4 = ((&v3) * ((&v3).mean()));
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(852, -1.0, 1.0);
     let m6 = k5.gt_scalar(0.0);
     let v7 = m6.select(&v4, &v3);
@@ -3673,9 +3747,9 @@ fn g067(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 4]) -> f64 {
 
 fn g067_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let v2 = ((a) * (((b) + &k1)));
+    let v2 = ((a) - (((b) + &k1)));
     let v3 = (&v2).mean_axis::<1>();
-    let v4 = ((&v3) * (&v3));
+    let v4 = ((&v3) * ((&v3).mean()));
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(852, -1.0, 1.0);
     let m6 = k5.gt_scalar(0.0);
     let v7 = Var::select(&m6, &v4, &v3);
@@ -3705,7 +3779,7 @@ fn g067_gradient() {
 #[differentiable]
 fn g068(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(231, -1.0, 1.0);
-    let v2 = ((&m.head.bias) / ((((a).mean() * &k1)).square() + 1.0));
+    let v2 = ((&m.head.bias) * (((a).mean() * &k1)));
     let v3 = (&m.blocks[0].bias).mean_keepdim::<0>();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(568, -1.0, 1.0);
     let mut v5 = ((&v3) + &k4);
@@ -3719,7 +3793,7 @@ fn g068(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
 
 fn g068_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(231, -1.0, 1.0);
-    let v2 = ((&m.head.bias) / ((((a).mean() * &k1)).square() + 1.0));
+    let v2 = ((&m.head.bias) * (((a).mean() * &k1)));
     let v3 = (&m.blocks[0].bias).mean_keepdim::<0>();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(568, -1.0, 1.0);
     let mut v5 = ((&v3) + &k4);
@@ -3752,19 +3826,41 @@ fn g068_gradient() {
 
 #[differentiable]
 fn g069(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (-(a));
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(116, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).max();
-    let k4: Tensor![f64] = Tensor::rand_uniform(392, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(502, -1.0, 1.0);
+    let v2 = ((a) / ((((a) + &k1)).square() + 1.0));
+    let v3 = (a).max();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(550, -1.0, 1.0);
+    let v5 = ((&v2).softmax::<0>() * &k4);
+    let v6 = (((&v5).cos()) - (((&v3) / ((a).square() + 1.0))));
+    let mut v7 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v7 = ((-(&v7 * &v3))).tanh();
+        }
+        v7 = &v7 - &v3 * 0.25;
+    }
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(476, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g069_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (-(a));
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(116, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).max();
-    let k4: Tensor![f64] = Tensor::rand_uniform(392, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(502, -1.0, 1.0);
+    let v2 = ((a) / ((((a) + &k1)).square() + 1.0));
+    let v3 = (a).max();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(550, -1.0, 1.0);
+    let v5 = ((&v2).softmax::<0>() * &k4);
+    let v6 = (((&v5).cos()) - (((&v3) / ((a).square() + 1.0))));
+    let mut v7 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v7 = ((-(&v7 * &v3))).tanh();
+        }
+        v7 = &v7 - &v3 * 0.25;
+    }
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(476, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -3784,41 +3880,23 @@ fn g069_gradient() {
 
 #[differentiable]
 fn g070(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1], c: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = ((b).square() + 1.0).pow(&(b).tanh());
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(111, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).max_axis::<0>();
-    let mut v4 = v1.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(459, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v3, c);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(222, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(929, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v1 = (-(b));
+    let v2 = (a).max_axis::<1>();
+    let v3 = ((((c) / ((&v1).square() + 1.0))) * (((&v2).sum_keepdim::<0>()).mean()));
+    let v4 = (&v3).reshape::<Shape![12]>();
+    let v5 = (&v4).tanh().exp2();
+    let k6: Tensor![f64; 12] = Tensor::rand_uniform(323, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g070_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).pow(&(b).tanh());
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(111, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).max_axis::<0>();
-    let mut v4 = v1.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(459, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v3, c);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(222, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(929, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v7 * &k9).sum()
+    let v1 = (-(b));
+    let v2 = (a).max_axis::<1>();
+    let v3 = ((((c) / ((&v1).square() + 1.0))) * (((&v2).sum_keepdim::<0>()).mean()));
+    let v4 = (&v3).reshape::<Shape![12]>();
+    let v5 = (&v4).tanh().exp2();
+    let k6: Tensor![f64; 12] = Tensor::rand_uniform(323, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -3847,29 +3925,29 @@ fn g070_gradient() {
 #[differentiable]
 fn g071(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(922, -1.0, 1.0);
-    let v2 = (((b) + &k1)).maximum(a);
+    let v2 = ((((b) + &k1)).square() + 1.0).pow(&(a).tanh());
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(439, -1.0, 1.0);
     let v4 = (((c).mean() * &k3)).max_keepdim::<0>();
     let v5 = (&v4).tanh();
     let v6 = (c).permute::<1, 0>();
     let v7 = ((&v6).mean_keepdim::<0>()).sum_axis::<0>();
-    let v8 = (&v7).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 2, 3>(&(&v5).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 3]>();
+    let v8 = ((&v7) * ((&v5).mean()));
     let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(339, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(952, -1.0, 1.0);
     ((&v2 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g071_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(922, -1.0, 1.0);
-    let v2 = (((b) + &k1)).maximum(a);
+    let v2 = ((((b) + &k1)).square() + 1.0).pow(&(a).tanh());
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(439, -1.0, 1.0);
     let v4 = (((c).mean() * &k3)).max_keepdim::<0>();
     let v5 = (&v4).tanh();
     let v6 = (c).permute::<1, 0>();
     let v7 = ((&v6).mean_keepdim::<0>()).sum_axis::<0>();
-    let v8 = (&v7).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 2, 3>(&(&v5).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 3]>();
+    let v8 = ((&v7) * ((&v5).mean()));
     let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(339, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(952, -1.0, 1.0);
     (&v2 * &k9).sum() + (&v8 * &k10).sum()
 }
 
@@ -3898,7 +3976,7 @@ fn g071_gradient() {
 
 #[differentiable]
 fn g072(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).minimum(a);
+    let v1 = (a).maximum(a);
     let v2 = (&v1).min();
     let v3 = m.layers[1].forward(&m.layers[0].weight);
     let v4 = (b).tanh().exp();
@@ -3909,7 +3987,7 @@ fn g072(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 3, 4]) -> f64 {
 }
 
 fn g072_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).minimum(a);
+    let v1 = (a).maximum(a);
     let v2 = (&v1).min();
     let v3 = m.layers[1].forward(&m.layers[0].weight);
     let v4 = (b).tanh().exp();
@@ -3945,26 +4023,26 @@ fn g072_gradient() {
 #[differentiable]
 fn g073(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(594, -1.0, 1.0);
-    let v2 = (((b) + &k1)).maximum_scalar(0.1);
-    let v3 = (&v2).min_axis::<0>();
-    let v4 = (a).cos();
-    let v5 = (c).tanh();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(15, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(997, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(649, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v2 = (((b) + &k1)).minimum(c);
+    let v3 = (a).min_axis::<1>();
+    let v4 = (c).tanh();
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh().powf(3.0) } else { ((&v4) * (b)) };
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(852, -1.0, 1.0);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(999, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(335, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g073_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(594, -1.0, 1.0);
-    let v2 = (((b) + &k1)).maximum_scalar(0.1);
-    let v3 = (&v2).min_axis::<0>();
-    let v4 = (a).cos();
-    let v5 = (c).tanh();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(15, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(997, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(649, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v2 = (((b) + &k1)).minimum(c);
+    let v3 = (a).min_axis::<1>();
+    let v4 = (c).tanh();
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh().powf(3.0) } else { ((&v4) * (b)) };
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(852, -1.0, 1.0);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(999, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(335, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -3992,32 +4070,32 @@ fn g073_gradient() {
 
 #[differentiable]
 fn g074(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).minimum_scalar(-0.1);
+    let v1 = (a).maximum_scalar(0.1);
     let v2 = (&v1).min_keepdim::<0>();
     let mut v3 = c.clone();
     for _ in 0..4 {
         v3 = (((&v3 * c).square() + 1.0).ln()).tanh() + c * 0.5;
     }
     let v4 = if b.detach().sum().item() > 0.0 { (c).sin() } else { ((c) * (&v3)) };
-    let v5 = (((&v4).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 2, 1, 1, 2, 3>(&(a).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![2, 3]>()) * (((a).reshape::<Shape![12]>()).mean()));
+    let v5 = ((((&v4) * (a))) * (((a).reshape::<Shape![12]>()).mean()));
     let v6 = ((&v5) * ((b).mean()));
     let k7: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(628, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(628, -1.0, 1.0);
     ((&v2 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g074_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).minimum_scalar(-0.1);
+    let v1 = (a).maximum_scalar(0.1);
     let v2 = (&v1).min_keepdim::<0>();
     let mut v3 = c.clone();
     for _ in 0..4 {
         v3 = (((&v3 * c).square() + 1.0).ln()).tanh() + c * 0.5;
     }
     let v4 = if b.detach().sum().item() > 0.0 { (c).sin() } else { ((c) * (&v3)) };
-    let v5 = (((&v4).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 2, 1, 1, 2, 3>(&(a).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![2, 3]>()) * (((a).reshape::<Shape![12]>()).mean()));
+    let v5 = ((((&v4) * (a))) * (((a).reshape::<Shape![12]>()).mean()));
     let v6 = ((&v5) * ((b).mean()));
     let k7: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(628, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(628, -1.0, 1.0);
     (&v2 * &k7).sum() + (&v6 * &k8).sum()
 }
 
@@ -4046,29 +4124,31 @@ fn g074_gradient() {
 
 #[differentiable]
 fn g075(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (&m.blocks[0].bias).mse(a);
-    let v2 = (&m.blocks[0].bias).var();
-    let mut v3 = b.clone();
-    for i in 0..3 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    let v1 = (&m.blocks[0].bias).minimum_scalar(-0.1);
+    let v2 = (a).var();
+    let v3 = ((m.blocks[1].forward(b)) * 1.5).gelu();
+    let mut v4 = v3.clone();
+    for _ in 0..2 {
+        v4 = (((&v4 * a).square() + 1.0).sqrt()).tanh() + &v3 * 0.5;
     }
-    let k4: Tensor![f64] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(177, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(900, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(982, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g075_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[0].bias).mse(a);
-    let v2 = (&m.blocks[0].bias).var();
-    let mut v3 = b.clone();
-    for i in 0..3 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    let v1 = (&m.blocks[0].bias).minimum_scalar(-0.1);
+    let v2 = (a).var();
+    let v3 = ((m.blocks[1].forward(b)) * 1.5).gelu();
+    let mut v4 = v3.clone();
+    for _ in 0..2 {
+        v4 = (((&v4 * a).square() + 1.0).sqrt()).tanh() + &v3 * 0.5;
     }
-    let k4: Tensor![f64] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(177, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(900, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(982, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -4096,25 +4176,23 @@ fn g075_gradient() {
 
 #[differentiable]
 fn g076(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).matmul(a);
-    let v2 = (&v1).var_axis::<1>();
+    let v1 = (c).mse(c);
+    let v2 = (a).var_axis::<1>();
     let v3 = (b).tanh().exp();
-    let v4 = (c).tanh().powf(3.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(22, -1.0, 1.0);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(214, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let k4: Tensor![f64] = Tensor::rand_uniform(795, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(135, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(22, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g076_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).matmul(a);
-    let v2 = (&v1).var_axis::<1>();
+    let v1 = (c).mse(c);
+    let v2 = (a).var_axis::<1>();
     let v3 = (b).tanh().exp();
-    let v4 = (c).tanh().powf(3.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(22, -1.0, 1.0);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(214, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let k4: Tensor![f64] = Tensor::rand_uniform(795, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(135, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(22, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -4142,25 +4220,39 @@ fn g076_gradient() {
 
 #[differentiable]
 fn g077(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).tanh().exp();
-    let v2 = (&v1).var_keepdim::<1>();
-    let v3 = (((b).square() + 1.0).log2()).mean();
-    let v4 = ((((&v2) / ((&v3).square() + 1.0))) * ((b).cos()));
-    let v5 = if b.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { ((&v3).square() + 1.0).recip() };
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(755, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(484, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(191, -1.0, 1.0);
+    let v3 = (((a).mean() * &k1)).matmul(&((b) + &k2));
+    let v4 = (&v3).var_keepdim::<0>();
+    let v5 = (((&v4).reshape::<Shape![1, 1, 1, 2]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 2]>()) * (((a).cos()).mean()));
+    let v6 = if b.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4).square() + 1.0).recip() };
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(770, -1.0, 1.0);
+    let v8 = (((&v6).square() + 1.0).powf(-0.5)).matmul(&k7);
+    let mut v9 = v5.clone();
+    for _ in 0..2 {
+        v9 = ((&v9 * &v6).sigmoid()).tanh() + &v5 * 0.5;
+    }
+    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 2] = Tensor::rand_uniform(437, -1.0, 1.0);
+    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g077_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp();
-    let v2 = (&v1).var_keepdim::<1>();
-    let v3 = (((b).square() + 1.0).log2()).mean();
-    let v4 = ((((&v2) / ((&v3).square() + 1.0))) * ((b).cos()));
-    let v5 = if b.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { ((&v3).square() + 1.0).recip() };
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(755, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(484, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(191, -1.0, 1.0);
+    let v3 = (((a).mean() * &k1)).matmul(&((b) + &k2));
+    let v4 = (&v3).var_keepdim::<0>();
+    let v5 = (((&v4).reshape::<Shape![1, 1, 1, 2]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 2]>()) * (((a).cos()).mean()));
+    let v6 = if b.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4).square() + 1.0).recip() };
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(770, -1.0, 1.0);
+    let v8 = (((&v6).square() + 1.0).powf(-0.5)).matmul(&k7);
+    let mut v9 = v5.clone();
+    for _ in 0..2 {
+        v9 = ((&v9 * &v6).sigmoid()).tanh() + &v5 * 0.5;
+    }
+    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 2] = Tensor::rand_uniform(437, -1.0, 1.0);
+    (&v8 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -4184,22 +4276,22 @@ fn g077_gradient() {
 
 #[differentiable]
 fn g078(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).tanh().exp2();
+    let v1 = (a).tanh().exp();
     let v2 = (&v1).logsumexp();
-    let v3 = (((&v2) * ((&v1).mean()))).tanh().powi(3);
-    let v4 = (&v3).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).softplus() } else { ((&v4) * (&v2)) };
+    let v3 = (((&v2) - (&v1))).tanh().powi(3);
+    let v4 = ((&v3) - (&v2));
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).softplus() } else { ((&v4) * (&v4)) };
     let v6 = (&v5).max();
     let k7: Tensor![f64] = Tensor::rand_uniform(235, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g078_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp2();
+    let v1 = (a).tanh().exp();
     let v2 = (&v1).logsumexp();
-    let v3 = (((&v2) * ((&v1).mean()))).tanh().powi(3);
-    let v4 = (&v3).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).softplus() } else { ((&v4) * (&v2)) };
+    let v3 = (((&v2) - (&v1))).tanh().powi(3);
+    let v4 = ((&v3) - (&v2));
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).softplus() } else { ((&v4) * (&v4)) };
     let v6 = (&v5).max();
     let k7: Tensor![f64] = Tensor::rand_uniform(235, -1.0, 1.0);
     (&v6 * &k7).sum()
@@ -4222,7 +4314,7 @@ fn g078_gradient() {
 
 #[differentiable]
 fn g079(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = ((a).square() + 1.0).ln();
+    let v1 = (a).tanh().exp2();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(921, -1.0, 1.0);
     let v3 = (((&m.norm[1]) + &k2)).logsumexp_axis::<1>();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(741, -1.0, 1.0);
@@ -4245,7 +4337,7 @@ fn g079(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
 }
 
 fn g079_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).ln();
+    let v1 = (a).tanh().exp2();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(921, -1.0, 1.0);
     let v3 = (((&m.norm[1]) + &k2)).logsumexp_axis::<1>();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(741, -1.0, 1.0);
@@ -4288,26 +4380,38 @@ fn g079_gradient() {
 
 #[differentiable]
 fn g080(a: &Tensor![f64], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).log2();
+    let v1 = ((a).square() + 1.0).ln();
     let v2 = (b).logsumexp_keepdim::<2>();
-    let v3 = ((&v1) * (a));
-    let v4 = (&v3).broadcast_to::<Shape![2]>();
-    let v5 = ((&v3).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(111, -1.0, 1.0);
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(410, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
+    let v3 = (&v1).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v4 = (&v3).tanh().powi(3);
+    let mut v5 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v1) * 1.5).gelu()).tanh();
+        }
+        v5 = &v5 - &v1 * 0.25;
+    }
+    let k6: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(298, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(455, -1.0, 1.0);
     ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g080_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).log2();
+    let v1 = ((a).square() + 1.0).ln();
     let v2 = (b).logsumexp_keepdim::<2>();
-    let v3 = ((&v1) * (a));
-    let v4 = (&v3).broadcast_to::<Shape![2]>();
-    let v5 = ((&v3).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(111, -1.0, 1.0);
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(410, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
+    let v3 = (&v1).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v4 = (&v3).tanh().powi(3);
+    let mut v5 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v1) * 1.5).gelu()).tanh();
+        }
+        v5 = &v5 - &v1 * 0.25;
+    }
+    let k6: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(298, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(455, -1.0, 1.0);
     (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
@@ -4332,7 +4436,7 @@ fn g080_gradient() {
 
 #[differentiable]
 fn g081(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).sqrt();
+    let v1 = ((a).square() + 1.0).log2();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
     let v3 = ((&v1).softmax::<0>() * &k2);
     let mut v4 = v3.clone();
@@ -4347,7 +4451,7 @@ fn g081(a: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g081_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).sqrt();
+    let v1 = ((a).square() + 1.0).log2();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
     let v3 = ((&v1).softmax::<0>() * &k2);
     let mut v4 = v3.clone();
@@ -4378,7 +4482,7 @@ fn g081_gradient() {
 
 #[differentiable]
 fn g082(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((b).square() + 1.0).recip();
+    let v1 = ((b).square() + 1.0).sqrt();
     let k2: Tensor![f64; 3] = Tensor::rand_uniform(464, -1.0, 1.0);
     let v3 = ((&m.blocks[0].bias).log_softmax::<0>() * &k2);
     let mut v4 = v1.clone();
@@ -4393,7 +4497,7 @@ fn g082(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
 }
 
 fn g082_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).recip();
+    let v1 = ((b).square() + 1.0).sqrt();
     let k2: Tensor![f64; 3] = Tensor::rand_uniform(464, -1.0, 1.0);
     let v3 = ((&m.blocks[0].bias).log_softmax::<0>() * &k2);
     let mut v4 = v1.clone();
@@ -4432,7 +4536,7 @@ fn g082_gradient() {
 
 #[differentiable]
 fn g083(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (c).square();
+    let v1 = ((c).square() + 1.0).recip();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(559, -1.0, 1.0);
     let v3 = (((&v1) + &k2)).transpose::<1, 2>();
     let v4 = (a).softplus();
@@ -4444,7 +4548,7 @@ fn g083(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64]) -> f64
 }
 
 fn g083_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (c).square();
+    let v1 = ((c).square() + 1.0).recip();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(559, -1.0, 1.0);
     let v3 = (((&v1) + &k2)).transpose::<1, 2>();
     let v4 = (a).softplus();
@@ -4481,7 +4585,7 @@ fn g083_gradient() {
 #[differentiable]
 fn g084(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 1]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(227, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).sin();
+    let v2 = (((b).mean() * &k1)).square();
     let v3 = (a).t();
     let v4 = (((c).min_axis::<0>()) * ((((&v3).square() + 1.0).log2()).mean()));
     let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(592, -1.0, 1.0);
@@ -4491,7 +4595,7 @@ fn g084(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 1]) -> 
 
 fn g084_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(227, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).sin();
+    let v2 = (((b).mean() * &k1)).square();
     let v3 = (a).t();
     let v4 = (((c).min_axis::<0>()) * ((((&v3).square() + 1.0).log2()).mean()));
     let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(592, -1.0, 1.0);
@@ -4524,9 +4628,9 @@ fn g084_gradient() {
 
 #[differentiable]
 fn g085(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).cos();
+    let v1 = (b).sin();
     let v2 = (a).flip::<0>();
-    let v3 = ((&v1).square() + 1.0).pow(&(b).tanh());
+    let v3 = ((&v1) * ((b).mean()));
     let v4 = if a.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { (&v3).cos() };
     let v5 = (-(&v2));
     let v6 = (&v4).mean();
@@ -4536,9 +4640,9 @@ fn g085(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
 }
 
 fn g085_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).cos();
+    let v1 = (b).sin();
     let v2 = (a).flip::<0>();
-    let v3 = ((&v1).square() + 1.0).pow(&(b).tanh());
+    let v3 = ((&v1) * ((b).mean()));
     let v4 = if a.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { (&v3).cos() };
     let v5 = (-(&v2));
     let v6 = (&v4).mean();
@@ -4568,7 +4672,7 @@ fn g085_gradient() {
 
 #[differentiable]
 fn g086(m: &Res, a: &Tensor![f64]) -> f64 {
-    let v1 = (&m.norm[0]).tanh();
+    let v1 = (&m.norm[0]).cos();
     let v2 = (&v1).slice::<0, 0, 2>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(637, -1.0, 1.0);
     let v4 = if a.detach().sum().item() > 0.0 { (-(m.proj.forward(&((a) + &k3)))) } else { (m.proj.forward(&((a) + &k3))).sigmoid() };
@@ -4589,7 +4693,7 @@ fn g086(m: &Res, a: &Tensor![f64]) -> f64 {
 }
 
 fn g086_tape(m: &TRes, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.norm[0]).tanh();
+    let v1 = (&m.norm[0]).cos();
     let v2 = (&v1).slice::<0, 0, 2>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(637, -1.0, 1.0);
     let v4 = if a.detach().sum().item() > 0.0 { (-(m.proj.forward(&((a) + &k3)))) } else { (m.proj.forward(&((a) + &k3))).sigmoid() };
@@ -4630,18 +4734,18 @@ fn g086_gradient() {
 
 #[differentiable]
 fn g087(a: &Tensor![f64], b: &Tensor![f64; 3, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (c).sigmoid();
+    let v1 = (c).tanh();
     let v2 = (b).pad::<0, 1, 0, 4>();
-    let v3 = ((((a) * (&v1))) * (((&v2).var_keepdim::<1>()).mean()));
-    let k4: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
+    let v3 = ((a).mse(&v1)).reshape::<Shape![1, 1, 1]>().conv1d::<1, 2, 1, 1, 2>(&((&v2).var_keepdim::<1>()).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![2]>();
+    let k4: Tensor![f64; 2] = Tensor::rand_uniform(403, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g087_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (c).sigmoid();
+    let v1 = (c).tanh();
     let v2 = (b).pad::<0, 1, 0, 4>();
-    let v3 = ((((a) * (&v1))) * (((&v2).var_keepdim::<1>()).mean()));
-    let k4: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
+    let v3 = ((a).mse(&v1)).reshape::<Shape![1, 1, 1]>().conv1d::<1, 2, 1, 1, 2>(&((&v2).var_keepdim::<1>()).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![2]>();
+    let k4: Tensor![f64; 2] = Tensor::rand_uniform(403, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
 
@@ -4670,17 +4774,17 @@ fn g087_gradient() {
 
 #[differentiable]
 fn g088(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = ((a) + 0.25).relu();
+    let v1 = (a).sigmoid();
     let v2 = (&v1).permute::<0, 2, 1>();
-    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let v3 = ((&v2) - (&v2));
     let k4: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(635, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g088_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) + 0.25).relu();
+    let v1 = (a).sigmoid();
     let v2 = (&v1).permute::<0, 2, 1>();
-    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let v3 = ((&v2) - (&v2));
     let k4: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(635, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
@@ -4702,7 +4806,7 @@ fn g088_gradient() {
 
 #[differentiable]
 fn g089(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = ((&m.norm[1]) * 1.5).gelu();
+    let v1 = ((&m.norm[1]) + 0.25).relu();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(942, -1.0, 1.0);
     let v3 = (((a).mean() * &k2)).cross_entropy(&[1usize, 2usize]);
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(149, -1.0, 1.0);
@@ -4716,7 +4820,7 @@ fn g089(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
 }
 
 fn g089_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = ((&m.norm[1]) * 1.5).gelu();
+    let v1 = ((&m.norm[1]) + 0.25).relu();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(942, -1.0, 1.0);
     let v3 = (((a).mean() * &k2)).cross_entropy(&[1usize, 2usize]);
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(149, -1.0, 1.0);
@@ -4750,7 +4854,7 @@ fn g089_gradient() {
 
 #[differentiable]
 fn g090(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).abs();
+    let v1 = ((a) * 1.5).gelu();
     let v2 = (b).gather::<0, 3>(&[0, 0, 0]);
     let v3 = (-(c));
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(983, -1.0, 1.0);
@@ -4760,7 +4864,7 @@ fn g090(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 2, 3]) 
 }
 
 fn g090_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).abs();
+    let v1 = ((a) * 1.5).gelu();
     let v2 = (b).gather::<0, 3>(&[0, 0, 0]);
     let v3 = (-(c));
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(983, -1.0, 1.0);
@@ -4794,23 +4898,23 @@ fn g090_gradient() {
 
 #[differentiable]
 fn g091(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (b).softplus();
+    let v1 = (b).abs();
     let v2 = (a).cast::<f64>();
-    let v3 = ((b).square() + 1.0).pow(&(&v1).tanh());
+    let v3 = (b).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&v1).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 5]>();
     let v4 = ((c).square() + 1.0).recip();
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(21, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(253, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 5] = Tensor::rand_uniform(253, -1.0, 1.0);
     let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(805, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g091_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (b).softplus();
+    let v1 = (b).abs();
     let v2 = (a).cast::<f64>();
-    let v3 = ((b).square() + 1.0).pow(&(&v1).tanh());
+    let v3 = (b).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&v1).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 5]>();
     let v4 = ((c).square() + 1.0).recip();
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(21, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(253, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 5] = Tensor::rand_uniform(253, -1.0, 1.0);
     let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(805, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
@@ -4841,7 +4945,7 @@ fn g091_gradient() {
 #[differentiable]
 fn g092(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let v2 = (((b) + &k1)).silu();
+    let v2 = (((b) + &k1)).softplus();
     let v3 = (&v2).reshape::<Shape![12]>();
     let v4 = (a).sigmoid();
     let k5: Tensor![f64; 12] = Tensor::rand_uniform(419, -1.0, 1.0);
@@ -4851,7 +4955,7 @@ fn g092(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
 
 fn g092_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let v2 = (((b) + &k1)).silu();
+    let v2 = (((b) + &k1)).softplus();
     let v3 = (&v2).reshape::<Shape![12]>();
     let v4 = (a).sigmoid();
     let k5: Tensor![f64; 12] = Tensor::rand_uniform(419, -1.0, 1.0);
@@ -4880,27 +4984,23 @@ fn g092_gradient() {
 
 #[differentiable]
 fn g093(m: &Net, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).tanh().powf(3.0);
-    let v2 = (a).broadcast_to::<Shape![2, 2, 3]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&v1)).tanh().exp() } else { (m.fc1.forward(&v1)).square() };
-    let v4 = ((m.fc2.forward(&v3)).square() + 1.0).sqrt();
-    let v5 = (&m.fc1.weight).sigmoid();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(710, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(691, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(579, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (a).silu();
+    let v2 = (&m.fc1.weight).broadcast_to::<Shape![2, 3, 4]>();
+    let v3 = (m.fc1.forward(&v1)).tanh().powf(3.0);
+    let v4 = if a.detach().sum().item() < 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(710, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(691, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g093_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().powf(3.0);
-    let v2 = (a).broadcast_to::<Shape![2, 2, 3]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&v1)).tanh().exp() } else { (m.fc1.forward(&v1)).square() };
-    let v4 = ((m.fc2.forward(&v3)).square() + 1.0).sqrt();
-    let v5 = (&m.fc1.weight).sigmoid();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(710, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(691, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(579, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (a).silu();
+    let v2 = (&m.fc1.weight).broadcast_to::<Shape![2, 3, 4]>();
+    let v3 = (m.fc1.forward(&v1)).tanh().powf(3.0);
+    let v4 = if a.detach().sum().item() < 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(710, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(691, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -4924,25 +5024,31 @@ fn g093_gradient() {
 
 #[differentiable]
 fn g094(a: &Tensor![f64]) -> f64 {
-    let v1 = (a).tanh().powi(3);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(129, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
-    let v4 = (((&v1) + &k2)).concat::<0, 6, _>(&((&v1) + &k3));
-    let v5 = if a.detach().sum().item() < 0.0 { (&v1).cos() } else { ((&v1) * (a)) };
-    let k6: Tensor![f64; 6, 3] = Tensor::rand_uniform(929, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(751, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = ((a).square() + 1.0).powf(-0.5);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(392, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let v4 = (((&v1) + &k2)).concat::<0, 4, _>(&((a) + &k3));
+    let mut v5 = v4.clone();
+    for _ in 0..4 {
+        v5 = ((&v5 * &v1).tanh().powf(3.0)).tanh() + &v4 * 0.5;
+    }
+    let v6 = ((((&v5) * (a))) / (((&v1).tanh()).square() + 1.0));
+    let k7: Tensor![f64; 4, 2, 3] = Tensor::rand_uniform(365, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g094_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().powi(3);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(129, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
-    let v4 = (((&v1) + &k2)).concat::<0, 6, _>(&((&v1) + &k3));
-    let v5 = if a.detach().sum().item() < 0.0 { (&v1).cos() } else { ((&v1) * (a)) };
-    let k6: Tensor![f64; 6, 3] = Tensor::rand_uniform(929, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(751, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = ((a).square() + 1.0).powf(-0.5);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(392, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let v4 = (((&v1) + &k2)).concat::<0, 4, _>(&((a) + &k3));
+    let mut v5 = v4.clone();
+    for _ in 0..4 {
+        v5 = ((&v5 * &v1).tanh().powf(3.0)).tanh() + &v4 * 0.5;
+    }
+    let v6 = ((((&v5) * (a))) / (((&v1).tanh()).square() + 1.0));
+    let k7: Tensor![f64; 4, 2, 3] = Tensor::rand_uniform(365, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -4962,41 +5068,37 @@ fn g094_gradient() {
 
 #[differentiable]
 fn g095(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (b).sum();
+    let v1 = (b).tanh().powi(3);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(167, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 4>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![4]>();
+    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 3>(&(&v1).reshape::<Shape![1, 1, 2]>()).reshape::<Shape![3]>();
     let mut v4 = c.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v4 = (((&v4 * &v1).square() + 1.0).recip()).tanh();
+            v4 = (((&v4 * &v3).square() + 1.0).recip()).tanh();
         }
-        v4 = &v4 - &v1 * 0.25;
+        v4 = &v4 - &v3 * 0.25;
     }
-    let v5 = (&v4).logsumexp_keepdim::<1>();
-    let v6 = (a).sin();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(114, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(589, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(153, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v5 = (a).tanh().exp();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(170, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(79, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g095_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (b).sum();
+    let v1 = (b).tanh().powi(3);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(167, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 4>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![4]>();
+    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 3>(&(&v1).reshape::<Shape![1, 1, 2]>()).reshape::<Shape![3]>();
     let mut v4 = c.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v4 = (((&v4 * &v1).square() + 1.0).recip()).tanh();
+            v4 = (((&v4 * &v3).square() + 1.0).recip()).tanh();
         }
-        v4 = &v4 - &v1 * 0.25;
+        v4 = &v4 - &v3 * 0.25;
     }
-    let v5 = (&v4).logsumexp_keepdim::<1>();
-    let v6 = (a).sin();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(114, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(589, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(153, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v5 = (a).tanh().exp();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(170, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(79, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -5024,7 +5126,7 @@ fn g095_gradient() {
 
 #[differentiable]
 fn g096(m: &Stack, a: &Tensor![f64; 4], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).sum_axis::<0>();
+    let v1 = (a).sum();
     let v2 = (&m.blocks[2].weight).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 1, 1, 1, 2, 3>(&(b).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![2, 3]>();
     let mut v3 = v2.clone();
     for i in 0..3 {
@@ -5039,7 +5141,7 @@ fn g096(m: &Stack, a: &Tensor![f64; 4], b: &Tensor![f64; 2, 2, 3]) -> f64 {
 }
 
 fn g096_tape(m: &TStack, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).sum_axis::<0>();
+    let v1 = (a).sum();
     let v2 = (&m.blocks[2].weight).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 1, 1, 1, 2, 3>(&(b).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![2, 3]>();
     let mut v3 = v2.clone();
     for i in 0..3 {
@@ -5078,29 +5180,33 @@ fn g096_gradient() {
 
 #[differentiable]
 fn g097(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (b).sum_keepdim::<1>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(9, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(&v1, a);
-    let v5 = (&v4).sum_axis::<2>();
-    let v6 = (&v5).minimum_scalar(-0.1);
-    let v7 = if b.detach().sum().item() < 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (&v5)) };
-    let v8 = (&v6).concat::<0, 4, _>(&v7);
-    let k9: Tensor![f64; 4, 2] = Tensor::rand_uniform(454, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v1 = (b).sum_axis::<1>();
+    let v2 = (b).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 4>(&(&v1).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![2, 4]>();
+    let v3 = (a).cast::<f64>();
+    let mut v4 = v1.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v1).tanh()).tanh() + &v1 * 0.5;
+    }
+    let v5 = (((&v4).sum()) * ((&v2).sum_axis::<0>()));
+    let v6 = ((&v3).sum_keepdim::<1>()).mean_keepdim::<0>();
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(565, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(3, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g097_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (b).sum_keepdim::<1>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(9, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, &v1, a);
-    let v5 = (&v4).sum_axis::<2>();
-    let v6 = (&v5).minimum_scalar(-0.1);
-    let v7 = if b.detach().sum().item() < 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (&v5)) };
-    let v8 = (&v6).concat::<0, 4, _>(&v7);
-    let k9: Tensor![f64; 4, 2] = Tensor::rand_uniform(454, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v1 = (b).sum_axis::<1>();
+    let v2 = (b).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 4>(&(&v1).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![2, 4]>();
+    let v3 = (a).cast::<f64>();
+    let mut v4 = v1.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v1).tanh()).tanh() + &v1 * 0.5;
+    }
+    let v5 = (((&v4).sum()) * ((&v2).sum_axis::<0>()));
+    let v6 = ((&v3).sum_keepdim::<1>()).mean_keepdim::<0>();
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(565, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(3, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -5124,23 +5230,23 @@ fn g097_gradient() {
 
 #[differentiable]
 fn g098(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).mean();
-    let v2 = ((&v1) + (&v1));
-    let v3 = (&v2).sum();
-    let v4 = (((&v1).square() + 1.0).sqrt()).minimum(&(&v1).tanh().powf(3.0));
-    let k5: Tensor![f64] = Tensor::rand_uniform(239, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(69, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (a).sum_keepdim::<0>();
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(717, -1.0, 1.0);
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(150, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(&v1, &((&v1) + &k2));
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g098_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).mean();
-    let v2 = ((&v1) + (&v1));
-    let v3 = (&v2).sum();
-    let v4 = (((&v1).square() + 1.0).sqrt()).minimum(&(&v1).tanh().powf(3.0));
-    let k5: Tensor![f64] = Tensor::rand_uniform(239, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(69, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (a).sum_keepdim::<0>();
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(717, -1.0, 1.0);
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(150, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, &v1, &((&v1) + &k2));
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -5160,21 +5266,21 @@ fn g098_gradient() {
 
 #[differentiable]
 fn g099(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).mean_axis::<1>();
-    let k2: Tensor![f64; 2] = Tensor::rand_uniform(736, -1.0, 1.0);
-    let v3 = ((&v1) - (((a).mean() * &k2)));
+    let v1 = (a).mean();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(486, -1.0, 1.0);
+    let v3 = ((((&v1) + &k2)) + (&v1));
     let v4 = (&v1).sum();
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(430, -1.0, 1.0);
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(430, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(8, -1.0, 1.0);
     ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g099_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).mean_axis::<1>();
-    let k2: Tensor![f64; 2] = Tensor::rand_uniform(736, -1.0, 1.0);
-    let v3 = ((&v1) - (((a).mean() * &k2)));
+    let v1 = (a).mean();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(486, -1.0, 1.0);
+    let v3 = ((((&v1) + &k2)) + (&v1));
     let v4 = (&v1).sum();
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(430, -1.0, 1.0);
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(430, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(8, -1.0, 1.0);
     (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
@@ -5196,24 +5302,24 @@ fn g099_gradient() {
 
 #[differentiable]
 fn g100(m: &Res, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (&m.layers[1].bias).mean_keepdim::<0>();
-    let v2 = ((&v1) * (&m.layers[1].bias));
+    let v1 = (&m.layers[1].bias).mean_axis::<0>();
+    let v2 = ((&v1) - (&m.layers[1].bias));
     let v3 = if a.detach().sum().item() > 0.0 { ((m.layers[0].forward(&m.layers[0].weight)) * 1.5).gelu() } else { (-(m.layers[0].forward(&m.layers[0].weight))) };
-    let v4 = (((a).cast::<f64>()) * (((&v1).max_keepdim::<0>()).mean()));
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(193, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(284, -1.0, 1.0);
+    let v4 = (((a).cast::<f64>()) * ((&v1).tanh()));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(193, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(82, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g100_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].bias).mean_keepdim::<0>();
-    let v2 = ((&v1) * (&m.layers[1].bias));
+    let v1 = (&m.layers[1].bias).mean_axis::<0>();
+    let v2 = ((&v1) - (&m.layers[1].bias));
     let v3 = if a.detach().sum().item() > 0.0 { ((m.layers[0].forward(&m.layers[0].weight)) * 1.5).gelu() } else { (-(m.layers[0].forward(&m.layers[0].weight))) };
-    let v4 = (((a).cast::<f64>()) * (((&v1).max_keepdim::<0>()).mean()));
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(193, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(284, -1.0, 1.0);
+    let v4 = (((a).cast::<f64>()) * ((&v1).tanh()));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(193, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(82, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
@@ -5238,31 +5344,29 @@ fn g100_gradient() {
 
 #[differentiable]
 fn g101(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).max();
-    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(853, -1.0, 1.0);
-    let v3 = ((a) / ((((&v1) + &k2)).square() + 1.0));
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    let v5 = ((b).matmul(&k4)).maximum_scalar(0.1);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(715, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 2] = Tensor::rand_uniform(999, -1.0, 1.0);
-    let v8 = ((&v5).matmul(&k6)).matmul(&k7);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(965, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 2] = Tensor::rand_uniform(968, -1.0, 1.0);
-    ((&v3 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v1 = (b).mean_keepdim::<0>();
+    let v2 = ((&v1) * (a));
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
+    let v4 = ((b).matmul(&k3)).maximum_scalar(0.1);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(715, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 2] = Tensor::rand_uniform(999, -1.0, 1.0);
+    let v7 = ((&v4).matmul(&k5)).matmul(&k6);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(965, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(968, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g101_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).max();
-    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(853, -1.0, 1.0);
-    let v3 = ((a) / ((((&v1) + &k2)).square() + 1.0));
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    let v5 = ((b).matmul(&k4)).maximum_scalar(0.1);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(715, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 2] = Tensor::rand_uniform(999, -1.0, 1.0);
-    let v8 = ((&v5).matmul(&k6)).matmul(&k7);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(965, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 2] = Tensor::rand_uniform(968, -1.0, 1.0);
-    (&v3 * &k9).sum() + (&v8 * &k10).sum()
+    let v1 = (b).mean_keepdim::<0>();
+    let v2 = ((&v1) * (a));
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
+    let v4 = ((b).matmul(&k3)).maximum_scalar(0.1);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(715, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 2] = Tensor::rand_uniform(999, -1.0, 1.0);
+    let v7 = ((&v4).matmul(&k5)).matmul(&k6);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(965, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(968, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -5286,29 +5390,21 @@ fn g101_gradient() {
 
 #[differentiable]
 fn g102(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).max_axis::<0>();
-    let v2 = (-(b));
-    let mut v3 = v2.clone();
-    for _ in 0..2 {
-        v3 = (((&v3 * c).square() + 1.0).sqrt()).tanh() + &v2 * 0.5;
-    }
-    let v4 = if a.detach().sum().item() < 0.0 { (&v1).sigmoid() } else { ((&v1) * (&v1)) };
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(749, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(816, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (a).max();
+    let v2 = ((&v1) / ((c).square() + 1.0));
+    let v3 = (b).tanh();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(869, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(397, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g102_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).max_axis::<0>();
-    let v2 = (-(b));
-    let mut v3 = v2.clone();
-    for _ in 0..2 {
-        v3 = (((&v3 * c).square() + 1.0).sqrt()).tanh() + &v2 * 0.5;
-    }
-    let v4 = if a.detach().sum().item() < 0.0 { (&v1).sigmoid() } else { ((&v1) * (&v1)) };
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(749, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(816, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (a).max();
+    let v2 = ((&v1) / ((c).square() + 1.0));
+    let v3 = (b).tanh();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(869, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(397, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -5336,37 +5432,37 @@ fn g102_gradient() {
 
 #[differentiable]
 fn g103(m: &Res, a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.proj.bias).max_keepdim::<0>();
-    let v2 = ((&v1).square() + 1.0).pow(&(&v1).tanh());
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
-    let mut v4 = ((a).mean() * &k3);
+    let v1 = (&m.proj.bias).max_axis::<0>();
+    let v2 = (-(&v1));
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(152, -1.0, 1.0);
+    let v4 = m.layers[0].forward(&((&m.norm[0]) + &k3));
+    let mut v5 = v4.clone();
     for i in 0..2 {
-        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
+        let layer = &m.layers[i];
+        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
     }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(550, -1.0, 1.0);
-    let v6 = if a.detach().sum().item() > 0.0 { (m.proj.forward(&((&v2) + &k5))).sigmoid() } else { ((m.proj.forward(&((&v2) + &k5))) * 1.5).gelu() };
-    let v7 = ((&m.norm[0]).square() + 1.0).sqrt();
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(732, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(197, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v6 = ((a).square() + 1.0).ln();
+    let k7: Tensor![f64] = Tensor::rand_uniform(264, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(314, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(898, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g103_tape(m: &TRes, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.proj.bias).max_keepdim::<0>();
-    let v2 = ((&v1).square() + 1.0).pow(&(&v1).tanh());
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
-    let mut v4 = ((a).mean() * &k3);
+    let v1 = (&m.proj.bias).max_axis::<0>();
+    let v2 = (-(&v1));
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(152, -1.0, 1.0);
+    let v4 = m.layers[0].forward(&((&m.norm[0]) + &k3));
+    let mut v5 = v4.clone();
     for i in 0..2 {
-        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
+        let layer = &m.layers[i];
+        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
     }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(550, -1.0, 1.0);
-    let v6 = if a.detach().sum().item() > 0.0 { (m.proj.forward(&((&v2) + &k5))).sigmoid() } else { ((m.proj.forward(&((&v2) + &k5))) * 1.5).gelu() };
-    let v7 = ((&m.norm[0]).square() + 1.0).sqrt();
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(732, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(197, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v6 = ((a).square() + 1.0).ln();
+    let k7: Tensor![f64] = Tensor::rand_uniform(264, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(314, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(898, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -5390,16 +5486,16 @@ fn g103_gradient() {
 
 #[differentiable]
 fn g104(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).min();
-    let v2 = (&v1).maximum(&v1);
-    let k3: Tensor![f64] = Tensor::rand_uniform(16, -1.0, 1.0);
+    let v1 = (a).max_keepdim::<0>();
+    let v2 = ((a).square() + 1.0).pow(&(&v1).tanh());
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(264, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g104_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).min();
-    let v2 = (&v1).maximum(&v1);
-    let k3: Tensor![f64] = Tensor::rand_uniform(16, -1.0, 1.0);
+    let v1 = (a).max_keepdim::<0>();
+    let v2 = ((a).square() + 1.0).pow(&(&v1).tanh());
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(264, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
 
@@ -5420,8 +5516,8 @@ fn g104_gradient() {
 
 #[differentiable]
 fn g105(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).min_axis::<0>();
-    let v2 = (&v1).minimum(&v1);
+    let v1 = (a).min();
+    let v2 = (&v1).maximum(&v1);
     let v3 = (((&v2).square() + 1.0).recip()).tanh().exp();
     let v4 = if a.detach().sum().item() < 0.0 { (&v3).softplus() } else { (&v3).sigmoid() };
     let k5: Tensor![f64] = Tensor::rand_uniform(245, -1.0, 1.0);
@@ -5429,8 +5525,8 @@ fn g105(a: &Tensor![f64; 3]) -> f64 {
 }
 
 fn g105_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).min_axis::<0>();
-    let v2 = (&v1).minimum(&v1);
+    let v1 = (a).min();
+    let v2 = (&v1).maximum(&v1);
     let v3 = (((&v2).square() + 1.0).recip()).tanh().exp();
     let v4 = if a.detach().sum().item() < 0.0 { (&v3).softplus() } else { (&v3).sigmoid() };
     let k5: Tensor![f64] = Tensor::rand_uniform(245, -1.0, 1.0);
@@ -5454,25 +5550,21 @@ fn g105_gradient() {
 
 #[differentiable]
 fn g106(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).min_keepdim::<0>();
-    let v2 = (&v1).maximum_scalar(0.1);
-    let v3 = ((b).square() + 1.0).powf(-0.5);
-    let v4 = (c).softplus();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(531, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(401, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (a).min_axis::<0>();
+    let v2 = (&v1).minimum(b);
+    let v3 = (c).tanh().powf(3.0);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(401, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(514, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g106_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).min_keepdim::<0>();
-    let v2 = (&v1).maximum_scalar(0.1);
-    let v3 = ((b).square() + 1.0).powf(-0.5);
-    let v4 = (c).softplus();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(531, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(401, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (a).min_axis::<0>();
+    let v2 = (&v1).minimum(b);
+    let v3 = (c).tanh().powf(3.0);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(401, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(514, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -5500,37 +5592,37 @@ fn g106_gradient() {
 
 #[differentiable]
 fn g107(m: &Net, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (&m.fc1.weight).var();
-    let v2 = (&v1).minimum_scalar(-0.1);
-    let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh().powf(3.0) } else { ((m.fc2.forward(&m.fc1.weight)).square() + 1.0).ln() };
-    let mut v4 = v1.clone();
+    let v1 = (&m.fc1.weight).min_keepdim::<1>();
+    let v2 = (b).maximum_scalar(0.1);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(197, -1.0, 1.0);
+    let v4 = ((m.fc1.forward(&((&v1) + &k3))).square() + 1.0).ln();
+    let mut v5 = v1.clone();
     for _ in 0..4 {
-        v4 = (((&v4 * &v2).square() + 1.0).ln()).tanh() + &v1 * 0.5;
+        v5 = (((&v5 * &v1).square() + 1.0).ln()).tanh() + &v1 * 0.5;
     }
-    let v5 = ((a).square() + 1.0).recip();
-    let v6 = (b).square();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(866, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(600, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(781, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v6 = ((a).square() + 1.0).recip();
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(581, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(117, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 1] = Tensor::rand_uniform(866, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(600, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g107_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.fc1.weight).var();
-    let v2 = (&v1).minimum_scalar(-0.1);
-    let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh().powf(3.0) } else { ((m.fc2.forward(&m.fc1.weight)).square() + 1.0).ln() };
-    let mut v4 = v1.clone();
+    let v1 = (&m.fc1.weight).min_keepdim::<1>();
+    let v2 = (b).maximum_scalar(0.1);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(197, -1.0, 1.0);
+    let v4 = ((m.fc1.forward(&((&v1) + &k3))).square() + 1.0).ln();
+    let mut v5 = v1.clone();
     for _ in 0..4 {
-        v4 = (((&v4 * &v2).square() + 1.0).ln()).tanh() + &v1 * 0.5;
+        v5 = (((&v5 * &v1).square() + 1.0).ln()).tanh() + &v1 * 0.5;
     }
-    let v5 = ((a).square() + 1.0).recip();
-    let v6 = (b).square();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(866, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(600, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(781, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v6 = ((a).square() + 1.0).recip();
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(581, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(117, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 1] = Tensor::rand_uniform(866, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(600, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -5558,21 +5650,23 @@ fn g107_gradient() {
 
 #[differentiable]
 fn g108(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).var_axis::<1>();
-    let v2 = (&v1).mse(&v1);
-    let v3 = ((b) * 1.5).gelu();
-    let k4: Tensor![f64] = Tensor::rand_uniform(74, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).var();
+    let v2 = (a).minimum_scalar(-0.1);
+    let v3 = (b).square();
+    let k4: Tensor![f64] = Tensor::rand_uniform(711, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g108_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).var_axis::<1>();
-    let v2 = (&v1).mse(&v1);
-    let v3 = ((b) * 1.5).gelu();
-    let k4: Tensor![f64] = Tensor::rand_uniform(74, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).var();
+    let v2 = (a).minimum_scalar(-0.1);
+    let v3 = (b).square();
+    let k4: Tensor![f64] = Tensor::rand_uniform(711, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -5596,37 +5690,29 @@ fn g108_gradient() {
 
 #[differentiable]
 fn g109(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).var_keepdim::<0>();
-    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(924, -1.0, 1.0);
-    let v3 = (&v1).matmul(&((&v1).mean() * &k2));
-    let mut v4 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v1).square() + 1.0).ln()).tanh();
-        }
-        v4 = &v4 - &v1 * 0.25;
-    }
-    let v5 = ((&v3) * ((&v4).mean()));
-    let v6 = (&v5).concat::<0, 2, _>(&v5);
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(895, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (a).var_axis::<0>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(251, -1.0, 1.0);
+    let v3 = (&v1).mse(&((&v1) + &k2));
+    let v4 = (a).softplus();
+    let v5 = if a.detach().sum().item() > 0.0 { ((a) * 1.5).gelu() } else { ((a) * (&v4)) };
+    let v6 = (((&v3) * ((&v5).mean()))).cos();
+    let v7 = if a.detach().sum().item() < 0.0 { (&v5).sin() } else { (-(&v5)) };
+    let k8: Tensor![f64] = Tensor::rand_uniform(958, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(950, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g109_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).var_keepdim::<0>();
-    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(924, -1.0, 1.0);
-    let v3 = (&v1).matmul(&((&v1).mean() * &k2));
-    let mut v4 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v1).square() + 1.0).ln()).tanh();
-        }
-        v4 = &v4 - &v1 * 0.25;
-    }
-    let v5 = ((&v3) * ((&v4).mean()));
-    let v6 = (&v5).concat::<0, 2, _>(&v5);
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(895, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (a).var_axis::<0>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(251, -1.0, 1.0);
+    let v3 = (&v1).mse(&((&v1) + &k2));
+    let v4 = (a).softplus();
+    let v5 = if a.detach().sum().item() > 0.0 { ((a) * 1.5).gelu() } else { ((a) * (&v4)) };
+    let v6 = (((&v3) * ((&v5).mean()))).cos();
+    let v7 = if a.detach().sum().item() < 0.0 { (&v5).sin() } else { (-(&v5)) };
+    let k8: Tensor![f64] = Tensor::rand_uniform(958, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(950, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -5646,39 +5732,33 @@ fn g109_gradient() {
 
 #[differentiable]
 fn g110(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).logsumexp();
-    let v2 = (&m.layers[0].weight).tanh().exp();
-    let mut v3 = m.layers[0].weight.clone();
+    let v1 = (a).var_keepdim::<0>();
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(213, -1.0, 1.0);
+    let v3 = (&m.layers[0].weight).matmul(&((&v1).mean() * &k2));
+    let mut v4 = m.layers[0].weight.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((m.layers[i].forward(&v3)).square() + 1.0).recip();
-        }
-        v3 = &v3 - &m.layers[i].bias * 0.25;
+        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
     }
-    let v4 = (b).sigmoid();
-    let k5: Tensor![f64] = Tensor::rand_uniform(15, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(380, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(581, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(638, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
+    let v5 = (b).cos();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(915, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(585, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(333, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g110_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp();
-    let v2 = (&m.layers[0].weight).tanh().exp();
-    let mut v3 = m.layers[0].weight.clone();
+    let v1 = (a).var_keepdim::<0>();
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(213, -1.0, 1.0);
+    let v3 = (&m.layers[0].weight).matmul(&((&v1).mean() * &k2));
+    let mut v4 = m.layers[0].weight.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((m.layers[i].forward(&v3)).square() + 1.0).recip();
-        }
-        v3 = &v3 - &m.layers[i].bias * 0.25;
+        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
     }
-    let v4 = (b).sigmoid();
-    let k5: Tensor![f64] = Tensor::rand_uniform(15, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(380, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(581, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(638, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
+    let v5 = (b).cos();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(915, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(585, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(333, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -5706,17 +5786,51 @@ fn g110_gradient() {
 
 #[differentiable]
 fn g111(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).logsumexp_axis::<0>();
-    let v2 = (&v1).tanh().exp2();
-    let k3: Tensor![f64] = Tensor::rand_uniform(35, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (a).logsumexp();
+    let v2 = (&v1).tanh().exp();
+    let mut v3 = v2.clone();
+    for _ in 0..3 {
+        v3 = (((&v3 * &v1).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+    }
+    let v4 = (((&v1) * (&v3))).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 3>(&((a).flip::<0>()).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 3]>();
+    let mut v5 = v3.clone();
+    for _ in 0..3 {
+        v5 = ((&v5 * &v3).cos()).tanh() + &v3 * 0.5;
+    }
+    let mut v6 = v5.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v2).square() + 1.0).ln()).tanh();
+        }
+        v6 = &v6 - &v2 * 0.25;
+    }
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(184, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g111_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_axis::<0>();
-    let v2 = (&v1).tanh().exp2();
-    let k3: Tensor![f64] = Tensor::rand_uniform(35, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (a).logsumexp();
+    let v2 = (&v1).tanh().exp();
+    let mut v3 = v2.clone();
+    for _ in 0..3 {
+        v3 = (((&v3 * &v1).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+    }
+    let v4 = (((&v1) * (&v3))).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 3>(&((a).flip::<0>()).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 3]>();
+    let mut v5 = v3.clone();
+    for _ in 0..3 {
+        v5 = ((&v5 * &v3).cos()).tanh() + &v3 * 0.5;
+    }
+    let mut v6 = v5.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v2).square() + 1.0).ln()).tanh();
+        }
+        v6 = &v6 - &v2 * 0.25;
+    }
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(184, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -5737,32 +5851,34 @@ fn g111_gradient() {
 #[differentiable]
 fn g112(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(379, -1.0, 1.0);
-    let v2 = (((a) + &k1)).logsumexp_keepdim::<0>();
-    let v3 = ((&v2).square() + 1.0).ln();
-    let v4 = (&v3).pad::<0, 1, 1, 3>();
-    let mut v5 = v4.clone();
+    let v2 = (((a) + &k1)).logsumexp_axis::<0>();
+    let v3 = (&v2).tanh().exp2();
+    let v4 = (&v3).tanh();
+    let v5 = if b.detach().sum().item() > 0.0 { (b).square() } else { (b).cos() };
+    let v6 = (a).minimum(&v4);
+    let mut v7 = v6.clone();
     for _ in 0..2 {
-        v5 = ((&v5 * b).softplus()).tanh() + &v4 * 0.5;
+        v7 = (((&v7 * b).square() + 1.0).ln()).tanh() + &v6 * 0.5;
     }
-    let v6 = ((&v5).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 3, 3>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 3]>()).softplus();
-    let v7 = (((&v6) * (&v5))).flip::<0>();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(823, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let k8: Tensor![f64] = Tensor::rand_uniform(826, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(744, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g112_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(379, -1.0, 1.0);
-    let v2 = (((a) + &k1)).logsumexp_keepdim::<0>();
-    let v3 = ((&v2).square() + 1.0).ln();
-    let v4 = (&v3).pad::<0, 1, 1, 3>();
-    let mut v5 = v4.clone();
+    let v2 = (((a) + &k1)).logsumexp_axis::<0>();
+    let v3 = (&v2).tanh().exp2();
+    let v4 = (&v3).tanh();
+    let v5 = if b.detach().sum().item() > 0.0 { (b).square() } else { (b).cos() };
+    let v6 = (a).minimum(&v4);
+    let mut v7 = v6.clone();
     for _ in 0..2 {
-        v5 = ((&v5 * b).softplus()).tanh() + &v4 * 0.5;
+        v7 = (((&v7 * b).square() + 1.0).ln()).tanh() + &v6 * 0.5;
     }
-    let v6 = ((&v5).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 3, 3>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 3]>()).softplus();
-    let v7 = (((&v6) * (&v5))).flip::<0>();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(823, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let k8: Tensor![f64] = Tensor::rand_uniform(826, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(744, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -5787,24 +5903,22 @@ fn g112_gradient() {
 #[differentiable]
 fn g113(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(843, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(511, -1.0, 1.0);
-    let v3 = ((((a) + &k1)).softmax::<0>() * &k2);
-    let v4 = ((&v3).square() + 1.0).log2();
-    let v5 = (((&v4).mean()) * (((&v3).reshape::<Shape![12]>()).mean()));
-    let v6 = (((&v5).softplus()) * (((&v4).max_keepdim::<1>()).mean()));
-    let k7: Tensor![f64] = Tensor::rand_uniform(707, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v2 = (((a) + &k1)).logsumexp_keepdim::<0>();
+    let v3 = ((&v2).square() + 1.0).ln();
+    let v4 = (((&v3).mean()).square() + 1.0).pow(&((&v2).reshape::<Shape![4]>()).tanh());
+    let v5 = (((&v4).softplus()) / (((&v3).max_keepdim::<1>()).square() + 1.0));
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(707, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g113_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(843, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(511, -1.0, 1.0);
-    let v3 = ((((a) + &k1)).softmax::<0>() * &k2);
-    let v4 = ((&v3).square() + 1.0).log2();
-    let v5 = (((&v4).mean()) * (((&v3).reshape::<Shape![12]>()).mean()));
-    let v6 = (((&v5).softplus()) * (((&v4).max_keepdim::<1>()).mean()));
-    let k7: Tensor![f64] = Tensor::rand_uniform(707, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v2 = (((a) + &k1)).logsumexp_keepdim::<0>();
+    let v3 = ((&v2).square() + 1.0).ln();
+    let v4 = (((&v3).mean()).square() + 1.0).pow(&((&v2).reshape::<Shape![4]>()).tanh());
+    let v5 = (((&v4).softplus()) / (((&v3).max_keepdim::<1>()).square() + 1.0));
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(707, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -5825,8 +5939,8 @@ fn g113_gradient() {
 #[differentiable]
 fn g114(m: &Net, a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(816, -1.0, 1.0);
-    let v2 = ((&m.gain).log_softmax::<0>() * &k1);
-    let v3 = ((&v2).square() + 1.0).sqrt();
+    let v2 = ((&m.gain).softmax::<0>() * &k1);
+    let v3 = ((&v2).square() + 1.0).log2();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(503, -1.0, 1.0);
     let v5 = m.fc2.forward(&((&v2).mean() * &k4));
     let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(376, -1.0, 1.0);
@@ -5844,8 +5958,8 @@ fn g114(m: &Net, a: &Tensor![f64]) -> f64 {
 
 fn g114_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(816, -1.0, 1.0);
-    let v2 = ((&m.gain).log_softmax::<0>() * &k1);
-    let v3 = ((&v2).square() + 1.0).sqrt();
+    let v2 = ((&m.gain).softmax::<0>() * &k1);
+    let v3 = ((&v2).square() + 1.0).log2();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(503, -1.0, 1.0);
     let v5 = m.fc2.forward(&((&v2).mean() * &k4));
     let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(376, -1.0, 1.0);
@@ -5883,18 +5997,20 @@ fn g114_gradient() {
 #[differentiable]
 fn g115(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
-    let v2 = (((a) + &k1)).transpose::<0, 1>();
-    let v3 = ((&v2).square() + 1.0).recip();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(968, -1.0, 1.0);
+    let v3 = ((((a) + &k1)).log_softmax::<0>() * &k2);
+    let v4 = ((&v3).square() + 1.0).sqrt();
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g115_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
-    let v2 = (((a) + &k1)).transpose::<0, 1>();
-    let v3 = ((&v2).square() + 1.0).recip();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(968, -1.0, 1.0);
+    let v3 = ((((a) + &k1)).log_softmax::<0>() * &k2);
+    let v4 = ((&v3).square() + 1.0).sqrt();
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -5914,21 +6030,31 @@ fn g115_gradient() {
 
 #[differentiable]
 fn g116(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).t();
-    let v2 = (&v1).square();
-    let v3 = (&v2).tanh();
-    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).sin() };
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(511, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(431, -1.0, 1.0);
+    let v2 = (((a) + &k1)).transpose::<0, 2>();
+    let v3 = ((&v2).square() + 1.0).recip();
+    let v4 = if a.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (a)) };
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(282, -1.0, 1.0);
+    let v6 = (((&v4) * ((&v3).mean()))).matmul(&k5);
+    let v7 = if a.detach().sum().item() > 0.0 { (&v6).softplus() } else { ((&v6) * (&v6)) };
+    let v8 = if a.detach().sum().item() < 0.0 { ((a) * 1.5).gelu() } else { (a).cos() };
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(229, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g116_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).t();
-    let v2 = (&v1).square();
-    let v3 = (&v2).tanh();
-    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).sin() };
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(511, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(431, -1.0, 1.0);
+    let v2 = (((a) + &k1)).transpose::<0, 2>();
+    let v3 = ((&v2).square() + 1.0).recip();
+    let v4 = if a.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (a)) };
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(282, -1.0, 1.0);
+    let v6 = (((&v4) * ((&v3).mean()))).matmul(&k5);
+    let v7 = if a.detach().sum().item() > 0.0 { (&v6).softplus() } else { ((&v6) * (&v6)) };
+    let v8 = if a.detach().sum().item() < 0.0 { ((a) * 1.5).gelu() } else { (a).cos() };
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(229, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -5948,37 +6074,41 @@ fn g116_gradient() {
 
 #[differentiable]
 fn g117(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.layers[0].bias).flip::<0>();
-    let v2 = (&m.norm[0]).sin();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(813, -1.0, 1.0);
-    let mut v4 = ((&v1) + &k3);
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
+    let v2 = (((b).mean() * &k1)).t();
+    let v3 = (&m.norm[0]).square();
+    let mut v4 = v2.clone();
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
     }
-    let v5 = ((b).maximum_scalar(0.1)).reshape::<Shape![2, 2]>();
-    let v6 = ((a) * 1.5).gelu();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(305, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(169, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(345, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(67, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v5 = (&v2).square();
+    let v6 = (a).sigmoid();
+    let v7 = ((&m.layers[0].bias) * 1.5).gelu();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(7, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(169, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(345, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(67, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g117_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].bias).flip::<0>();
-    let v2 = (&m.norm[0]).sin();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(813, -1.0, 1.0);
-    let mut v4 = ((&v1) + &k3);
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
+    let v2 = (((b).mean() * &k1)).t();
+    let v3 = (&m.norm[0]).square();
+    let mut v4 = v2.clone();
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
     }
-    let v5 = ((b).maximum_scalar(0.1)).reshape::<Shape![2, 2]>();
-    let v6 = ((a) * 1.5).gelu();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(305, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(169, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(345, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(67, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v5 = (&v2).square();
+    let v6 = (a).sigmoid();
+    let v7 = ((&m.layers[0].bias) * 1.5).gelu();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(7, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(169, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(345, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(67, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -6006,23 +6136,35 @@ fn g117_gradient() {
 
 #[differentiable]
 fn g118(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(797, -1.0, 1.0);
-    let v2 = (((b) + &k1)).slice::<2, 0, 2>();
-    let v3 = (&v2).cos();
-    let v4 = (&v3).permute::<1, 2, 0>();
-    let v5 = ((a).tanh()).maximum(&((&v4) + 0.25).relu());
-    let k6: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(736, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).flip::<1>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(615, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).sin();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(742, -1.0, 1.0);
+    let v5 = (((&v3).tanh()) * (((b).matmul(&k4)).mean()));
+    let v6 = ((&v5) + 0.25).relu();
+    let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh().powf(3.0) } else { (&v6).sin() };
+    let mut v8 = v7.clone();
+    for _ in 0..1 {
+        v8 = ((&v8 * &v7).square()).tanh() + &v7 * 0.5;
+    }
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(997, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g118_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(797, -1.0, 1.0);
-    let v2 = (((b) + &k1)).slice::<2, 0, 2>();
-    let v3 = (&v2).cos();
-    let v4 = (&v3).permute::<1, 2, 0>();
-    let v5 = ((a).tanh()).maximum(&((&v4) + 0.25).relu());
-    let k6: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(736, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).flip::<1>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(615, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).sin();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(742, -1.0, 1.0);
+    let v5 = (((&v3).tanh()) * (((b).matmul(&k4)).mean()));
+    let v6 = ((&v5) + 0.25).relu();
+    let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh().powf(3.0) } else { (&v6).sin() };
+    let mut v8 = v7.clone();
+    for _ in 0..1 {
+        v8 = ((&v8 * &v7).square()).tanh() + &v7 * 0.5;
+    }
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(997, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -6046,25 +6188,23 @@ fn g118_gradient() {
 
 #[differentiable]
 fn g119(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).pad::<0, 2, 1, 5>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(915, -1.0, 1.0);
-    let v3 = (((c) + &k2)).tanh();
-    let v4 = (a).sigmoid();
-    let k5: Tensor![f64; 5, 3] = Tensor::rand_uniform(412, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(448, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (b).slice::<1, 0, 2>();
+    let v2 = (c).cos();
+    let v3 = (a).tanh().exp();
+    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(735, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(412, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g119_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).pad::<0, 2, 1, 5>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(915, -1.0, 1.0);
-    let v3 = (((c) + &k2)).tanh();
-    let v4 = (a).sigmoid();
-    let k5: Tensor![f64; 5, 3] = Tensor::rand_uniform(412, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(448, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (b).slice::<1, 0, 2>();
+    let v2 = (c).cos();
+    let v3 = (a).tanh().exp();
+    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(735, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(412, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -6092,18 +6232,18 @@ fn g119_gradient() {
 
 #[differentiable]
 fn g120(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).permute::<2, 0, 1>();
-    let v2 = (b).sigmoid();
-    let k3: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(810, -1.0, 1.0);
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(527, -1.0, 1.0);
+    let v1 = (b).pad::<0, 1, 0, 4>();
+    let v2 = (a).tanh();
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(527, -1.0, 1.0);
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(623, -1.0, 1.0);
     ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g120_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).permute::<2, 0, 1>();
-    let v2 = (b).sigmoid();
-    let k3: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(810, -1.0, 1.0);
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(527, -1.0, 1.0);
+    let v1 = (b).pad::<0, 1, 0, 4>();
+    let v2 = (a).tanh();
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(527, -1.0, 1.0);
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(623, -1.0, 1.0);
     (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
@@ -6128,39 +6268,29 @@ fn g120_gradient() {
 
 #[differentiable]
 fn g121(m: &Stack, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.blocks[0].weight).cross_entropy(&[1usize, 0usize, 0usize]);
-    let v2 = ((b) + 0.25).relu();
-    let mut v3 = m.blocks[0].weight.clone();
-    for i in 0..2 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
-    }
-    let v4 = (m.head.forward(&v3)).tanh().powf(3.0);
-    let v5 = (a).square();
-    let v6 = ((&m.blocks[2].bias) * 1.5).gelu();
-    let k7: Tensor![f64] = Tensor::rand_uniform(963, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(533, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(479, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(459, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(577, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+    let v1 = (&m.blocks[0].weight).permute::<1, 0>();
+    let v2 = (&m.blocks[2].bias).sigmoid();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let v4 = m.blocks[1].forward(&((b).mean() * &k3));
+    let v5 = (a).tanh().powf(3.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(787, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(359, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(191, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g121_tape(m: &TStack, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[0].weight).cross_entropy(&[1usize, 0usize, 0usize]);
-    let v2 = ((b) + 0.25).relu();
-    let mut v3 = m.blocks[0].weight.clone();
-    for i in 0..2 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
-    }
-    let v4 = (m.head.forward(&v3)).tanh().powf(3.0);
-    let v5 = (a).square();
-    let v6 = ((&m.blocks[2].bias) * 1.5).gelu();
-    let k7: Tensor![f64] = Tensor::rand_uniform(963, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(533, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(479, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(459, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(577, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+    let v1 = (&m.blocks[0].weight).permute::<1, 0>();
+    let v2 = (&m.blocks[2].bias).sigmoid();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let v4 = m.blocks[1].forward(&((b).mean() * &k3));
+    let v5 = (a).tanh().powf(3.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(787, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(359, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(191, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -6188,20 +6318,20 @@ fn g121_gradient() {
 
 #[differentiable]
 fn g122(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).gather::<1, 3>(&[0, 0, 0]);
-    let v2 = ((&v1) * 1.5).gelu();
-    let v3 = (a).sum_axis::<1>();
-    let k4: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(625, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).cross_entropy(&[3usize, 3usize, 3usize]);
+    let v3 = ((a) + 0.25).relu();
+    let k4: Tensor![f64] = Tensor::rand_uniform(337, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(784, -1.0, 1.0);
     ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g122_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).gather::<1, 3>(&[0, 0, 0]);
-    let v2 = ((&v1) * 1.5).gelu();
-    let v3 = (a).sum_axis::<1>();
-    let k4: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(625, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).cross_entropy(&[3usize, 3usize, 3usize]);
+    let v3 = ((a) + 0.25).relu();
+    let k4: Tensor![f64] = Tensor::rand_uniform(337, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(784, -1.0, 1.0);
     (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
@@ -6223,21 +6353,21 @@ fn g122_gradient() {
 #[differentiable]
 fn g123(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(399, -1.0, 1.0);
-    let v2 = (((a) + &k1)).cast::<f64>();
-    let v3 = (&v2).abs();
-    let v4 = (((a) - (&v3))).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((a) * (&v3))).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
-    let v5 = ((&v4).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>()).gather::<0, 4>(&[0, 0, 0, 0]);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(176, -1.0, 1.0);
+    let v2 = (((a) + &k1)).gather::<1, 4>(&[0, 0, 0, 0]);
+    let v3 = ((&v2) * 1.5).gelu();
+    let k4: Tensor![f64; 4, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
+    let v5 = (&v3).matmul(&k4);
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(408, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g123_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(399, -1.0, 1.0);
-    let v2 = (((a) + &k1)).cast::<f64>();
-    let v3 = (&v2).abs();
-    let v4 = (((a) - (&v3))).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((a) * (&v3))).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
-    let v5 = ((&v4).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>()).gather::<0, 4>(&[0, 0, 0, 0]);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(176, -1.0, 1.0);
+    let v2 = (((a) + &k1)).gather::<1, 4>(&[0, 0, 0, 0]);
+    let v3 = ((&v2) * 1.5).gelu();
+    let k4: Tensor![f64; 4, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
+    let v5 = (&v3).matmul(&k4);
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(408, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -6258,33 +6388,29 @@ fn g123_gradient() {
 
 #[differentiable]
 fn g124(m: &Net, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.fc2.weight).reshape::<Shape![12]>();
+    let v1 = (b).cast::<f64>();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(827, -1.0, 1.0);
-    let v3 = (((&m.fc2.weight).mean() * &k2)).softplus();
+    let v3 = (((&m.fc2.weight).mean() * &k2)).abs();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(41, -1.0, 1.0);
-    let v5 = m.fc2.forward(&((&v1).mean() * &k4));
+    let v5 = m.fc2.forward(&((&v1) + &k4));
     let v6 = (a).tanh();
-    let v7 = (b).tanh().exp();
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(486, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(275, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(942, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(471, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(983, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(486, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(275, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g124_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.weight).reshape::<Shape![12]>();
+    let v1 = (b).cast::<f64>();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(827, -1.0, 1.0);
-    let v3 = (((&m.fc2.weight).mean() * &k2)).softplus();
+    let v3 = (((&m.fc2.weight).mean() * &k2)).abs();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(41, -1.0, 1.0);
-    let v5 = m.fc2.forward(&((&v1).mean() * &k4));
+    let v5 = m.fc2.forward(&((&v1) + &k4));
     let v6 = (a).tanh();
-    let v7 = (b).tanh().exp();
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(486, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(275, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(942, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(471, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(983, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(486, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(275, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -6312,20 +6438,20 @@ fn g124_gradient() {
 
 #[differentiable]
 fn g125(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).broadcast_to::<Shape![2]>();
-    let v2 = (&v1).silu();
-    let v3 = (a).square();
-    let k4: Tensor![f64; 2] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(894, -1.0, 1.0);
+    let v1 = (a).reshape::<Shape![2, 2]>();
+    let v2 = (&v1).softplus();
+    let v3 = (b).square();
+    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(296, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(894, -1.0, 1.0);
     ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g125_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).broadcast_to::<Shape![2]>();
-    let v2 = (&v1).silu();
-    let v3 = (a).square();
-    let k4: Tensor![f64; 2] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(894, -1.0, 1.0);
+    let v1 = (a).reshape::<Shape![2, 2]>();
+    let v2 = (&v1).softplus();
+    let v3 = (b).square();
+    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(296, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(894, -1.0, 1.0);
     (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
@@ -6350,19 +6476,25 @@ fn g125_gradient() {
 
 #[differentiable]
 fn g126(a: &Tensor![f64; 2, 1]) -> f64 {
-    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(550, -1.0, 1.0);
-    let v2 = (a).concat::<0, 4, _>(&((a) + &k1));
-    let v3 = ((&v2).square() + 1.0).powf(-0.5);
-    let k4: Tensor![f64; 4, 1] = Tensor::rand_uniform(241, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (a).broadcast_to::<Shape![2, 2, 1]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(615, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).silu();
+    let v4 = if a.detach().sum().item() > 0.0 { ((a) * 1.5).gelu() } else { ((a).square() + 1.0).ln() };
+    let v5 = ((&v3).minimum_scalar(-0.1)).cast::<f64>();
+    let v6 = (((&v4) * (&v5))).logsumexp();
+    let k7: Tensor![f64] = Tensor::rand_uniform(73, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g126_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(550, -1.0, 1.0);
-    let v2 = (a).concat::<0, 4, _>(&((a) + &k1));
-    let v3 = ((&v2).square() + 1.0).powf(-0.5);
-    let k4: Tensor![f64; 4, 1] = Tensor::rand_uniform(241, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (a).broadcast_to::<Shape![2, 2, 1]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(615, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).silu();
+    let v4 = if a.detach().sum().item() > 0.0 { ((a) * 1.5).gelu() } else { ((a).square() + 1.0).ln() };
+    let v5 = ((&v3).minimum_scalar(-0.1)).cast::<f64>();
+    let v6 = (((&v4) * (&v5))).logsumexp();
+    let k7: Tensor![f64] = Tensor::rand_uniform(73, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -6383,26 +6515,62 @@ fn g126_gradient() {
 #[differentiable]
 fn g127(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(487, -1.0, 1.0);
-    let v2 = (a).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(((b) + &k1)).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>();
-    let v3 = (&v2).tanh().powi(3);
-    let v4 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { ((c) * 1.5).gelu() };
-    let v5 = if b.detach().sum().item() < 0.0 { (b).square() } else { (b).tanh().exp() };
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(594, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(244, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v2 = (a).concat::<0, 4, _>(&((b) + &k1));
+    let v3 = (&v2).tanh().powf(3.0);
+    let mut v4 = v3.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).tanh()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
+    }
+    let mut v5 = v2.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v4).square() + 1.0).ln()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh().exp() } else { ((&v5) * (&v3)) };
+    let mut v7 = v5.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * &v6).sin()).tanh();
+        }
+        v7 = &v7 - &v6 * 0.25;
+    }
+    let k8: Tensor![f64; 4, 2, 3] = Tensor::rand_uniform(323, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g127_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(487, -1.0, 1.0);
-    let v2 = (a).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(((b) + &k1)).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>();
-    let v3 = (&v2).tanh().powi(3);
-    let v4 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { ((c) * 1.5).gelu() };
-    let v5 = if b.detach().sum().item() < 0.0 { (b).square() } else { (b).tanh().exp() };
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(594, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(244, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v2 = (a).concat::<0, 4, _>(&((b) + &k1));
+    let v3 = (&v2).tanh().powf(3.0);
+    let mut v4 = v3.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).tanh()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
+    }
+    let mut v5 = v2.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v4).square() + 1.0).ln()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh().exp() } else { ((&v5) * (&v3)) };
+    let mut v7 = v5.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * &v6).sin()).tanh();
+        }
+        v7 = &v7 - &v6 * 0.25;
+    }
+    let k8: Tensor![f64; 4, 2, 3] = Tensor::rand_uniform(323, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -6430,8 +6598,8 @@ fn g127_gradient() {
 
 #[differentiable]
 fn g128(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&m.norm[1]).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>();
-    let v2 = (&v1).sum();
+    let v1 = (b).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&m.norm[1]).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let v2 = (&v1).tanh().powi(3);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(673, -1.0, 1.0);
     let mut v4 = ((a) + &k3);
     for i in 0..2 {
@@ -6444,8 +6612,8 @@ fn g128(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 1, 3]) -> f64 {
 }
 
 fn g128_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&m.norm[1]).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>();
-    let v2 = (&v1).sum();
+    let v1 = (b).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&m.norm[1]).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let v2 = (&v1).tanh().powi(3);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(673, -1.0, 1.0);
     let mut v4 = ((a) + &k3);
     for i in 0..2 {
@@ -6482,27 +6650,23 @@ fn g128_gradient() {
 
 #[differentiable]
 fn g129(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(926, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(184, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(a, &((a) + &k1));
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
-    let v6 = (((a) + &k5)).sum_axis::<1>();
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(247, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(550, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
+    let v3 = (((a) + &k2)).sum();
+    let v4 = (((&v1).square() + 1.0).recip()).t();
+    let k5: Tensor![f64] = Tensor::rand_uniform(658, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(263, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g129_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(926, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(184, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, a, &((a) + &k1));
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
-    let v6 = (((a) + &k5)).sum_axis::<1>();
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(247, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(550, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
+    let v3 = (((a) + &k2)).sum();
+    let v4 = (((&v1).square() + 1.0).recip()).t();
+    let k5: Tensor![f64] = Tensor::rand_uniform(658, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(263, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -6522,16 +6686,16 @@ fn g129_gradient() {
 
 #[differentiable]
 fn g130(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((a) + (a));
-    let v2 = (&v1).sum_keepdim::<0>();
-    let k3: Tensor![f64; 1] = Tensor::rand_uniform(879, -1.0, 1.0);
+    let v1 = (a).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 7>(&(a).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 7]>();
+    let v2 = (&v1).sum_axis::<0>();
+    let k3: Tensor![f64; 7] = Tensor::rand_uniform(879, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g130_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((a) + (a));
-    let v2 = (&v1).sum_keepdim::<0>();
-    let k3: Tensor![f64; 1] = Tensor::rand_uniform(879, -1.0, 1.0);
+    let v1 = (a).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 7>(&(a).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 7]>();
+    let v2 = (&v1).sum_axis::<0>();
+    let k3: Tensor![f64; 7] = Tensor::rand_uniform(879, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
 
@@ -6552,33 +6716,35 @@ fn g130_gradient() {
 
 #[differentiable]
 fn g131(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v2 = ((((&m.blocks[0].weight).mean() * &k1)) - (&m.blocks[0].bias));
-    let v3 = (a).mean();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(500, -1.0, 1.0);
-    let v5 = m.blocks[1].forward(&((&v2).mean() * &k4));
-    let v6 = ((b).square() + 1.0).sqrt();
-    let v7 = (&m.head.weight).softplus();
-    let k8: Tensor![f64] = Tensor::rand_uniform(50, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(850, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(361, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(765, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(168, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(&m.head.weight, &((a) + &k1));
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(573, -1.0, 1.0);
+    let v6 = (((b).mean() * &k5)).sum_keepdim::<1>();
+    let v7 = m.blocks[2].forward(&m.blocks[0].weight);
+    let v8 = ((&m.blocks[0].bias).square() + 1.0).sqrt();
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(662, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(50, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(850, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(361, -1.0, 1.0);
+    ((&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
 fn g131_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v2 = ((((&m.blocks[0].weight).mean() * &k1)) - (&m.blocks[0].bias));
-    let v3 = (a).mean();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(500, -1.0, 1.0);
-    let v5 = m.blocks[1].forward(&((&v2).mean() * &k4));
-    let v6 = ((b).square() + 1.0).sqrt();
-    let v7 = (&m.head.weight).softplus();
-    let k8: Tensor![f64] = Tensor::rand_uniform(50, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(850, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(361, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(765, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(168, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, &m.head.weight, &((a) + &k1));
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(573, -1.0, 1.0);
+    let v6 = (((b).mean() * &k5)).sum_keepdim::<1>();
+    let v7 = m.blocks[2].forward(&m.blocks[0].weight);
+    let v8 = ((&m.blocks[0].bias).square() + 1.0).sqrt();
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(662, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(50, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(850, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(361, -1.0, 1.0);
+    (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
 #[test]
@@ -6607,26 +6773,32 @@ fn g131_gradient() {
 #[differentiable]
 fn g132(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(845, -1.0, 1.0);
-    let v2 = ((((a) + &k1)) * (a));
+    let v2 = ((((a) + &k1)) + (a));
     let k3: Tensor![f64; 4] = Tensor::rand_uniform(516, -1.0, 1.0);
-    let v4 = (((a).mean() * &k3)).mean_axis::<0>();
-    let v5 = (-(b));
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(202, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(515, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(861, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v4 = (((a).mean() * &k3)).mean();
+    let v5 = if b.detach().sum().item() < 0.0 { (b).tanh().exp() } else { ((b) * (&v4)) };
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((-(&v6 * &v5))).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(227, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(644, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g132_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(845, -1.0, 1.0);
-    let v2 = ((((a) + &k1)) * (a));
+    let v2 = ((((a) + &k1)) + (a));
     let k3: Tensor![f64; 4] = Tensor::rand_uniform(516, -1.0, 1.0);
-    let v4 = (((a).mean() * &k3)).mean_axis::<0>();
-    let v5 = (-(b));
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(202, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(515, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(861, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v4 = (((a).mean() * &k3)).mean();
+    let v5 = if b.detach().sum().item() < 0.0 { (b).tanh().exp() } else { ((b) * (&v4)) };
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((-(&v6 * &v5))).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(227, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(644, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -6650,19 +6822,19 @@ fn g132_gradient() {
 
 #[differentiable]
 fn g133(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 1], c: &Tensor![f64; 1]) -> f64 {
-    let v1 = ((a) / ((b).square() + 1.0));
-    let v2 = (&v1).mean_keepdim::<0>();
+    let v1 = ((a) - (b));
+    let v2 = (&v1).mean_axis::<0>();
     let v3 = (c).tanh();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(576, -1.0, 1.0);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(576, -1.0, 1.0);
     let k5: Tensor![f64; 1] = Tensor::rand_uniform(146, -1.0, 1.0);
     ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g133_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 1]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = ((a) / ((b).square() + 1.0));
-    let v2 = (&v1).mean_keepdim::<0>();
+    let v1 = ((a) - (b));
+    let v2 = (&v1).mean_axis::<0>();
     let v3 = (c).tanh();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(576, -1.0, 1.0);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(576, -1.0, 1.0);
     let k5: Tensor![f64; 1] = Tensor::rand_uniform(146, -1.0, 1.0);
     (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
@@ -6692,23 +6864,19 @@ fn g133_gradient() {
 
 #[differentiable]
 fn g134(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (-(a));
-    let v2 = (c).max();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { ((&v1) * (&v2)) };
-    let v4 = ((b).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(684, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = ((a) * (b));
+    let v2 = (c).mean_keepdim::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(915, -1.0, 1.0);
+    let k4: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g134_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (-(a));
-    let v2 = (c).max();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { ((&v1) * (&v2)) };
-    let v4 = ((b).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(684, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = ((a) * (b));
+    let v2 = (c).mean_keepdim::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(915, -1.0, 1.0);
+    let k4: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
 #[test]
@@ -6736,16 +6904,13 @@ fn g134_gradient() {
 
 #[differentiable]
 fn g135(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((b).square() + 1.0).pow(&(&m.layers[1].weight).tanh());
-    let v2 = (a).max_axis::<1>();
-    let mut v3 = v1.clone();
-    for i in 0..2 {
-        v3 = (m.layers[1 - i].forward(&v3)).sin() + &v3 * 0.5;
-    }
+    let v1 = ((b) / ((&m.layers[1].weight).square() + 1.0));
+    let v2 = (a).max();
+    let v3 = (-(m.layers[1].forward(&v1)));
     let v4 = ((m.layers[1].forward(&v3)).square() + 1.0).recip();
     let v5 = (&m.norm[1]).tanh();
     let v6 = (&m.layers[1].bias).sin();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(407, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(407, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(878, -1.0, 1.0);
     let k9: Tensor![f64; 3] = Tensor::rand_uniform(998, -1.0, 1.0);
     let k10: Tensor![f64; 3] = Tensor::rand_uniform(648, -1.0, 1.0);
@@ -6753,16 +6918,13 @@ fn g135(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g135_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).pow(&(&m.layers[1].weight).tanh());
-    let v2 = (a).max_axis::<1>();
-    let mut v3 = v1.clone();
-    for i in 0..2 {
-        v3 = (m.layers[1 - i].forward(&v3)).sin() + &v3 * 0.5;
-    }
+    let v1 = ((b) / ((&m.layers[1].weight).square() + 1.0));
+    let v2 = (a).max();
+    let v3 = (-(m.layers[1].forward(&v1)));
     let v4 = ((m.layers[1].forward(&v3)).square() + 1.0).recip();
     let v5 = (&m.norm[1]).tanh();
     let v6 = (&m.layers[1].bias).sin();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(407, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(407, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(878, -1.0, 1.0);
     let k9: Tensor![f64; 3] = Tensor::rand_uniform(998, -1.0, 1.0);
     let k10: Tensor![f64; 3] = Tensor::rand_uniform(648, -1.0, 1.0);
@@ -6794,17 +6956,27 @@ fn g135_gradient() {
 
 #[differentiable]
 fn g136(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (b).maximum(a);
-    let v2 = (&v1).max_keepdim::<1>();
-    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(81, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (-(b));
+    let v2 = (a).max_axis::<0>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(561, -1.0, 1.0);
+    let v4 = ((&v1).square()).matmul(&k3);
+    let v5 = ((&v1).cross_entropy(&[0usize, 2usize])).tanh().exp();
+    let v6 = (((&v5) + (&v4))).mse(&(&v4).silu());
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(964, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(225, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g136_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (b).maximum(a);
-    let v2 = (&v1).max_keepdim::<1>();
-    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(81, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (-(b));
+    let v2 = (a).max_axis::<0>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(561, -1.0, 1.0);
+    let v4 = ((&v1).square()).matmul(&k3);
+    let v5 = ((&v1).cross_entropy(&[0usize, 2usize])).tanh().exp();
+    let v6 = (((&v5) + (&v4))).mse(&(&v4).silu());
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(964, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(225, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -6828,29 +7000,41 @@ fn g136_gradient() {
 
 #[differentiable]
 fn g137(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (c).minimum(b);
-    let v2 = (b).min();
-    let v3 = ((a).square() + 1.0).sqrt();
-    let v4 = ((&v2) * 1.5).gelu();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(607, -1.0, 1.0);
-    let v6 = (&v1).matmul(&k5);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(162, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(148, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 4] = Tensor::rand_uniform(594, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = ((c).square() + 1.0).pow(&(b).tanh());
+    let v2 = (b).max_keepdim::<0>();
+    let v3 = ((&v2).max_axis::<0>()).tanh();
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(319, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v2, &v3);
+    let v7 = ((&v6).max_axis::<0>()).tanh();
+    let mut v8 = v7.clone();
+    for _ in 0..4 {
+        v8 = ((&v8 * &v7).tanh().exp()).tanh() + &v7 * 0.5;
+    }
+    let v9 = ((a) * 1.5).gelu();
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(527, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(954, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(114, -1.0, 1.0);
+    ((&v1 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
 }
 
 fn g137_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (c).minimum(b);
-    let v2 = (b).min();
-    let v3 = ((a).square() + 1.0).sqrt();
-    let v4 = ((&v2) * 1.5).gelu();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(607, -1.0, 1.0);
-    let v6 = (&v1).matmul(&k5);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(162, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(148, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 4] = Tensor::rand_uniform(594, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = ((c).square() + 1.0).pow(&(b).tanh());
+    let v2 = (b).max_keepdim::<0>();
+    let v3 = ((&v2).max_axis::<0>()).tanh();
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(319, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v2, &v3);
+    let v7 = ((&v6).max_axis::<0>()).tanh();
+    let mut v8 = v7.clone();
+    for _ in 0..4 {
+        v8 = ((&v8 * &v7).tanh().exp()).tanh() + &v7 * 0.5;
+    }
+    let v9 = ((a) * 1.5).gelu();
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(527, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(954, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(114, -1.0, 1.0);
+    (&v1 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
 }
 
 #[test]
@@ -6878,31 +7062,45 @@ fn g137_gradient() {
 
 #[differentiable]
 fn g138(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (b).maximum_scalar(0.1);
-    let v2 = (&m.norm[1]).min_axis::<0>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(946, -1.0, 1.0);
-    let v4 = ((m.proj.forward(&((&v2) + &k3))).square() + 1.0).powf(-0.5);
-    let v5 = (a).tanh();
-    let v6 = ((&m.layers[1].weight).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(753, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(177, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(899, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = (b).maximum(&m.norm[1]);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(89, -1.0, 1.0);
+    let v3 = (((&m.layers[1].weight) + &k2)).min();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(976, -1.0, 1.0);
+    let v5 = ((m.proj.forward(&((b).mean() * &k4))).square() + 1.0).powf(-0.5);
+    let mut v6 = v3.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).tanh().powf(3.0)).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let v7 = ((a) * 1.5).gelu();
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(274, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(514, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(770, -1.0, 1.0);
+    ((&v1 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g138_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (b).maximum_scalar(0.1);
-    let v2 = (&m.norm[1]).min_axis::<0>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(946, -1.0, 1.0);
-    let v4 = ((m.proj.forward(&((&v2) + &k3))).square() + 1.0).powf(-0.5);
-    let v5 = (a).tanh();
-    let v6 = ((&m.layers[1].weight).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(753, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(177, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(899, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = (b).maximum(&m.norm[1]);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(89, -1.0, 1.0);
+    let v3 = (((&m.layers[1].weight) + &k2)).min();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(976, -1.0, 1.0);
+    let v5 = ((m.proj.forward(&((b).mean() * &k4))).square() + 1.0).powf(-0.5);
+    let mut v6 = v3.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).tanh().powf(3.0)).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let v7 = ((a) * 1.5).gelu();
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(274, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(514, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(770, -1.0, 1.0);
+    (&v1 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -6930,27 +7128,33 @@ fn g138_gradient() {
 
 #[differentiable]
 fn g139(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (b).minimum_scalar(-0.1);
-    let v2 = (b).min_keepdim::<1>();
-    let v3 = ((a).square() + 1.0).powf(-0.5);
-    let v4 = ((c).square() + 1.0).sqrt();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(50, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(686, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(457, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
+    let v1 = (b).minimum(c);
+    let v2 = (&v1).min_axis::<1>();
+    let v3 = (&v2).max_keepdim::<0>();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(a, &v3);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
+    let v8 = ((&v6).softmax::<1>() * &k7);
+    let v9 = (a).concat::<0, 2, _>(&v6);
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(29, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(504, -1.0, 1.0);
+    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g139_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (b).minimum_scalar(-0.1);
-    let v2 = (b).min_keepdim::<1>();
-    let v3 = ((a).square() + 1.0).powf(-0.5);
-    let v4 = ((c).square() + 1.0).sqrt();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(50, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(686, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(457, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
+    let v1 = (b).minimum(c);
+    let v2 = (&v1).min_axis::<1>();
+    let v3 = (&v2).max_keepdim::<0>();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, a, &v3);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
+    let v8 = ((&v6).softmax::<1>() * &k7);
+    let v9 = (a).concat::<0, 2, _>(&v6);
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(29, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(504, -1.0, 1.0);
+    (&v8 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -6978,21 +7182,31 @@ fn g139_gradient() {
 
 #[differentiable]
 fn g140(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).mse(a);
-    let v2 = (a).var();
-    let v3 = ((a) * (&v1));
-    let k4: Tensor![f64] = Tensor::rand_uniform(428, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(608, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).maximum_scalar(0.1);
+    let v2 = (a).min_keepdim::<1>();
+    let mut v3 = a.clone();
+    for _ in 0..2 {
+        v3 = ((&v3 * a).sin()).tanh() + a * 0.5;
+    }
+    let v4 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(577, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(35, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g140_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).mse(a);
-    let v2 = (a).var();
-    let v3 = ((a) * (&v1));
-    let k4: Tensor![f64] = Tensor::rand_uniform(428, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(608, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).maximum_scalar(0.1);
+    let v2 = (a).min_keepdim::<1>();
+    let mut v3 = a.clone();
+    for _ in 0..2 {
+        v3 = ((&v3 * a).sin()).tanh() + a * 0.5;
+    }
+    let v4 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(577, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(35, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -7012,23 +7226,35 @@ fn g140_gradient() {
 
 #[differentiable]
 fn g141(a: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(829, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let v3 = (((a) + &k1)).matmul(&((a) + &k2));
-    let v4 = (&v3).var_axis::<1>();
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh().exp() } else { (&v4).sigmoid() };
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(411, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(829, -1.0, 1.0);
+    let v2 = (((a) + &k1)).minimum_scalar(-0.1);
+    let v3 = (&v2).var();
+    let v4 = ((&v3).tanh()).square();
+    let v5 = (&v2).var();
+    let mut v6 = v4.clone();
+    for _ in 0..3 {
+        v6 = ((&v6 * &v4).sin()).tanh() + &v4 * 0.5;
+    }
+    let v7 = if a.detach().sum().item() > 0.0 { (&v5).tanh().exp() } else { (&v5).sin() };
+    let k8: Tensor![f64] = Tensor::rand_uniform(666, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(488, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g141_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(829, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let v3 = (((a) + &k1)).matmul(&((a) + &k2));
-    let v4 = (&v3).var_axis::<1>();
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh().exp() } else { (&v4).sigmoid() };
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(411, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(829, -1.0, 1.0);
+    let v2 = (((a) + &k1)).minimum_scalar(-0.1);
+    let v3 = (&v2).var();
+    let v4 = ((&v3).tanh()).square();
+    let v5 = (&v2).var();
+    let mut v6 = v4.clone();
+    for _ in 0..3 {
+        v6 = ((&v6 * &v4).sin()).tanh() + &v4 * 0.5;
+    }
+    let v7 = if a.detach().sum().item() > 0.0 { (&v5).tanh().exp() } else { (&v5).sin() };
+    let k8: Tensor![f64] = Tensor::rand_uniform(666, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(488, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -7048,31 +7274,29 @@ fn g141_gradient() {
 
 #[differentiable]
 fn g142(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).tanh().exp();
-    let v2 = (&m.proj.weight).var_keepdim::<0>();
-    let mut v3 = m.proj.weight.clone();
+    let v1 = (a).mse(a);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(875, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).var_axis::<0>();
+    let mut v4 = m.proj.weight.clone();
     for i in 0..2 {
-        let layer = &m.layers[i];
-        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(793, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(680, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(920, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(932, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(114, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g142_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp();
-    let v2 = (&m.proj.weight).var_keepdim::<0>();
-    let mut v3 = m.proj.weight.clone();
+    let v1 = (a).mse(a);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(875, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).var_axis::<0>();
+    let mut v4 = m.proj.weight.clone();
     for i in 0..2 {
-        let layer = &m.layers[i];
-        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(793, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(680, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(920, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(932, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(114, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -7096,25 +7320,29 @@ fn g142_gradient() {
 
 #[differentiable]
 fn g143(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = (b).tanh().exp2();
-    let v2 = (c).logsumexp();
-    let v3 = (&v1).var_axis::<0>();
-    let v4 = ((a).square() + 1.0).recip();
-    let k5: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(364, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(998, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(361, -1.0, 1.0);
+    let v3 = (((a).mean() * &k1)).matmul(&((b).mean() * &k2));
+    let v4 = (c).var_keepdim::<0>();
+    let v5 = if c.detach().sum().item() > 0.0 { (-(c)) } else { ((c) * (&v4)) };
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh().powf(3.0) } else { ((&v5) * (&v5)) };
+    let v7 = ((((&v6).square() + 1.0).sqrt()).square() + 1.0).recip();
+    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(865, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(971, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g143_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (b).tanh().exp2();
-    let v2 = (c).logsumexp();
-    let v3 = (&v1).var_axis::<0>();
-    let v4 = ((a).square() + 1.0).recip();
-    let k5: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(364, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(998, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(361, -1.0, 1.0);
+    let v3 = (((a).mean() * &k1)).matmul(&((b).mean() * &k2));
+    let v4 = (c).var_keepdim::<0>();
+    let v5 = if c.detach().sum().item() > 0.0 { (-(c)) } else { ((c) * (&v4)) };
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh().powf(3.0) } else { ((&v5) * (&v5)) };
+    let v7 = ((((&v6).square() + 1.0).sqrt()).square() + 1.0).recip();
+    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(865, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(971, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -7143,38 +7371,24 @@ fn g143_gradient() {
 #[differentiable]
 fn g144(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(929, -1.0, 1.0);
-    let v2 = ((((c).mean() * &k1)).square() + 1.0).ln();
-    let v3 = (&v2).logsumexp_axis::<0>();
-    let v4 = ((a) + (&v3));
-    let mut v5 = v4.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * b).sin()).tanh() + &v4 * 0.5;
-    }
-    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(120, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(171, -1.0, 1.0);
-    let m9 = k8.gt_scalar(0.0);
-    let v10 = m9.select(&v7, &v4);
-    let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(320, -1.0, 1.0);
-    ((&v10 * &k11).sum()).item()
+    let v2 = (((c).mean() * &k1)).tanh().exp();
+    let v3 = (&v2).logsumexp();
+    let v4 = (a).min();
+    let v5 = if a.detach().sum().item() > 0.0 { (b).sigmoid() } else { ((b) * (&v3)) };
+    let v6 = (&v5).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(149, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g144_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(929, -1.0, 1.0);
-    let v2 = ((((c).mean() * &k1)).square() + 1.0).ln();
-    let v3 = (&v2).logsumexp_axis::<0>();
-    let v4 = ((a) + (&v3));
-    let mut v5 = v4.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * b).sin()).tanh() + &v4 * 0.5;
-    }
-    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(120, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(171, -1.0, 1.0);
-    let m9 = k8.gt_scalar(0.0);
-    let v10 = Var::select(&m9, &v7, &v4);
-    let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(320, -1.0, 1.0);
-    (&v10 * &k11).sum()
+    let v2 = (((c).mean() * &k1)).tanh().exp();
+    let v3 = (&v2).logsumexp();
+    let v4 = (a).min();
+    let v5 = if a.detach().sum().item() > 0.0 { (b).sigmoid() } else { ((b) * (&v3)) };
+    let v6 = (&v5).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(149, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -7202,8 +7416,8 @@ fn g144_gradient() {
 
 #[differentiable]
 fn g145(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (a).logsumexp_keepdim::<0>();
+    let v1 = (b).tanh().exp2();
+    let v2 = (a).logsumexp_axis::<0>();
     let mut v3 = a.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
@@ -7211,7 +7425,7 @@ fn g145(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
     let v4 = (&m.norm[0]).logsumexp_keepdim::<0>();
     let v5 = (&m.norm[1]).tanh();
     let k6: Tensor![f64] = Tensor::rand_uniform(275, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(930, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(930, -1.0, 1.0);
     let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
     let k9: Tensor![f64; 1] = Tensor::rand_uniform(956, -1.0, 1.0);
     let k10: Tensor![f64; 3] = Tensor::rand_uniform(167, -1.0, 1.0);
@@ -7219,8 +7433,8 @@ fn g145(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
 }
 
 fn g145_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (a).logsumexp_keepdim::<0>();
+    let v1 = (b).tanh().exp2();
+    let v2 = (a).logsumexp_axis::<0>();
     let mut v3 = a.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
@@ -7228,7 +7442,7 @@ fn g145_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Va
     let v4 = (&m.norm[0]).logsumexp_keepdim::<0>();
     let v5 = (&m.norm[1]).tanh();
     let k6: Tensor![f64] = Tensor::rand_uniform(275, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(930, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(930, -1.0, 1.0);
     let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
     let k9: Tensor![f64; 1] = Tensor::rand_uniform(956, -1.0, 1.0);
     let k10: Tensor![f64; 3] = Tensor::rand_uniform(167, -1.0, 1.0);
@@ -7260,37 +7474,31 @@ fn g145_gradient() {
 
 #[differentiable]
 fn g146(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
-    let v3 = ((c).softmax::<1>() * &k2);
-    let v4 = if b.detach().sum().item() > 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (&v1)) };
-    let mut v5 = b.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v3).sin()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
+    let v1 = ((a).square() + 1.0).ln();
+    let v2 = (c).logsumexp_keepdim::<1>();
+    let mut v3 = v1.clone();
+    for _ in 0..3 {
+        v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + &v1 * 0.5;
     }
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(463, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v4 = ((b).square() + 1.0).ln();
+    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(205, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(680, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g146_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
-    let v3 = ((c).softmax::<1>() * &k2);
-    let v4 = if b.detach().sum().item() > 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (&v1)) };
-    let mut v5 = b.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v3).sin()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
+    let v1 = ((a).square() + 1.0).ln();
+    let v2 = (c).logsumexp_keepdim::<1>();
+    let mut v3 = v1.clone();
+    for _ in 0..3 {
+        v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + &v1 * 0.5;
     }
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(463, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v4 = ((b).square() + 1.0).ln();
+    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(205, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(680, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -7318,11 +7526,11 @@ fn g146_gradient() {
 
 #[differentiable]
 fn g147(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = ((b).square() + 1.0).recip();
+    let v1 = ((b).square() + 1.0).log2();
     let k2: Tensor![f64; 2, 1] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let v3 = ((a).log_softmax::<0>() * &k2);
+    let v3 = ((a).softmax::<0>() * &k2);
     let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(992, -1.0, 1.0);
-    let v5 = (((&v3) - (&v1))).matmul(&k4);
+    let v5 = ((&v3).maximum(&v1)).matmul(&k4);
     let v6 = (&v1).mean_axis::<0>();
     let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(7, -1.0, 1.0);
     let k8: Tensor![f64] = Tensor::rand_uniform(736, -1.0, 1.0);
@@ -7330,11 +7538,11 @@ fn g147(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
 }
 
 fn g147_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).recip();
+    let v1 = ((b).square() + 1.0).log2();
     let k2: Tensor![f64; 2, 1] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let v3 = ((a).log_softmax::<0>() * &k2);
+    let v3 = ((a).softmax::<0>() * &k2);
     let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(992, -1.0, 1.0);
-    let v5 = (((&v3) - (&v1))).matmul(&k4);
+    let v5 = ((&v3).maximum(&v1)).matmul(&k4);
     let v6 = (&v1).mean_axis::<0>();
     let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(7, -1.0, 1.0);
     let k8: Tensor![f64] = Tensor::rand_uniform(736, -1.0, 1.0);
@@ -7363,22 +7571,36 @@ fn g147_gradient() {
 #[differentiable]
 fn g148(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(859, -1.0, 1.0);
-    let v2 = (((b) + &k1)).square();
-    let v3 = (&v2).transpose::<0, 2>();
-    let v4 = (((c).max_keepdim::<0>()).square() + 1.0).pow(&((a).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>()).tanh());
-    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(268, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(385, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = ((((b) + &k1)).square() + 1.0).sqrt();
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(471, -1.0, 1.0);
+    let v4 = ((c).log_softmax::<1>() * &k3);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(803, -1.0, 1.0);
+    let v6 = (((&v4).matmul(&k5)).square() + 1.0).recip();
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let v8 = (((&v6).log_softmax::<1>() * &k7)).flip::<0>();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(116, -1.0, 1.0);
+    let v10 = ((&v2).logsumexp_axis::<2>()).matmul(&k9);
+    let v11 = if b.detach().sum().item() < 0.0 { (&v8).cos() } else { ((&v8) * (a)) };
+    let k12: Tensor![f64; 2, 3] = Tensor::rand_uniform(410, -1.0, 1.0);
+    let k13: Tensor![f64; 1, 3] = Tensor::rand_uniform(717, -1.0, 1.0);
+    ((&v10 * &k12).sum() + (&v11 * &k13).sum()).item()
 }
 
 fn g148_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(859, -1.0, 1.0);
-    let v2 = (((b) + &k1)).square();
-    let v3 = (&v2).transpose::<0, 2>();
-    let v4 = (((c).max_keepdim::<0>()).square() + 1.0).pow(&((a).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>()).tanh());
-    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(268, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(385, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = ((((b) + &k1)).square() + 1.0).sqrt();
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(471, -1.0, 1.0);
+    let v4 = ((c).log_softmax::<1>() * &k3);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(803, -1.0, 1.0);
+    let v6 = (((&v4).matmul(&k5)).square() + 1.0).recip();
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let v8 = (((&v6).log_softmax::<1>() * &k7)).flip::<0>();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(116, -1.0, 1.0);
+    let v10 = ((&v2).logsumexp_axis::<2>()).matmul(&k9);
+    let v11 = if b.detach().sum().item() < 0.0 { (&v8).cos() } else { ((&v8) * (a)) };
+    let k12: Tensor![f64; 2, 3] = Tensor::rand_uniform(410, -1.0, 1.0);
+    let k13: Tensor![f64; 1, 3] = Tensor::rand_uniform(717, -1.0, 1.0);
+    (&v10 * &k12).sum() + (&v11 * &k13).sum()
 }
 
 #[test]
@@ -7406,49 +7628,41 @@ fn g148_gradient() {
 
 #[differentiable]
 fn g149(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (&m.layers[1].bias).sin();
-    let v2 = (a).t();
-    let mut v3 = a.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = (m.layers[i].forward(&v3)).tanh().exp();
-        }
-        v3 = &v3 - &m.layers[i].bias * 0.25;
-    }
-    let v4 = m.layers[0].forward(&v3);
-    let v5 = ((b).square() + 1.0).recip();
-    let v6 = ((&m.layers[0].bias) * 1.5).gelu();
-    let v7 = ((&m.norm[0]).square() + 1.0).recip();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(598, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(490, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(767, -1.0, 1.0);
-    let k11: Tensor![f64; 1] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(629, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(760, -1.0, 1.0);
-    ((&v1 * &k8).sum() + (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()).item()
+    let v1 = ((&m.layers[1].bias).square() + 1.0).recip();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(693, -1.0, 1.0);
+    let v3 = (((&m.layers[1].bias) + &k2)).transpose::<0, 2>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(40, -1.0, 1.0);
+    let v5 = m.proj.forward(&((b) + &k4));
+    let v6 = (((&v5).square() + 1.0).ln()).pad::<1, 2, 1, 6>();
+    let v7 = ((a).square() + 1.0).sqrt();
+    let v8 = (&m.layers[0].bias).tanh();
+    let v9 = ((&m.norm[0]).square() + 1.0).sqrt();
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(543, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(901, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 6] = Tensor::rand_uniform(625, -1.0, 1.0);
+    let k13: Tensor![f64; 2, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let k14: Tensor![f64; 3] = Tensor::rand_uniform(66, -1.0, 1.0);
+    let k15: Tensor![f64; 3] = Tensor::rand_uniform(885, -1.0, 1.0);
+    ((&v1 * &k10).sum() + (&v3 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum() + (&v9 * &k15).sum()).item()
 }
 
 fn g149_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].bias).sin();
-    let v2 = (a).t();
-    let mut v3 = a.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = (m.layers[i].forward(&v3)).tanh().exp();
-        }
-        v3 = &v3 - &m.layers[i].bias * 0.25;
-    }
-    let v4 = m.layers[0].forward(&v3);
-    let v5 = ((b).square() + 1.0).recip();
-    let v6 = ((&m.layers[0].bias) * 1.5).gelu();
-    let v7 = ((&m.norm[0]).square() + 1.0).recip();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(598, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(490, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(767, -1.0, 1.0);
-    let k11: Tensor![f64; 1] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(629, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(760, -1.0, 1.0);
-    (&v1 * &k8).sum() + (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()
+    let v1 = ((&m.layers[1].bias).square() + 1.0).recip();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(693, -1.0, 1.0);
+    let v3 = (((&m.layers[1].bias) + &k2)).transpose::<0, 2>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(40, -1.0, 1.0);
+    let v5 = m.proj.forward(&((b) + &k4));
+    let v6 = (((&v5).square() + 1.0).ln()).pad::<1, 2, 1, 6>();
+    let v7 = ((a).square() + 1.0).sqrt();
+    let v8 = (&m.layers[0].bias).tanh();
+    let v9 = ((&m.norm[0]).square() + 1.0).sqrt();
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(543, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(901, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 6] = Tensor::rand_uniform(625, -1.0, 1.0);
+    let k13: Tensor![f64; 2, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let k14: Tensor![f64; 3] = Tensor::rand_uniform(66, -1.0, 1.0);
+    let k15: Tensor![f64; 3] = Tensor::rand_uniform(885, -1.0, 1.0);
+    (&v1 * &k10).sum() + (&v3 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum() + (&v9 * &k15).sum()
 }
 
 #[test]
@@ -7476,29 +7690,39 @@ fn g149_gradient() {
 
 #[differentiable]
 fn g150(a: &Tensor![f64; 4], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).cos();
-    let v2 = (&v1).flip::<0>();
-    let v3 = ((&v1).logsumexp_axis::<0>()).tanh();
-    let v4 = (b).sigmoid();
-    let v5 = (c).sigmoid();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(88, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(408, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(628, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v1 = (a).square();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
+    let v3 = (((c) + &k2)).t();
+    let mut v4 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * b).square() + 1.0).sqrt()).tanh();
+        }
+        v4 = &v4 - b * 0.25;
+    }
+    let v5 = (&v4).max_axis::<0>();
+    let v6 = ((&v5) - (&v3));
+    let v7 = if a.detach().sum().item() > 0.0 { ((&v6).square() + 1.0).ln() } else { ((&v6).square() + 1.0).ln() };
+    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(865, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g150_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).cos();
-    let v2 = (&v1).flip::<0>();
-    let v3 = ((&v1).logsumexp_axis::<0>()).tanh();
-    let v4 = (b).sigmoid();
-    let v5 = (c).sigmoid();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(88, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(408, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(628, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v1 = (a).square();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
+    let v3 = (((c) + &k2)).t();
+    let mut v4 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * b).square() + 1.0).sqrt()).tanh();
+        }
+        v4 = &v4 - b * 0.25;
+    }
+    let v5 = (&v4).max_axis::<0>();
+    let v6 = ((&v5) - (&v3));
+    let v7 = if a.detach().sum().item() > 0.0 { ((&v6).square() + 1.0).ln() } else { ((&v6).square() + 1.0).ln() };
+    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(865, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -7526,27 +7750,39 @@ fn g150_gradient() {
 
 #[differentiable]
 fn g151(a: &Tensor![f64; 3], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (a).tanh();
-    let v2 = (&v1).slice::<0, 0, 2>();
-    let v3 = if a.detach().sum().item() < 0.0 { (-(&v2)) } else { ((&v2) * (b)) };
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v3)) };
-    let v5 = (((&v4).reshape::<Shape![1, 1, 2]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 2]>()).reshape::<Shape![1]>()) / (((&v2).sin()).square() + 1.0));
-    let v6 = (&v3).tanh().exp();
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(286, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (a).sin();
+    let v2 = (a).flip::<0>();
+    let mut v3 = v1.clone();
+    for _ in 0..4 {
+        v3 = ((-(&v3 * b))).tanh() + &v1 * 0.5;
+    }
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(306, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v3, &v2);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(44, -1.0, 1.0);
+    let v8 = (((&v1).log_softmax::<0>() * &k7)).logsumexp_axis::<0>();
+    let v9 = (&v8).tanh();
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(0, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(946, -1.0, 1.0);
+    ((&v6 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g151_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (a).tanh();
-    let v2 = (&v1).slice::<0, 0, 2>();
-    let v3 = if a.detach().sum().item() < 0.0 { (-(&v2)) } else { ((&v2) * (b)) };
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v3)) };
-    let v5 = (((&v4).reshape::<Shape![1, 1, 2]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 2]>()).reshape::<Shape![1]>()) / (((&v2).sin()).square() + 1.0));
-    let v6 = (&v3).tanh().exp();
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(286, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (a).sin();
+    let v2 = (a).flip::<0>();
+    let mut v3 = v1.clone();
+    for _ in 0..4 {
+        v3 = ((-(&v3 * b))).tanh() + &v1 * 0.5;
+    }
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(306, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v3, &v2);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(44, -1.0, 1.0);
+    let v8 = (((&v1).log_softmax::<0>() * &k7)).logsumexp_axis::<0>();
+    let v9 = (&v8).tanh();
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(0, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(946, -1.0, 1.0);
+    (&v6 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -7571,30 +7807,32 @@ fn g151_gradient() {
 #[differentiable]
 fn g152(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(501, -1.0, 1.0);
-    let v2 = (((&m.head.weight) + &k1)).sigmoid();
-    let v3 = (&m.blocks[1].weight).pad::<0, 2, 1, 6>();
-    let v4 = if b.detach().sum().item() > 0.0 { (m.head.forward(&m.blocks[0].weight)).cos() } else { (-(m.head.forward(&m.blocks[0].weight))) };
-    let v5 = ((a) * ((&v2).mean()));
-    let v6 = (b).square();
-    let k7: Tensor![f64; 6, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let v2 = (((&m.head.weight) + &k1)).cos();
+    let v3 = (&m.blocks[1].weight).slice::<0, 0, 2>();
+    let mut v4 = m.blocks[0].weight.clone();
+    for i in 0..3 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + b * 0.25;
+    }
+    let v5 = ((&v2) * ((a).mean()));
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(99, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
     let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(918, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(652, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(212, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g152_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(501, -1.0, 1.0);
-    let v2 = (((&m.head.weight) + &k1)).sigmoid();
-    let v3 = (&m.blocks[1].weight).pad::<0, 2, 1, 6>();
-    let v4 = if b.detach().sum().item() > 0.0 { (m.head.forward(&m.blocks[0].weight)).cos() } else { (-(m.head.forward(&m.blocks[0].weight))) };
-    let v5 = ((a) * ((&v2).mean()));
-    let v6 = (b).square();
-    let k7: Tensor![f64; 6, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let v2 = (((&m.head.weight) + &k1)).cos();
+    let v3 = (&m.blocks[1].weight).slice::<0, 0, 2>();
+    let mut v4 = m.blocks[0].weight.clone();
+    for i in 0..3 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + b * 0.25;
+    }
+    let v5 = ((&v2) * ((a).mean()));
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(99, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
     let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(918, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(652, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(212, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7622,29 +7860,21 @@ fn g152_gradient() {
 
 #[differentiable]
 fn g153(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (a).permute::<2, 0, 1>();
-    let mut v3 = v2.clone();
-    for _ in 0..1 {
-        v3 = ((&v3 * &v2).cos()).tanh() + &v2 * 0.5;
-    }
-    let v4 = (&v1).flip::<0>();
-    let k5: Tensor![f64; 3, 2, 1] = Tensor::rand_uniform(868, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(50, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (a).tanh();
+    let v2 = (a).pad::<0, 1, 1, 4>();
+    let v3 = if a.detach().sum().item() > 0.0 { (&v1).cos() } else { ((&v1) * (a)) };
+    let k4: Tensor![f64; 4, 1, 3] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(519, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g153_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (a).permute::<2, 0, 1>();
-    let mut v3 = v2.clone();
-    for _ in 0..1 {
-        v3 = ((&v3 * &v2).cos()).tanh() + &v2 * 0.5;
-    }
-    let v4 = (&v1).flip::<0>();
-    let k5: Tensor![f64; 3, 2, 1] = Tensor::rand_uniform(868, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(50, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (a).tanh();
+    let v2 = (a).pad::<0, 1, 1, 4>();
+    let v3 = if a.detach().sum().item() > 0.0 { (&v1).cos() } else { ((&v1) * (a)) };
+    let k4: Tensor![f64; 4, 1, 3] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(519, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -7664,45 +7894,23 @@ fn g153_gradient() {
 
 #[differentiable]
 fn g154(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((b) * 1.5).gelu();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(46, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).cross_entropy(&[2usize, 0usize]);
-    let v4 = (c).sum_axis::<0>();
-    let v5 = (&v3).tanh();
-    let v6 = ((&v4).square() + 1.0).pow(&(&v4).tanh());
-    let mut v7 = v6.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v1).cos()).tanh();
-        }
-        v7 = &v7 - &v1 * 0.25;
-    }
-    let v8 = (a).sin();
-    let k9: Tensor![f64] = Tensor::rand_uniform(658, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(863, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(880, -1.0, 1.0);
-    ((&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
+    let v1 = (b).sigmoid();
+    let v2 = (c).permute::<1, 0>();
+    let v3 = (-(a));
+    let k4: Tensor![f64] = Tensor::rand_uniform(46, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(778, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(527, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g154_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((b) * 1.5).gelu();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(46, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).cross_entropy(&[2usize, 0usize]);
-    let v4 = (c).sum_axis::<0>();
-    let v5 = (&v3).tanh();
-    let v6 = ((&v4).square() + 1.0).pow(&(&v4).tanh());
-    let mut v7 = v6.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v1).cos()).tanh();
-        }
-        v7 = &v7 - &v1 * 0.25;
-    }
-    let v8 = (a).sin();
-    let k9: Tensor![f64] = Tensor::rand_uniform(658, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(863, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(880, -1.0, 1.0);
-    (&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
+    let v1 = (b).sigmoid();
+    let v2 = (c).permute::<1, 0>();
+    let v3 = (-(a));
+    let k4: Tensor![f64] = Tensor::rand_uniform(46, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(778, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(527, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -7730,19 +7938,31 @@ fn g154_gradient() {
 
 #[differentiable]
 fn g155(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).abs();
-    let v2 = (a).gather::<0, 2>(&[0, 0]);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+    let v1 = ((a) + 0.25).relu();
+    let v2 = (a).cross_entropy(&[0usize, 0usize, 0usize]);
+    let v3 = (&v1).max_axis::<1>();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).cos() } else { ((&v3) * (&v2)) };
+    let mut v5 = v2.clone();
+    for _ in 0..2 {
+        v5 = ((&v5 * &v2).tanh().exp()).tanh() + &v2 * 0.5;
+    }
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(104, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(350, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g155_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).abs();
-    let v2 = (a).gather::<0, 2>(&[0, 0]);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+    let v1 = ((a) + 0.25).relu();
+    let v2 = (a).cross_entropy(&[0usize, 0usize, 0usize]);
+    let v3 = (&v1).max_axis::<1>();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).cos() } else { ((&v3) * (&v2)) };
+    let mut v5 = v2.clone();
+    for _ in 0..2 {
+        v5 = ((&v5 * &v2).tanh().exp()).tanh() + &v2 * 0.5;
+    }
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(104, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(350, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -7762,25 +7982,29 @@ fn g155_gradient() {
 
 #[differentiable]
 fn g156(m: &Net, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).softplus();
-    let v2 = (b).cast::<f64>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(402, -1.0, 1.0);
-    let v4 = (m.fc2.forward(&((&m.gain).mean() * &k3))).tanh().exp();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(859, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(732, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(68, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = ((a) * 1.5).gelu();
+    let v2 = (b).gather::<1, 4>(&[2, 0, 2, 1]);
+    let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&v1)).sigmoid() } else { ((m.fc1.forward(&v1)).square() + 1.0).ln() };
+    let v4 = m.fc1.forward(&v1);
+    let v5 = (&m.gain).softplus();
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(722, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(278, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(404, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(549, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g156_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).softplus();
-    let v2 = (b).cast::<f64>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(402, -1.0, 1.0);
-    let v4 = (m.fc2.forward(&((&m.gain).mean() * &k3))).tanh().exp();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(859, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(732, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(68, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = ((a) * 1.5).gelu();
+    let v2 = (b).gather::<1, 4>(&[2, 0, 2, 1]);
+    let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&v1)).sigmoid() } else { ((m.fc1.forward(&v1)).square() + 1.0).ln() };
+    let v4 = m.fc1.forward(&v1);
+    let v5 = (&m.gain).softplus();
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(722, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(278, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(404, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(549, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -7808,30 +8032,30 @@ fn g156_gradient() {
 
 #[differentiable]
 fn g157(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).silu();
-    let v2 = (a).reshape::<Shape![2]>();
-    let v3 = ((&v2) - (&v1));
+    let v1 = (a).abs();
+    let v2 = (a).cast::<f64>();
+    let v3 = (&v2).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![1, 1]>();
     let mut v4 = v3.clone();
     for _ in 0..4 {
         v4 = (((&v4 * &v3) * 1.5).gelu()).tanh() + &v3 * 0.5;
     }
     let v5 = (&v4).abs();
-    let v6 = ((a) / ((&v5).square() + 1.0));
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let v6 = (a).maximum(&v5);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(626, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g157_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).silu();
-    let v2 = (a).reshape::<Shape![2]>();
-    let v3 = ((&v2) - (&v1));
+    let v1 = (a).abs();
+    let v2 = (a).cast::<f64>();
+    let v3 = (&v2).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![1, 1]>();
     let mut v4 = v3.clone();
     for _ in 0..4 {
         v4 = (((&v4 * &v3) * 1.5).gelu()).tanh() + &v3 * 0.5;
     }
     let v5 = (&v4).abs();
-    let v6 = ((a) / ((&v5).square() + 1.0));
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let v6 = (a).maximum(&v5);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(626, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -7852,33 +8076,33 @@ fn g157_gradient() {
 
 #[differentiable]
 fn g158(a: &Tensor![f64], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((b).square() + 1.0).powf(-0.5);
-    let v2 = (a).broadcast_to::<Shape![2]>();
+    let v1 = (b).softplus();
+    let v2 = (b).reshape::<Shape![6]>();
     let mut v3 = v1.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v3 = ((&v3 * b).tanh().exp()).tanh();
+            v3 = ((&v3 * a).tanh().exp()).tanh();
         }
-        v3 = &v3 - b * 0.25;
+        v3 = &v3 - a * 0.25;
     }
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3).square() + 1.0).ln() };
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(387, -1.0, 1.0);
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(387, -1.0, 1.0);
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(191, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g158_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).powf(-0.5);
-    let v2 = (a).broadcast_to::<Shape![2]>();
+    let v1 = (b).softplus();
+    let v2 = (b).reshape::<Shape![6]>();
     let mut v3 = v1.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v3 = ((&v3 * b).tanh().exp()).tanh();
+            v3 = ((&v3 * a).tanh().exp()).tanh();
         }
-        v3 = &v3 - b * 0.25;
+        v3 = &v3 - a * 0.25;
     }
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3).square() + 1.0).ln() };
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(387, -1.0, 1.0);
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(387, -1.0, 1.0);
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(191, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
@@ -7904,25 +8128,25 @@ fn g158_gradient() {
 
 #[differentiable]
 fn g159(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).tanh().powi(3);
-    let v2 = (b).concat::<0, 6, _>(&v1);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(271, -1.0, 1.0);
-    let v4 = ((m.fc2.forward(&((&m.fc1.weight) + &k3))).square() + 1.0).ln();
-    let v5 = (&v2).max();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(206, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (a).silu();
+    let v2 = (b).broadcast_to::<Shape![2, 3]>();
+    let v3 = (m.fc1.forward(&v2)).tanh().powf(3.0);
+    let v4 = (&m.fc1.weight).tanh().exp();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(724, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(3, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(249, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g159_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().powi(3);
-    let v2 = (b).concat::<0, 6, _>(&v1);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(271, -1.0, 1.0);
-    let v4 = ((m.fc2.forward(&((&m.fc1.weight) + &k3))).square() + 1.0).ln();
-    let v5 = (&v2).max();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(206, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (a).silu();
+    let v2 = (b).broadcast_to::<Shape![2, 3]>();
+    let v3 = (m.fc1.forward(&v2)).tanh().powf(3.0);
+    let v4 = (&m.fc1.weight).tanh().exp();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(724, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(3, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(249, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -7950,37 +8174,43 @@ fn g159_gradient() {
 
 #[differentiable]
 fn g160(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).sum();
-    let v2 = (b).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 3>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![3]>();
-    let v3 = (&v2).var_keepdim::<0>();
-    let mut v4 = v3.clone();
-    for i in 0..2 {
+    let v1 = ((a).square() + 1.0).powf(-0.5);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(764, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
+    let v4 = (((&v1).mean() * &k2)).concat::<0, 4, _>(&((b) + &k3));
+    let v5 = (((&v4).square() + 1.0).recip()).minimum(&(b).maximum(&v4));
+    let v6 = (&v5).tanh().powi(3);
+    let mut v7 = a.clone();
+    for i in 0..3 {
         if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
+            v7 = ((&v7 * a).sin()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v7 = &v7 - a * 0.25;
     }
-    let v5 = ((&v4).tanh().powi(3)).tanh();
-    let v6 = (((&v5).tanh()) - (((&v5).square() + 1.0).log2()));
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(317, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v8 = ((((&v6).square() + 1.0).recip()).square() + 1.0).powf(-0.5);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
+    let k10: Tensor![f64; 4, 2, 3] = Tensor::rand_uniform(718, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g160_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).sum();
-    let v2 = (b).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 3>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![3]>();
-    let v3 = (&v2).var_keepdim::<0>();
-    let mut v4 = v3.clone();
-    for i in 0..2 {
+    let v1 = ((a).square() + 1.0).powf(-0.5);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(764, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
+    let v4 = (((&v1).mean() * &k2)).concat::<0, 4, _>(&((b) + &k3));
+    let v5 = (((&v4).square() + 1.0).recip()).minimum(&(b).maximum(&v4));
+    let v6 = (&v5).tanh().powi(3);
+    let mut v7 = a.clone();
+    for i in 0..3 {
         if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
+            v7 = ((&v7 * a).sin()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v7 = &v7 - a * 0.25;
     }
-    let v5 = ((&v4).tanh().powi(3)).tanh();
-    let v6 = (((&v5).tanh()) - (((&v5).square() + 1.0).log2()));
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(317, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v8 = ((((&v6).square() + 1.0).recip()).square() + 1.0).powf(-0.5);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
+    let k10: Tensor![f64; 4, 2, 3] = Tensor::rand_uniform(718, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -8004,17 +8234,29 @@ fn g160_gradient() {
 
 #[differentiable]
 fn g161(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).sum_axis::<1>();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
-    let k3: Tensor![f64; 1, 1] = Tensor::rand_uniform(823, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (a).tanh().powi(3);
+    let v2 = (&v1).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
+    let v3 = (((&v2).sigmoid()) - ((&v1).logsumexp_keepdim::<0>()));
+    let v4 = (((&v3) + (&v2))).mean_axis::<1>();
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(697, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(40, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v4, &((&v4) + &k5));
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g161_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).sum_axis::<1>();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
-    let k3: Tensor![f64; 1, 1] = Tensor::rand_uniform(823, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (a).tanh().powi(3);
+    let v2 = (&v1).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
+    let v3 = (((&v2).sigmoid()) - ((&v1).logsumexp_keepdim::<0>()));
+    let v4 = (((&v3) + (&v2))).mean_axis::<1>();
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(697, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(40, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v4, &((&v4) + &k5));
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -8034,27 +8276,27 @@ fn g161_gradient() {
 
 #[differentiable]
 fn g162(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).sum_keepdim::<0>();
-    let k2: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(514, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(c, &v1);
-    let v5 = if b.detach().sum().item() < 0.0 { ((a) * 1.5).gelu() } else { (a).square() };
-    let v6 = ((b) * ((&v5).mean()));
-    let k7: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(721, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(497, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (a).sum();
+    let v2 = (c).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 3, 2>(&(b).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![3, 2]>();
+    let v3 = (&v1).tanh();
+    let v4 = if c.detach().sum().item() < 0.0 { (b).sin() } else { ((b) * 1.5).gelu() };
+    let v5 = ((&v4).minimum(&v3)).min_axis::<0>();
+    let v6 = if c.detach().sum().item() > 0.0 { (&v4).tanh().exp() } else { ((&v4) * (&v5)) };
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(705, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(885, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g162_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).sum_keepdim::<0>();
-    let k2: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(514, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, c, &v1);
-    let v5 = if b.detach().sum().item() < 0.0 { ((a) * 1.5).gelu() } else { (a).square() };
-    let v6 = ((b) * ((&v5).mean()));
-    let k7: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(721, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(497, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (a).sum();
+    let v2 = (c).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 3, 2>(&(b).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![3, 2]>();
+    let v3 = (&v1).tanh();
+    let v4 = if c.detach().sum().item() < 0.0 { (b).sin() } else { ((b) * 1.5).gelu() };
+    let v5 = ((&v4).minimum(&v3)).min_axis::<0>();
+    let v6 = if c.detach().sum().item() > 0.0 { (&v4).tanh().exp() } else { ((&v4) * (&v5)) };
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(705, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(885, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -8083,30 +8325,26 @@ fn g162_gradient() {
 #[differentiable]
 fn g163(m: &Res, a: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(673, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).mean();
-    let k3: Tensor![f64] = Tensor::rand_uniform(337, -1.0, 1.0);
-    let v4 = ((&v2) + (((&m.norm[1]).mean() * &k3)));
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(283, -1.0, 1.0);
-    let v6 = if a.detach().sum().item() > 0.0 { (m.proj.forward(&((&v4) + &k5))).sin() } else { (m.proj.forward(&((&v4) + &k5))).sigmoid() };
+    let v2 = (((&m.norm[1]).mean() * &k1)).sum_axis::<1>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let v4 = (((&v2) + &k3)).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 6>(&(a).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![3, 6]>();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(156, -1.0, 1.0);
+    let v6 = (m.layers[1].forward(&((&v4).mean() * &k5))).sigmoid();
     let v7 = (&v6).mean_axis::<0>();
-    let v8 = (a).tanh().exp();
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(161, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(770, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g163_tape(m: &TRes, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(673, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).mean();
-    let k3: Tensor![f64] = Tensor::rand_uniform(337, -1.0, 1.0);
-    let v4 = ((&v2) + (((&m.norm[1]).mean() * &k3)));
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(283, -1.0, 1.0);
-    let v6 = if a.detach().sum().item() > 0.0 { (m.proj.forward(&((&v4) + &k5))).sin() } else { (m.proj.forward(&((&v4) + &k5))).sigmoid() };
+    let v2 = (((&m.norm[1]).mean() * &k1)).sum_axis::<1>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let v4 = (((&v2) + &k3)).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 6>(&(a).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![3, 6]>();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(156, -1.0, 1.0);
+    let v6 = (m.layers[1].forward(&((&v4).mean() * &k5))).sigmoid();
     let v7 = (&v6).mean_axis::<0>();
-    let v8 = (a).tanh().exp();
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(161, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(770, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -8130,39 +8368,43 @@ fn g163_gradient() {
 
 #[differentiable]
 fn g164(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (c).mean_axis::<1>();
-    let v2 = ((b) - (&v1));
-    let v3 = (&v2).flip::<1>();
-    let v4 = if b.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v2)) };
-    let mut v5 = v4.clone();
+    let v1 = (c).sum_keepdim::<1>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(758, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(c, &v1);
+    let v5 = (b).flip::<1>();
+    let v6 = if b.detach().sum().item() > 0.0 { (&v5).tanh() } else { ((&v5) * (&v5)) };
+    let mut v7 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v2).sigmoid()).tanh();
+            v7 = ((&v7 * a).sigmoid()).tanh();
         }
-        v5 = &v5 - &v2 * 0.25;
+        v7 = &v7 - a * 0.25;
     }
-    let v6 = ((a).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(862, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(905, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g164_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (c).mean_axis::<1>();
-    let v2 = ((b) - (&v1));
-    let v3 = (&v2).flip::<1>();
-    let v4 = if b.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v2)) };
-    let mut v5 = v4.clone();
+    let v1 = (c).sum_keepdim::<1>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(758, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, c, &v1);
+    let v5 = (b).flip::<1>();
+    let v6 = if b.detach().sum().item() > 0.0 { (&v5).tanh() } else { ((&v5) * (&v5)) };
+    let mut v7 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v2).sigmoid()).tanh();
+            v7 = ((&v7 * a).sigmoid()).tanh();
         }
-        v5 = &v5 - &v2 * 0.25;
+        v7 = &v7 - a * 0.25;
     }
-    let v6 = ((a).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(862, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(905, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -8190,31 +8432,21 @@ fn g164_gradient() {
 
 #[differentiable]
 fn g165(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let v2 = (((a) + &k1)).mean_keepdim::<0>();
-    let v3 = ((b) * (&v2));
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(369, -1.0, 1.0);
-    let v5 = ((&v2).softmax::<1>() * &k4);
-    let v6 = (&v3).gather::<0, 2>(&[0, 0]);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(354, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = m8.select(&v6, &v5);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+    let v1 = (a).mean();
+    let v2 = ((b) + (&v1));
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).softplus() } else { (&v2).tanh().exp() };
+    let v4 = ((&v3).tanh()).abs();
+    let k5: Tensor![f64] = Tensor::rand_uniform(439, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g165_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let v2 = (((a) + &k1)).mean_keepdim::<0>();
-    let v3 = ((b) * (&v2));
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(369, -1.0, 1.0);
-    let v5 = ((&v2).softmax::<1>() * &k4);
-    let v6 = (&v3).gather::<0, 2>(&[0, 0]);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(354, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = Var::select(&m8, &v6, &v5);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
-    (&v9 * &k10).sum()
+    let v1 = (a).mean();
+    let v2 = ((b) + (&v1));
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).softplus() } else { (&v2).tanh().exp() };
+    let v4 = ((&v3).tanh()).abs();
+    let k5: Tensor![f64] = Tensor::rand_uniform(439, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -8238,43 +8470,41 @@ fn g165_gradient() {
 
 #[differentiable]
 fn g166(m: &Stack, a: &Tensor![f64]) -> f64 {
-    let v1 = (&m.blocks[0].bias).max();
-    let k2: Tensor![f64] = Tensor::rand_uniform(315, -1.0, 1.0);
-    let v3 = ((&v1) / ((((a) + &k2)).square() + 1.0));
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    let mut v5 = ((&v3) + &k4);
+    let v1 = (&m.blocks[0].bias).mean_axis::<0>();
+    let v2 = ((&v1) - (&v1));
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let mut v4 = ((&v2) + &k3);
     for i in 0..2 {
         if i % 2 == 0 {
-            v5 = ((m.blocks[i].forward(&v5)).square() + 1.0).ln();
+            v4 = ((m.blocks[i].forward(&v4)).square() + 1.0).ln();
         }
-        v5 = &v5 - &m.blocks[i].bias * 0.25;
+        v4 = &v4 - &m.blocks[i].bias * 0.25;
     }
-    let mut v6 = v5.clone();
+    let mut v5 = v4.clone();
     for _ in 0..2 {
-        v6 = ((&v6 * a).sin()).tanh() + &v5 * 0.5;
+        v5 = ((&v5 * a).sin()).tanh() + &v4 * 0.5;
     }
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(994, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(994, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g166_tape(m: &TStack, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[0].bias).max();
-    let k2: Tensor![f64] = Tensor::rand_uniform(315, -1.0, 1.0);
-    let v3 = ((&v1) / ((((a) + &k2)).square() + 1.0));
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    let mut v5 = ((&v3) + &k4);
+    let v1 = (&m.blocks[0].bias).mean_axis::<0>();
+    let v2 = ((&v1) - (&v1));
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let mut v4 = ((&v2) + &k3);
     for i in 0..2 {
         if i % 2 == 0 {
-            v5 = ((m.blocks[i].forward(&v5)).square() + 1.0).ln();
+            v4 = ((m.blocks[i].forward(&v4)).square() + 1.0).ln();
         }
-        v5 = &v5 - &m.blocks[i].bias * 0.25;
+        v4 = &v4 - &m.blocks[i].bias * 0.25;
     }
-    let mut v6 = v5.clone();
+    let mut v5 = v4.clone();
     for _ in 0..2 {
-        v6 = ((&v6 * a).sin()).tanh() + &v5 * 0.5;
+        v5 = ((&v5 * a).sin()).tanh() + &v4 * 0.5;
     }
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(994, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(994, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -8298,31 +8528,41 @@ fn g166_gradient() {
 
 #[differentiable]
 fn g167(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).max_axis::<0>();
-    let v2 = (-(&v1));
-    let v3 = ((&v2).cos()).minimum(&(&v1).sum_axis::<0>());
-    let mut v4 = v3.clone();
-    for _ in 0..4 {
-        v4 = ((-(&v4 * c))).tanh() + &v3 * 0.5;
+    let v1 = (a).mean_keepdim::<0>();
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(422, -1.0, 1.0);
+    let v3 = ((&v1) * (((c) + &k2)));
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3).square() + 1.0).sqrt() };
+    let v5 = ((&v4) * ((b).mean()));
+    let v6 = ((&v3).broadcast_to::<Shape![2, 1, 3]>()).flip::<1>();
+    let mut v7 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * &v5).tanh()).tanh();
+        }
+        v7 = &v7 - &v5 * 0.25;
     }
-    let v5 = (-(b));
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(457, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(64, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(170, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g167_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).max_axis::<0>();
-    let v2 = (-(&v1));
-    let v3 = ((&v2).cos()).minimum(&(&v1).sum_axis::<0>());
-    let mut v4 = v3.clone();
-    for _ in 0..4 {
-        v4 = ((-(&v4 * c))).tanh() + &v3 * 0.5;
+    let v1 = (a).mean_keepdim::<0>();
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(422, -1.0, 1.0);
+    let v3 = ((&v1) * (((c) + &k2)));
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3).square() + 1.0).sqrt() };
+    let v5 = ((&v4) * ((b).mean()));
+    let v6 = ((&v3).broadcast_to::<Shape![2, 1, 3]>()).flip::<1>();
+    let mut v7 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * &v5).tanh()).tanh();
+        }
+        v7 = &v7 - &v5 * 0.25;
     }
-    let v5 = (-(b));
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(457, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(64, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(170, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -8350,21 +8590,19 @@ fn g167_gradient() {
 
 #[differentiable]
 fn g168(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).max_keepdim::<0>();
-    let v2 = ((b).square() + 1.0).pow(&(&v1).tanh());
-    let v3 = (-(a));
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(857, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(238, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (b).max();
+    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(134, -1.0, 1.0);
+    let v3 = ((a) / ((((&v1) + &k2)).square() + 1.0));
+    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(365, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g168_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).max_keepdim::<0>();
-    let v2 = ((b).square() + 1.0).pow(&(&v1).tanh());
-    let v3 = (-(a));
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(857, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(238, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (b).max();
+    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(134, -1.0, 1.0);
+    let v3 = ((a) / ((((&v1) + &k2)).square() + 1.0));
+    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(365, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -8388,49 +8626,35 @@ fn g168_gradient() {
 
 #[differentiable]
 fn g169(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (c).min();
-    let v2 = (&v1).maximum(b);
-    let mut v3 = c.clone();
-    for _ in 0..1 {
-        v3 = ((&v3 * &v1).square()).tanh() + c * 0.5;
-    }
-    let mut v4 = v2.clone();
-    for _ in 0..4 {
-        v4 = (((&v4 * &v3).square() + 1.0).powf(-0.5)).tanh() + &v2 * 0.5;
-    }
-    let v5 = ((((&v4) * ((a).mean()))) + (((&v4) * ((c).mean()))));
-    let mut v6 = v5.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v4).tanh().exp()).tanh();
-        }
-        v6 = &v6 - &v4 * 0.25;
-    }
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(48, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (c).max_axis::<1>();
+    let v2 = (-(&v1));
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(880, -1.0, 1.0);
+    let v4 = (c).matmul(&k3);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(124, -1.0, 1.0);
+    let v6 = ((b).sigmoid()).matmul(&k5);
+    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(559, -1.0, 1.0);
+    let v8 = ((&v4).matmul(&k7)).tanh().exp();
+    let v9 = if c.detach().sum().item() > 0.0 { (a).tanh() } else { ((a) * (&v6)) };
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(13, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 4] = Tensor::rand_uniform(648, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(287, -1.0, 1.0);
+    ((&v2 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
 }
 
 fn g169_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (c).min();
-    let v2 = (&v1).maximum(b);
-    let mut v3 = c.clone();
-    for _ in 0..1 {
-        v3 = ((&v3 * &v1).square()).tanh() + c * 0.5;
-    }
-    let mut v4 = v2.clone();
-    for _ in 0..4 {
-        v4 = (((&v4 * &v3).square() + 1.0).powf(-0.5)).tanh() + &v2 * 0.5;
-    }
-    let v5 = ((((&v4) * ((a).mean()))) + (((&v4) * ((c).mean()))));
-    let mut v6 = v5.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v4).tanh().exp()).tanh();
-        }
-        v6 = &v6 - &v4 * 0.25;
-    }
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(48, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (c).max_axis::<1>();
+    let v2 = (-(&v1));
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(880, -1.0, 1.0);
+    let v4 = (c).matmul(&k3);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(124, -1.0, 1.0);
+    let v6 = ((b).sigmoid()).matmul(&k5);
+    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(559, -1.0, 1.0);
+    let v8 = ((&v4).matmul(&k7)).tanh().exp();
+    let v9 = if c.detach().sum().item() > 0.0 { (a).tanh() } else { ((a) * (&v6)) };
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(13, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 4] = Tensor::rand_uniform(648, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(287, -1.0, 1.0);
+    (&v2 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
 }
 
 #[test]
@@ -8459,32 +8683,30 @@ fn g169_gradient() {
 #[differentiable]
 fn g170(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(297, -1.0, 1.0);
-    let v2 = (((b) + &k1)).min_axis::<1>();
+    let v2 = (((b) + &k1)).max_keepdim::<1>();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(271, -1.0, 1.0);
-    let v4 = (((b) + &k3)).minimum(b);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(873, -1.0, 1.0);
-    let v6 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((a) + &k5))).tanh().powf(3.0) } else { ((m.fc2.forward(&((a) + &k5))) * 1.5).gelu() };
-    let v7 = ((m.fc2.forward(&m.fc1.weight)).square() + 1.0).sqrt();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(837, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(967, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(302, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v4 = ((((b) + &k3)).square() + 1.0).pow(&(b).tanh());
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(a)).softplus() } else { (m.fc2.forward(a)).tanh().exp() };
+    let v6 = (&m.fc1.weight).tanh().powf(3.0);
+    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(116, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(191, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(237, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g170_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(297, -1.0, 1.0);
-    let v2 = (((b) + &k1)).min_axis::<1>();
+    let v2 = (((b) + &k1)).max_keepdim::<1>();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(271, -1.0, 1.0);
-    let v4 = (((b) + &k3)).minimum(b);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(873, -1.0, 1.0);
-    let v6 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((a) + &k5))).tanh().powf(3.0) } else { ((m.fc2.forward(&((a) + &k5))) * 1.5).gelu() };
-    let v7 = ((m.fc2.forward(&m.fc1.weight)).square() + 1.0).sqrt();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(837, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(967, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(302, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v4 = ((((b) + &k3)).square() + 1.0).pow(&(b).tanh());
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(a)).softplus() } else { (m.fc2.forward(a)).tanh().exp() };
+    let v6 = (&m.fc1.weight).tanh().powf(3.0);
+    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(116, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(191, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(237, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -8513,24 +8735,34 @@ fn g170_gradient() {
 #[differentiable]
 fn g171(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
-    let v2 = (((b) + &k1)).min_keepdim::<0>();
-    let v3 = (&v2).maximum_scalar(0.1);
-    let v4 = ((((&v2) * (b))) * (((a).sin()).mean()));
-    let v5 = (((&v4).tanh().exp()) / (((&v2).logsumexp_axis::<1>()).square() + 1.0));
-    let k6: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(38, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(835, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v2 = (((b) + &k1)).min();
+    let v3 = (a).maximum(&v2);
+    let v4 = if a.detach().sum().item() > 0.0 { (-(&v3)) } else { ((&v3) * (&v2)) };
+    let v5 = ((&v4).tanh()).logsumexp_keepdim::<0>();
+    let mut v6 = v4.clone();
+    for _ in 0..2 {
+        v6 = (((&v6 * &v3) * 1.5).gelu()).tanh() + &v4 * 0.5;
+    }
+    let v7 = (((&v2) - (&v5))).logsumexp();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(378, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(775, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g171_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
-    let v2 = (((b) + &k1)).min_keepdim::<0>();
-    let v3 = (&v2).maximum_scalar(0.1);
-    let v4 = ((((&v2) * (b))) * (((a).sin()).mean()));
-    let v5 = (((&v4).tanh().exp()) / (((&v2).logsumexp_axis::<1>()).square() + 1.0));
-    let k6: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(38, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(835, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v2 = (((b) + &k1)).min();
+    let v3 = (a).maximum(&v2);
+    let v4 = if a.detach().sum().item() > 0.0 { (-(&v3)) } else { ((&v3) * (&v2)) };
+    let v5 = ((&v4).tanh()).logsumexp_keepdim::<0>();
+    let mut v6 = v4.clone();
+    for _ in 0..2 {
+        v6 = (((&v6 * &v3) * 1.5).gelu()).tanh() + &v4 * 0.5;
+    }
+    let v7 = (((&v2) - (&v5))).logsumexp();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(378, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(775, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -8555,22 +8787,30 @@ fn g171_gradient() {
 #[differentiable]
 fn g172(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(959, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).var();
-    let v3 = (&v2).minimum_scalar(-0.1);
-    let v4 = ((a).square() + 1.0).recip();
-    let k5: Tensor![f64] = Tensor::rand_uniform(654, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(682, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = (((b).mean() * &k1)).min_axis::<0>();
+    let v3 = (&v2).minimum(a);
+    let mut v4 = v3.clone();
+    for _ in 0..4 {
+        v4 = ((-(&v4 * b))).tanh() + &v3 * 0.5;
+    }
+    let v5 = if b.detach().sum().item() < 0.0 { (&v2).tanh().exp() } else { ((&v2) * (&v2)) };
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(285, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(451, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g172_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(959, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).var();
-    let v3 = (&v2).minimum_scalar(-0.1);
-    let v4 = ((a).square() + 1.0).recip();
-    let k5: Tensor![f64] = Tensor::rand_uniform(654, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(682, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = (((b).mean() * &k1)).min_axis::<0>();
+    let v3 = (&v2).minimum(a);
+    let mut v4 = v3.clone();
+    for _ in 0..4 {
+        v4 = ((-(&v4 * b))).tanh() + &v3 * 0.5;
+    }
+    let v5 = if b.detach().sum().item() < 0.0 { (&v2).tanh().exp() } else { ((&v2) * (&v2)) };
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(285, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(451, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -8594,28 +8834,40 @@ fn g172_gradient() {
 
 #[differentiable]
 fn g173(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (&m.blocks[0].weight).var_axis::<1>();
-    let v2 = (&v1).mse(&m.blocks[2].bias);
-    let v3 = (m.head.forward(&m.blocks[0].weight)).tanh();
-    let v4 = (a).tanh();
-    let v5 = (b).square();
-    let k6: Tensor![f64] = Tensor::rand_uniform(813, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(335, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(481, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(83, -1.0, 1.0);
+    let v1 = (b).min_keepdim::<0>();
+    let v2 = (&v1).maximum_scalar(0.1);
+    let mut v3 = m.blocks[0].weight.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = ((m.blocks[i].forward(&v3)).square() + 1.0).recip();
+        }
+        v3 = &v3 - &m.blocks[i].bias * 0.25;
+    }
+    let v4 = ((a).square() + 1.0).ln();
+    let v5 = (&m.blocks[2].bias).tanh();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(420, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(614, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(558, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(813, -1.0, 1.0);
     ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g173_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[0].weight).var_axis::<1>();
-    let v2 = (&v1).mse(&m.blocks[2].bias);
-    let v3 = (m.head.forward(&m.blocks[0].weight)).tanh();
-    let v4 = (a).tanh();
-    let v5 = (b).square();
-    let k6: Tensor![f64] = Tensor::rand_uniform(813, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(335, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(481, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(83, -1.0, 1.0);
+    let v1 = (b).min_keepdim::<0>();
+    let v2 = (&v1).maximum_scalar(0.1);
+    let mut v3 = m.blocks[0].weight.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = ((m.blocks[i].forward(&v3)).square() + 1.0).recip();
+        }
+        v3 = &v3 - &m.blocks[i].bias * 0.25;
+    }
+    let v4 = ((a).square() + 1.0).ln();
+    let v5 = (&m.blocks[2].bias).tanh();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(420, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(614, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(558, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(813, -1.0, 1.0);
     (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
@@ -8645,26 +8897,28 @@ fn g173_gradient() {
 #[differentiable]
 fn g174(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(403, -1.0, 1.0);
-    let v2 = (((c) + &k1)).var_keepdim::<1>();
-    let v3 = (&v2).matmul(&(&v2).t());
-    let v4 = if b.detach().sum().item() < 0.0 { (a).softplus() } else { ((a) * (c)) };
-    let v5 = (b).sin();
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(258, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(567, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(931, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v2 = (((c) + &k1)).var();
+    let v3 = (a).minimum_scalar(-0.1);
+    let v4 = ((b) / ((&v2).square() + 1.0));
+    let v5 = ((((&v4) - (&v2))).square() + 1.0).ln();
+    let v6 = ((&v3) * (c));
+    let v7 = ((&v6).square() + 1.0).recip();
+    let k8: Tensor![f64] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(838, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g174_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(403, -1.0, 1.0);
-    let v2 = (((c) + &k1)).var_keepdim::<1>();
-    let v3 = (&v2).matmul(&(&v2).t());
-    let v4 = if b.detach().sum().item() < 0.0 { (a).softplus() } else { ((a) * (c)) };
-    let v5 = (b).sin();
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(258, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(567, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(931, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v2 = (((c) + &k1)).var();
+    let v3 = (a).minimum_scalar(-0.1);
+    let v4 = ((b) / ((&v2).square() + 1.0));
+    let v5 = ((((&v4) - (&v2))).square() + 1.0).ln();
+    let v6 = ((&v3) * (c));
+    let v7 = ((&v6).square() + 1.0).recip();
+    let k8: Tensor![f64] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(838, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -8692,19 +8946,31 @@ fn g174_gradient() {
 
 #[differentiable]
 fn g175(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (b).logsumexp();
-    let v2 = (a).tanh().exp();
-    let k3: Tensor![f64] = Tensor::rand_uniform(855, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(694, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+    let v1 = (b).var_axis::<2>();
+    let v2 = (a).mse(a);
+    let mut v3 = v2.clone();
+    for _ in 0..1 {
+        v3 = (((&v3 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+    }
+    let v4 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).ln() } else { ((&v1) * (&v3)) };
+    let v5 = (((&v2).square() + 1.0).sqrt()).tanh();
+    let v6 = ((&v4).minimum(&v5)).softplus();
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(916, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g175_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).logsumexp();
-    let v2 = (a).tanh().exp();
-    let k3: Tensor![f64] = Tensor::rand_uniform(855, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(694, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+    let v1 = (b).var_axis::<2>();
+    let v2 = (a).mse(a);
+    let mut v3 = v2.clone();
+    for _ in 0..1 {
+        v3 = (((&v3 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+    }
+    let v4 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).ln() } else { ((&v1) * (&v3)) };
+    let v5 = (((&v2).square() + 1.0).sqrt()).tanh();
+    let v6 = ((&v4).minimum(&v5)).softplus();
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(916, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -8728,19 +8994,25 @@ fn g175_gradient() {
 
 #[differentiable]
 fn g176(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).logsumexp_axis::<1>();
-    let v2 = (&v1).tanh().exp2();
-    let v3 = (((&v2).flip::<0>()) / (((&v1).minimum(a)).square() + 1.0));
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(736, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (a).var_keepdim::<1>();
+    let v2 = (&v1).matmul(a);
+    let v3 = (&v1).t();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).tanh().exp() };
+    let v5 = (&v4).tanh();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(500, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(853, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g176_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_axis::<1>();
-    let v2 = (&v1).tanh().exp2();
-    let v3 = (((&v2).flip::<0>()) / (((&v1).minimum(a)).square() + 1.0));
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(736, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (a).var_keepdim::<1>();
+    let v2 = (&v1).matmul(a);
+    let v3 = (&v1).t();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).tanh().exp() };
+    let v5 = (&v4).tanh();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(500, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(853, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -8760,39 +9032,35 @@ fn g176_gradient() {
 
 #[differentiable]
 fn g177(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (&m.proj.weight).logsumexp_keepdim::<1>();
-    let v2 = ((&m.layers[1].weight).square() + 1.0).ln();
-    let mut v3 = m.proj.weight.clone();
+    let v1 = (&m.proj.weight).logsumexp();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(320, -1.0, 1.0);
+    let v3 = (((&m.layers[1].weight) + &k2)).tanh().exp();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
+    let mut v5 = ((&m.layers[1].weight).mean() * &k4);
     for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((m.layers[i].forward(&v3)).square() + 1.0).sqrt();
-        }
-        v3 = &v3 - &m.layers[i].bias * 0.25;
+        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v1 * 0.25;
     }
-    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(566, -1.0, 1.0);
-    let v5 = ((a).matmul(&k4)).matmul(&((&v3).tanh().exp2()).t());
-    let k6: Tensor![f64; 4, 1] = Tensor::rand_uniform(438, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(410, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v6 = (a).sin();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(172, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(714, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(970, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g177_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.proj.weight).logsumexp_keepdim::<1>();
-    let v2 = ((&m.layers[1].weight).square() + 1.0).ln();
-    let mut v3 = m.proj.weight.clone();
+    let v1 = (&m.proj.weight).logsumexp();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(320, -1.0, 1.0);
+    let v3 = (((&m.layers[1].weight) + &k2)).tanh().exp();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
+    let mut v5 = ((&m.layers[1].weight).mean() * &k4);
     for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((m.layers[i].forward(&v3)).square() + 1.0).sqrt();
-        }
-        v3 = &v3 - &m.layers[i].bias * 0.25;
+        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v1 * 0.25;
     }
-    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(566, -1.0, 1.0);
-    let v5 = ((a).matmul(&k4)).matmul(&((&v3).tanh().exp2()).t());
-    let k6: Tensor![f64; 4, 1] = Tensor::rand_uniform(438, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(410, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v5 * &k8).sum()
+    let v6 = (a).sin();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(172, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(714, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(970, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8816,21 +9084,25 @@ fn g177_gradient() {
 
 #[differentiable]
 fn g178(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 1]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(329, -1.0, 1.0);
-    let v2 = ((a).softmax::<1>() * &k1);
-    let v3 = ((b).square() + 1.0).log2();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(786, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(120, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).logsumexp_axis::<1>();
+    let v2 = (b).tanh().exp2();
+    let v3 = (&v1).maximum(&v2);
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v1)) };
+    let v5 = if b.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).ln() } else { (&v4).sigmoid() };
+    let v6 = if b.detach().sum().item() < 0.0 { (-(&v5)) } else { ((&v5) * 1.5).gelu() };
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g178_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(329, -1.0, 1.0);
-    let v2 = ((a).softmax::<1>() * &k1);
-    let v3 = ((b).square() + 1.0).log2();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(786, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(120, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).logsumexp_axis::<1>();
+    let v2 = (b).tanh().exp2();
+    let v3 = (&v1).maximum(&v2);
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v1)) };
+    let v5 = if b.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).ln() } else { (&v4).sigmoid() };
+    let v6 = if b.detach().sum().item() < 0.0 { (-(&v5)) } else { ((&v5) * 1.5).gelu() };
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -8854,27 +9126,37 @@ fn g178_gradient() {
 
 #[differentiable]
 fn g179(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(2, -1.0, 1.0);
-    let v2 = ((c).log_softmax::<0>() * &k1);
-    let v3 = ((&v2).square() + 1.0).sqrt();
-    let v4 = ((a).square() + 1.0).recip();
-    let v5 = ((b).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(155, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(455, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(204, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (c).logsumexp_keepdim::<0>();
+    let v2 = ((&v1).square() + 1.0).ln();
+    let mut v3 = a.clone();
+    for _ in 0..3 {
+        v3 = ((&v3 * b).softplus()).tanh() + a * 0.5;
+    }
+    let mut v4 = v3.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * b).tanh().powf(3.0)).tanh() + &v3 * 0.5;
+    }
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).softplus() } else { ((&v4) * (b)) };
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(752, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(86, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g179_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(2, -1.0, 1.0);
-    let v2 = ((c).log_softmax::<0>() * &k1);
-    let v3 = ((&v2).square() + 1.0).sqrt();
-    let v4 = ((a).square() + 1.0).recip();
-    let v5 = ((b).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(155, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(455, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(204, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (c).logsumexp_keepdim::<0>();
+    let v2 = ((&v1).square() + 1.0).ln();
+    let mut v3 = a.clone();
+    for _ in 0..3 {
+        v3 = ((&v3 * b).softplus()).tanh() + a * 0.5;
+    }
+    let mut v4 = v3.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * b).tanh().powf(3.0)).tanh() + &v3 * 0.5;
+    }
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).softplus() } else { ((&v4) * (b)) };
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(752, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(86, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -8902,29 +9184,31 @@ fn g179_gradient() {
 
 #[differentiable]
 fn g180(m: &Stack, a: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(648, -1.0, 1.0);
-    let v2 = (((&m.blocks[0].weight).mean() * &k1)).transpose::<1, 2>();
-    let v3 = ((a).square() + 1.0).recip();
-    let v4 = m.head.forward(&m.blocks[0].weight);
-    let v5 = ((&m.blocks[2].bias).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(932, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(620, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(977, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(316, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(648, -1.0, 1.0);
+    let v2 = ((&m.blocks[2].bias).softmax::<0>() * &k1);
+    let v3 = ((&m.blocks[0].weight).square() + 1.0).log2();
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &v2 * 0.25;
+    }
+    let v5 = ((a) * 1.5).gelu();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(977, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g180_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(648, -1.0, 1.0);
-    let v2 = (((&m.blocks[0].weight).mean() * &k1)).transpose::<1, 2>();
-    let v3 = ((a).square() + 1.0).recip();
-    let v4 = m.head.forward(&m.blocks[0].weight);
-    let v5 = ((&m.blocks[2].bias).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(932, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(620, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(977, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(316, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(648, -1.0, 1.0);
+    let v2 = ((&m.blocks[2].bias).softmax::<0>() * &k1);
+    let v3 = ((&m.blocks[0].weight).square() + 1.0).log2();
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &v2 * 0.25;
+    }
+    let v5 = ((a) * 1.5).gelu();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(977, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -8948,21 +9232,27 @@ fn g180_gradient() {
 
 #[differentiable]
 fn g181(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(49, -1.0, 1.0);
-    let v2 = (((a) + &k1)).t();
-    let v3 = (&v2).square();
-    let v4 = ((&v3).maximum(b)).sum_axis::<1>();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(492, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(49, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
+    let v3 = ((((a) + &k1)).log_softmax::<0>() * &k2);
+    let v4 = ((&v3).square() + 1.0).sqrt();
+    let v5 = (((b).cast::<f64>()) * ((&v4).var()));
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).cos() } else { ((&v5) * (b)) };
+    let v7 = (&v6).tanh().powi(3);
+    let k8: Tensor![f64] = Tensor::rand_uniform(508, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g181_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(49, -1.0, 1.0);
-    let v2 = (((a) + &k1)).t();
-    let v3 = (&v2).square();
-    let v4 = ((&v3).maximum(b)).sum_axis::<1>();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(492, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(49, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
+    let v3 = ((((a) + &k1)).log_softmax::<0>() * &k2);
+    let v4 = ((&v3).square() + 1.0).sqrt();
+    let v5 = (((b).cast::<f64>()) * ((&v4).var()));
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).cos() } else { ((&v5) * (b)) };
+    let v7 = (&v6).tanh().powi(3);
+    let k8: Tensor![f64] = Tensor::rand_uniform(508, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -8986,25 +9276,25 @@ fn g181_gradient() {
 
 #[differentiable]
 fn g182(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).flip::<0>();
-    let v2 = (a).sin();
-    let v3 = (&v1).logsumexp_keepdim::<0>();
-    let v4 = (&v2).concat::<0, 6, _>(a);
-    let v5 = ((&v4).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 4>(&(&v2).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![4]>()).logsumexp_keepdim::<0>();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(920, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(334, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
+    let v2 = (((a) + &k1)).transpose::<0, 1>();
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(758, -1.0, 1.0);
+    let v4 = ((((a).mean() * &k3)).square() + 1.0).recip();
+    let v5 = if a.detach().sum().item() < 0.0 { (-(&v2)) } else { ((&v2) * (a)) };
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(461, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g182_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).flip::<0>();
-    let v2 = (a).sin();
-    let v3 = (&v1).logsumexp_keepdim::<0>();
-    let v4 = (&v2).concat::<0, 6, _>(a);
-    let v5 = ((&v4).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 4>(&(&v2).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![4]>()).logsumexp_keepdim::<0>();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(920, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(334, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
+    let v2 = (((a) + &k1)).transpose::<0, 1>();
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(758, -1.0, 1.0);
+    let v4 = ((((a).mean() * &k3)).square() + 1.0).recip();
+    let v5 = if a.detach().sum().item() < 0.0 { (-(&v2)) } else { ((&v2) * (a)) };
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(461, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -9024,25 +9314,25 @@ fn g182_gradient() {
 
 #[differentiable]
 fn g183(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = (b).slice::<0, 0, 3>();
-    let v2 = (&v1).cos();
-    let v3 = (-(a));
-    let v4 = ((c).square() + 1.0).recip();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(571, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(742, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (a).t();
+    let v2 = (b).square();
+    let v3 = ((&v2) * ((&v1).mean()));
+    let v4 = if c.detach().sum().item() > 0.0 { (&v3).tanh().exp() } else { (&v3).tanh().exp() };
+    let v5 = (c).sigmoid();
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(742, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(716, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g183_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (b).slice::<0, 0, 3>();
-    let v2 = (&v1).cos();
-    let v3 = (-(a));
-    let v4 = ((c).square() + 1.0).recip();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(571, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(742, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (a).t();
+    let v2 = (b).square();
+    let v3 = ((&v2) * ((&v1).mean()));
+    let v4 = if c.detach().sum().item() > 0.0 { (&v3).tanh().exp() } else { (&v3).tanh().exp() };
+    let v5 = (c).sigmoid();
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(742, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(716, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -9070,29 +9360,27 @@ fn g183_gradient() {
 
 #[differentiable]
 fn g184(m: &Net, a: &Tensor![f64]) -> f64 {
-    let v1 = (&m.fc2.bias).pad::<0, 1, 1, 5>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(193, -1.0, 1.0);
-    let v3 = (((&m.fc2.bias).mean() * &k2)).tanh();
-    let v4 = (m.fc2.forward(&m.fc1.weight)).softplus();
-    let v5 = ((&v4) * ((&v3).mean()));
+    let v1 = (&m.fc2.bias).flip::<0>();
+    let v2 = (&v1).sin();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(927, -1.0, 1.0);
+    let v4 = ((m.fc1.forward(&((&m.fc1.weight).mean() * &k3))).square() + 1.0).powf(-0.5);
+    let v5 = ((&v4) * ((&v2).mean()));
     let v6 = ((a).square() + 1.0).ln();
-    let k7: Tensor![f64; 5] = Tensor::rand_uniform(316, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(257, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(386, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(316, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(257, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g184_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.bias).pad::<0, 1, 1, 5>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(193, -1.0, 1.0);
-    let v3 = (((&m.fc2.bias).mean() * &k2)).tanh();
-    let v4 = (m.fc2.forward(&m.fc1.weight)).softplus();
-    let v5 = ((&v4) * ((&v3).mean()));
+    let v1 = (&m.fc2.bias).flip::<0>();
+    let v2 = (&v1).sin();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(927, -1.0, 1.0);
+    let v4 = ((m.fc1.forward(&((&m.fc1.weight).mean() * &k3))).square() + 1.0).powf(-0.5);
+    let v5 = ((&v4) * ((&v2).mean()));
     let v6 = ((a).square() + 1.0).ln();
-    let k7: Tensor![f64; 5] = Tensor::rand_uniform(316, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(257, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(386, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(316, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(257, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -9116,21 +9404,25 @@ fn g184_gradient() {
 
 #[differentiable]
 fn g185(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).permute::<1, 0>();
-    let v2 = (b).sigmoid();
-    let v3 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).ln() } else { (&v1).sin() };
-    let k4: Tensor![f64] = Tensor::rand_uniform(132, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(899, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).slice::<0, 0, 2>();
+    let v2 = (b).cos();
+    let v3 = (((&v2) * 1.5).gelu()).tanh();
+    let v4 = (b).tanh();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(723, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g185_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).permute::<1, 0>();
-    let v2 = (b).sigmoid();
-    let v3 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).ln() } else { (&v1).sin() };
-    let k4: Tensor![f64] = Tensor::rand_uniform(132, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(899, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).slice::<0, 0, 2>();
+    let v2 = (b).cos();
+    let v3 = (((&v2) * 1.5).gelu()).tanh();
+    let v4 = (b).tanh();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(723, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -9154,21 +9446,17 @@ fn g185_gradient() {
 
 #[differentiable]
 fn g186(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(21, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).cross_entropy(&[0usize, 3usize, 1usize]);
-    let v3 = ((&v2) + 0.25).relu();
-    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { (-(&v3)) };
-    let k5: Tensor![f64] = Tensor::rand_uniform(442, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = (a).pad::<2, 0, 1, 4>();
+    let v2 = (&v1).tanh();
+    let k3: Tensor![f64; 2, 2, 4] = Tensor::rand_uniform(116, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g186_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(21, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).cross_entropy(&[0usize, 3usize, 1usize]);
-    let v3 = ((&v2) + 0.25).relu();
-    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { (-(&v3)) };
-    let k5: Tensor![f64] = Tensor::rand_uniform(442, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = (a).pad::<2, 0, 1, 4>();
+    let v2 = (&v1).tanh();
+    let k3: Tensor![f64; 2, 2, 4] = Tensor::rand_uniform(116, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -9188,35 +9476,31 @@ fn g186_gradient() {
 
 #[differentiable]
 fn g187(m: &Stack, a: &Tensor![f64]) -> f64 {
-    let v1 = (&m.blocks[0].weight).gather::<0, 4>(&[0, 2, 2, 1]);
-    let v2 = ((&v1) * 1.5).gelu();
-    let mut v3 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).tanh();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+    let v1 = (&m.blocks[0].weight).permute::<1, 0>();
+    let v2 = (a).sigmoid();
+    let mut v3 = v1.clone();
+    for i in 0..3 {
+        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &v2 * 0.25;
     }
-    let v4 = if a.detach().sum().item() < 0.0 { (&m.blocks[2].bias).tanh() } else { ((&m.blocks[2].bias) * (a)) };
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(662, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(927, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v4 = m.blocks[0].forward(&v3);
+    let v5 = (&m.blocks[2].bias).tanh();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(102, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(489, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g187_tape(m: &TStack, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[0].weight).gather::<0, 4>(&[0, 2, 2, 1]);
-    let v2 = ((&v1) * 1.5).gelu();
-    let mut v3 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).tanh();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+    let v1 = (&m.blocks[0].weight).permute::<1, 0>();
+    let v2 = (a).sigmoid();
+    let mut v3 = v1.clone();
+    for i in 0..3 {
+        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &v2 * 0.25;
     }
-    let v4 = if a.detach().sum().item() < 0.0 { (&m.blocks[2].bias).tanh() } else { ((&m.blocks[2].bias) * (a)) };
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(662, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(927, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v4 = m.blocks[0].forward(&v3);
+    let v5 = (&m.blocks[2].bias).tanh();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(102, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(489, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -9240,27 +9524,29 @@ fn g187_gradient() {
 
 #[differentiable]
 fn g188(a: &Tensor![f64; 3, 4], b: &Tensor![f64], c: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (c).cast::<f64>();
-    let v2 = (b).abs();
-    let v3 = if b.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).recip() } else { (&v1).sin() };
-    let v4 = ((&v2).square() + 1.0).recip();
-    let v5 = (a).softplus();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(720, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(369, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(74, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (a).cross_entropy(&[1usize, 2usize, 3usize]);
+    let v2 = ((c) + 0.25).relu();
+    let k3: Tensor![f64] = Tensor::rand_uniform(572, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(&v1, b);
+    let v6 = ((&v2).maximum(&v5)).max();
+    let v7 = ((a) / ((&v6).square() + 1.0));
+    let v8 = if a.detach().sum().item() > 0.0 { (&v7).cos() } else { ((&v7) * (&v7)) };
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(185, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g188_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (c).cast::<f64>();
-    let v2 = (b).abs();
-    let v3 = if b.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).recip() } else { (&v1).sin() };
-    let v4 = ((&v2).square() + 1.0).recip();
-    let v5 = (a).softplus();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(720, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(369, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(74, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (a).cross_entropy(&[1usize, 2usize, 3usize]);
+    let v2 = ((c) + 0.25).relu();
+    let k3: Tensor![f64] = Tensor::rand_uniform(572, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, &v1, b);
+    let v6 = ((&v2).maximum(&v5)).max();
+    let v7 = ((a) / ((&v6).square() + 1.0));
+    let v8 = if a.detach().sum().item() > 0.0 { (&v7).cos() } else { ((&v7) * (&v7)) };
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(185, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -9288,23 +9574,39 @@ fn g188_gradient() {
 
 #[differentiable]
 fn g189(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 3, 1]) -> f64 {
-    let v1 = (b).reshape::<Shape![12]>();
-    let v2 = (a).softplus();
-    let v3 = (c).square();
-    let k4: Tensor![f64; 12] = Tensor::rand_uniform(832, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(897, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(932, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = (b).gather::<1, 2>(&[2, 3]);
+    let v2 = ((&v1) * 1.5).gelu();
+    let mut v3 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = (((&v3 * c) * 1.5).gelu()).tanh();
+        }
+        v3 = &v3 - c * 0.25;
+    }
+    let v4 = (&v3).maximum_scalar(0.1);
+    let v5 = ((a) * 1.5).gelu();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(996, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(413, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g189_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![3, 1]>) -> Var<f64, ()> {
-    let v1 = (b).reshape::<Shape![12]>();
-    let v2 = (a).softplus();
-    let v3 = (c).square();
-    let k4: Tensor![f64; 12] = Tensor::rand_uniform(832, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(897, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(932, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = (b).gather::<1, 2>(&[2, 3]);
+    let v2 = ((&v1) * 1.5).gelu();
+    let mut v3 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = (((&v3 * c) * 1.5).gelu()).tanh();
+        }
+        v3 = &v3 - c * 0.25;
+    }
+    let v4 = (&v3).maximum_scalar(0.1);
+    let v5 = ((a) * 1.5).gelu();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(996, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(413, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9332,17 +9634,17 @@ fn g189_gradient() {
 
 #[differentiable]
 fn g190(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).broadcast_to::<Shape![2, 2, 3]>();
+    let v1 = (a).cast::<f64>();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(228, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).silu();
+    let v3 = (((&v1) + &k2)).abs();
     let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g190_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).broadcast_to::<Shape![2, 2, 3]>();
+    let v1 = (a).cast::<f64>();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(228, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).silu();
+    let v3 = (((&v1) + &k2)).abs();
     let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
@@ -9364,35 +9666,31 @@ fn g190_gradient() {
 
 #[differentiable]
 fn g191(m: &Net, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (a).concat::<0, 5, _>(&m.fc1.weight);
-    let v2 = ((&m.fc2.weight).square() + 1.0).powf(-0.5);
-    let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&v2)).cos() } else { (m.fc1.forward(&v2)).softplus() };
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).sin()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let k5: Tensor![f64; 5, 4] = Tensor::rand_uniform(222, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(962, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (a).reshape::<Shape![8]>();
+    let v2 = (&v1).softplus();
+    let v3 = ((m.fc2.forward(a)).square() + 1.0).sqrt();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v2).tanh() } else { (&v2).tanh().powf(3.0) };
+    let v5 = ((&m.fc1.weight).square() + 1.0).ln();
+    let v6 = ((&m.fc2.weight) * 1.5).gelu();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let k8: Tensor![f64; 8] = Tensor::rand_uniform(422, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(38, -1.0, 1.0);
+    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g191_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (a).concat::<0, 5, _>(&m.fc1.weight);
-    let v2 = ((&m.fc2.weight).square() + 1.0).powf(-0.5);
-    let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&v2)).cos() } else { (m.fc1.forward(&v2)).softplus() };
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).sin()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let k5: Tensor![f64; 5, 4] = Tensor::rand_uniform(222, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(962, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (a).reshape::<Shape![8]>();
+    let v2 = (&v1).softplus();
+    let v3 = ((m.fc2.forward(a)).square() + 1.0).sqrt();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v2).tanh() } else { (&v2).tanh().powf(3.0) };
+    let v5 = ((&m.fc1.weight).square() + 1.0).ln();
+    let v6 = ((&m.fc2.weight) * 1.5).gelu();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let k8: Tensor![f64; 8] = Tensor::rand_uniform(422, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(38, -1.0, 1.0);
+    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -9416,39 +9714,21 @@ fn g191_gradient() {
 
 #[differentiable]
 fn g192(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(593, -1.0, 1.0);
-    let v2 = (a).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(((b).mean() * &k1)).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>();
-    let v3 = (a).tanh().powi(3);
-    let v4 = ((&v2) * ((&v3).mean()));
-    let v5 = ((&v4).minimum(&v3)).var();
-    let v6 = ((&v5) - (&v3));
-    let mut v7 = v6.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v5).sigmoid()).tanh();
-        }
-        v7 = &v7 - &v5 * 0.25;
-    }
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(339, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = (b).broadcast_to::<Shape![2, 4]>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(593, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).silu();
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(879, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g192_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(593, -1.0, 1.0);
-    let v2 = (a).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(((b).mean() * &k1)).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>();
-    let v3 = (a).tanh().powi(3);
-    let v4 = ((&v2) * ((&v3).mean()));
-    let v5 = ((&v4).minimum(&v3)).var();
-    let v6 = ((&v5) - (&v3));
-    let mut v7 = v6.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v5).sigmoid()).tanh();
-        }
-        v7 = &v7 - &v5 * 0.25;
-    }
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(339, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = (b).broadcast_to::<Shape![2, 4]>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(593, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).silu();
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(879, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -9472,35 +9752,25 @@ fn g192_gradient() {
 
 #[differentiable]
 fn g193(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (c).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 2, 1>(&(b).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 1]>();
-    let v2 = (a).sum();
-    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(793, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(7, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v1, &((&v1) + &k3));
-    let v7 = (&v2).tanh();
-    let mut v8 = v6.clone();
-    for _ in 0..4 {
-        v8 = ((&v8 * &v7).cos()).tanh() + &v6 * 0.5;
-    }
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(947, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v1 = (a).concat::<1, 3, _>(b);
+    let v2 = ((c).square() + 1.0).powf(-0.5);
+    let v3 = (&v1).sum();
+    let v4 = if c.detach().sum().item() > 0.0 { (&v2).sin() } else { ((&v2).square() + 1.0).recip() };
+    let v5 = (&v3).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(802, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(406, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g193_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (c).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 2, 1>(&(b).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 1]>();
-    let v2 = (a).sum();
-    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(793, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(7, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v1, &((&v1) + &k3));
-    let v7 = (&v2).tanh();
-    let mut v8 = v6.clone();
-    for _ in 0..4 {
-        v8 = ((&v8 * &v7).cos()).tanh() + &v6 * 0.5;
-    }
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(947, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v1 = (a).concat::<1, 3, _>(b);
+    let v2 = ((c).square() + 1.0).powf(-0.5);
+    let v3 = (&v1).sum();
+    let v4 = if c.detach().sum().item() > 0.0 { (&v2).sin() } else { ((&v2).square() + 1.0).recip() };
+    let v5 = (&v3).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(802, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(406, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -9528,41 +9798,37 @@ fn g193_gradient() {
 
 #[differentiable]
 fn g194(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(149, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(159, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(&m.blocks[2].weight, &((&m.blocks[2].weight) + &k1));
-    let v5 = (&m.blocks[0].bias).sum_axis::<0>();
-    let v6 = (m.blocks[0].forward(&m.blocks[2].weight)).square();
-    let v7 = ((a).square() + 1.0).powf(-0.5);
-    let v8 = ((b).square() + 1.0).ln();
-    let v9 = ((&m.head.weight).square() + 1.0).sqrt();
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(892, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(130, -1.0, 1.0);
-    let k14: Tensor![f64; 3, 4] = Tensor::rand_uniform(361, -1.0, 1.0);
-    let k15: Tensor![f64; 3, 4] = Tensor::rand_uniform(887, -1.0, 1.0);
-    ((&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum() + (&v9 * &k15).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(159, -1.0, 1.0);
+    let v2 = (&m.blocks[2].weight).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(((&m.blocks[2].weight) + &k1)).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>();
+    let v3 = (&m.blocks[0].bias).tanh().powi(3);
+    let v4 = m.blocks[2].forward(&m.blocks[2].weight);
+    let v5 = (a).tanh().exp();
+    let v6 = (b).square();
+    let v7 = (&m.head.weight).sin();
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(759, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(288, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(667, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(765, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(892, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()).item()
 }
 
 fn g194_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(149, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(159, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, &m.blocks[2].weight, &((&m.blocks[2].weight) + &k1));
-    let v5 = (&m.blocks[0].bias).sum_axis::<0>();
-    let v6 = (m.blocks[0].forward(&m.blocks[2].weight)).square();
-    let v7 = ((a).square() + 1.0).powf(-0.5);
-    let v8 = ((b).square() + 1.0).ln();
-    let v9 = ((&m.head.weight).square() + 1.0).sqrt();
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(892, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(130, -1.0, 1.0);
-    let k14: Tensor![f64; 3, 4] = Tensor::rand_uniform(361, -1.0, 1.0);
-    let k15: Tensor![f64; 3, 4] = Tensor::rand_uniform(887, -1.0, 1.0);
-    (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum() + (&v9 * &k15).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(159, -1.0, 1.0);
+    let v2 = (&m.blocks[2].weight).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(((&m.blocks[2].weight) + &k1)).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>();
+    let v3 = (&m.blocks[0].bias).tanh().powi(3);
+    let v4 = m.blocks[2].forward(&m.blocks[2].weight);
+    let v5 = (a).tanh().exp();
+    let v6 = (b).square();
+    let v7 = (&m.head.weight).sin();
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(759, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(288, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(667, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(765, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(892, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()
 }
 
 #[test]
@@ -9591,17 +9857,17 @@ fn g194_gradient() {
 #[differentiable]
 fn g195(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(799, -1.0, 1.0);
-    let v2 = ((((b) + &k1)) + (a));
-    let v3 = (&v2).sum_keepdim::<0>();
-    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(176, -1.0, 1.0);
+    let v2 = (((b) + &k1)).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 3, 4>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 4]>();
+    let v3 = (&v2).sum();
+    let k4: Tensor![f64] = Tensor::rand_uniform(15, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g195_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(799, -1.0, 1.0);
-    let v2 = ((((b) + &k1)) + (a));
-    let v3 = (&v2).sum_keepdim::<0>();
-    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(176, -1.0, 1.0);
+    let v2 = (((b) + &k1)).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 3, 4>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 4]>();
+    let v3 = (&v2).sum();
+    let k4: Tensor![f64] = Tensor::rand_uniform(15, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
 
@@ -9627,20 +9893,20 @@ fn g195_gradient() {
 #[differentiable]
 fn g196(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 1]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(497, -1.0, 1.0);
-    let v2 = ((((c) + &k1)) - (a));
-    let v3 = (&v2).mean();
-    let v4 = ((b).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64] = Tensor::rand_uniform(705, -1.0, 1.0);
+    let v2 = (((c) + &k1)).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 3, 3>(&(a).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![3, 3]>();
+    let v3 = (&v2).sum_axis::<0>();
+    let v4 = ((b).square() + 1.0).sqrt();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(705, -1.0, 1.0);
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(983, -1.0, 1.0);
     ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g196_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(497, -1.0, 1.0);
-    let v2 = ((((c) + &k1)) - (a));
-    let v3 = (&v2).mean();
-    let v4 = ((b).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64] = Tensor::rand_uniform(705, -1.0, 1.0);
+    let v2 = (((c) + &k1)).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 3, 3>(&(a).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![3, 3]>();
+    let v3 = (&v2).sum_axis::<0>();
+    let v4 = ((b).square() + 1.0).sqrt();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(705, -1.0, 1.0);
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(983, -1.0, 1.0);
     (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
@@ -9670,23 +9936,41 @@ fn g196_gradient() {
 
 #[differentiable]
 fn g197(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(674, -1.0, 1.0);
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(485, -1.0, 1.0);
-    let v3 = ((((b).mean() * &k1)) * (((a).mean() * &k2)));
-    let v4 = (&v3).mean_axis::<0>();
-    let v5 = (((b) - (&v4))).sin();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(317, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(281, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(b, &((b) + &k1));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(483, -1.0, 1.0);
+    let v6 = (((&v4).mean() * &k5)).sum_keepdim::<1>();
+    let v7 = (((&v6).tanh()) * ((((a) * ((b).mean()))).mean()));
+    let mut v8 = v7.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v8 = (((&v8 * &v7).square() + 1.0).sqrt()).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let k9: Tensor![f64; 3, 1] = Tensor::rand_uniform(478, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g197_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(674, -1.0, 1.0);
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(485, -1.0, 1.0);
-    let v3 = ((((b).mean() * &k1)) * (((a).mean() * &k2)));
-    let v4 = (&v3).mean_axis::<0>();
-    let v5 = (((b) - (&v4))).sin();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(317, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(281, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, b, &((b) + &k1));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(483, -1.0, 1.0);
+    let v6 = (((&v4).mean() * &k5)).sum_keepdim::<1>();
+    let v7 = (((&v6).tanh()) * ((((a) * ((b).mean()))).mean()));
+    let mut v8 = v7.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v8 = (((&v8 * &v7).square() + 1.0).sqrt()).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let k9: Tensor![f64; 3, 1] = Tensor::rand_uniform(478, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -9711,32 +9995,26 @@ fn g197_gradient() {
 #[differentiable]
 fn g198(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 2, 4]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(199, -1.0, 1.0);
-    let v2 = ((((b).mean() * &k1)) / ((a).square() + 1.0));
-    let v3 = (&m.gain).mean_keepdim::<0>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let v5 = if b.detach().sum().item() > 0.0 { (m.fc1.forward(&((&v3) + &k4))).square() } else { ((m.fc1.forward(&((&v3) + &k4))).square() + 1.0).ln() };
-    let v6 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * (&v3)) };
-    let v7 = ((&m.fc2.bias).square() + 1.0).ln();
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(953, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(196, -1.0, 1.0);
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(132, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(624, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v2 = ((((b).mean() * &k1)) + (a));
+    let v3 = (&m.gain).mean();
+    let v4 = ((m.fc2.forward(&v2)).square() + 1.0).recip();
+    let v5 = (-(&m.fc2.bias));
+    let k6: Tensor![f64] = Tensor::rand_uniform(425, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(25, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(728, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g198_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(199, -1.0, 1.0);
-    let v2 = ((((b).mean() * &k1)) / ((a).square() + 1.0));
-    let v3 = (&m.gain).mean_keepdim::<0>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let v5 = if b.detach().sum().item() > 0.0 { (m.fc1.forward(&((&v3) + &k4))).square() } else { ((m.fc1.forward(&((&v3) + &k4))).square() + 1.0).ln() };
-    let v6 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * (&v3)) };
-    let v7 = ((&m.fc2.bias).square() + 1.0).ln();
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(953, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(196, -1.0, 1.0);
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(132, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(624, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v2 = ((((b).mean() * &k1)) + (a));
+    let v3 = (&m.gain).mean();
+    let v4 = ((m.fc2.forward(&v2)).square() + 1.0).recip();
+    let v5 = (-(&m.fc2.bias));
+    let k6: Tensor![f64] = Tensor::rand_uniform(425, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(25, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(728, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9764,17 +10042,27 @@ fn g198_gradient() {
 
 #[differentiable]
 fn g199(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (-(a));
-    let v2 = (&v1).max();
-    let k3: Tensor![f64] = Tensor::rand_uniform(631, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = ((a) - (a));
+    let v2 = (&v1).mean_axis::<0>();
+    let v3 = (((&v1).abs()).square() + 1.0).log2();
+    let v4 = ((a).minimum(&v1)).var();
+    let v5 = (((&v2).square() + 1.0).log2()).sigmoid();
+    let v6 = ((&v3).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 3>(&(&v5).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>()).max_axis::<0>();
+    let k7: Tensor![f64] = Tensor::rand_uniform(392, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(505, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g199_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (-(a));
-    let v2 = (&v1).max();
-    let k3: Tensor![f64] = Tensor::rand_uniform(631, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = ((a) - (a));
+    let v2 = (&v1).mean_axis::<0>();
+    let v3 = (((&v1).abs()).square() + 1.0).log2();
+    let v4 = ((a).minimum(&v1)).var();
+    let v5 = (((&v2).square() + 1.0).log2()).sigmoid();
+    let v6 = ((&v3).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 3>(&(&v5).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>()).max_axis::<0>();
+    let k7: Tensor![f64] = Tensor::rand_uniform(392, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(505, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -9794,8 +10082,8 @@ fn g199_gradient() {
 
 #[differentiable]
 fn g200(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
-    let v2 = (&v1).max_axis::<0>();
+    let v1 = ((a) * (a));
+    let v2 = (&v1).mean_keepdim::<0>();
     let v3 = ((&v1) + 0.25).relu();
     let mut v4 = v2.clone();
     for i in 0..1 {
@@ -9816,8 +10104,8 @@ fn g200(a: &Tensor![f64; 3]) -> f64 {
 }
 
 fn g200_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
-    let v2 = (&v1).max_axis::<0>();
+    let v1 = ((a) * (a));
+    let v2 = (&v1).mean_keepdim::<0>();
     let v3 = ((&v1) + 0.25).relu();
     let mut v4 = v2.clone();
     for i in 0..1 {
@@ -9854,35 +10142,37 @@ fn g200_gradient() {
 
 #[differentiable]
 fn g201(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.layers[0].weight).maximum(&m.layers[0].weight);
-    let v2 = (a).max_keepdim::<0>();
+    let v1 = ((&m.layers[0].weight) / ((&m.layers[0].weight).square() + 1.0));
+    let v2 = (a).max();
     let mut v3 = v1.clone();
     for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.layers[0].weight * 0.25;
+        v3 = (m.layers[1 - i].forward(&v3)).sin() + &v3 * 0.5;
     }
-    let v4 = (b).tanh().powi(3);
-    let v5 = ((&m.layers[0].bias) * 1.5).gelu();
-    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(990, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(151, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(831, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(274, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).powf(-0.5) } else { ((&v3) * 1.5).gelu() };
+    let v5 = (b).tanh().exp();
+    let v6 = ((&m.layers[0].bias) * 1.5).gelu();
+    let k7: Tensor![f64] = Tensor::rand_uniform(990, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(151, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(831, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(274, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g201_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].weight).maximum(&m.layers[0].weight);
-    let v2 = (a).max_keepdim::<0>();
+    let v1 = ((&m.layers[0].weight) / ((&m.layers[0].weight).square() + 1.0));
+    let v2 = (a).max();
     let mut v3 = v1.clone();
     for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.layers[0].weight * 0.25;
+        v3 = (m.layers[1 - i].forward(&v3)).sin() + &v3 * 0.5;
     }
-    let v4 = (b).tanh().powi(3);
-    let v5 = ((&m.layers[0].bias) * 1.5).gelu();
-    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(990, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(151, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(831, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(274, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).powf(-0.5) } else { ((&v3) * 1.5).gelu() };
+    let v5 = (b).tanh().exp();
+    let v6 = ((&m.layers[0].bias) * 1.5).gelu();
+    let k7: Tensor![f64] = Tensor::rand_uniform(990, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(151, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(831, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(274, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -9910,33 +10200,27 @@ fn g201_gradient() {
 
 #[differentiable]
 fn g202(a: &Tensor![f64; 1, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).minimum(a);
-    let v2 = (&v1).min();
-    let mut v3 = b.clone();
-    for _ in 0..1 {
-        v3 = (((&v3 * &v2).square() + 1.0).recip()).tanh() + b * 0.5;
-    }
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).softplus() } else { ((&v3) * (b)) };
-    let v5 = if b.detach().sum().item() < 0.0 { (&v2).sin() } else { (&v2).tanh() };
-    let v6 = (((&v3) / ((&v4).square() + 1.0))).tanh();
-    let k7: Tensor![f64] = Tensor::rand_uniform(56, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(783, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (-(b));
+    let v2 = (a).max_axis::<0>();
+    let v3 = if b.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).ln() } else { ((&v1) * (&v1)) };
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).square() } else { ((&v3) * (&v1)) };
+    let v5 = ((&v3).sigmoid()).tanh();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(657, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(397, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g202_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).minimum(a);
-    let v2 = (&v1).min();
-    let mut v3 = b.clone();
-    for _ in 0..1 {
-        v3 = (((&v3 * &v2).square() + 1.0).recip()).tanh() + b * 0.5;
-    }
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).softplus() } else { ((&v3) * (b)) };
-    let v5 = if b.detach().sum().item() < 0.0 { (&v2).sin() } else { (&v2).tanh() };
-    let v6 = (((&v3) / ((&v4).square() + 1.0))).tanh();
-    let k7: Tensor![f64] = Tensor::rand_uniform(56, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(783, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (-(b));
+    let v2 = (a).max_axis::<0>();
+    let v3 = if b.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).ln() } else { ((&v1) * (&v1)) };
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).square() } else { ((&v3) * (&v1)) };
+    let v5 = ((&v3).sigmoid()).tanh();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(657, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(397, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9960,33 +10244,21 @@ fn g202_gradient() {
 
 #[differentiable]
 fn g203(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 1], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (c).maximum_scalar(0.1);
-    let v2 = (a).min_axis::<0>();
-    let mut v3 = v1.clone();
-    for _ in 0..4 {
-        v3 = ((&v3 * &v2).cos()).tanh() + &v1 * 0.5;
-    }
-    let v4 = (b).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(564, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v3, &v4);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(647, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = ((c).square() + 1.0).pow(&(a).tanh());
+    let v2 = (&v1).max_keepdim::<1>();
+    let v3 = ((b) * 1.5).gelu();
+    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(990, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(748, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g203_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 1]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (c).maximum_scalar(0.1);
-    let v2 = (a).min_axis::<0>();
-    let mut v3 = v1.clone();
-    for _ in 0..4 {
-        v3 = ((&v3 * &v2).cos()).tanh() + &v1 * 0.5;
-    }
-    let v4 = (b).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(564, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v3, &v4);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(647, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = ((c).square() + 1.0).pow(&(a).tanh());
+    let v2 = (&v1).max_keepdim::<1>();
+    let v3 = ((b) * 1.5).gelu();
+    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(990, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(748, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -10014,43 +10286,19 @@ fn g203_gradient() {
 
 #[differentiable]
 fn g204(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).minimum_scalar(-0.1);
-    let v2 = (a).min_keepdim::<0>();
-    let v3 = ((&v1).minimum_scalar(-0.1)).maximum(&(&v2).matmul(&v1));
-    let mut v4 = v3.clone();
-    for _ in 0..1 {
-        v4 = ((-(&v4 * &v1))).tanh() + &v3 * 0.5;
-    }
-    let mut v5 = v2.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = ((-(&v5 * &v2))).tanh();
-        }
-        v5 = &v5 - &v2 * 0.25;
-    }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(502, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (a).maximum(a);
+    let v2 = (&v1).min();
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).sin() } else { ((&v2) * (&v2)) };
+    let k4: Tensor![f64] = Tensor::rand_uniform(479, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g204_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).minimum_scalar(-0.1);
-    let v2 = (a).min_keepdim::<0>();
-    let v3 = ((&v1).minimum_scalar(-0.1)).maximum(&(&v2).matmul(&v1));
-    let mut v4 = v3.clone();
-    for _ in 0..1 {
-        v4 = ((-(&v4 * &v1))).tanh() + &v3 * 0.5;
-    }
-    let mut v5 = v2.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = ((-(&v5 * &v2))).tanh();
-        }
-        v5 = &v5 - &v2 * 0.25;
-    }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(502, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (a).maximum(a);
+    let v2 = (&v1).min();
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).sin() } else { ((&v2) * (&v2)) };
+    let k4: Tensor![f64] = Tensor::rand_uniform(479, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -10071,32 +10319,26 @@ fn g204_gradient() {
 #[differentiable]
 fn g205(m: &Net, a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(650, -1.0, 1.0);
-    let v2 = (&m.fc1.weight).mse(&((&m.fc2.weight).mean() * &k1));
-    let v3 = (&m.fc1.weight).var();
-    let v4 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).sqrt();
-    let v5 = if a.detach().sum().item() > 0.0 { (-(m.fc2.forward(&m.fc1.weight))) } else { ((m.fc2.forward(&m.fc1.weight)).square() + 1.0).recip() };
-    let v6 = ((a).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64] = Tensor::rand_uniform(929, -1.0, 1.0);
+    let v2 = (&m.fc1.weight).minimum(&((&m.fc2.weight).mean() * &k1));
+    let v3 = (&m.fc2.weight).min_axis::<0>();
+    let v4 = m.fc2.forward(&v2);
+    let v5 = ((a).sin()).tanh();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(563, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(929, -1.0, 1.0);
     let k8: Tensor![f64] = Tensor::rand_uniform(860, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(69, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(350, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g205_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(650, -1.0, 1.0);
-    let v2 = (&m.fc1.weight).mse(&((&m.fc2.weight).mean() * &k1));
-    let v3 = (&m.fc1.weight).var();
-    let v4 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).sqrt();
-    let v5 = if a.detach().sum().item() > 0.0 { (-(m.fc2.forward(&m.fc1.weight))) } else { ((m.fc2.forward(&m.fc1.weight)).square() + 1.0).recip() };
-    let v6 = ((a).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64] = Tensor::rand_uniform(929, -1.0, 1.0);
+    let v2 = (&m.fc1.weight).minimum(&((&m.fc2.weight).mean() * &k1));
+    let v3 = (&m.fc2.weight).min_axis::<0>();
+    let v4 = m.fc2.forward(&v2);
+    let v5 = ((a).sin()).tanh();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(563, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(929, -1.0, 1.0);
     let k8: Tensor![f64] = Tensor::rand_uniform(860, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(69, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(350, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -10120,20 +10362,20 @@ fn g205_gradient() {
 
 #[differentiable]
 fn g206(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let k2: Tensor![f64; 4, 3] = Tensor::rand_uniform(185, -1.0, 1.0);
-    let v3 = (((a).mean() * &k1)).matmul(&((b).mean() * &k2));
-    let v4 = (&v3).var_axis::<1>();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let v1 = (b).maximum_scalar(0.1);
+    let v2 = (a).min_keepdim::<1>();
+    let v3 = ((&v2).concat::<0, 4, _>(&v1)).square();
+    let v4 = ((&v3).maximum(&v3)).pad::<2, 0, 1, 4>();
+    let k5: Tensor![f64; 4, 1, 4] = Tensor::rand_uniform(439, -1.0, 1.0);
     ((&v4 * &k5).sum()).item()
 }
 
 fn g206_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let k2: Tensor![f64; 4, 3] = Tensor::rand_uniform(185, -1.0, 1.0);
-    let v3 = (((a).mean() * &k1)).matmul(&((b).mean() * &k2));
-    let v4 = (&v3).var_axis::<1>();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let v1 = (b).maximum_scalar(0.1);
+    let v2 = (a).min_keepdim::<1>();
+    let v3 = ((&v2).concat::<0, 4, _>(&v1)).square();
+    let v4 = ((&v3).maximum(&v3)).pad::<2, 0, 1, 4>();
+    let k5: Tensor![f64; 4, 1, 4] = Tensor::rand_uniform(439, -1.0, 1.0);
     (&v4 * &k5).sum()
 }
 
@@ -10158,19 +10400,29 @@ fn g206_gradient() {
 
 #[differentiable]
 fn g207(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (a).tanh().exp();
-    let v2 = (&v1).var_keepdim::<0>();
-    let v3 = ((&v2) / ((b).square() + 1.0));
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (a).minimum_scalar(-0.1);
+    let v2 = (&v1).var();
+    let v3 = if a.detach().sum().item() < 0.0 { (-(a)) } else { ((a) * (&v1)) };
+    let v4 = ((&v2).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 2, 1>(&(&v1).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 1]>()).cos();
+    let v5 = (&v2).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 2, 3>(&(&v4).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![2, 3]>();
+    let v6 = (b).tanh().exp();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(830, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(712, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(937, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g207_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp();
-    let v2 = (&v1).var_keepdim::<0>();
-    let v3 = ((&v2) / ((b).square() + 1.0));
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (a).minimum_scalar(-0.1);
+    let v2 = (&v1).var();
+    let v3 = if a.detach().sum().item() < 0.0 { (-(a)) } else { ((a) * (&v1)) };
+    let v4 = ((&v2).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 2, 1>(&(&v1).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 1]>()).cos();
+    let v5 = (&v2).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 2, 3>(&(&v4).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![2, 3]>();
+    let v6 = (b).tanh().exp();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(830, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(712, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(937, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -10194,25 +10446,25 @@ fn g207_gradient() {
 
 #[differentiable]
 fn g208(m: &Net, a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.gain).tanh().exp2();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(602, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).logsumexp();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(932, -1.0, 1.0);
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((a) + &k4))).cos() } else { ((m.fc2.forward(&((a) + &k4))).square() + 1.0).recip() };
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(967, -1.0, 1.0);
+    let v2 = (&m.gain).mse(&((a).mean() * &k1));
+    let v3 = (&m.gain).var_axis::<0>();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let v5 = ((m.fc1.forward(&((&v3) + &k4))).square() + 1.0).recip();
     let k6: Tensor![f64] = Tensor::rand_uniform(265, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(959, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(959, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g208_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.gain).tanh().exp2();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(602, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).logsumexp();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(932, -1.0, 1.0);
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((a) + &k4))).cos() } else { ((m.fc2.forward(&((a) + &k4))).square() + 1.0).recip() };
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(967, -1.0, 1.0);
+    let v2 = (&m.gain).mse(&((a).mean() * &k1));
+    let v3 = (&m.gain).var_axis::<0>();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let v5 = ((m.fc1.forward(&((&v3) + &k4))).square() + 1.0).recip();
     let k6: Tensor![f64] = Tensor::rand_uniform(265, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(959, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(959, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -10236,28 +10488,28 @@ fn g208_gradient() {
 
 #[differentiable]
 fn g209(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (a).logsumexp_axis::<1>();
-    let k3: Tensor![f64; 4, 3] = Tensor::rand_uniform(48, -1.0, 1.0);
-    let v4 = (&v1).matmul(&k3);
-    let mut v5 = v4.clone();
+    let v1 = (a).matmul(&(a).t());
+    let v2 = (&v1).var_keepdim::<1>();
+    let mut v3 = v2.clone();
     for _ in 0..1 {
-        v5 = ((&v5 * &v2).sin()).tanh() + &v4 * 0.5;
+        v3 = (((&v3 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
     }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(623, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2) * (&v3)) };
+    let v5 = ((&v4).maximum(&v4)).tanh();
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(90, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g209_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (a).logsumexp_axis::<1>();
-    let k3: Tensor![f64; 4, 3] = Tensor::rand_uniform(48, -1.0, 1.0);
-    let v4 = (&v1).matmul(&k3);
-    let mut v5 = v4.clone();
+    let v1 = (a).matmul(&(a).t());
+    let v2 = (&v1).var_keepdim::<1>();
+    let mut v3 = v2.clone();
     for _ in 0..1 {
-        v5 = ((&v5 * &v2).sin()).tanh() + &v4 * 0.5;
+        v3 = (((&v3 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
     }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(623, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2) * (&v3)) };
+    let v5 = ((&v4).maximum(&v4)).tanh();
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(90, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -10278,25 +10530,27 @@ fn g209_gradient() {
 
 #[differentiable]
 fn g210(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 1], c: &Tensor![f64]) -> f64 {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (&v1).logsumexp_keepdim::<0>();
-    let v3 = ((a).square() + 1.0).sqrt();
-    let v4 = ((c) * 1.5).gelu();
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(573, -1.0, 1.0);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(258, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(868, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (b).tanh().exp();
+    let v2 = (&v1).logsumexp();
+    let v3 = if b.detach().sum().item() > 0.0 { (c).square() } else { ((c).square() + 1.0).powf(-0.5) };
+    let v4 = ((a).square() + 1.0).sqrt();
+    let v5 = ((((&v4) / ((c).square() + 1.0))) / ((((a).square() + 1.0).recip()).square() + 1.0));
+    let k6: Tensor![f64] = Tensor::rand_uniform(618, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(467, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g210_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (&v1).logsumexp_keepdim::<0>();
-    let v3 = ((a).square() + 1.0).sqrt();
-    let v4 = ((c) * 1.5).gelu();
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(573, -1.0, 1.0);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(258, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(868, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (b).tanh().exp();
+    let v2 = (&v1).logsumexp();
+    let v3 = if b.detach().sum().item() > 0.0 { (c).square() } else { ((c).square() + 1.0).powf(-0.5) };
+    let v4 = ((a).square() + 1.0).sqrt();
+    let v5 = ((((&v4) / ((c).square() + 1.0))) / ((((a).square() + 1.0).recip()).square() + 1.0));
+    let k6: Tensor![f64] = Tensor::rand_uniform(618, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(467, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -10324,25 +10578,25 @@ fn g210_gradient() {
 
 #[differentiable]
 fn g211(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(69, -1.0, 1.0);
-    let v3 = ((a).softmax::<0>() * &k2);
-    let v4 = ((b).square() + 1.0).recip();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(443, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (a).tanh().exp2();
+    let v2 = (a).logsumexp_axis::<0>();
+    let v3 = if b.detach().sum().item() < 0.0 { (&v2).tanh().exp() } else { ((&v2) * (b)) };
+    let v4 = (&v3).maximum(&v1);
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).sin() } else { ((&v4) * (&v1)) };
+    let v6 = if b.detach().sum().item() < 0.0 { (&v5).softplus() } else { ((&v5) * (&v1)) };
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(792, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g211_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(69, -1.0, 1.0);
-    let v3 = ((a).softmax::<0>() * &k2);
-    let v4 = ((b).square() + 1.0).recip();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(443, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (a).tanh().exp2();
+    let v2 = (a).logsumexp_axis::<0>();
+    let v3 = if b.detach().sum().item() < 0.0 { (&v2).tanh().exp() } else { ((&v2) * (b)) };
+    let v4 = (&v3).maximum(&v1);
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).sin() } else { ((&v4) * (&v1)) };
+    let v6 = if b.detach().sum().item() < 0.0 { (&v5).softplus() } else { ((&v5) * (&v1)) };
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(792, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10366,38 +10620,32 @@ fn g211_gradient() {
 
 #[differentiable]
 fn g212(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).recip();
+    let v1 = ((a).square() + 1.0).ln();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(929, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(276, -1.0, 1.0);
-    let v4 = ((((b) + &k2)).log_softmax::<1>() * &k3);
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + b * 0.25;
-    }
-    let v6 = ((&m.norm[0]).square() + 1.0).recip();
-    let v7 = (-(&m.norm[1]));
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(39, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let v3 = (((b) + &k2)).logsumexp_keepdim::<1>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(59, -1.0, 1.0);
+    let v5 = if a.detach().sum().item() > 0.0 { (-(m.proj.forward(&((&v3).mean() * &k4)))) } else { (m.proj.forward(&((&v3).mean() * &k4))).tanh().powf(3.0) };
+    let v6 = (&m.norm[0]).sigmoid();
+    let v7 = (&m.norm[1]).sin();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(8, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(871, -1.0, 1.0);
     ((&v1 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g212_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).recip();
+    let v1 = ((a).square() + 1.0).ln();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(929, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(276, -1.0, 1.0);
-    let v4 = ((((b) + &k2)).log_softmax::<1>() * &k3);
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + b * 0.25;
-    }
-    let v6 = ((&m.norm[0]).square() + 1.0).recip();
-    let v7 = (-(&m.norm[1]));
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(39, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let v3 = (((b) + &k2)).logsumexp_keepdim::<1>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(59, -1.0, 1.0);
+    let v5 = if a.detach().sum().item() > 0.0 { (-(m.proj.forward(&((&v3).mean() * &k4)))) } else { (m.proj.forward(&((&v3).mean() * &k4))).tanh().powf(3.0) };
+    let v6 = (&m.norm[0]).sigmoid();
+    let v7 = (&m.norm[1]).sin();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(8, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(871, -1.0, 1.0);
     (&v1 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
@@ -10426,29 +10674,29 @@ fn g212_gradient() {
 
 #[differentiable]
 fn g213(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).square();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(894, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).transpose::<0, 2>();
-    let v4 = if c.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).recip() } else { ((&v1) * (a)) };
-    let v5 = ((&v3).square() + 1.0).recip();
-    let v6 = (((c) * ((b).mean()))).var();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(817, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(3, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(591, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = ((a).square() + 1.0).log2();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
+    let v3 = ((b).softmax::<0>() * &k2);
+    let k4: Tensor![f64; 4, 2] = Tensor::rand_uniform(104, -1.0, 1.0);
+    let v5 = (((c).matmul(&k4)) * (((-(&v1))).mean()));
+    let v6 = if c.detach().sum().item() < 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
+    let v7 = (&v6).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 1, 2>(&(&v5).reshape::<Shape![1, 1, 3, 2]>()).reshape::<Shape![1, 2]>();
+    let v8 = if b.detach().sum().item() > 0.0 { (&v7).softplus() } else { ((&v7) * (&v7)) };
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(315, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g213_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).square();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(894, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).transpose::<0, 2>();
-    let v4 = if c.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).recip() } else { ((&v1) * (a)) };
-    let v5 = ((&v3).square() + 1.0).recip();
-    let v6 = (((c) * ((b).mean()))).var();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(817, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(3, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(591, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = ((a).square() + 1.0).log2();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
+    let v3 = ((b).softmax::<0>() * &k2);
+    let k4: Tensor![f64; 4, 2] = Tensor::rand_uniform(104, -1.0, 1.0);
+    let v5 = (((c).matmul(&k4)) * (((-(&v1))).mean()));
+    let v6 = if c.detach().sum().item() < 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
+    let v7 = (&v6).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 1, 2>(&(&v5).reshape::<Shape![1, 1, 3, 2]>()).reshape::<Shape![1, 2]>();
+    let v8 = if b.detach().sum().item() > 0.0 { (&v7).softplus() } else { ((&v7) * (&v7)) };
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(315, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -10476,31 +10724,27 @@ fn g213_gradient() {
 
 #[differentiable]
 fn g214(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (c).sin();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
-    let v3 = (((c) + &k2)).t();
-    let v4 = ((a) * ((&v3).mean()));
-    let v5 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).sigmoid() };
-    let v6 = ((b) * 1.5).gelu();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(134, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(754, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(666, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(913, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = ((c).square() + 1.0).sqrt();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(821, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let v4 = ((a).square() + 1.0).sqrt();
+    let v5 = (b).sigmoid();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(216, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(918, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(331, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g214_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (c).sin();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
-    let v3 = (((c) + &k2)).t();
-    let v4 = ((a) * ((&v3).mean()));
-    let v5 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).sigmoid() };
-    let v6 = ((b) * 1.5).gelu();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(134, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(754, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(666, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(913, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = ((c).square() + 1.0).sqrt();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(821, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let v4 = ((a).square() + 1.0).sqrt();
+    let v5 = (b).sigmoid();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(216, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(918, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(331, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -10529,26 +10773,30 @@ fn g214_gradient() {
 #[differentiable]
 fn g215(m: &Net, a: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(447, -1.0, 1.0);
-    let v2 = (((&m.fc2.bias) + &k1)).cos();
-    let v3 = (&v2).flip::<0>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(212, -1.0, 1.0);
-    let v5 = m.fc1.forward(&((&v3).mean() * &k4));
-    let v6 = ((a).square() + 1.0).ln();
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(899, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(354, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v2 = ((((&m.fc2.bias) + &k1)).square() + 1.0).recip();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
+    let v4 = (((&m.fc2.bias) + &k3)).transpose::<1, 2>();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(899, -1.0, 1.0);
+    let v6 = m.fc2.forward(&((&v2).mean() * &k5));
+    let v7 = (a).softplus();
+    let k8: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(254, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(274, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(517, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g215_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(447, -1.0, 1.0);
-    let v2 = (((&m.fc2.bias) + &k1)).cos();
-    let v3 = (&v2).flip::<0>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(212, -1.0, 1.0);
-    let v5 = m.fc1.forward(&((&v3).mean() * &k4));
-    let v6 = ((a).square() + 1.0).ln();
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(899, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(354, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v2 = ((((&m.fc2.bias) + &k1)).square() + 1.0).recip();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
+    let v4 = (((&m.fc2.bias) + &k3)).transpose::<1, 2>();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(899, -1.0, 1.0);
+    let v6 = m.fc2.forward(&((&v2).mean() * &k5));
+    let v7 = (a).softplus();
+    let k8: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(254, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(274, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(517, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -10572,21 +10820,31 @@ fn g215_gradient() {
 
 #[differentiable]
 fn g216(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).tanh();
-    let v2 = (&v1).slice::<0, 0, 2>();
-    let v3 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { ((b).square() + 1.0).recip() };
-    let k4: Tensor![f64; 2] = Tensor::rand_uniform(89, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(317, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).square();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(132, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).t();
+    let v4 = ((&v1).square() + 1.0).sqrt();
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * b).square() + 1.0).ln()).tanh() + &v4 * 0.5;
+    }
+    let v6 = ((&v5) * ((&v3).mean()));
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(650, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g216_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).tanh();
-    let v2 = (&v1).slice::<0, 0, 2>();
-    let v3 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { ((b).square() + 1.0).recip() };
-    let k4: Tensor![f64; 2] = Tensor::rand_uniform(89, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(317, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).square();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(132, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).t();
+    let v4 = ((&v1).square() + 1.0).sqrt();
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * b).square() + 1.0).ln()).tanh() + &v4 * 0.5;
+    }
+    let v6 = ((&v5) * ((&v3).mean()));
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(650, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10610,41 +10868,25 @@ fn g216_gradient() {
 
 #[differentiable]
 fn g217(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).sigmoid();
+    let v1 = (b).sin();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(836, -1.0, 1.0);
-    let v3 = (((a) + &k2)).pad::<1, 1, 1, 6>();
+    let v3 = (((a) + &k2)).flip::<1>();
     let v4 = if a.detach().sum().item() > 0.0 { (&v1).softplus() } else { ((&v1) * (a)) };
-    let v5 = (&v3).tanh();
-    let mut v6 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * b).sigmoid()).tanh();
-        }
-        v6 = &v6 - b * 0.25;
-    }
-    let v7 = (&v5).min();
-    let k8: Tensor![f64] = Tensor::rand_uniform(237, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(29, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v5 = (&v3).pad::<1, 0, 1, 5>();
+    let v6 = (((&v4) * ((&v5).mean()))).sum();
+    let k7: Tensor![f64] = Tensor::rand_uniform(331, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g217_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).sigmoid();
+    let v1 = (b).sin();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(836, -1.0, 1.0);
-    let v3 = (((a) + &k2)).pad::<1, 1, 1, 6>();
+    let v3 = (((a) + &k2)).flip::<1>();
     let v4 = if a.detach().sum().item() > 0.0 { (&v1).softplus() } else { ((&v1) * (a)) };
-    let v5 = (&v3).tanh();
-    let mut v6 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * b).sigmoid()).tanh();
-        }
-        v6 = &v6 - b * 0.25;
-    }
-    let v7 = (&v5).min();
-    let k8: Tensor![f64] = Tensor::rand_uniform(237, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(29, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v5 = (&v3).pad::<1, 0, 1, 5>();
+    let v6 = (((&v4) * ((&v5).mean()))).sum();
+    let k7: Tensor![f64] = Tensor::rand_uniform(331, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10668,21 +10910,19 @@ fn g217_gradient() {
 
 #[differentiable]
 fn g218(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((b) + 0.25).relu();
-    let v2 = (a).permute::<2, 0, 1>();
-    let v3 = ((&v1).tanh()).tanh();
-    let k4: Tensor![f64; 3, 2, 1] = Tensor::rand_uniform(535, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(948, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (b).cos();
+    let v2 = (a).slice::<2, 0, 2>();
+    let v3 = if a.detach().sum().item() < 0.0 { (&v2).tanh().powf(3.0) } else { ((&v2) * (&v1)) };
+    let k4: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(816, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g218_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b) + 0.25).relu();
-    let v2 = (a).permute::<2, 0, 1>();
-    let v3 = ((&v1).tanh()).tanh();
-    let k4: Tensor![f64; 3, 2, 1] = Tensor::rand_uniform(535, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(948, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (b).cos();
+    let v2 = (a).slice::<2, 0, 2>();
+    let v3 = if a.detach().sum().item() < 0.0 { (&v2).tanh().powf(3.0) } else { ((&v2) * (&v1)) };
+    let k4: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(816, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -10706,25 +10946,21 @@ fn g218_gradient() {
 
 #[differentiable]
 fn g219(m: &Net, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) * 1.5).gelu();
-    let v2 = (&m.fc2.weight).cross_entropy(&[0usize, 0usize, 2usize, 1usize]);
+    let v1 = (a).tanh();
+    let v2 = (&m.fc2.weight).pad::<1, 0, 1, 4>();
     let v3 = m.fc1.forward(&m.fc2.weight);
-    let v4 = (((&v2).square() + 1.0).log2()).tanh();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(681, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(192, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(632, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v4 = (((&v3).minimum(&v2)) * ((((&v1) * ((&v2).mean()))).mean()));
+    let k5: Tensor![f64; 4, 4] = Tensor::rand_uniform(898, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g219_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu();
-    let v2 = (&m.fc2.weight).cross_entropy(&[0usize, 0usize, 2usize, 1usize]);
+    let v1 = (a).tanh();
+    let v2 = (&m.fc2.weight).pad::<1, 0, 1, 4>();
     let v3 = m.fc1.forward(&m.fc2.weight);
-    let v4 = (((&v2).square() + 1.0).log2()).tanh();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(681, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(192, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(632, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v4 = (((&v3).minimum(&v2)) * ((((&v1) * ((&v2).mean()))).mean()));
+    let k5: Tensor![f64; 4, 4] = Tensor::rand_uniform(898, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
