@@ -459,8 +459,20 @@ const RULES: &[&str] = &[
 
 /// The ops of two operands (the rest take one).
 const BINARY: &[&str] = &[
-    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "mse", "matmul", "concat", "conv1d",
-    "conv2d", "conv_transpose2d", "select",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "maximum",
+    "minimum",
+    "mse",
+    "matmul",
+    "concat",
+    "conv1d",
+    "conv2d",
+    "conv_transpose2d",
+    "select",
 ];
 
 /// How an op shows in the generated code, for the coverage check.
