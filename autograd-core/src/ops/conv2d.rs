@@ -690,6 +690,11 @@ pub trait Convolve2d<K> {
     /// `HO = (H + 2 PADDING - DILATION (KH - 1) - 1) / STRIDE + 1`, the same for `WO`. See
     /// [`Conv2d`] for the formulas of the VJPs.
     ///
+    /// Every axis of the input and the kernel may be any [`Dim`] (so `Tensor![f32; 32, 1, 8, 8]`,
+    /// whose channel axis is `One`, works); the batch axis keeps its type, the channel axis is
+    /// the kernel's axis 0, and the spatial axes are `D<HO>`, `D<WO>`, also for a size of 1
+    /// (annotate `D<1>` there, or reshape to `One`).
+    ///
     /// Name `HO` and `WO`, or write `_` and let an annotation give them. Wrong sizes, or
     /// channels that do not match the kernel, are compile errors naming the sizes; that check
     /// runs after monomorphization, so `cargo build` and `cargo test` report it but
