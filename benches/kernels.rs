@@ -138,6 +138,49 @@ fn direct_terms(
     }
 }
 
+/// The other way to run a stride-1 convolution as matrix products, without a patch matrix: pad
+/// each image once, then for each of the `k x k` kernel offsets multiply the `(CO, C)` slice of
+/// the kernel by the shifted padded image, whose rows are then `W + 2 pad` wide (the extra
+/// columns are computed and dropped). `k x k` products with an inner size of `C` instead of one
+/// with `C k k`.
+fn per_offset_forward(
+    (b, c, h, w): (usize, usize, usize, usize),
+    (co, k, pad): (usize, usize, usize),
+    (x, wt, y): (&[f32], &[f32], &mut [f32]),
+    (padded, wide): (&mut [f32], &mut [f32]),
+) {
+    let (hp, wp) = (h + 2 * pad, w + 2 * pad);
+    let (ho, wo) = (hp - k + 1, wp - k + 1);
+    let n = (ho - 1) * wp + wo;
+    for img in 0..b {
+        for ch in 0..c {
+            for i in 0..h {
+                let src = &x[((img * c + ch) * h + i) * w..][..w];
+                padded[(ch * hp + i + pad) * wp + pad..][..w].copy_from_slice(src);
+            }
+        }
+        for p in 0..k {
+            for q in 0..k {
+                <f32 as Float>::gemm(
+                    (co, c, n),
+                    &wt[p * k + q..],
+                    (c * k * k, k * k),
+                    &padded[p * wp + q..],
+                    (hp * wp, 1),
+                    &mut wide[..co * n],
+                    p + q > 0,
+                );
+            }
+        }
+        for o in 0..co {
+            for i in 0..ho {
+                let dst = &mut y[((img * co + o) * ho + i) * wo..][..wo];
+                dst.copy_from_slice(&wide[o * n + i * wp..][..wo]);
+            }
+        }
+    }
+}
+
 /// One layer of the CNN workload (batch `B`, `C -> CO` channels, `H x W`, 3 x 3, padding 1):
 /// `Conv2d`'s forward and VJPs (im2col through `Float::gemm`) against the direct loops.
 fn conv_layer<const B: usize, const C: usize, const CO: usize, const H: usize, const W: usize>(
@@ -159,6 +202,31 @@ fn conv_layer<const B: usize, const C: usize, const CO: usize, const H: usize, c
     g.throughput(Throughput::Elements((2 * B * CO * H * W * C * 9) as u64));
     g.bench_function("forward (im2col, gemm)", |bch| {
         bch.iter(|| rule.forward(black_box(&x), black_box(&w)));
+    });
+    let mut padded = vec![0.0f32; C * (H + 2) * (W + 2)];
+    let mut wide = vec![0.0f32; CO * (H + 2) * (W + 2)];
+    per_offset_forward(
+        sizes.0,
+        sizes.1,
+        (xs, ws, &mut out),
+        (&mut padded, &mut wide),
+    );
+    let want = rule.forward(&x, &w).0;
+    let worst = out
+        .iter()
+        .zip(want.as_slice())
+        .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+    assert!(worst < 1e-4, "the per-offset products disagree by {worst}");
+    g.bench_function("forward (per-offset products)", |bch| {
+        bch.iter(|| {
+            per_offset_forward(
+                sizes.0,
+                sizes.1,
+                (black_box(xs), black_box(ws), &mut out),
+                (&mut padded, &mut wide),
+            );
+            black_box(&out);
+        });
     });
     g.bench_function("forward (direct loop)", |bch| {
         bch.iter(|| {

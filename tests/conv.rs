@@ -149,3 +149,77 @@ fn conv_layers_in_a_model_struct() {
     }
     assert_eq!(checked, 27 + 3 + 54 + 2);
 }
+
+type Latent = Tensor![f64; 2, 3, 3, 3];
+type Up = Tensor![f64; 3, 2, 4, 4];
+type Decoded = Tensor![f64; 2, 2, 6, 6];
+
+/// An upsampling: stride 2, padding 1, 4 x 4 kernel, (3 - 1) 2 - 2 + 4 = 6.
+#[differentiable(wrt(z, w))]
+fn decoder(z: &Latent, w: &Up, out: &Decoded) -> f64 {
+    (z.conv_transpose2d::<2, 1, 1, 6, 6>(w).tanh() * out)
+        .sum()
+        .item()
+}
+
+#[test]
+fn conv_transpose2d_macro_tape_and_differences_agree() {
+    let z: Latent = Tensor::rand_uniform(10, -1.0, 1.0);
+    let w: Up = Tensor::rand_uniform(11, -0.5, 0.5);
+    let out: Decoded = Tensor::rand_uniform(12, -1.0, 1.0);
+    let (v, g) = decoder_grad(&z, &w, &out);
+    let tol = Tolerance::default();
+    check_gradient(|z| decoder(z, &w, &out), &z, &g.z, tol).unwrap();
+    check_gradient(|w| decoder(&z, w, &out), &w, &g.w, tol).unwrap();
+    let (zv, wv) = (Var::param(z), Var::param(w));
+    let loss = (zv.conv_transpose2d::<2, 1, 1, 6, 6>(&wv).tanh() * &out).sum();
+    assert!((loss.item() - v).abs() < 1e-12);
+    loss.backward().unwrap();
+    zv.grad().unwrap().assert_close(&g.z, 1e-12, 1e-12);
+    wv.grad().unwrap().assert_close(&g.w, 1e-12, 1e-12);
+}
+
+/// A two-layer CNN on inline f32 tensors (batch 2, 1 -> 4 -> 8 channels, 8 x 8, padding 1).
+#[derive(Clone, Params)]
+struct InlineCnn {
+    c1: autograd_core::nn::Conv2d<f32, 1, 4, 3, 1, 1>,
+    c2: autograd_core::nn::Conv2d<f32, 4, 8, 3, 1, 1>,
+}
+
+#[differentiable(wrt(model))]
+fn inline_cnn(model: &InlineCnn, x: &Tensor![f32; 2, 1, 8, 8], labels: &[usize; 2]) -> f32 {
+    let h: Tensor![f32; 2, 4, 8, 8] = model.c1.forward(x).relu();
+    let y: Tensor![f32; 2, 8, 8, 8] = model.c2.forward(&h);
+    y.mean_axis::<3>()
+        .mean_axis::<2>()
+        .cross_entropy(labels)
+        .item()
+}
+
+/// The convolutions' patch matrices live on the stack: ten gradient calls of the CNN allocate
+/// nothing (the first layer's 9 x 64 patch matrix takes the small buffer, the second's 36 x 64
+/// the large one).
+#[test]
+fn inline_cnn_gradient_allocates_nothing() {
+    use autograd_core::nn::{Conv2d, Init};
+    let mut rng = Rng::new(1);
+    let model = InlineCnn {
+        c1: Conv2d::new(Init::KaimingUniform, &mut rng),
+        c2: Conv2d::new(Init::KaimingUniform, &mut rng),
+    };
+    let x: Tensor![f32; 2, 1, 8, 8] = Tensor::rand_uniform(2, -1.0, 1.0);
+    let labels = [3, 5];
+    let _ = inline_cnn_grad(&model, &x, &labels); // warm-up
+    let mut total = 0.0;
+    let info = allocation_counter::measure(|| {
+        for _ in 0..10 {
+            let (loss, g) = inline_cnn_grad(&model, &x, &labels);
+            total += loss + g.model.c1.weight.as_slice()[0] + g.model.c2.bias.as_slice()[0];
+        }
+    });
+    assert!(total.is_finite());
+    assert_eq!(
+        info.count_total, 0,
+        "heap allocations in ten gradient calls"
+    );
+}

@@ -173,7 +173,7 @@ pub mod rules {
 /// Everything a model file needs: `use autograd_core::prelude::*;`.
 pub mod prelude {
     pub use crate::forward::Dual;
-    pub use crate::ops::{Convolve1d, Convolve2d};
+    pub use crate::ops::{Convolve1d, Convolve2d, ConvolveTranspose2d};
     pub use crate::params::Params;
     pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs};
     pub use crate::tape::{Var, no_grad};

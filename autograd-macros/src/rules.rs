@@ -18,6 +18,7 @@ pub const RULE_METHODS: &[&str] = &[
     "concat",
     "conv1d",
     "conv2d",
+    "conv_transpose2d",
     "cos",
     "cross_entropy",
     "div",

@@ -288,6 +288,33 @@ impl<
     }
 }
 
+/// The rule of `conv_transpose2d::<STRIDE, PADDING, DILATION, HO, WO>(&w)`: input and kernel
+/// are both differentiated.
+pub struct conv_transpose2d<
+    const STRIDE: usize,
+    const PADDING: usize,
+    const DILATION: usize,
+    const HO: usize,
+    const WO: usize,
+>;
+impl<
+    const STRIDE: usize,
+    const PADDING: usize,
+    const DILATION: usize,
+    const HO: usize,
+    const WO: usize,
+> conv_transpose2d<STRIDE, PADDING, DILATION, HO, WO>
+{
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule(
+        _: (impl Sized, impl Sized),
+    ) -> Binary<crate::ops::ConvTranspose2d<STRIDE, PADDING, DILATION, HO, WO>> {
+        Binary(crate::ops::ConvTranspose2d)
+    }
+}
+
 /// The rule of `conv2d::<STRIDE, PADDING, DILATION, GROUPS, HO, WO>(&w)`: input and kernel are
 /// both differentiated.
 pub struct conv2d<

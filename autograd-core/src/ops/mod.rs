@@ -39,6 +39,7 @@ mod compare;
 mod concat;
 mod conv1d;
 pub(crate) mod conv2d;
+mod conv_transpose2d;
 mod cross_entropy;
 mod detach;
 mod dropout;
@@ -66,6 +67,7 @@ pub use batch_norm::BatchNormalize;
 pub use broadcast_to::Expand;
 pub use cast::Cast;
 pub use concat::{Concat, ConcatShape};
+pub use conv_transpose2d::{ConvTranspose2d, ConvolveTranspose2d};
 pub use conv1d::{Conv1d, Convolve1d};
 pub use conv2d::{Conv2d, Convolve2d};
 pub use cross_entropy::{BatchLabels, CrossEntropy, Rows};
@@ -172,6 +174,12 @@ macro_rules! for_each_op {
                     // Two signals of length 3 (one channel), two kernels of 3 taps, padding 1.
                     x.reshape::<Shape![2, 1, 3]>()
                         .conv1d::<1, 1, 1, 1, 3>(&y.reshape::<Shape![2, 1, 3]>())
+                };
+                conv_transpose2d: |x, y| {
+                    // A 2 x 3 image and a 2 x 3 kernel: (2 - 1) + 2 = 3 rows, (3 - 1) + 3 = 5
+                    // columns.
+                    x.reshape::<Shape![1, 1, 2, 3]>()
+                        .conv_transpose2d::<1, 0, 1, 3, 5>(&y.reshape::<Shape![1, 1, 2, 3]>())
                 };
                 conv2d: |x, y| {
                     // A 2 x 3 image and a 2 x 3 kernel, padding 1: (2 + 2 - 2) + 1 = 3 rows,

@@ -1,4 +1,5 @@
-//! Convolutions on tracked tensors: [`Convolve2d`] and [`Convolve1d`] for a `Var` input with a
+//! Convolutions on tracked tensors: [`Convolve2d`], [`Convolve1d`] and [`ConvolveTranspose2d`]
+//! for a `Var` input with a
 //! `Var` or constant-tensor kernel, and for a constant-tensor input with a `Var` kernel (the usual
 //! first layer: data in, weights tracked). One call to the rule each.
 //!
@@ -8,7 +9,7 @@
 
 use super::record::record_binary;
 use super::var::Var;
-use crate::ops::{Conv1d, Conv2d, Convolve1d, Convolve2d};
+use crate::ops::{Conv1d, Conv2d, ConvTranspose2d, Convolve1d, Convolve2d, ConvolveTranspose2d};
 use crate::scalar::Float;
 use crate::shape::{D, Dim};
 use crate::storage::{Join, Storage};
@@ -206,5 +207,112 @@ where
         w: &Var<T, (CO, CI, K), SR>,
     ) -> Self::Output<LO> {
         record_binary(Conv1d::<S, P, DL, G, LO>, &Var::constant(self.clone()), w)
+    }
+}
+
+/// `Var` input, `Var` kernel.
+impl<T, B, C, H, W, KI, KO, KH, KW, SL, SR> ConvolveTranspose2d<Var<T, (KI, KO, KH, KW), SR>>
+    for Var<T, (B, C, H, W), SL>
+where
+    T: Float,
+    B: Dim,
+    C: Dim,
+    H: Dim,
+    W: Dim,
+    KI: Dim,
+    KO: Dim,
+    KH: Dim,
+    KW: Dim,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    type Output<const HO: usize, const WO: usize> = Var<T, (B, KO, D<HO>, D<WO>), SL::Out>;
+
+    #[track_caller]
+    fn conv_transpose2d<
+        const S: usize,
+        const P: usize,
+        const DL: usize,
+        const HO: usize,
+        const WO: usize,
+    >(
+        &self,
+        w: &Var<T, (KI, KO, KH, KW), SR>,
+    ) -> Self::Output<HO, WO> {
+        record_binary(ConvTranspose2d::<S, P, DL, HO, WO>, self, w)
+    }
+}
+
+/// `Var` input, constant kernel.
+impl<T, B, C, H, W, KI, KO, KH, KW, SL, SR> ConvolveTranspose2d<Tensor<T, (KI, KO, KH, KW), SR>>
+    for Var<T, (B, C, H, W), SL>
+where
+    T: Float,
+    B: Dim,
+    C: Dim,
+    H: Dim,
+    W: Dim,
+    KI: Dim,
+    KO: Dim,
+    KH: Dim,
+    KW: Dim,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    type Output<const HO: usize, const WO: usize> = Var<T, (B, KO, D<HO>, D<WO>), SL::Out>;
+
+    #[track_caller]
+    fn conv_transpose2d<
+        const S: usize,
+        const P: usize,
+        const DL: usize,
+        const HO: usize,
+        const WO: usize,
+    >(
+        &self,
+        w: &Tensor<T, (KI, KO, KH, KW), SR>,
+    ) -> Self::Output<HO, WO> {
+        record_binary(
+            ConvTranspose2d::<S, P, DL, HO, WO>,
+            self,
+            &Var::constant(w.clone()),
+        )
+    }
+}
+
+/// Constant input, `Var` kernel.
+impl<T, B, C, H, W, KI, KO, KH, KW, SL, SR> ConvolveTranspose2d<Var<T, (KI, KO, KH, KW), SR>>
+    for Tensor<T, (B, C, H, W), SL>
+where
+    T: Float,
+    B: Dim,
+    C: Dim,
+    H: Dim,
+    W: Dim,
+    KI: Dim,
+    KO: Dim,
+    KH: Dim,
+    KW: Dim,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    type Output<const HO: usize, const WO: usize> = Var<T, (B, KO, D<HO>, D<WO>), SL::Out>;
+
+    #[track_caller]
+    fn conv_transpose2d<
+        const S: usize,
+        const P: usize,
+        const DL: usize,
+        const HO: usize,
+        const WO: usize,
+    >(
+        &self,
+        w: &Var<T, (KI, KO, KH, KW), SR>,
+    ) -> Self::Output<HO, WO> {
+        record_binary(
+            ConvTranspose2d::<S, P, DL, HO, WO>,
+            &Var::constant(self.clone()),
+            w,
+        )
     }
 }
