@@ -165,6 +165,24 @@ pub mod __bench {
 /// // The cotangent of the broadcast operand is summed over the rows it was stretched along.
 /// assert_eq!(rules::Mul.vjp_rhs(&x, &w, &y, &res, &ct).to_array(), [5.0, 7.0, 9.0]);
 /// ```
+///
+/// # The rules by kind
+///
+/// | kind | rules |
+/// | --- | --- |
+/// | elementwise | [`Abs`](rules::Abs), [`Cos`](rules::Cos), [`Exp`](rules::Exp), [`Exp2`](rules::Exp2), [`GeluTanh`](rules::GeluTanh) (and its alias [`Gelu`](rules::Gelu)), [`Ln`](rules::Ln), [`Log2`](rules::Log2), [`Recip`](rules::Recip), [`Relu`](rules::Relu), [`Sigmoid`](rules::Sigmoid), [`Silu`](rules::Silu), [`Sin`](rules::Sin), [`Softplus`](rules::Softplus), [`Sqrt`](rules::Sqrt), [`Square`](rules::Square), [`Tanh`](rules::Tanh), [`Neg`](rules::Neg), [`Powf`](rules::Powf), [`Powi`](rules::Powi) |
+/// | special functions (`T:` [`Erf`]) | [`ErrorFunction`](rules::ErrorFunction), [`ComplementaryErrorFunction`](rules::ComplementaryErrorFunction), [`GeluErf`](rules::GeluErf) (the exact GELU) |
+/// | binary, broadcasting | [`Add`](rules::Add), [`Sub`](rules::Sub), [`Mul`](rules::Mul), [`Div`](rules::Div), [`Maximum`](rules::Maximum), [`Minimum`](rules::Minimum), [`Pow`](rules::Pow), [`Select`](rules::Select) |
+/// | reductions (over [`All`](rules::All), [`AlongAxis`](rules::AlongAxis), [`KeepAxis`](rules::KeepAxis)) | [`Sum`](rules::Sum), [`Mean`](rules::Mean), [`Max`](rules::Max), [`Min`](rules::Min), [`LogSumExp`](rules::LogSumExp), [`Variance`](rules::Variance) |
+/// | along an axis | [`Softmax`](rules::Softmax), [`LogSoftmax`](rules::LogSoftmax) |
+/// | products and losses | [`MatMul`](rules::MatMul), [`CrossEntropy`](rules::CrossEntropy), [`Mse`](rules::Mse) |
+/// | movement | [`Reshape`](rules::Reshape), [`Permute`](rules::Permute), [`Transpose`](rules::Transpose), [`Expand`](rules::Expand), [`Concat`](rules::Concat), [`Stack`](rules::Stack), [`Slice`](rules::Slice), [`Pad`](rules::Pad), [`Flip`](rules::Flip), [`Gather`](rules::Gather), [`Cast`](rules::Cast), [`Detach`](rules::Detach) |
+/// | convolution | [`Conv2d`](rules::Conv2d), [`Conv1d`](rules::Conv1d), [`ConvTranspose2d`](rules::ConvTranspose2d) |
+/// | pooling | [`MaxPool2d`](rules::MaxPool2d), [`MaxPool1d`](rules::MaxPool1d), [`AvgPool2d`](rules::AvgPool2d), [`AvgPool1d`](rules::AvgPool1d), [`GlobalAvgPool`](rules::GlobalAvgPool) |
+/// | normalization | [`LayerNormalize`](rules::LayerNormalize), [`BatchNormalize`](rules::BatchNormalize) |
+/// | regularization | [`Dropout`](rules::Dropout) |
+///
+/// The layers built from them are in [`nn`].
 pub mod rules {
     pub use crate::ops::*;
     pub use crate::rule::{BinaryRule, UnaryRule};
