@@ -17,15 +17,15 @@
 //! assert_eq!(h.shape(), vec![8, 16]);
 //! ```
 
-mod dropout;
 mod conv;
+mod dropout;
 mod embedding;
 mod init;
 mod linear;
 mod norm;
 
-pub use dropout::Dropout;
 pub use conv::{Conv1d, Conv2d};
+pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use init::Init;
 pub use linear::Linear;
