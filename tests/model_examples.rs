@@ -159,11 +159,12 @@ fn digits_cnn_gradient_matches_central_differences() {
 }
 
 #[test]
-fn digits_cnn_training_clears_62_percent_in_3_epochs() {
+fn digits_cnn_training_clears_75_percent_in_3_epochs() {
     with_stack(|| {
-        // The example's settings, its cosine schedule over 3 epochs instead of 40: its release
-        // run ends at 69.17% here, loss 2.27 -> 1.42 (the full run: 99.72%). Three epochs take
-        // about 20 s in a debug build (the convolutions' loops are not optimized).
+        // The example's settings over 3 epochs instead of 50, all of them its warm-up: its
+        // release run ends at 80.56% here, loss 2.31 -> 0.78 (the full run: 99.44%; the previous
+        // recipe, 2e-2 without warm-up, ended at 69.17%). Three epochs take about 20 s in a debug
+        // build (the convolutions' loops are not optimized).
         let (train, test) = digits_cnn::digits(0).expect("the digits data set is committed");
         let cfg = digits_cnn::Config {
             epochs: 3,
@@ -179,6 +180,21 @@ fn digits_cnn_training_clears_62_percent_in_3_epochs() {
         );
         let acc = digits_cnn::accuracy(&model, &test);
         assert_eq!(acc, history[2].accuracy);
-        assert!(acc >= 0.62, "test accuracy {acc}");
+        assert!(acc >= 0.75, "test accuracy {acc}");
     });
+}
+
+#[test]
+fn digits_cnn_schedule_warms_up_then_decays() {
+    // 4 warm-up steps to a peak of 0.04, then a cosine over 10 steps.
+    let lr = |step: f32| digits_cnn::schedule(0.04, step, 4.0, 10.0);
+    assert_eq!(lr(0.0), 0.01);
+    assert_eq!(lr(1.0), 0.02);
+    assert_eq!(lr(3.0), 0.04);
+    assert_eq!(lr(4.0), 0.04);
+    // Half-way through the decay, cos(pi / 2) = 0: half the peak.
+    assert!((lr(9.0) - 0.02).abs() < 1e-7, "{}", lr(9.0));
+    assert!(lr(14.0).abs() < 1e-7, "{}", lr(14.0));
+    // No decay steps (a run no longer than its warm-up): finite, the peak.
+    assert_eq!(digits_cnn::schedule(0.04, 4.0, 4.0, 0.0), 0.04);
 }
