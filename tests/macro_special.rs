@@ -149,3 +149,62 @@ fn dropout_layer_in_training_and_evaluation() {
     )
     .unwrap();
 }
+
+/// A model with a dropout layer in a skipped field, as networks are written: the layer is called
+/// through the differentiated model (its receiver is passed again to its pullback, not borrowed).
+#[derive(Clone, Debug, Params)]
+struct DropNet {
+    fc: autograd_core::nn::Linear<f64, 4, 2>,
+    #[params(skip)]
+    drop: Dropout,
+}
+
+#[differentiable(wrt(net))]
+fn drop_net_loss(net: &DropNet, x: &M, seed: u64) -> f64 {
+    let h = net.drop.forward(x, seed);
+    net.fc.forward(&h).tanh().square().mean().item()
+}
+
+#[test]
+fn dropout_layer_in_a_skipped_field_of_a_model() {
+    let x = input(6);
+    let mut net = DropNet {
+        fc: autograd_core::nn::Linear::new(
+            autograd_core::nn::Init::XavierUniform,
+            &mut Rng::new(3),
+        ),
+        drop: Dropout::new(0.5),
+    };
+    for training in [true, false] {
+        net.drop.training = training;
+        let (v, g) = drop_net_loss_grad(&net, &x, 11);
+        let h = if training {
+            x.dropout(0.5, 11)
+        } else {
+            x.clone()
+        };
+        let by_hand = net.fc.forward(&h).tanh().square().mean().item();
+        assert_eq!(v, by_hand);
+        let bias = net.fc.bias.clone();
+        check_gradient(
+            |w| {
+                let fc = autograd_core::nn::Linear {
+                    weight: w.clone(),
+                    bias: bias.clone(),
+                };
+                drop_net_loss(&DropNet { fc, drop: net.drop }, &x, 11)
+            },
+            &net.fc.weight,
+            &g.net.fc.weight,
+            Tolerance::default(),
+        )
+        .unwrap();
+        // The dropped inputs' rows of the weight get no gradient while training.
+        let kept = x.dropout(0.5, 11).to_array();
+        let gw = g.net.fc.weight.to_array();
+        for j in 0..4 {
+            let column_dropped = (0..3).all(|i| kept[i][j] == 0.0);
+            assert_eq!(column_dropped && training, gw[j] == [0.0, 0.0]);
+        }
+    }
+}

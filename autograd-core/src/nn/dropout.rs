@@ -11,9 +11,9 @@ use crate::tensor::Tensor;
 /// It holds no tensors, so it does not implement [`Params`](crate::params::Params) (the derive
 /// rejects a struct with nothing to train, and `Params` needs an element type): keep it beside
 /// the model, or in a `#[params(skip)]` field, and gradients, optimizers and checkpoints pass it by.
-/// Its `forward` is differentiable with respect to `x` (the layer is a constant); in a
-/// `#[differentiable]` function, pass the layer as a parameter of its own (left out of `wrt`):
-/// calling it through a skipped field of a differentiated model does not compile yet.
+/// Its `forward` is differentiable with respect to `x` (the layer is a constant): in a
+/// `#[differentiable]` function, call it through a `#[params(skip)]` field of the differentiated
+/// model (`net.drop.forward(&h, seed)`) or pass the layer as a parameter left out of `wrt`.
 ///
 /// The mask is drawn from `seed` (see [`Tensor::dropout`]): pass a fresh seed at each training
 /// step, such as the step number or `rng.next_u64()` drawn outside the differentiated function,
@@ -73,8 +73,11 @@ impl Dropout {
         x: &Tensor<T, S, St>,
         seed: u64,
     ) -> Tensor<T, S, St> {
+        // A copy, not `self.p`: the pullback keeps what a rule reads, and it may not borrow a
+        // receiver it does not differentiate (the layer in a skipped field of a model).
+        let p = self.p;
         if self.training {
-            x.dropout(self.p, seed)
+            x.dropout(p, seed)
         } else {
             x.clone()
         }

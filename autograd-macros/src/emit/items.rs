@@ -836,12 +836,17 @@ impl<'a> Names<'a> {
         let f = self.f;
         let vis = f.item.sig_vis();
         // Parameters the pullback may keep borrowing (constants a rule holds) get a named lifetime
-        // it captures; differentiated parameters are passed again to the pullback instead.
+        // it captures; differentiated parameters are passed again to the pullback instead. So is
+        // a method's receiver, differentiated or not (the caller passes it again, see
+        // `Reverse::lent`): capturing its lifetime would tie the pullback to the borrow of the
+        // caller's model, which a caller differentiating that model cannot name (a `Dropout` in a
+        // `#[params(skip)]` field of a differentiated model). The cost: a rule of such a method
+        // may not hold a reference into a receiver it does not differentiate.
         let extra: Vec<(usize, Lifetime)> = f
             .params
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.by_ref && p.lifetime.is_none() && !p.wrt)
+            .filter(|(_, p)| p.by_ref && p.lifetime.is_none() && !p.wrt && !p.receiver)
             .map(|(i, _)| (i, Lifetime::new(&format!("'__a{i}"), Span::call_site())))
             .collect();
         let needs_bound = quote!(__N: #krate::__private::Needs);
