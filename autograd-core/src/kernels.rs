@@ -436,6 +436,23 @@ mod tests {
         }
     }
 
+    /// The per-channel view: a `(C, 1, 1)` bias against `(B, C, H, W)` is `(B, C, H W)`; a bias
+    /// over the last axes, a scalar, a whole operand or a transposed one are not per-channel
+    /// layouts of that kind (or, a row bias, one with `inner` 1, which the fast paths skip).
+    #[test]
+    fn channel_block_finds_a_per_channel_operand() {
+        let out = [2, 3, 4, 5];
+        assert_eq!(channel_block([0, 1, 0, 0], out), Some((2, 3, 20)));
+        assert_eq!(channel_block([0, 4, 1, 0], out), Some((2, 12, 5)));
+        assert_eq!(channel_block([0, 0, 5, 1], out), Some((6, 20, 1)));
+        assert_eq!(channel_block([60, 20, 5, 1], out), Some((1, 120, 1)));
+        assert_eq!(channel_block([0; 4], out), None);
+        assert_eq!(channel_block([0, 1, 3, 0], out), None);
+        assert_eq!(channel_block([1, 0, 0, 2], out), None);
+        // Size-1 axes are skipped whatever their stride.
+        assert_eq!(channel_block([0, 1, 7, 0], [2, 3, 1, 5]), Some((2, 3, 5)));
+    }
+
     /// `zip_broadcast` (with its same-shape and bias fast paths) writes what the general loop
     /// computes, for both argument orders of a non-commutative function.
     #[test]

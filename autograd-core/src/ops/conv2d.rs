@@ -22,22 +22,30 @@
 //! `(c, p, q)` meets at output `(i, j)`). Then the forward is `Y = W X_col` (`W` the group's
 //! `(CO/G) x (C/G KH KW)` rows of the kernel, already contiguous), the kernel's VJP
 //! `W_bar += CT X_col^T` and the input's `X_col_bar = W^T CT`, scattered back (col2im). All three run
-//! through [`Float::gemm`] with strides, so no transpose is copied.
+//! through [`Float::gemm`] with strides.
 //!
 //! The other way, `KH KW` products per image by the shifted (padded) image, with an inner size of
 //! `C/G` instead of `C/G KH KW` (`benches/kernels.rs`, "per-offset products"), measured 2.3x
 //! slower for the benchmark's 1 -> 16 channel layer and about 10% faster for its 16 -> 32 layer's
 //! forward; im2col is kept for all sizes.
 //!
-//! For the kernel's VJP the patch matrix is gathered transposed (`(HO WO) x (C/G KH KW)`), so
-//! that the product reads both operands with unit strides.
+//! The kernel's VJP is computed transposed, `W_bar^T += X_col CT^T`, with the chunk of `CT`
+//! transposed into the buffer, so that the product reads both operands with unit strides (when
+//! `W_bar^T` does not fit in half the buffer, `X_col^T` is gathered instead).
+//!
+//! Gathering and scattering cost as much as the products at the CNN workload's sizes (8 x 8
+//! images) unless they move slices: with stride 1 and an output as wide as the input, each row of
+//! `X_col` is one flat block of the input (the entries that wrap around to the next input row are
+//! then zeroed: they stand for padding); otherwise one run per output row. The padding entries of
+//! a whole plane's `X_col` are the same for every image, so the buffer is cleared once per call.
 //!
 //! `X_col` lives in a buffer on the stack ([`SMALL_SCRATCH`] or [`SCRATCH`] elements): no
 //! allocation per call for inline tensors. A per-thread buffer allocated once, as the gemm
 //! packing buffers are, would need a `thread_local!` per element type, which generic code over
 //! `T: Float` cannot name without `unsafe` or a type map; the stack buffer costs a `memset` per
-//! call instead. When the patch matrix is larger than the buffer, the output positions are taken
-//! in chunks; only a kernel whose `C/G KH KW` rows exceed the buffer by themselves (over 16k,
+//! call instead. When the patch matrix (with the kernel VJP's `W_bar^T` and `CT^T` chunk, the
+//! forward's chunk of output) is larger than the buffer, the output positions are taken in
+//! chunks; only a kernel whose `C/G KH KW` rows exceed the buffer by themselves (over 16k,
 //! e.g. 2048 input channels of 3 x 3) falls back to a buffer on the heap.
 //!
 //! # Size checks
@@ -1053,6 +1061,8 @@ pub(crate) mod tests {
         agrees_with_the_loops::<1, 2048, 3, 3, 2, 2048, 3, 1, 1, 1, 1, 3, 3>(9);
         // W_bar^T (576 x 16) exceeds half of SCRATCH: the kernel VJP gathers X_col^T instead.
         agrees_with_the_loops::<1, 64, 4, 4, 16, 64, 3, 1, 1, 1, 1, 4, 4>(11);
+        // Dilation 2 with padding 2 keeps the size: the flat blocks of a dilated kernel.
+        agrees_with_the_loops::<1, 2, 6, 5, 3, 2, 3, 1, 2, 2, 1, 6, 5>(12);
     }
 
     /// The brief's hand-worked case: one 3 x 3 channel (1 .. 9) and the 2 x 2 kernel
