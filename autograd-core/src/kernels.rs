@@ -25,6 +25,33 @@ fn repeated_suffix(s: Dims, out: Dims) -> Option<usize> {
     ok.then(|| out[k..].iter().product())
 }
 
+/// If reading with `s` visits a block of `out`'s middle axes, each element repeated over the
+/// trailing axes and the whole block over the leading ones (a per-channel bias of shape `(C, 1, 1)`
+/// against `(B, C, H, W)`), the sizes `(outer, mid, inner)` of that view: element `m` of the
+/// operand meets output elements `(o mid + m) inner + i`.
+#[inline]
+fn channel_block(s: Dims, out: Dims) -> Option<(usize, usize, usize)> {
+    let read = |a: usize| out[a] != 1 && s[a] != 0;
+    let k = (0..4).find(|&a| read(a))?;
+    let m = (0..4).rfind(|&a| read(a))? + 1;
+    let mut stride = 1;
+    for a in (0..4).rev() {
+        if out[a] == 1 {
+            continue;
+        }
+        if a >= k && a < m {
+            if s[a] != stride {
+                return None;
+            }
+            stride *= out[a];
+        } else if s[a] != 0 {
+            return None;
+        }
+    }
+    let size = |r: core::ops::Range<usize>| out[r].iter().product::<usize>();
+    Some((size(0..k), size(k..m), size(m..4)))
+}
+
 /// Calls `f(o, l, r)` for every flat output index `o` of the rank-4 shape `out`, with the offsets
 /// `l` and `r` that the strides `ls` and `rs` give for the same multi-index.
 #[inline]
@@ -124,6 +151,32 @@ pub fn zip_broadcast<T: Copy>(
         }
         return;
     }
+    // A per-channel operand (a `(C, 1, 1)` bias against `(B, C, H, W)`): one value per run of
+    // `inner` outputs, where the indexed loop below took 4x as long for a 32 x 32 x 8 x 8 bias add.
+    if is_contiguous(ls, out_dims)
+        && let Some((_, mid, inner)) = channel_block(rs, out_dims).filter(|&(_, _, i)| i > 1)
+    {
+        let runs = out.chunks_exact_mut(inner).zip(l.chunks_exact(inner));
+        for (k, (orow, lrow)) in runs.enumerate() {
+            let b = r[k % mid];
+            for (o, &a) in orow.iter_mut().zip(lrow) {
+                *o = f(a, b);
+            }
+        }
+        return;
+    }
+    if is_contiguous(rs, out_dims)
+        && let Some((_, mid, inner)) = channel_block(ls, out_dims).filter(|&(_, _, i)| i > 1)
+    {
+        let runs = out.chunks_exact_mut(inner).zip(r.chunks_exact(inner));
+        for (k, (orow, rrow)) in runs.enumerate() {
+            let a = l[k % mid];
+            for (o, &b) in orow.iter_mut().zip(rrow) {
+                *o = f(a, b);
+            }
+        }
+        return;
+    }
     for_each_broadcast(out_dims, ls, rs, |o, i, j| out[o] = f(l[i], r[j]));
 }
 
@@ -133,7 +186,8 @@ pub fn zip_broadcast<T: Copy>(
 ///
 /// The common layouts are plain slice loops: an operand of the output's own shape is a straight
 /// copy, a scalar a running sum, and a bias (a row repeated over the leading axes) a fold of the
-/// rows by [`fold_axis`], in the same order as `sum_axis::<0>` adds them.
+/// rows by [`fold_axis`], in the same order as `sum_axis::<0>` adds them; a per-channel bias (a
+/// `(C, 1, 1)` against `(B, C, H, W)`) adds runs of `H W` cotangents, in the general loop's order.
 #[inline]
 pub fn sum_to<T: Float>(ct: &[T], out: Dims, gs: Dims, g: &mut [T]) {
     let n = out.iter().product::<usize>();
@@ -146,6 +200,13 @@ pub fn sum_to<T: Float>(ct: &[T], out: Dims, gs: Dims, g: &mut [T]) {
         g[0] = ct.iter().fold(T::ZERO, |acc, &c| acc + c);
     } else if let Some(inner) = repeated_suffix(gs, out) {
         fold_axis(ct, (1, n / inner, inner), g, T::ZERO, |a, b| a + b);
+    } else if let Some((_, mid, inner)) = channel_block(gs, out).filter(|&(_, _, i)| i > 1) {
+        // A per-channel bias: each run of `inner` cotangents adds into one element, in the
+        // general loop's order.
+        for (k, run) in ct.chunks_exact(inner).enumerate() {
+            let g = &mut g[k % mid];
+            *g = run.iter().fold(*g, |acc, &c| acc + c);
+        }
     } else {
         for_each_broadcast(out, gs, gs, |o, i, _| g[i] += ct[o]);
     }
@@ -232,6 +293,14 @@ pub fn fold_axis<T: Copy>(
     init: T,
     f: impl Fn(T, T) -> T,
 ) {
+    if inner == 1 && n > 0 {
+        // Contiguous lines (a mean over the last axis): one fold per line, in the same order,
+        // rather than a one-element row per step.
+        for (d, line) in out.iter_mut().zip(x.chunks_exact(n)) {
+            *d = line.iter().fold(init, |a, &b| f(a, b));
+        }
+        return;
+    }
     for o in 0..outer {
         let dst = &mut out[o * inner..(o + 1) * inner];
         dst.fill(init);
@@ -366,6 +435,23 @@ mod tests {
             sum_to(&ct, out, rs, &mut g);
             assert_eq!(g, sum_r, "sum to the right of {case:?}");
         }
+    }
+
+    /// The per-channel view: a `(C, 1, 1)` bias against `(B, C, H, W)` is `(B, C, H W)`; a bias
+    /// over the last axes, a scalar, a whole operand or a transposed one are not per-channel
+    /// layouts of that kind (or, a row bias, one with `inner` 1, which the fast paths skip).
+    #[test]
+    fn channel_block_finds_a_per_channel_operand() {
+        let out = [2, 3, 4, 5];
+        assert_eq!(channel_block([0, 1, 0, 0], out), Some((2, 3, 20)));
+        assert_eq!(channel_block([0, 4, 1, 0], out), Some((2, 12, 5)));
+        assert_eq!(channel_block([0, 0, 5, 1], out), Some((6, 20, 1)));
+        assert_eq!(channel_block([60, 20, 5, 1], out), Some((1, 120, 1)));
+        assert_eq!(channel_block([0; 4], out), None);
+        assert_eq!(channel_block([0, 1, 3, 0], out), None);
+        assert_eq!(channel_block([1, 0, 0, 2], out), None);
+        // Size-1 axes are skipped whatever their stride.
+        assert_eq!(channel_block([0, 1, 7, 0], [2, 3, 1, 5]), Some((2, 3, 5)));
     }
 
     /// `zip_broadcast` (with its same-shape and bias fast paths) writes what the general loop

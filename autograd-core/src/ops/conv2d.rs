@@ -22,22 +22,30 @@
 //! `(c, p, q)` meets at output `(i, j)`). Then the forward is `Y = W X_col` (`W` the group's
 //! `(CO/G) x (C/G KH KW)` rows of the kernel, already contiguous), the kernel's VJP
 //! `W_bar += CT X_col^T` and the input's `X_col_bar = W^T CT`, scattered back (col2im). All three run
-//! through [`Float::gemm`] with strides, so no transpose is copied.
+//! through [`Float::gemm`] with strides.
 //!
 //! The other way, `KH KW` products per image by the shifted (padded) image, with an inner size of
 //! `C/G` instead of `C/G KH KW` (`benches/kernels.rs`, "per-offset products"), measured 2.3x
 //! slower for the benchmark's 1 -> 16 channel layer and about 10% faster for its 16 -> 32 layer's
 //! forward; im2col is kept for all sizes.
 //!
-//! For the kernel's VJP the patch matrix is gathered transposed (`(HO WO) x (C/G KH KW)`), so
-//! that the product reads both operands with unit strides.
+//! The kernel's VJP is computed transposed, `W_bar^T += X_col CT^T`, with the chunk of `CT`
+//! transposed into the buffer, so that the product reads both operands with unit strides (when
+//! `W_bar^T` does not fit in half the buffer, `X_col^T` is gathered instead).
+//!
+//! Gathering and scattering cost as much as the products at the CNN workload's sizes (8 x 8
+//! images) unless they move slices: with stride 1 and an output as wide as the input, each row of
+//! `X_col` is one flat block of the input (the entries that wrap around to the next input row are
+//! then zeroed: they stand for padding); otherwise one run per output row. The padding entries of
+//! a whole plane's `X_col` are the same for every image, so the buffer is cleared once per call.
 //!
 //! `X_col` lives in a buffer on the stack ([`SMALL_SCRATCH`] or [`SCRATCH`] elements): no
 //! allocation per call for inline tensors. A per-thread buffer allocated once, as the gemm
 //! packing buffers are, would need a `thread_local!` per element type, which generic code over
 //! `T: Float` cannot name without `unsafe` or a type map; the stack buffer costs a `memset` per
-//! call instead. When the patch matrix is larger than the buffer, the output positions are taken
-//! in chunks; only a kernel whose `C/G KH KW` rows exceed the buffer by themselves (over 16k,
+//! call instead. When the patch matrix (with the kernel VJP's `W_bar^T` and `CT^T` chunk, the
+//! forward's chunk of output) is larger than the buffer, the output positions are taken in
+//! chunks; only a kernel whose `C/G KH KW` rows exceed the buffer by themselves (over 16k,
 //! e.g. 2048 input channels of 3 x 3) falls back to a buffer on the heap.
 //!
 //! # Size checks
@@ -136,12 +144,14 @@ impl Geometry {
         first..end.max(first)
     }
 
-    /// Calls `f(row, column, input index)` for every entry of the patch matrix of output positions
-    /// `p0 .. p0 + n` of one group (`image` indices are relative to the group's first channel),
-    /// skipping entries in the padding. The bounds are worked out once per output row, so the
-    /// innermost loop is a strided walk (a contiguous one at stride 1) without tests.
+    /// Calls `f(row, column, input index, len)` for every run of entries of the patch matrix of
+    /// output positions `p0 .. p0 + n` of one group (`image` indices are relative to the group's
+    /// first channel), skipping entries in the padding: columns `column .. column + len` of `row`
+    /// read input elements `index, index + S, ..`, `S` the stride along the width (contiguous
+    /// at stride 1). The bounds are worked out once per output row, so a run is copied or added
+    /// as a slice, which the compiler vectorizes: one call per element measured 4x slower.
     #[inline]
-    fn for_each_patch(&self, p0: usize, n: usize, mut f: impl FnMut(usize, usize, usize)) {
+    fn for_each_run(&self, p0: usize, n: usize, mut f: impl FnMut(usize, usize, usize, usize)) {
         let (kh, kw) = self.kernel;
         let (h, w) = self.input;
         let wo = self.output.1;
@@ -158,9 +168,10 @@ impl Geometry {
                         // Output row `i`, columns `j0 .. j0 + len`: chunk columns `col ..`.
                         let len = (wo - j0).min(n - col);
                         if let Some(si) = Self::source(i, p, sh, dh, ph, h) {
-                            let base = (c * h + si) * w;
-                            for j in j0.max(inside.start)..(j0 + len).min(inside.end) {
-                                f(row, col + j - j0, base + j * sw + q * dw - pw);
+                            let (lo, hi) = (j0.max(inside.start), (j0 + len).min(inside.end));
+                            if lo < hi {
+                                let base = (c * h + si) * w;
+                                f(row, col + lo - j0, base + lo * sw + q * dw - pw, hi - lo);
                             }
                         }
                         col += len;
@@ -171,13 +182,111 @@ impl Geometry {
             }
         }
     }
+
+    /// Whether a whole output plane's patch-matrix rows are flat blocks of the input
+    /// ([`Self::for_each_block`]): stride 1 along both axes and an output as wide as the input
+    /// (padding that keeps the width), so that consecutive output positions read consecutive input
+    /// elements, across output rows too.
+    fn has_flat_rows(&self) -> bool {
+        self.stride == (1, 1) && self.output.1 == self.input.1
+    }
+
+    /// For [`Self::has_flat_rows`] geometries and the whole output plane: calls
+    /// `f(row, column, input index, len, inside)` once per patch-matrix row that is not all
+    /// padding. Columns `column .. column + len` of `row` read input elements `index ..
+    /// index + len`, except those whose output column `j` (position modulo the width) is outside
+    /// `inside`: they wrap around to a neighbouring input row and stand for padding (zeros).
+    /// One block per row where [`Self::for_each_run`] takes one run per output row: the runs of
+    /// an 8 x 8 image, 6 to 8 elements each, cost more in bookkeeping than in copying.
+    #[inline]
+    fn for_each_block(
+        &self,
+        mut f: impl FnMut(usize, usize, usize, usize, core::ops::Range<usize>),
+    ) {
+        let (kh, kw) = self.kernel;
+        let (h, w) = self.input;
+        let ho = self.output.0;
+        let (dh, dw) = self.dilation;
+        let (ph, pw) = self.padding;
+        for c in 0..self.cig() {
+            for p in 0..kh {
+                let rows = Self::inside(p * dh, 1, ph, h);
+                let (ilo, ihi) = (rows.start, rows.end.min(ho));
+                for q in 0..kw {
+                    let cols = Self::inside(q * dw, 1, pw, w);
+                    let (jlo, jhi) = (cols.start, cols.end.min(w));
+                    if ilo >= ihi || jlo >= jhi {
+                        continue;
+                    }
+                    let first = ilo * w + jlo;
+                    let src = (c * h + ilo + p * dh - ph) * w + jlo + q * dw - pw;
+                    f(
+                        (c * kh + p) * kw + q,
+                        first,
+                        src,
+                        (ihi - 1) * w + jhi - first,
+                        jlo..jhi,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Calls `f(row, column, input index)` for every entry of the patch matrix of output positions
+    /// `p0 .. p0 + n` of one group, skipping entries in the padding ([`Self::for_each_run`] one
+    /// element at a time).
+    #[inline]
+    fn for_each_patch(&self, p0: usize, n: usize, mut f: impl FnMut(usize, usize, usize)) {
+        let sw = self.stride.1;
+        self.for_each_run(p0, n, |r, c, i, len| {
+            for k in 0..len {
+                f(r, c + k, i + k * sw);
+            }
+        });
+    }
 }
 
 /// The patch matrix of output positions `p0 .. p0 + n` of a group whose input channels begin at
-/// `image`, into `col` (`rows x n`, row-major).
-fn im2col<T: Float>(g: &Geometry, image: &[T], p0: usize, n: usize, col: &mut [T]) {
-    col[..g.rows() * n].fill(T::ZERO);
-    g.for_each_patch(p0, n, |r, c, i| col[r * n + c] = image[i]);
+/// `image`, into `col` (`rows x n`, row-major). With `clear` false, the entries in the padding
+/// are left as they are: zeros already when `col` last held the same positions.
+fn im2col<T: Float>(g: &Geometry, image: &[T], p0: usize, n: usize, col: &mut [T], clear: bool) {
+    if clear {
+        col[..g.rows() * n].fill(T::ZERO);
+    }
+    if p0 == 0 && n == g.out_plane() && g.has_flat_rows() {
+        let w = g.input.1;
+        g.for_each_block(|r, c, i, len, inside| {
+            let row = &mut col[r * n..][..n];
+            row[c..c + len].copy_from_slice(&image[i..][..len]);
+            // The entries that wrapped around stand for padding.
+            zero_outside(row, w, &inside);
+        });
+        return;
+    }
+    let sw = g.stride.1;
+    g.for_each_run(p0, n, |r, c, i, len| {
+        let dst = &mut col[r * n + c..][..len];
+        if sw == 1 {
+            dst.copy_from_slice(&image[i..][..len]);
+        } else {
+            for (k, d) in dst.iter_mut().enumerate() {
+                *d = image[i + k * sw];
+            }
+        }
+    });
+}
+
+/// Zeroes the entries of each line of `w` in `row` whose column is outside `inside`: column by
+/// column (a padding's worth of them), as strided stores, where `fill` on the one or two entries
+/// at each end of every line called `memset` (12% of the CNN workload's step) and a select over
+/// every entry cost twice that.
+#[inline]
+fn zero_outside<T: Float>(row: &mut [T], w: usize, inside: &core::ops::Range<usize>) {
+    for j in (0..inside.start).chain(inside.end..w) {
+        for v in row[j..].iter_mut().step_by(w) {
+            *v = T::ZERO;
+        }
+    }
 }
 
 /// [`im2col`] transposed: `col` is `n x rows`, one output position's patch per row.
@@ -188,50 +297,68 @@ fn im2col_t<T: Float>(g: &Geometry, image: &[T], p0: usize, n: usize, col: &mut 
 }
 
 /// The transpose of [`im2col`]: adds every entry of `col` to the input element it was gathered from.
-fn col2im<T: Float>(g: &Geometry, col: &[T], p0: usize, n: usize, image: &mut [T]) {
-    g.for_each_patch(p0, n, |r, c, i| image[i] += col[r * n + c]);
+/// `col` is clobbered (its entries in the padding are zeroed).
+fn col2im<T: Float>(g: &Geometry, col: &mut [T], p0: usize, n: usize, image: &mut [T]) {
+    if p0 == 0 && n == g.out_plane() && g.has_flat_rows() {
+        let w = g.input.1;
+        g.for_each_block(|r, c, i, len, inside| {
+            let row = &mut col[r * n..][..n];
+            // The entries that wrapped around met padding: they add nothing.
+            zero_outside(row, w, &inside);
+            for (d, s) in image[i..][..len].iter_mut().zip(&row[c..c + len]) {
+                *d += *s;
+            }
+        });
+        return;
+    }
+    let sw = g.stride.1;
+    g.for_each_run(p0, n, |r, c, i, len| {
+        let src = &col[r * n + c..][..len];
+        if sw == 1 {
+            for (d, s) in image[i..][..len].iter_mut().zip(src) {
+                *d += *s;
+            }
+        } else {
+            for (k, s) in src.iter().enumerate() {
+                image[i + k * sw] += *s;
+            }
+        }
+    });
 }
 
-/// A buffer for the patch matrix (plus `extra` elements per output position when it is taken in
-/// chunks) and the chunk size, in output positions: on the stack, [`SMALL_SCRATCH`] elements when
-/// the whole matrix fits (so that small convolutions do not clear a large buffer), else
-/// [`SCRATCH`]; on the heap only when a single position's rows exceed [`SCRATCH`].
+/// A buffer of `fixed` elements plus, per output position, the patch matrix's `rows` and `extra`
+/// more, and the chunk size in output positions: on the stack, [`SMALL_SCRATCH`] elements when the
+/// whole output plane fits (so that small convolutions do not clear a large buffer), else
+/// [`SCRATCH`] (in chunks if need be); on the heap only when `fixed` and a single position exceed
+/// [`SCRATCH`]. The buffer comes zeroed.
 fn with_scratch<T: Float, R>(
     g: &Geometry,
+    fixed: usize,
     extra: usize,
     f: impl FnOnce(&mut [T], usize) -> R,
 ) -> R {
     let per_position = g.rows() + extra;
-    if g.rows() * g.out_plane() <= SMALL_SCRATCH {
-        on_stack::<SMALL_SCRATCH, T, R>(g, extra, f)
-    } else if per_position <= SCRATCH {
-        on_stack::<SCRATCH, T, R>(g, extra, f)
+    if fixed + per_position * g.out_plane() <= SMALL_SCRATCH {
+        on_stack::<SMALL_SCRATCH, T, R>(g, fixed, per_position, f)
+    } else if fixed + per_position <= SCRATCH {
+        on_stack::<SCRATCH, T, R>(g, fixed, per_position, f)
     } else {
         let n = g.out_plane().min(16);
-        f(&mut vec![T::ZERO; per_position * n], n)
+        f(&mut vec![T::ZERO; fixed + per_position * n], n)
     }
 }
 
-/// [`with_scratch`] with a stack buffer of `N` elements: the whole output plane at once when the
-/// patch matrix fits (no chunk output needed), else chunks of as many positions as fit.
+/// [`with_scratch`] with a stack buffer of `N` elements: the whole output plane at once when it
+/// fits, else chunks of as many positions as fit.
 fn on_stack<const N: usize, T: Float, R>(
     g: &Geometry,
-    extra: usize,
+    fixed: usize,
+    per_position: usize,
     f: impl FnOnce(&mut [T], usize) -> R,
 ) -> R {
     let mut buf = [T::ZERO; N];
-    let chunk = if g.rows() * g.out_plane() <= N {
-        g.out_plane()
-    } else {
-        N / (g.rows() + extra)
-    };
+    let chunk = g.out_plane().min((N - fixed) / per_position);
     f(&mut buf, chunk)
-}
-
-/// [`col2im`] from a transposed patch matrix (`n x rows`).
-fn col2im_t<T: Float>(g: &Geometry, col: &[T], p0: usize, n: usize, image: &mut [T]) {
-    let rows = g.rows();
-    g.for_each_patch(p0, n, |r, c, i| image[i] += col[c * rows + r]);
 }
 
 /// `y = conv(x, w)`.
@@ -240,7 +367,7 @@ pub(crate) fn forward<T: Float>(g: &Geometry, x: &[T], w: &[T], y: &mut [T]) {
         return;
     }
     let (rows, cog, cig, plane) = (g.rows(), g.cog(), g.cig(), g.out_plane());
-    with_scratch(g, cog, |buf: &mut [T], chunk| {
+    with_scratch(g, 0, cog, |buf: &mut [T], chunk| {
         let (col, tmp) = buf.split_at_mut(rows * chunk);
         for b in 0..g.batch {
             for grp in 0..g.groups {
@@ -250,7 +377,9 @@ pub(crate) fn forward<T: Float>(g: &Geometry, x: &[T], w: &[T], y: &mut [T]) {
                 let mut p0 = 0;
                 while p0 < plane {
                     let n = chunk.min(plane - p0);
-                    im2col(g, image, p0, n, col);
+                    // The buffer starts zeroed, and a whole plane's patch matrix has the same
+                    // padding entries for every image: only chunks need clearing.
+                    im2col(g, image, p0, n, col, n < plane);
                     if n == plane {
                         // The whole output plane at once: the product lands in place.
                         T::gemm((cog, rows, n), wg, (rows, 1), col, (n, 1), yg, false);
@@ -274,7 +403,7 @@ pub(crate) fn input_vjp<T: Float>(g: &Geometry, w: &[T], ct: &[T], gx: &mut [T])
         return;
     }
     let (rows, cog, cig, plane) = (g.rows(), g.cog(), g.cig(), g.out_plane());
-    with_scratch(g, 0, |col: &mut [T], chunk| {
+    with_scratch(g, 0, 0, |col: &mut [T], chunk| {
         for b in 0..g.batch {
             for grp in 0..g.groups {
                 let image =
@@ -287,34 +416,16 @@ pub(crate) fn input_vjp<T: Float>(g: &Geometry, w: &[T], ct: &[T], gx: &mut [T])
                     // W^T is (rows, cog) with strides (1, rows); the chunk of CT is (cog, n)
                     // with row stride `plane`.
                     let col = &mut col[..rows * n];
-                    // The longer of the two output sides as the product's columns, the axis
-                    // the SIMD kernels vectorize: (rows, n) = W^T CT, or its transpose CT^T W.
-                    // Measured on the CNN workload: for 1 -> 16 channels (rows 9, n 64) the
-                    // first took 32-43 us and the second 75 us; for 16 -> 32 (rows 144) the
-                    // first 0.94-1.0 ms and the second 0.72-0.88 ms.
-                    if rows >= n {
-                        T::gemm(
-                            (n, cog, rows),
-                            &ctg[p0..],
-                            (1, plane),
-                            wg,
-                            (rows, 1),
-                            col,
-                            false,
-                        );
-                        col2im_t(g, col, p0, n, image);
-                    } else {
-                        T::gemm(
-                            (rows, cog, n),
-                            wg,
-                            (1, rows),
-                            &ctg[p0..],
-                            (plane, 1),
-                            col,
-                            false,
-                        );
-                        col2im(g, col, p0, n, image);
-                    }
+                    T::gemm(
+                        (rows, cog, n),
+                        wg,
+                        (1, rows),
+                        &ctg[p0..],
+                        (plane, 1),
+                        col,
+                        false,
+                    );
+                    col2im(g, col, p0, n, image);
                     p0 += n;
                 }
             }
@@ -323,12 +434,58 @@ pub(crate) fn input_vjp<T: Float>(g: &Geometry, w: &[T], ct: &[T], gx: &mut [T])
 }
 
 /// `w_bar` for the cotangent `ct` of the output: `W_bar = sum_b CT X_col^T`.
+///
+/// Computed transposed when `W_bar^T` fits in half of [`SCRATCH`]: `W_bar^T += X_col CT^T`, with
+/// the patch matrix gathered by rows ([`im2col`], copies of runs) and the chunk of `CT` transposed
+/// into the buffer, so that the product reads both operands with unit strides; `W_bar^T` is
+/// transposed out once per group. Gathering `X_col^T` instead writes every entry with a stride of
+/// `rows`: for the 16 -> 32 channel layer of the CNN workload that path measured 1.9x slower.
 pub(crate) fn kernel_vjp<T: Float>(g: &Geometry, x: &[T], ct: &[T], gw: &mut [T]) {
     if g.is_empty() {
         return;
     }
     let (rows, cog, cig, plane) = (g.rows(), g.cog(), g.cig(), g.out_plane());
-    with_scratch(g, 0, |col: &mut [T], chunk| {
+    if rows * cog > SCRATCH / 2 {
+        return kernel_vjp_gathered_t(g, x, ct, gw);
+    }
+    with_scratch(g, rows * cog, cog, |buf: &mut [T], chunk| {
+        let (gwt, rest) = buf.split_at_mut(rows * cog);
+        let (col, ctt) = rest.split_at_mut(rows * chunk);
+        for grp in 0..g.groups {
+            for b in 0..g.batch {
+                let image = &x[(b * g.channels + grp * cig) * g.in_plane()..][..cig * g.in_plane()];
+                let ctg = &ct[(b * g.out_channels + grp * cog) * plane..][..cog * plane];
+                let mut p0 = 0;
+                while p0 < plane {
+                    let n = chunk.min(plane - p0);
+                    // Zeroed buffer, same padding entries for every image of a whole plane.
+                    im2col(g, image, p0, n, col, n < plane);
+                    let ctt = &mut ctt[..n * cog];
+                    for (o, row) in ctg.chunks_exact(plane).enumerate() {
+                        for (j, &v) in row[p0..p0 + n].iter().enumerate() {
+                            ctt[j * cog + o] = v;
+                        }
+                    }
+                    T::gemm((rows, n, cog), col, (n, 1), ctt, (cog, 1), gwt, true);
+                    p0 += n;
+                }
+            }
+            let gwg = &mut gw[grp * cog * rows..][..cog * rows];
+            for (r, row) in gwt.chunks_exact_mut(cog).enumerate() {
+                for (o, v) in row.iter_mut().enumerate() {
+                    gwg[o * rows + r] += *v;
+                    *v = T::ZERO;
+                }
+            }
+        }
+    });
+}
+
+/// [`kernel_vjp`] for kernels too large for `W_bar^T` in the buffer: `W_bar += CT X_col^T` with
+/// the patch matrix gathered transposed.
+fn kernel_vjp_gathered_t<T: Float>(g: &Geometry, x: &[T], ct: &[T], gw: &mut [T]) {
+    let (rows, cog, cig, plane) = (g.rows(), g.cog(), g.cig(), g.out_plane());
+    with_scratch(g, 0, 0, |col: &mut [T], chunk| {
         for b in 0..g.batch {
             for grp in 0..g.groups {
                 let image = &x[(b * g.channels + grp * cig) * g.in_plane()..][..cig * g.in_plane()];
@@ -902,6 +1059,10 @@ pub(crate) mod tests {
         agrees_with_the_loops::<2, 16, 8, 8, 32, 16, 3, 1, 1, 1, 1, 8, 8>(8);
         // 2048 x 9 rows alone exceed SCRATCH: the heap buffer.
         agrees_with_the_loops::<1, 2048, 3, 3, 2, 2048, 3, 1, 1, 1, 1, 3, 3>(9);
+        // W_bar^T (576 x 16) exceeds half of SCRATCH: the kernel VJP gathers X_col^T instead.
+        agrees_with_the_loops::<1, 64, 4, 4, 16, 64, 3, 1, 1, 1, 1, 4, 4>(11);
+        // Dilation 2 with padding 2 keeps the size: the flat blocks of a dilated kernel.
+        agrees_with_the_loops::<1, 2, 6, 5, 3, 2, 3, 1, 2, 2, 1, 6, 5>(12);
     }
 
     /// The brief's hand-worked case: one 3 x 3 channel (1 .. 9) and the 2 x 2 kernel

@@ -4,7 +4,7 @@
 //! output cotangent broadcast back over the reduced region).
 
 use super::reduce::{All, AlongAxis, KeepAxis, Region};
-use crate::kernels::{fold_axis, for_each_in_lines};
+use crate::kernels::fold_axis;
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
 use crate::shape::{Axis, Shape};
@@ -45,7 +45,21 @@ fn sum_lines<T: Float>(x: &[T], lines: (usize, usize, usize), y: &mut [T]) {
 
 /// `g[i] = ct[line of i]`: broadcasts a reduced cotangent back over its lines.
 pub(crate) fn spread_lines<T: Float>(ct: &[T], lines: (usize, usize, usize), g: &mut [T]) {
-    for_each_in_lines(lines, |i, j| g[i] = ct[j]);
+    let (_, n, inner) = lines;
+    if n * inner == 0 {
+        return;
+    }
+    // Row copies (a fill for lines along the last axis), which vectorize where an indexed loop
+    // over every element did not.
+    for (block, src) in g.chunks_exact_mut(n * inner).zip(ct.chunks_exact(inner)) {
+        if inner == 1 {
+            block.fill(src[0]);
+        } else {
+            for row in block.chunks_exact_mut(inner) {
+                row.copy_from_slice(src);
+            }
+        }
+    }
 }
 
 impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
