@@ -69,6 +69,16 @@ use core::marker::PhantomData;
 /// layer's forward measured 1.7x slower.
 pub(crate) const SCRATCH: usize = 16384;
 
+/// The most bytes the stack buffer may take: [`SCRATCH`] elements of f32 and f64, fewer of wider
+/// element types (8192 of `Dual<f64>`, 4096 of `Dual<Dual<f64>>`), so that a Hessian through a
+/// convolution does not put half a MiB on the stack.
+const SCRATCH_BYTES: usize = 128 << 10;
+
+/// The stack buffer's length for elements `T` (see [`SCRATCH_BYTES`]).
+fn scratch_len<T>() -> usize {
+    (SCRATCH_BYTES / size_of::<T>().max(1)).min(SCRATCH)
+}
+
 /// The buffer used instead when the whole patch matrix fits in it (8 KiB of f32).
 pub(crate) const SMALL_SCRATCH: usize = 2048;
 
@@ -329,8 +339,8 @@ fn col2im<T: Float>(g: &Geometry, col: &mut [T], p0: usize, n: usize, image: &mu
 /// A buffer of `fixed` elements plus, per output position, the patch matrix's `rows` and `extra`
 /// more, and the chunk size in output positions: on the stack, [`SMALL_SCRATCH`] elements when the
 /// whole output plane fits (so that small convolutions do not clear a large buffer), else
-/// [`SCRATCH`] (in chunks if need be); on the heap only when `fixed` and a single position exceed
-/// [`SCRATCH`]. The buffer comes zeroed.
+/// [`SCRATCH`] (in chunks if need be; fewer for wide element types, see [`SCRATCH_BYTES`]); on the
+/// heap only when `fixed` and a single position exceed that. The buffer comes zeroed.
 fn with_scratch<T: Float, R>(
     g: &Geometry,
     fixed: usize,
@@ -338,10 +348,15 @@ fn with_scratch<T: Float, R>(
     f: impl FnOnce(&mut [T], usize) -> R,
 ) -> R {
     let per_position = g.rows() + extra;
+    let len = scratch_len::<T>();
     if fixed + per_position * g.out_plane() <= SMALL_SCRATCH {
         on_stack::<SMALL_SCRATCH, T, R>(g, fixed, per_position, f)
-    } else if fixed + per_position <= SCRATCH {
+    } else if fixed + per_position <= len && len == SCRATCH {
         on_stack::<SCRATCH, T, R>(g, fixed, per_position, f)
+    } else if fixed + per_position <= len && len >= SCRATCH / 2 {
+        on_stack::<{ SCRATCH / 2 }, T, R>(g, fixed, per_position, f)
+    } else if fixed + per_position <= len && len >= SCRATCH / 4 {
+        on_stack::<{ SCRATCH / 4 }, T, R>(g, fixed, per_position, f)
     } else {
         let n = g.out_plane().min(16);
         f(&mut vec![T::ZERO; fixed + per_position * n], n)
@@ -350,6 +365,7 @@ fn with_scratch<T: Float, R>(
 
 /// [`with_scratch`] with a stack buffer of `N` elements: the whole output plane at once when it
 /// fits, else chunks of as many positions as fit.
+#[inline(never)] // one frame per size: inlined, all the arrays would share the caller's frame
 fn on_stack<const N: usize, T: Float, R>(
     g: &Geometry,
     fixed: usize,
@@ -445,7 +461,7 @@ pub(crate) fn kernel_vjp<T: Float>(g: &Geometry, x: &[T], ct: &[T], gw: &mut [T]
         return;
     }
     let (rows, cog, cig, plane) = (g.rows(), g.cog(), g.cig(), g.out_plane());
-    if rows * cog > SCRATCH / 2 {
+    if rows * cog > scratch_len::<T>() / 2 {
         return kernel_vjp_gathered_t(g, x, ct, gw);
     }
     with_scratch(g, rows * cog, cog, |buf: &mut [T], chunk| {
@@ -919,7 +935,7 @@ where
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use super::{Conv2d, Geometry};
+    use super::{Conv2d, Geometry, SCRATCH, scratch_len};
     use crate::forward::{constant, hvp_tape, jvp};
     use crate::prelude::*;
     use crate::rules::BinaryRule;
@@ -1251,6 +1267,26 @@ pub(crate) mod tests {
         let (_, dy) = jvp(|w| conv(&constant(&x), w), &w, &vw);
         let want = fd(conv(&x, &(&w + &(&vw * h))), conv(&x, &(&w - &(&vw * h))));
         dy.assert_close(&want, 1e-7, 1e-7);
+    }
+
+    /// A wide element type gets a shorter stack buffer: for `Dual<f64>` the 144 x 64 patch matrix
+    /// of a 16-channel 3 x 3 layer on 8 x 8 images (9216 entries) no longer fits in one piece and is
+    /// taken in chunks; the tangents still equal the convolution of the tangents (it is linear).
+    #[test]
+    fn wide_elements_take_a_shorter_buffer_in_chunks() {
+        assert_eq!(scratch_len::<f32>(), SCRATCH);
+        assert_eq!(scratch_len::<f64>(), SCRATCH);
+        assert_eq!(scratch_len::<Dual<f64>>(), SCRATCH / 2);
+        assert_eq!(scratch_len::<Dual<Dual<f64>>>(), SCRATCH / 4);
+        let x: Tensor<f64, Shape![1, 16, 8, 8]> = uniform(11, -1.0, 1.0);
+        let w: Tensor<f64, Shape![2, 16, 3, 3]> = uniform(12, -1.0, 1.0);
+        let vx: Tensor<f64, Shape![1, 16, 8, 8]> = uniform(13, -1.0, 1.0);
+        let c = |x: &Tensor<f64, Shape![1, 16, 8, 8]>| -> Tensor<f64, Shape![1, 2, 8, 8]> {
+            x.conv2d::<1, 1, 1, 1, 8, 8>(&w)
+        };
+        let (y, dy) = jvp(|x| x.conv2d::<1, 1, 1, 1, 8, 8>(&constant(&w)), &x, &vx);
+        y.assert_close(&c(&x), 1e-13, 1e-13);
+        dy.assert_close(&c(&vx), 1e-13, 1e-13);
     }
 
     /// Forward over reverse: the Hessian-vector product of `sum(conv(x, w)^2)` in `w` is
