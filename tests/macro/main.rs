@@ -25,6 +25,8 @@
 mod conv;
 #[path = "../generic_batch.rs"]
 mod generic_batch;
+#[path = "../hand_baselines.rs"]
+mod hand_baselines;
 #[path = "../label_panic_location.rs"]
 mod label_panic_location;
 #[path = "../macro_alloc.rs"]
