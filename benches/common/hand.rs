@@ -73,12 +73,27 @@ fn softmax_xent<const O: usize>(z: &mut [[f32; O]], b2: &[f32; O], labels: &[usi
     loss
 }
 
+/// `a . b` in eight independent partial sums, so that the loop vectorizes (one running sum
+/// would fix the order of the additions and keep it scalar).
+fn dot<const N: usize>(a: &[f32; N], b: &[f32; N]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let ((ac, ar), (bc, br)) = (a.as_chunks::<8>(), b.as_chunks::<8>());
+    for (x, y) in ac.iter().zip(bc) {
+        for ((s, &p), &q) in acc.iter_mut().zip(x).zip(y) {
+            *s += p * q;
+        }
+    }
+    let tail: f32 = ar.iter().zip(br).map(|(p, q)| p * q).sum();
+    acc.iter().sum::<f32>() + tail
+}
+
 /// The plain-loop baseline for batch `B`, `I -> H -> O`, with its scratch and gradients.
 pub struct Loops<const B: usize, const I: usize, const H: usize, const O: usize> {
     h: Vec<[f32; H]>,
     dz: Vec<[f32; O]>,
     dh: Vec<[f32; H]>,
     w2t: Vec<[f32; H]>,
+    gw2t: Vec<[f32; H]>,
     gw1: Vec<[f32; H]>,
     gb1: [f32; H],
     gw2: Vec<[f32; O]>,
@@ -92,6 +107,7 @@ impl<const B: usize, const I: usize, const H: usize, const O: usize> Default for
             dz: vec![[0.0; O]; B],
             dh: vec![[0.0; H]; B],
             w2t: vec![[0.0; H]; O],
+            gw2t: vec![[0.0; H]; O],
             gw1: vec![[0.0; H]; I],
             gb1: [0.0; H],
             gw2: vec![[0.0; O]; H],
@@ -123,35 +139,40 @@ impl<const B: usize, const I: usize, const H: usize, const O: usize> Loops<B, I,
                 *hv = hv.max(0.0);
             }
         }
-        // z = h w2 (b2 is added in the softmax pass), then dz in place.
+        // w2^T, copied once (H x O elements): with few classes, every loop below then runs
+        // along a row of H elements instead of O.
+        for (j, w) in w2.iter().enumerate() {
+            for (t, &wv) in self.w2t.iter_mut().zip(w) {
+                t[j] = wv;
+            }
+        }
+        // z = h w2 as dot products with the rows of w2^T (b2 is added in the softmax pass), then
+        // dz in place.
         for (z, h) in self.dz.iter_mut().zip(&self.h) {
-            *z = [0.0; O];
-            for (&hv, w) in h.iter().zip(w2) {
-                for (zv, &wv) in z.iter_mut().zip(w) {
-                    *zv += hv * wv;
-                }
+            for (zv, w) in z.iter_mut().zip(&self.w2t) {
+                *zv = dot(h, w);
             }
         }
         let loss = softmax_xent(&mut self.dz, b2, labels);
-        // dw2 = h^T dz, db2 = column sums of dz.
-        self.gw2.iter_mut().for_each(|r| *r = [0.0; O]);
+        // dw2^T = dz^T h (rows of H elements), db2 = column sums of dz; dw2 transposed back last.
+        self.gw2t.iter_mut().for_each(|r| *r = [0.0; H]);
         self.gb2 = [0.0; O];
         for (h, dz) in self.h.iter().zip(&self.dz) {
-            for (&hv, g) in h.iter().zip(self.gw2.iter_mut()) {
-                for (gv, &d) in g.iter_mut().zip(dz) {
-                    *gv += hv * d;
+            for (&d, g) in dz.iter().zip(self.gw2t.iter_mut()) {
+                for (gv, &hv) in g.iter_mut().zip(h) {
+                    *gv += d * hv;
                 }
             }
             for (g, &d) in self.gb2.iter_mut().zip(dz) {
                 *g += d;
             }
         }
-        // dh = (dz w2^T) masked by h > 0, along rows of w2^T (copied once, H x O elements).
-        for (j, w) in w2.iter().enumerate() {
-            for (t, &wv) in self.w2t.iter_mut().zip(w) {
-                t[j] = wv;
+        for (j, g) in self.gw2.iter_mut().enumerate() {
+            for (gv, t) in g.iter_mut().zip(&self.gw2t) {
+                *gv = t[j];
             }
         }
+        // dh = (dz w2^T) masked by h > 0, along rows of w2^T.
         for ((dh, dz), h) in self.dh.iter_mut().zip(&self.dz).zip(&self.h) {
             *dh = [0.0; H];
             for (&d, w) in dz.iter().zip(&self.w2t) {
