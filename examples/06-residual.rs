@@ -37,12 +37,16 @@ mod trainer;
 #[path = "digits/plot.rs"]
 mod plot;
 
+#[path = "digits/console.rs"]
+mod console;
+
 use autograd_core::data::Dataset;
 use autograd_core::differentiable;
 use autograd_core::nn::{Init, Linear};
 use autograd_core::optim::{Adam, Optimizer};
 use autograd_core::prelude::*;
-use indicatif::{ProgressBar, ProgressStyle};
+pub use console::Progress;
+use console::{print_accuracy, with_progress};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use trainer::{CLASSES, Epoch, FEATURES};
@@ -213,14 +217,6 @@ pub const DEFAULT: Config = Config {
     weight_decay: 1e-4,
 };
 
-/// What [`train`] reports while it runs.
-pub enum Progress<'a> {
-    /// A step finished with this batch loss.
-    Step(f32),
-    /// Epoch `index` (0-based) finished.
-    Epoch(usize, &'a Epoch),
-}
-
 /// Trains a fresh [`ResMlp`] on `train` (a new batch order every epoch, a last partial batch
 /// skipped), scoring `test` after each epoch. Returns the model and the epochs' summaries.
 ///
@@ -332,37 +328,11 @@ fn run() {
     );
 
     let steps = cfg.epochs * (train_rows.len() / BATCH);
-    let bar = ProgressBar::new(steps as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40.cyan/blue} {pos}/{len} steps {elapsed} {msg}")
-            .expect("a valid template"),
-    );
-    let (model, history) = train(&cfg, &train_rows, &test_rows, |p| match p {
-        Progress::Step(loss) => {
-            bar.inc(1);
-            bar.set_message(format!("loss {loss:.4}"));
-        }
-        // Printed above the bar (and to stdout even when the bar is hidden, as in a pipe).
-        Progress::Epoch(index, summary) => bar.suspend(|| {
-            println!(
-                "epoch {:>3}: loss {:.4}, test accuracy {:.2}%",
-                index + 1,
-                summary.loss,
-                100.0 * summary.accuracy
-            );
-        }),
+    let ((model, history), taken) = with_progress(steps, |observe| {
+        train(&cfg, &train_rows, &test_rows, observe)
     });
-    bar.finish_and_clear();
-
     let acc = accuracy(&model, &test_rows);
-    println!(
-        "test accuracy {:.2}% ({} of {} rows) after {} steps, {:.1} s",
-        100.0 * acc,
-        (acc * test_rows.len() as f32).round(),
-        test_rows.len(),
-        bar.position(),
-        started.elapsed().as_secs_f64()
-    );
+    print_accuracy(acc, test_rows.len(), taken, started);
     match plot::draw(&history, &plot) {
         Ok(()) => println!("learning curves: {}", plot.display()),
         Err(e) => eprintln!("could not write the plot {}: {e}", plot.display()),
