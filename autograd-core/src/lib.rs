@@ -52,7 +52,8 @@
 //! forward and VJP), `#[differentiable]` (its page lists what is generated and what syntax is accepted),
 //! [`params`] (models as values: `#[derive(Params)]`), [`tape`] (eager gradients), [`forward`]
 //! (dual numbers, Jacobians, Hessians), [`nn`], [`optim`],
-//! [`data`], and the `checkpoint` and `parallel` modules behind the features of those names.
+//! [`data`], and the `checkpoint` and `parallel` modules behind the features of those names, and
+//! `distributed` (training across processes over MPI) behind the feature `mpi`.
 //!
 //! Cargo features: `macros` (default: `#[differentiable]` and `#[custom_vjp]`), `simd` (default:
 //! matrix products of f32 and f64 in SIMD kernels chosen at run time for AVX2 + FMA or AVX-512,
@@ -61,7 +62,8 @@
 //! matrices as constant operands of [`tape::Var`] ops, and, without `simd`, matrixmultiply for
 //! products of 2^20 multiply-adds and more; `default-features = false, features = ["macros",
 //! "simd"]` builds without nalgebra), `checkpoint` (safetensors files), `parallel` (data-parallel
-//! gradients with rayon).
+//! gradients with rayon), `mpi` (data-parallel training across processes and machines over the
+//! system's MPI library; needs it and libclang to build).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(
@@ -88,6 +90,8 @@ pub mod __private;
 pub mod checkpoint;
 pub mod data;
 mod detach;
+#[cfg(feature = "mpi")]
+pub mod distributed;
 pub mod forward;
 mod gemm;
 pub mod gradcheck;

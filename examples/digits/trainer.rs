@@ -467,8 +467,8 @@ pub fn check_finite<const H: usize>(
     })
 }
 
-/// A seeded Fisher-Yates permutation of `0..n`.
-fn permutation(n: usize, rng: &mut Rng) -> Vec<usize> {
+/// A seeded Fisher-Yates permutation of `0..n` (also the batch order of `digits/distributed.rs`).
+pub fn permutation(n: usize, rng: &mut Rng) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
     for i in (1..n).rev() {
         order.swap(i, rng.below(i + 1));
