@@ -5,7 +5,7 @@
 //! replaces that gradient, in place, with the gradient of the whole batch; every rank then takes
 //! the same optimizer step, so the replicas stay equal bit for bit. The transport is the system's
 //! MPI library through the [`mpi`](https://docs.rs/mpi) crate (rsmpi), re-exported as
-//! [`mpi`](self::mpi) so that a program uses the same version:
+//! [`mpi`] so that a program uses the same version:
 //!
 //! ```no_run
 //! // `no_run`: this needs `mpirun -n 2 ...` to mean anything; the same calls run under mpirun in
@@ -61,16 +61,13 @@
 //! then aborts the process, which `mpirun` treats like a kill. Resume from the last checkpoint
 //! ([`DataParallel::save_checkpoint`], [`DataParallel::load_checkpoint`]).
 
+use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::params::Params;
 use crate::scalar::Float;
 use core::ops::Range;
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
-
-#[cfg(feature = "checkpoint")]
-use crate::checkpoint::{Checkpoint, CheckpointError};
-#[cfg(feature = "checkpoint")]
 use std::path::Path;
 
 /// The `mpi` crate (rsmpi) this module is built on: `mpi::initialize()` starts MPI.
@@ -102,7 +99,6 @@ pub fn shard_range(batch: usize, rank: usize, size: usize) -> Range<usize> {
 }
 
 /// Why a collective checkpoint operation failed (the same outcome on every rank).
-#[cfg(feature = "checkpoint")]
 #[derive(Debug, thiserror::Error)]
 pub enum DistributedError {
     /// This rank's own read or write failed.
@@ -283,7 +279,6 @@ impl<T: Float + Equivalence, C: Communicator> DataParallel<T, C> {
     }
 
     /// Whether every rank passed `ok`, and if not, which ranks did not (the same on every rank).
-    #[cfg(feature = "checkpoint")]
     fn failed_ranks(&self, ok: bool) -> Vec<usize> {
         let mut all = vec![0u8; self.size];
         self.comm.all_gather_into(&u8::from(!ok), &mut all[..]);
@@ -300,7 +295,6 @@ impl<T: Float + Equivalence, C: Communicator> DataParallel<T, C> {
     ///
     /// # Errors
     /// Rank 0's write failed.
-    #[cfg(feature = "checkpoint")]
     pub fn save_checkpoint(
         &self,
         path: &Path,
@@ -332,7 +326,6 @@ impl<T: Float + Equivalence, C: Communicator> DataParallel<T, C> {
     /// # Errors
     /// This rank's read failed ([`DistributedError::Checkpoint`]), or another rank's
     /// ([`DistributedError::OnOtherRanks`]).
-    #[cfg(feature = "checkpoint")]
     pub fn load_checkpoint(&self, path: &Path) -> Result<Checkpoint, DistributedError> {
         let result = Checkpoint::load(path);
         let failed = self.failed_ranks(result.is_ok());
