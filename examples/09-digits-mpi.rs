@@ -25,8 +25,14 @@ mod distributed;
 
 use autograd_core::distributed::{DataParallel, mpi};
 use autograd_core::optim::Optimizer;
+use autograd_core::distributed::mpi::traits::CommunicatorCollectives;
+use autograd_core::prelude::*;
 use std::path::Path;
+use std::time::Instant;
 use trainer::{BATCH, HIDDEN, Start};
+
+/// Calls of `DataParallel::mean` timed after training, to measure the communication alone.
+const COMBINE_CALLS: u32 = 1000;
 
 fn usage(problem: &str) -> ! {
     eprintln!(
@@ -115,11 +121,20 @@ fn main() {
             eprintln!("rank {}: {e}", dp.rank());
             std::process::exit(1)
         });
+    // The communication alone: combining one gradient, ranks in step (no shard's computation to
+    // wait for), averaged over many calls.
+    let mut grad = (run.state.model.clone(), 0.0f32);
+    dp.communicator().barrier();
+    let started = Instant::now();
+    for _ in 0..COMBINE_CALLS {
+        dp.mean(&mut grad, BATCH);
+    }
+    let combine = started.elapsed().as_secs_f64() * 1e6 / f64::from(COMBINE_CALLS);
     if root {
         let acc = run.state.history.last().map_or(0.0, |e| e.accuracy);
         let per_step = |d: std::time::Duration| d.as_secs_f64() * 1e6 / run.steps.max(1) as f64;
         println!(
-            "test accuracy {:.2}% ({} of {} rows) after {} steps, training {:.2} s ({:.1} us per step, of which {:.1} us combining gradients on rank 0)",
+            "test accuracy {:.2}% ({} of {} rows) after {} steps, training {:.2} s ({:.1} us per step, of which {:.1} us on rank 0 combining gradients and waiting for the other ranks)",
             100.0 * acc,
             (acc * test.len() as f32).round(),
             test.len(),
@@ -127,6 +142,10 @@ fn main() {
             run.total.as_secs_f64(),
             per_step(run.total),
             per_step(run.comm),
+        );
+        println!(
+            "combining one gradient ({} floats) alone: {combine:.1} us ({COMBINE_CALLS} calls)",
+            run.state.model.numel() + 1
         );
         if cfg.checkpoint_every.is_some() {
             println!("checkpoint: {}", cfg.checkpoint.display());
