@@ -23,9 +23,9 @@ mod trainer;
 #[path = "digits/distributed.rs"]
 mod distributed;
 
+use autograd_core::distributed::mpi::traits::CommunicatorCollectives;
 use autograd_core::distributed::{DataParallel, mpi};
 use autograd_core::optim::Optimizer;
-use autograd_core::distributed::mpi::traits::CommunicatorCollectives;
 use autograd_core::prelude::*;
 use std::path::Path;
 use std::time::Instant;
