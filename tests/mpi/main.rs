@@ -7,6 +7,7 @@
 //!   difference is printed), and is the same bits on every rank;
 //! - replicas stay equal bit for bit over several optimizer steps;
 //! - combining allocates nothing on the Rust heap after the first call;
+//! - on one rank the example's loop trains bit for bit as `05-digits`'s (`trainer::train`);
 //! - a rank killed with SIGKILL makes `mpirun` end the job with an error naming the rank (no
 //!   surviving rank waits forever), a panicking rank too, and resuming from the last checkpoint
 //!   (written by rank 0, read by every rank) ends bit for bit where an uninterrupted run ends.
@@ -416,6 +417,39 @@ fn three_uneven_ranks_match_the_one_process_gradient_and_stay_equal() {
 }
 
 #[test]
+fn one_rank_trains_bit_for_bit_as_the_single_process_trainer() {
+    let Some(mpirun) = mpirun() else { return };
+    // `trainer::train`, the loop of `05-digits`, in this process, on a thread with room (see
+    // `rank`).
+    let (model, adam) = std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(|| {
+            let (train, test) = data();
+            let mut cfg = trainer::default_config(Path::new("unused"));
+            cfg.epochs = 2;
+            let s = trainer::train::<BATCH, H>(&cfg, &train, &test, |_| {}).unwrap();
+            let (m, v) = s.opt.moments();
+            (
+                fingerprint(&s.model),
+                format!("{} {}", fingerprint(m), fingerprint(v)),
+            )
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let dir = scratch("one-rank");
+    let out = run_ok(
+        &mpirun,
+        1,
+        "train",
+        &[(CKPT, dir.join("c.safetensors").display().to_string())],
+    );
+    assert_eq!(by_rank(&out, 1, "final"), [model]);
+    assert_eq!(by_rank(&out, 1, "adam"), [adam]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_killed_rank_ends_the_job_and_a_resumed_job_ends_bit_for_bit_as_an_uninterrupted_one() {
     let Some(mpirun) = mpirun() else { return };
     let dir = scratch("kill");
@@ -443,7 +477,7 @@ fn a_killed_rank_ends_the_job_and_a_resumed_job_ends_bit_for_bit_as_an_uninterru
         job.stderr
     );
     assert!(!job.stdout.contains("final"), "{}", job.stdout);
-    println!("killed job ended in {:?}", job.elapsed);
+    println!("killed job ended in {:?}:\n{}", job.elapsed, job.stderr);
 
     // The last checkpoint (step 20, rank 0's) on every rank, then to the end.
     let resumed = run_ok(
