@@ -337,8 +337,8 @@ fn grad_worker(dp: &mut DataParallel<f32>, universe: &mpi::environment::Universe
     if dp.size() == 2 {
         let mut dp = DataParallel::<f64>::new(universe.world());
         let rows = dp.shard(5);
-        let mut grad: Tensor![f64; 1] =
-            Tensor::new([rows.clone().map(|r| r as f64).sum::<f64>() / rows.len() as f64]);
+        let sum: f64 = rows.clone().map(|r| r as f64).sum();
+        let mut grad: Tensor![f64; 1] = Tensor::new([sum / rows.len() as f64]);
         dp.mean(&mut grad, 5);
         assert_eq!(grad.to_array(), [2.0]);
         println!("@rank {r}: doc-example ok");
