@@ -5,13 +5,14 @@
 //! ```text
 //! cargo build --release --features mpi --example 09-digits-mpi
 //! mpirun -n 2 target/release/examples/09-digits-mpi [--epochs N] [--seed S]
-//!     [--checkpoint-every N] [--checkpoint PATH] [--resume]
+//!     [--checkpoint-every N] [--checkpoint PATH] [--resume | --resume-if-present]
 //! ```
 //!
 //! 1 to 4 ranks (`mpirun --oversubscribe` for more ranks than cores; as root, Open MPI also wants
-//! `--allow-run-as-root`). Rank 0 prints and writes the checkpoints; every rank reads them on
-//! `--resume`. The recipe is `05-digits`'s, so the accuracy is too (with one rank, the same bits).
-//! The training loop lives in `examples/digits/distributed.rs`, shared with the test `tests/mpi`.
+//! `--allow-run-as-root`). Rank 0 prints and writes the checkpoints (replacing one at the path: no
+//! lock, no refusal, unlike `05-digits`); every rank reads them on `--resume`. The recipe is
+//! `05-digits`'s, so the accuracy is too (with one rank, the same bits). The training loop lives
+//! in `examples/digits/distributed.rs`, shared with the test `tests/mpi`.
 #![allow(
     clippy::cast_precision_loss,
     reason = "counts and sizes are far below 2^53"
@@ -36,7 +37,7 @@ const COMBINE_CALLS: u32 = 1000;
 
 fn usage(problem: &str) -> ! {
     eprintln!(
-        "{problem}\nusage: mpirun -n RANKS 09-digits-mpi [--epochs N] [--seed S] [--checkpoint-every N] [--checkpoint PATH] [--resume]"
+        "{problem}\nusage: mpirun -n RANKS 09-digits-mpi [--epochs N] [--seed S] [--checkpoint-every N] [--checkpoint PATH] [--resume | --resume-if-present]"
     );
     std::process::exit(2)
 }
@@ -63,6 +64,7 @@ fn parse_args() -> trainer::Config {
             "--checkpoint-every" => cfg.checkpoint_every = Some(number(value()).max(1)),
             "--checkpoint" => cfg.checkpoint = value().into(),
             "--resume" => cfg.start = Start::Resume,
+            "--resume-if-present" => cfg.start = Start::ResumeIfPresent,
             "-h" | "--help" => usage("Trains an MLP on the digits data set on MPI ranks."),
             other => usage(&format!("unknown argument `{other}`")),
         }
@@ -118,7 +120,9 @@ fn main() {
     };
     let run = distributed::train::<BATCH, HIDDEN>(&mut dp, &cfg, &train, &test, observe)
         .unwrap_or_else(|e| {
-            eprintln!("rank {}: {e}", dp.rank());
+            // One write, so that the ranks' lines do not interleave.
+            let line = format!("rank {}: {e}\n", dp.rank());
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
             std::process::exit(1)
         });
     // The communication alone: combining one gradient, ranks in step (no shard's computation to

@@ -11,6 +11,7 @@
 
 use super::trainer::{self, Config, Epoch, FEATURES, Mlp, Start, State, TrainError};
 use autograd_core::data::Dataset;
+use autograd_core::distributed::mpi::traits::{Communicator, Root};
 use autograd_core::distributed::{DataParallel, DistributedError};
 use autograd_core::optim::Optimizer;
 use autograd_core::prelude::*;
@@ -137,9 +138,19 @@ pub fn train<const B: usize, const H: usize>(
 ) -> Result<Run<H>, Error> {
     let batches = train.full_batches::<B>().map_err(TrainError::from)?;
     let total = (cfg.epochs * batches) as u64;
+    // Rank 0's view of whether there is a checkpoint decides for every rank, so that all of them
+    // take the same branch (a collective read, or none) even where their file systems disagree;
+    // a rank that then cannot read the file fails the read on every rank.
+    let mut exists = u8::from(cfg.checkpoint.is_file());
+    dp.communicator()
+        .process_at_rank(0)
+        .broadcast_into(&mut exists);
     let resume = match cfg.start {
+        Start::Resume if exists == 0 => {
+            return Err(TrainError::NothingToResume(cfg.checkpoint.clone()).into());
+        }
         Start::Resume => true,
-        Start::ResumeIfPresent => cfg.checkpoint.is_file(),
+        Start::ResumeIfPresent => exists != 0,
         Start::New | Start::Overwrite => false,
     };
     let mut s = if resume {
