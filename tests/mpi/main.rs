@@ -471,6 +471,8 @@ fn a_killed_rank_ends_the_job_and_a_resumed_job_ends_bit_for_bit_as_an_uninterru
         .status
         .unwrap_or_else(|| panic!("the job hung after a rank was killed:\n{}", job.stderr));
     assert!(!status.success(), "the job succeeded without rank 1");
+    // Open MPI's wording (what `.ci/run` installs): "mpirun noticed that process rank 1 with PID
+    // ... exited on signal 9 (Killed)."
     assert!(
         job.stderr.contains("rank 1") && job.stderr.contains("signal 9"),
         "mpirun's error does not name the killed rank:\n{}",
