@@ -4,7 +4,7 @@
 use crate::attr::{self, Kind};
 use crate::ctxt::Errors;
 use crate::emit::{Cx, custom_vjp_items, differentiable_items, fallback_module, stub_items};
-use crate::{analyze, ast, lower, scalar_left};
+use crate::{analyze, ast, lower, primal_blocks, scalar_left};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -72,7 +72,8 @@ pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (To
             _ => return fallback(&func, errors, Some(&f), &attr.krate),
         },
     };
-    let func = scalar_left::rewrite(&func, &attr.krate);
+    let mut func = scalar_left::rewrite(&func, &attr.krate);
+    primal_blocks::rewrite(&mut func);
     (quote!(#func #generated), errors)
 }
 
@@ -153,7 +154,8 @@ fn expand_impl(
         let analysis = analyze::analyze(&body);
         let cx = Cx::new(&f, &body, &analysis, &method_attr.krate);
         generated.push(differentiable_items(&cx));
-        let kept = scalar_left::rewrite(&func, &method_attr.krate);
+        let mut kept = scalar_left::rewrite(&func, &method_attr.krate);
+        primal_blocks::rewrite(&mut kept);
         m.attrs.extend(kept.attrs);
         m.block = *kept.block;
         outside.extend(fallback_module(&cx));

@@ -22,6 +22,7 @@ mod expand;
 mod ir;
 mod lower;
 mod params_derive;
+mod primal_blocks;
 mod rename;
 mod rules;
 mod scalar_left;

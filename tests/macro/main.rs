@@ -39,6 +39,8 @@ mod macro_basics;
 mod macro_control;
 #[path = "../macro_hvp.rs"]
 mod macro_hvp;
+#[path = "../macro_large.rs"]
+mod macro_large;
 // Public, as the functions of a user's library are: clippy holds exported functions to the same
 // lints except those that would change their signature (`trivially_copy_pass_by_ref`).
 #[path = "../macro_lints.rs"]

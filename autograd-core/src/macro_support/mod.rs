@@ -843,3 +843,40 @@ impl<
         m
     };
 }
+
+/// [`Forward::forward`] out of line, for the ops of a long `#[differentiable]` function: one
+/// compiled copy per distinct op and operand types, called from every binding, rather than one
+/// inlined copy per binding (the compile time of a long function is mostly the optimizer's work on
+/// those copies).
+#[inline(never)]
+#[track_caller]
+pub fn forward_outlined<F: Forward<A>, A>(f: F, args: A) -> (F::Out, F::Saved) {
+    f.forward(args)
+}
+
+/// [`accumulate`] out of line (see [`forward_outlined`]).
+#[inline(never)]
+pub fn accumulate_outlined<X: Cotangent>(acc: &mut X, g: X) {
+    acc.accumulate(g);
+}
+
+/// [`PullbackAt`] out of line (see [`forward_outlined`]): how a long generated function calls a
+/// pullback, `saved.pullback_at_outlined::<K, _>(args, out, ct)`.
+pub trait PullbackAtOutlined {
+    /// The cotangent of argument `K`.
+    #[inline(never)]
+    #[track_caller]
+    fn pullback_at_outlined<const K: usize, A>(
+        &self,
+        args: A,
+        out: &<Self as Pullback<K, A>>::Out,
+        ct: &<Self as Pullback<K, A>>::Out,
+    ) -> <Self as Pullback<K, A>>::Ct
+    where
+        Self: Pullback<K, A>,
+    {
+        self.pullback(args, out, ct)
+    }
+}
+
+impl<S> PullbackAtOutlined for S {}

@@ -88,6 +88,65 @@ impl<'a, 'c> Forward<'a, 'c> {
         stmts.iter().map(|s| self.stmt(s)).collect()
     }
 
+    /// The forward sweep of the function body. In a large function (see
+    /// [`LARGE_OPS`](super::LARGE_OPS)) runs of plain bindings are cut into blocks of
+    /// [`SEGMENT`](super::SEGMENT) statements, each handing every value it binds out to the
+    /// function's scope: `let (__t1, __saved_t1, ..) = { .. (__t1, __saved_t1, ..) };`. Loops,
+    /// branches, destructuring and kept statements stay outside the blocks.
+    pub fn top(&self, stmts: &[Stmt]) -> TokenStream {
+        if !self.cx.large {
+            return self.block(stmts);
+        }
+        let mut out = TokenStream::new();
+        let mut run: Vec<&Stmt> = Vec::new();
+        let mut bound: Vec<Ident> = Vec::new();
+        let flush = |run: &mut Vec<&Stmt>, bound: &mut Vec<Ident>, out: &mut TokenStream| {
+            let body: TokenStream = run.iter().map(|s| self.stmt(s)).collect();
+            out.extend(quote!(let (#(#bound,)*) = { #body (#(#bound,)*) };));
+            run.clear();
+            bound.clear();
+        };
+        for s in stmts {
+            if let Some(ids) = self.binds(s) {
+                run.push(s);
+                bound.extend(ids);
+                if run.len() == super::SEGMENT {
+                    flush(&mut run, &mut bound, &mut out);
+                }
+            } else {
+                if !run.is_empty() {
+                    flush(&mut run, &mut bound, &mut out);
+                }
+                out.extend(self.stmt(s));
+            }
+        }
+        if !run.is_empty() {
+            flush(&mut run, &mut bound, &mut out);
+        }
+        out
+    }
+
+    /// What a top-level statement binds, if it may go in a block of [`Forward::top`]: a binding
+    /// of an op, a call, a copy, a projection into a parameter, or a constant that is not a
+    /// reference (one that borrows a constant of the same block could not leave it).
+    fn binds(&self, s: &Stmt) -> Option<Vec<Ident>> {
+        let Stmt::Let { var, value, .. } = s else {
+            return None;
+        };
+        let v = *var;
+        let var = Entity::Var(v);
+        match value {
+            Value::Op { .. } => Some(vec![self.cx.ident(var), self.cx.ident(Entity::Saved(v))]),
+            Value::Call { .. } => {
+                Some(vec![self.cx.ident(var), self.cx.ident(Entity::Pullback(v))])
+            }
+            Value::Inert(_) if self.cx.body.vars[v].reference => None,
+            Value::Inert(_) | Value::Copy(_) | Value::Detach(_) | Value::Project { .. } => {
+                Some(vec![self.cx.ident(var)])
+            }
+        }
+    }
+
     fn stmt(&self, s: &Stmt) -> TokenStream {
         let k = self.cx.krate;
         match s {
@@ -114,7 +173,11 @@ impl<'a, 'c> Forward<'a, 'c> {
                         let name = name.clone();
                         let ctor = respan(quote!(#k::__private::differentiable_methods::), span);
                         let rest = respan(quote!(::rule((#(#refs,)*))), span);
-                        let forward = respan(quote!(#k::__private::Forward::forward), span);
+                        let forward = if self.cx.large {
+                            respan(quote!(#k::__private::forward_outlined), span)
+                        } else {
+                            respan(quote!(#k::__private::Forward::forward), span)
+                        };
                         let args = respan(quote!((#(#refs,)*)), span);
                         let ty = ty.as_ref().map(|t| quote!(: (#t, _)));
                         let call =

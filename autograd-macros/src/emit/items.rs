@@ -71,7 +71,10 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         .collect();
     let sweep = |as_refs: bool, cot: &Ident, scoped: bool, guarded: bool| {
         let mut r = Reverse::emitting(cx, &plan, as_refs);
-        if scoped {
+        if cx.large {
+            // Both sweeps of a large function are cut into blocks (see `LARGE_OPS`).
+            r = r.segmented();
+        } else if scoped {
             r = r.scoped();
         }
         if guarded {
@@ -94,10 +97,10 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         (code, cts)
     };
     let forward = Forward::new(cx, &plan);
-    let fwd = forward.block(&body.stmts);
+    let fwd = forward.top(&body.stmts);
     let enums = forward.enums();
     // The pullback's forward sweep passes on to its callees what its own caller needs.
-    let fwd_pb = Forward::new(cx, &plan).guarded().block(&body.stmts);
+    let fwd_pb = Forward::new(cx, &plan).guarded().top(&body.stmts);
     let items = &body.items;
     let result = cx.ident(Entity::Var(body.result));
 
@@ -106,7 +109,12 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
     let (rev, cts) = sweep(true, &cot, false, false);
     // An optimized build of `f_vjp` gets the sweep with scoped cotangents (less stack); a debug
     // build, where that costs more, and the pullback get the plain one.
-    let (rev_scoped, _) = sweep(true, &cot, true, false);
+    // (A large function's sweep is already cut into blocks: one sweep for both builds.)
+    let rev_scoped = if cx.large {
+        TokenStream::new()
+    } else {
+        sweep(true, &cot, true, false).0
+    };
     // The pullback's: contributions to parameters only where the caller needs them.
     let (rev_pb, cts_pb) = sweep(true, &cot, false, true);
     let fields: Vec<&Ident> = f.params.iter().filter(|p| p.wrt).map(|p| &p.name).collect();
@@ -172,7 +180,21 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         quote!(#grad_name { #(#fields: #field_cts),* })
     };
     let this = names.bind_self();
-    let prelude = quote!(#this use #k::__private::{CotangentFrom as _, PullbackAt as _};);
+    let prelude = if cx.large {
+        quote!(#this use #k::__private::{CotangentFrom as _, PullbackAtOutlined as _};)
+    } else {
+        quote!(#this use #k::__private::{CotangentFrom as _, PullbackAt as _};)
+    };
+    let grad = if cx.large {
+        quote!(let __grad = { #rev #grad_value };)
+    } else {
+        quote! {
+            #[cfg(debug_assertions)]
+            let __grad = { #rev #grad_value };
+            #[cfg(not(debug_assertions))]
+            let __grad = { #rev_scoped #grad_value };
+        }
+    };
     let vjp_body = quote! {
         #prelude
         #(#items)*
@@ -180,10 +202,7 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         #fwd
         #keep_out
         #(#as_refs)*
-        #[cfg(debug_assertions)]
-        let __grad = { #rev #grad_value };
-        #[cfg(not(debug_assertions))]
-        let __grad = { #rev_scoped #grad_value };
+        #grad
         (#out_value, __grad)
     };
 

@@ -100,6 +100,42 @@ pub struct Cx<'a> {
     pub all_outputs: bool,
     /// The body's analysis.
     pub analysis: &'a Analysis,
+    /// Whether the body is long enough to be emitted for compile time (see [`LARGE_OPS`]).
+    pub large: bool,
+}
+
+/// From this many ops (counted in the source: a loop body once), a function is emitted for compile
+/// time rather than for the last nanosecond: every op's forward and pullback is called out of line
+/// (`forward_outlined`, `pullback_at_outlined`, `accumulate_outlined`), so the optimizer compiles
+/// each distinct op once instead of once per binding, and both sweeps are cut into blocks of
+/// [`SEGMENT`] statements. Below it (every model in the examples and benchmarks), ops are inlined.
+///
+/// Why: rustc's time on a long straight-line function is mostly LLVM's, which grows faster than
+/// the function (300 bindings: 5.9 s inlined, 2.4 s out of line for `f_vjp` alone; 1,000: 32 s
+/// and 13 s for the whole crate), and the cost of a call per op is small beside ops on tensors.
+pub const LARGE_OPS: usize = 64;
+
+/// The statements per block of a large function's sweeps (see [`LARGE_OPS`]). A run of `let`
+/// statements nests one scope per binding, and rustc recurses once per scope when it builds debug
+/// information (and once per nested block when it parses): a plain function of 3,000 bindings
+/// overflows its stack in a debug build. In blocks of 64 the nesting is at most a few hundred deep
+/// for 5,000 bindings; the blocks also end the lifetime of the cotangents bound inside them.
+pub const SEGMENT: usize = 64;
+
+/// The number of ops and calls in `stmts`, a loop body counted once.
+fn count_ops(stmts: &[Stmt]) -> usize {
+    stmts
+        .iter()
+        .map(|s| match s {
+            Stmt::Let {
+                value: Value::Op { .. } | Value::Call { .. },
+                ..
+            } => 1,
+            Stmt::Loop(l) => count_ops(&l.body),
+            Stmt::Branch(b) => b.arms.iter().map(|a| count_ops(&a.body)).sum(),
+            Stmt::Let { .. } | Stmt::Destructure { .. } | Stmt::Inert(_) => 0,
+        })
+        .sum()
 }
 
 impl<'a> Cx<'a> {
@@ -169,6 +205,7 @@ impl<'a> Cx<'a> {
             roots,
             all_outputs,
             analysis,
+            large: count_ops(&body.stmts) >= LARGE_OPS,
         }
     }
 

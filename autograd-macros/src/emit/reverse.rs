@@ -54,6 +54,9 @@ struct Scoping {
     hoisted: std::collections::HashSet<VarId>,
     /// Whether the top level is scoped at all (see [`Reverse::scoped`]).
     enabled: bool,
+    /// Whether the top level is cut into consecutive blocks rather than nested ones (see
+    /// [`Reverse::segmented`]).
+    segmented: bool,
 }
 
 /// Emits reverse sweeps; run once to count (`counting`), then again to emit.
@@ -161,8 +164,28 @@ impl<'a, 'c> Reverse<'a, 'c> {
         self
     }
 
+    /// Cuts the top level into consecutive blocks of at most [`SEGMENT`](super::SEGMENT)
+    /// statements (see [`LARGE_OPS`](super::LARGE_OPS)), in every build: the cotangents first
+    /// bound in a block and read after it are declared before it. Unlike [`Reverse::scoped`]'s
+    /// blocks, which nest one per cotangent, these do not nest, however long the function.
+    pub fn segmented(mut self) -> Self {
+        self.scoping.enabled = true;
+        self.scoping.segmented = true;
+        self
+    }
+
     fn krate(&self) -> &syn::Path {
         self.cx.krate
+    }
+
+    /// The function that adds a contribution into a cotangent (out of line in a large function).
+    fn accumulate_fn(&self) -> TokenStream {
+        let k = self.krate();
+        if self.cx.large {
+            quote!(#k::__private::accumulate_outlined)
+        } else {
+            quote!(#k::__private::accumulate)
+        }
     }
 
     /// An entity as read by the reverse sweep: its identifier and whether that is a reference.
@@ -315,13 +338,13 @@ impl<'a, 'c> Reverse<'a, 'c> {
                 // Inside a construct, or through an index: counted as many.
                 *self.plan.places.entry(key.clone()).or_default() += if single { 1 } else { 2 };
             }
-            let k = self.krate().clone();
+            let acc = self.accumulate_fn();
             let place = self.place(v);
             let code = if single && self.plan.assignable(&key) {
                 // The one contribution into this tensor: it replaces the zero.
                 quote!(#place = #g;)
             } else {
-                quote!(#k::__private::accumulate(&mut #place, #g);)
+                quote!(#acc(&mut #place, #g);)
             };
             return match self.need(v) {
                 Some(c) => quote!(if #c { #code }),
@@ -345,7 +368,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
         }
         let r = self.remaining[v];
         self.remaining[v] = r.saturating_sub(1);
-        let k = self.krate().clone();
+        let acc = self.accumulate_fn();
         let first = matches!(self.ct[v], Ct::None);
         self.note(v, first.then_some(r > 1));
         match self.ct[v].clone() {
@@ -368,11 +391,11 @@ impl<'a, 'c> Reverse<'a, 'c> {
             Ct::Owned {
                 ident,
                 mutable: true,
-            } if self.lent == Some(v) => quote!(#k::__private::accumulate(&mut *#ident, #g);),
+            } if self.lent == Some(v) => quote!(#acc(&mut *#ident, #g);),
             Ct::Owned {
                 ident,
                 mutable: true,
-            } => quote!(#k::__private::accumulate(&mut #ident, #g);),
+            } => quote!(#acc(&mut #ident, #g);),
             Ct::Owned {
                 ident,
                 mutable: false,
@@ -381,7 +404,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     ident: ident.clone(),
                     mutable: true,
                 };
-                quote!(let mut #ident = #ident; #k::__private::accumulate(&mut #ident, #g);)
+                quote!(let mut #ident = #ident; #acc(&mut #ident, #g);)
             }
             Ct::Ref(ident) => {
                 let id = self.cx.ct_ident(v);
@@ -389,7 +412,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     ident: id.clone(),
                     mutable: true,
                 };
-                quote!(let mut #id = ::core::clone::Clone::clone(#ident); #k::__private::accumulate(&mut #id, #g);)
+                quote!(let mut #id = ::core::clone::Clone::clone(#ident); #acc(&mut #id, #g);)
             }
         }
     }
@@ -401,14 +424,21 @@ impl<'a, 'c> Reverse<'a, 'c> {
     fn contribute_guarded(&mut self, v: VarId, g: TokenStream, need: &TokenStream) -> TokenStream {
         self.remaining[v] = self.remaining[v].saturating_sub(1);
         let k = self.krate().clone();
+        let acc = self.accumulate_fn();
         if let Ct::None = self.ct[v].clone() {
             let id = self.cx.ct_ident(v);
             let x = self.refer(Entity::Var(v));
+            self.note(v, Some(true));
             self.ct[v] = Ct::Owned {
                 ident: id.clone(),
                 mutable: true,
             };
-            quote!(let mut #id = if #need { #g } else { #k::__private::zeros_like(#x) };)
+            let value = quote!(if #need { #g } else { #k::__private::zeros_like(#x) });
+            if self.scoping.hoisted.contains(&v) {
+                quote!(#id = #value;)
+            } else {
+                quote!(let mut #id = #value;)
+            }
         } else {
             let pre = self.ensure_mut(v);
             let Ct::Owned { ident, .. } = self.ct[v].clone() else {
@@ -419,7 +449,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
             } else {
                 quote!(&mut #ident)
             };
-            quote!(#pre if #need { #k::__private::accumulate(#target, #g); })
+            quote!(#pre if #need { #acc(#target, #g); })
         }
     }
 
@@ -430,7 +460,10 @@ impl<'a, 'c> Reverse<'a, 'c> {
             // Added into in place, in a binding made mutable at the start of the sweep.
             return quote!();
         }
-        self.note(v, None);
+        if !matches!(self.ct[v], Ct::Owned { mutable: true, .. }) {
+            // (Adding into a mutable binding is no new binding.)
+            self.note(v, None);
+        }
         let k = self.krate().clone();
         match self.ct[v].clone() {
             Ct::Owned { mutable: true, .. } => quote!(),
@@ -596,7 +629,11 @@ impl<'a, 'c> Reverse<'a, 'c> {
         let mut dry = self.clone();
         dry.scoping.recording = true;
         let (chunks, deaths) = dry.chunks(stmts);
-        let plan = BlockPlan::new(&dry.scoping, &deaths, chunks.len());
+        let plan = if self.scoping.segmented {
+            BlockPlan::segments(&dry.scoping, &deaths, chunks.len())
+        } else {
+            BlockPlan::new(&dry.scoping, &deaths, chunks.len())
+        };
         self.scoping.hoisted = plan.hoisted.keys().copied().collect();
         let (chunks, _) = self.chunks(stmts);
         self.scoping.hoisted.clear();
@@ -672,7 +709,11 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     let pos = proc_macro2::Literal::usize_unsuffixed(pos);
                     // A method call, so that a failing bound is reported at the method name, which
                     // carries the user's span.
-                    let method = respan(quote!(.pullback_at::<#pos, _>), span);
+                    let method = if self.cx.large {
+                        respan(quote!(.pullback_at_outlined::<#pos, _>), span)
+                    } else {
+                        respan(quote!(.pullback_at::<#pos, _>), span)
+                    };
                     let args = respan(quote!(((#(#refs,)*), #out, #ct)), span);
                     let g = quote!(#saved #method #args);
                     code.extend(self.contribute(a, g));
@@ -1066,6 +1107,38 @@ impl BlockPlan {
             }
             if let Some(child) = child {
                 hoisted.insert(v, child);
+            }
+        }
+        BlockPlan { blocks, hoisted }
+    }
+
+    /// Consecutive blocks of at most [`SEGMENT`](super::SEGMENT) statements, none holding a
+    /// statement that involves a loop or a branch (see [`Reverse::segmented`]). A cotangent first
+    /// bound in a block is declared before it when it is read after the block (its variable's own
+    /// op comes later, or it is a parameter's) or bound again outside blocks.
+    fn segments(sc: &Scoping, deaths: &HashMap<VarId, usize>, n: usize) -> Self {
+        let mut blocks: Vec<(usize, usize, Option<usize>)> = Vec::new();
+        let mut start: Option<usize> = None;
+        for c in 0..=n {
+            let breaks = c == n || sc.complex.contains(&c);
+            if let Some(s) = start
+                && (breaks || c - s == super::SEGMENT)
+            {
+                blocks.push((s, c - 1, None));
+                start = None;
+            }
+            if !breaks && start.is_none() {
+                start = Some(c);
+            }
+        }
+        let mut hoisted = HashMap::new();
+        for (&v, &(b, _)) in &sc.births {
+            let k = blocks.partition_point(|&(_, e, _)| e < b);
+            let Some(&(s, e, _)) = blocks.get(k) else {
+                continue;
+            };
+            if s <= b && (sc.irregular.contains(&v) || deaths.get(&v).is_none_or(|&d| d > e)) {
+                hoisted.insert(v, k);
             }
         }
         BlockPlan { blocks, hoisted }
