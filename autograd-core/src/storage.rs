@@ -103,7 +103,7 @@ impl<St: Storage, E: Copy + 'static, S: Shape> InlineLimit<St, E, S> {
                 i += 1;
             }
             m = m.s(if mask { "], Heap>`" } else { "; Heap]`" });
-            panic!("{}", m.as_str());
+            m.fail();
         }
     };
 }

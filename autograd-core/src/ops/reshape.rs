@@ -66,7 +66,7 @@ impl<S: Shape, S2: Shape> SameCount<S, S2> {
             .s(" (")
             .n(S2::NUMEL)
             .s(" elements)");
-        panic!("{}", m.as_str());
+        m.fail();
     };
 }
 

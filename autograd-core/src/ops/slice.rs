@@ -50,7 +50,7 @@ impl<S: Axis<AXIS>, const AXIS: usize, const START: usize, const LEN: usize>
             .n(<S as Axis<AXIS>>::SIZE)
             .s(" in shape ")
             .dims(S::DIMS, S::RANK);
-        panic!("{}", m.as_str());
+        m.fail();
     };
 }
 
