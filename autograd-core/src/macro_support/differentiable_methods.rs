@@ -55,7 +55,8 @@ macro_rules! plain {
 
 plain! {
     neg: 1 => Unary(Neg);
-    matmul: 2 => Binary(crate::ops::MatMul);
+    // Under `LooseMatMulRhs`, so that a mismatch is reported once, by the user's own call.
+    matmul: 2 => Binary(crate::ops::LooseMatMul);
     mse: 2 => Binary(crate::ops::Mse);
 }
 

@@ -77,7 +77,7 @@ pub use flip::Flip;
 pub use gather::Gather;
 pub use global_avg_pool::GlobalAvgPool;
 pub use layer_norm::LayerNormalize;
-pub use matmul::MatMul;
+pub use matmul::{LooseMatMul, LooseMatMulRhs, MatMul};
 pub use max_pool::{MaxPool1d, MaxPool2d};
 pub use mse::Mse;
 pub use neg::Neg;
