@@ -61,7 +61,10 @@ const SHAPE_ERROR_CASES: &[&str] = &[
 #[test]
 fn shape_errors_stay_short() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut cases: Vec<String> = SHAPE_ERROR_CASES.iter().map(|c| format!("{c}.stderr")).collect();
+    let mut cases: Vec<String> = SHAPE_ERROR_CASES
+        .iter()
+        .map(|c| format!("{c}.stderr"))
+        .collect();
     for dir in SHAPE_ERROR_DIRS {
         let entries = std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("{dir}: {e}"));
         for entry in entries {
@@ -72,16 +75,25 @@ fn shape_errors_stay_short() {
             }
         }
     }
-    assert!(cases.len() > SHAPE_ERROR_CASES.len(), "no snapshot found under {root:?}");
+    assert!(
+        cases.len() > SHAPE_ERROR_CASES.len(),
+        "no snapshot found under {root:?}"
+    );
     let mut too_long = Vec::new();
     for case in &cases {
         let text = std::fs::read_to_string(root.join(case))
             .unwrap_or_else(|e| panic!("{case}: {e} (a case without its .stderr?)"));
         let lines = text.lines().count();
         let errors = text.lines().filter(|l| l.starts_with("error")).count();
-        let max = if text.starts_with("error[E0080]") { MAX_LINES_CONST_CHECK } else { MAX_LINES };
+        let max = if text.starts_with("error[E0080]") {
+            MAX_LINES_CONST_CHECK
+        } else {
+            MAX_LINES
+        };
         if lines > max || errors != 1 {
-            too_long.push(format!("{case}: {errors} error(s) in {lines} lines (at most 1 in {max})"));
+            too_long.push(format!(
+                "{case}: {errors} error(s) in {lines} lines (at most 1 in {max})"
+            ));
         }
     }
     assert!(

@@ -131,6 +131,11 @@ impl Msg {
 
     /// Fails the compile-time check that wrote this message, reported at the caller's line (see
     /// `ops::movement::Msg::fail`, the same for the ops' checks).
+    #[allow(
+        clippy::unnecessary_literal_unwrap,
+        clippy::expect_fun_call,
+        reason = "a const panic whose report is the caller's line, as explained above"
+    )]
     #[track_caller]
     const fn fail(&self) -> ! {
         match None::<core::convert::Infallible>.expect(self.as_str()) {}

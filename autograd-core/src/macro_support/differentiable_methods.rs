@@ -25,8 +25,8 @@
 use super::{Binary, Item, ReceiverShape, Skip1, Unary};
 use crate::ops::{
     All, AlongAxis, AvgPool1d, AvgPool2d, BatchLabels, BatchNormalize, Cast, Concat, CrossEntropy,
-    Dropout, Expand, Flip, Gather, GlobalAvgPool, KeepAxis, LayerNormalize, MaxPool1d, MaxPool2d,
-    InRange, Neg, Pad, Permute, Powf, Powi, ReshapeChecked, SameCount, Select, SliceChecked,
+    Dropout, Expand, Flip, Gather, GlobalAvgPool, InRange, KeepAxis, LayerNormalize, MaxPool1d,
+    MaxPool2d, Neg, Pad, Permute, Powf, Powi, ReshapeChecked, SameCount, Select, SliceChecked,
     Transpose, for_each_op,
 };
 use crate::scalar::Float;

@@ -85,11 +85,11 @@ pub use pad::Pad;
 pub use permute::{Permute, PermuteShape};
 pub use pointwise::{Pointwise1, Pointwise2};
 pub use reduce::{All, AlongAxis, KeepAxis, Region};
-pub use reshape::{Reshape, ReshapeChecked};
 pub(crate) use reshape::SameCount;
+pub use reshape::{Reshape, ReshapeChecked};
 pub use select::Select;
-pub use slice::{Slice, SliceChecked};
 pub(crate) use slice::InRange;
+pub use slice::{Slice, SliceChecked};
 pub use stack::{Stack, Stackable};
 pub use transpose::{SwapAxes, Transpose};
 

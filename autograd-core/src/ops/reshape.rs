@@ -131,7 +131,13 @@ impl<T: Float, S: Shape, S2: Shape, St: Storage> UnaryRule<Tensor<T, S, St>>
         (unchecked(x), ())
     }
 
-    fn vjp(&self, x: &Tensor<T, S, St>, y: &Self::Out, (): &(), ct: &Self::Out) -> Tensor<T, S, St> {
+    fn vjp(
+        &self,
+        x: &Tensor<T, S, St>,
+        y: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+    ) -> Tensor<T, S, St> {
         Reshape::<S2>::new().vjp(x, y, &(), ct)
     }
 }

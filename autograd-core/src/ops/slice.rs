@@ -77,7 +77,13 @@ impl<T: Float, S: Axis<AXIS>, St: Storage, const AXIS: usize, const START: usize
         (unchecked::<AXIS, START, LEN, _, _, _>(x), ())
     }
 
-    fn vjp(&self, x: &Tensor<T, S, St>, y: &Self::Out, (): &(), ct: &Self::Out) -> Tensor<T, S, St> {
+    fn vjp(
+        &self,
+        x: &Tensor<T, S, St>,
+        y: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+    ) -> Tensor<T, S, St> {
         Slice::<AXIS, START, LEN>.vjp(x, y, &(), ct)
     }
 }
