@@ -134,22 +134,27 @@ where
 /// the generated code reported it a second time (20 lines more); under this one it type-checks, and
 /// the build stops at the user's error, before the assertion could run. The assertion is there for
 /// a generated call whose user call compiled, which the shared shapes rule out.
+///
+/// `MatMulRhs` is a subtrait with the same product (`LooseOut = Out`), so that generated code
+/// generic over the shapes compiles under the user's `R: MatMulRhs<L>` bound.
 #[doc(hidden)]
 pub trait LooseMatMulRhs<L: Shape>: Shape {
-    /// The product's shape, as [`MatMulRhs::Out`] for shapes that multiply.
-    type Out: Shape;
-    /// As [`MatMulRhs::BATCH`].
-    const BATCH: usize;
-    /// As [`MatMulRhs::M`].
-    const M: usize;
-    /// As [`MatMulRhs::K`], the left operand's.
-    const K: usize;
-    /// As [`MatMulRhs::N`].
-    const N: usize;
-    /// As [`MatMulRhs::LHS_BATCHED`].
-    const LHS_BATCHED: bool;
-    /// As [`MatMulRhs::RHS_BATCHED`].
-    const RHS_BATCHED: bool;
+    /// The product's shape, [`MatMulRhs::Out`] for shapes that multiply. (Named apart from
+    /// `MatMulRhs`'s items, as are the constants, since `MatMulRhs` is a subtrait: `R::Out` under
+    /// `R: MatMulRhs<L>` would be ambiguous otherwise.)
+    type LooseOut: Shape;
+    /// [`MatMulRhs::BATCH`].
+    const PRODUCTS: usize;
+    /// [`MatMulRhs::M`].
+    const ROWS: usize;
+    /// [`MatMulRhs::K`], the left operand's.
+    const INNER: usize;
+    /// [`MatMulRhs::N`].
+    const COLS: usize;
+    /// [`MatMulRhs::LHS_BATCHED`].
+    const LEFT_BATCHED: bool;
+    /// [`MatMulRhs::RHS_BATCHED`].
+    const RIGHT_BATCHED: bool;
     /// Whether the contracted sizes, and the batch sizes of two batched operands, are equal.
     const SAME: bool;
 }
@@ -162,13 +167,13 @@ macro_rules! impl_loose_matmul_rhs {
         ($($b:ident)*), $m:tt, $k:ident, $n:tt; $lb:literal, $rb:literal; $(($x:ident, $y:ident))+;
     )*) => {$(
         impl<$($g: Dim),+> LooseMatMulRhs<$l> for $r {
-            type Out = $o;
-            const BATCH: usize = 1 $(* $b::SIZE)*;
-            const M: usize = impl_loose_matmul_rhs!(@size $m);
-            const K: usize = $k::SIZE;
-            const N: usize = impl_loose_matmul_rhs!(@size $n);
-            const LHS_BATCHED: bool = $lb;
-            const RHS_BATCHED: bool = $rb;
+            type LooseOut = $o;
+            const PRODUCTS: usize = 1 $(* $b::SIZE)*;
+            const ROWS: usize = impl_loose_matmul_rhs!(@size $m);
+            const INNER: usize = $k::SIZE;
+            const COLS: usize = impl_loose_matmul_rhs!(@size $n);
+            const LEFT_BATCHED: bool = $lb;
+            const RIGHT_BATCHED: bool = $rb;
             const SAME: bool = true $(&& $x::SIZE == $y::SIZE)+;
         }
     )*};
@@ -213,19 +218,19 @@ pub struct LooseMatMul;
 /// The layout of a product whose sizes [`SameInner`] has checked.
 const fn loose_layout<L: Shape, R: LooseMatMulRhs<L>>() -> Layout {
     let () = SameInner::<L, R>::OK;
-    if R::RHS_BATCHED {
+    if R::RIGHT_BATCHED {
         Layout {
-            m: R::M,
-            k: R::K,
-            n: R::N,
-            lhs_batched: R::LHS_BATCHED,
+            m: R::ROWS,
+            k: R::INNER,
+            n: R::COLS,
+            lhs_batched: R::LEFT_BATCHED,
             rhs_batched: true,
         }
     } else {
         Layout {
-            m: R::BATCH * R::M,
-            k: R::K,
-            n: R::N,
+            m: R::PRODUCTS * R::ROWS,
+            k: R::INNER,
+            n: R::COLS,
             lhs_batched: true,
             rhs_batched: false,
         }
@@ -240,7 +245,7 @@ where
     SL: Join<SR>,
     SR: Storage,
 {
-    type Out = Tensor<T, R::Out, SL::Out>;
+    type Out = Tensor<T, R::LooseOut, SL::Out>;
     type Residual = ();
     const NAME: &'static str = "matmul";
 
@@ -424,7 +429,7 @@ mod tests {
     fn same_as_matmul<L, R, O>()
     where
         L: Shape,
-        R: MatMulRhs<L, Out = O> + super::LooseMatMulRhs<L, Out = O>,
+        R: MatMulRhs<L, Out = O> + super::LooseMatMulRhs<L, LooseOut = O>,
         O: Shape,
     {
         use super::LooseMatMul;
@@ -441,6 +446,27 @@ mod tests {
         assert_eq!(
             LooseMatMul.vjp_rhs(&l, &r, &y, &(), &ct),
             MatMul.vjp_rhs(&l, &r, &y, &(), &ct)
+        );
+    }
+
+    /// The generated code's matmul in a function generic over the shapes, bounded as the user
+    /// bounds `Tensor::matmul`: `MatMulRhs` must imply `LooseMatMulRhs` with the same product.
+    fn generated_matmul<L: Shape, R: MatMulRhs<L>>(
+        a: &Tensor<f64, L>,
+        b: &Tensor<f64, R>,
+    ) -> Tensor<f64, R::Out> {
+        use crate::__private::Forward;
+        use crate::__private::differentiable_methods::matmul;
+        Forward::forward(matmul::rule((a, b)), (a, b)).0
+    }
+
+    #[test]
+    fn loose_rule_runs_under_the_strict_bound() {
+        let a = Tensor::new([[1.0f64, 2.0, 3.0], [0.0, 1.0, -1.0]]);
+        let b = Tensor::new([[1.0f64, 0.0], [2.0, 1.0], [0.0, -1.0]]);
+        assert_eq!(
+            generated_matmul(&a, &b).to_array(),
+            [[5.0, -1.0], [2.0, 2.0]]
         );
     }
 
