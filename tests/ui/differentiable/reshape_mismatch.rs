@@ -1,6 +1,6 @@
 // A wrong reshape inside a differentiated function: (2, 3) holds 6 elements, (7,) holds 7. The
-// element count is a const assertion, so it fails in a full build; it is reported once, with a
-// note pointing at the generated function that runs the user's reshape, and within 15 lines.
+// element count is a const assertion, so it fails in a full build; it is reported once, with the
+// note pointing at the user's `reshape` (the generated code calls the rule's constructor there).
 use autograd_core::differentiable;
 use autograd_core::prelude::*;
 

@@ -1,6 +1,6 @@
 // Slicing entries 2..4 of axis 1 of a (2, 3) tensor inside a differentiated function: the axis has
 // only 3 entries. The bounds check is a const assertion, so it fails in a full build; it is
-// reported once and within 15 lines.
+// reported once, with the note pointing at the user's `slice`.
 use autograd_core::differentiable;
 use autograd_core::prelude::*;
 
