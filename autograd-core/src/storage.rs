@@ -103,7 +103,7 @@ impl<St: Storage, E: Copy + 'static, S: Shape> InlineLimit<St, E, S> {
                 i += 1;
             }
             m = m.s(if mask { "], Heap>`" } else { "; Heap]`" });
-            panic!("{}", m.as_str());
+            m.fail();
         }
     };
 }
@@ -120,6 +120,21 @@ pub trait Storage: Copy + Default + Debug + Send + Sync + 'static {
     fn slice<E: Copy + 'static, S: Shape>(b: &Self::Buf<E, S>) -> &[E];
     /// The elements, row-major, mutable.
     fn slice_mut<E: Copy + 'static, S: Shape>(b: &mut Self::Buf<E, S>) -> &mut [E];
+
+    /// [`Storage::filled`], for a caller that has evaluated the inline size check itself.
+    ///
+    /// The tensor constructors check the size where the user calls them, so that the note on a
+    /// tensor too big for inline storage points at the user's line; checking again here would add
+    /// one "erroneous constant" note per nested call (six lines each).
+    #[doc(hidden)]
+    fn filled_checked<E: Copy + 'static, S: Shape>(e: E) -> Self::Buf<E, S> {
+        Self::filled(e)
+    }
+    /// [`Storage::from_array`], for a caller that has evaluated the inline size check itself.
+    #[doc(hidden)]
+    fn from_array_checked<E: Copy + 'static, S: Shape>(a: S::Array<E>) -> Self::Buf<E, S> {
+        Self::from_array(a)
+    }
 }
 
 /// Elements stored inline as a nested array (the default). No heap allocation.
@@ -152,6 +167,12 @@ impl Storage for Inline {
     }
     fn slice_mut<E: Copy + 'static, S: Shape>(b: &mut S::Array<E>) -> &mut [E] {
         S::flat_mut(b)
+    }
+    fn filled_checked<E: Copy + 'static, S: Shape>(e: E) -> S::Array<E> {
+        S::fill(e)
+    }
+    fn from_array_checked<E: Copy + 'static, S: Shape>(a: S::Array<E>) -> S::Array<E> {
+        a
     }
 }
 

@@ -10,6 +10,99 @@
 //! Re-recording on a new compiler: `TRYBUILD=overwrite cargo test -p autograd-ui-tests`, review
 //! the `.stderr` diffs, then change the version in the three `rustversion` attributes below and in
 //! `RECORDED`.
+//!
+//! Shape errors stay short: `shape_errors_stay_short` fails when a shape error's snapshot has more
+//! than [`MAX_LINES`] lines, or [`MAX_LINES_CONST_CHECK`] for a check that runs after
+//! monomorphization, or when it holds more than one error (inside `#[differentiable]`, the
+//! generated code must not repeat the error of the user's own call). The shape errors are every
+//! case of [`SHAPE_ERROR_DIRS`] and the cases named in [`SHAPE_ERROR_CASES`]; add a new case there.
+
+/// The longest a shape error that is a trait bound (`MatMulRhs`, `Broadcast`, `Axis`, ..) may be,
+/// in lines of its `.stderr`: these are reported by `cargo check` too, as one diagnostic.
+const MAX_LINES: usize = 15;
+
+/// The longest a shape error that is a const assertion (error `E0080`: reshape counts, slice
+/// ranges, convolution and pooling sizes, the inline limit, ..) may be. rustc 1.95 reports a failed
+/// assertion as three diagnostics of five lines and two blank lines between them: the failed check
+/// with its message, the use of the constant in the library, and the user's call that
+/// instantiated it. None of them can go, nor be shortened without losing the message or the user's
+/// line, so the floor is 17 (it was 21 with a `panic!`, 25 inside `#[differentiable]`).
+const MAX_LINES_CONST_CHECK: usize = 17;
+
+/// The directories whose every case is a shape error.
+const SHAPE_ERROR_DIRS: &[&str] = &[
+    "axis",
+    "broadcast",
+    "concat",
+    "conv",
+    "forward",
+    "loss",
+    "matmul",
+    "norm",
+    "pad",
+    "permute",
+    "pool",
+    "reshape",
+    "slice",
+    "storage",
+];
+
+/// The shape errors among the cases of other directories.
+const SHAPE_ERROR_CASES: &[&str] = &[
+    "differentiable/matmul_mismatch",
+    "differentiable/reshape_mismatch",
+    "differentiable/shape_mismatch",
+    "differentiable/slice_out_of_range",
+    "tape/backward_on_vector",
+    "tape/custom_vjp_wrong_shape",
+];
+
+/// Every shape error is one error within its bound (see the module docs).
+#[test]
+fn shape_errors_stay_short() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cases: Vec<String> = SHAPE_ERROR_CASES
+        .iter()
+        .map(|c| format!("{c}.stderr"))
+        .collect();
+    for dir in SHAPE_ERROR_DIRS {
+        let entries = std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("{dir}: {e}"));
+        for entry in entries {
+            let name = entry.expect("a directory entry").file_name();
+            let name = name.to_string_lossy();
+            if name.ends_with(".stderr") {
+                cases.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    assert!(
+        cases.len() > SHAPE_ERROR_CASES.len(),
+        "no snapshot found under {root:?}"
+    );
+    let mut too_long = Vec::new();
+    for case in &cases {
+        let text = std::fs::read_to_string(root.join(case))
+            .unwrap_or_else(|e| panic!("{case}: {e} (a case without its .stderr?)"));
+        let lines = text.lines().count();
+        let errors = text.lines().filter(|l| l.starts_with("error")).count();
+        let max = if text.starts_with("error[E0080]") {
+            MAX_LINES_CONST_CHECK
+        } else {
+            MAX_LINES
+        };
+        if lines > max || errors != 1 {
+            too_long.push(format!(
+                "{case}: {errors} error(s) in {lines} lines (at most 1 in {max})"
+            ));
+        }
+    }
+    assert!(
+        too_long.is_empty(),
+        "shape errors must be one error, at most {MAX_LINES} lines ({MAX_LINES_CONST_CHECK} for a \
+         const assertion); shorten the message or the library code rustc quotes:\n{}",
+        too_long.join("\n")
+    );
+}
 
 /// The compiler the snapshots were recorded with, for messages.
 const RECORDED: &str = "rustc 1.95";

@@ -53,13 +53,13 @@ impl<J: Shape, A: Shape, B: Shape> Layout<J, A, B> {
     /// Evaluating this fails the build, naming the shapes, unless `J` is a Jacobian layout.
     pub(crate) const JACOBIAN: () = if !is_pair_shape::<J, A, B>() {
         let msg = Msg::jacobian::<J, A, B>("jacobian_fwd");
-        panic!("{}", msg.as_str());
+        msg.fail();
     };
 
     /// As [`Layout::JACOBIAN`], for [`jacobian_rev`](super::jacobian_rev).
     pub(crate) const JACOBIAN_REV: () = if !is_pair_shape::<J, A, B>() {
         let msg = Msg::jacobian::<J, A, B>("jacobian_rev");
-        panic!("{}", msg.as_str());
+        msg.fail();
     };
 
     /// Evaluating this fails the build, naming the shapes, unless `J` is a Hessian layout of the
@@ -72,13 +72,13 @@ impl<J: Shape, A: Shape, B: Shape> Layout<J, A, B> {
             .layouts::<A, B>()
             .str(", not ")
             .dims::<J>();
-        panic!("{}", msg.as_str());
+        msg.fail();
     } else if B::NUMEL > MAX_HESSIAN_INPUTS {
         let msg = Msg::new()
             .str("hessian: the input has ")
             .num(B::NUMEL)
             .str(" elements; nested duals take at most 64 (N(N+1)/2 passes)");
-        panic!("{}", msg.as_str());
+        msg.fail();
     };
 
     /// As [`Layout::HESSIAN`], for [`hessian_hvp`](super::hessian_hvp) and
@@ -91,13 +91,13 @@ impl<J: Shape, A: Shape, B: Shape> Layout<J, A, B> {
             .layouts::<A, B>()
             .str(", not ")
             .dims::<J>();
-        panic!("{}", msg.as_str());
+        msg.fail();
     } else if B::NUMEL > MAX_HESSIAN_INPUTS {
         let msg = Msg::new()
             .str("hessian_hvp: the input has ")
             .num(B::NUMEL)
             .str(" elements; Hessians by HVPs take at most 64 (one HVP per element)");
-        panic!("{}", msg.as_str());
+        msg.fail();
     };
 }
 
@@ -127,6 +127,18 @@ impl Msg {
             .layouts::<A, B>()
             .str(", not ")
             .dims::<J>()
+    }
+
+    /// Fails the compile-time check that wrote this message, reported at the caller's line (see
+    /// `ops::movement::Msg::fail`, the same for the ops' checks).
+    #[allow(
+        clippy::unnecessary_literal_unwrap,
+        clippy::expect_fun_call,
+        reason = "a const panic whose report is the caller's line, as explained above"
+    )]
+    #[track_caller]
+    const fn fail(&self) -> ! {
+        match None::<core::convert::Infallible>.expect(self.as_str()) {}
     }
 
     const fn str(mut self, s: &str) -> Self {

@@ -22,11 +22,12 @@
     reason = "each entry is named like the method it stands for"
 )]
 
-use super::{Binary, Item, Skip1, Unary};
+use super::{Binary, Item, ReceiverShape, Skip1, Unary};
 use crate::ops::{
     All, AlongAxis, AvgPool1d, AvgPool2d, BatchLabels, BatchNormalize, Cast, Concat, CrossEntropy,
-    Dropout, Expand, Flip, Gather, GlobalAvgPool, KeepAxis, LayerNormalize, MaxPool1d, MaxPool2d,
-    Neg, Pad, Permute, Powf, Powi, Reshape, Select, Slice, Transpose, for_each_op,
+    Dropout, Expand, Flip, Gather, GlobalAvgPool, InRange, KeepAxis, LayerNormalize, MaxPool1d,
+    MaxPool2d, Neg, Pad, Permute, Powf, Powi, ReshapeChecked, SameCount, Select, SliceChecked,
+    Transpose, for_each_op,
 };
 use crate::scalar::Float;
 use crate::shape::Shape;
@@ -54,7 +55,8 @@ macro_rules! plain {
 
 plain! {
     neg: 1 => Unary(Neg);
-    matmul: 2 => Binary(crate::ops::MatMul);
+    // Under `LooseMatMulRhs`, so that a mismatch is reported once, by the user's own call.
+    matmul: 2 => Binary(crate::ops::LooseMatMul);
     mse: 2 => Binary(crate::ops::Mse);
 }
 
@@ -91,7 +93,6 @@ consts! {
     transpose<const A, const B> => Transpose<A, B> = Transpose;
     t<> => Transpose<0, 1> = Transpose;
     flip<const AXIS> => Flip<AXIS> = Flip;
-    slice<const AXIS, const START, const LEN> => Slice<AXIS, START, LEN> = Slice;
     pad<const AXIS, const BEFORE, const AFTER, const NEW> => Pad<AXIS, BEFORE, AFTER, NEW> = Pad;
     permute<const P0, const P1, const P2 = 2, const P3 = 3> => Permute<P0, P1, P2, P3> = Permute;
     max_pool2d<const K, const STRIDE, const HO, const WO> => MaxPool2d<K, STRIDE, HO, WO> = MaxPool2d;
@@ -231,11 +232,24 @@ impl<U: Float> cast<U> {
 /// The rule of `reshape::<S2>()`.
 pub struct reshape<S2>(PhantomData<S2>);
 impl<S2: Shape> reshape<S2> {
-    /// The rule value.
+    /// The rule value, after the element count check (see [`ReceiverShape`]).
     #[must_use]
     #[inline]
-    pub fn rule(_: (impl Sized,)) -> Unary<Reshape<S2>> {
-        Unary(Reshape::new())
+    pub fn rule<A: ReceiverShape>(_: A) -> Unary<ReshapeChecked<S2>> {
+        let () = SameCount::<A::Shape, S2>::OK;
+        Unary(ReshapeChecked::new())
+    }
+}
+
+/// The rule of `slice::<AXIS, START, LEN>()`.
+pub struct slice<const AXIS: usize, const START: usize, const LEN: usize>;
+impl<const AXIS: usize, const START: usize, const LEN: usize> slice<AXIS, START, LEN> {
+    /// The rule value, after the range check (see [`ReceiverShape`]).
+    #[must_use]
+    #[inline]
+    pub fn rule<A: NoArguments + ReceiverShape>(_: A) -> Unary<SliceChecked<AXIS, START, LEN>> {
+        let () = InRange::<A::Shape, AXIS, START, LEN>::OK;
+        Unary(SliceChecked)
     }
 }
 

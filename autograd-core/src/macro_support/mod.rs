@@ -102,6 +102,25 @@ pub trait PullbackAt {
 
 impl<S> PullbackAt for S {}
 
+/// The shape of the receiver in the arguments `(&receiver,)` that generated code passes to a rule
+/// constructor of [`differentiable_methods`]: a tensor's shape, or `()` for a scalar.
+///
+/// The constructors of the rules with a compile-time shape check (`reshape`, `slice`) run the
+/// check themselves, since generated code calls them at the user's method: rustc's note on a
+/// failed check then points at the user's line rather than into this module.
+pub trait ReceiverShape {
+    /// The receiver's shape.
+    type Shape: Shape;
+}
+
+impl<T: Float, S: Shape, St: Storage> ReceiverShape for (&Tensor<T, S, St>,) {
+    type Shape = S;
+}
+
+impl<T: Float> ReceiverShape for (&T,) {
+    type Shape = ();
+}
+
 /// A scalar seen as a rank-0 tensor, so that a rule written for tensors applies to it.
 fn lift<T: Float>(x: T) -> Tensor<T, ()> {
     Tensor::full(x)

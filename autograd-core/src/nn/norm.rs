@@ -172,7 +172,7 @@ impl<P: Shape, S: Shape> PerChannel<P, S> {
             .s(" do not hold one value per channel (axis 1) of a ")
             .dims(S::DIMS, S::RANK)
             .s(" batch; use (C, 1, 1) for (B, C, H, W), (C, 1) for (B, C, L), (C,) for (B, C)");
-        panic!("{}", m.as_str());
+        m.fail();
     };
 }
 

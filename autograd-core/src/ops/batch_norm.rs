@@ -46,7 +46,7 @@ impl<S: Shape> Channels<S> {
             .s("batch_norm: a ")
             .dims(S::DIMS, S::RANK)
             .s(" tensor has no channel axis; it takes (B, C), (B, C, L) or (B, C, H, W)");
-        panic!("{}", m.as_str());
+        m.fail();
     };
     const B: usize = S::DIMS[0];
     const C: usize = S::DIMS[1];

@@ -96,7 +96,7 @@ impl<L: Axis<AXIS>, R: Axis<AXIS>, const AXIS: usize, const N: usize> JoinedSize
             .n(Self::A + Self::B)
             .s(" entries, not ")
             .n(N);
-        panic!("{}", m.as_str());
+        m.fail();
     };
 }
 

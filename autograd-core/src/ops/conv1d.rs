@@ -82,7 +82,7 @@ where
         (S, P, DL, G),
         [LO],
     ) {
-        panic!("{}", m.as_str());
+        m.fail();
     };
 
     /// A 2-D convolution of height 1.

@@ -704,7 +704,7 @@ where
         (S, P, DL, G),
         [HO, WO],
     ) {
-        panic!("{}", m.as_str());
+        m.fail();
     };
 
     const GEOMETRY: Geometry = Geometry {

@@ -162,7 +162,7 @@ where
         (S, P, DL),
         [HO, WO],
     ) {
-        panic!("{}", m.as_str());
+        m.fail();
     };
 
     /// The `conv2d` from the output back to the input.

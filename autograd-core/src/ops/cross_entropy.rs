@@ -159,10 +159,26 @@ pub trait BatchLabels<const B: usize> {
     fn to_batch(&self) -> [usize; B];
 }
 
-#[diagnostic::do_not_recommend]
-impl<const B: usize> BatchLabels<B> for [usize; B] {
-    fn to_batch(&self) -> [usize; B] {
+/// The labels of a batch of `B` rows, as a type: `[usize; B]`.
+///
+/// [`BatchLabels`] is implemented for the types of this trait rather than for `[usize; B]`
+/// directly: rustc then reports a wrong count with `BatchLabels`' message alone, without quoting
+/// the `[usize; B]` impl as a near miss (five lines more).
+pub trait LabelArray<const B: usize> {
+    /// The labels.
+    fn labels(&self) -> [usize; B];
+}
+
+impl<const B: usize> LabelArray<B> for [usize; B] {
+    fn labels(&self) -> [usize; B] {
         *self
+    }
+}
+
+#[diagnostic::do_not_recommend]
+impl<const B: usize, A: LabelArray<B>> BatchLabels<B> for A {
+    fn to_batch(&self) -> [usize; B] {
+        self.labels()
     }
 }
 
@@ -189,10 +205,11 @@ impl<T: Float, St: Storage, Bd: Dim, const N: usize> Tensor<T, (Bd, D<N>), St> {
     /// If a label is `N` or more: "`cross_entropy`: label 7 (row 1) is out of range for 3 classes".
     #[must_use]
     #[track_caller]
-    pub fn cross_entropy<const B: usize, L>(&self, labels: &L) -> Tensor<T, (), St>
+    // `L: BatchLabels<B>` stands among the generic parameters, not in the where-clause: rustc then
+    // quotes this one line under a label count mismatch instead of four.
+    pub fn cross_entropy<const B: usize, L: BatchLabels<B>>(&self, labels: &L) -> Tensor<T, (), St>
     where
         Bd: Rows<B>,
-        L: BatchLabels<B>,
     {
         // The labels' type is taken from the argument, not from the batch size, so that a wrong
         // count reaches `BatchLabels` (whose message names both sizes) instead of surfacing as a

@@ -5,11 +5,13 @@
 //! batch. All three products run through [`Float::gemm`] with strides, so the transposes are free:
 //! no transposed copy is ever made.
 
+use super::movement::Msg;
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
-use crate::shape::{MatMulRhs, Shape};
+use crate::shape::{Dim, MatMulRhs, Shape};
 use crate::storage::{Join, Storage};
 use crate::tensor::Tensor;
+use core::marker::PhantomData;
 
 /// The rule of [`Tensor::matmul`].
 ///
@@ -119,6 +121,166 @@ where
             ct.as_slice(),
             g.as_mut_slice(),
         );
+        g
+    }
+}
+
+/// [`MatMulRhs`] without its equalities, for the code `#[differentiable]` generates: the ranks
+/// pair as in `MatMulRhs`'s table, but the contracted and batch sizes are free, compared by a const
+/// assertion ([`LooseMatMul`]'s forward and VJPs) instead of by unification.
+///
+/// The user's own function, which the macro keeps as written, calls [`Tensor::matmul`], whose
+/// `MatMulRhs` bound reports a mismatch when the function is type-checked. Under the same bound,
+/// the generated code reported it a second time (20 lines more); under this one it type-checks, and
+/// the build stops at the user's error, before the assertion could run. The assertion is there for
+/// a generated call whose user call compiled, which the shared shapes rule out.
+///
+/// `MatMulRhs` is a subtrait with the same product (`LooseOut = Out`), so that generated code
+/// generic over the shapes compiles under the user's `R: MatMulRhs<L>` bound.
+#[doc(hidden)]
+pub trait LooseMatMulRhs<L: Shape>: Shape {
+    /// The product's shape, [`MatMulRhs::Out`] for shapes that multiply. (Named apart from
+    /// `MatMulRhs`'s items, as are the constants, since `MatMulRhs` is a subtrait: `R::Out` under
+    /// `R: MatMulRhs<L>` would be ambiguous otherwise.)
+    type LooseOut: Shape;
+    /// [`MatMulRhs::BATCH`].
+    const PRODUCTS: usize;
+    /// [`MatMulRhs::M`].
+    const ROWS: usize;
+    /// [`MatMulRhs::K`], the left operand's.
+    const INNER: usize;
+    /// [`MatMulRhs::N`].
+    const COLS: usize;
+    /// [`MatMulRhs::LHS_BATCHED`].
+    const LEFT_BATCHED: bool;
+    /// [`MatMulRhs::RHS_BATCHED`].
+    const RIGHT_BATCHED: bool;
+    /// Whether the contracted sizes, and the batch sizes of two batched operands, are equal.
+    const SAME: bool;
+}
+
+/// One impl per row of [`MatMulRhs`]'s table, with a dimension of its own for every axis of the
+/// right operand (`J` contracted, `C`, `G` batch) and the pairs that must be equal listed last.
+macro_rules! impl_loose_matmul_rhs {
+    ($(
+        [$($g:ident),+] $l:ty, $r:ty => $o:ty;
+        ($($b:ident)*), $m:tt, $k:ident, $n:tt; $lb:literal, $rb:literal; $(($x:ident, $y:ident))+;
+    )*) => {$(
+        impl<$($g: Dim),+> LooseMatMulRhs<$l> for $r {
+            type LooseOut = $o;
+            const PRODUCTS: usize = 1 $(* $b::SIZE)*;
+            const ROWS: usize = impl_loose_matmul_rhs!(@size $m);
+            const INNER: usize = $k::SIZE;
+            const COLS: usize = impl_loose_matmul_rhs!(@size $n);
+            const LEFT_BATCHED: bool = $lb;
+            const RIGHT_BATCHED: bool = $rb;
+            const SAME: bool = true $(&& $x::SIZE == $y::SIZE)+;
+        }
+    )*};
+    (@size 1) => { 1 };
+    (@size $d:ident) => { $d::SIZE };
+}
+
+impl_loose_matmul_rhs! {
+    [K, J] (K,), (J,) => (); (), 1, K, 1; false, false; (K, J);
+    [K, J, N] (K,), (J, N) => (N,); (), 1, K, N; false, false; (K, J);
+    [M, K, J] (M, K), (J,) => (M,); (), M, K, 1; false, false; (K, J);
+    [M, K, J, N] (M, K), (J, N) => (M, N); (), M, K, N; false, false; (K, J);
+    [B, M, K, J, N] (M, K), (B, J, N) => (B, M, N); (B), M, K, N; false, true; (K, J);
+    [B, M, K, J] (B, M, K), (J,) => (B, M); (B), M, K, 1; true, false; (K, J);
+    [B, M, K, J, N] (B, M, K), (J, N) => (B, M, N); (B), M, K, N; true, false; (K, J);
+    [B, M, K, C, J, N] (B, M, K), (C, J, N) => (B, M, N); (B), M, K, N; true, true; (K, J) (B, C);
+    [B, H, M, K, J, N] (B, H, M, K), (J, N) => (B, H, M, N); (B H), M, K, N; true, false; (K, J);
+    [B, H, M, K, C, G, J, N] (B, H, M, K), (C, G, J, N) => (B, H, M, N);
+        (B H), M, K, N; true, true; (K, J) (B, C) (H, G);
+}
+
+/// The compile-time check of [`LooseMatMul`]: the sizes that [`MatMulRhs`] unifies are equal.
+struct SameInner<L, R>(PhantomData<(L, R)>);
+
+impl<L: Shape, R: LooseMatMulRhs<L>> SameInner<L, R> {
+    const OK: () = if !R::SAME {
+        Msg::new()
+            .s("cannot multiply shape ")
+            .dims(L::DIMS, L::RANK)
+            .s(" by shape ")
+            .dims(R::DIMS, R::RANK)
+            .s(": inner dimensions or batch sizes differ")
+            .fail();
+    };
+}
+
+/// [`MatMul`] under [`LooseMatMulRhs`], the rule of `matmul` in `#[differentiable]` code.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LooseMatMul;
+
+/// The layout of a product whose sizes [`SameInner`] has checked.
+const fn loose_layout<L: Shape, R: LooseMatMulRhs<L>>() -> Layout {
+    let () = SameInner::<L, R>::OK;
+    if R::RIGHT_BATCHED {
+        Layout {
+            m: R::ROWS,
+            k: R::INNER,
+            n: R::COLS,
+            lhs_batched: R::LEFT_BATCHED,
+            rhs_batched: true,
+        }
+    } else {
+        Layout {
+            m: R::PRODUCTS * R::ROWS,
+            k: R::INNER,
+            n: R::COLS,
+            lhs_batched: true,
+            rhs_batched: false,
+        }
+    }
+}
+
+impl<T, L, R, SL, SR> BinaryRule<Tensor<T, L, SL>, Tensor<T, R, SR>> for LooseMatMul
+where
+    T: Float,
+    L: Shape,
+    R: LooseMatMulRhs<L>,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    type Out = Tensor<T, R::LooseOut, SL::Out>;
+    type Residual = ();
+    const NAME: &'static str = "matmul";
+
+    fn forward(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>) -> (Self::Out, ()) {
+        let mut y = Tensor::zeros();
+        let g = const { loose_layout::<L, R>() };
+        forward_kernel(g, a.as_slice(), b.as_slice(), y.as_mut_slice());
+        (y, ())
+    }
+
+    fn vjp_lhs(
+        &self,
+        _: &Tensor<T, L, SL>,
+        b: &Tensor<T, R, SR>,
+        _: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+    ) -> Tensor<T, L, SL> {
+        let mut g = Tensor::zeros();
+        let l = const { loose_layout::<L, R>() };
+        lhs_kernel(l, ct.as_slice(), b.as_slice(), g.as_mut_slice());
+        g
+    }
+
+    fn vjp_rhs(
+        &self,
+        a: &Tensor<T, L, SL>,
+        _: &Tensor<T, R, SR>,
+        _: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+    ) -> Tensor<T, R, SR> {
+        let mut g = Tensor::zeros();
+        let l = const { loose_layout::<L, R>() };
+        rhs_kernel(l, a.as_slice(), ct.as_slice(), g.as_mut_slice());
         g
     }
 }
@@ -260,6 +422,67 @@ mod tests {
         check::<Shape![2, 3, 2, 4], Shape![4, 5]>("two batch axes by matrix");
         check::<Shape![2, 3, 2, 4], Shape![2, 3, 4, 5]>("two batch axes by two batch axes");
         check::<Shape![3, 1], Shape![1, 2]>("outer product through a `One` axis");
+    }
+
+    /// `LooseMatMul` (the rule `#[differentiable]` code runs) against `MatMul`: the same values and
+    /// cotangents, bit for bit, so its layout constants match `MatMulRhs`'s on every row.
+    fn same_as_matmul<L, R, O>()
+    where
+        L: Shape,
+        R: MatMulRhs<L, Out = O> + super::LooseMatMulRhs<L, LooseOut = O>,
+        O: Shape,
+    {
+        use super::LooseMatMul;
+        let l: Tensor<f64, L> = uniform(4, -1.0, 1.0);
+        let r: Tensor<f64, R> = uniform(5, -1.0, 1.0);
+        let ct: Tensor<f64, O> = uniform(6, -1.0, 1.0);
+        let (y, ()) = MatMul.forward(&l, &r);
+        let (y2, ()) = LooseMatMul.forward(&l, &r);
+        assert_eq!(y2, y);
+        assert_eq!(
+            LooseMatMul.vjp_lhs(&l, &r, &y, &(), &ct),
+            MatMul.vjp_lhs(&l, &r, &y, &(), &ct)
+        );
+        assert_eq!(
+            LooseMatMul.vjp_rhs(&l, &r, &y, &(), &ct),
+            MatMul.vjp_rhs(&l, &r, &y, &(), &ct)
+        );
+    }
+
+    /// The generated code's matmul in a function generic over the shapes, bounded as the user
+    /// bounds `Tensor::matmul`: `MatMulRhs` must imply `LooseMatMulRhs` with the same product.
+    fn generated_matmul<L: Shape, R: MatMulRhs<L>>(
+        a: &Tensor<f64, L>,
+        b: &Tensor<f64, R>,
+    ) -> Tensor<f64, R::Out> {
+        use crate::__private::Forward;
+        use crate::__private::differentiable_methods::matmul;
+        Forward::forward(matmul::rule((a, b)), (a, b)).0
+    }
+
+    #[test]
+    fn loose_rule_runs_under_the_strict_bound() {
+        let a = Tensor::new([[1.0f64, 2.0, 3.0], [0.0, 1.0, -1.0]]);
+        let b = Tensor::new([[1.0f64, 0.0], [2.0, 1.0], [0.0, -1.0]]);
+        assert_eq!(
+            generated_matmul(&a, &b).to_array(),
+            [[5.0, -1.0], [2.0, 2.0]]
+        );
+    }
+
+    #[test]
+    fn loose_rule_matches_on_every_shape_pattern() {
+        same_as_matmul::<Shape![4], Shape![4], _>();
+        same_as_matmul::<Shape![4], Shape![4, 3], _>();
+        same_as_matmul::<Shape![2, 4], Shape![4], _>();
+        same_as_matmul::<Shape![2, 4], Shape![4, 3], _>();
+        same_as_matmul::<Shape![2, 4], Shape![3, 4, 5], _>();
+        same_as_matmul::<Shape![3, 2, 4], Shape![4], _>();
+        same_as_matmul::<Shape![3, 2, 4], Shape![4, 5], _>();
+        same_as_matmul::<Shape![3, 2, 4], Shape![3, 4, 5], _>();
+        same_as_matmul::<Shape![2, 3, 2, 4], Shape![4, 5], _>();
+        same_as_matmul::<Shape![2, 3, 2, 4], Shape![2, 3, 4, 5], _>();
+        same_as_matmul::<Shape![2, 6, 7], Shape![2, 7, 8], _>();
     }
 
     /// Every dimension at least 6 sends f64 through matrixmultiply (with transposed strides in

@@ -86,6 +86,21 @@ impl Msg {
             Err(_) => "(message cut inside a character)",
         }
     }
+
+    /// Fails the compile-time check that wrote this message; called inside the check's `const`.
+    ///
+    /// Not `panic!("{}", ..)`: rustc reports a const `panic!` at the macro's expansion in core, and
+    /// then quotes the macro's call site too, four lines more. `expect` is `#[track_caller]`, as is
+    /// this function, so the report points at the line that calls `fail` and quotes only it.
+    #[allow(
+        clippy::unnecessary_literal_unwrap,
+        clippy::expect_fun_call,
+        reason = "a const panic whose report is the caller's line, as explained above"
+    )]
+    #[track_caller]
+    pub(crate) const fn fail(&self) -> ! {
+        match None::<core::convert::Infallible>.expect(self.as_str()) {}
+    }
 }
 
 /// Copies `len` consecutive entries along one axis, for every position of the other axes.

@@ -62,7 +62,7 @@ impl<S: Axis<AXIS>, const AXIS: usize, const BEFORE: usize, const AFTER: usize, 
             .n(<S as Axis<AXIS>>::SIZE + BEFORE + AFTER)
             .s(", not ")
             .n(NEW);
-        panic!("{}", m.as_str());
+        m.fail();
     };
 }
 

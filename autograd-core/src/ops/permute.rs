@@ -113,7 +113,7 @@ impl<S: Shape, const P0: usize, const P1: usize, const P2: usize, const P3: usiz
             .s(" is listed twice; list each axis of ")
             .dims(S::DIMS, S::RANK)
             .s(" exactly once");
-        panic!("{}", m.as_str());
+        m.fail();
     };
 }
 

@@ -52,10 +52,10 @@ impl<S2> core::fmt::Debug for Reshape<S2> {
 }
 
 /// The compile-time check that `S` and `S2` hold the same number of elements.
-struct SameCount<S, S2>(PhantomData<(S, S2)>);
+pub(crate) struct SameCount<S, S2>(PhantomData<(S, S2)>);
 
 impl<S: Shape, S2: Shape> SameCount<S, S2> {
-    const OK: () = if S::NUMEL != S2::NUMEL {
+    pub(crate) const OK: () = if S::NUMEL != S2::NUMEL {
         let m = Msg::new()
             .s("cannot reshape ")
             .dims(S::DIMS, S::RANK)
@@ -66,7 +66,7 @@ impl<S: Shape, S2: Shape> SameCount<S, S2> {
             .s(" (")
             .n(S2::NUMEL)
             .s(" elements)");
-        panic!("{}", m.as_str());
+        m.fail();
     };
 }
 
@@ -88,6 +88,57 @@ impl<T: Float, S: Shape, S2: Shape, St: Storage> UnaryRule<Tensor<T, S, St>> for
         ct: &Self::Out,
     ) -> Tensor<T, S, St> {
         Tensor::from_slice_unchecked(ct.as_slice())
+    }
+}
+
+/// [`Reshape`] for the code `#[differentiable]` generates, whose rule constructor
+/// (`differentiable_methods::reshape::rule`) has already run the element count check.
+///
+/// The check runs in the constructor because generated code calls it at the user's `reshape`: a
+/// failed check is then reported once, with a note pointing at the user's line. The rule's forward
+/// would report it again, pointing into the library.
+#[doc(hidden)]
+pub struct ReshapeChecked<S2>(PhantomData<S2>);
+
+impl<S2> ReshapeChecked<S2> {
+    /// The rule, for a caller that evaluated `SameCount::<S, S2>::OK` for its input shape `S`.
+    pub(crate) const fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+// Written out rather than derived, as for `Reshape`.
+impl<S2> Clone for ReshapeChecked<S2> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S2> Copy for ReshapeChecked<S2> {}
+impl<S2> core::fmt::Debug for ReshapeChecked<S2> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Reshape<{}>", core::any::type_name::<S2>())
+    }
+}
+
+impl<T: Float, S: Shape, S2: Shape, St: Storage> UnaryRule<Tensor<T, S, St>>
+    for ReshapeChecked<S2>
+{
+    type Out = Tensor<T, S2, St>;
+    type Residual = ();
+    const NAME: &'static str = "reshape";
+
+    fn forward(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
+        (unchecked(x), ())
+    }
+
+    fn vjp(
+        &self,
+        x: &Tensor<T, S, St>,
+        y: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+    ) -> Tensor<T, S, St> {
+        Reshape::<S2>::new().vjp(x, y, &(), ct)
     }
 }
 

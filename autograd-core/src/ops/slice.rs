@@ -27,12 +27,17 @@ use core::marker::PhantomData;
 pub struct Slice<const AXIS: usize, const START: usize, const LEN: usize>;
 
 /// The compile-time check that the window `START..START + LEN` fits in axis `AXIS` of `S`.
-struct InRange<S, const AXIS: usize, const START: usize, const LEN: usize>(PhantomData<S>);
+///
+/// Bounded by `Shape` alone, so that the rule constructor of `#[differentiable]` can run it before
+/// the `Axis` bound is checked; an axis past the rank passes here and is reported by that bound.
+pub(crate) struct InRange<S, const AXIS: usize, const START: usize, const LEN: usize>(
+    PhantomData<S>,
+);
 
-impl<S: Axis<AXIS>, const AXIS: usize, const START: usize, const LEN: usize>
+impl<S: Shape, const AXIS: usize, const START: usize, const LEN: usize>
     InRange<S, AXIS, START, LEN>
 {
-    const OK: () = if START + LEN > <S as Axis<AXIS>>::SIZE {
+    pub(crate) const OK: () = if AXIS < S::RANK && START + LEN > S::DIMS[AXIS] {
         let m = Msg::new()
             .s("slice::<")
             .n(AXIS)
@@ -47,11 +52,40 @@ impl<S: Axis<AXIS>, const AXIS: usize, const START: usize, const LEN: usize>
             .s(" of axis ")
             .n(AXIS)
             .s(", whose size is ")
-            .n(<S as Axis<AXIS>>::SIZE)
+            .n(S::DIMS[AXIS])
             .s(" in shape ")
             .dims(S::DIMS, S::RANK);
-        panic!("{}", m.as_str());
+        m.fail();
     };
+}
+
+/// [`Slice`] for the code `#[differentiable]` generates, whose rule constructor
+/// (`differentiable_methods::slice::rule`) has already run the range check, at the user's line (see
+/// [`ReshapeChecked`](super::ReshapeChecked)).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SliceChecked<const AXIS: usize, const START: usize, const LEN: usize>;
+
+impl<T: Float, S: Axis<AXIS>, St: Storage, const AXIS: usize, const START: usize, const LEN: usize>
+    UnaryRule<Tensor<T, S, St>> for SliceChecked<AXIS, START, LEN>
+{
+    type Out = Tensor<T, S::Replaced<D<LEN>>, St>;
+    type Residual = ();
+    const NAME: &'static str = "slice";
+
+    fn forward(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
+        (unchecked::<AXIS, START, LEN, _, _, _>(x), ())
+    }
+
+    fn vjp(
+        &self,
+        x: &Tensor<T, S, St>,
+        y: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+    ) -> Tensor<T, S, St> {
+        Slice::<AXIS, START, LEN>.vjp(x, y, &(), ct)
+    }
 }
 
 impl<T: Float, S: Axis<AXIS>, St: Storage, const AXIS: usize, const START: usize, const LEN: usize>

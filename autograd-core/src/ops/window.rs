@@ -150,7 +150,7 @@ impl<
             .s(", ..>: ");
         if K == 0 || STRIDE == 0 {
             let m = head.s("the window and the stride must be at least 1");
-            panic!("{}", m.as_str());
+            m.fail();
         }
         if K > n {
             let m = head
@@ -160,7 +160,7 @@ impl<
                 .s(AXES[AXIS])
                 .s(" of the input, ")
                 .n(n);
-            panic!("{}", m.as_str());
+            m.fail();
         }
         let want = (n - K) / STRIDE + 1;
         if want != OUT {
@@ -185,7 +185,7 @@ impl<
                 .s(": name ")
                 .n(want)
                 .s(" or write `_`");
-            panic!("{}", m.as_str());
+            m.fail();
         }
     };
 }

@@ -17,8 +17,7 @@ use super::{Dim, Shape};
 /// ```
 #[diagnostic::on_unimplemented(
     message = "axis {I} is out of range for shape `{Self}`",
-    label = "this shape has no axis {I}",
-    note = "a shape of rank R has axes 0 through R-1"
+    label = "this shape has no axis {I} (a shape of rank R has axes 0 through R-1)"
 )]
 pub trait Axis<const I: usize>: Shape {
     /// The axis itself.

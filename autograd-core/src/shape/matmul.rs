@@ -40,12 +40,18 @@ use super::{Dim, Shape};
 /// The trait is stated on the right operand so that `matmul` carries the bound among its generic
 /// parameters (`R: MatMulRhs<L>`) rather than in a where-clause: rustc then quotes one line of
 /// `matmul`'s signature under a mismatch instead of five, which keeps the report within 15 lines.
+///
+/// Its supertrait `LooseMatMulRhs` (hidden) pairs the same ranks without the equalities, for the
+/// code `#[differentiable]` generates: every `MatMulRhs` pair is one of its pairs, with the same
+/// product.
 #[diagnostic::on_unimplemented(
     message = "cannot multiply shape `{L}` by shape `{Self}`: inner dimensions or batch sizes differ",
     label = "the last axis on the left must equal the first axis on the right (the middle one of a batch)",
     note = "matmul takes (K) @ (K), (K) @ (K, N), (M, K) @ (K), (M, K) @ (K, N), (M, K) @ (B, K, N), (B, M, K) @ (K), (B, M, K) @ (K, N), (B, M, K) @ (B, K, N), (B, H, M, K) @ (K, N) and (B, H, M, K) @ (B, H, K, N)"
 )]
-pub trait MatMulRhs<L: Shape>: Shape {
+pub trait MatMulRhs<L: Shape>:
+    Shape + crate::ops::LooseMatMulRhs<L, LooseOut = <Self as MatMulRhs<L>>::Out>
+{
     /// The product's shape.
     type Out: Shape;
     /// The number of matrix products (the product of the batch axes; 1 without them).

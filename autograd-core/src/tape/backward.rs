@@ -18,8 +18,7 @@ use crate::tensor::Tensor;
 /// A shape whose tensors are scalars: only rank-0 outputs have a [`Var::backward`] that seeds 1.
 #[diagnostic::on_unimplemented(
     message = "`backward()` needs a scalar (rank-0) output, and this one has shape `{Self}`",
-    label = "not a scalar",
-    note = "reduce the output first (for example `.sum()`), or pass a cotangent of its shape to `backward_with`"
+    label = "not a scalar: reduce it first (for example `.sum()`), or pass a cotangent of its shape to `backward_with`"
 )]
 pub trait Rank0: Shape {}
 

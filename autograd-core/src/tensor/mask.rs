@@ -61,7 +61,7 @@ impl<S: Shape, St: Storage> Mask<S, St> {
     pub fn from_array(a: impl NestedArray<bool, S>) -> Self {
         let () = crate::storage::InlineLimit::<St, bool, S>::OK;
         Self {
-            buf: St::from_array::<bool, S>(a.into_array()),
+            buf: St::from_array_checked::<bool, S>(a.into_array()),
         }
     }
 
@@ -70,7 +70,7 @@ impl<S: Shape, St: Storage> Mask<S, St> {
     pub fn full(value: bool) -> Self {
         let () = crate::storage::InlineLimit::<St, bool, S>::OK;
         Self {
-            buf: St::filled::<bool, S>(value),
+            buf: St::filled_checked::<bool, S>(value),
         }
     }
 

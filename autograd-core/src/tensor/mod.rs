@@ -76,7 +76,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     pub fn from_array(a: impl NestedArray<T, S>) -> Self {
         let () = crate::storage::InlineLimit::<St, T, S>::OK;
         Self {
-            buf: St::from_array::<T, S>(a.into_array()),
+            buf: St::from_array_checked::<T, S>(a.into_array()),
         }
     }
 
@@ -84,8 +84,15 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     #[must_use]
     pub fn full(value: T) -> Self {
         let () = crate::storage::InlineLimit::<St, T, S>::OK;
+        Self::full_checked(value)
+    }
+
+    /// [`Tensor::full`] for a caller that has evaluated the inline size check: each constructor
+    /// checks where the user calls it and then builds through here, so that a tensor too big for
+    /// inline storage is reported with one note, at the user's line.
+    fn full_checked(value: T) -> Self {
         Self {
-            buf: St::filled::<T, S>(value),
+            buf: St::filled_checked::<T, S>(value),
         }
     }
 
@@ -99,14 +106,14 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     #[must_use]
     pub fn zeros() -> Self {
         let () = crate::storage::InlineLimit::<St, T, S>::OK;
-        Self::full(T::ZERO)
+        Self::full_checked(T::ZERO)
     }
 
     /// A tensor of ones.
     #[must_use]
     pub fn ones() -> Self {
         let () = crate::storage::InlineLimit::<St, T, S>::OK;
-        Self::full(T::ONE)
+        Self::full_checked(T::ONE)
     }
 
     /// A tensor whose element at each multi-index (a slice of `RANK` indices) is `f(index)`.
@@ -119,7 +126,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     #[must_use]
     pub fn from_fn(mut f: impl FnMut(&[usize]) -> T) -> Self {
         let () = crate::storage::InlineLimit::<St, T, S>::OK;
-        let mut t = Self::zeros();
+        let mut t = Self::full_checked(T::ZERO);
         let dims = S::DIMS;
         let mut idx = [0usize; 4];
         for v in t.as_mut_slice() {
@@ -177,7 +184,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// ```
     pub fn try_from_iter(iter: impl IntoIterator<Item = T>) -> Result<Self, LengthError> {
         let () = crate::storage::InlineLimit::<St, T, S>::OK;
-        let mut t = Self::zeros();
+        let mut t = Self::full_checked(T::ZERO);
         let mut iter = iter.into_iter();
         let mut n = 0;
         for (slot, v) in t.as_mut_slice().iter_mut().zip(iter.by_ref()) {
