@@ -39,7 +39,6 @@ clean_build() {
   local dir=$1
   shift
   rm -rf "$dir"
-  loads+=("$(load)")
   local t0 t1
   t0=$(now)
   CARGO_TARGET_DIR="$dir" "$@" >/dev/null 2>&1
@@ -56,10 +55,14 @@ trap restore EXIT
 backup() { local b; b=$(mktemp); cp "$1" "$b"; backups+=("$1" "$b"); }
 
 # 1-3. Clean builds.
+# (Each `loads` entry is taken here: `clean_build` and `rebuilds` run in subshells.)
+loads+=("library $(load)")
 clean_lib=$(clean_build "$base-lib" cargo build --release -p autograd-core)
 rm -rf "$base-lib"
+loads+=("tests $(load)")
 clean_tests=$(clean_build "$base-tests" cargo test --workspace --no-run)
 rm -rf "$base-tests"
+loads+=("examples $(load)")
 clean_all=$(clean_build "$base" cargo build --release --examples --timings)
 # The slowest compilation units of the clean build, from cargo's timing report.
 slowest=$(python3 - "$CARGO_TARGET_DIR/cargo-timings/cargo-timing.html" <<'PY' 2>/dev/null || echo "(python3 unavailable: see the cargo-timings report)"
@@ -121,9 +124,9 @@ rebuilds() {
   cargo build "$@" --example 05-digits --quiet # leave the target directory matching the sources
   spread "${times[@]}"
 }
-loads+=("$(load)")
+loads+=("rebuilds --release $(load)")
 rebuild_release=$(rebuilds --release)
-loads+=("$(load)")
+loads+=("rebuilds fast-rebuild $(load)")
 if grep -q '^\[profile.fast-rebuild\]' Cargo.toml; then
   rebuild_fast=$(rebuilds --profile fast-rebuild)
 else
@@ -132,7 +135,7 @@ fi
 rm -f "$edited"
 restore
 backups=()
-loads+=("$(load)")
+loads+=("end $(load)")
 
 examples=$(ls examples/*.rs | wc -l)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')
@@ -140,7 +143,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')
   echo "# Compile times"
   echo
   echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') on $cpu, $(nproc) logical CPUs, $(uname -sr), $(rustc -V), commit \`$(git rev-parse --short HEAD)\`, $examples example(s)."
-  echo "**The machine is shared with other builds** (load averages at the start of each measurement: $(IFS=';'; echo "${loads[*]}" | sed 's/;/; /g')): on a loaded machine a clean build can take several times as long."
+  echo "**The machine is shared with other builds** (load averages at the start of each measurement, 1, 5 and 15 minutes: $(IFS=';'; echo "${loads[*]}" | sed 's/;/; /g')): on a loaded machine a clean build can take several times as long."
   echo "Command: \`benchmarks/compile_times.sh\` (target directories \`$base\`, \`-lib\`, \`-tests\`; cargo's default 2 jobs)."
   echo
   echo "| build | seconds | target |"
