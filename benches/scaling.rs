@@ -87,6 +87,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
+// The examples' PNG writer (plotters draws into a buffer; see there why not plotters' encoder).
+#[path = "../examples/digits/png.rs"]
+mod png;
+
 /// glibc's allocator returns the top of the heap to the system once more than `trim_threshold`
 /// (128 KiB by default) is free there; a step that frees large temporaries then faults fresh
 /// pages in for them in the next step. A gigabyte keeps them.
@@ -519,6 +523,24 @@ fn markdown(points: &[Point], fit: Fit, rounds: usize) -> String {
 /// Log-log time against FLOPs: the three sweeps, the fitted model along each, and the constant
 /// throughput `1 / a`.
 fn chart(points: &[Point], fit: Fit, path: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    // plotters draws into this buffer, and the examples' `png` writes it.
+    let (width, height) = (1100, 780);
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    render(
+        points,
+        fit,
+        BitMapBackend::with_buffer(&mut rgb, (width, height)),
+    )?;
+    png::write_rgb(path, width, height, &rgb)?;
+    Ok(())
+}
+
+/// Draws the chart of [`chart`] on `backend`.
+fn render(
+    points: &[Point],
+    fit: Fit,
+    backend: BitMapBackend<'_>,
+) -> Result<(), Box<dyn std::error::Error>> {
     plotters::style::register_font(
         "sans-serif",
         FontStyle::Normal,
@@ -533,7 +555,7 @@ fn chart(points: &[Point], fit: Fit, path: &Path) -> Result<(), Box<dyn std::err
     });
     let (x_range, y_range) = (f_lo / 2.0..f_hi * 3.0, t_lo / 3.0..t_hi * 3.0);
 
-    let root = BitMapBackend::new(path, (1100, 780)).into_drawing_area();
+    let root = backend.into_drawing_area();
     root.fill(&WHITE)?;
     let (area, footer) = root.split_vertically(750);
     let mut chart = ChartBuilder::on(&area)

@@ -6,6 +6,9 @@ use super::trainer::Epoch;
 use plotters::prelude::*;
 use std::path::Path;
 
+#[path = "png.rs"]
+mod png;
+
 /// Draws the loss (left) and the test accuracy (right) per epoch into a PNG at `path`, creating
 /// its directory.
 ///
@@ -22,7 +25,20 @@ pub fn draw(history: &[Epoch], path: &Path) -> Result<(), Box<dyn std::error::Er
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let root = BitMapBackend::new(path, (1200, 500)).into_drawing_area();
+    // plotters draws into this buffer, and `png` writes it (see there why not plotters itself).
+    let (width, height) = (1200, 500);
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    render(
+        history,
+        BitMapBackend::with_buffer(&mut rgb, (width, height)),
+    )?;
+    png::write_rgb(path, width, height, &rgb)?;
+    Ok(())
+}
+
+/// Draws the two charts on `backend`.
+fn render(history: &[Epoch], backend: BitMapBackend<'_>) -> Result<(), Box<dyn std::error::Error>> {
+    let root = backend.into_drawing_area();
     root.fill(&WHITE)?;
     let (left, right) = root.split_horizontally(600);
     let epochs = history.len().max(1) as f32;
