@@ -36,5 +36,11 @@ mod digits_bad_input;
 mod model_examples;
 #[path = "../parallel_grad.rs"]
 mod parallel_grad;
+#[path = "../png_writer.rs"]
+#[allow(
+    clippy::duplicate_mod,
+    reason = "it includes the examples' PNG writer, as the digits examples in `model_examples` do"
+)]
+mod png_writer;
 #[path = "../training.rs"]
 mod training;
