@@ -49,32 +49,10 @@ pub fn shard_loss_grad<const H: usize>(
     by_len!(32 16 11 10 8)
 }
 
-/// What a rank reports while it runs (every rank computes the same numbers).
-pub enum Event<'a> {
-    /// Training starts (or resumes) at `step` of `total`.
-    Start {
-        /// Steps already done.
-        step: u64,
-        /// Steps in the whole run.
-        total: u64,
-        /// Whether the state came from a checkpoint.
-        resumed: bool,
-    },
-    /// A step finished; `loss` is the whole batch's mean loss.
-    Step {
-        /// Steps done.
-        step: u64,
-        /// The batch's loss.
-        loss: f32,
-    },
-    /// An epoch finished.
-    Epoch {
-        /// Its index (0-based).
-        index: usize,
-        /// Its summary.
-        summary: &'a Epoch,
-    },
-}
+/// What a rank reports while it runs: the trainer's events (every rank computes the same numbers;
+/// the whole batch's loss in `Step`). Checkpoints are written by rank 0 without `Saving`/`Saved`
+/// events.
+pub use super::trainer::Event;
 
 /// A finished run: the state (equal on every rank) and where the time went on this rank.
 pub struct Run<const H: usize> {

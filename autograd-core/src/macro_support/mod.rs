@@ -98,6 +98,22 @@ pub trait PullbackAt {
     {
         self.pullback(args, out, ct)
     }
+
+    /// [`PullbackAt::pullback_at`] out of line (see [`forward_outlined`]): how a long generated
+    /// function calls a pullback.
+    #[inline(never)]
+    #[track_caller]
+    fn pullback_at_outlined<const K: usize, A>(
+        &self,
+        args: A,
+        out: &<Self as Pullback<K, A>>::Out,
+        ct: &<Self as Pullback<K, A>>::Out,
+    ) -> <Self as Pullback<K, A>>::Ct
+    where
+        Self: Pullback<K, A>,
+    {
+        self.pullback(args, out, ct)
+    }
 }
 
 impl<S> PullbackAt for S {}
@@ -878,24 +894,3 @@ pub fn forward_outlined<F: Forward<A>, A>(f: F, args: A) -> (F::Out, F::Saved) {
 pub fn accumulate_outlined<X: Cotangent>(acc: &mut X, g: X) {
     acc.accumulate(g);
 }
-
-/// [`PullbackAt`] out of line (see [`forward_outlined`]): how a long generated function calls a
-/// pullback, `saved.pullback_at_outlined::<K, _>(args, out, ct)`.
-pub trait PullbackAtOutlined {
-    /// The cotangent of argument `K`.
-    #[inline(never)]
-    #[track_caller]
-    fn pullback_at_outlined<const K: usize, A>(
-        &self,
-        args: A,
-        out: &<Self as Pullback<K, A>>::Out,
-        ct: &<Self as Pullback<K, A>>::Out,
-    ) -> <Self as Pullback<K, A>>::Ct
-    where
-        Self: Pullback<K, A>,
-    {
-        self.pullback(args, out, ct)
-    }
-}
-
-impl<S> PullbackAtOutlined for S {}

@@ -180,11 +180,7 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         quote!(#grad_name { #(#fields: #field_cts),* })
     };
     let this = names.bind_self();
-    let prelude = if cx.large {
-        quote!(#this use #k::__private::{CotangentFrom as _, PullbackAtOutlined as _};)
-    } else {
-        quote!(#this use #k::__private::{CotangentFrom as _, PullbackAt as _};)
-    };
+    let prelude = quote!(#this use #k::__private::{CotangentFrom as _, PullbackAt as _};);
     let grad = if cx.large {
         quote!(let __grad = { #rev #grad_value };)
     } else {
