@@ -33,7 +33,8 @@
 //! in `common/hand.rs`, plain loops over const-generic arrays and the same algorithm with
 //! matrixmultiply's `sgemm`; every ratio is against the faster of the two ("best hand"), and the
 //! tape is compared the same way. The bench first prints the CPU model and the SIMD path the
-//! library's products take. Note that the plain loops are auto-vectorized for the build's target
+//! library's products take; `AUTOGRAD_SIMD=avx2 cargo bench --bench macro` (or `avx512`, `scalar`)
+//! forces the products onto one path, so that an AVX-512 machine measures the AVX2 path too. Note that the plain loops are auto-vectorized for the build's target
 //! (the x86-64 baseline, SSE2, unless built with `-C target-cpu=native`), while the library's
 //! kernels and matrixmultiply dispatch to AVX2 or AVX-512 at run time.
 //! First measured (AMD EPYC, AVX-512 path, 2 shared cores, two runs): generated / best hand =
@@ -51,6 +52,8 @@ mod common;
 #[path = "common/hand.rs"]
 mod hand;
 
+#[cfg(target_arch = "x86_64")]
+use autograd_core::__bench::{SimdPath, force_simd_path};
 use autograd_core::differentiable;
 use autograd_core::nn::Linear;
 use autograd_core::prelude::*;
@@ -198,12 +201,32 @@ fn machine() -> String {
         })
         .unwrap_or_else(|| "unknown (no /proc/cpuinfo)".to_owned());
     #[cfg(target_arch = "x86_64")]
-    let path = if pulp::x86::V4::try_new().is_some() {
-        "AVX-512 (x86-64-v4)"
-    } else if pulp::x86::V3::try_new().is_some() {
-        "AVX2 + FMA (x86-64-v3)"
-    } else {
-        "scalar (no AVX2 + FMA)"
+    let (v4, v3) = (
+        pulp::x86::V4::try_new().is_some(),
+        pulp::x86::V3::try_new().is_some(),
+    );
+    // `AUTOGRAD_SIMD=avx2` (or `avx512`, `scalar`) forces the kernels onto one path, so that one
+    // machine measures both: the ratios then hold for that path.
+    #[cfg(target_arch = "x86_64")]
+    let path = match std::env::var("AUTOGRAD_SIMD").as_deref() {
+        Ok("avx2") if v3 => {
+            force_simd_path(SimdPath::Avx2);
+            "AVX2 + FMA (x86-64-v3), forced by AUTOGRAD_SIMD=avx2"
+        }
+        Ok("avx512") if v4 => {
+            force_simd_path(SimdPath::Avx512);
+            "AVX-512 (x86-64-v4), forced by AUTOGRAD_SIMD=avx512"
+        }
+        Ok("scalar") => {
+            force_simd_path(SimdPath::Scalar);
+            "scalar, forced by AUTOGRAD_SIMD=scalar"
+        }
+        Ok(other) if other != "auto" => {
+            panic!("AUTOGRAD_SIMD={other}: this CPU has no such path (auto, avx2, avx512, scalar)")
+        }
+        _ if v4 => "AVX-512 (x86-64-v4)",
+        _ if v3 => "AVX2 + FMA (x86-64-v3)",
+        _ => "scalar (no AVX2 + FMA)",
     };
     #[cfg(not(target_arch = "x86_64"))]
     let path = "pulp's dispatch for this architecture";

@@ -145,6 +145,9 @@ pub mod __bench {
     ) {
         crate::gemm::naive(dims, a, a_strides, b, b_strides, c, accumulate);
     }
+
+    #[cfg(feature = "simd")]
+    pub use crate::gemm::simd::{Path as SimdPath, force_path as force_simd_path};
 }
 
 /// The rule library: every op's rule, and the contract they follow.

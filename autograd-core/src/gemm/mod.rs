@@ -14,7 +14,7 @@
 mod nalgebra;
 mod portable;
 #[cfg(feature = "simd")]
-mod simd;
+pub(crate) mod simd;
 
 pub(crate) use portable::{Element, naive};
 

@@ -72,7 +72,69 @@ pub(super) fn gemm<T>(
         c,
         accumulate,
     };
-    Arch::new().dispatch(op);
+    match forced() {
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx2 => {
+            if let Some(simd) = pulp::x86::V3::try_new() {
+                return pulp::Simd::vectorize(simd, op);
+            }
+            Arch::new().dispatch(op);
+        }
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx512 => {
+            if let Some(simd) = pulp::x86::V4::try_new() {
+                return pulp::Simd::vectorize(simd, op);
+            }
+            Arch::new().dispatch(op);
+        }
+        Path::Scalar => pulp::Simd::vectorize(pulp::Scalar::new(), op),
+        Path::Auto => Arch::new().dispatch(op),
+    }
+}
+
+/// Which kernels the products run: the widest the CPU has (`Auto`), or one forced by
+/// [`force_path`] so that benchmarks can measure each on one machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// The widest instruction set the CPU has (pulp's `Arch::new()`).
+    Auto,
+    /// Portable code through pulp's scalar backend.
+    Scalar,
+    /// AVX2 + FMA (x86-64-v3), if the CPU has it.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// AVX-512 (x86-64-v4), if the CPU has it.
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+/// The forced path, as [`Path`]'s index (0: `Auto`).
+static FORCED: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+
+/// Forces every later product of this process onto `path` (benchmarks only; a path the CPU lacks
+/// falls back to `Auto`).
+pub fn force_path(path: Path) {
+    let i = match path {
+        Path::Auto => 0,
+        Path::Scalar => 1,
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx2 => 2,
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx512 => 3,
+    };
+    FORCED.store(i, core::sync::atomic::Ordering::Relaxed);
+}
+
+/// The path [`force_path`] set (a relaxed load per product: nothing beside one).
+fn forced() -> Path {
+    match FORCED.load(core::sync::atomic::Ordering::Relaxed) {
+        1 => Path::Scalar,
+        #[cfg(target_arch = "x86_64")]
+        2 => Path::Avx2,
+        #[cfg(target_arch = "x86_64")]
+        3 => Path::Avx512,
+        _ => Path::Auto,
+    }
 }
 
 /// The kernels, written once and instantiated for f32 and f64 (pulp names its vector types and
