@@ -121,6 +121,25 @@ impl<T: Float> ReceiverShape for (&T,) {
     type Shape = ();
 }
 
+/// The shapes of the two operands in the arguments `(&lhs, &rhs)` that generated code passes to a
+/// binary rule constructor of [`differentiable_methods`] (a scalar's is `()`): the constructors of
+/// binary rules with a compile-time shape check run it, as for [`ReceiverShape`].
+pub trait OperandShapes {
+    /// The left operand's (receiver's) shape.
+    type Lhs: Shape;
+    /// The right operand's shape.
+    type Rhs: Shape;
+}
+
+impl<L, R> OperandShapes for (L, R)
+where
+    (L,): ReceiverShape,
+    (R,): ReceiverShape,
+{
+    type Lhs = <(L,) as ReceiverShape>::Shape;
+    type Rhs = <(R,) as ReceiverShape>::Shape;
+}
+
 /// A scalar seen as a rank-0 tensor, so that a rule written for tensors applies to it.
 fn lift<T: Float>(x: T) -> Tensor<T, ()> {
     Tensor::full(x)
