@@ -23,17 +23,19 @@
 )]
 
 use super::{Binary, Item, OperandShapes, ReceiverShape, Skip1, Unary};
+use crate::ops::conv_transpose2d::Check as ConvTCheck;
+use crate::ops::conv1d::Check as Conv1dCheck;
 use crate::ops::conv2d::Check as Conv2dCheck;
 use crate::ops::{
-    All, AlongAxis, AvgPool1d, AvgPool2d, BatchLabels, BatchNormalize, Cast, Concat, CrossEntropy,
-    Dropout, Expand, Flip, Gather, GlobalAvgPool, InRange, IsPermutation, KeepAxis, LayerNormalize,
-    MaxPool1d, MaxPool2d, Neg, NewSize, Pad, Permute, PoolSize, Powf, Powi, Prechecked,
-    ReshapeChecked, SameCount, Select, SliceChecked, Transpose, for_each_op,
+    All, AlongAxis, AvgPool1d, AvgPool2d, BatchLabels, BatchNormalize, Cast, Channels, Concat,
+    CrossEntropy, Dropout, Expand, Flip, Gather, GlobalAvgPool, InRange, IsPermutation, JoinedSize,
+    KeepAxis, LayerNormalize, MaxPool1d, MaxPool2d, Neg, NewSize, Pad, Permute, PoolSize, Powf,
+    Powi, Prechecked, ReshapeChecked, SameCount, Select, SliceChecked, Transpose, for_each_op,
 };
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
-use crate::tensor::{Mask, Tensor};
+use crate::tensor::Mask;
 use core::marker::PhantomData;
 
 /// `name: arity => Wrapper(Rule)`: an entry for a rule without parameters.
@@ -230,11 +232,15 @@ impl layer_norm {
 /// The rule of `batch_norm(eps)`: `eps` is a constant.
 pub struct batch_norm;
 impl batch_norm {
-    /// The rule value.
+    /// The rule value, after the channel axis check (see [`ReceiverShape`]).
     #[must_use]
     #[inline]
-    pub fn rule<P: Float>((_, eps): (impl Sized, &P)) -> Unary<BatchNormalize<P>> {
-        Unary(BatchNormalize(*eps))
+    pub fn rule<X, P: Float>((_, eps): (X, &P)) -> Unary<Prechecked<BatchNormalize<P>>>
+    where
+        (X,): ReceiverShape,
+    {
+        let () = Channels::<<(X,) as ReceiverShape>::Shape>::OK;
+        Unary(Prechecked::new(BatchNormalize(*eps)))
     }
 }
 
@@ -357,11 +363,12 @@ impl<S2: Shape> broadcast_to<S2> {
 /// The rule of `concat::<AXIS, N, _>(&other)`: both operands are differentiated.
 pub struct concat<const AXIS: usize, const N: usize, R>(PhantomData<R>);
 impl<const AXIS: usize, const N: usize, R: Shape> concat<AXIS, N, R> {
-    /// The rule value.
+    /// The rule value, after the size check (see [`OperandShapes`]).
     #[must_use]
     #[inline]
-    pub fn rule(_: (impl Sized, &Tensor<impl Float, R, impl Storage>)) -> Binary<Concat<AXIS, N>> {
-        Binary(Concat)
+    pub fn rule<A: OperandShapes<Rhs = R>>(_: A) -> Binary<Prechecked<Concat<AXIS, N>>> {
+        let () = JoinedSize::<A::Lhs, R, AXIS, N>::OK;
+        Binary(Prechecked::new(Concat))
     }
 }
 
@@ -382,13 +389,14 @@ impl<
     const LO: usize,
 > conv1d<STRIDE, PADDING, DILATION, GROUPS, LO>
 {
-    /// The rule value.
+    /// The rule value, after the size check (see [`OperandShapes`]).
     #[must_use]
     #[inline]
-    pub fn rule(
-        _: (impl Sized, impl Sized),
-    ) -> Binary<crate::ops::Conv1d<STRIDE, PADDING, DILATION, GROUPS, LO>> {
-        Binary(crate::ops::Conv1d)
+    pub fn rule<A: OperandShapes>(
+        _: A,
+    ) -> Binary<Prechecked<crate::ops::Conv1d<STRIDE, PADDING, DILATION, GROUPS, LO>>> {
+        let () = Conv1dCheck::<A::Lhs, A::Rhs, STRIDE, PADDING, DILATION, GROUPS, LO>::OK;
+        Binary(Prechecked::new(crate::ops::Conv1d))
     }
 }
 
@@ -409,13 +417,14 @@ impl<
     const WO: usize,
 > conv_transpose2d<STRIDE, PADDING, DILATION, HO, WO>
 {
-    /// The rule value.
+    /// The rule value, after the size check (see [`OperandShapes`]).
     #[must_use]
     #[inline]
-    pub fn rule(
-        _: (impl Sized, impl Sized),
-    ) -> Binary<crate::ops::ConvTranspose2d<STRIDE, PADDING, DILATION, HO, WO>> {
-        Binary(crate::ops::ConvTranspose2d)
+    pub fn rule<A: OperandShapes>(
+        _: A,
+    ) -> Binary<Prechecked<crate::ops::ConvTranspose2d<STRIDE, PADDING, DILATION, HO, WO>>> {
+        let () = ConvTCheck::<A::Lhs, A::Rhs, STRIDE, PADDING, DILATION, HO, WO>::OK;
+        Binary(Prechecked::new(crate::ops::ConvTranspose2d))
     }
 }
 
