@@ -55,6 +55,7 @@ const SHAPE_ERROR_CASES: &[&str] = &[
     "differentiable/conv2d_output_size",
     "differentiable/conv_transpose2d_output_size",
     "differentiable/matmul_mismatch",
+    "differentiable/matmul_ranks",
     "differentiable/max_pool2d_output_size",
     "differentiable/pad_mismatch",
     "differentiable/permute_repeated_axis",
