@@ -30,7 +30,7 @@ use crate::ops::{
     All, AlongAxis, AvgPool1d, AvgPool2d, BatchLabels, BatchNormalize, Cast, Channels, Concat,
     CrossEntropy, Dropout, Expand, Flip, Gather, GlobalAvgPool, InRange, IsPermutation, JoinedSize,
     KeepAxis, LayerNormalize, MaxPool1d, MaxPool2d, Neg, NewSize, Pad, Permute, PoolSize, Powf,
-    Powi, Prechecked, ReshapeChecked, SameCount, Select, SliceChecked, Transpose, for_each_op,
+    Powi, Prechecked, Reshape, SameCount, Select, Slice, Transpose, for_each_op,
 };
 use crate::scalar::Float;
 use crate::shape::Shape;
@@ -301,9 +301,9 @@ impl<S2: Shape> reshape<S2> {
     /// The rule value, after the element count check (see [`ReceiverShape`]).
     #[must_use]
     #[inline]
-    pub fn rule<A: ReceiverShape>(_: A) -> Unary<ReshapeChecked<S2>> {
+    pub fn rule<A: ReceiverShape>(_: A) -> Unary<Prechecked<Reshape<S2>>> {
         let () = SameCount::<A::Shape, S2>::OK;
-        Unary(ReshapeChecked::new())
+        Unary(Prechecked::new(Reshape::new()))
     }
 }
 
@@ -313,9 +313,11 @@ impl<const AXIS: usize, const START: usize, const LEN: usize> slice<AXIS, START,
     /// The rule value, after the range check (see [`ReceiverShape`]).
     #[must_use]
     #[inline]
-    pub fn rule<A: NoArguments + ReceiverShape>(_: A) -> Unary<SliceChecked<AXIS, START, LEN>> {
+    pub fn rule<A: NoArguments + ReceiverShape>(
+        _: A,
+    ) -> Unary<Prechecked<Slice<AXIS, START, LEN>>> {
         let () = InRange::<A::Shape, AXIS, START, LEN>::OK;
-        Unary(SliceChecked)
+        Unary(Prechecked::new(Slice))
     }
 }
 

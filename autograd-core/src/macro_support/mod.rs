@@ -105,9 +105,11 @@ impl<S> PullbackAt for S {}
 /// The shape of the receiver in the arguments `(&receiver,)` that generated code passes to a rule
 /// constructor of [`differentiable_methods`]: a tensor's shape, or `()` for a scalar.
 ///
-/// The constructors of the rules with a compile-time shape check (`reshape`, `slice`) run the
-/// check themselves, since generated code calls them at the user's method: rustc's note on a
-/// failed check then points at the user's line rather than into this module.
+/// The constructors of the rules with a compile-time shape check (`reshape`, `slice`, `pad`,
+/// `permute`, the pools, `batch_norm`; the binary ones through [`OperandShapes`]) run the check
+/// themselves, since generated code calls them at the user's method: rustc's note on a failed
+/// check then points at the user's line rather than into this module, and the rule they return,
+/// wrapped in [`Prechecked`](crate::ops::Prechecked), does not run it again.
 pub trait ReceiverShape {
     /// The receiver's shape.
     type Shape: Shape;

@@ -92,11 +92,11 @@ pub use permute::{Permute, PermuteShape};
 pub use pointwise::{Pointwise1, Pointwise2};
 pub use prechecked::{Prechecked, UncheckedBinary, UncheckedUnary};
 pub use reduce::{All, AlongAxis, KeepAxis, Region};
+pub use reshape::Reshape;
 pub(crate) use reshape::SameCount;
-pub use reshape::{Reshape, ReshapeChecked};
 pub use select::Select;
 pub(crate) use slice::InRange;
-pub use slice::{Slice, SliceChecked};
+pub use slice::Slice;
 pub use stack::{Stack, Stackable};
 pub use transpose::{SwapAxes, Transpose};
 
