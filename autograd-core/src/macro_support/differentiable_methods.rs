@@ -22,17 +22,20 @@
     reason = "each entry is named like the method it stands for"
 )]
 
-use super::{Binary, Item, ReceiverShape, Skip1, Unary};
+use super::{Binary, Item, OperandShapes, ReceiverShape, Skip1, Unary};
+use crate::ops::conv_transpose2d::Check as ConvTCheck;
+use crate::ops::conv1d::Check as Conv1dCheck;
+use crate::ops::conv2d::Check as Conv2dCheck;
 use crate::ops::{
-    All, AlongAxis, AvgPool1d, AvgPool2d, BatchLabels, BatchNormalize, Cast, Concat, CrossEntropy,
-    Dropout, Expand, Flip, Gather, GlobalAvgPool, InRange, KeepAxis, LayerNormalize, MaxPool1d,
-    MaxPool2d, Neg, Pad, Permute, Powf, Powi, ReshapeChecked, SameCount, Select, SliceChecked,
-    Transpose, for_each_op,
+    All, AlongAxis, AvgPool1d, AvgPool2d, BatchLabels, BatchNormalize, Cast, Channels, Concat,
+    CrossEntropy, Dropout, Expand, Flip, Gather, GlobalAvgPool, InRange, IsPermutation, JoinedSize,
+    KeepAxis, LayerNormalize, MaxPool1d, MaxPool2d, Neg, NewSize, Pad, Permute, PoolSize, Powf,
+    Powi, Prechecked, Reshape, SameCount, Select, Slice, Transpose, for_each_op,
 };
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
-use crate::tensor::{Mask, Tensor};
+use crate::tensor::Mask;
 use core::marker::PhantomData;
 
 /// `name: arity => Wrapper(Rule)`: an entry for a rule without parameters.
@@ -93,14 +96,73 @@ consts! {
     transpose<const A, const B> => Transpose<A, B> = Transpose;
     t<> => Transpose<0, 1> = Transpose;
     flip<const AXIS> => Flip<AXIS> = Flip;
-    pad<const AXIS, const BEFORE, const AFTER, const NEW> => Pad<AXIS, BEFORE, AFTER, NEW> = Pad;
-    permute<const P0, const P1, const P2 = 2, const P3 = 3> => Permute<P0, P1, P2, P3> = Permute;
-    max_pool2d<const K, const STRIDE, const HO, const WO> => MaxPool2d<K, STRIDE, HO, WO> = MaxPool2d;
-    avg_pool2d<const K, const STRIDE, const HO, const WO> => AvgPool2d<K, STRIDE, HO, WO> = AvgPool2d;
-    max_pool1d<const K, const STRIDE, const LO> => MaxPool1d<K, STRIDE, LO> = MaxPool1d;
-    avg_pool1d<const K, const STRIDE, const LO> => AvgPool1d<K, STRIDE, LO> = AvgPool1d;
     global_avg_pool2d<> => GlobalAvgPool = GlobalAvgPool;
     global_avg_pool1d<> => GlobalAvgPool = GlobalAvgPool;
+}
+
+// The pools are written out rather than generated: a macro would add its backtrace to the note
+// of a failed size check.
+
+/// The rule of `max_pool2d::<K, STRIDE, HO, WO>()`.
+pub struct max_pool2d<const K: usize, const STRIDE: usize, const HO: usize, const WO: usize>;
+impl<const K: usize, const STRIDE: usize, const HO: usize, const WO: usize>
+    max_pool2d<K, STRIDE, HO, WO>
+{
+    /// The rule value, after the output size checks (see [`ReceiverShape`]).
+    #[must_use]
+    #[inline]
+    pub fn rule<A: NoArguments + ReceiverShape>(
+        _: A,
+    ) -> Unary<Prechecked<MaxPool2d<K, STRIDE, HO, WO>>> {
+        let () = PoolSize::<0, 0, A::Shape, K, STRIDE, HO>::OK;
+        let () = PoolSize::<0, 1, A::Shape, K, STRIDE, WO>::OK;
+        Unary(Prechecked::new(MaxPool2d))
+    }
+}
+
+/// The rule of `avg_pool2d::<K, STRIDE, HO, WO>()`.
+pub struct avg_pool2d<const K: usize, const STRIDE: usize, const HO: usize, const WO: usize>;
+impl<const K: usize, const STRIDE: usize, const HO: usize, const WO: usize>
+    avg_pool2d<K, STRIDE, HO, WO>
+{
+    /// The rule value, after the output size checks (see [`ReceiverShape`]).
+    #[must_use]
+    #[inline]
+    pub fn rule<A: NoArguments + ReceiverShape>(
+        _: A,
+    ) -> Unary<Prechecked<AvgPool2d<K, STRIDE, HO, WO>>> {
+        let () = PoolSize::<1, 0, A::Shape, K, STRIDE, HO>::OK;
+        let () = PoolSize::<1, 1, A::Shape, K, STRIDE, WO>::OK;
+        Unary(Prechecked::new(AvgPool2d))
+    }
+}
+
+/// The rule of `max_pool1d::<K, STRIDE, LO>()`.
+pub struct max_pool1d<const K: usize, const STRIDE: usize, const LO: usize>;
+impl<const K: usize, const STRIDE: usize, const LO: usize> max_pool1d<K, STRIDE, LO> {
+    /// The rule value, after the output size check (see [`ReceiverShape`]).
+    #[must_use]
+    #[inline]
+    pub fn rule<A: NoArguments + ReceiverShape>(
+        _: A,
+    ) -> Unary<Prechecked<MaxPool1d<K, STRIDE, LO>>> {
+        let () = PoolSize::<2, 2, A::Shape, K, STRIDE, LO>::OK;
+        Unary(Prechecked::new(MaxPool1d))
+    }
+}
+
+/// The rule of `avg_pool1d::<K, STRIDE, LO>()`.
+pub struct avg_pool1d<const K: usize, const STRIDE: usize, const LO: usize>;
+impl<const K: usize, const STRIDE: usize, const LO: usize> avg_pool1d<K, STRIDE, LO> {
+    /// The rule value, after the output size check (see [`ReceiverShape`]).
+    #[must_use]
+    #[inline]
+    pub fn rule<A: NoArguments + ReceiverShape>(
+        _: A,
+    ) -> Unary<Prechecked<AvgPool1d<K, STRIDE, LO>>> {
+        let () = PoolSize::<3, 2, A::Shape, K, STRIDE, LO>::OK;
+        Unary(Prechecked::new(AvgPool1d))
+    }
 }
 
 /// The entries of the registry's regular forms.
@@ -170,11 +232,15 @@ impl layer_norm {
 /// The rule of `batch_norm(eps)`: `eps` is a constant.
 pub struct batch_norm;
 impl batch_norm {
-    /// The rule value.
+    /// The rule value, after the channel axis check (see [`ReceiverShape`]).
     #[must_use]
     #[inline]
-    pub fn rule<P: Float>((_, eps): (impl Sized, &P)) -> Unary<BatchNormalize<P>> {
-        Unary(BatchNormalize(*eps))
+    pub fn rule<X, P: Float>((_, eps): (X, &P)) -> Unary<Prechecked<BatchNormalize<P>>>
+    where
+        (X,): ReceiverShape,
+    {
+        let () = Channels::<<(X,) as ReceiverShape>::Shape>::OK;
+        Unary(Prechecked::new(BatchNormalize(*eps)))
     }
 }
 
@@ -235,9 +301,9 @@ impl<S2: Shape> reshape<S2> {
     /// The rule value, after the element count check (see [`ReceiverShape`]).
     #[must_use]
     #[inline]
-    pub fn rule<A: ReceiverShape>(_: A) -> Unary<ReshapeChecked<S2>> {
+    pub fn rule<A: ReceiverShape>(_: A) -> Unary<Prechecked<Reshape<S2>>> {
         let () = SameCount::<A::Shape, S2>::OK;
-        Unary(ReshapeChecked::new())
+        Unary(Prechecked::new(Reshape::new()))
     }
 }
 
@@ -247,9 +313,41 @@ impl<const AXIS: usize, const START: usize, const LEN: usize> slice<AXIS, START,
     /// The rule value, after the range check (see [`ReceiverShape`]).
     #[must_use]
     #[inline]
-    pub fn rule<A: NoArguments + ReceiverShape>(_: A) -> Unary<SliceChecked<AXIS, START, LEN>> {
+    pub fn rule<A: NoArguments + ReceiverShape>(
+        _: A,
+    ) -> Unary<Prechecked<Slice<AXIS, START, LEN>>> {
         let () = InRange::<A::Shape, AXIS, START, LEN>::OK;
-        Unary(SliceChecked)
+        Unary(Prechecked::new(Slice))
+    }
+}
+
+/// The rule of `pad::<AXIS, BEFORE, AFTER, NEW>()`.
+pub struct pad<const AXIS: usize, const BEFORE: usize, const AFTER: usize, const NEW: usize>;
+impl<const AXIS: usize, const BEFORE: usize, const AFTER: usize, const NEW: usize>
+    pad<AXIS, BEFORE, AFTER, NEW>
+{
+    /// The rule value, after the size check (see [`ReceiverShape`]).
+    #[must_use]
+    #[inline]
+    pub fn rule<A: NoArguments + ReceiverShape>(
+        _: A,
+    ) -> Unary<Prechecked<Pad<AXIS, BEFORE, AFTER, NEW>>> {
+        let () = NewSize::<A::Shape, AXIS, BEFORE, AFTER, NEW>::OK;
+        Unary(Prechecked::new(Pad))
+    }
+}
+
+/// The rule of `permute::<P0, P1, ..>()` (the defaults fill the axes a lower rank lacks).
+pub struct permute<const P0: usize, const P1: usize, const P2: usize = 2, const P3: usize = 3>;
+impl<const P0: usize, const P1: usize, const P2: usize, const P3: usize> permute<P0, P1, P2, P3> {
+    /// The rule value, after the permutation check (see [`ReceiverShape`]).
+    #[must_use]
+    #[inline]
+    pub fn rule<A: NoArguments + ReceiverShape>(
+        _: A,
+    ) -> Unary<Prechecked<Permute<P0, P1, P2, P3>>> {
+        let () = IsPermutation::<A::Shape, P0, P1, P2, P3>::OK;
+        Unary(Prechecked::new(Permute))
     }
 }
 
@@ -267,11 +365,12 @@ impl<S2: Shape> broadcast_to<S2> {
 /// The rule of `concat::<AXIS, N, _>(&other)`: both operands are differentiated.
 pub struct concat<const AXIS: usize, const N: usize, R>(PhantomData<R>);
 impl<const AXIS: usize, const N: usize, R: Shape> concat<AXIS, N, R> {
-    /// The rule value.
+    /// The rule value, after the size check (see [`OperandShapes`]).
     #[must_use]
     #[inline]
-    pub fn rule(_: (impl Sized, &Tensor<impl Float, R, impl Storage>)) -> Binary<Concat<AXIS, N>> {
-        Binary(Concat)
+    pub fn rule<A: OperandShapes<Rhs = R>>(_: A) -> Binary<Prechecked<Concat<AXIS, N>>> {
+        let () = JoinedSize::<A::Lhs, R, AXIS, N>::OK;
+        Binary(Prechecked::new(Concat))
     }
 }
 
@@ -292,13 +391,14 @@ impl<
     const LO: usize,
 > conv1d<STRIDE, PADDING, DILATION, GROUPS, LO>
 {
-    /// The rule value.
+    /// The rule value, after the size check (see [`OperandShapes`]).
     #[must_use]
     #[inline]
-    pub fn rule(
-        _: (impl Sized, impl Sized),
-    ) -> Binary<crate::ops::Conv1d<STRIDE, PADDING, DILATION, GROUPS, LO>> {
-        Binary(crate::ops::Conv1d)
+    pub fn rule<A: OperandShapes>(
+        _: A,
+    ) -> Binary<Prechecked<crate::ops::Conv1d<STRIDE, PADDING, DILATION, GROUPS, LO>>> {
+        let () = Conv1dCheck::<A::Lhs, A::Rhs, STRIDE, PADDING, DILATION, GROUPS, LO>::OK;
+        Binary(Prechecked::new(crate::ops::Conv1d))
     }
 }
 
@@ -319,13 +419,14 @@ impl<
     const WO: usize,
 > conv_transpose2d<STRIDE, PADDING, DILATION, HO, WO>
 {
-    /// The rule value.
+    /// The rule value, after the size check (see [`OperandShapes`]).
     #[must_use]
     #[inline]
-    pub fn rule(
-        _: (impl Sized, impl Sized),
-    ) -> Binary<crate::ops::ConvTranspose2d<STRIDE, PADDING, DILATION, HO, WO>> {
-        Binary(crate::ops::ConvTranspose2d)
+    pub fn rule<A: OperandShapes>(
+        _: A,
+    ) -> Binary<Prechecked<crate::ops::ConvTranspose2d<STRIDE, PADDING, DILATION, HO, WO>>> {
+        let () = ConvTCheck::<A::Lhs, A::Rhs, STRIDE, PADDING, DILATION, HO, WO>::OK;
+        Binary(Prechecked::new(crate::ops::ConvTranspose2d))
     }
 }
 
@@ -348,13 +449,14 @@ impl<
     const WO: usize,
 > conv2d<STRIDE, PADDING, DILATION, GROUPS, HO, WO>
 {
-    /// The rule value.
+    /// The rule value, after the size check (see [`OperandShapes`]).
     #[must_use]
     #[inline]
-    pub fn rule(
-        _: (impl Sized, impl Sized),
-    ) -> Binary<crate::ops::Conv2d<STRIDE, PADDING, DILATION, GROUPS, HO, WO>> {
-        Binary(crate::ops::Conv2d)
+    pub fn rule<A: OperandShapes>(
+        _: A,
+    ) -> Binary<Prechecked<crate::ops::Conv2d<STRIDE, PADDING, DILATION, GROUPS, HO, WO>>> {
+        let () = Conv2dCheck::<A::Lhs, A::Rhs, STRIDE, PADDING, DILATION, GROUPS, HO, WO>::OK;
+        Binary(Prechecked::new(crate::ops::Conv2d))
     }
 }
 

@@ -121,9 +121,11 @@ impl<S> PullbackAt for S {}
 /// The shape of the receiver in the arguments `(&receiver,)` that generated code passes to a rule
 /// constructor of [`differentiable_methods`]: a tensor's shape, or `()` for a scalar.
 ///
-/// The constructors of the rules with a compile-time shape check (`reshape`, `slice`) run the
-/// check themselves, since generated code calls them at the user's method: rustc's note on a
-/// failed check then points at the user's line rather than into this module.
+/// The constructors of the rules with a compile-time shape check (`reshape`, `slice`, `pad`,
+/// `permute`, the pools, `batch_norm`; the binary ones through [`OperandShapes`]) run the check
+/// themselves, since generated code calls them at the user's method: rustc's note on a failed
+/// check then points at the user's line rather than into this module, and the rule they return,
+/// wrapped in [`Prechecked`](crate::ops::Prechecked), does not run it again.
 pub trait ReceiverShape {
     /// The receiver's shape.
     type Shape: Shape;
@@ -135,6 +137,25 @@ impl<T: Float, S: Shape, St: Storage> ReceiverShape for (&Tensor<T, S, St>,) {
 
 impl<T: Float> ReceiverShape for (&T,) {
     type Shape = ();
+}
+
+/// The shapes of the two operands in the arguments `(&lhs, &rhs)` that generated code passes to a
+/// binary rule constructor of [`differentiable_methods`] (a scalar's is `()`): the constructors of
+/// binary rules with a compile-time shape check run it, as for [`ReceiverShape`].
+pub trait OperandShapes {
+    /// The left operand's (receiver's) shape.
+    type Lhs: Shape;
+    /// The right operand's shape.
+    type Rhs: Shape;
+}
+
+impl<L, R> OperandShapes for (L, R)
+where
+    (L,): ReceiverShape,
+    (R,): ReceiverShape,
+{
+    type Lhs = <(L,) as ReceiverShape>::Shape;
+    type Rhs = <(R,) as ReceiverShape>::Shape;
 }
 
 /// A scalar seen as a rank-0 tensor, so that a rule written for tensors applies to it.

@@ -10,6 +10,7 @@
 //! The output sizes are `(H - K) / STRIDE + 1` and `(W - K) / STRIDE + 1`; the caller names them
 //! (or writes `_`) and a compile-time check confirms them (see [`super::window`]).
 
+use super::UncheckedUnary;
 use super::window::{PoolSize, Windows};
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
@@ -75,6 +76,40 @@ impl<
     const STRIDE: usize,
     const HO: usize,
     const WO: usize,
+> UncheckedUnary<In2<T, B, C, H, W, St>> for AvgPool2d<K, STRIDE, HO, WO>
+{
+    fn forward_unchecked(&self, x: &In2<T, B, C, H, W, St>) -> (Self::Out, ()) {
+        (unchecked_2d::<K, STRIDE, HO, WO, _, B, C, H, W, _>(x), ())
+    }
+}
+
+impl<
+    T: Float,
+    St: Storage,
+    B: Dim,
+    C: Dim,
+    L: Dim,
+    const K: usize,
+    const STRIDE: usize,
+    const LO: usize,
+> UncheckedUnary<In1<T, B, C, L, St>> for AvgPool1d<K, STRIDE, LO>
+{
+    fn forward_unchecked(&self, x: &In1<T, B, C, L, St>) -> (Self::Out, ()) {
+        (unchecked_1d::<K, STRIDE, LO, _, B, C, L, _>(x), ())
+    }
+}
+
+impl<
+    T: Float,
+    St: Storage,
+    B: Dim,
+    C: Dim,
+    H: Dim,
+    W: Dim,
+    const K: usize,
+    const STRIDE: usize,
+    const HO: usize,
+    const WO: usize,
 > UnaryRule<In2<T, B, C, H, W, St>> for AvgPool2d<K, STRIDE, HO, WO>
 {
     type Out = In2<T, B, C, D<HO>, D<WO>, St>;
@@ -82,9 +117,9 @@ impl<
     const NAME: &'static str = "avg_pool2d";
 
     fn forward(&self, x: &In2<T, B, C, H, W, St>) -> (Self::Out, ()) {
-        let () = PoolSize::<1, 0, H, K, STRIDE, HO>::OK;
-        let () = PoolSize::<1, 1, W, K, STRIDE, WO>::OK;
-        (unchecked_2d::<K, STRIDE, HO, WO, _, B, C, H, W, _>(x), ())
+        let () = PoolSize::<1, 0, (B, C, H, W), K, STRIDE, HO>::OK;
+        let () = PoolSize::<1, 1, (B, C, H, W), K, STRIDE, WO>::OK;
+        self.forward_unchecked(x)
     }
 
     fn vjp(
@@ -117,8 +152,8 @@ impl<
     const NAME: &'static str = "avg_pool1d";
 
     fn forward(&self, x: &In1<T, B, C, L, St>) -> (Self::Out, ()) {
-        let () = PoolSize::<3, 2, L, K, STRIDE, LO>::OK;
-        (unchecked_1d::<K, STRIDE, LO, _, B, C, L, _>(x), ())
+        let () = PoolSize::<3, 2, (B, C, L), K, STRIDE, LO>::OK;
+        self.forward_unchecked(x)
     }
 
     fn vjp(
@@ -201,8 +236,8 @@ impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage> Tensor<T, (B, C, H, 
     pub fn avg_pool2d<const K: usize, const STRIDE: usize, const HO: usize, const WO: usize>(
         &self,
     ) -> Tensor<T, (B, C, D<HO>, D<WO>), St> {
-        let () = PoolSize::<1, 0, H, K, STRIDE, HO>::OK;
-        let () = PoolSize::<1, 1, W, K, STRIDE, WO>::OK;
+        let () = PoolSize::<1, 0, (B, C, H, W), K, STRIDE, HO>::OK;
+        let () = PoolSize::<1, 1, (B, C, H, W), K, STRIDE, WO>::OK;
         // The rule's forward minus its check, so that a failed check is reported here.
         unchecked_2d::<K, STRIDE, HO, WO, _, B, C, H, W, _>(self)
     }
@@ -222,7 +257,7 @@ impl<T: Float, B: Dim, C: Dim, L: Dim, St: Storage> Tensor<T, (B, C, L), St> {
     pub fn avg_pool1d<const K: usize, const STRIDE: usize, const LO: usize>(
         &self,
     ) -> Tensor<T, (B, C, D<LO>), St> {
-        let () = PoolSize::<3, 2, L, K, STRIDE, LO>::OK;
+        let () = PoolSize::<3, 2, (B, C, L), K, STRIDE, LO>::OK;
         unchecked_1d::<K, STRIDE, LO, _, B, C, L, _>(self)
     }
 }

@@ -11,6 +11,7 @@
 //!
 //! No scale or shift inside, and no running statistics: the layer keeps those.
 
+use super::UncheckedUnary;
 use super::layer_norm::{normalize_group, normalize_group_vjp};
 use super::movement::Msg;
 use crate::rule::UnaryRule;
@@ -38,10 +39,10 @@ use core::marker::PhantomData;
 pub struct BatchNormalize<T>(pub T);
 
 /// A batch's layout as `(B, C, inner)`, checked to have a channel axis at compile time.
-struct Channels<S>(PhantomData<S>);
+pub(crate) struct Channels<S>(PhantomData<S>);
 
 impl<S: Shape> Channels<S> {
-    const OK: () = if S::RANK < 2 {
+    pub(crate) const OK: () = if S::RANK < 2 {
         let m = Msg::new()
             .s("batch_norm: a ")
             .dims(S::DIMS, S::RANK)
@@ -74,6 +75,12 @@ fn unchecked<T: Float, S: Shape, St: Storage>(x: &Tensor<T, S, St>, eps: T) -> T
     y
 }
 
+impl<T: Float, S: Shape, St: Storage> UncheckedUnary<Tensor<T, S, St>> for BatchNormalize<T> {
+    fn forward_unchecked(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
+        (unchecked(x, self.0), ())
+    }
+}
+
 impl<T: Float, S: Shape, St: Storage> UnaryRule<Tensor<T, S, St>> for BatchNormalize<T> {
     type Out = Tensor<T, S, St>;
     type Residual = ();
@@ -81,7 +88,7 @@ impl<T: Float, S: Shape, St: Storage> UnaryRule<Tensor<T, S, St>> for BatchNorma
 
     fn forward(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
         let () = Channels::<S>::OK;
-        (unchecked(x, self.0), ())
+        self.forward_unchecked(x)
     }
 
     fn vjp(

@@ -9,6 +9,7 @@
 //! a type on stable Rust, so the caller names it as `N` (or writes `_` and lets an annotation give
 //! it) and a compile-time assertion confirms it.
 
+use super::UncheckedBinary;
 use super::movement::{Msg, copy_along};
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
@@ -71,12 +72,16 @@ impl_concat_shape! {
 }
 
 /// The compile-time check that `N` is the sum of the two operands' sizes along `AXIS`.
-struct JoinedSize<L, R, const AXIS: usize, const N: usize>(PhantomData<(L, R)>);
+///
+/// Bounded by `Shape` alone, so that the rule constructor of `#[differentiable]` can run it before
+/// the `ConcatShape` bound is checked; an axis past either rank passes here and is reported by that
+/// bound.
+pub(crate) struct JoinedSize<L, R, const AXIS: usize, const N: usize>(PhantomData<(L, R)>);
 
-impl<L: Axis<AXIS>, R: Axis<AXIS>, const AXIS: usize, const N: usize> JoinedSize<L, R, AXIS, N> {
-    const A: usize = <L as Axis<AXIS>>::SIZE;
-    const B: usize = <R as Axis<AXIS>>::SIZE;
-    const OK: () = if Self::A + Self::B != N {
+impl<L: Shape, R: Shape, const AXIS: usize, const N: usize> JoinedSize<L, R, AXIS, N> {
+    const A: usize = if AXIS < L::RANK { L::DIMS[AXIS] } else { 0 };
+    const B: usize = if AXIS < R::RANK { R::DIMS[AXIS] } else { 0 };
+    pub(crate) const OK: () = if AXIS < L::RANK && AXIS < R::RANK && Self::A + Self::B != N {
         let m = Msg::new()
             .s("concat::<")
             .n(AXIS)
@@ -115,7 +120,7 @@ where
 
     fn forward(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>) -> (Self::Out, ()) {
         let () = JoinedSize::<L, R, AXIS, N>::OK;
-        (unchecked::<AXIS, N, _, _, _, _, _>(a, b), ())
+        self.forward_unchecked(a, b)
     }
 
     fn vjp_lhs(
@@ -159,6 +164,20 @@ where
             (R::OUTER, nb, R::INNER),
         );
         g
+    }
+}
+
+impl<T, L, R, SL, SR, const AXIS: usize, const N: usize>
+    UncheckedBinary<Tensor<T, L, SL>, Tensor<T, R, SR>> for Concat<AXIS, N>
+where
+    T: Float,
+    L: ConcatShape<R, AXIS>,
+    R: Axis<AXIS>,
+    SL: Storage,
+    SR: Storage,
+{
+    fn forward_unchecked(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>) -> (Self::Out, ()) {
+        (unchecked::<AXIS, N, _, _, _, _, _>(a, b), ())
     }
 }
 

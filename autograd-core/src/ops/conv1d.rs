@@ -13,10 +13,11 @@
 //! buffer, the same compile-time check of `LO` and of the channels (seen by `cargo build`, not
 //! `cargo check`).
 
+use super::UncheckedBinary;
 use super::conv2d::{Geometry, forward, input_vjp, kernel_vjp, size_error};
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
-use crate::shape::{D, Dim};
+use crate::shape::{D, Dim, Shape};
 use crate::storage::{Join, Storage};
 use crate::tensor::Tensor;
 use core::marker::PhantomData;
@@ -46,53 +47,55 @@ pub struct Conv1d<
     const LO: usize,
 >;
 
-/// The compile-time check of a `conv1d` call's sizes, and its geometry.
-struct Check<X, K, const S: usize, const P: usize, const DL: usize, const G: usize, const LO: usize>(
-    PhantomData<(X, K)>,
-);
-
-impl<
-    B,
-    C,
-    L,
-    CO,
-    CI,
-    KL,
+/// The compile-time check of a `conv1d` call's sizes, and its geometry, for an input of shape `X`
+/// and a kernel of shape `K`.
+///
+/// Bounded by `Shape` alone, so that the rule constructor of `#[differentiable]` can run it before
+/// the rule's own bounds are checked; operands of another rank than 3 pass here and are reported
+/// by those bounds.
+pub(crate) struct Check<
+    X,
+    K,
     const S: usize,
     const P: usize,
     const DL: usize,
     const G: usize,
     const LO: usize,
-> Check<(B, C, L), (CO, CI, KL), S, P, DL, G, LO>
-where
-    B: Dim,
-    C: Dim,
-    L: Dim,
-    CO: Dim,
-    CI: Dim,
-    KL: Dim,
+>(PhantomData<(X, K)>);
+
+impl<
+    X: Shape,
+    K: Shape,
+    const S: usize,
+    const P: usize,
+    const DL: usize,
+    const G: usize,
+    const LO: usize,
+> Check<X, K, S, P, DL, G, LO>
 {
-    const OK: () = if let Some(m) = size_error(
-        "conv1d",
-        C::SIZE,
-        [L::SIZE],
-        CO::SIZE,
-        CI::SIZE,
-        [KL::SIZE],
-        (S, P, DL, G),
-        [LO],
-    ) {
+    pub(crate) const OK: () = if X::RANK == 3
+        && K::RANK == 3
+        && let Some(m) = size_error(
+            "conv1d",
+            X::DIMS[1],
+            [X::DIMS[2]],
+            K::DIMS[0],
+            K::DIMS[1],
+            [K::DIMS[2]],
+            (S, P, DL, G),
+            [LO],
+        ) {
         m.fail();
     };
 
     /// A 2-D convolution of height 1.
     const GEOMETRY: Geometry = Geometry {
-        batch: B::SIZE,
-        channels: C::SIZE,
-        input: (1, L::SIZE),
-        out_channels: CO::SIZE,
+        batch: X::DIMS[0],
+        channels: X::DIMS[1],
+        input: (1, X::DIMS[2]),
+        out_channels: K::DIMS[0],
         groups: G,
-        kernel: (1, KL::SIZE),
+        kernel: (1, K::DIMS[2]),
         output: (1, LO),
         stride: (1, S),
         padding: (0, P),
@@ -142,10 +145,7 @@ where
         w: &Kernel<T, CO, CI, KL, SR>,
     ) -> (Self::Out, ()) {
         let () = Check::<(B, C, L), (CO, CI, KL), S, P, DL, G, LO>::OK;
-        (
-            unchecked::<S, P, DL, G, LO, _, _, _, _, _, _, _, _, _>(x, w),
-            (),
-        )
+        self.forward_unchecked(x, w)
     }
 
     fn vjp_lhs(
@@ -174,6 +174,45 @@ where
         let geometry = Check::<(B, C, L), (CO, CI, KL), S, P, DL, G, LO>::GEOMETRY;
         kernel_vjp(&geometry, x.as_slice(), ct.as_slice(), g.as_mut_slice());
         g
+    }
+}
+
+impl<
+    T,
+    B,
+    C,
+    L,
+    CO,
+    CI,
+    KL,
+    SL,
+    SR,
+    const S: usize,
+    const P: usize,
+    const DL: usize,
+    const G: usize,
+    const LO: usize,
+> UncheckedBinary<Signal<T, B, C, L, SL>, Kernel<T, CO, CI, KL, SR>> for Conv1d<S, P, DL, G, LO>
+where
+    T: Float,
+    B: Dim,
+    C: Dim,
+    L: Dim,
+    CO: Dim,
+    CI: Dim,
+    KL: Dim,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    fn forward_unchecked(
+        &self,
+        x: &Signal<T, B, C, L, SL>,
+        w: &Kernel<T, CO, CI, KL, SR>,
+    ) -> (Self::Out, ()) {
+        (
+            unchecked::<S, P, DL, G, LO, _, _, _, _, _, _, _, _, _>(x, w),
+            (),
+        )
     }
 }
 

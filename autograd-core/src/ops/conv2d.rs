@@ -55,10 +55,11 @@
 //! The check runs after monomorphization: `cargo build` and `cargo test` report it, `cargo check`
 //! and rust-analyzer do not.
 
+use super::UncheckedBinary;
 use super::movement::Msg;
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
-use crate::shape::{D, Dim};
+use crate::shape::{D, Dim, Shape};
 use crate::storage::{Join, Storage};
 use crate::tensor::Tensor;
 use core::marker::PhantomData;
@@ -656,8 +657,13 @@ pub struct Conv2d<
     const WO: usize,
 >;
 
-/// The compile-time check of a `conv2d` call's sizes.
-struct Check<
+/// The compile-time check of a `conv2d` call's sizes, for an input of shape `X` and a kernel of
+/// shape `K`, and the geometry it confirms.
+///
+/// Bounded by `Shape` alone, so that the rule constructor of `#[differentiable]` can run it before
+/// the rule's own bounds are checked; operands of another rank than 4 pass here and are reported
+/// by those bounds.
+pub(crate) struct Check<
     X,
     K,
     const S: usize,
@@ -669,51 +675,38 @@ struct Check<
 >(PhantomData<(X, K)>);
 
 impl<
-    B,
-    C,
-    H,
-    W,
-    CO,
-    CI,
-    KH,
-    KW,
+    X: Shape,
+    K: Shape,
     const S: usize,
     const P: usize,
     const DL: usize,
     const G: usize,
     const HO: usize,
     const WO: usize,
-> Check<(B, C, H, W), (CO, CI, KH, KW), S, P, DL, G, HO, WO>
-where
-    B: Dim,
-    C: Dim,
-    H: Dim,
-    W: Dim,
-    CO: Dim,
-    CI: Dim,
-    KH: Dim,
-    KW: Dim,
+> Check<X, K, S, P, DL, G, HO, WO>
 {
-    const OK: () = if let Some(m) = size_error(
-        "conv2d",
-        C::SIZE,
-        [H::SIZE, W::SIZE],
-        CO::SIZE,
-        CI::SIZE,
-        [KH::SIZE, KW::SIZE],
-        (S, P, DL, G),
-        [HO, WO],
-    ) {
+    pub(crate) const OK: () = if X::RANK == 4
+        && K::RANK == 4
+        && let Some(m) = size_error(
+            "conv2d",
+            X::DIMS[1],
+            [X::DIMS[2], X::DIMS[3]],
+            K::DIMS[0],
+            K::DIMS[1],
+            [K::DIMS[2], K::DIMS[3]],
+            (S, P, DL, G),
+            [HO, WO],
+        ) {
         m.fail();
     };
 
     const GEOMETRY: Geometry = Geometry {
-        batch: B::SIZE,
-        channels: C::SIZE,
-        input: (H::SIZE, W::SIZE),
-        out_channels: CO::SIZE,
+        batch: X::DIMS[0],
+        channels: X::DIMS[1],
+        input: (X::DIMS[2], X::DIMS[3]),
+        out_channels: K::DIMS[0],
         groups: G,
-        kernel: (KH::SIZE, KW::SIZE),
+        kernel: (K::DIMS[2], K::DIMS[3]),
         output: (HO, WO),
         stride: (S, S),
         padding: (P, P),
@@ -769,10 +762,7 @@ where
         w: &Kernel<T, CO, CI, KH, KW, SR>,
     ) -> (Self::Out, ()) {
         let () = Check::<(B, C, H, W), (CO, CI, KH, KW), S, P, DL, G, HO, WO>::OK;
-        (
-            unchecked::<S, P, DL, G, HO, WO, _, _, _, _, _, _, _, _, _, _, _>(x, w),
-            (),
-        )
+        self.forward_unchecked(x, w)
     }
 
     fn vjp_lhs(
@@ -801,6 +791,51 @@ where
         let geometry = Check::<(B, C, H, W), (CO, CI, KH, KW), S, P, DL, G, HO, WO>::GEOMETRY;
         kernel_vjp(&geometry, x.as_slice(), ct.as_slice(), g.as_mut_slice());
         g
+    }
+}
+
+impl<
+    T,
+    B,
+    C,
+    H,
+    W,
+    CO,
+    CI,
+    KH,
+    KW,
+    SL,
+    SR,
+    const S: usize,
+    const P: usize,
+    const DL: usize,
+    const G: usize,
+    const HO: usize,
+    const WO: usize,
+> UncheckedBinary<Image<T, B, C, H, W, SL>, Kernel<T, CO, CI, KH, KW, SR>>
+    for Conv2d<S, P, DL, G, HO, WO>
+where
+    T: Float,
+    B: Dim,
+    C: Dim,
+    H: Dim,
+    W: Dim,
+    CO: Dim,
+    CI: Dim,
+    KH: Dim,
+    KW: Dim,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    fn forward_unchecked(
+        &self,
+        x: &Image<T, B, C, H, W, SL>,
+        w: &Kernel<T, CO, CI, KH, KW, SR>,
+    ) -> (Self::Out, ()) {
+        (
+            unchecked::<S, P, DL, G, HO, WO, _, _, _, _, _, _, _, _, _, _, _>(x, w),
+            (),
+        )
     }
 }
 

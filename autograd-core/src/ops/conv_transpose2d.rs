@@ -15,11 +15,12 @@
 //! `cargo check`). Only one group: the output's channel count is the kernel's axis 1, a type,
 //! where `GROUPS` groups would need `GROUPS` times it, which stable Rust cannot write.
 
+use super::UncheckedBinary;
 use super::conv2d::{Geometry, forward, input_vjp, kernel_vjp};
 use super::movement::Msg;
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
-use crate::shape::{D, Dim};
+use crate::shape::{D, Dim, Shape};
 use crate::storage::{Join, Storage};
 use crate::tensor::Tensor;
 use core::marker::PhantomData;
@@ -118,8 +119,12 @@ const fn size_error(
 }
 
 /// The compile-time check of a `conv_transpose2d` call's sizes, and the geometry of its adjoint
-/// `conv2d`.
-struct Check<
+/// `conv2d`, for an input of shape `X` and a kernel of shape `K`.
+///
+/// Bounded by `Shape` alone, so that the rule constructor of `#[differentiable]` can run it before
+/// the rule's own bounds are checked; operands of another rank than 4 pass here and are reported
+/// by those bounds.
+pub(crate) struct Check<
     X,
     K,
     const S: usize,
@@ -130,50 +135,37 @@ struct Check<
 >(PhantomData<(X, K)>);
 
 impl<
-    B,
-    C,
-    H,
-    W,
-    KI,
-    KO,
-    KH,
-    KW,
+    X: Shape,
+    K: Shape,
     const S: usize,
     const P: usize,
     const DL: usize,
     const HO: usize,
     const WO: usize,
-> Check<(B, C, H, W), (KI, KO, KH, KW), S, P, DL, HO, WO>
-where
-    B: Dim,
-    C: Dim,
-    H: Dim,
-    W: Dim,
-    KI: Dim,
-    KO: Dim,
-    KH: Dim,
-    KW: Dim,
+> Check<X, K, S, P, DL, HO, WO>
 {
-    const OK: () = if let Some(m) = size_error(
-        C::SIZE,
-        [H::SIZE, W::SIZE],
-        KI::SIZE,
-        [KH::SIZE, KW::SIZE],
-        (S, P, DL),
-        [HO, WO],
-    ) {
+    pub(crate) const OK: () = if X::RANK == 4
+        && K::RANK == 4
+        && let Some(m) = size_error(
+            X::DIMS[1],
+            [X::DIMS[2], X::DIMS[3]],
+            K::DIMS[0],
+            [K::DIMS[2], K::DIMS[3]],
+            (S, P, DL),
+            [HO, WO],
+        ) {
         m.fail();
     };
 
     /// The `conv2d` from the output back to the input.
     const ADJOINT: Geometry = Geometry {
-        batch: B::SIZE,
-        channels: KO::SIZE,
+        batch: X::DIMS[0],
+        channels: K::DIMS[1],
         input: (HO, WO),
-        out_channels: C::SIZE,
+        out_channels: X::DIMS[1],
         groups: 1,
-        kernel: (KH::SIZE, KW::SIZE),
-        output: (H::SIZE, W::SIZE),
+        kernel: (K::DIMS[2], K::DIMS[3]),
+        output: (X::DIMS[2], X::DIMS[3]),
         stride: (S, S),
         padding: (P, P),
         dilation: (DL, DL),
@@ -225,10 +217,7 @@ where
         w: &Kernel<T, KI, KO, KH, KW, SR>,
     ) -> (Self::Out, ()) {
         let () = Check::<(B, C, H, W), (KI, KO, KH, KW), S, P, DL, HO, WO>::OK;
-        (
-            unchecked::<S, P, DL, HO, WO, _, _, _, _, _, _, _, _, _, _, _>(x, w),
-            (),
-        )
+        self.forward_unchecked(x, w)
     }
 
     fn vjp_lhs(
@@ -258,6 +247,50 @@ where
         // The adjoint's kernel VJP, with `ct` as its image and `x` as its output's cotangent.
         kernel_vjp(&adjoint, ct.as_slice(), x.as_slice(), g.as_mut_slice());
         g
+    }
+}
+
+impl<
+    T,
+    B,
+    C,
+    H,
+    W,
+    KI,
+    KO,
+    KH,
+    KW,
+    SL,
+    SR,
+    const S: usize,
+    const P: usize,
+    const DL: usize,
+    const HO: usize,
+    const WO: usize,
+> UncheckedBinary<Image<T, B, C, H, W, SL>, Kernel<T, KI, KO, KH, KW, SR>>
+    for ConvTranspose2d<S, P, DL, HO, WO>
+where
+    T: Float,
+    B: Dim,
+    C: Dim,
+    H: Dim,
+    W: Dim,
+    KI: Dim,
+    KO: Dim,
+    KH: Dim,
+    KW: Dim,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    fn forward_unchecked(
+        &self,
+        x: &Image<T, B, C, H, W, SL>,
+        w: &Kernel<T, KI, KO, KH, KW, SR>,
+    ) -> (Self::Out, ()) {
+        (
+            unchecked::<S, P, DL, HO, WO, _, _, _, _, _, _, _, _, _, _, _>(x, w),
+            (),
+        )
     }
 }
 

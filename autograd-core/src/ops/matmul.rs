@@ -157,6 +157,9 @@ pub trait LooseMatMulRhs<L: Shape>: Shape {
     const RIGHT_BATCHED: bool;
     /// Whether the contracted sizes, and the batch sizes of two batched operands, are equal.
     const SAME: bool;
+    /// Whether the ranks pair as in [`MatMulRhs`]'s table (false for the pairs it lacks, which have
+    /// impls only so that a rank mismatch in `#[differentiable]` code is reported once).
+    const RANKS_PAIR: bool = true;
 }
 
 /// One impl per row of [`MatMulRhs`]'s table, with a dimension of its own for every axis of the
@@ -195,11 +198,60 @@ impl_loose_matmul_rhs! {
         (B H), M, K, N; true, true; (K, J) (B, C) (H, G);
 }
 
+/// The rank pairs that [`MatMulRhs`]'s table lacks, so that every pair of shapes has an impl: a
+/// rank mismatch in `#[differentiable]` code is then reported once, by the user's own call, whose
+/// `MatMulRhs` bound fails when the function is type-checked (without these impls, the generated
+/// call failed its `LooseMatMulRhs` bound too and reported the mismatch a second time).
+///
+/// The product's shape (`LooseOut`) is a placeholder, the left operand's shape: the build stops at
+/// the user's error before any code runs, and `SameInner` would reject the pair if it were reached.
+macro_rules! impl_loose_ranks_apart {
+    ($([$($g:ident),*] $l:ty, $r:ty;)*) => {$(
+        impl<$($g: Dim),*> LooseMatMulRhs<$l> for $r {
+            type LooseOut = $l;
+            const PRODUCTS: usize = 1;
+            const ROWS: usize = 1;
+            const INNER: usize = 1;
+            const COLS: usize = 1;
+            const LEFT_BATCHED: bool = false;
+            const RIGHT_BATCHED: bool = false;
+            const SAME: bool = false;
+            const RANKS_PAIR: bool = false;
+        }
+    )*};
+}
+
+impl_loose_ranks_apart! {
+    [] (), ();
+    [A] (), (A,);
+    [A, B] (), (A, B);
+    [A, B, C] (), (A, B, C);
+    [A, B, C, E] (), (A, B, C, E);
+    [A] (A,), ();
+    [A, B] (A, B), ();
+    [A, B, C] (A, B, C), ();
+    [A, B, C, E] (A, B, C, E), ();
+    [A, B, C, E] (A,), (B, C, E);
+    [A, B, C, E, F] (A,), (B, C, E, F);
+    [A, B, C, E, F, G] (A, B), (C, E, F, G);
+    [A, B, C, E, F, G, H] (A, B, C), (E, F, G, H);
+    [A, B, C, E, F] (A, B, C, E), (F,);
+    [A, B, C, E, F, G, H] (A, B, C, E), (F, G, H);
+}
+
 /// The compile-time check of [`LooseMatMul`]: the sizes that [`MatMulRhs`] unifies are equal.
 struct SameInner<L, R>(PhantomData<(L, R)>);
 
 impl<L: Shape, R: LooseMatMulRhs<L>> SameInner<L, R> {
-    const OK: () = if !R::SAME {
+    const OK: () = if !R::RANKS_PAIR {
+        Msg::new()
+            .s("cannot multiply shape ")
+            .dims(L::DIMS, L::RANK)
+            .s(" by shape ")
+            .dims(R::DIMS, R::RANK)
+            .s(": matmul has no rule for these ranks")
+            .fail();
+    } else if !R::SAME {
         Msg::new()
             .s("cannot multiply shape ")
             .dims(L::DIMS, L::RANK)

@@ -12,6 +12,7 @@
 //! The output sizes are `(H - K) / STRIDE + 1` and `(W - K) / STRIDE + 1`; the caller names them
 //! (or writes `_`) and a compile-time check confirms them (see [`super::window`]).
 
+use super::UncheckedUnary;
 use super::lines::max2;
 use super::window::{PoolSize, Windows};
 use crate::rule::UnaryRule;
@@ -88,6 +89,40 @@ impl<
     const STRIDE: usize,
     const HO: usize,
     const WO: usize,
+> UncheckedUnary<In2<T, B, C, H, W, St>> for MaxPool2d<K, STRIDE, HO, WO>
+{
+    fn forward_unchecked(&self, x: &In2<T, B, C, H, W, St>) -> (Self::Out, ()) {
+        (unchecked_2d::<K, STRIDE, HO, WO, _, B, C, H, W, _>(x), ())
+    }
+}
+
+impl<
+    T: Float,
+    St: Storage,
+    B: Dim,
+    C: Dim,
+    L: Dim,
+    const K: usize,
+    const STRIDE: usize,
+    const LO: usize,
+> UncheckedUnary<In1<T, B, C, L, St>> for MaxPool1d<K, STRIDE, LO>
+{
+    fn forward_unchecked(&self, x: &In1<T, B, C, L, St>) -> (Self::Out, ()) {
+        (unchecked_1d::<K, STRIDE, LO, _, B, C, L, _>(x), ())
+    }
+}
+
+impl<
+    T: Float,
+    St: Storage,
+    B: Dim,
+    C: Dim,
+    H: Dim,
+    W: Dim,
+    const K: usize,
+    const STRIDE: usize,
+    const HO: usize,
+    const WO: usize,
 > UnaryRule<In2<T, B, C, H, W, St>> for MaxPool2d<K, STRIDE, HO, WO>
 {
     type Out = In2<T, B, C, D<HO>, D<WO>, St>;
@@ -95,9 +130,9 @@ impl<
     const NAME: &'static str = "max_pool2d";
 
     fn forward(&self, x: &In2<T, B, C, H, W, St>) -> (Self::Out, ()) {
-        let () = PoolSize::<0, 0, H, K, STRIDE, HO>::OK;
-        let () = PoolSize::<0, 1, W, K, STRIDE, WO>::OK;
-        (unchecked_2d::<K, STRIDE, HO, WO, _, B, C, H, W, _>(x), ())
+        let () = PoolSize::<0, 0, (B, C, H, W), K, STRIDE, HO>::OK;
+        let () = PoolSize::<0, 1, (B, C, H, W), K, STRIDE, WO>::OK;
+        self.forward_unchecked(x)
     }
 
     /// The ties are found again by comparing `x` with the output, as the max reduction does.
@@ -137,8 +172,8 @@ impl<
     const NAME: &'static str = "max_pool1d";
 
     fn forward(&self, x: &In1<T, B, C, L, St>) -> (Self::Out, ()) {
-        let () = PoolSize::<2, 2, L, K, STRIDE, LO>::OK;
-        (unchecked_1d::<K, STRIDE, LO, _, B, C, L, _>(x), ())
+        let () = PoolSize::<2, 2, (B, C, L), K, STRIDE, LO>::OK;
+        self.forward_unchecked(x)
     }
 
     fn vjp(
@@ -232,8 +267,8 @@ impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage> Tensor<T, (B, C, H, 
     pub fn max_pool2d<const K: usize, const STRIDE: usize, const HO: usize, const WO: usize>(
         &self,
     ) -> Tensor<T, (B, C, D<HO>, D<WO>), St> {
-        let () = PoolSize::<0, 0, H, K, STRIDE, HO>::OK;
-        let () = PoolSize::<0, 1, W, K, STRIDE, WO>::OK;
+        let () = PoolSize::<0, 0, (B, C, H, W), K, STRIDE, HO>::OK;
+        let () = PoolSize::<0, 1, (B, C, H, W), K, STRIDE, WO>::OK;
         // The rule's forward minus its check, so that a failed check is reported here.
         unchecked_2d::<K, STRIDE, HO, WO, _, B, C, H, W, _>(self)
     }
@@ -255,7 +290,7 @@ impl<T: Float, B: Dim, C: Dim, L: Dim, St: Storage> Tensor<T, (B, C, L), St> {
     pub fn max_pool1d<const K: usize, const STRIDE: usize, const LO: usize>(
         &self,
     ) -> Tensor<T, (B, C, D<LO>), St> {
-        let () = PoolSize::<2, 2, L, K, STRIDE, LO>::OK;
+        let () = PoolSize::<2, 2, (B, C, L), K, STRIDE, LO>::OK;
         unchecked_1d::<K, STRIDE, LO, _, B, C, L, _>(self)
     }
 }

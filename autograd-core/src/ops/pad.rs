@@ -7,6 +7,7 @@
 //! Stable Rust cannot write the output size `SIZE + BEFORE + AFTER` as a type, so the caller names
 //! it as `NEW` (or lets an annotation infer it with `_`) and a compile-time check confirms it.
 
+use super::UncheckedUnary;
 use super::movement::{Msg, copy_along};
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
@@ -31,14 +32,22 @@ use core::marker::PhantomData;
 pub struct Pad<const AXIS: usize, const BEFORE: usize, const AFTER: usize, const NEW: usize>;
 
 /// The compile-time check that `NEW = SIZE + BEFORE + AFTER` for axis `AXIS` of `S`.
-struct NewSize<S, const AXIS: usize, const BEFORE: usize, const AFTER: usize, const NEW: usize>(
-    PhantomData<S>,
-);
+///
+/// Bounded by `Shape` alone, so that the rule constructor of `#[differentiable]` can run it before
+/// the `Axis` bound is checked; an axis past the rank passes here and is reported by that bound.
+pub(crate) struct NewSize<
+    S,
+    const AXIS: usize,
+    const BEFORE: usize,
+    const AFTER: usize,
+    const NEW: usize,
+>(PhantomData<S>);
 
-impl<S: Axis<AXIS>, const AXIS: usize, const BEFORE: usize, const AFTER: usize, const NEW: usize>
+impl<S: Shape, const AXIS: usize, const BEFORE: usize, const AFTER: usize, const NEW: usize>
     NewSize<S, AXIS, BEFORE, AFTER, NEW>
 {
-    const OK: () = if <S as Axis<AXIS>>::SIZE + BEFORE + AFTER != NEW {
+    const SIZE: usize = if AXIS < S::RANK { S::DIMS[AXIS] } else { 0 };
+    pub(crate) const OK: () = if AXIS < S::RANK && Self::SIZE + BEFORE + AFTER != NEW {
         let m = Msg::new()
             .s("pad::<")
             .n(AXIS)
@@ -53,13 +62,13 @@ impl<S: Axis<AXIS>, const AXIS: usize, const BEFORE: usize, const AFTER: usize, 
             .s(" of ")
             .dims(S::DIMS, S::RANK)
             .s(" has ")
-            .n(<S as Axis<AXIS>>::SIZE)
+            .n(Self::SIZE)
             .s(" entries; with ")
             .n(BEFORE)
             .s(" before and ")
             .n(AFTER)
             .s(" after it has ")
-            .n(<S as Axis<AXIS>>::SIZE + BEFORE + AFTER)
+            .n(Self::SIZE + BEFORE + AFTER)
             .s(", not ")
             .n(NEW);
         m.fail();
@@ -79,7 +88,7 @@ where
 
     fn forward(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
         let () = NewSize::<S, AXIS, BEFORE, AFTER, NEW>::OK;
-        (unchecked::<AXIS, BEFORE, NEW, _, _, _>(x), ())
+        self.forward_unchecked(x)
     }
 
     fn vjp(
@@ -100,6 +109,18 @@ where
             lines,
         );
         g
+    }
+}
+
+impl<T, S, St, const AXIS: usize, const BEFORE: usize, const AFTER: usize, const NEW: usize>
+    UncheckedUnary<Tensor<T, S, St>> for Pad<AXIS, BEFORE, AFTER, NEW>
+where
+    T: Float,
+    S: Axis<AXIS>,
+    St: Storage,
+{
+    fn forward_unchecked(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
+        (unchecked::<AXIS, BEFORE, NEW, _, _, _>(x), ())
     }
 }
 

@@ -5,6 +5,7 @@
 //! transpose is its inverse. (Permuting the cotangent by `P` itself is a classic bug that only a
 //! non-self-inverse permutation, such as a 3-cycle, exposes.)
 
+use super::UncheckedUnary;
 use super::movement::{Msg, inverse, permute_into, repeated_axis};
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
@@ -89,15 +90,19 @@ type Permuted<S, const P0: usize, const P1: usize, const P2: usize, const P3: us
     <S as PermuteShape<P0, P1, P2, P3>>::Out;
 
 /// The compile-time check that `(P0, .., P3)` lists each axis of `S` once.
-struct IsPermutation<S, const P0: usize, const P1: usize, const P2: usize, const P3: usize>(
-    PhantomData<S>,
-);
+pub(crate) struct IsPermutation<
+    S,
+    const P0: usize,
+    const P1: usize,
+    const P2: usize,
+    const P3: usize,
+>(PhantomData<S>);
 
 impl<S: Shape, const P0: usize, const P1: usize, const P2: usize, const P3: usize>
     IsPermutation<S, P0, P1, P2, P3>
 {
     const PERM: [usize; 4] = [P0, P1, P2, P3];
-    const OK: () = if let Some(axis) = repeated_axis(Self::PERM, S::RANK) {
+    pub(crate) const OK: () = if let Some(axis) = repeated_axis(Self::PERM, S::RANK) {
         let mut m = Msg::new().s("permute::<");
         let mut k = 0;
         while k < S::RANK {
@@ -130,7 +135,7 @@ where
 
     fn forward(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
         let () = IsPermutation::<S, P0, P1, P2, P3>::OK;
-        (unchecked::<P0, P1, P2, P3, _, _, _>(x), ())
+        self.forward_unchecked(x)
     }
 
     fn vjp(
@@ -149,6 +154,18 @@ where
             g.as_mut_slice(),
         );
         g
+    }
+}
+
+impl<T, S, St, const P0: usize, const P1: usize, const P2: usize, const P3: usize>
+    UncheckedUnary<Tensor<T, S, St>> for Permute<P0, P1, P2, P3>
+where
+    T: Float,
+    S: PermuteShape<P0, P1, P2, P3>,
+    St: Storage,
+{
+    fn forward_unchecked(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
+        (unchecked::<P0, P1, P2, P3, _, _, _>(x), ())
     }
 }
 

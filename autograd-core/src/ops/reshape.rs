@@ -4,6 +4,7 @@
 //! `x` (a reshape is a bijection between positions, so its Jacobian is the identity on the flat
 //! elements).
 
+use super::UncheckedUnary;
 use super::movement::Msg;
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
@@ -77,7 +78,7 @@ impl<T: Float, S: Shape, S2: Shape, St: Storage> UnaryRule<Tensor<T, S, St>> for
 
     fn forward(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
         let () = SameCount::<S, S2>::OK;
-        (unchecked(x), ())
+        self.forward_unchecked(x)
     }
 
     fn vjp(
@@ -91,54 +92,9 @@ impl<T: Float, S: Shape, S2: Shape, St: Storage> UnaryRule<Tensor<T, S, St>> for
     }
 }
 
-/// [`Reshape`] for the code `#[differentiable]` generates, whose rule constructor
-/// (`differentiable_methods::reshape::rule`) has already run the element count check.
-///
-/// The check runs in the constructor because generated code calls it at the user's `reshape`: a
-/// failed check is then reported once, with a note pointing at the user's line. The rule's forward
-/// would report it again, pointing into the library.
-#[doc(hidden)]
-pub struct ReshapeChecked<S2>(PhantomData<S2>);
-
-impl<S2> ReshapeChecked<S2> {
-    /// The rule, for a caller that evaluated `SameCount::<S, S2>::OK` for its input shape `S`.
-    pub(crate) const fn new() -> Self {
-        Self(PhantomData)
-    }
-}
-
-// Written out rather than derived, as for `Reshape`.
-impl<S2> Clone for ReshapeChecked<S2> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<S2> Copy for ReshapeChecked<S2> {}
-impl<S2> core::fmt::Debug for ReshapeChecked<S2> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "Reshape<{}>", core::any::type_name::<S2>())
-    }
-}
-
-impl<T: Float, S: Shape, S2: Shape, St: Storage> UnaryRule<Tensor<T, S, St>>
-    for ReshapeChecked<S2>
-{
-    type Out = Tensor<T, S2, St>;
-    type Residual = ();
-    const NAME: &'static str = "reshape";
-
-    fn forward(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
+impl<T: Float, S: Shape, S2: Shape, St: Storage> UncheckedUnary<Tensor<T, S, St>> for Reshape<S2> {
+    fn forward_unchecked(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
         (unchecked(x), ())
-    }
-
-    fn vjp(
-        &self,
-        x: &Tensor<T, S, St>,
-        y: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-    ) -> Tensor<T, S, St> {
-        Reshape::<S2>::new().vjp(x, y, &(), ct)
     }
 }
 

@@ -4,6 +4,7 @@
 //! `x_bar` is `ct` placed at offset `START` along the axis in a tensor of zeros (zero padding by
 //! `START` before and `SIZE - START - LEN` after): the dropped elements get no gradient.
 
+use super::UncheckedUnary;
 use super::movement::{Msg, copy_along};
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
@@ -59,32 +60,11 @@ impl<S: Shape, const AXIS: usize, const START: usize, const LEN: usize>
     };
 }
 
-/// [`Slice`] for the code `#[differentiable]` generates, whose rule constructor
-/// (`differentiable_methods::slice::rule`) has already run the range check, at the user's line (see
-/// [`ReshapeChecked`](super::ReshapeChecked)).
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SliceChecked<const AXIS: usize, const START: usize, const LEN: usize>;
-
 impl<T: Float, S: Axis<AXIS>, St: Storage, const AXIS: usize, const START: usize, const LEN: usize>
-    UnaryRule<Tensor<T, S, St>> for SliceChecked<AXIS, START, LEN>
+    UncheckedUnary<Tensor<T, S, St>> for Slice<AXIS, START, LEN>
 {
-    type Out = Tensor<T, S::Replaced<D<LEN>>, St>;
-    type Residual = ();
-    const NAME: &'static str = "slice";
-
-    fn forward(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
+    fn forward_unchecked(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
         (unchecked::<AXIS, START, LEN, _, _, _>(x), ())
-    }
-
-    fn vjp(
-        &self,
-        x: &Tensor<T, S, St>,
-        y: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-    ) -> Tensor<T, S, St> {
-        Slice::<AXIS, START, LEN>.vjp(x, y, &(), ct)
     }
 }
 
@@ -97,7 +77,7 @@ impl<T: Float, S: Axis<AXIS>, St: Storage, const AXIS: usize, const START: usize
 
     fn forward(&self, x: &Tensor<T, S, St>) -> (Self::Out, ()) {
         let () = InRange::<S, AXIS, START, LEN>::OK;
-        (unchecked::<AXIS, START, LEN, _, _, _>(x), ())
+        self.forward_unchecked(x)
     }
 
     fn vjp(

@@ -13,7 +13,7 @@
 //! and rust-analyzer do not.
 
 use super::movement::Msg;
-use crate::shape::Dim;
+use crate::shape::Shape;
 use core::marker::PhantomData;
 
 /// The windows of one pooling op over a whole input: `planes` planes of `h x w`, windows of
@@ -113,17 +113,21 @@ impl Window {
     }
 }
 
-/// The compile-time check of one axis of a pool: an input of `N` with a window of `K` moved by
-/// `STRIDE` has `(N - K) / STRIDE + 1` outputs (`N` is the axis's [`Dim`]), which must be `OUT`. `OP` names the op in the
-/// message (an index into [`NAMES`]), `AXIS` the axis (an index into [`AXES`]).
+/// The compile-time check of one axis of a pool: an input of size `N` along the axis, with a window
+/// of `K` moved by `STRIDE`, has `(N - K) / STRIDE + 1` outputs, which must be `OUT`. `OP` names the
+/// op in the message (an index into [`NAMES`]), `AXIS` the axis (an index into [`AXES`]: height and
+/// width are axes 2 and 3 of a `(B, C, H, W)` input `S`, length axis 2 of a `(B, C, L)` input).
+///
+/// Bounded by `Shape` alone, so that the rule constructor of `#[differentiable]` can run it before
+/// the rule's own bounds are checked; an input of another rank passes here and is reported by them.
 pub(crate) struct PoolSize<
     const OP: usize,
     const AXIS: usize,
-    N,
+    S,
     const K: usize,
     const STRIDE: usize,
     const OUT: usize,
->(PhantomData<N>);
+>(PhantomData<S>);
 
 /// The ops [`PoolSize`] reports for.
 pub(crate) const NAMES: [&str; 4] = ["max_pool2d", "avg_pool2d", "max_pool1d", "avg_pool1d"];
@@ -133,14 +137,16 @@ pub(crate) const AXES: [&str; 3] = ["height", "width", "length"];
 impl<
     const OP: usize,
     const AXIS: usize,
-    N: Dim,
+    S: Shape,
     const K: usize,
     const STRIDE: usize,
     const OUT: usize,
-> PoolSize<OP, AXIS, N, K, STRIDE, OUT>
+> PoolSize<OP, AXIS, S, K, STRIDE, OUT>
 {
-    pub(crate) const OK: () = {
-        let n = N::SIZE;
+    /// The rank of the input: 3 for the length of a 1-D pool, 4 for the axes of a 2-D one.
+    const RANK: usize = if AXIS == 2 { 3 } else { 4 };
+    pub(crate) const OK: () = if S::RANK == Self::RANK {
+        let n = S::DIMS[if AXIS == 1 { 3 } else { 2 }];
         let head = Msg::new()
             .s(NAMES[OP])
             .s("::<")

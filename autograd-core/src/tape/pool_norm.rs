@@ -20,8 +20,8 @@ impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage> Var<T, (B, C, H, W),
     pub fn max_pool2d<const K: usize, const STRIDE: usize, const HO: usize, const WO: usize>(
         &self,
     ) -> Var<T, (B, C, D<HO>, D<WO>), St> {
-        let () = PoolSize::<0, 0, H, K, STRIDE, HO>::OK;
-        let () = PoolSize::<0, 1, W, K, STRIDE, WO>::OK;
+        let () = PoolSize::<0, 0, (B, C, H, W), K, STRIDE, HO>::OK;
+        let () = PoolSize::<0, 1, (B, C, H, W), K, STRIDE, WO>::OK;
         record_unary(MaxPool2d::<K, STRIDE, HO, WO>, self)
     }
 
@@ -31,8 +31,8 @@ impl<T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage> Var<T, (B, C, H, W),
     pub fn avg_pool2d<const K: usize, const STRIDE: usize, const HO: usize, const WO: usize>(
         &self,
     ) -> Var<T, (B, C, D<HO>, D<WO>), St> {
-        let () = PoolSize::<1, 0, H, K, STRIDE, HO>::OK;
-        let () = PoolSize::<1, 1, W, K, STRIDE, WO>::OK;
+        let () = PoolSize::<1, 0, (B, C, H, W), K, STRIDE, HO>::OK;
+        let () = PoolSize::<1, 1, (B, C, H, W), K, STRIDE, WO>::OK;
         record_unary(AvgPool2d::<K, STRIDE, HO, WO>, self)
     }
 
@@ -51,7 +51,7 @@ impl<T: Float, B: Dim, C: Dim, L: Dim, St: Storage> Var<T, (B, C, L), St> {
     pub fn max_pool1d<const K: usize, const STRIDE: usize, const LO: usize>(
         &self,
     ) -> Var<T, (B, C, D<LO>), St> {
-        let () = PoolSize::<2, 2, L, K, STRIDE, LO>::OK;
+        let () = PoolSize::<2, 2, (B, C, L), K, STRIDE, LO>::OK;
         record_unary(MaxPool1d::<K, STRIDE, LO>, self)
     }
 
@@ -61,7 +61,7 @@ impl<T: Float, B: Dim, C: Dim, L: Dim, St: Storage> Var<T, (B, C, L), St> {
     pub fn avg_pool1d<const K: usize, const STRIDE: usize, const LO: usize>(
         &self,
     ) -> Var<T, (B, C, D<LO>), St> {
-        let () = PoolSize::<3, 2, L, K, STRIDE, LO>::OK;
+        let () = PoolSize::<3, 2, (B, C, L), K, STRIDE, LO>::OK;
         record_unary(AvgPool1d::<K, STRIDE, LO>, self)
     }
 
