@@ -4,7 +4,10 @@
 //! Throughput is counted in elements where one element is one floating-point operation (a product
 //! of `(m, k)` by `(k, n)` is `2 m k n` of them), so criterion's `Gelem/s` reads as GFLOP/s.
 //!
-//! Run with `cargo bench --bench kernels -- --warm-up-time 1 --measurement-time 3`.
+//! Run with `cargo bench --bench kernels -- --warm-up-time 1 --measurement-time 3`; the products of
+//! the `64 -> 128 -> 10` MLP's step alone, against matrixmultiply, with
+//! `cargo bench --bench kernels -- "mlp product"` (prefix `AUTOGRAD_SIMD=avx2` to measure the AVX2
+//! kernels on an AVX-512 machine).
 
 use autograd_core::__bench::naive_gemm;
 use autograd_core::Join;
@@ -13,6 +16,12 @@ use autograd_core::rules::{BinaryRule, Conv2d, MatMul};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use nalgebra::SMatrix;
 use std::hint::black_box;
+use std::time::Instant;
+
+#[path = "common/hand.rs"]
+mod hand;
+#[path = "common/machine.rs"]
+mod machine;
 
 /// One size of `(M, K) @ (K, N)` in f32 through every candidate; tensors in storage `St`.
 fn matmul_size<const M: usize, const K: usize, const N: usize, St: Join<St>>(c: &mut Criterion) {
@@ -88,6 +97,91 @@ fn matmuls(c: &mut Criterion) {
     matmul_size::<64, 128, 10, Inline>(c);
     matmul_size::<128, 784, 256, Heap>(c);
     matmul_vjps(c);
+}
+
+/// The five products of a training step of the `64 -> 128 -> 10` MLP on a batch of 64, as
+/// `(name, (m, k, n), a transposed, b transposed)`: the two forward products and the three VJPs
+/// the gradient needs (`x` needs none).
+const MLP_PRODUCTS: [(&str, (usize, usize, usize), bool, bool); 5] = [
+    ("x w1", (64, 64, 128), false, false),
+    ("h w2", (64, 128, 10), false, false),
+    ("h^T dz", (128, 64, 10), true, false),
+    ("dz w2^T", (64, 10, 128), false, true),
+    ("x^T dh", (64, 64, 128), true, false),
+];
+
+/// The median time of one call of `f`, in microseconds, over `calls` calls.
+fn median_us(calls: usize, mut f: impl FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..calls)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[calls / 2]
+}
+
+/// Each product of [`MLP_PRODUCTS`] by [`Float::gemm`] (on the SIMD path `AUTOGRAD_SIMD`
+/// forces, else the widest) and by matrixmultiply's `sgemm`, interleaved: the best of 7 rounds
+/// of the median of 400 calls each, and their ratio. The target is `Float::gemm / sgemm <= 1`.
+fn mlp_products(c: &mut Criterion) {
+    println!("{}", machine::machine());
+    for (name, (m, k, n), ta, tb) in MLP_PRODUCTS {
+        let a: Vec<f32> = (0..m * k)
+            .map(|i| ((i * 7 + 3) % 13) as f32 / 13.0 - 0.5)
+            .collect();
+        let b: Vec<f32> = (0..k * n)
+            .map(|i| ((i * 5 + 1) % 11) as f32 / 11.0 - 0.5)
+            .collect();
+        let mut out = vec![0.0f32; m * n];
+        let a_strides = if ta { (1, m) } else { (k, 1) };
+        let b_strides = if tb { (1, k) } else { (n, 1) };
+        let ours = |out: &mut [f32]| {
+            <f32 as Float>::gemm(
+                (m, k, n),
+                black_box(&a),
+                a_strides,
+                black_box(&b),
+                b_strides,
+                out,
+                false,
+            );
+        };
+        let mut reference = vec![0.0f32; m * n];
+        hand::sgemm((m, k, n), &a, ta, &b, tb, &mut reference);
+        ours(&mut out);
+        for (x, y) in out.iter().zip(&reference) {
+            assert!(
+                (x - y).abs() <= 1e-4 * (1.0 + y.abs()),
+                "{name}: {x} against sgemm's {y}"
+            );
+        }
+        let (mut best_ours, mut best_sgemm) = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..7 {
+            best_ours = best_ours.min(median_us(400, || ours(&mut out)));
+            best_sgemm = best_sgemm.min(median_us(400, || {
+                hand::sgemm((m, k, n), black_box(&a), ta, black_box(&b), tb, &mut out);
+            }));
+        }
+        let flops = (2 * m * k * n) as f64;
+        println!(
+            "{name} ({m}x{k} @ {k}x{n}): Float::gemm {best_ours:.3} us ({:.1} GFLOP/s), sgemm {best_sgemm:.3} us ({:.1} GFLOP/s), ratio {:.2}x",
+            flops / best_ours / 1e3,
+            flops / best_sgemm / 1e3,
+            best_ours / best_sgemm
+        );
+        let mut g = c.benchmark_group(format!(
+            "mlp product {name} ({m}x{k} @ {k}x{n}) [elem = flop]"
+        ));
+        g.throughput(Throughput::Elements(flops as u64));
+        g.bench_function("Float::gemm", |bch| bch.iter(|| ours(&mut out)));
+        g.bench_function("matrixmultiply sgemm", |bch| {
+            bch.iter(|| hand::sgemm((m, k, n), black_box(&a), ta, black_box(&b), tb, &mut out));
+        });
+        g.finish();
+    }
 }
 
 /// `(64, 128) + (128,)`: one add per output element.
@@ -265,5 +359,5 @@ fn convolutions(c: &mut Criterion) {
     conv_layer::<32, 16, 32, 8, 8>(c);
 }
 
-criterion_group!(benches, matmuls, broadcast_add, convolutions);
+criterion_group!(benches, mlp_products, matmuls, broadcast_add, convolutions);
 criterion_main!(benches);

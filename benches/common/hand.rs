@@ -222,7 +222,7 @@ fn view(data: &[f32], r: usize, c: usize, t: bool) -> View<'_> {
 /// `c = a b` by matrixmultiply's `sgemm` (through nalgebra), `a` being `m x k` (or its transpose
 /// stored `k x m` when `ta`), `b` being `k x n` (or `n x k` when `tb`), `c` being `m x n`.
 #[allow(clippy::many_single_char_names, reason = "BLAS names")]
-fn sgemm(
+pub fn sgemm(
     (m, k, n): (usize, usize, usize),
     a: &[f32],
     ta: bool,
