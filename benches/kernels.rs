@@ -9,6 +9,11 @@
 //! `cargo bench --bench kernels -- "mlp product"` (prefix `AUTOGRAD_SIMD=avx2` to measure the AVX2
 //! kernels on an AVX-512 machine).
 
+#![allow(
+    clippy::cast_precision_loss,
+    reason = "sizes, counts and test values are far below 2^23"
+)]
+
 use autograd_core::__bench::naive_gemm;
 use autograd_core::Join;
 use autograd_core::prelude::*;
@@ -99,10 +104,13 @@ fn matmuls(c: &mut Criterion) {
     matmul_vjps(c);
 }
 
+/// A product's name, `(m, k, n)`, and whether `a` and `b` are stored transposed.
+type Product = (&'static str, (usize, usize, usize), bool, bool);
+
 /// The five products of a training step of the `64 -> 128 -> 10` MLP on a batch of 64, as
 /// `(name, (m, k, n), a transposed, b transposed)`: the two forward products and the three VJPs
 /// the gradient needs (`x` needs none).
-const MLP_PRODUCTS: [(&str, (usize, usize, usize), bool, bool); 5] = [
+const MLP_PRODUCTS: [Product; 5] = [
     ("x w1", (64, 64, 128), false, false),
     ("h w2", (64, 128, 10), false, false),
     ("h^T dz", (128, 64, 10), true, false),
@@ -165,7 +173,8 @@ fn mlp_products(c: &mut Criterion) {
                 hand::sgemm((m, k, n), black_box(&a), ta, black_box(&b), tb, &mut out);
             }));
         }
-        let flops = (2 * m * k * n) as f64;
+        let flop_count = 2 * m * k * n;
+        let flops = flop_count as f64;
         println!(
             "{name} ({m}x{k} @ {k}x{n}): Float::gemm {best_ours:.3} us ({:.1} GFLOP/s), sgemm {best_sgemm:.3} us ({:.1} GFLOP/s), ratio {:.2}x",
             flops / best_ours / 1e3,
@@ -175,7 +184,7 @@ fn mlp_products(c: &mut Criterion) {
         let mut g = c.benchmark_group(format!(
             "mlp product {name} ({m}x{k} @ {k}x{n}) [elem = flop]"
         ));
-        g.throughput(Throughput::Elements(flops as u64));
+        g.throughput(Throughput::Elements(flop_count as u64));
         g.bench_function("Float::gemm", |bch| bch.iter(|| ours(&mut out)));
         g.bench_function("matrixmultiply sgemm", |bch| {
             bch.iter(|| hand::sgemm((m, k, n), black_box(&a), ta, black_box(&b), tb, &mut out));

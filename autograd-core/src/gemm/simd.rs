@@ -25,18 +25,14 @@ use pulp::{Arch, WithSimd};
 /// Rows of `c` per register tile: `MR x 2` accumulators plus two vectors of `b` and one broadcast
 /// fit the 16 vector registers of AVX2.
 const MR: usize = 6;
-/// Elements of the stack buffer that holds a row-major block of a strided `b` (16 KiB of f32).
+/// Elements of the stack buffer that holds a row-major block of a packed `b` (16 KiB of f32).
 const PACK: usize = 4096;
-/// The stack buffers used instead when all of a strided `b` fits in one (zeroing 16 KiB cost 10%
-/// of the gradient of a `4 -> 16 -> 3` MLP on a batch of 16, and 10% of the product of a
+/// The smaller buffers used instead when all of a packed `b` fits in one (zeroing 16 KiB cost
+/// 10% of the gradient of a `4 -> 16 -> 3` MLP on a batch of 16, and 10% of the product of a
 /// `64 x 10` by the transpose of a `128 x 10`).
 const SMALL_PACK: usize = 512;
+/// See [`SMALL_PACK`].
 const MID_PACK: usize = 2048;
-/// Elements of the stack buffer that holds the last columns of `b` zero-padded to whole vectors
-/// (8 KiB of f32: the 10 columns of a 128-deep `b` padded to 16 fit in one block).
-const PAD: usize = 2048;
-/// The stack buffer used instead when all of those columns fit in it.
-const SMALL_PAD: usize = 256;
 /// The depth of one packed block of `b`: a block of `KC` rows by at least 16 columns fits `PACK`.
 const KC: usize = 256;
 /// Rows of `a` per packed block in the cache-blocked path (its block, `MC x KC`, stays in L2).
@@ -177,27 +173,28 @@ macro_rules! simd_kernels {
                     };
                 }
                 let (brs, bcs) = b_strides;
-                if bcs == 1 {
+                if bcs == 1 && n % S::$lanes == 0 {
+                    // Rows of `b` hold whole vectors: read in place.
                     return tiles(simd, (m, k, n), a, a_strides, (b, brs), (c, n), accumulate);
                 }
-                // Strided rows of `b`: copy blocks of it, row-major, into a stack buffer, a small
-                // one when `b` fits (zeroing the 16 KiB buffer cost 10% of the gradient of a
-                // 4 -> 16 -> 3 MLP on a batch of 16).
-                if k * n <= SMALL_PACK {
-                    packed::<S, SMALL_PACK>(simd, dims, a, a_strides, b, b_strides, c, accumulate);
-                } else if k * n <= MID_PACK {
-                    packed::<S, MID_PACK>(simd, dims, a, a_strides, b, b_strides, c, accumulate);
-                } else {
-                    packed::<S, PACK>(simd, dims, a, a_strides, b, b_strides, c, accumulate);
-                }
+                packed(simd, dims, a, a_strides, b, b_strides, c, accumulate);
             }
         }
 
-        /// `c (+)= a b` for a `b` with strided rows, through a row-major stack buffer of `P`
-        /// elements holding blocks of `b`.
+        /// `c (+)= a b` for a `b` whose rows are strided (a transposed operand, as in the VJP
+        /// `ct b^T`) or do not hold whole vectors: blocks of it are copied, row-major and each row
+        /// zero-padded to whole vectors, into a stack buffer, so that the `k` loop loads whole
+        /// vectors (a partial load per step is an indirect call on AVX2: pulp picks the masked
+        /// load from a table, which made a last partial vector several times slower per element
+        /// than a full one). The buffer is the smallest of three that holds `b`, up to `KC` rows
+        /// deep: zeroing 16 KiB cost 10% of the gradient of a `4 -> 16 -> 3` MLP on a batch of 16.
         #[inline(always)]
         #[allow(clippy::too_many_arguments, reason = "the BLAS-style contract")]
-        fn packed<S: Simd, const P: usize>(
+        #[allow(
+            clippy::large_stack_arrays,
+            reason = "at most 32 KiB (f64), on the stack so that small products allocate nothing"
+        )]
+        fn packed<S: Simd>(
             simd: S,
             (m, k, n): (usize, usize, usize),
             a: &[$t],
@@ -207,25 +204,47 @@ macro_rules! simd_kernels {
             c: &mut [$t],
             accumulate: bool,
         ) {
-            let mut buf = [0.0 as $t; P];
-            let kc = k.min(KC).min(P);
-            let nc = (P / kc).min(n);
-            for j0 in (0..n).step_by(nc) {
-                let w = nc.min(n - j0);
+            let lanes = S::$lanes;
+            let need = k.min(KC) * n.next_multiple_of(lanes);
+            // Only the buffer taken is zeroed (deferred initialization); one call of `tiles`
+            // serves all three.
+            let (mut small, mut mid, mut large);
+            let buf: &mut [$t] = if need <= SMALL_PACK {
+                small = [0.0 as $t; SMALL_PACK];
+                &mut small
+            } else if need <= MID_PACK {
+                mid = [0.0 as $t; MID_PACK];
+                &mut mid
+            } else {
+                large = [0.0 as $t; PACK];
+                &mut large
+            };
+            // Blocks `kc` rows deep and `nc` columns wide (padded to `ncp`, whole vectors).
+            let kc = k.min(KC).min(buf.len() / lanes);
+            let ncp = (buf.len() / kc / lanes * lanes).min(n.next_multiple_of(lanes));
+            for j0 in (0..n).step_by(ncp) {
+                let w = ncp.min(n - j0);
+                let wp = w.next_multiple_of(lanes);
                 for p0 in (0..k).step_by(kc) {
                     let d = kc.min(k - p0);
-                    for p in 0..d {
-                        let row = &mut buf[p * w..(p + 1) * w];
-                        for (jj, slot) in row.iter_mut().enumerate() {
-                            *slot = b[(p0 + p) * brs + (j0 + jj) * bcs];
+                    for (p, row) in buf.chunks_exact_mut(wp).take(d).enumerate() {
+                        let from = (p0 + p) * brs + j0 * bcs;
+                        if bcs == 1 {
+                            row[..w].copy_from_slice(&b[from..from + w]);
+                        } else {
+                            for (jj, slot) in row[..w].iter_mut().enumerate() {
+                                *slot = b[from + jj * bcs];
+                            }
                         }
+                        // An earlier block may have left other values here.
+                        row[w..].fill(0.0);
                     }
                     tiles(
                         simd,
                         (m, d, w),
                         &a[p0 * a_strides.1..],
                         a_strides,
-                        (&buf[..d * w], w),
+                        (&buf[..d * wp], wp),
                         (&mut c[j0..], n),
                         accumulate || p0 > 0,
                     );
@@ -400,83 +419,38 @@ macro_rules! simd_kernels {
             }
         }
 
-        /// `c (+)= a b` for `b` with contiguous rows (row stride `brs`) and `c` with row stride
-        /// `ldc`: columns in pieces of two vectors, then one vector, each piece swept by
-        /// [`row_tiles`]. A last piece narrower than that is first copied, zero-padded to whole
-        /// vectors, into a stack buffer, so that the `k` loop loads whole vectors: a partial load
-        /// per step is an indirect call on AVX2 (pulp picks the masked load from a table), which
-        /// made such a piece several times slower per element than a full one.
+        /// `c (+)= a b` for `w` columns, `b`'s rows (row stride `ldb`) holding them rounded up to
+        /// whole vectors, and `c` with row stride `ldc`: pieces of two vectors of columns, then
+        /// one, each swept by [`row_tiles`]; only the first `w` columns are stored.
         #[inline(always)]
         fn tiles<S: Simd>(
             simd: S,
-            (m, k, n): (usize, usize, usize),
+            (m, k, w): (usize, usize, usize),
             a: &[$t],
             a_strides: (usize, usize),
-            (b, brs): (&[$t], usize),
+            (b, ldb): (&[$t], usize),
             (c, ldc): (&mut [$t], usize),
             accumulate: bool,
         ) {
             let lanes = S::$lanes;
             let mut j = 0;
-            while n - j >= 2 * lanes {
-                row_tiles::<S, 2>(simd, (m, k), a, a_strides, (&b[j..], brs), (&mut c[j..], ldc), 2 * lanes, accumulate);
-                j += 2 * lanes;
-            }
-            if n - j == lanes {
-                row_tiles::<S, 1>(simd, (m, k), a, a_strides, (&b[j..], brs), (&mut c[j..], ldc), lanes, accumulate);
-                return;
-            }
-            let w = n - j;
-            if w == 0 {
-                return;
-            }
-            // The last `w` columns, zero-padded to one or two vectors, `kc` rows of `b` at a time
-            // (a small buffer when all of them fit: zeroing is not free at the smallest sizes).
-            if k * 2 * lanes <= SMALL_PAD {
-                padded::<S, SMALL_PAD>(simd, (m, k, w), a, a_strides, (&b[j..], brs), (&mut c[j..], ldc), accumulate);
-            } else {
-                padded::<S, PAD>(simd, (m, k, w), a, a_strides, (&b[j..], brs), (&mut c[j..], ldc), accumulate);
-            }
-        }
-
-        /// `c (+)= a b` for the last `w < 2 * lanes` columns of a product (`b` and `c` start at
-        /// the first of them), through a stack buffer of `P` elements holding them zero-padded
-        /// to whole vectors.
-        #[inline(always)]
-        #[allow(clippy::too_many_arguments, reason = "the BLAS-style contract")]
-        fn padded<S: Simd, const P: usize>(
-            simd: S,
-            (m, k, w): (usize, usize, usize),
-            a: &[$t],
-            a_strides: (usize, usize),
-            (b, brs): (&[$t], usize),
-            (c, ldc): (&mut [$t], usize),
-            accumulate: bool,
-        ) {
-            let lanes = S::$lanes;
-            let mut buf = [0.0 as $t; P];
-            let width = w.div_ceil(lanes) * lanes;
-            let kc = P / width;
-            for p0 in (0..k).step_by(kc) {
-                let d = kc.min(k - p0);
-                for (p, row) in buf.chunks_exact_mut(width).take(d).enumerate() {
-                    // Columns `w..width` stay zero from the buffer's initialization.
-                    row[..w].copy_from_slice(&b[(p0 + p) * brs..(p0 + p) * brs + w]);
-                }
-                let a = &a[p0 * a_strides.1..];
-                let acc = accumulate || p0 > 0;
-                if width == lanes {
-                    row_tiles::<S, 1>(simd, (m, d), a, a_strides, (&buf, width), (&mut *c, ldc), w, acc);
+            while j < w {
+                let rest = w - j;
+                if rest > lanes {
+                    let store = rest.min(2 * lanes);
+                    row_tiles::<S, 2>(simd, (m, k), a, a_strides, (&b[j..], ldb), (&mut c[j..], ldc), store, accumulate);
+                    j += 2 * lanes;
                 } else {
-                    row_tiles::<S, 2>(simd, (m, d), a, a_strides, (&buf, width), (&mut *c, ldc), w, acc);
+                    row_tiles::<S, 1>(simd, (m, k), a, a_strides, (&b[j..], ldb), (&mut c[j..], ldc), rest, accumulate);
+                    j += lanes;
                 }
             }
         }
 
         /// A column piece of `V` vectors of `c (+)= a b` (`b` and `c` start at its first column;
         /// `b`'s rows hold `V` whole vectors), of which the first `w` columns are stored: tiles of
-        /// `MR` rows, then one tile of the rows left (a tile of one row runs at a fraction of the
-        /// speed: too few accumulators to hide the latency of a multiply-add).
+        /// `MR` rows, then the rows left in tiles of 4, 2 and 1 (a tile of one row runs at a
+        /// fraction of the speed: too few accumulators to hide the latency of a multiply-add).
         #[inline(always)]
         #[allow(clippy::too_many_arguments, reason = "the BLAS-style contract")]
         fn row_tiles<S: Simd, const V: usize>(
@@ -494,13 +468,16 @@ macro_rules! simd_kernels {
                 tile::<S, MR, V>(simd, i, k, a, a_strides, b, (&mut *c, ldc), w, accumulate);
                 i += MR;
             }
-            match m - i {
-                0 => {}
-                1 => tile::<S, 1, V>(simd, i, k, a, a_strides, b, (c, ldc), w, accumulate),
-                2 => tile::<S, 2, V>(simd, i, k, a, a_strides, b, (c, ldc), w, accumulate),
-                3 => tile::<S, 3, V>(simd, i, k, a, a_strides, b, (c, ldc), w, accumulate),
-                4 => tile::<S, 4, V>(simd, i, k, a, a_strides, b, (c, ldc), w, accumulate),
-                _ => tile::<S, 5, V>(simd, i, k, a, a_strides, b, (c, ldc), w, accumulate),
+            if m - i >= 4 {
+                tile::<S, 4, V>(simd, i, k, a, a_strides, b, (&mut *c, ldc), w, accumulate);
+                i += 4;
+            }
+            if m - i >= 2 {
+                tile::<S, 2, V>(simd, i, k, a, a_strides, b, (&mut *c, ldc), w, accumulate);
+                i += 2;
+            }
+            if m - i == 1 {
+                tile::<S, 1, V>(simd, i, k, a, a_strides, b, (c, ldc), w, accumulate);
             }
         }
 
@@ -550,10 +527,7 @@ macro_rules! simd_kernels {
 }
 
 mod f32_kernels {
-    use super::{
-        BLOCKED_MIN_WORK, Gemm, KC, MC, MID_PACK, MR, NC, PACK, PAD, SMALL_PACK, SMALL_PAD,
-        naive_gemm,
-    };
+    use super::{BLOCKED_MIN_WORK, Gemm, KC, MC, MID_PACK, MR, NC, PACK, SMALL_PACK, naive_gemm};
     use core::cell::RefCell;
     use pulp::{Simd, WithSimd};
     simd_kernels!(
@@ -571,10 +545,7 @@ mod f32_kernels {
 }
 
 mod f64_kernels {
-    use super::{
-        BLOCKED_MIN_WORK, Gemm, KC, MC, MID_PACK, MR, NC, PACK, PAD, SMALL_PACK, SMALL_PAD,
-        naive_gemm,
-    };
+    use super::{BLOCKED_MIN_WORK, Gemm, KC, MC, MID_PACK, MR, NC, PACK, SMALL_PACK, naive_gemm};
     use core::cell::RefCell;
     use pulp::{Simd, WithSimd};
     simd_kernels!(

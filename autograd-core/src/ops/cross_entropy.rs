@@ -12,7 +12,7 @@
 //! batch size, which the types check (a mismatch does not compile, see [`BatchLabels`]); each label
 //! must be below `N`, which is checked at run time.
 
-use super::lines::lines;
+use super::lines::contiguous_shift;
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
 use crate::shape::{D, Dim, One};
@@ -101,18 +101,27 @@ fn cross_entropy_rows<T: Float>(z: &[T], labels: &[usize], n: usize, p: &mut [T]
     let rows = T::from_f64(labels.len() as f64);
     let mut total = T::ZERO;
     let mut scaled = T::ZERO;
-    for ((b, row), &label) in lines((labels.len(), n, 1)).zip(labels) {
-        let m = row.shift(z);
+    // Rows as contiguous chunks: the same operations in the same order as a line of a reduction
+    // (`Line::shift` and friends), without an index computation and a bounds check per element,
+    // which cost as much as the exponentials on rows of a few classes. (`n` is 0 only when the
+    // labels are empty: a label below 0 classes would have been refused.)
+    debug_assert_eq!(z.len(), labels.len() * n);
+    for ((zr, pr), &label) in z
+        .chunks_exact(n.max(1))
+        .zip(p.chunks_exact_mut(n.max(1)))
+        .zip(labels)
+    {
+        let m = contiguous_shift(zr);
         let mut s = T::ZERO;
-        for i in row.indices() {
-            p[i] = (z[i] - m).exp();
-            s += p[i];
+        for (pi, &zi) in pr.iter_mut().zip(zr) {
+            *pi = (zi - m).exp();
+            s += *pi;
         }
-        for i in row.indices() {
-            p[i] /= s;
+        for pi in pr.iter_mut() {
+            *pi /= s;
         }
         // ln sum e^z - z_l = (m - z_l) + ln s, with m - z_l exact when the label holds the max.
-        let loss = (m - z[b * n + label]) + s.ln();
+        let loss = (m - zr[label]) + s.ln();
         total += loss;
         scaled += loss / rows;
     }

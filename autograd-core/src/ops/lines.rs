@@ -86,6 +86,14 @@ pub(crate) fn min2<T: Float>(a: T, b: T) -> T {
     if b < a || is_nan(b) { b } else { a }
 }
 
+/// [`Line::shift`] of a line stored contiguously: its max, or 0 when the max is infinite or NaN.
+pub(crate) fn contiguous_shift<T: Float>(x: &[T]) -> T {
+    let m = x
+        .iter()
+        .fold(T::from_f64(f64::NEG_INFINITY), |m, &v| max2(m, v));
+    if m.is_finite() { m } else { T::ZERO }
+}
+
 /// The VJP of a max or min reduction: each line's cotangent is split evenly among the elements
 /// equal to the line's extreme value `y[j]` (ties share), and the others get 0.
 ///
