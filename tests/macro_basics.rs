@@ -154,7 +154,7 @@ fn tour(x: &Tensor![f64; 2, 3], w: &Tensor![f64; 3], mode: Option<usize>) -> f64
         None => acc.sigmoid() + a,
     };
     let z = { y.sum() * 2.0 };
-    // Compound assignment, on floats (tensors have no `+=`).
+    // Compound assignment on floats (tensors have it too: `out += h;` in `model_structs.rs`).
     let mut s = (z / n).item();
     s += x.square().mean().item();
     s *= HALF;

@@ -1,7 +1,9 @@
 //! Models as values through `#[differentiable]`: struct parameters, nested structs, arrays of
-//! layers indexed in loops and by constants, methods on `self`, constant arrays of inputs, tuple
-//! outputs and `+=`, each gradient checked against central differences in f64, against the tape
-//! (through `Leaves`), and for the MLP the Hessian-vector product through dual numbers.
+//! layers indexed in loops and by constants, methods on `self`, constant arrays of inputs (an RNN
+//! reading `&xs[t]`), tuple outputs, `+=` and layers on the heap, each gradient checked against
+//! central differences in f64 and against the tape (through `Leaves`), and for the residual net
+//! and the `nn::Linear` MLP the Hessian-vector product through dual numbers (`forward::hvp_model`,
+//! and `forward::jvp_model`).
 
 use autograd_core::differentiable;
 use autograd_core::gradcheck::{Tolerance, check_gradient};
@@ -452,4 +454,393 @@ fn methods_that_call_methods_on_self() {
     g.m.s.assert_close(&x.exp(), 1e-14, 0.0);
     g.x.assert_close(&(&x.exp() * &(&m.s + 2.0)), 1e-14, 1e-14);
     check_model(|m| through_methods(m, &x), &m, &g.m);
+}
+
+/// The engines agree on tuple outputs: `f_grad` of `-> (f64, Aux..)` and `f_vjp` of a tuple of
+/// tensors give the tape's gradients (the same rules, so the same numbers to rounding).
+mod tuple_outputs_on_the_tape {
+    use super::*;
+    use autograd_core::tape::Leaves;
+
+    /// `|a - b| <= 1e-12 (1 + |b|)` for every element of two models.
+    #[track_caller]
+    pub fn same_model<M: Params<Elem = f64>>(tape: &M, generated: &M) {
+        for i in 0..M::COUNT {
+            for (k, (a, b)) in tape.slice(i).iter().zip(generated.slice(i)).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-12 * (1.0 + b.abs()),
+                    "{} [{k}]: tape {a}, generated {b}",
+                    M::path(i)
+                );
+            }
+        }
+    }
+
+    /// `h W + b` on the tape, the layer's tensors tracked through `leaves`.
+    fn lin<const I: usize, const O: usize>(
+        leaves: &Leaves<'_, Mlp>,
+        h: &Var<f64, Shape![5, I]>,
+        l: &Lin<I, O>,
+    ) -> Var<f64, Shape![5, O]> {
+        h.matmul(&leaves.var(&l.weight)) + &leaves.var(&l.bias)
+    }
+
+    #[test]
+    fn loss_with_aux_equals_the_tape() {
+        let model = mlp();
+        let x: Tensor![f64; 5, 4] = Tensor::rand_uniform(5, -1.0, 1.0);
+        let labels = [0, 2, 1, 1, 0];
+        let ((loss, logits, n), g) = loss_and_logits_grad(&model, &x, &labels);
+        assert_eq!(n, 5);
+        let leaves = Leaves::new(&model);
+        let h = lin(&leaves, &Var::constant(x.clone()), &model.fc1).relu();
+        let z = lin(&leaves, &h, &model.fc2);
+        let l = z.cross_entropy(&labels);
+        l.backward().unwrap();
+        assert!(
+            (l.item() - loss).abs() <= 1e-14 * loss.abs(),
+            "{} vs {loss}",
+            l.item()
+        );
+        z.value().assert_close(&logits, 1e-14, 1e-15);
+        same_model(&leaves.grads(), &g.model);
+        // Not zero: every tensor of the model moves the loss.
+        for i in 0..Mlp::COUNT {
+            assert!(
+                g.model.slice(i).iter().any(|v| v.abs() > 1e-3),
+                "{}",
+                Mlp::path(i)
+            );
+        }
+    }
+
+    #[test]
+    fn vjp_of_two_tensors_equals_the_tape() {
+        let x = Tensor::new([0.5, -1.0, 2.0]);
+        let ct_y = Tensor::new([1.0, 2.0, 3.0]);
+        let ct_s = Tensor::new(0.5);
+        let (_, g) = two_outputs_vjp(&x, &(ct_y.clone(), ct_s.clone()));
+        let xv = Var::param(x.clone());
+        let (y, s) = (xv.exp(), xv.square().sum());
+        ((&y * &ct_y).sum() + &s * &ct_s).backward().unwrap();
+        xv.grad().unwrap().assert_close(&g.x, 1e-12, 1e-12);
+        // ct_y exp(x) + 2 ct_s x, by hand.
+        let want = [
+            0.5f64.exp() + 0.5,
+            2.0 * (-1.0f64).exp() - 1.0,
+            3.0 * 2.0f64.exp() + 2.0,
+        ];
+        g.x.assert_close(&Tensor::new(want), 1e-14, 0.0);
+    }
+
+    /// A model with two tensor outputs that share an intermediate: the hidden layer and the logits.
+    #[allow(clippy::type_complexity, reason = "the two outputs, spelled out")]
+    #[differentiable]
+    fn hidden_and_logits(
+        model: &Mlp,
+        x: &Tensor![f64; 5, 4],
+    ) -> (Tensor![f64; 5, 8], Tensor![f64; 5, 3]) {
+        let h = model.fc1.forward(x).tanh();
+        let logits = model.fc2.forward(&h);
+        (h, logits)
+    }
+
+    #[test]
+    fn vjp_of_a_model_with_two_tensor_outputs_equals_the_tape() {
+        let model = mlp();
+        let x: Tensor![f64; 5, 4] = Tensor::rand_uniform(6, -1.0, 1.0);
+        let ct_h: Tensor![f64; 5, 8] = Tensor::rand_uniform(7, -1.0, 1.0);
+        let ct_z: Tensor![f64; 5, 3] = Tensor::rand_uniform(8, -1.0, 1.0);
+        let ((h, z), g) = hidden_and_logits_vjp(&model, &x, &(ct_h.clone(), ct_z.clone()));
+        assert_eq!((h.clone(), z.clone()), hidden_and_logits(&model, &x));
+        let leaves = Leaves::new(&model);
+        let xv = Var::param(x.clone());
+        let th = lin(&leaves, &xv, &model.fc1).tanh();
+        let tz = lin(&leaves, &th, &model.fc2);
+        ((&th * &ct_h).sum() + (&tz * &ct_z).sum())
+            .backward()
+            .unwrap();
+        assert_eq!((th.value(), tz.value()), (&h, &z));
+        same_model(&leaves.grads(), &g.model);
+        xv.grad().unwrap().assert_close(&g.x, 1e-12, 1e-12);
+        // And central differences of <ct, outputs>.
+        let pairing = |m: &Mlp, x: &Tensor![f64; 5, 4]| {
+            let (h, z) = hidden_and_logits(m, x);
+            (&h * &ct_h).sum().item() + (&z * &ct_z).sum().item()
+        };
+        check_model(|m| pairing(m, &x), &model, &g.model);
+        check_gradient(|x| pairing(&model, x), &x, &g.x, Tolerance::default()).unwrap();
+    }
+}
+
+/// An RNN unrolled over a constant array of inputs, read by the loop counter (`let xt = &xs[t];`):
+/// the generated gradient equals the tape's and central differences.
+mod unrolled_over_an_array {
+    use super::tuple_outputs_on_the_tape::same_model;
+    use super::*;
+    use autograd_core::tape::Leaves;
+
+    #[derive(Clone, Debug, Params)]
+    struct Cell {
+        wx: Tensor![f64; 3, 4],
+        wh: Tensor![f64; 4, 4],
+        b: Tensor![f64; 4],
+    }
+
+    const T: usize = 6;
+
+    #[differentiable(wrt(cell, h0))]
+    fn unrolled(cell: &Cell, h0: &Tensor![f64; 2, 4], xs: &[Tensor![f64; 2, 3]; T]) -> f64 {
+        let mut h = h0.clone();
+        for t in 0..T {
+            let xt = &xs[t];
+            h = (xt.matmul(&cell.wx) + h.matmul(&cell.wh) + &cell.b).tanh();
+        }
+        h.square().mean().item()
+    }
+
+    fn cell() -> Cell {
+        Cell {
+            wx: Tensor::rand_uniform(71, -0.8, 0.8),
+            wh: Tensor::rand_uniform(72, -0.8, 0.8),
+            b: Tensor::rand_uniform(73, -0.3, 0.3),
+        }
+    }
+
+    fn inputs() -> [Tensor![f64; 2, 3]; T] {
+        core::array::from_fn(|t| Tensor::rand_uniform(80 + t as u64, -1.0, 1.0))
+    }
+
+    #[test]
+    fn each_step_reads_its_input_as_on_the_tape() {
+        let (cell, xs) = (cell(), inputs());
+        let h0: Tensor![f64; 2, 4] = Tensor::rand_uniform(74, -0.5, 0.5);
+        let (v, g) = unrolled_grad(&cell, &h0, &xs);
+        let leaves = Leaves::new(&cell);
+        let (wx, wh, b) = (
+            leaves.var(&cell.wx),
+            leaves.var(&cell.wh),
+            leaves.var(&cell.b),
+        );
+        let th0 = Var::param(h0.clone());
+        let mut h = th0.clone();
+        for xt in &xs {
+            h = (Var::constant(xt.clone()).matmul(&wx) + h.matmul(&wh) + &b).tanh();
+        }
+        let l = h.square().mean();
+        l.backward().unwrap();
+        assert!(
+            (l.item() - v).abs() <= 1e-14 * v.abs(),
+            "{} vs {v}",
+            l.item()
+        );
+        same_model(&leaves.grads(), &g.cell);
+        th0.grad().unwrap().assert_close(&g.h0, 1e-12, 1e-12);
+        check_model(|c| unrolled(c, &h0, &xs), &cell, &g.cell);
+        // Every step's input counts: reading `xs[0]` at each step gives another loss.
+        let same_input: [Tensor![f64; 2, 3]; T] = core::array::from_fn(|_| xs[0].clone());
+        assert!((unrolled(&cell, &h0, &same_input) - v).abs() > 1e-6);
+    }
+}
+
+/// Forward over reverse for the two-layer MLP written with `nn::Linear`, through
+/// `#[differentiable]`: `forward::hvp_model` of the generated gradient against central
+/// differences of the gradient and against the tape on dual numbers; `forward::jvp_model` against
+/// differences of the loss.
+mod linear_mlp_hvp {
+    use super::tuple_outputs_on_the_tape::same_model;
+    use super::*;
+    use autograd_core::forward::{constant, hvp_model, jvp_model, seed_model, split_model};
+    use autograd_core::nn::{Init, Linear};
+    use autograd_core::tape::Leaves;
+
+    #[derive(Clone, Debug, Params)]
+    pub struct Mlp<T: Float> {
+        pub fc1: Linear<T, 4, 8>,
+        pub fc2: Linear<T, 8, 3>,
+    }
+
+    #[differentiable]
+    pub fn loss<T: Float>(model: &Mlp<T>, x: &Tensor<T, (D<5>, D<4>)>, labels: &[usize; 5]) -> T {
+        let h = model.fc1.forward(x).tanh();
+        model.fc2.forward(&h).cross_entropy(labels).item()
+    }
+
+    /// The same loss on the tape, for any element type: its gradient as a model.
+    fn tape_grad<T: Float>(m: &Mlp<T>, x: &Tensor<T, (D<5>, D<4>)>, labels: &[usize; 5]) -> Mlp<T> {
+        let leaves = Leaves::new(m);
+        let h = (Var::constant(x.clone()).matmul(&leaves.var(&m.fc1.weight))
+            + &leaves.var(&m.fc1.bias))
+            .tanh();
+        let z = h.matmul(&leaves.var(&m.fc2.weight)) + &leaves.var(&m.fc2.bias);
+        z.cross_entropy(labels).backward().unwrap();
+        leaves.grads()
+    }
+
+    fn mlp<T: Float>(seed: u64) -> Mlp<T> {
+        let mut rng = Rng::new(seed);
+        let mut layer = || {
+            let mut l: Linear<T, 4, 8> = Linear::new(Init::XavierUniform, &mut rng);
+            l.bias = Tensor::rand_uniform_with(&mut rng, T::from_f64(-0.3), T::from_f64(0.3));
+            l
+        };
+        let fc1 = layer();
+        let mut fc2: Linear<T, 8, 3> = Linear::new(Init::XavierUniform, &mut rng);
+        fc2.bias = Tensor::rand_uniform_with(&mut rng, T::from_f64(-0.3), T::from_f64(0.3));
+        Mlp { fc1, fc2 }
+    }
+
+    /// `x + s v`.
+    fn moved(x: &Mlp<f64>, v: &Mlp<f64>, s: f64) -> Mlp<f64> {
+        let mut m = x.clone();
+        m.zip_mut(v, |a, b| {
+            a.iter_mut().zip(b).for_each(|(a, b)| *a += s * b);
+        });
+        m
+    }
+
+    const LABELS: [usize; 5] = [2, 0, 1, 2, 1];
+
+    fn data() -> Tensor![f64; 5, 4] {
+        Tensor::rand_uniform(91, -1.5, 1.5)
+    }
+
+    #[test]
+    fn hvp_of_the_mlp_struct_through_dual_numbers() {
+        let (model, v, x) = (mlp::<f64>(1), mlp::<f64>(2), data());
+        let x_dual = constant(&x);
+        let mut dual = mlp::<Dual<f64>>(0);
+        let (g, hv) = hvp_model(
+            |m| loss_grad(m, &x_dual, &LABELS).1.model,
+            &model,
+            &v,
+            &mut dual,
+        );
+        // The value part is the plain gradient (a product of duals runs the portable loop, one of
+        // f64 the SIMD kernel: equal to rounding).
+        let (_, g0) = loss_grad(&model, &x, &LABELS);
+        same_model(&g, &g0.model);
+        // The two steps by hand: the same numbers.
+        seed_model(&model, &v, &mut dual);
+        let (g1, hv1) = split_model(&loss_grad(&dual, &x_dual, &LABELS).1.model, &model);
+        assert_eq!(
+            (g1.fc1.weight, hv1.fc2.bias),
+            (g.fc1.weight.clone(), hv.fc2.bias.clone())
+        );
+        // (grad(x + h v) - grad(x - h v)) / 2h, in f64.
+        let h = 1e-5;
+        let grad_at = |s: f64| loss_grad(&moved(&model, &v, s * h), &x, &LABELS).1.model;
+        let (up, down) = (grad_at(1.0), grad_at(-1.0));
+        let mut largest = 0.0f64;
+        for i in 0..Mlp::<f64>::COUNT {
+            for j in 0..hv.slice(i).len() {
+                let fd = (up.slice(i)[j] - down.slice(i)[j]) / (2.0 * h);
+                let got = hv.slice(i)[j];
+                largest = largest.max(got.abs());
+                assert!(
+                    (fd - got).abs() <= 1e-7 + 1e-5 * fd.abs(),
+                    "{} [{j}]: {got} vs {fd}",
+                    Mlp::<f64>::path(i)
+                );
+            }
+        }
+        assert!(largest > 1e-2, "H v is not trivially zero ({largest})");
+        // The tape run on the same model of duals: the same H v.
+        let (gt, hvt) = hvp_model(|m| tape_grad(m, &x_dual, &LABELS), &model, &v, &mut dual);
+        same_model(&gt, &g);
+        same_model(&hvt, &hv);
+    }
+
+    #[test]
+    fn jvp_of_the_mlp_struct_through_dual_numbers() {
+        let (model, v, x) = (mlp::<f64>(3), mlp::<f64>(4), data());
+        let x_dual = constant(&x);
+        let mut dual = mlp::<Dual<f64>>(0);
+        let (y, dy) = jvp_model(|m| loss(m, &x_dual, &LABELS), &model, &v, &mut dual);
+        let y0 = loss(&model, &x, &LABELS);
+        assert!((y - y0).abs() <= 1e-14 * y0, "{y} vs {y0}");
+        let h = 1e-5;
+        let at = |s: f64| loss(&moved(&model, &v, s * h), &x, &LABELS);
+        let fd = (at(1.0) - at(-1.0)) / (2.0 * h);
+        assert!((dy - fd).abs() <= 1e-8 * (1.0 + fd.abs()), "{dy} vs {fd}");
+        // The generated gradient dotted with v.
+        let (_, g) = loss_grad(&model, &x, &LABELS);
+        let along: f64 = (0..Mlp::<f64>::COUNT)
+            .flat_map(|i| g.model.slice(i).iter().zip(v.slice(i)).map(|(a, b)| a * b))
+            .sum();
+        assert!(
+            (dy - along).abs() <= 1e-12 * (1.0 + along.abs()),
+            "{dy} vs {along}"
+        );
+        assert!(dy.abs() > 1e-2, "the JVP is not trivially zero ({dy})");
+    }
+}
+
+/// A model whose layers keep their tensors on the heap (`Linear<f64, 5, 7, Heap>`), through
+/// `#[differentiable]`: the gradient, a model of heap tensors, against central differences and
+/// against the same model stored inline.
+mod heap_layers {
+    use super::*;
+    use autograd_core::nn::{Init, Linear};
+
+    #[derive(Clone, Debug, Params)]
+    struct HeapMlp {
+        fc1: Linear<f64, 5, 7, Heap>,
+        fc2: Linear<f64, 7, 3, Heap>,
+    }
+
+    #[derive(Clone, Debug, Params)]
+    struct InlineMlp {
+        fc1: Linear<f64, 5, 7>,
+        fc2: Linear<f64, 7, 3>,
+    }
+
+    #[differentiable(wrt(model))]
+    fn heap_loss(model: &HeapMlp, x: &Tensor<f64, Shape![4, 5], Heap>, labels: &[usize; 4]) -> f64 {
+        let h = model.fc1.forward(x).tanh();
+        model.fc2.forward(&h).cross_entropy(labels).item()
+    }
+
+    #[differentiable(wrt(model))]
+    fn inline_loss(model: &InlineMlp, x: &Tensor![f64; 4, 5], labels: &[usize; 4]) -> f64 {
+        let h = model.fc1.forward(x).tanh();
+        model.fc2.forward(&h).cross_entropy(labels).item()
+    }
+
+    #[test]
+    fn heap_layers_against_finite_differences() {
+        let mut rng = Rng::new(17);
+        let mut model = HeapMlp {
+            fc1: Linear::new(Init::XavierUniform, &mut rng),
+            fc2: Linear::new(Init::XavierUniform, &mut rng),
+        };
+        model.fc1.bias = Tensor::rand_uniform(18, -0.3, 0.3);
+        model.fc2.bias = Tensor::rand_uniform(19, -0.3, 0.3);
+        let x: Tensor<f64, Shape![4, 5], Heap> = Tensor::rand_uniform(20, -1.0, 1.0);
+        let labels = [2, 0, 1, 1];
+        let (v, g) = heap_loss_grad(&model, &x, &labels);
+        assert_eq!(v, heap_loss(&model, &x, &labels));
+        let grad: &HeapMlp = &g.model;
+        check_model(|m| heap_loss(m, &x, &labels), &model, grad);
+        // The same numbers stored inline: the same loss and gradient.
+        let mut inline = InlineMlp {
+            fc1: Linear::new(Init::XavierUniform, &mut Rng::new(0)),
+            fc2: Linear::new(Init::XavierUniform, &mut Rng::new(0)),
+        };
+        for i in 0..HeapMlp::COUNT {
+            inline.slice_mut(i).copy_from_slice(model.slice(i));
+        }
+        let xi: Tensor![f64; 4, 5] = Tensor::try_from_slice(x.as_slice()).unwrap();
+        let (vi, gi) = inline_loss_grad(&inline, &xi, &labels);
+        assert!((v - vi).abs() <= 1e-14 * v, "{v} vs {vi}");
+        for i in 0..HeapMlp::COUNT {
+            for (a, b) in grad.slice(i).iter().zip(gi.model.slice(i)) {
+                assert!(
+                    (a - b).abs() <= 1e-14 * (1.0 + b.abs()),
+                    "{}: {a} vs {b}",
+                    HeapMlp::path(i)
+                );
+            }
+        }
+    }
 }

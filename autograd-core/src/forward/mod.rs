@@ -16,6 +16,9 @@
 //!   [`seeded_param`] and [`split_grad`] do the same for a tape with several parameters, and
 //!   [`seed_model`] / [`split_model`] for a whole model (the direction is a value of the model's
 //!   type, the model of duals is tracked with [`Leaves`](crate::tape::Leaves)).
+//! - [`jvp_model`]: `(f(x), ∇f · v)` of a scalar function of a whole model; [`hvp_model`]:
+//!   `(∇f, H v)` of a whole model from its gradient (`#[differentiable]`'s or the tape's) run on
+//!   duals. The direction and the results are values of the model's type.
 //! - [`hessian_hvp`]: the Hessian by one HVP per input element (tape);
 //!   [`hessian_of_gradient`]: the same from any gradient function on duals.
 //! - [`jacobian_rev`]: the Jacobian through the tape, one backward pass per output element.
@@ -100,5 +103,5 @@ pub use jacobian::{gradient_fwd, jacobian_fwd};
 pub use jacobian_rev::jacobian_rev;
 pub use jvp::jvp;
 pub use layout::MAX_HESSIAN_INPUTS;
-pub use model::{seed_model, split_model};
+pub use model::{hvp_model, jvp_model, seed_model, split_model};
 pub use seed::{constant, seed, tangent, value};

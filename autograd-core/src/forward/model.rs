@@ -1,6 +1,12 @@
-//! Hessian-vector products of a whole model: [`seed_model`] puts a model's values and a direction
-//! (a value of the model's type) into a model of duals, [`split_model`] reads a gradient of duals
-//! back as `(∇f, H v)`, two values of the model's type.
+//! Forward mode on a whole model: [`seed_model`] puts a model's values and a direction (a value of
+//! the model's type) into a model of duals, [`split_model`] reads a gradient of duals back as
+//! `(∇f, H v)`, two values of the model's type. [`jvp_model`] (a directional derivative) and
+//! [`hvp_model`] (a Hessian-vector product) are the two steps and the run between them in one call.
+//!
+//! Rust cannot name "the same model with `Dual<T>` elements" from the model's type, so each helper
+//! takes the model of duals from the caller (`&mut`, overwritten): the same model type with
+//! another element type, such as `Mlp<Dual<f64>>` for an `Mlp<f64>`. A model whose struct is
+//! generic over its element type has one, built like any other value of it (zeros will do).
 
 use super::dual::Dual;
 use crate::params::Params;
@@ -92,6 +98,113 @@ where
     (value, tangent)
 }
 
+/// `(f(x), ∇f(x) · v)`: the value of a scalar function of a model and its directional derivative
+/// along the direction `v` (a value of the model's type), by one run of `f` on the model of duals
+/// `x + v ε` (the [`jvp`](super::jvp) of a model).
+///
+/// `xd` is the same model type with the element type `Dual<T>`, such as `Mlp<Dual<f64>>` for an
+/// `Mlp<f64>`; its previous values are overwritten with the seeded point ([`seed_model`]) and `f`
+/// runs on it. The caller provides it because Rust cannot name "the same model with `Dual<T>`
+/// elements" from the model's type; a model struct generic over its element type has one, built
+/// like any other value of it (zeros will do), and one serves every call.
+/// Write `f` generic over the element type (`fn loss<T: Float>(m: &Model<T>, ..) -> T`, see
+/// [the `forward` docs](crate::forward)) and pass the data as constants (`x.cast()`, tangent 0).
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// use autograd_core::forward::jvp_model;
+///
+/// #[derive(Clone, Debug, Params)]
+/// struct Model<T: Float> {
+///     w: Tensor<T, (D<2>,)>,
+///     b: Tensor<T, ()>,
+/// }
+///
+/// /// f = sum(w²) b
+/// fn f<T: Float>(m: &Model<T>) -> T {
+///     ((&m.w * &m.w).sum() * &m.b).item()
+/// }
+///
+/// let x = Model { w: Tensor::new([1.0f64, 2.0]), b: Tensor::new(3.0) };
+/// let v = Model { w: Tensor::new([1.0, -1.0]), b: Tensor::new(2.0) };
+/// let mut xd: Model<Dual<f64>> = Model { w: Tensor::zeros(), b: Tensor::zeros() };
+/// let (y, dy) = jvp_model(f, &x, &v, &mut xd);
+/// // f = 5 · 3; ∇_w f = 2 w b = [6, 12], ∇_b f = sum(w²) = 5: ∇f · v = 6 - 12 + 5 · 2.
+/// assert_eq!((y, dy), (15.0, 4.0));
+/// ```
+///
+/// # Panics
+/// If `xd` does not have `x`'s tensors (another count or another shape).
+#[track_caller]
+pub fn jvp_model<M, MD>(
+    f: impl FnOnce(&MD) -> Dual<M::Elem>,
+    x: &M,
+    v: &M,
+    xd: &mut MD,
+) -> (M::Elem, M::Elem)
+where
+    M: Params,
+    MD: Params<Elem = Dual<M::Elem>>,
+{
+    seed_model(x, v, xd);
+    let y = f(xd);
+    (y.value, y.tangent)
+}
+
+/// `(∇f(x), H v)`: the gradient of a scalar function of a model and its Hessian-vector product
+/// along the direction `v`, both values of the model's type, by running the function's gradient
+/// on the model of duals `x + v ε` (forward over reverse: the tangent of the gradient along `v`
+/// is `H v`, the Hessian over all the model's tensors, cross terms included).
+///
+/// `grad` is a reverse-mode gradient of the function, run on a model of duals and returning the
+/// gradient as a model of duals: a `#[differentiable]` function's `_grad` (`|m| loss_grad(m, &x,
+/// &labels).1.model`), or the tape through [`Leaves`](crate::tape::Leaves) (`Leaves::new(m)`, the
+/// loss, `backward`, `grads()`). It costs one gradient on duals, a few plain gradients. `xd` is
+/// as for [`jvp_model`]; this is [`seed_model`], `grad`, then [`split_model`].
+///
+/// A function alone (without a reverse engine) is not enough for one pass: each element of
+/// `H v` would need its own run on nested duals.
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// use autograd_core::differentiable;
+/// use autograd_core::forward::hvp_model;
+///
+/// #[derive(Clone, Debug, Params)]
+/// struct Model<T: Float> {
+///     w: Tensor<T, (D<2>,)>,
+///     b: Tensor<T, ()>,
+/// }
+///
+/// /// f = sum(w²) b
+/// #[differentiable]
+/// fn f<T: Float>(m: &Model<T>) -> T {
+///     ((&m.w * &m.w).sum() * &m.b).item()
+/// }
+///
+/// let x = Model { w: Tensor::new([1.0f64, 2.0]), b: Tensor::new(3.0) };
+/// let v = Model { w: Tensor::new([1.0, -1.0]), b: Tensor::new(2.0) };
+/// let mut xd: Model<Dual<f64>> = Model { w: Tensor::zeros(), b: Tensor::zeros() };
+/// let (g, hv) = hvp_model(|m| f_grad(m).1.m, &x, &v, &mut xd);
+/// // ∇_w f = 2 w b, ∇_b f = sum(w²).
+/// assert_eq!((g.w.to_array(), g.b.item()), ([6.0, 12.0], 5.0));
+/// // H = [[2b I, 2w], [2wᵀ, 0]]: H v = (2b v_w + 2w v_b, 2w · v_w) = ([6, -6] + [4, 8], 2 - 4).
+/// assert_eq!((hv.w.to_array(), hv.b.item()), ([10.0, 2.0], -2.0));
+/// ```
+///
+/// # Panics
+/// If `xd` or the gradient does not have `x`'s tensors.
+#[track_caller]
+#[must_use]
+pub fn hvp_model<M, MD>(grad: impl FnOnce(&MD) -> MD, x: &M, v: &M, xd: &mut MD) -> (M, M)
+where
+    M: Params,
+    MD: Params<Elem = Dual<M::Elem>>,
+{
+    seed_model(x, v, xd);
+    split_model(&grad(xd), x)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +264,107 @@ mod tests {
             }
         }
         assert!(largest > 1e-2, "the HVP is not trivially zero");
+    }
+
+    /// The same loss as [`grads`], forward only, on plain tensors of any element type.
+    fn loss<T: Float>(m: &Mlp<T, 3, 4, 2>, x: &Tensor<f64, Shape![5, 3]>) -> T {
+        let h = (x.cast::<T>().matmul(&m.fc1.weight) + &m.fc1.bias).tanh();
+        let y = h.matmul(&m.fc2.weight) + &m.fc2.bias;
+        (&y * &y).mean().item()
+    }
+
+    /// `sum_i a_i b_i` over every tensor of two models.
+    fn dot(a: &Mlp<f64, 3, 4, 2>, b: &Mlp<f64, 3, 4, 2>) -> f64 {
+        (0..4)
+            .flat_map(|i| a.slice(i).iter().zip(b.slice(i)).map(|(x, y)| x * y))
+            .sum()
+    }
+
+    /// `x + s v`.
+    fn moved(x: &Mlp<f64, 3, 4, 2>, v: &Mlp<f64, 3, 4, 2>, s: f64) -> Mlp<f64, 3, 4, 2> {
+        let mut m = x.clone();
+        m.zip_mut(v, |a, b| {
+            for (a, &b) in a.iter_mut().zip(b) {
+                *a += s * b;
+            }
+        });
+        m
+    }
+
+    #[test]
+    fn jvp_model_is_the_difference_quotient_and_the_gradient_along_v() {
+        let x0: Mlp<f64, 3, 4, 2> = mlp(31);
+        let v: Mlp<f64, 3, 4, 2> = mlp(32);
+        let data: Tensor<f64, Shape![5, 3]> = Tensor::randn(33);
+        let mut xd: Mlp<Dual<f64>, 3, 4, 2> = mlp(0);
+        let (y, dy) = jvp_model(|m| loss(m, &data), &x0, &v, &mut xd);
+        let plain = loss(&x0, &data);
+        assert!((y - plain).abs() <= 1e-14 * plain.abs(), "{y} vs {plain}");
+        // (f(x + h v) - f(x - h v)) / 2h, in f64.
+        let h = 1e-5;
+        let fd = (loss(&moved(&x0, &v, h), &data) - loss(&moved(&x0, &v, -h), &data)) / (2.0 * h);
+        assert!((dy - fd).abs() <= 1e-8 * (1.0 + fd.abs()), "{dy} vs {fd}");
+        // The tape's gradient dotted with v.
+        let along = dot(&grads(&x0, &data), &v);
+        assert!(
+            (dy - along).abs() <= 1e-12 * (1.0 + along.abs()),
+            "{dy} vs {along}"
+        );
+        assert!(dy.abs() > 1e-2, "the JVP is not trivially zero");
+        // The model of duals holds the seeded point.
+        assert_eq!(xd.slice(2)[3], Dual::new(x0.slice(2)[3], v.slice(2)[3]));
+    }
+
+    #[test]
+    fn hvp_model_matches_its_steps_the_differences_and_nested_duals() {
+        let x0: Mlp<f64, 3, 4, 2> = mlp(41);
+        let v: Mlp<f64, 3, 4, 2> = mlp(42);
+        let data: Tensor<f64, Shape![5, 3]> = Tensor::randn(43);
+        let mut xd: Mlp<Dual<f64>, 3, 4, 2> = mlp(0);
+        let (g, hv) = hvp_model(|m| grads(m, &data), &x0, &v, &mut xd);
+        // The two steps by hand give the same numbers.
+        let mut xd2: Mlp<Dual<f64>, 3, 4, 2> = mlp(5);
+        seed_model(&x0, &v, &mut xd2);
+        let (g2, hv2) = split_model(&grads(&xd2, &data), &x0);
+        assert_eq!((g.clone(), hv.clone()), (g2, hv2));
+        // H v ~ (g(x + h v) - g(x - h v)) / 2h.
+        let h = 1e-5;
+        let (up, down) = (
+            grads(&moved(&x0, &v, h), &data),
+            grads(&moved(&x0, &v, -h), &data),
+        );
+        for i in 0..4 {
+            for k in 0..x0.slice(i).len() {
+                let n = (up.slice(i)[k] - down.slice(i)[k]) / (2.0 * h);
+                let a = hv.slice(i)[k];
+                assert!(
+                    (a - n).abs() <= 1e-7 + 1e-5 * n.abs(),
+                    "H v at {i}[{k}]: {a} vs {n}"
+                );
+            }
+        }
+        // vᵀ H v by forward over forward, without the tape: `jvp_model` on nested duals, the point
+        // x + v ε₁ moved along v again; the tangent of the tangent is vᵀ H v.
+        let mut x1: Mlp<Dual<f64>, 3, 4, 2> = mlp(0);
+        seed_model(&x0, &v, &mut x1);
+        let mut v1: Mlp<Dual<f64>, 3, 4, 2> = mlp(0);
+        seed_model(&v, &x0.zeros_like(), &mut v1);
+        let mut x2: Mlp<Dual<Dual<f64>>, 3, 4, 2> = mlp(0);
+        let (y, dy) = jvp_model(|m| loss(m, &data), &x1, &v1, &mut x2);
+        let (vhv, gv) = (dot(&v, &hv), dot(&g, &v));
+        assert!(
+            (dy.tangent - vhv).abs() <= 1e-12 * (1.0 + vhv.abs()),
+            "{dy:?} vs {vhv}"
+        );
+        assert!(
+            (y.tangent - gv).abs() <= 1e-12 * (1.0 + gv.abs()),
+            "{y:?} vs {gv}"
+        );
+        assert!(
+            (dy.value - gv).abs() <= 1e-12 * (1.0 + gv.abs()),
+            "{dy:?} vs {gv}"
+        );
+        assert!(vhv.abs() > 1e-2, "vᵀ H v is not trivially zero");
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::shape::{
     broadcast::{broadcast_strides, right_aligned},
 };
 use crate::storage::{Inline, Join, Storage};
+use crate::tape::{SelectEngine, SelectOperand, SelectShape, SelectStorage};
 use crate::tensor::{Mask, Tensor};
 
 /// The rule of [`Mask::select`]: picks `a` where `mask` is true and `b` where it is false.
@@ -37,12 +38,6 @@ pub struct Select<M: Shape, MSt: Storage = Inline> {
     /// The condition: a constant, chosen before differentiation.
     pub mask: Mask<M, MSt>,
 }
-
-/// The output shape of a select with mask `M`, `a: L`, `b: R`.
-type SelectShape<M, L, R> = <M as Broadcast<<L as Broadcast<R>>::Out>>::Out;
-
-/// The output storage: inline only when `a`, `b` and the mask are.
-type SelectStorage<SL, SR, MSt> = <<SL as Join<SR>>::Out as Join<MSt>>::Out;
 
 /// The rank-4 output dims and the strides reading `a`, `b` and the mask in the output's index space.
 fn layout<L: Broadcast<R>, R: Shape, M: Broadcast<L::Out>>() -> (Dims, [Dims; 3]) {
@@ -187,22 +182,45 @@ impl<M: Shape, MSt: Storage> Mask<M, MSt> {
     /// let masked = keep.select(&scores, &Tensor::new(-1e9f32));
     /// assert_eq!(masked.to_array(), [[1.0, -1e9, 3.0], [4.0, -1e9, 6.0]]);
     /// ```
+    ///
+    /// The operands are tensors or tape values ([`SelectOperand`]), by value or by reference: with
+    /// two tensors the result is a tensor, with a [`Var`](crate::tape::Var) among them it is a
+    /// `Var` and the select is recorded (as [`Var::select`](crate::tape::Var::select)):
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let x = Var::param(Tensor::new([-2.0f64, 0.5, 3.0]));
+    /// // A leaky ReLU: x where x > 0, 0.1 x elsewhere.
+    /// let y = x.gt_scalar(0.0).select(&x, &x * 0.1);
+    /// assert_eq!(y.value().to_array(), [-0.2, 0.5, 3.0]);
+    /// y.sum().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap().to_array(), [0.1, 1.0, 1.0]);
+    /// ```
     #[must_use]
-    pub fn select<T, L, R, SL, SR>(
+    #[track_caller]
+    #[allow(
+        clippy::type_complexity,
+        reason = "the broadcast of three shapes, spelled out"
+    )]
+    pub fn select<A, B>(
         &self,
-        a: &Tensor<T, L, SL>,
-        b: &Tensor<T, R, SR>,
-    ) -> Tensor<T, SelectShape<M, L, R>, SelectStorage<SL, SR, MSt>>
+        a: A,
+        b: B,
+    ) -> <(A::Engine, B::Engine) as SelectEngine>::Out<
+        A::Elem,
+        SelectShape<M, A::Shape, B::Shape>,
+        SelectStorage<A::Storage, B::Storage, MSt>,
+    >
     where
-        T: Float,
-        L: Broadcast<R>,
-        R: Shape,
-        SL: Join<SR>,
-        SR: Storage,
-        SL::Out: Join<MSt>,
-        M: Broadcast<L::Out>,
+        A: SelectOperand,
+        B: SelectOperand<Elem = A::Elem>,
+        (A::Engine, B::Engine): SelectEngine,
+        A::Shape: Broadcast<B::Shape>,
+        A::Storage: Join<B::Storage>,
+        <A::Storage as Join<B::Storage>>::Out: Join<MSt>,
+        M: Broadcast<<A::Shape as Broadcast<B::Shape>>::Out>,
     {
-        Select { mask: self.clone() }.forward(a, b).0
+        <(A::Engine, B::Engine)>::select(self, a, b)
     }
 }
 

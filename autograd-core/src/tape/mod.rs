@@ -66,6 +66,7 @@ mod node;
 mod ops;
 mod pool_norm;
 mod record;
+mod select;
 #[cfg(test)]
 pub(crate) mod test_models;
 mod var;
@@ -80,4 +81,6 @@ pub use mode::{
     AnomalyGuard, NoGradGuard, is_anomaly_enabled, is_grad_enabled, no_grad, recorded_nodes,
 };
 pub use record::{record_binary, record_unary};
+pub use select::{OnTape, OnTensors, SelectEngine, SelectOperand};
+pub(crate) use select::{SelectShape, SelectStorage};
 pub use var::{Compared, Operand, Var};

@@ -147,8 +147,9 @@ impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
     /// mask, `a` and `b` broadcast together. Each operand is a `Var` or a constant tensor; the
     /// cotangent goes to the operand each element came from.
     ///
-    /// The tracked form of `mask.select(&a, &b)` (a method of [`Mask`] that takes tensors), with the
-    /// mask from a comparison of `Var`s, which reads their values and is not recorded:
+    /// The same as the method [`Mask::select`] with a `Var` among its operands
+    /// (`mask.select(&x, &y)`), which calls this. The mask comes from a comparison of `Var`s, which
+    /// reads their values and is not recorded:
     ///
     /// ```
     /// use autograd_core::prelude::*;
