@@ -42,6 +42,14 @@
 //! tape / best hand = 2.07-2.14x, 1.46-1.47x, 1.02-1.03x. The fused gradient on this library's
 //! kernels (an extra row) beats both honest baselines at W1 and W2 (1.17 and 43 us): their
 //! loops are SSE2, its products AVX-512.
+//! After the AVX2 products were fixed (leftover rows in one tile, last columns padded to whole
+//! vectors instead of a partial load per step) and cross-entropy walked its rows as chunks
+//! (same machine, 2026-12-02, one core pinned, two runs per path): generated / best hand =
+//! 1.11-1.12x, 0.97-1.02x, 1.01-1.03x on the AVX-512 path and 1.10-1.11x, 1.04-1.09x, 1.04x on
+//! the AVX2 path (before: 1.26x, 1.60x, 1.03x); tape / best hand = 1.98-2.03x, 1.29-1.35x,
+//! 0.98-1.01x (AVX-512) and 1.99-2.02x, 1.37-1.42x, 0.97-1.01x (AVX2). Compiling the plain loops
+//! for AVX2 or AVX-512 through a run-time dispatch (`pulp::Arch::dispatch`) made them slower
+//! (W1 1.42 -> 1.75 us, W2 109 -> 129 us), so they keep the default build.
 #![allow(
     clippy::cast_precision_loss,
     clippy::float_cmp,
