@@ -12,6 +12,19 @@
 //! `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` raised to 100 MB: fresh large buffers on
 //! worker threads (page faults) are part of the cost, beyond the contention.
 //!
+//! Measured again on an idle machine (2026-12-02, AMD EPYC, 2 cores, nothing else running; two
+//! processes of a compute-bound gradient ran side by side at full speed, so the two cores are not
+//! hyperthreads of one): single thread 1.39-1.42 ms, one shard of 64 alone 0.75-0.78 ms, 2 shards
+//! 1.06-1.11 ms, i.e. **1.26-1.34x** (the target was 1.7x), 4 shards 2.95-3.45 ms. With glibc's
+//! `mmap_threshold` and `trim_threshold` raised to 1 GB (`GLIBC_TUNABLES`), 2 shards took 0.92 ms
+//! (1.56x) and 4 shards 1.13 ms: fresh buffers for each shard's gradient on the workers (the
+//! gradients are dropped on the calling thread, so the workers' buffer pools stay empty) and the
+//! serial sum of the shards' gradients are the difference. A profile of the 2-shard step shows
+//! `memcpy` at 15% (the tape copies the 784 x 256 weights into its leaves on each shard, and
+//! moves values between its nodes) and the scheduler at about 5%. Adding the sum in parallel
+//! chunks and dropping the shards' gradients on the workers measured no better (1.17-1.39x
+//! against 1.25-1.36x in alternating runs), so it was not kept.
+//!
 //! Run with `cargo bench --bench parallel`.
 
 mod common;
