@@ -43,26 +43,39 @@ struct Layout {
     rhs_batched: bool,
 }
 
-/// The layout of `L` by `R`. A right operand shared by a batch makes the batch one product:
-/// `(B, M, K)` row-major is `(B * M, K)`, so the forward and both VJPs are each a single gemm.
-const fn layout<L: Shape, R: MatMulRhs<L>>() -> Layout {
-    if R::RHS_BATCHED {
-        Layout {
-            m: R::M,
-            k: R::K,
-            n: R::N,
-            lhs_batched: R::LHS_BATCHED,
-            rhs_batched: true,
-        }
-    } else {
-        Layout {
-            m: R::BATCH * R::M,
-            k: R::K,
-            n: R::N,
-            lhs_batched: true,
-            rhs_batched: false,
+impl Layout {
+    /// The layout of `products` products of `(m, k)` by `(k, n)`. A right operand shared by a
+    /// batch makes the batch one product: `(B, M, K)` row-major is `(B * M, K)`, so the forward and
+    /// both VJPs are each a single gemm.
+    const fn new(
+        products: usize,
+        (m, k, n): (usize, usize, usize),
+        lhs_batched: bool,
+        rhs_batched: bool,
+    ) -> Self {
+        if rhs_batched {
+            Self {
+                m,
+                k,
+                n,
+                lhs_batched,
+                rhs_batched: true,
+            }
+        } else {
+            Self {
+                m: products * m,
+                k,
+                n,
+                lhs_batched: true,
+                rhs_batched: false,
+            }
         }
     }
+}
+
+/// The layout of `L` by `R`.
+const fn layout<L: Shape, R: MatMulRhs<L>>() -> Layout {
+    Layout::new(R::BATCH, (R::M, R::K, R::N), R::LHS_BATCHED, R::RHS_BATCHED)
 }
 
 impl<T, L, R, SL, SR> BinaryRule<Tensor<T, L, SL>, Tensor<T, R, SR>> for MatMul
@@ -270,23 +283,12 @@ pub struct LooseMatMul;
 /// The layout of a product whose sizes [`SameInner`] has checked.
 const fn loose_layout<L: Shape, R: LooseMatMulRhs<L>>() -> Layout {
     let () = SameInner::<L, R>::OK;
-    if R::RIGHT_BATCHED {
-        Layout {
-            m: R::ROWS,
-            k: R::INNER,
-            n: R::COLS,
-            lhs_batched: R::LEFT_BATCHED,
-            rhs_batched: true,
-        }
-    } else {
-        Layout {
-            m: R::PRODUCTS * R::ROWS,
-            k: R::INNER,
-            n: R::COLS,
-            lhs_batched: true,
-            rhs_batched: false,
-        }
-    }
+    Layout::new(
+        R::PRODUCTS,
+        (R::ROWS, R::INNER, R::COLS),
+        R::LEFT_BATCHED,
+        R::RIGHT_BATCHED,
+    )
 }
 
 impl<T, L, R, SL, SR> BinaryRule<Tensor<T, L, SL>, Tensor<T, R, SR>> for LooseMatMul
