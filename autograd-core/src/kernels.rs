@@ -212,6 +212,23 @@ pub fn sum_to<T: Float>(ct: &[T], out: Dims, gs: Dims, g: &mut [T]) {
     }
 }
 
+/// Whether [`unbroadcast`] writes every element of `g` (rather than adding into a `g` that must
+/// come in zeroed) for an operand read with strides `own_s` against one read with `other_s`.
+pub(crate) fn unbroadcast_overwrites(own_s: Dims, other_s: Dims, out: Dims) -> bool {
+    // (An empty output writes nothing.)
+    out.iter().product::<usize>() > 0
+        && is_contiguous(own_s, out)
+        && (is_contiguous(other_s, out)
+            || other_s == [0; 4]
+            || repeated_suffix(other_s, out).is_some())
+}
+
+/// Whether [`sum_to`] writes every element of `g` (rather than adding into a zeroed `g`).
+pub(crate) fn sum_to_overwrites(gs: Dims, out: Dims) -> bool {
+    out.iter().product::<usize>() > 0
+        && (is_contiguous(gs, out) || gs == [0; 4] || repeated_suffix(gs, out).is_some())
+}
+
 /// The cotangent `g` of one operand of an elementwise binary op (numpy's unbroadcast): for every
 /// output index `o`, with `i` the operand's offset (strides `own_s`) and `j` the other operand's
 /// (strides `other_s`), adds `h(own[i], other[j], y[o], ct[o])` to `g[i]`, so an operand stretched

@@ -14,6 +14,30 @@ pub trait UnaryRule<X> {
     fn forward(&self, x: &X) -> (Self::Out, Self::Residual);
     /// The cotangent of `x`, given the cotangent `ct` of the output.
     fn vjp(&self, x: &X, out: &Self::Out, res: &Self::Residual, ct: &Self::Out) -> X;
+
+    /// [`UnaryRule::forward`] writing the output into `out`, whose contents on entry are
+    /// unspecified: a rule that overrides this overwrites every element of `out`.
+    ///
+    /// Generated gradients call this with the place the output lives in, so that a rule that
+    /// builds its output in place saves the copy a returned value costs (its address escaped into
+    /// the kernel, so the compiler cannot build it in the caller's place). The default returns
+    /// through [`UnaryRule::forward`]; a rule that overrides it defines `forward` through it, so
+    /// the two cannot differ.
+    #[inline]
+    #[track_caller]
+    fn forward_into(&self, x: &X, out: &mut Self::Out) -> Self::Residual {
+        let (y, res) = self.forward(x);
+        *out = y;
+        res
+    }
+
+    /// [`UnaryRule::vjp`] writing the cotangent into `g`, whose contents on entry are unspecified
+    /// (see [`UnaryRule::forward_into`]).
+    #[inline]
+    #[track_caller]
+    fn vjp_into(&self, x: &X, out: &Self::Out, res: &Self::Residual, ct: &Self::Out, g: &mut X) {
+        *g = self.vjp(x, out, res, ct);
+    }
 }
 
 /// An op with two differentiable inputs `L` and `R`.
@@ -30,4 +54,54 @@ pub trait BinaryRule<L, R> {
     fn vjp_lhs(&self, l: &L, r: &R, out: &Self::Out, res: &Self::Residual, ct: &Self::Out) -> L;
     /// The cotangent of the right input.
     fn vjp_rhs(&self, l: &L, r: &R, out: &Self::Out, res: &Self::Residual, ct: &Self::Out) -> R;
+
+    /// [`BinaryRule::forward`] writing the output into `out`, whose contents on entry are
+    /// unspecified (see [`UnaryRule::forward_into`]).
+    #[inline]
+    #[track_caller]
+    fn forward_into(&self, l: &L, r: &R, out: &mut Self::Out) -> Self::Residual {
+        let (y, res) = self.forward(l, r);
+        *out = y;
+        res
+    }
+
+    /// [`BinaryRule::vjp_lhs`] writing the cotangent into `g`, whose contents on entry are
+    /// unspecified.
+    #[inline]
+    #[track_caller]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the VJP's arguments and the place it writes"
+    )]
+    fn vjp_lhs_into(
+        &self,
+        l: &L,
+        r: &R,
+        out: &Self::Out,
+        res: &Self::Residual,
+        ct: &Self::Out,
+        g: &mut L,
+    ) {
+        *g = self.vjp_lhs(l, r, out, res, ct);
+    }
+
+    /// [`BinaryRule::vjp_rhs`] writing the cotangent into `g`, whose contents on entry are
+    /// unspecified.
+    #[inline]
+    #[track_caller]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the VJP's arguments and the place it writes"
+    )]
+    fn vjp_rhs_into(
+        &self,
+        l: &L,
+        r: &R,
+        out: &Self::Out,
+        res: &Self::Residual,
+        ct: &Self::Out,
+        g: &mut R,
+    ) {
+        *g = self.vjp_rhs(l, r, out, res, ct);
+    }
 }

@@ -25,6 +25,8 @@ mod common;
 mod forward;
 #[path = "../forward_reverse.rs"]
 mod forward_reverse;
+#[path = "../rules_in_place.rs"]
+mod rules_in_place;
 #[path = "../seed_numbers.rs"]
 mod seed_numbers;
 #[path = "../storage.rs"]

@@ -69,6 +69,18 @@ pub(crate) fn native<T: Native>(
     c: &mut [T],
     accumulate: bool,
 ) {
+    // Empty products, which the tiled kernels do not take (they step by the output's width): no
+    // output, or an empty sum (`c = 0`, or `c` unchanged when accumulating).
+    let (m, k, n) = dims;
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        if !accumulate {
+            c[..m * n].fill(T::ZERO);
+        }
+        return;
+    }
     if takes_fast(dims) {
         T::fast(dims, a, a_strides, b, b_strides, c, accumulate);
     } else {

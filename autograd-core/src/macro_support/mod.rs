@@ -20,6 +20,7 @@ use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
 use crate::tensor::Tensor;
+use core::marker::PhantomData;
 
 /// A rule applied to its receiver only: the call's other arguments (labels, exponents, axes) were
 /// absorbed into the rule value by its [`differentiable_methods`] constructor and get no cotangent.
@@ -62,6 +63,78 @@ pub trait Forward<Args>: Sized {
     type Saved;
     /// The primal output and what the pullbacks need.
     fn forward(self, args: Args) -> (Self::Out, Self::Saved);
+
+    /// The place the output is to be written into (zeros) and the op, ready to write it there
+    /// ([`Ready::forward_into`]).
+    ///
+    /// How generated code runs an op: `let (mut y, op) = Forward::prepare(rule, &args);` then
+    /// `let saved = op.forward_into(args, &mut y);`. Only this call names the trait, so an op
+    /// that does not compile is reported once, here: the ready op's type then holds an error, and
+    /// rustc reports nothing further about it.
+    #[inline]
+    #[track_caller]
+    fn prepare(self, _args: &Args) -> (Self::Out, Ready<Self, Self::Out>)
+    where
+        Self::Out: Blank,
+    {
+        (Blank::blank(), Ready(self, PhantomData))
+    }
+
+    /// [`Forward::forward`] writing the output into `out`, whose contents on entry are
+    /// unspecified: the rule's `forward_into`, so that a rule building its output in place costs
+    /// no copy of it.
+    #[inline]
+    #[track_caller]
+    fn forward_into(self, args: Args, out: &mut Self::Out) -> Self::Saved {
+        let (y, saved) = self.forward(args);
+        *out = y;
+        saved
+    }
+}
+
+/// A value to be overwritten: the place generated code lends an op to write its output or a
+/// cotangent into (see [`Forward::forward_into`]).
+pub trait Blank {
+    /// Zeros (a tensor has no cheaper safe value; the op overwrites them).
+    fn blank() -> Self;
+}
+
+impl<T: Float, S: Shape, St: Storage> Blank for Tensor<T, S, St> {
+    #[inline]
+    fn blank() -> Self {
+        Tensor::zeros()
+    }
+}
+
+impl<T: Float> Blank for T {
+    #[inline]
+    fn blank() -> Self {
+        T::ZERO
+    }
+}
+
+/// An op whose output place is ready (see [`Forward::prepare`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Ready<F, O>(F, PhantomData<fn() -> O>);
+
+impl<F, O> Ready<F, O> {
+    /// Runs the op, writing its output into `out` ([`Forward::forward_into`]).
+    #[inline]
+    #[track_caller]
+    pub fn forward_into<A>(self, args: A, out: &mut O) -> F::Saved
+    where
+        F: Forward<A, Out = O>,
+    {
+        self.0.forward_into(args, out)
+    }
+}
+
+/// The place generated code lends an op (see [`Blank`]), typed by the call it is lent to, so that
+/// an op that does not compile raises no second error here.
+#[inline]
+#[must_use]
+pub fn blank<X: Blank>() -> X {
+    X::blank()
 }
 
 /// The cotangent of argument `K` (0 is the receiver or left operand) of an op, implemented by the
@@ -78,6 +151,14 @@ pub trait Pullback<const K: usize, Args> {
     type Ct;
     /// The cotangent of argument `K`, given the output and its cotangent `ct`.
     fn pullback(&self, args: Args, out: &Self::Out, ct: &Self::Out) -> Self::Ct;
+
+    /// [`Pullback::pullback`] writing the cotangent into `g`, whose contents on entry are
+    /// unspecified (see [`Forward::forward_into`]).
+    #[inline]
+    #[track_caller]
+    fn pullback_into(&self, args: Args, out: &Self::Out, ct: &Self::Out, g: &mut Self::Ct) {
+        *g = self.pullback(args, out, ct);
+    }
 }
 
 /// How generated code calls a pullback: `saved.pullback_at::<K, _>(args, out, ct)`. The bound is
@@ -97,6 +178,22 @@ pub trait PullbackAt {
         Self: Pullback<K, A>,
     {
         self.pullback(args, out, ct)
+    }
+
+    /// [`PullbackAt::pullback_at`] writing the cotangent into `g`, whose contents on entry are
+    /// unspecified.
+    #[inline]
+    #[track_caller]
+    fn pullback_into_at<const K: usize, A>(
+        &self,
+        args: A,
+        out: &<Self as Pullback<K, A>>::Out,
+        ct: &<Self as Pullback<K, A>>::Out,
+        g: &mut <Self as Pullback<K, A>>::Ct,
+    ) where
+        Self: Pullback<K, A>,
+    {
+        self.pullback_into(args, out, ct, g);
     }
 
     /// [`PullbackAt::pullback_at`] out of line (see [`forward_outlined`]): how a long generated
@@ -182,6 +279,14 @@ macro_rules! unary_impls {
                 let (y, res) = self.0.forward(x);
                 (y, Saved { op: self, res })
             }
+            #[inline]
+            #[track_caller]
+            #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
+            fn forward_into(self, (x, $($c,)*): (&'a Tensor<T, S, St>, $(&'a $c,)*), out: &mut R::Out) -> Self::Saved {
+                $(let _ = $c;)*
+                let res = self.0.forward_into(x, out);
+                Saved { op: self, res }
+            }
         }
 
         #[diagnostic::do_not_recommend]
@@ -200,6 +305,13 @@ macro_rules! unary_impls {
             fn pullback(&self, (x, $($c,)*): (&'a Tensor<T, S, St>, $(&'a $c,)*), out: &R::Out, ct: &R::Out) -> Tensor<T, S, St> {
                 $(let _ = $c;)*
                 self.op.0.vjp(x, out, &self.res, ct)
+            }
+            #[inline]
+            #[track_caller]
+            #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
+            fn pullback_into(&self, (x, $($c,)*): (&'a Tensor<T, S, St>, $(&'a $c,)*), out: &R::Out, ct: &R::Out, g: &mut Tensor<T, S, St>) {
+                $(let _ = $c;)*
+                self.op.0.vjp_into(x, out, &self.res, ct, g);
             }
         }
 
@@ -266,6 +378,17 @@ macro_rules! cotangent {
     };
 }
 
+/// A cotangent written into `g`: a tensor's by the rule's `_into` VJP (`$into`), a scalar's read
+/// back from the rank-0 tensor the rule returns (`$value`).
+macro_rules! cotangent_into {
+    (t, $rule:expr, $g:ident, $into:ident, $value:expr, ($($a:expr),*)) => {
+        $rule.$into($($a,)* $g)
+    };
+    (s, $rule:expr, $g:ident, $into:ident, $value:expr, ($($a:expr),*)) => {
+        *$g = $value.item()
+    };
+}
+
 /// `Forward` and both `Pullback`s of a [`Binary`] rule for one pair of operand kinds (`t` a tensor,
 /// `s` a scalar of the element type).
 macro_rules! binary_impls {
@@ -282,6 +405,12 @@ macro_rules! binary_impls {
                 let (y, res) = self.0.forward(operand!($lk, l), operand!($rk, r));
                 (y, Saved { op: self, res })
             }
+            #[inline]
+            #[track_caller]
+            fn forward_into(self, (l, r): (&'a $lt, &'b $rt), out: &mut Rl::Out) -> Self::Saved {
+                let res = self.0.forward_into(operand!($lk, l), operand!($rk, r), out);
+                Saved { op: self, res }
+            }
         }
 
         #[diagnostic::do_not_recommend]
@@ -296,6 +425,11 @@ macro_rules! binary_impls {
             fn pullback(&self, (l, r): (&'a $lt, &'b $rt), out: &Rl::Out, ct: &Rl::Out) -> $lt {
                 cotangent!($lk, self.op.0.vjp_lhs(operand!($lk, l), operand!($rk, r), out, &self.res, ct))
             }
+            #[inline]
+            #[track_caller]
+            fn pullback_into(&self, (l, r): (&'a $lt, &'b $rt), out: &Rl::Out, ct: &Rl::Out, g: &mut $lt) {
+                cotangent_into!($lk, self.op.0, g, vjp_lhs_into, self.op.0.vjp_lhs(operand!($lk, l), operand!($rk, r), out, &self.res, ct), (operand!($lk, l), operand!($rk, r), out, &self.res, ct));
+            }
         }
 
         #[diagnostic::do_not_recommend]
@@ -309,6 +443,11 @@ macro_rules! binary_impls {
             #[track_caller]
             fn pullback(&self, (l, r): (&'a $lt, &'b $rt), out: &Rl::Out, ct: &Rl::Out) -> $rt {
                 cotangent!($rk, self.op.0.vjp_rhs(operand!($lk, l), operand!($rk, r), out, &self.res, ct))
+            }
+            #[inline]
+            #[track_caller]
+            fn pullback_into(&self, (l, r): (&'a $lt, &'b $rt), out: &Rl::Out, ct: &Rl::Out, g: &mut $rt) {
+                cotangent_into!($rk, self.op.0, g, vjp_rhs_into, self.op.0.vjp_rhs(operand!($lk, l), operand!($rk, r), out, &self.res, ct), (operand!($lk, l), operand!($rk, r), out, &self.res, ct));
             }
         }
     };
@@ -382,6 +521,14 @@ where
             },
         )
     }
+    #[inline]
+    #[track_caller]
+    fn forward_into(self, (_, a, b): (&'m M, A, B), out: &mut W::Out) -> Self::Saved {
+        Saved {
+            op: Skip1(()),
+            res: self.0.forward_into((a, b), out),
+        }
+    }
 }
 
 macro_rules! skip1_pullback {
@@ -402,6 +549,17 @@ macro_rules! skip1_pullback {
                 ct: &Self::Out,
             ) -> Self::Ct {
                 self.res.pullback((a, b), out, ct)
+            }
+            #[inline]
+            #[track_caller]
+            fn pullback_into(
+                &self,
+                (_, a, b): (&'m M, A, B),
+                out: &Self::Out,
+                ct: &Self::Out,
+                g: &mut Self::Ct,
+            ) {
+                self.res.pullback_into((a, b), out, ct, g);
             }
         }
     };

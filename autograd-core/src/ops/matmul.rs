@@ -92,49 +92,77 @@ where
 
     fn forward(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>) -> (Self::Out, ()) {
         let mut y = Tensor::zeros();
-        forward_kernel(
-            layout::<L, R>(),
-            a.as_slice(),
-            b.as_slice(),
-            y.as_mut_slice(),
-        );
+        self.forward_into(a, b, &mut y);
         (y, ())
     }
 
     fn vjp_lhs(
         &self,
-        _: &Tensor<T, L, SL>,
+        a: &Tensor<T, L, SL>,
         b: &Tensor<T, R, SR>,
-        _: &Self::Out,
+        y: &Self::Out,
         (): &(),
         ct: &Self::Out,
     ) -> Tensor<T, L, SL> {
         let mut g = Tensor::zeros();
-        lhs_kernel(
-            layout::<L, R>(),
-            ct.as_slice(),
-            b.as_slice(),
-            g.as_mut_slice(),
-        );
+        self.vjp_lhs_into(a, b, y, &(), ct, &mut g);
         g
     }
 
     fn vjp_rhs(
         &self,
         a: &Tensor<T, L, SL>,
-        _: &Tensor<T, R, SR>,
-        _: &Self::Out,
+        b: &Tensor<T, R, SR>,
+        y: &Self::Out,
         (): &(),
         ct: &Self::Out,
     ) -> Tensor<T, R, SR> {
         let mut g = Tensor::zeros();
+        self.vjp_rhs_into(a, b, y, &(), ct, &mut g);
+        g
+    }
+
+    fn forward_into(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>, y: &mut Self::Out) {
+        forward_kernel(
+            layout::<L, R>(),
+            a.as_slice(),
+            b.as_slice(),
+            y.as_mut_slice(),
+        );
+    }
+
+    fn vjp_lhs_into(
+        &self,
+        _: &Tensor<T, L, SL>,
+        b: &Tensor<T, R, SR>,
+        _: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+        g: &mut Tensor<T, L, SL>,
+    ) {
+        lhs_kernel(
+            layout::<L, R>(),
+            ct.as_slice(),
+            b.as_slice(),
+            g.as_mut_slice(),
+        );
+    }
+
+    fn vjp_rhs_into(
+        &self,
+        a: &Tensor<T, L, SL>,
+        _: &Tensor<T, R, SR>,
+        _: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+        g: &mut Tensor<T, R, SR>,
+    ) {
         rhs_kernel(
             layout::<L, R>(),
             a.as_slice(),
             ct.as_slice(),
             g.as_mut_slice(),
         );
-        g
     }
 }
 
@@ -305,37 +333,77 @@ where
 
     fn forward(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>) -> (Self::Out, ()) {
         let mut y = Tensor::zeros();
-        let g = const { loose_layout::<L, R>() };
-        forward_kernel(g, a.as_slice(), b.as_slice(), y.as_mut_slice());
+        self.forward_into(a, b, &mut y);
         (y, ())
     }
 
     fn vjp_lhs(
         &self,
-        _: &Tensor<T, L, SL>,
+        a: &Tensor<T, L, SL>,
         b: &Tensor<T, R, SR>,
-        _: &Self::Out,
+        y: &Self::Out,
         (): &(),
         ct: &Self::Out,
     ) -> Tensor<T, L, SL> {
         let mut g = Tensor::zeros();
-        let l = const { loose_layout::<L, R>() };
-        lhs_kernel(l, ct.as_slice(), b.as_slice(), g.as_mut_slice());
+        self.vjp_lhs_into(a, b, y, &(), ct, &mut g);
         g
     }
 
     fn vjp_rhs(
         &self,
         a: &Tensor<T, L, SL>,
-        _: &Tensor<T, R, SR>,
-        _: &Self::Out,
+        b: &Tensor<T, R, SR>,
+        y: &Self::Out,
         (): &(),
         ct: &Self::Out,
     ) -> Tensor<T, R, SR> {
         let mut g = Tensor::zeros();
-        let l = const { loose_layout::<L, R>() };
-        rhs_kernel(l, a.as_slice(), ct.as_slice(), g.as_mut_slice());
+        self.vjp_rhs_into(a, b, y, &(), ct, &mut g);
         g
+    }
+
+    fn forward_into(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>, y: &mut Self::Out) {
+        forward_kernel(
+            const { loose_layout::<L, R>() },
+            a.as_slice(),
+            b.as_slice(),
+            y.as_mut_slice(),
+        );
+    }
+
+    fn vjp_lhs_into(
+        &self,
+        _: &Tensor<T, L, SL>,
+        b: &Tensor<T, R, SR>,
+        _: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+        g: &mut Tensor<T, L, SL>,
+    ) {
+        lhs_kernel(
+            const { loose_layout::<L, R>() },
+            ct.as_slice(),
+            b.as_slice(),
+            g.as_mut_slice(),
+        );
+    }
+
+    fn vjp_rhs_into(
+        &self,
+        a: &Tensor<T, L, SL>,
+        _: &Tensor<T, R, SR>,
+        _: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+        g: &mut Tensor<T, R, SR>,
+    ) {
+        rhs_kernel(
+            const { loose_layout::<L, R>() },
+            a.as_slice(),
+            ct.as_slice(),
+            g.as_mut_slice(),
+        );
     }
 }
 
@@ -351,8 +419,11 @@ fn nth<T>(x: &[T], i: usize, size: usize, batched: bool) -> &[T] {
 /// `y_i = a_i b_i` for every product `i`.
 fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
     let Layout { m, k, n, .. } = g;
-    if m * n == 0 {
-        return; // An empty output (a `D<0>` axis); the chunks below need a non-zero size.
+    if m * n == 0 || k == 0 {
+        // An empty output (a `D<0>` axis; the chunks below need a non-zero size), or an empty
+        // sum. `y` may hold anything (see `BinaryRule::forward_into`).
+        y.fill(T::ZERO);
+        return;
     }
     for (i, yi) in y.chunks_exact_mut(m * n).enumerate() {
         let ai = nth(a, i, m * k, g.lhs_batched);
@@ -366,7 +437,10 @@ fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
 fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T]) {
     let Layout { m, k, n, .. } = g;
     if m * n == 0 {
-        return; // No output, so the cotangent is the zeros it was created as.
+        // No output, so the cotangent is zero. `ga` may hold anything (see
+        // `BinaryRule::vjp_lhs_into`).
+        ga.fill(T::ZERO);
+        return;
     }
     for (i, cti) in ct.chunks_exact(m * n).enumerate() {
         let bi = nth(b, i, k * n, g.rhs_batched);
@@ -384,7 +458,9 @@ fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T]) {
 fn rhs_kernel<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T]) {
     let Layout { m, k, n, .. } = g;
     if m * n == 0 {
-        return; // No output, so the cotangent is the zeros it was created as.
+        // No output, so the cotangent is zero. `gb` may hold anything.
+        gb.fill(T::ZERO);
+        return;
     }
     for (i, cti) in ct.chunks_exact(m * n).enumerate() {
         let ai = nth(a, i, m * k, g.lhs_batched);

@@ -7,7 +7,10 @@
 //! it: an operand stretched along an axis receives the sum over that axis (numpy's unbroadcast),
 //! with the strides known from the types.
 
-use crate::kernels::{for_each_broadcast, sum_to, unbroadcast, zip_broadcast};
+use crate::kernels::{
+    for_each_broadcast, sum_to, sum_to_overwrites, unbroadcast, unbroadcast_overwrites,
+    zip_broadcast,
+};
 use crate::rule::{BinaryRule, UnaryRule};
 use crate::scalar::{Erf, Float};
 use crate::shape::{Broadcast, Dims, Shape, broadcast::right_aligned};
@@ -47,7 +50,7 @@ impl<P: Pointwise1, T: Float, S: Shape, St: Storage> UnaryRule<Tensor<T, S, St>>
 
     fn forward(&self, x: &Tensor<T, S, St>) -> (Tensor<T, S, St>, ()) {
         let mut y = Tensor::zeros();
-        map_kernel(*self, x.as_slice(), y.as_mut_slice());
+        self.forward_into(x, &mut y);
         (y, ())
     }
 
@@ -59,6 +62,22 @@ impl<P: Pointwise1, T: Float, S: Shape, St: Storage> UnaryRule<Tensor<T, S, St>>
         ct: &Tensor<T, S, St>,
     ) -> Tensor<T, S, St> {
         let mut g = Tensor::zeros();
+        self.vjp_into(x, y, &(), ct, &mut g);
+        g
+    }
+
+    fn forward_into(&self, x: &Tensor<T, S, St>, y: &mut Tensor<T, S, St>) {
+        map_kernel(*self, x.as_slice(), y.as_mut_slice());
+    }
+
+    fn vjp_into(
+        &self,
+        x: &Tensor<T, S, St>,
+        y: &Tensor<T, S, St>,
+        (): &(),
+        ct: &Tensor<T, S, St>,
+        g: &mut Tensor<T, S, St>,
+    ) {
         map_vjp_kernel(
             *self,
             x.as_slice(),
@@ -66,7 +85,6 @@ impl<P: Pointwise1, T: Float, S: Shape, St: Storage> UnaryRule<Tensor<T, S, St>>
             ct.as_slice(),
             g.as_mut_slice(),
         );
-        g
     }
 }
 
@@ -171,16 +189,7 @@ where
 
     fn forward(&self, l: &Tensor<T, L, SL>, r: &Tensor<T, R, SR>) -> (Self::Out, ()) {
         let mut y = Tensor::zeros();
-        let (out, ls, rs) = layout::<L, R>();
-        zip_kernel(
-            *self,
-            l.as_slice(),
-            ls,
-            r.as_slice(),
-            rs,
-            out,
-            y.as_mut_slice(),
-        );
+        self.forward_into(l, r, &mut y);
         (y, ())
     }
 
@@ -193,9 +202,7 @@ where
         ct: &Self::Out,
     ) -> Tensor<T, L, SL> {
         let mut g = Tensor::zeros();
-        let (out, ls, rs) = layout::<L, R>();
-        let args = (l.as_slice(), r.as_slice(), y.as_slice(), ct.as_slice());
-        zip_vjp_kernel(*self, Side::Lhs, args, (out, ls, rs), g.as_mut_slice());
+        self.vjp_lhs_into(l, r, y, &(), ct, &mut g);
         g
     }
 
@@ -208,10 +215,49 @@ where
         ct: &Self::Out,
     ) -> Tensor<T, R, SR> {
         let mut g = Tensor::zeros();
+        self.vjp_rhs_into(l, r, y, &(), ct, &mut g);
+        g
+    }
+
+    fn forward_into(&self, l: &Tensor<T, L, SL>, r: &Tensor<T, R, SR>, y: &mut Self::Out) {
+        let (out, ls, rs) = layout::<L, R>();
+        zip_kernel(
+            *self,
+            l.as_slice(),
+            ls,
+            r.as_slice(),
+            rs,
+            out,
+            y.as_mut_slice(),
+        );
+    }
+
+    fn vjp_lhs_into(
+        &self,
+        l: &Tensor<T, L, SL>,
+        r: &Tensor<T, R, SR>,
+        y: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+        g: &mut Tensor<T, L, SL>,
+    ) {
+        let (out, ls, rs) = layout::<L, R>();
+        let args = (l.as_slice(), r.as_slice(), y.as_slice(), ct.as_slice());
+        zip_vjp_kernel(*self, Side::Lhs, args, (out, ls, rs), g.as_mut_slice());
+    }
+
+    fn vjp_rhs_into(
+        &self,
+        l: &Tensor<T, L, SL>,
+        r: &Tensor<T, R, SR>,
+        y: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+        g: &mut Tensor<T, R, SR>,
+    ) {
         let (out, ls, rs) = layout::<L, R>();
         let args = (l.as_slice(), r.as_slice(), y.as_slice(), ct.as_slice());
         zip_vjp_kernel(*self, Side::Rhs, args, (out, ls, rs), g.as_mut_slice());
-        g
     }
 }
 
@@ -234,7 +280,7 @@ enum Side {
 }
 
 /// Writes `ct * dy/d(side)` into the cotangent `g` of one operand, summed over the axes it was
-/// stretched along.
+/// stretched along. `g` may hold anything on entry (see [`BinaryRule::vjp_lhs_into`]).
 fn zip_vjp_kernel<P: Pointwise2, T: Float>(
     p: P,
     side: Side,
@@ -242,6 +288,20 @@ fn zip_vjp_kernel<P: Pointwise2, T: Float>(
     (out, ls, rs): (Dims, Dims, Dims),
     g: &mut [T],
 ) {
+    // The kernels below write some layouts element by element and add into `g` for the others
+    // (an operand stretched along an axis is summed into): those start from zero.
+    let (own_s, other_s) = match side {
+        Side::Lhs => (ls, rs),
+        Side::Rhs => (rs, ls),
+    };
+    let overwrites = if P::CONSTANT_PARTIALS {
+        sum_to_overwrites(own_s, out)
+    } else {
+        unbroadcast_overwrites(own_s, other_s, out)
+    };
+    if !overwrites {
+        g.fill(T::ZERO);
+    }
     if P::CONSTANT_PARTIALS {
         let z = T::ZERO;
         let (d, own_s) = match side {

@@ -179,14 +179,36 @@ impl<'a, 'c> Forward<'a, 'c> {
                             respan(quote!(#k::__private::Forward::forward), span)
                         };
                         let args = respan(quote!((#(#refs,)*)), span);
-                        let ty = ty.as_ref().map(|t| quote!(: (#t, _)));
-                        let call =
-                            respan(quote!(#forward(#ctor #name #turbofish #rest, #args)), span);
                         // Anomaly mode: the output checked at the user's line.
                         let op = name.unraw().to_string();
                         let check =
                             respan(quote!(#k::__private::anomaly::forward(&#id, #op);), span);
-                        quote!(let (#id, #saved) #ty = #call; #check)
+                        if self.cx.large {
+                            // Out of line, by value: one instance per distinct op (see
+                            // `LARGE_OPS`).
+                            let ty = ty.as_ref().map(|t| quote!(: (#t, _)));
+                            let call =
+                                respan(quote!(#forward(#ctor #name #turbofish #rest, #args)), span);
+                            return quote!(let (#id, #saved) #ty = #call; #check);
+                        }
+                        // The output's place is declared first and lent to the rule, which
+                        // writes it there (`Forward::forward_into`): a returned output would be
+                        // copied out of the rule's frame.
+                        let rule = format_ident!(
+                            "__op_{}",
+                            saved.to_string().trim_start_matches("__saved_")
+                        );
+                        let ty = ty.as_ref().map(|t| quote!(: (#t, _)));
+                        let prepare = respan(
+                            quote!(#k::__private::Forward::prepare(#ctor #name #turbofish #rest, &#args)),
+                            span,
+                        );
+                        let into = respan(quote!(#rule.forward_into(#args, &mut #id)), span);
+                        quote! {
+                            let (mut #id, #rule) #ty = #prepare;
+                            let #saved = #into;
+                            #check
+                        }
                     }
                     Value::Project { base, segs } => {
                         let base = self.refer(*base);

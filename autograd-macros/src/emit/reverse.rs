@@ -23,6 +23,17 @@ enum Ct {
     Ref(Ident),
 }
 
+/// A pullback that can write its cotangent into a place lent to it (`pullback_into_at`), as the
+/// first contribution to a cotangent takes it: a returned cotangent would be copied out of the
+/// rule's frame.
+struct IntoPlace {
+    /// A value of the cotangent's type to lend (zeros), typed by the op so that an op that does
+    /// not compile raises no error here.
+    blank: TokenStream,
+    /// The call that writes the cotangent, given `&mut place`.
+    write: Box<dyn Fn(TokenStream) -> TokenStream>,
+}
+
 /// How a variable is read inside a loop body or an arm, when not as a saved value.
 #[derive(Clone, Debug)]
 enum Override {
@@ -328,6 +339,17 @@ impl<'a, 'c> Reverse<'a, 'c> {
 
     /// Adds `g` to the cotangent of `v`.
     fn contribute(&mut self, v: VarId, g: TokenStream) -> TokenStream {
+        self.contribute_with(v, g, None)
+    }
+
+    /// Adds `g` to the cotangent of `v`; where that binds or replaces the cotangent and `into` is
+    /// given, the pullback writes it in place instead.
+    fn contribute_with(
+        &mut self,
+        v: VarId,
+        g: TokenStream,
+        into: Option<IntoPlace>,
+    ) -> TokenStream {
         if self.cx.projection(v).is_some() {
             let (root, path, indexed) = self.cx.place_key(v);
             let key = (root, path);
@@ -342,7 +364,12 @@ impl<'a, 'c> Reverse<'a, 'c> {
             let place = self.place(v);
             let code = if single && self.plan.assignable(&key) {
                 // The one contribution into this tensor: it replaces the zero.
-                quote!(#place = #g;)
+                if let Some(into) = &into {
+                    let write = (into.write)(quote!(&mut #place));
+                    quote!(#write;)
+                } else {
+                    quote!(#place = #g;)
+                }
             } else {
                 quote!(#acc(&mut #place, #g);)
             };
@@ -370,16 +397,27 @@ impl<'a, 'c> Reverse<'a, 'c> {
         self.remaining[v] = r.saturating_sub(1);
         let acc = self.accumulate_fn();
         let first = matches!(self.ct[v], Ct::None);
-        self.note(v, first.then_some(r > 1));
+        // A cotangent written in place is declared `mut` (it is lent as `&mut`).
+        let mutable = r > 1 || into.is_some();
+        self.note(v, first.then_some(mutable));
         match self.ct[v].clone() {
             Ct::None => {
                 let id = self.cx.ct_ident(v);
-                let mutable = r > 1;
                 self.ct[v] = Ct::Owned {
                     ident: id.clone(),
                     mutable,
                 };
-                if self.scoping.hoisted.contains(&v) {
+                if let Some(into) = into {
+                    let blank = &into.blank;
+                    let write = (into.write)(quote!(&mut #id));
+                    if self.scoping.hoisted.contains(&v) {
+                        // Declared (`let mut`) before the block this statement sits in (see
+                        // `block`).
+                        quote!(#id = #blank; #write;)
+                    } else {
+                        quote!(let mut #id = #blank; #write;)
+                    }
+                } else if self.scoping.hoisted.contains(&v) {
                     // Declared before the block this statement sits in (see `block`).
                     quote!(#id = #g;)
                 } else if mutable {
@@ -716,7 +754,19 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     };
                     let args = respan(quote!(((#(#refs,)*), #out, #ct)), span);
                     let g = quote!(#saved #method #args);
-                    code.extend(self.contribute(a, g));
+                    let into = (!self.cx.large).then(|| {
+                        let at = respan(quote!(.pullback_into_at::<#pos, _>), span);
+                        let (saved, refs, out, ct) =
+                            (saved.clone(), refs.clone(), out.clone(), ct.clone());
+                        IntoPlace {
+                            blank: quote!(#k::__private::blank()),
+                            write: Box::new(move |place| {
+                                let args = respan(quote!(((#(#refs,)*), #out, #ct, #place)), span);
+                                respan(quote!(#saved #at #args), span)
+                            }),
+                        }
+                    });
+                    code.extend(self.contribute_with(a, g, into));
                     // Anomaly mode: the cotangent checked at the user's line, by reference (a
                     // call that moved it would cost a stack slot per op in debug builds). After
                     // an accumulation the sum is checked: it is non-finite if this term is, unless
