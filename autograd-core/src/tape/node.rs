@@ -27,9 +27,14 @@ pub trait Value: 'static {
     fn add_from(&mut self, other: &Self);
     /// Whether every element is finite.
     fn all_finite(&self) -> bool;
+    /// A value to be overwritten (zeros): the place a rule writes a cotangent into.
+    fn blank() -> Self;
 }
 
 impl<T: Float, S: Shape, St: Storage> Value for Tensor<T, S, St> {
+    fn blank() -> Self {
+        Tensor::zeros()
+    }
     fn add_from(&mut self, other: &Self) {
         add_into(self.as_mut_slice(), other.as_slice());
     }
@@ -77,6 +82,38 @@ impl<X: Value> Core<X> {
             Some(acc) => acc.add_from(&g),
             None => *slot = Some(g),
         }
+    }
+
+    /// Adds the contribution `write` makes into the cotangent slot: the first is written into the
+    /// slot itself (by a rule's `_into` VJP, so that it is not copied out of the rule and into
+    /// the slot), later ones into a temporary that is then added. In anomaly mode a non-finite
+    /// contribution is an error, and the slot keeps what it held.
+    pub(crate) fn accumulate_with(
+        &self,
+        anomaly: bool,
+        write: impl FnOnce(&mut X),
+        op: &'static str,
+        location: &'static Location<'static>,
+        input: usize,
+    ) -> Result<(), BackwardError> {
+        let mut slot = self.grad.borrow_mut();
+        if let Some(acc) = &mut *slot {
+            let mut g = X::blank();
+            write(&mut g);
+            acc.add_from(&checked(g, anomaly, op, location, input)?);
+        } else {
+            let g = slot.insert(X::blank());
+            write(g);
+            if anomaly && !g.all_finite() {
+                *slot = None;
+                return Err(BackwardError::NonFinite(Anomaly {
+                    op,
+                    location,
+                    phase: Phase::Backward(input),
+                }));
+            }
+        }
+        Ok(())
     }
 
     /// Like [`Core::accumulate`] with a borrowed contribution (copied only if the slot is empty).
@@ -192,7 +229,8 @@ fn checked<X: Value>(
 pub struct UnaryNode<R: UnaryRule<X>, X> {
     pub(crate) core: Core<R::Out>,
     pub(crate) rule: R,
-    pub(crate) res: R::Residual,
+    /// The forward's residuals (set once the forward ran, into the node's own value).
+    pub(crate) res: Option<R::Residual>,
     pub(crate) input: Option<NodeRef<X>>,
     pub(crate) location: &'static Location<'static>,
 }
@@ -224,11 +262,15 @@ where
         if let Some(x) = &self.input
             && x.core().requires_grad
         {
-            let g = self
-                .rule
-                .vjp(&x.core().value, &self.core.value, &self.res, &ct);
-            x.core()
-                .accumulate(checked(g, anomaly, R::NAME, self.location, 0)?);
+            let res = self.res.as_ref().expect("set when recorded");
+            let (xv, out) = (&x.core().value, &self.core.value);
+            x.core().accumulate_with(
+                anomaly,
+                |g| self.rule.vjp_into(xv, out, res, &ct, g),
+                R::NAME,
+                self.location,
+                0,
+            )?;
         }
         Ok(())
     }
@@ -273,7 +315,8 @@ impl<R: UnaryRule<X>, X> Drop for UnaryNode<R, X> {
 pub struct BinaryNode<R: BinaryRule<L, Rt>, L, Rt> {
     pub(crate) core: Core<R::Out>,
     pub(crate) rule: R,
-    pub(crate) res: R::Residual,
+    /// The forward's residuals (set once the forward ran, into the node's own value).
+    pub(crate) res: Option<R::Residual>,
     pub(crate) lhs: Option<NodeRef<L>>,
     pub(crate) rhs: Option<NodeRef<Rt>>,
     pub(crate) location: &'static Location<'static>,
@@ -314,15 +357,24 @@ where
         };
         let (lv, rv, out) = (&l.core().value, &r.core().value, &self.core.value);
         // Only the inputs that require gradients get a VJP call: a constant operand costs nothing.
+        let res = self.res.as_ref().expect("set when recorded");
         if l.core().requires_grad {
-            let g = self.rule.vjp_lhs(lv, rv, out, &self.res, &ct);
-            l.core()
-                .accumulate(checked(g, anomaly, R::NAME, self.location, 0)?);
+            l.core().accumulate_with(
+                anomaly,
+                |g| self.rule.vjp_lhs_into(lv, rv, out, res, &ct, g),
+                R::NAME,
+                self.location,
+                0,
+            )?;
         }
         if r.core().requires_grad {
-            let g = self.rule.vjp_rhs(lv, rv, out, &self.res, &ct);
-            r.core()
-                .accumulate(checked(g, anomaly, R::NAME, self.location, 1)?);
+            r.core().accumulate_with(
+                anomaly,
+                |g| self.rule.vjp_rhs_into(lv, rv, out, res, &ct, g),
+                R::NAME,
+                self.location,
+                1,
+            )?;
         }
         Ok(())
     }

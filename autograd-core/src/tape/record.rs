@@ -19,7 +19,10 @@ use std::rc::Rc;
 /// Applies a unary rule to a tracked tensor: runs `rule.forward` and, if `x` requires gradients and
 /// recording is on, records the rule, its residuals and `x`, so that backward calls `rule.vjp`.
 ///
-/// In anomaly mode a non-finite output panics here, naming `R::NAME` and the caller's line.
+/// # Panics
+///
+/// In anomaly mode a non-finite output panics here, naming `R::NAME` and the caller's line; so
+/// does a rule whose forward panics on its input (a label out of range).
 ///
 /// ```
 /// use autograd_core::prelude::*;
@@ -42,29 +45,42 @@ where
     S2: Shape,
     St2: Storage,
 {
-    let (out, res) = rule.forward(x.value());
     let (grad_mode, anomaly) = mode::switches();
     let location = Location::caller();
-    if anomaly && !out.all_finite() {
-        forward_anomaly(R::NAME, location);
-    }
     if !grad_mode || !x.requires_grad() {
+        let (out, _) = rule.forward(x.value());
+        if anomaly && !out.all_finite() {
+            forward_anomaly(R::NAME, location);
+        }
         return Var::constant(out);
     }
-    mode::node_created();
-    Var::from_node(Rc::new(UnaryNode {
-        core: Core::new(out, true),
+    // The node is allocated first and the rule writes its output there: a returned output would
+    // be copied out of the rule and again into the allocation.
+    let mut node = Rc::new(UnaryNode {
+        core: Core::new(Tensor::zeros(), true),
         rule,
-        res,
+        res: None,
         input: Some(Rc::clone(&x.node)),
         location,
-    }))
+    });
+    mode::node_created();
+    let n = Rc::get_mut(&mut node).expect("a node just allocated has no other handle");
+    n.res = Some(n.rule.forward_into(x.value(), &mut n.core.value));
+    if anomaly && !n.core.value.all_finite() {
+        forward_anomaly(R::NAME, location);
+    }
+    Var::from_node(node)
 }
 
 /// Applies a binary rule to two tracked tensors (either may be a constant): runs `rule.forward`
 /// and, if an input requires gradients and recording is on, records the rule, its residuals and
 /// both inputs, so that backward calls `rule.vjp_lhs`/`rule.vjp_rhs` for the inputs that require
 /// gradients.
+///
+/// # Panics
+///
+/// As [`record_unary`]: on a non-finite output in anomaly mode, and where the rule's forward
+/// panics.
 ///
 /// ```
 /// use autograd_core::prelude::*;
@@ -94,22 +110,29 @@ where
     S2: Shape,
     St2: Storage,
 {
-    let (out, res) = rule.forward(l.value(), r.value());
     let (grad_mode, anomaly) = mode::switches();
     let location = Location::caller();
-    if anomaly && !out.all_finite() {
-        forward_anomaly(R::NAME, location);
-    }
     if !grad_mode || !(l.requires_grad() || r.requires_grad()) {
+        let (out, _) = rule.forward(l.value(), r.value());
+        if anomaly && !out.all_finite() {
+            forward_anomaly(R::NAME, location);
+        }
         return Var::constant(out);
     }
-    mode::node_created();
-    Var::from_node(Rc::new(BinaryNode {
-        core: Core::new(out, true),
+    // Written in place, as in `record_unary`.
+    let mut node = Rc::new(BinaryNode {
+        core: Core::new(Tensor::zeros(), true),
         rule,
-        res,
+        res: None,
         lhs: Some(Rc::clone(&l.node)),
         rhs: Some(Rc::clone(&r.node)),
         location,
-    }))
+    });
+    mode::node_created();
+    let n = Rc::get_mut(&mut node).expect("a node just allocated has no other handle");
+    n.res = Some(n.rule.forward_into(l.value(), r.value(), &mut n.core.value));
+    if anomaly && !n.core.value.all_finite() {
+        forward_anomaly(R::NAME, location);
+    }
+    Var::from_node(node)
 }
