@@ -27,6 +27,9 @@ pub(crate) const PACKED_MIN_DIM: usize = 6;
 /// models must train without touching the allocator. Above it its packed kernels' 3-5x speed-up
 /// dwarfs one allocation.
 const PACKED_MIN_WORK: usize = 1 << 20;
+/// Products of at most this many multiply-adds run the portable loop even with the SIMD kernels:
+/// their run-time dispatch costs more than the loop itself.
+const TINY_WORK: usize = 256;
 
 /// The element types with a kernel faster than the portable loop: f32 and f64.
 pub(crate) trait Native: Element {
@@ -49,7 +52,7 @@ pub(crate) trait Native: Element {
 /// matrixmultiply; never without either.
 fn takes_fast((m, k, n): (usize, usize, usize)) -> bool {
     if cfg!(feature = "simd") {
-        true
+        m * k * n > TINY_WORK
     } else if cfg!(feature = "nalgebra") {
         m.min(k).min(n) >= PACKED_MIN_DIM && m * k * n >= PACKED_MIN_WORK
     } else {

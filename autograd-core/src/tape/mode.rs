@@ -174,6 +174,7 @@ pub fn no_grad<R>(f: impl FnOnce() -> R) -> R {
 
 /// Whether anomaly mode is on for this thread (see [`detect_anomaly`](super::detect_anomaly)).
 #[must_use]
+#[inline]
 pub fn is_anomaly_enabled() -> bool {
     STATE.with(|s| s.anomaly.get())
 }
