@@ -38,6 +38,22 @@ pub trait UnaryRule<X> {
     fn vjp_into(&self, x: &X, out: &Self::Out, res: &Self::Residual, ct: &Self::Out, g: &mut X) {
         *g = self.vjp(x, out, res, ct);
     }
+
+    /// Adds the cotangent of `x` into `g`, if this rule can do that in place (a matrix product
+    /// accumulates into its output); returns whether it did. The default does nothing and
+    /// returns `false`: the caller then adds [`UnaryRule::vjp`]'s result itself.
+    #[inline]
+    fn vjp_add_into(
+        &self,
+        x: &X,
+        out: &Self::Out,
+        res: &Self::Residual,
+        ct: &Self::Out,
+        g: &mut X,
+    ) -> bool {
+        let _ = (x, out, res, ct, g);
+        false
+    }
 }
 
 /// An op with two differentiable inputs `L` and `R`.
@@ -103,5 +119,45 @@ pub trait BinaryRule<L, R> {
         g: &mut R,
     ) {
         *g = self.vjp_rhs(l, r, out, res, ct);
+    }
+
+    /// Adds the cotangent of the left input into `g` if this rule can do that in place; returns
+    /// whether it did (see [`UnaryRule::vjp_add_into`]).
+    #[inline]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the VJP's arguments and the place it adds into"
+    )]
+    fn vjp_lhs_add_into(
+        &self,
+        l: &L,
+        r: &R,
+        out: &Self::Out,
+        res: &Self::Residual,
+        ct: &Self::Out,
+        g: &mut L,
+    ) -> bool {
+        let _ = (l, r, out, res, ct, g);
+        false
+    }
+
+    /// Adds the cotangent of the right input into `g` if this rule can do that in place; returns
+    /// whether it did.
+    #[inline]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the VJP's arguments and the place it adds into"
+    )]
+    fn vjp_rhs_add_into(
+        &self,
+        l: &L,
+        r: &R,
+        out: &Self::Out,
+        res: &Self::Residual,
+        ct: &Self::Out,
+        g: &mut R,
+    ) -> bool {
+        let _ = (l, r, out, res, ct, g);
+        false
     }
 }

@@ -20,6 +20,7 @@ use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
 use crate::tensor::Tensor;
+use core::any::Any;
 use core::marker::PhantomData;
 
 /// A rule applied to its receiver only: the call's other arguments (labels, exponents, axes) were
@@ -80,6 +81,14 @@ pub trait Forward<Args>: Sized {
         (Blank::blank(), Ready(self, PhantomData))
     }
 
+    /// The op, ready to write its output into a place that already exists: a pullback's
+    /// output goes straight into the place its caller lent (see [`Ready::forward_into_lent`]).
+    #[inline]
+    #[track_caller]
+    fn ready(self, _args: &Args) -> Ready<Self, Self::Out> {
+        Ready(self, PhantomData)
+    }
+
     /// [`Forward::forward`] writing the output into `out`, whose contents on entry are
     /// unspecified: the rule's `forward_into`, so that a rule building its output in place costs
     /// no copy of it.
@@ -127,7 +136,79 @@ impl<F, O> Ready<F, O> {
     {
         self.0.forward_into(args, out)
     }
+
+    /// [`Ready::forward_into`] for the place a pullback's caller lent for its output, typed by
+    /// the function's declared output rather than by the op. The two are the same type whenever
+    /// the function compiles, since `f_vjp` returns the op's output as the declared one; taking
+    /// the place as any type (and finding it again by its `TypeId`, which the optimizer folds)
+    /// keeps a mismatch reported once, there, rather than a second time here.
+    ///
+    /// # Panics
+    ///
+    /// Never when the crate compiles (see above).
+    #[inline]
+    #[track_caller]
+    pub fn forward_into_lent<A, P: 'static>(self, args: A, out: &mut P) -> F::Saved
+    where
+        F: Forward<A, Out = O>,
+        O: 'static,
+    {
+        let Some(out) = (out as &mut dyn Any).downcast_mut::<O>() else {
+            unreachable!("a function's output has its declared type (`f_vjp` returns it as one)")
+        };
+        self.0.forward_into(args, out)
+    }
 }
+
+/// Moves a pullback's output `value` into the place its caller lent (see
+/// [`Ready::forward_into_lent`] for why the place is taken as any type).
+///
+/// # Panics
+///
+/// Never when the crate compiles.
+#[inline]
+#[track_caller]
+pub fn lend<P: 'static, V: 'static>(out: &mut P, value: V) {
+    let mut value = Some(value);
+    let Some(value) = (&mut value as &mut dyn Any).downcast_mut::<Option<P>>() else {
+        unreachable!("a function's output has its declared type (`f_vjp` returns it as one)")
+    };
+    *out = value.take().unwrap_or_else(|| unreachable!("taken once"));
+}
+
+macro_rules! blank_tuples {
+    ($($t:ident),+) => {
+        impl<$($t: Blank),+> Blank for ($($t,)+) {
+            #[inline]
+            fn blank() -> Self {
+                ($($t::blank(),)+)
+            }
+        }
+    };
+}
+// The other element types a function's output may hold (an auxiliary output of `(loss, aux..)`).
+macro_rules! blank_zero {
+    ($($t:ty),*) => {$(
+        impl Blank for $t {
+            #[inline]
+            fn blank() -> Self {
+                Default::default()
+            }
+        }
+    )*};
+}
+blank_zero!(bool, u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+impl<X: Blank, const N: usize> Blank for [X; N] {
+    #[inline]
+    fn blank() -> Self {
+        core::array::from_fn(|_| X::blank())
+    }
+}
+
+blank_tuples!(A, B);
+blank_tuples!(A, B, C);
+blank_tuples!(A, B, C, D);
 
 /// The place generated code lends an op (see [`Blank`]), typed by the call it is lent to, so that
 /// an op that does not compile raises no second error here.
@@ -158,6 +239,17 @@ pub trait Pullback<const K: usize, Args> {
     #[track_caller]
     fn pullback_into(&self, args: Args, out: &Self::Out, ct: &Self::Out, g: &mut Self::Ct) {
         *g = self.pullback(args, out, ct);
+    }
+
+    /// Adds the cotangent into `g`: in place where the rule can (its `_add_into` VJP), otherwise
+    /// by adding [`Pullback::pullback`]'s result.
+    #[inline]
+    #[track_caller]
+    fn pullback_add_into(&self, args: Args, out: &Self::Out, ct: &Self::Out, g: &mut Self::Ct)
+    where
+        Self::Ct: Cotangent,
+    {
+        g.accumulate(self.pullback(args, out, ct));
     }
 }
 
@@ -194,6 +286,22 @@ pub trait PullbackAt {
         Self: Pullback<K, A>,
     {
         self.pullback_into(args, out, ct, g);
+    }
+
+    /// Adds the cotangent of argument `K` into `g` ([`Pullback::pullback_add_into`]).
+    #[inline]
+    #[track_caller]
+    fn pullback_add_into_at<const K: usize, A>(
+        &self,
+        args: A,
+        out: &<Self as Pullback<K, A>>::Out,
+        ct: &<Self as Pullback<K, A>>::Out,
+        g: &mut <Self as Pullback<K, A>>::Ct,
+    ) where
+        Self: Pullback<K, A>,
+        <Self as Pullback<K, A>>::Ct: Cotangent,
+    {
+        self.pullback_add_into(args, out, ct, g);
     }
 
     /// [`PullbackAt::pullback_at`] out of line (see [`forward_outlined`]): how a long generated
@@ -313,6 +421,15 @@ macro_rules! unary_impls {
                 $(let _ = $c;)*
                 self.op.0.vjp_into(x, out, &self.res, ct, g);
             }
+            #[inline]
+            #[track_caller]
+            #[allow(non_snake_case, reason = "the ignored arguments are named after their types")]
+            fn pullback_add_into(&self, (x, $($c,)*): (&'a Tensor<T, S, St>, $(&'a $c,)*), out: &R::Out, ct: &R::Out, g: &mut Tensor<T, S, St>) {
+                $(let _ = $c;)*
+                if !self.op.0.vjp_add_into(x, out, &self.res, ct, g) {
+                    g.accumulate(self.op.0.vjp(x, out, &self.res, ct));
+                }
+            }
         }
 
         // A scalar receiver runs the rule on a rank-0 tensor and comes back a scalar.
@@ -389,6 +506,19 @@ macro_rules! cotangent_into {
     };
 }
 
+/// A cotangent added into `g`: a tensor's by the rule's `_add_into` VJP where it has one, else by
+/// adding the returned cotangent; a scalar's read back from the rank-0 tensor the rule returns.
+macro_rules! cotangent_add_into {
+    (t, $rule:expr, $g:ident, $into:ident, $value:expr, ($($a:expr),*)) => {
+        if !$rule.$into($($a,)* $g) {
+            $g.accumulate($value);
+        }
+    };
+    (s, $rule:expr, $g:ident, $into:ident, $value:expr, ($($a:expr),*)) => {
+        *$g += $value.item()
+    };
+}
+
 /// `Forward` and both `Pullback`s of a [`Binary`] rule for one pair of operand kinds (`t` a tensor,
 /// `s` a scalar of the element type).
 macro_rules! binary_impls {
@@ -430,6 +560,11 @@ macro_rules! binary_impls {
             fn pullback_into(&self, (l, r): (&'a $lt, &'b $rt), out: &Rl::Out, ct: &Rl::Out, g: &mut $lt) {
                 cotangent_into!($lk, self.op.0, g, vjp_lhs_into, self.op.0.vjp_lhs(operand!($lk, l), operand!($rk, r), out, &self.res, ct), (operand!($lk, l), operand!($rk, r), out, &self.res, ct));
             }
+            #[inline]
+            #[track_caller]
+            fn pullback_add_into(&self, (l, r): (&'a $lt, &'b $rt), out: &Rl::Out, ct: &Rl::Out, g: &mut $lt) {
+                cotangent_add_into!($lk, self.op.0, g, vjp_lhs_add_into, self.op.0.vjp_lhs(operand!($lk, l), operand!($rk, r), out, &self.res, ct), (operand!($lk, l), operand!($rk, r), out, &self.res, ct));
+            }
         }
 
         #[diagnostic::do_not_recommend]
@@ -448,6 +583,11 @@ macro_rules! binary_impls {
             #[track_caller]
             fn pullback_into(&self, (l, r): (&'a $lt, &'b $rt), out: &Rl::Out, ct: &Rl::Out, g: &mut $rt) {
                 cotangent_into!($rk, self.op.0, g, vjp_rhs_into, self.op.0.vjp_rhs(operand!($lk, l), operand!($rk, r), out, &self.res, ct), (operand!($lk, l), operand!($rk, r), out, &self.res, ct));
+            }
+            #[inline]
+            #[track_caller]
+            fn pullback_add_into(&self, (l, r): (&'a $lt, &'b $rt), out: &Rl::Out, ct: &Rl::Out, g: &mut $rt) {
+                cotangent_add_into!($rk, self.op.0, g, vjp_rhs_add_into, self.op.0.vjp_rhs(operand!($lk, l), operand!($rk, r), out, &self.res, ct), (operand!($lk, l), operand!($rk, r), out, &self.res, ct));
             }
         }
     };
@@ -739,6 +879,25 @@ impl<X> CalleeCotangent<X> for X {
     }
 }
 
+/// [`CalleeCotangent`] by reference: how generated code reads a callee's cotangent where the
+/// callee's pullback returned it, rather than copying it out.
+#[diagnostic::on_unimplemented(
+    message = "the called function does not differentiate this argument",
+    label = "a gradient must flow into this argument",
+    note = "add the parameter to the callee's `wrt(..)`, or wrap the argument in `detach(..)`"
+)]
+pub trait CalleeCotangentRef<X> {
+    /// The cotangent.
+    fn as_cotangent(&self) -> &X;
+}
+
+impl<X> CalleeCotangentRef<X> for X {
+    #[inline]
+    fn as_cotangent(&self) -> &X {
+        self
+    }
+}
+
 /// What the backward of a `#[custom_vjp]` rule returns: one cotangent per differentiated parameter.
 #[diagnostic::on_unimplemented(
     message = "the backward of this rule returns `{Self}`, but the rule needs `{Expected}`",
@@ -779,6 +938,13 @@ pub trait CotangentFrom: Cotangent {
     #[must_use]
     fn cotangent_from<C: CalleeCotangent<Self>>(&self, g: C) -> Self {
         g.into_cotangent()
+    }
+
+    /// `g` by reference, if it is a cotangent of `self`.
+    #[inline]
+    #[must_use]
+    fn cotangent_ref<'g, C: CalleeCotangentRef<Self>>(&self, g: &'g C) -> &'g Self {
+        g.as_cotangent()
     }
 }
 

@@ -145,6 +145,7 @@ where
             ct.as_slice(),
             b.as_slice(),
             g.as_mut_slice(),
+            false,
         );
     }
 
@@ -162,7 +163,46 @@ where
             a.as_slice(),
             ct.as_slice(),
             g.as_mut_slice(),
+            false,
         );
+    }
+
+    fn vjp_lhs_add_into(
+        &self,
+        _: &Tensor<T, L, SL>,
+        b: &Tensor<T, R, SR>,
+        _: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+        g: &mut Tensor<T, L, SL>,
+    ) -> bool {
+        lhs_kernel(
+            layout::<L, R>(),
+            ct.as_slice(),
+            b.as_slice(),
+            g.as_mut_slice(),
+            true,
+        );
+        true
+    }
+
+    fn vjp_rhs_add_into(
+        &self,
+        a: &Tensor<T, L, SL>,
+        _: &Tensor<T, R, SR>,
+        _: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+        g: &mut Tensor<T, R, SR>,
+    ) -> bool {
+        rhs_kernel(
+            layout::<L, R>(),
+            a.as_slice(),
+            ct.as_slice(),
+            g.as_mut_slice(),
+            true,
+        );
+        true
     }
 }
 
@@ -386,6 +426,7 @@ where
             ct.as_slice(),
             b.as_slice(),
             g.as_mut_slice(),
+            false,
         );
     }
 
@@ -403,7 +444,46 @@ where
             a.as_slice(),
             ct.as_slice(),
             g.as_mut_slice(),
+            false,
         );
+    }
+
+    fn vjp_lhs_add_into(
+        &self,
+        _: &Tensor<T, L, SL>,
+        b: &Tensor<T, R, SR>,
+        _: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+        g: &mut Tensor<T, L, SL>,
+    ) -> bool {
+        lhs_kernel(
+            const { loose_layout::<L, R>() },
+            ct.as_slice(),
+            b.as_slice(),
+            g.as_mut_slice(),
+            true,
+        );
+        true
+    }
+
+    fn vjp_rhs_add_into(
+        &self,
+        a: &Tensor<T, L, SL>,
+        _: &Tensor<T, R, SR>,
+        _: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+        g: &mut Tensor<T, R, SR>,
+    ) -> bool {
+        rhs_kernel(
+            const { loose_layout::<L, R>() },
+            a.as_slice(),
+            ct.as_slice(),
+            g.as_mut_slice(),
+            true,
+        );
+        true
     }
 }
 
@@ -434,20 +514,22 @@ fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
 
 /// `a_bar_i = ct_i b_i^T`, summed over `i` into a shared `a`. Element `(j, p)` of `b_i^T` is
 /// `b_i[p * n + j]`: strides `(1, n)`.
-fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T]) {
+fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
     let Layout { m, k, n, .. } = g;
     if m * n == 0 {
         // No output, so the cotangent is zero. `ga` may hold anything (see
-        // `BinaryRule::vjp_lhs_into`).
-        ga.fill(T::ZERO);
+        // `BinaryRule::vjp_lhs_into`), unless it is added into.
+        if !add {
+            ga.fill(T::ZERO);
+        }
         return;
     }
     for (i, cti) in ct.chunks_exact(m * n).enumerate() {
         let bi = nth(b, i, k * n, g.rhs_batched);
         let (gi, accumulate) = if g.lhs_batched {
-            (&mut ga[i * m * k..(i + 1) * m * k], false)
+            (&mut ga[i * m * k..(i + 1) * m * k], add)
         } else {
-            (&mut ga[..], i > 0)
+            (&mut ga[..], add || i > 0)
         };
         T::gemm((m, n, k), cti, (n, 1), bi, (1, n), gi, accumulate);
     }
@@ -455,21 +537,23 @@ fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T]) {
 
 /// `b_bar_i = a_i^T ct_i`, summed over `i` into a shared `b`. Element `(p, r)` of `a_i^T` is
 /// `a_i[r * k + p]`: strides `(1, k)`.
-fn rhs_kernel<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T]) {
+fn rhs_kernel<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T], add: bool) {
     let Layout { m, k, n, .. } = g;
     if m * n == 0 {
-        // No output, so the cotangent is zero. `gb` may hold anything.
-        gb.fill(T::ZERO);
+        // No output, so the cotangent is zero. `gb` may hold anything, unless it is added into.
+        if !add {
+            gb.fill(T::ZERO);
+        }
         return;
     }
     for (i, cti) in ct.chunks_exact(m * n).enumerate() {
         let ai = nth(a, i, m * k, g.lhs_batched);
         let (gi, accumulate) = if g.rhs_batched {
-            (&mut gb[i * k * n..(i + 1) * k * n], false)
+            (&mut gb[i * k * n..(i + 1) * k * n], add)
         } else {
             // Not reached with more than one product today (`layout` folds the batch of a shared
             // right operand into rows), but correct for any layout.
-            (&mut gb[..], i > 0)
+            (&mut gb[..], add || i > 0)
         };
         T::gemm((k, m, n), ai, (1, k), cti, (n, 1), gi, accumulate);
     }

@@ -17,6 +17,9 @@ pub struct Forward<'a, 'c> {
     plan: &'c Plan,
     /// In a pullback: the calls pass on what the pullback's caller needs (`NeedsOf<__N, ..>`).
     guarded: bool,
+    /// In a pullback: the output, computed by the body's last statement, which that op writes
+    /// straight into the place the caller lent (`__out`) instead of a binding of its own.
+    lent: Option<VarId>,
 }
 
 impl<'a, 'c> Forward<'a, 'c> {
@@ -26,7 +29,14 @@ impl<'a, 'c> Forward<'a, 'c> {
             cx,
             plan,
             guarded: false,
+            lent: None,
         }
+    }
+
+    /// Writes `v` into the caller's place `__out` (see `lent`).
+    pub fn lend_result(mut self, v: Option<VarId>) -> Self {
+        self.lent = v;
+        self
     }
 
     /// The forward sweep of a pullback (see `guarded`).
@@ -198,6 +208,23 @@ impl<'a, 'c> Forward<'a, 'c> {
                             "__op_{}",
                             saved.to_string().trim_start_matches("__saved_")
                         );
+                        if self.lent == Some(*var) {
+                            // A pullback's output: written into its caller's place.
+                            let ready = respan(
+                                quote!(#k::__private::Forward::ready(#ctor #name #turbofish #rest, &#args)),
+                                span,
+                            );
+                            let into = respan(quote!(#rule.forward_into_lent(#args, __out)), span);
+                            let check = respan(
+                                quote!(#k::__private::anomaly::forward(&*__out, #op);),
+                                span,
+                            );
+                            return quote! {
+                                let #rule = #ready;
+                                let #saved = #into;
+                                #check
+                            };
+                        }
                         let ty = ty.as_ref().map(|t| quote!(: (#t, _)));
                         let prepare = respan(
                             quote!(#k::__private::Forward::prepare(#ctor #name #turbofish #rest, &#args)),
@@ -262,6 +289,8 @@ impl<'a, 'c> Forward<'a, 'c> {
                         } else {
                             passed.push(quote!(#k::__private::Need::<#mask>));
                         }
+                        // The place the callee writes its output into.
+                        passed.push(quote!(&mut #id));
                         let turbofish = turbofish.as_ref().map(with_inferred_needs);
                         let call = if *method {
                             let (recv, rest) = passed.split_first().expect("a receiver");
@@ -281,8 +310,11 @@ impl<'a, 'c> Forward<'a, 'c> {
                         } else {
                             respan(quote!(#pullback #turbofish (#(#passed),*)), span)
                         };
-                        let ty = ty.as_ref().map(|t| quote!(: (#t, _)));
-                        quote!(let (#id, #pb) #ty = #call;)
+                        let ty = ty.as_ref().map(|t| quote!(: #t));
+                        quote! {
+                            let mut #id #ty = #k::__private::blank();
+                            let #pb = #call;
+                        }
                     }
                     Value::Copy(a) => {
                         let r = self.refer(*a);
@@ -493,11 +525,11 @@ fn collect_calls(stmts: &[Stmt], out: &mut Vec<(syn::Path, usize, bool)>) {
                     },
                 ..
             } => {
-                // One more argument: the `Need` mask.
+                // Two more arguments: the `Need` mask and the output's place.
                 if *via_callee {
-                    out.push((pullback.clone(), args.len() + 1, true));
+                    out.push((pullback.clone(), args.len() + 2, true));
                 } else if *method && turbofish.is_none() {
-                    out.push((pullback.clone(), args.len(), false));
+                    out.push((pullback.clone(), args.len() + 1, false));
                 }
             }
             Stmt::Loop(l) => collect_calls(&l.body, out),

@@ -99,8 +99,23 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
     let forward = Forward::new(cx, &plan);
     let fwd = forward.top(&body.stmts);
     let enums = forward.enums();
+    // The pullback writes its output into the place its caller lends (`__out`): straight from
+    // the op that computes it when that is the body's last statement, otherwise moved there at
+    // the end of its forward sweep. Both take the place as any type (`lend`,
+    // `forward_into_lent`), so that an output of the wrong type is reported once, by `f_vjp`.
+    let result_is_owned_param = cx.param_by_ref(body.result) == Some(false);
+    let last_computes_result = matches!(
+        body.stmts.last(),
+        Some(crate::ir::Stmt::Let { var, value: crate::ir::Value::Op { .. }, .. })
+            if *var == body.result
+    );
+    let out_in_place =
+        !cx.large && body.aux.is_empty() && !result_is_owned_param && last_computes_result;
     // The pullback's forward sweep passes on to its callees what its own caller needs.
-    let fwd_pb = Forward::new(cx, &plan).guarded().top(&body.stmts);
+    let fwd_pb = Forward::new(cx, &plan)
+        .guarded()
+        .lend_result(out_in_place.then_some(body.result))
+        .top(&body.stmts);
     let items = &body.items;
     let result = cx.ident(Entity::Var(body.result));
 
@@ -127,7 +142,6 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         .collect();
     let grad_name = &names.grad;
     // A parameter returned as the output is copied before it is shadowed by its reference.
-    let result_is_owned_param = cx.param_by_ref(body.result) == Some(false);
     let (keep_out, out_value) = if result_is_owned_param {
         (
             quote!(let __value = ::core::clone::Clone::clone(&#result);),
@@ -253,17 +267,23 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
     } else {
         quote!((#(#value_ids,)*))
     };
+    let write_out = if out_in_place {
+        quote!()
+    } else {
+        quote!(#k::__private::lend(__out, #take_out);)
+    };
     let pullback_body = quote! {
         #prelude
         #(#items)*
         #enums
         #fwd_pb
-        (#take_out, move |#(#closure_params,)* __value: &#out, #cot: &#out, #lend_param| {
+        #write_out
+        move |#(#closure_params,)* __value: &#out, #cot: &#out, #lend_param| {
             #[allow(unused_variables)]
             let #value_pat = __value;
             #rev_pb
             (#(#cts_pb,)*)
-        })
+        }
     };
     (vjp_body, pullback_body)
 }
@@ -312,11 +332,12 @@ pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> T
         bwd.span(),
     );
     let pullback_body = quote! {
-        let (__out, __res) = #fwd(#(#params),*);
-        (__out, move |#(#ignored,)* _: &#out, __cotangent: &#out| {
+        let (__value, __res) = #fwd(#(#params),*);
+        *__out = __value;
+        move |#(#ignored,)* _: &#out, __cotangent: &#out| {
             let (#(#gs,)*) = #check;
             (#(#cts,)*)
-        })
+        }
     };
     let pb = &names.pullback;
     let turbofish = names.turbofish_needs_inferred();
@@ -355,7 +376,8 @@ pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> T
     let fields: Vec<&Ident> = f.params.iter().filter(|p| p.wrt).map(|p| &p.name).collect();
     let grad_name = &names.grad;
     let vjp_body = quote! {
-        let (__out, __pullback) = #pb #turbofish(#(#passed,)* #krate::__private::Need::<{ u64::MAX }>);
+        let mut __out = #krate::__private::blank();
+        let __pullback = #pb #turbofish(#(#passed,)* #krate::__private::Need::<{ u64::MAX }>, &mut __out);
         let (#(#pats,)*) = __pullback(#(#refs,)* &__out, cotangent);
         (__out, #grad_name { #(#fields),* })
     };
@@ -396,8 +418,8 @@ pub fn stub_items(f: &Function, krate: &Path) -> TokenStream {
     tokens.extend(names.pullback_fn_with(
         krate,
         quote! {
-            let _ = (#(&#params,)*);
-            (::core::unreachable!(), move |#(#ignored,)* _: &#out, _: &#out| ::core::unreachable!())
+            let _ = (#(&#params,)* __out);
+            move |#(#ignored,)* _: &#out, _: &#out| ::core::unreachable!()
         },
         &stub,
     ));
@@ -864,11 +886,12 @@ impl<'a> Names<'a> {
             .filter(|(_, p)| p.by_ref && p.lifetime.is_none() && !p.wrt && !p.receiver)
             .map(|(i, _)| (i, Lifetime::new(&format!("'__a{i}"), Span::call_site())))
             .collect();
+        let out = &f.output;
         let needs_bound = quote!(__N: #krate::__private::Needs);
         let (generics, mut inputs, where_clause) = self.signature_with(&extra, Some(&needs_bound));
-        // Which cotangents the caller needs (see `Needs`).
+        // Which cotangents the caller needs (see `Needs`), and the place it lends the output.
         inputs.push(quote!(#[allow(unused_variables)] __needs: __N));
-        let out = &f.output;
+        inputs.push(quote!(__out: &mut #out));
         let mut captured: Vec<TokenStream> = extra.iter().map(|(_, l)| quote!(#l)).collect();
         for p in &f.params {
             if let (Some(l), false) = (&p.lifetime, p.wrt)
@@ -922,9 +945,9 @@ impl<'a> Names<'a> {
         let cts: Vec<TokenStream> = cts.collect();
         let free = quote! {
             #[doc(hidden)]
-            #[allow(unused_mut, clippy::too_many_lines, clippy::similar_names, clippy::type_complexity, clippy::needless_pass_by_value, reason = "generated code: one binding per op")]
+            #[allow(unused_mut, clippy::too_many_lines, clippy::too_many_arguments, clippy::similar_names, clippy::type_complexity, clippy::needless_pass_by_value, reason = "generated code: one binding per op, and the place the output goes")]
             #attrs
-            #vis fn #name #generics (#(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out, &#out, #lend_ty) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
+            #vis fn #name #generics (#(#inputs),*) -> impl Fn(#(&#arg_tys,)* &#out, &#out, #lend_ty) -> (#(#cts,)*) + use<#(#captured),*> #where_clause {
                 #body
             }
         };
@@ -946,7 +969,7 @@ impl<'a> Names<'a> {
                 let n = &p.name;
                 quote!(#n)
             })
-            .chain(std::iter::once(quote!(__needs)))
+            .chain([quote!(__needs), quote!(__out)])
             .collect();
         let turbofish = self.turbofish_with_needs();
         // Lifetimes first, then `Self` and the other parameters.
@@ -962,12 +985,12 @@ impl<'a> Names<'a> {
             #[allow(non_camel_case_types, clippy::type_complexity)]
             #vis trait #tr {
                 #[allow(clippy::too_many_arguments)]
-                fn #name #generics (&self, #(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out, &#out) -> (#(#cts,)*) + use<#(#trait_captured),*>) #where_clause;
+                fn #name #generics (&self, #(#inputs),*) -> impl Fn(#(&#arg_tys,)* &#out, &#out) -> (#(#cts,)*) + use<#(#trait_captured),*> #where_clause;
             }
             #[allow(refining_impl_trait, clippy::type_complexity)]
             impl #tr for &#krate::__private::Callee {
                 #[inline]
-                fn #name #generics (&self, #(#inputs),*) -> (#out, impl Fn(#(&#arg_tys,)* &#out, &#out) -> (#(#cts,)*) + use<#(#captured),*>) #where_clause {
+                fn #name #generics (&self, #(#inputs),*) -> impl Fn(#(&#arg_tys,)* &#out, &#out) -> (#(#cts,)*) + use<#(#captured),*> #where_clause {
                     #name #turbofish (#(#args),*)
                 }
             }

@@ -32,6 +32,24 @@ struct IntoPlace {
     blank: TokenStream,
     /// The call that writes the cotangent, given `&mut place`.
     write: Box<dyn Fn(TokenStream) -> TokenStream>,
+    /// The call that adds the cotangent into a place that holds others, given `&mut place` (in
+    /// place where the rule can: a matrix product accumulates into it).
+    add: Box<dyn Fn(TokenStream) -> TokenStream>,
+}
+
+/// The call that adds the contribution `g` into `target` (`&mut place`): in place through the
+/// pullback where there is one, otherwise `acc(target, g)`.
+fn added(
+    into: Option<&IntoPlace>,
+    acc: &TokenStream,
+    target: TokenStream,
+    g: &TokenStream,
+) -> TokenStream {
+    if let Some(into) = into {
+        (into.add)(target)
+    } else {
+        quote!(#acc(#target, #g))
+    }
 }
 
 /// How a variable is read inside a loop body or an arm, when not as a saved value.
@@ -337,6 +355,32 @@ impl<'a, 'c> Reverse<'a, 'c> {
         None
     }
 
+    /// Adds a contribution to the cotangent of `v` that lives elsewhere (in the tuple a callee's
+    /// pullback returned): `r` borrows it, `g` moves it. A first contribution outside loops and
+    /// branches binds the cotangent to the borrow (never scoped, since it borrows); any other goes
+    /// through [`Reverse::contribute`].
+    fn contribute_borrowed(&mut self, v: VarId, r: TokenStream, g: TokenStream) -> TokenStream {
+        // (A parameter's cotangent leaves the sweep in the gradient: moved out, not borrowed.)
+        let simple = matches!(self.ct[v], Ct::None)
+            && !matches!(self.cx.body.vars[v].origin, crate::ir::Origin::Param(_))
+            && self.cx.projection(v).is_none()
+            && !self.cx.roots.contains(&v)
+            && self.lent != Some(v)
+            && self.constructs.is_empty()
+            && !self.scoping.hoisted.contains(&v);
+        if !simple {
+            return self.contribute(v, g);
+        }
+        if self.counting {
+            self.plan.counts[v] += 1;
+        }
+        self.remaining[v] = self.remaining[v].saturating_sub(1);
+        self.note(v, None);
+        let id = self.cx.ct_ident(v);
+        self.ct[v] = Ct::Ref(id.clone());
+        quote!(let #id = #r;)
+    }
+
     /// Adds `g` to the cotangent of `v`.
     fn contribute(&mut self, v: VarId, g: TokenStream) -> TokenStream {
         self.contribute_with(v, g, None)
@@ -371,7 +415,8 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     quote!(#place = #g;)
                 }
             } else {
-                quote!(#acc(&mut #place, #g);)
+                let add = added(into.as_ref(), &acc, quote!(&mut #place), &g);
+                quote!(#add;)
             };
             return match self.need(v) {
                 Some(c) => quote!(if #c { #code }),
@@ -391,7 +436,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
             }
         }
         if let Some(c) = self.need(v) {
-            return self.contribute_guarded(v, g, &c);
+            return self.contribute_guarded(v, g, &c, into);
         }
         let r = self.remaining[v];
         self.remaining[v] = r.saturating_sub(1);
@@ -429,11 +474,17 @@ impl<'a, 'c> Reverse<'a, 'c> {
             Ct::Owned {
                 ident,
                 mutable: true,
-            } if self.lent == Some(v) => quote!(#acc(&mut *#ident, #g);),
+            } if self.lent == Some(v) => {
+                let add = added(into.as_ref(), &acc, quote!(&mut *#ident), &g);
+                quote!(#add;)
+            }
             Ct::Owned {
                 ident,
                 mutable: true,
-            } => quote!(#acc(&mut #ident, #g);),
+            } => {
+                let add = added(into.as_ref(), &acc, quote!(&mut #ident), &g);
+                quote!(#add;)
+            }
             Ct::Owned {
                 ident,
                 mutable: false,
@@ -459,7 +510,13 @@ impl<'a, 'c> Reverse<'a, 'c> {
     /// parameter's cotangent is a mutable binding from its first contribution on (zero when not
     /// needed), added into under the condition.
     /// (Counted by [`Reverse::contribute`], which calls it.)
-    fn contribute_guarded(&mut self, v: VarId, g: TokenStream, need: &TokenStream) -> TokenStream {
+    fn contribute_guarded(
+        &mut self,
+        v: VarId,
+        g: TokenStream,
+        need: &TokenStream,
+        into: Option<IntoPlace>,
+    ) -> TokenStream {
         self.remaining[v] = self.remaining[v].saturating_sub(1);
         let k = self.krate().clone();
         let acc = self.accumulate_fn();
@@ -471,6 +528,17 @@ impl<'a, 'c> Reverse<'a, 'c> {
                 ident: id.clone(),
                 mutable: true,
             };
+            if let Some(into) = into {
+                // Zero (the place lent to the pullback is zeros), overwritten in place when the
+                // caller needs it: a value chosen by an `if` would be copied out of the branch.
+                let write = (into.write)(quote!(&mut #id));
+                let blank = &into.blank;
+                return if self.scoping.hoisted.contains(&v) {
+                    quote!(#id = #blank; if #need { #write; })
+                } else {
+                    quote!(let mut #id = #blank; if #need { #write; })
+                };
+            }
             let value = quote!(if #need { #g } else { #k::__private::zeros_like(#x) });
             if self.scoping.hoisted.contains(&v) {
                 quote!(#id = #value;)
@@ -487,7 +555,8 @@ impl<'a, 'c> Reverse<'a, 'c> {
             } else {
                 quote!(&mut #ident)
             };
-            quote!(#pre if #need { #acc(#target, #g); })
+            let add = added(into.as_ref(), &acc, target, &g);
+            quote!(#pre if #need { #add; })
         }
     }
 
@@ -755,15 +824,19 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     let args = respan(quote!(((#(#refs,)*), #out, #ct)), span);
                     let g = quote!(#saved #method #args);
                     let into = (!self.cx.large).then(|| {
-                        let at = respan(quote!(.pullback_into_at::<#pos, _>), span);
-                        let (saved, refs, out, ct) =
-                            (saved.clone(), refs.clone(), out.clone(), ct.clone());
+                        let call = |method: TokenStream| {
+                            let (saved, refs, out, ct) =
+                                (saved.clone(), refs.clone(), out.clone(), ct.clone());
+                            Box::new(move |place: TokenStream| {
+                                let args = respan(quote!(((#(#refs,)*), #out, #ct, #place)), span);
+                                respan(quote!(#saved #method #args), span)
+                            })
+                                as Box<dyn Fn(TokenStream) -> TokenStream>
+                        };
                         IntoPlace {
                             blank: quote!(#k::__private::blank()),
-                            write: Box::new(move |place| {
-                                let args = respan(quote!(((#(#refs,)*), #out, #ct, #place)), span);
-                                respan(quote!(#saved #at #args), span)
-                            }),
+                            write: call(respan(quote!(.pullback_into_at::<#pos, _>), span)),
+                            add: call(respan(quote!(.pullback_add_into_at::<#pos, _>), span)),
                         }
                     });
                     code.extend(self.contribute_with(a, g, into));
@@ -803,25 +876,6 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     .iter()
                     .map(|&(a, _)| self.refer(Entity::Var(a)))
                     .collect();
-                let names: Vec<TokenStream> = args
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &(a, _))| {
-                        if self.cx.active(a) {
-                            let id = format_ident!(
-                                "__g{}_{}",
-                                j,
-                                self.cx
-                                    .ident(Entity::Var(var))
-                                    .to_string()
-                                    .trim_start_matches('_')
-                            );
-                            quote!(#id)
-                        } else {
-                            quote!(_)
-                        }
-                    })
-                    .collect();
                 // The callee's output, which it no longer holds, and its cotangent.
                 let out = self.refer(Entity::Var(var));
                 // A method's receiver: its cotangent is added into where it goes, lent to the
@@ -848,21 +902,29 @@ impl<'a, 'c> Reverse<'a, 'c> {
                     let _ = k;
                 }
                 let call = respan(quote!((#pb)(#(#refs,)* #out, #ct, #lend)), span);
-                let mut names = names;
-                if method {
-                    names[0] = quote!(_);
-                }
-                let mut code = quote!(let (#(#names,)*) = #call;);
+                // The cotangents stay where the pullback returned them: an argument's first
+                // contribution reads its cotangent there (a copy out of the tuple would cost as
+                // much as the op), later ones are moved out and added.
+                let gs = format_ident!(
+                    "__gs_{}",
+                    self.cx
+                        .ident(Entity::Var(var))
+                        .to_string()
+                        .trim_start_matches('_')
+                );
+                let mut code = quote!(let #gs = #call;);
                 for (j, &(a, _)) in args.iter().enumerate() {
                     if method && j == 0 {
                         continue;
                     }
                     if self.cx.active(a) {
-                        let g = &names[j];
+                        let index = syn::Index::from(j);
                         let x = refs[j].clone();
-                        let method = respan(quote!(.cotangent_from), span);
-                        let conv = quote!((#x) #method (#g));
-                        code.extend(self.contribute(a, conv));
+                        let by_ref = respan(quote!(.cotangent_ref), span);
+                        let by_value = respan(quote!(.cotangent_from), span);
+                        let r = quote!((#x) #by_ref (&#gs.#index));
+                        let conv = quote!((#x) #by_value (#gs.#index));
+                        code.extend(self.contribute_borrowed(a, r, conv));
                     }
                 }
                 code

@@ -60,6 +60,16 @@ enum Binding {
     Poisoned,
 }
 
+/// The names (without the leading `__`) that generated code binds in the functions it emits.
+const GENERATED_NAMES: &[&str] = &[
+    "out", "needs", "value", "grad", "acc_self", "self", "pullback", "res", "aux",
+];
+
+/// The prefixes of the names generated code derives from a variable's (`__saved_x` for `__x`).
+const DERIVED_PREFIXES: &[&str] = &[
+    "saved_", "op_", "ct_", "pb_", "g_", "g1_", "tape", "arm", "value", "aux", "cot",
+];
+
 /// Lowers the body of `f`. Returns `None` if nothing could be lowered (errors are reported).
 pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
     let mut l = Lower {
@@ -83,6 +93,11 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         },
         aux: Vec::new(),
     };
+    // Names the generated code binds beside the user's (`__out`, the place a pullback writes its
+    // output into; `__needs`; `__value`; `__grad`; ...): a local of the same name is renamed.
+    for name in GENERATED_NAMES {
+        l.taken.insert((*name).to_string(), 1);
+    }
     for (i, p) in f.params.iter().enumerate() {
         l.taken.insert(key(&p.name), 1);
         let v = l.vars.len();
@@ -208,11 +223,17 @@ impl Lower<'_> {
         self.stmts.truncate(s.stmts);
     }
 
-    /// `__base`, then `__base_2`, `__base_3`, ...
+    /// `__base`, then `__base_2`, `__base_3`, ... A base that starts like the names derived from a
+    /// variable's (`__saved_x`, `__op_x`, `__ct_x`, `__pb_x`) starts at `__base_2`, so that it cannot
+    /// be one of them.
     fn fresh_ident(&mut self, base: &str) -> Ident {
         let base = base.trim_start_matches('_');
         let base = if base.is_empty() { "v" } else { base };
-        let n = self.taken.entry(base.to_string()).or_insert(0);
+        let derived = DERIVED_PREFIXES.iter().any(|p| base.starts_with(p));
+        let n = self
+            .taken
+            .entry(base.to_string())
+            .or_insert(usize::from(derived));
         *n += 1;
         if *n == 1 {
             format_ident!("__{}", base)
