@@ -102,7 +102,12 @@ pub trait Forward<Args>: Sized {
 }
 
 /// A value to be overwritten: the place generated code lends an op to write its output or a
-/// cotangent into (see [`Forward::forward_into`]).
+/// cotangent into (see [`Forward::forward_into`]), or a called differentiable function its output.
+#[diagnostic::on_unimplemented(
+    message = "the output of a differentiable function called here holds a `{Self}`, which has no zero value to lend as its place",
+    label = "called here",
+    note = "a differentiable function called by another returns tensors, floats, integers, `bool`s, and arrays and tuples of them"
+)]
 pub trait Blank {
     /// Zeros (a tensor has no cheaper safe value; the op overwrites them).
     fn blank() -> Self;

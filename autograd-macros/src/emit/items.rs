@@ -3,9 +3,10 @@
 //! - `FGrad`: one public field per differentiated parameter, named like it, typed like its value;
 //! - `f_vjp(params.., cotangent: &Out) -> (Out, FGrad)`: the value and the vector-Jacobian product;
 //! - `f_grad(params..) -> (Out, FGrad)` when the output is a scalar: the value and the gradient;
-//! - `__f_pullback(params..) -> (Out, impl Fn(&params.., &Out) -> (cotangents..))` (hidden): what a
-//!   `#[differentiable]` caller of `f` uses; one cotangent per parameter position, `NoGrad` for
-//!   parameters `f` does not differentiate.
+//! - `__f_pullback(params.., needs, out: &mut Out) -> impl Fn(&params.., &Out, &Out) -> (cotangents..)`
+//!   (hidden): what a `#[differentiable]` caller of `f` uses. It writes the output into the place
+//!   the caller lends (`out`) and returns the closure that computes the cotangents the caller
+//!   `needs`: one per parameter position, `NoGrad` for parameters `f` does not differentiate.
 
 use super::forward::Forward;
 use super::reverse::Reverse;
