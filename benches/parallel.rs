@@ -25,6 +25,12 @@
 //! chunks and dropping the shards' gradients on the workers measured no better (1.17-1.39x
 //! against 1.25-1.36x in alternating runs), so it was not kept.
 //!
+//! After the tape kept its freed nodes' memory mapped (it raises glibc's trim and mmap
+//! thresholds once per process) and wrote outputs and cotangents in place (2026-12-02 07:00 UTC,
+//! same machine, load average about 1): single thread 1.34-1.41 ms (median 1.37), 2 shards
+//! 0.88-1.04 ms (median 0.95), i.e. **1.45x** at the medians, 4 shards 1.17 ms. Still short of
+//! 1.7x: the serial sum of the shards' gradients and the scheduler, as above.
+//!
 //! Run with `cargo bench --bench parallel`.
 
 mod common;
