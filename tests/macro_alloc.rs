@@ -87,13 +87,20 @@ fn struct_allocations_in_ten_calls<
 #[test]
 fn struct_gradients_allocate_nothing() {
     assert_eq!(struct_allocations_in_ten_calls::<16, 4, 16, 3>(), 0);
-    let n = std::thread::Builder::new()
-        .stack_size(16 << 20)
-        .spawn(struct_allocations_in_ten_calls::<64, 64, 128, 10>)
-        .expect("spawn")
-        .join()
-        .expect("join");
-    assert_eq!(n, 0);
+    // W2, and the digits MLP (batch 32, 64 -> 128 -> 10) of `examples/05-digits.rs`.
+    let sizes: [fn() -> u64; 2] = [
+        struct_allocations_in_ten_calls::<64, 64, 128, 10>,
+        struct_allocations_in_ten_calls::<32, 64, 128, 10>,
+    ];
+    for count in sizes {
+        let n = std::thread::Builder::new()
+            .stack_size(16 << 20)
+            .spawn(count)
+            .expect("spawn")
+            .join()
+            .expect("join");
+        assert_eq!(n, 0);
+    }
 }
 
 #[test]
