@@ -23,6 +23,15 @@ pub trait UnaryRule<X> {
     /// the kernel, so the compiler cannot build it in the caller's place). The default returns
     /// through [`UnaryRule::forward`]; a rule that overrides it defines `forward` through it, so
     /// the two cannot differ.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::rules::{Relu, UnaryRule};
+    /// let x = Tensor::new([-1.0f32, 2.0]);
+    /// let mut y = Tensor::full(f32::NAN); // whatever the place holds is overwritten
+    /// Relu.forward_into(&x, &mut y);
+    /// assert_eq!(y.to_array(), [0.0, 2.0]);
+    /// ```
     #[inline]
     #[track_caller]
     fn forward_into(&self, x: &X, out: &mut Self::Out) -> Self::Residual {
@@ -123,6 +132,20 @@ pub trait BinaryRule<L, R> {
 
     /// Adds the cotangent of the left input into `g` if this rule can do that in place; returns
     /// whether it did (see [`UnaryRule::vjp_add_into`]).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::Tensor;
+    /// use autograd_core::rules::{BinaryRule, MatMul};
+    /// let a: Tensor![f64; 1, 2] = Tensor::new([[1.0, 2.0]]);
+    /// let b: Tensor![f64; 2, 1] = Tensor::new([[3.0], [4.0]]);
+    /// let (y, res) = MatMul.forward(&a, &b);
+    /// let ct: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
+    /// // `g` already holds another contribution; the product's adds `ct b^T = [3, 4]` into it.
+    /// let mut g: Tensor![f64; 1, 2] = Tensor::new([[10.0, 20.0]]);
+    /// assert!(MatMul.vjp_lhs_add_into(&a, &b, &y, &res, &ct, &mut g));
+    /// assert_eq!(g.to_array(), [[13.0, 24.0]]);
+    /// ```
     #[inline]
     #[allow(
         clippy::too_many_arguments,
