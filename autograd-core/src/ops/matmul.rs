@@ -78,133 +78,125 @@ const fn layout<L: Shape, R: MatMulRhs<L>>() -> Layout {
     Layout::new(R::BATCH, (R::M, R::K, R::N), R::LHS_BATCHED, R::RHS_BATCHED)
 }
 
-impl<T, L, R, SL, SR> BinaryRule<Tensor<T, L, SL>, Tensor<T, R, SR>> for MatMul
-where
-    T: Float,
-    L: Shape,
-    R: MatMulRhs<L>,
-    SL: Join<SR>,
-    SR: Storage,
-{
-    type Out = Tensor<T, R::Out, SL::Out>;
-    type Residual = ();
-    const NAME: &'static str = "matmul";
+/// The [`BinaryRule`] of a matrix product: [`MatMul`] under [`MatMulRhs`], [`LooseMatMul`]
+/// under [`LooseMatMulRhs`]. The two differ only in the bound that checks the sizes (and so in
+/// where the layout's constants come from and what the output's shape is called).
+macro_rules! matmul_rule {
+    ($rule:ident, $rhs:ident, $out:ident, $layout:expr) => {
+        impl<T, L, R, SL, SR> BinaryRule<Tensor<T, L, SL>, Tensor<T, R, SR>> for $rule
+        where
+            T: Float,
+            L: Shape,
+            R: $rhs<L>,
+            SL: Join<SR>,
+            SR: Storage,
+        {
+            type Out = Tensor<T, R::$out, SL::Out>;
+            type Residual = ();
+            const NAME: &'static str = "matmul";
 
-    fn forward(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>) -> (Self::Out, ()) {
-        let mut y = Tensor::zeros();
-        self.forward_into(a, b, &mut y);
-        (y, ())
-    }
+            fn forward(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>) -> (Self::Out, ()) {
+                let mut y = Tensor::zeros();
+                self.forward_into(a, b, &mut y);
+                (y, ())
+            }
 
-    fn vjp_lhs(
-        &self,
-        a: &Tensor<T, L, SL>,
-        b: &Tensor<T, R, SR>,
-        y: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-    ) -> Tensor<T, L, SL> {
-        let mut g = Tensor::zeros();
-        self.vjp_lhs_into(a, b, y, &(), ct, &mut g);
-        g
-    }
+            fn vjp_lhs(
+                &self,
+                a: &Tensor<T, L, SL>,
+                b: &Tensor<T, R, SR>,
+                y: &Self::Out,
+                (): &(),
+                ct: &Self::Out,
+            ) -> Tensor<T, L, SL> {
+                let mut g = Tensor::zeros();
+                self.vjp_lhs_into(a, b, y, &(), ct, &mut g);
+                g
+            }
 
-    fn vjp_rhs(
-        &self,
-        a: &Tensor<T, L, SL>,
-        b: &Tensor<T, R, SR>,
-        y: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-    ) -> Tensor<T, R, SR> {
-        let mut g = Tensor::zeros();
-        self.vjp_rhs_into(a, b, y, &(), ct, &mut g);
-        g
-    }
+            fn vjp_rhs(
+                &self,
+                a: &Tensor<T, L, SL>,
+                b: &Tensor<T, R, SR>,
+                y: &Self::Out,
+                (): &(),
+                ct: &Self::Out,
+            ) -> Tensor<T, R, SR> {
+                let mut g = Tensor::zeros();
+                self.vjp_rhs_into(a, b, y, &(), ct, &mut g);
+                g
+            }
 
-    fn forward_into(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>, y: &mut Self::Out) {
-        forward_kernel(
-            layout::<L, R>(),
-            a.as_slice(),
-            b.as_slice(),
-            y.as_mut_slice(),
-        );
-    }
+            fn forward_into(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>, y: &mut Self::Out) {
+                forward_kernel($layout, a.as_slice(), b.as_slice(), y.as_mut_slice());
+            }
 
-    fn vjp_lhs_into(
-        &self,
-        _: &Tensor<T, L, SL>,
-        b: &Tensor<T, R, SR>,
-        _: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-        g: &mut Tensor<T, L, SL>,
-    ) {
-        lhs_kernel(
-            layout::<L, R>(),
-            ct.as_slice(),
-            b.as_slice(),
-            g.as_mut_slice(),
-            false,
-        );
-    }
+            fn vjp_lhs_into(
+                &self,
+                _: &Tensor<T, L, SL>,
+                b: &Tensor<T, R, SR>,
+                _: &Self::Out,
+                (): &(),
+                ct: &Self::Out,
+                g: &mut Tensor<T, L, SL>,
+            ) {
+                lhs_kernel(
+                    $layout,
+                    ct.as_slice(),
+                    b.as_slice(),
+                    g.as_mut_slice(),
+                    false,
+                );
+            }
 
-    fn vjp_rhs_into(
-        &self,
-        a: &Tensor<T, L, SL>,
-        _: &Tensor<T, R, SR>,
-        _: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-        g: &mut Tensor<T, R, SR>,
-    ) {
-        rhs_kernel(
-            layout::<L, R>(),
-            a.as_slice(),
-            ct.as_slice(),
-            g.as_mut_slice(),
-            false,
-        );
-    }
+            fn vjp_rhs_into(
+                &self,
+                a: &Tensor<T, L, SL>,
+                _: &Tensor<T, R, SR>,
+                _: &Self::Out,
+                (): &(),
+                ct: &Self::Out,
+                g: &mut Tensor<T, R, SR>,
+            ) {
+                rhs_kernel(
+                    $layout,
+                    a.as_slice(),
+                    ct.as_slice(),
+                    g.as_mut_slice(),
+                    false,
+                );
+            }
 
-    fn vjp_lhs_add_into(
-        &self,
-        _: &Tensor<T, L, SL>,
-        b: &Tensor<T, R, SR>,
-        _: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-        g: &mut Tensor<T, L, SL>,
-    ) -> bool {
-        lhs_kernel(
-            layout::<L, R>(),
-            ct.as_slice(),
-            b.as_slice(),
-            g.as_mut_slice(),
-            true,
-        );
-        true
-    }
+            fn vjp_lhs_add_into(
+                &self,
+                _: &Tensor<T, L, SL>,
+                b: &Tensor<T, R, SR>,
+                _: &Self::Out,
+                (): &(),
+                ct: &Self::Out,
+                g: &mut Tensor<T, L, SL>,
+            ) -> bool {
+                lhs_kernel($layout, ct.as_slice(), b.as_slice(), g.as_mut_slice(), true);
+                true
+            }
 
-    fn vjp_rhs_add_into(
-        &self,
-        a: &Tensor<T, L, SL>,
-        _: &Tensor<T, R, SR>,
-        _: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-        g: &mut Tensor<T, R, SR>,
-    ) -> bool {
-        rhs_kernel(
-            layout::<L, R>(),
-            a.as_slice(),
-            ct.as_slice(),
-            g.as_mut_slice(),
-            true,
-        );
-        true
-    }
+            fn vjp_rhs_add_into(
+                &self,
+                a: &Tensor<T, L, SL>,
+                _: &Tensor<T, R, SR>,
+                _: &Self::Out,
+                (): &(),
+                ct: &Self::Out,
+                g: &mut Tensor<T, R, SR>,
+            ) -> bool {
+                rhs_kernel($layout, a.as_slice(), ct.as_slice(), g.as_mut_slice(), true);
+                true
+            }
+        }
+    };
 }
+
+matmul_rule!(MatMul, MatMulRhs, Out, layout::<L, R>());
 
 /// [`MatMulRhs`] without its equalities, for the code `#[differentiable]` generates: the ranks
 /// pair as in `MatMulRhs`'s table, but the contracted and batch sizes are free, compared by a const
@@ -359,133 +351,12 @@ const fn loose_layout<L: Shape, R: LooseMatMulRhs<L>>() -> Layout {
     )
 }
 
-impl<T, L, R, SL, SR> BinaryRule<Tensor<T, L, SL>, Tensor<T, R, SR>> for LooseMatMul
-where
-    T: Float,
-    L: Shape,
-    R: LooseMatMulRhs<L>,
-    SL: Join<SR>,
-    SR: Storage,
-{
-    type Out = Tensor<T, R::LooseOut, SL::Out>;
-    type Residual = ();
-    const NAME: &'static str = "matmul";
-
-    fn forward(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>) -> (Self::Out, ()) {
-        let mut y = Tensor::zeros();
-        self.forward_into(a, b, &mut y);
-        (y, ())
-    }
-
-    fn vjp_lhs(
-        &self,
-        a: &Tensor<T, L, SL>,
-        b: &Tensor<T, R, SR>,
-        y: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-    ) -> Tensor<T, L, SL> {
-        let mut g = Tensor::zeros();
-        self.vjp_lhs_into(a, b, y, &(), ct, &mut g);
-        g
-    }
-
-    fn vjp_rhs(
-        &self,
-        a: &Tensor<T, L, SL>,
-        b: &Tensor<T, R, SR>,
-        y: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-    ) -> Tensor<T, R, SR> {
-        let mut g = Tensor::zeros();
-        self.vjp_rhs_into(a, b, y, &(), ct, &mut g);
-        g
-    }
-
-    fn forward_into(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>, y: &mut Self::Out) {
-        forward_kernel(
-            const { loose_layout::<L, R>() },
-            a.as_slice(),
-            b.as_slice(),
-            y.as_mut_slice(),
-        );
-    }
-
-    fn vjp_lhs_into(
-        &self,
-        _: &Tensor<T, L, SL>,
-        b: &Tensor<T, R, SR>,
-        _: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-        g: &mut Tensor<T, L, SL>,
-    ) {
-        lhs_kernel(
-            const { loose_layout::<L, R>() },
-            ct.as_slice(),
-            b.as_slice(),
-            g.as_mut_slice(),
-            false,
-        );
-    }
-
-    fn vjp_rhs_into(
-        &self,
-        a: &Tensor<T, L, SL>,
-        _: &Tensor<T, R, SR>,
-        _: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-        g: &mut Tensor<T, R, SR>,
-    ) {
-        rhs_kernel(
-            const { loose_layout::<L, R>() },
-            a.as_slice(),
-            ct.as_slice(),
-            g.as_mut_slice(),
-            false,
-        );
-    }
-
-    fn vjp_lhs_add_into(
-        &self,
-        _: &Tensor<T, L, SL>,
-        b: &Tensor<T, R, SR>,
-        _: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-        g: &mut Tensor<T, L, SL>,
-    ) -> bool {
-        lhs_kernel(
-            const { loose_layout::<L, R>() },
-            ct.as_slice(),
-            b.as_slice(),
-            g.as_mut_slice(),
-            true,
-        );
-        true
-    }
-
-    fn vjp_rhs_add_into(
-        &self,
-        a: &Tensor<T, L, SL>,
-        _: &Tensor<T, R, SR>,
-        _: &Self::Out,
-        (): &(),
-        ct: &Self::Out,
-        g: &mut Tensor<T, R, SR>,
-    ) -> bool {
-        rhs_kernel(
-            const { loose_layout::<L, R>() },
-            a.as_slice(),
-            ct.as_slice(),
-            g.as_mut_slice(),
-            true,
-        );
-        true
-    }
-}
+matmul_rule!(
+    LooseMatMul,
+    LooseMatMulRhs,
+    LooseOut,
+    const { loose_layout::<L, R>() }
+);
 
 /// Matrix `i` of an operand of `size`-element matrices: its own, or the shared one.
 fn nth<T>(x: &[T], i: usize, size: usize, batched: bool) -> &[T] {
