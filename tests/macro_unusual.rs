@@ -794,6 +794,32 @@ fn u169(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
     g4(y.sum().item())
 }
 
+// Locals named like what generated code binds beside them (`__out`, the place a callee's output
+// is written into; `__needs`; `__value`; `__grad`) or derives from another variable's name
+// (`__pb_out` is the pullback of the call bound to `out`, `__saved_y` what the op computing `y`
+// saved, `__ct_y` its cotangent, `__op_y` its rule): each is renamed, so none shadows the
+// generated one.
+#[differentiable]
+fn u170_callee(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> Tensor![f64; 3] {
+    let out = x.exp();
+    let needs = &out * w;
+    needs
+}
+
+#[differentiable]
+fn u170(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
+    let out = u170_callee(x, w);
+    let pb_out = out.sin();
+    let y = &pb_out * &out;
+    let saved_y = y.tanh();
+    let ct_y = &saved_y * &y;
+    let op_y = ct_y.sum();
+    let value = op_y.item();
+    let grad = value * 3.0;
+    let gs_out = grad + 1.0;
+    gs_out
+}
+
 // Let-chains: a name bound by the chain shadows the parameter `x` in the later conditions and in
 // the arm; the gradient flows through `w` only.
 #[differentiable]
@@ -1286,6 +1312,10 @@ fn every_unusual_function_has_the_gradient_of_central_differences() {
     });
     check("u169", u169, |x, w| {
         let (v, g) = u169_grad(x, w);
+        (v, g.x, g.w)
+    });
+    check("u170", u170, |x, w| {
+        let (v, g) = u170_grad(x, w);
         (v, g.x, g.w)
     });
 }

@@ -67,7 +67,7 @@ const GENERATED_NAMES: &[&str] = &[
 
 /// The prefixes of the names generated code derives from a variable's (`__saved_x` for `__x`).
 const DERIVED_PREFIXES: &[&str] = &[
-    "saved_", "op_", "ct_", "pb_", "g_", "g1_", "tape", "arm", "value", "aux", "cot",
+    "saved_", "op_", "ct_", "pb_", "gs_", "g_", "tape", "arm", "value", "aux", "cot",
 ];
 
 /// Lowers the body of `f`. Returns `None` if nothing could be lowered (errors are reported).
@@ -93,11 +93,6 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         },
         aux: Vec::new(),
     };
-    // Names the generated code binds beside the user's (`__out`, the place a pullback writes its
-    // output into; `__needs`; `__value`; `__grad`; ...): a local of the same name is renamed.
-    for name in GENERATED_NAMES {
-        l.taken.insert((*name).to_string(), 1);
-    }
     for (i, p) in f.params.iter().enumerate() {
         l.taken.insert(key(&p.name), 1);
         let v = l.vars.len();
@@ -223,17 +218,22 @@ impl Lower<'_> {
         self.stmts.truncate(s.stmts);
     }
 
-    /// `__base`, then `__base_2`, `__base_3`, ... A base that starts like the names derived from a
-    /// variable's (`__saved_x`, `__op_x`, `__ct_x`, `__pb_x`) starts at `__base_2`, so that it cannot
-    /// be one of them.
+    /// `__base`, then `__base_2`, `__base_3`, ... A base that generated code binds itself
+    /// (`out`: `__out`, the place a pullback writes its output into) or that starts like the names
+    /// it derives from a variable's (`__saved_x`, `__pb_x`, `__ct_x`, ...) becomes `v_base`, which
+    /// is neither.
     fn fresh_ident(&mut self, base: &str) -> Ident {
         let base = base.trim_start_matches('_');
         let base = if base.is_empty() { "v" } else { base };
-        let derived = DERIVED_PREFIXES.iter().any(|p| base.starts_with(p));
-        let n = self
-            .taken
-            .entry(base.to_string())
-            .or_insert(usize::from(derived));
+        let base = if GENERATED_NAMES.contains(&base)
+            || DERIVED_PREFIXES.iter().any(|p| base.starts_with(p))
+        {
+            format!("v_{base}")
+        } else {
+            base.to_string()
+        };
+        let base = base.as_str();
+        let n = self.taken.entry(base.to_string()).or_insert(0);
         *n += 1;
         if *n == 1 {
             format_ident!("__{}", base)
