@@ -820,6 +820,16 @@ fn u170(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
     gs_out
 }
 
+// A local named like the second binding of a shadowed name (`__y_2`): the generated names stay
+// distinct.
+#[differentiable]
+fn u171(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
+    let y = x.exp();
+    let y = y.sin();
+    let y_2 = w.cos();
+    (&y * &y_2).sum().item()
+}
+
 // Let-chains: a name bound by the chain shadows the parameter `x` in the later conditions and in
 // the arm; the gradient flows through `w` only.
 #[differentiable]
@@ -1316,6 +1326,10 @@ fn every_unusual_function_has_the_gradient_of_central_differences() {
     });
     check("u170", u170, |x, w| {
         let (v, g) = u170_grad(x, w);
+        (v, g.x, g.w)
+    });
+    check("u171", u171, |x, w| {
+        let (v, g) = u171_grad(x, w);
         (v, g.x, g.w)
     });
 }

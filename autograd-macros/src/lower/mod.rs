@@ -79,6 +79,7 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         scope: 0,
         env: vec![HashMap::new()],
         taken: HashMap::new(),
+        issued: std::collections::HashSet::new(),
         items: Vec::new(),
         loops: 0,
         branches: 0,
@@ -95,6 +96,7 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
     };
     for (i, p) in f.params.iter().enumerate() {
         l.taken.insert(key(&p.name), 1);
+        l.issued.insert(p.name.to_string());
         let v = l.vars.len();
         l.vars.push(Var {
             ident: p.name.clone(),
@@ -157,6 +159,9 @@ struct Lower<'e> {
     env: Vec<HashMap<String, Binding>>,
     /// How many generated identifiers use each base name.
     taken: HashMap<String, usize>,
+    /// Every identifier given to a variable, so that a numbered one (`__y_2`, for a second `y`)
+    /// is never one already given (to a local named `y_2`).
+    issued: std::collections::HashSet<String>,
     items: Vec<TokenStream>,
     loops: usize,
     branches: usize,
@@ -181,6 +186,7 @@ struct Snapshot {
     scopes: usize,
     errors: usize,
     taken: HashMap<String, usize>,
+    issued: std::collections::HashSet<String>,
     items: usize,
     loops: usize,
     branches: usize,
@@ -196,6 +202,7 @@ impl Lower<'_> {
             scopes: self.scopes.len(),
             errors: self.errors.len(),
             taken: self.taken.clone(),
+            issued: self.issued.clone(),
             items: self.items.len(),
             loops: self.loops,
             branches: self.branches,
@@ -210,6 +217,7 @@ impl Lower<'_> {
         self.scopes.truncate(s.scopes);
         self.errors.truncate(s.errors);
         self.taken.clone_from(&s.taken);
+        self.issued.clone_from(&s.issued);
         self.items.truncate(s.items);
         self.loops = s.loops;
         self.branches = s.branches;
@@ -233,12 +241,17 @@ impl Lower<'_> {
             base.to_string()
         };
         let base = base.as_str();
-        let n = self.taken.entry(base.to_string()).or_insert(0);
-        *n += 1;
-        if *n == 1 {
-            format_ident!("__{}", base)
-        } else {
-            format_ident!("__{}_{}", base, *n)
+        loop {
+            let n = self.taken.entry(base.to_string()).or_insert(0);
+            *n += 1;
+            let ident = if *n == 1 {
+                format_ident!("__{}", base)
+            } else {
+                format_ident!("__{}_{}", base, *n)
+            };
+            if self.issued.insert(ident.to_string()) {
+                return ident;
+            }
         }
     }
 
