@@ -9,7 +9,7 @@ use crate::shape::{Dims, strides};
 
 /// Whether reading with `s` visits a buffer laid out exactly like `out` (ignoring size-1 axes).
 #[inline]
-fn is_contiguous(s: Dims, out: Dims) -> bool {
+pub(crate) fn is_contiguous(s: Dims, out: Dims) -> bool {
     let own = strides(out, 4);
     (0..4).all(|k| out[k] == 1 || s[k] == own[k])
 }

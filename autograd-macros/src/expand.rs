@@ -4,7 +4,7 @@
 use crate::attr::{self, Kind};
 use crate::ctxt::Errors;
 use crate::emit::{Cx, custom_vjp_items, differentiable_items, fallback_module, stub_items};
-use crate::{analyze, ast, lower, primal_blocks, scalar_left};
+use crate::{analyze, ast, fuse, lower, primal_blocks, scalar_left};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -55,7 +55,8 @@ pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (To
         Kind::Differentiable => {
             let body = lower::lower(&f, &mut errors);
             match body {
-                Some(body) if errors.is_empty() => {
+                Some(mut body) if errors.is_empty() => {
+                    fuse::fuse(&mut body, &attr.krate);
                     let analysis = analyze::analyze(&body);
                     let cx = Cx::new(&f, &body, &analysis, &attr.krate);
                     let mut items = differentiable_items(&cx);
@@ -145,12 +146,13 @@ fn expand_impl(
         if errors.len() > mark {
             continue;
         }
-        let Some(body) = lower::lower(&f, &mut errors) else {
+        let Some(mut body) = lower::lower(&f, &mut errors) else {
             continue;
         };
         if errors.len() > mark {
             continue;
         }
+        fuse::fuse(&mut body, &method_attr.krate);
         let analysis = analyze::analyze(&body);
         let cx = Cx::new(&f, &body, &analysis, &method_attr.krate);
         generated.push(differentiable_items(&cx));

@@ -41,6 +41,9 @@ pub struct Var {
     /// Whether its binding holds a reference to the value (a projection into a parameter, or a
     /// constant the user borrowed: `let xt = &xs[t];`), so that it is passed on as is.
     pub reference: bool,
+    /// Whether it is an unnamed subexpression's value (which `fuse` may fold into the op that
+    /// reads it).
+    pub temp: bool,
 }
 
 /// One step of a [`Value::Project`]ion.

@@ -19,6 +19,7 @@ mod attr;
 mod ctxt;
 mod emit;
 mod expand;
+mod fuse;
 mod ir;
 mod lower;
 mod params_derive;

@@ -880,3 +880,38 @@ fn show() {
     );
     println!("{out}");
 }
+
+/// How many ops of `body` run fused (`then::<..>`).
+fn fused_ops(body_text: &str) -> usize {
+    let out = expand_reporting(
+        tokens("wrt(x, w)"),
+        tokens(&body(body_text)),
+        Kind::Differentiable,
+    )
+    .0
+    .to_string();
+    // Per generated forward sweep (each body here ends with one `sum`).
+    let sweeps = out.matches("differentiable_methods :: sum :: rule").count();
+    assert!(sweeps > 0, "{out}");
+    out.matches("differentiable_methods :: then :: <").count() / sweeps
+}
+
+/// An operator's result read only by an activation is fused; one read twice or copied first, an
+/// activation the pass does not fuse, or an operator it does not fuse are not.
+#[test]
+fn fusion_takes_unnamed_pairs_only() {
+    assert_eq!(fused_ops("(x + w).relu().sum().item()"), 1);
+    assert_eq!(fused_ops("(x * w - w).tanh().sum().item()"), 1);
+    assert_eq!(fused_ops("((x + w).relu() * w).sigmoid().sum().item()"), 2);
+    assert_eq!(
+        fused_ops("let mut h = x.clone(); for _ in 0..2 { h = (&h * w).silu(); } h.sum().item()"),
+        1
+    );
+    // A `let` bound to the sum and read once is read only by the activation.
+    assert_eq!(fused_ops("let t = x + w; t.relu().sum().item()"), 1);
+    assert_eq!(fused_ops("let t = x + w; t.clone().relu().sum().item()"), 0);
+    assert_eq!(fused_ops("let t = x + w; (t.relu() + t).sum().item()"), 0);
+    assert_eq!(fused_ops("(x + w).exp().sum().item()"), 0);
+    assert_eq!(fused_ops("(x / w).relu().sum().item()"), 0);
+    assert_eq!(fused_ops("x.relu().sum().item()"), 0);
+}

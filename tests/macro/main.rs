@@ -37,6 +37,8 @@ mod macro_anomaly;
 mod macro_basics;
 #[path = "../macro_control.rs"]
 mod macro_control;
+#[path = "../macro_fusion.rs"]
+mod macro_fusion;
 #[path = "../macro_hvp.rs"]
 mod macro_hvp;
 #[path = "../macro_large.rs"]

@@ -227,11 +227,13 @@ macro_rules! simd_kernels {
                 let wp = w.next_multiple_of(lanes);
                 for p0 in (0..k).step_by(kc) {
                     let d = kc.min(k - p0);
-                    if brs == 1 {
+                    if brs == 1 && d >= 8 {
                         // A transposed operand: each column of the block is contiguous in `b`.
                         // Reading it whole and scattering it into the buffer's rows measured
                         // 2x faster than gathering each row with strided loads (27% of the
-                        // product `64 x 10` by `10 x 128` had gone to that gather).
+                        // product `64 x 10` by `10 x 128` had gone to that gather). Columns
+                        // only a few deep are gathered row by row: a loop per column costs
+                        // more than it saves there.
                         let block = &mut buf[..d * wp];
                         for jj in 0..w {
                             let from = (j0 + jj) * bcs + p0;

@@ -177,6 +177,18 @@ macro_rules! entries {
         along_axis { $($ax:ident => $af:ident::$ar:ident;)* }
         written_out { $($written:tt)* }
     ) => {
+        $(
+            impl FusableUnary for $p {
+                type Rule = crate::ops::$pr;
+                const RULE: crate::ops::$pr = crate::ops::$pr;
+            }
+        )*
+        $(
+            impl FusableBinary for $op {
+                type Rule = crate::ops::$or;
+                const RULE: crate::ops::$or = crate::ops::$or;
+            }
+        )*
         plain! {
             $($p: 1 => Unary(crate::ops::$pr);)*
             $($e: 1 => Unary(crate::ops::$er);)*
@@ -195,6 +207,35 @@ macro_rules! entries {
 }
 
 for_each_op!(entries);
+
+/// An elementwise unary entry (the registry's `pointwise` form), which [`then`] can fuse.
+pub trait FusableUnary {
+    /// Its rule.
+    type Rule: crate::ops::Pointwise1;
+    /// The rule value.
+    const RULE: Self::Rule;
+}
+
+/// An operator's entry (`add`, `sub`, `mul`, `div`), which [`then`] can fuse.
+pub trait FusableBinary {
+    /// Its rule.
+    type Rule: crate::ops::Pointwise2;
+    /// The rule value.
+    const RULE: Self::Rule;
+}
+
+/// The rule of `u(b(l, r))` for an operator entry `B` and an elementwise entry `U`: the macro
+/// writes `then::<add, relu>` for `(x + bias).relu()` when the sum is used nowhere else
+/// ([`Then`](crate::ops::Then): one pass each way, the same bits as the two rules).
+pub struct then<B, U>(PhantomData<(B, U)>);
+impl<B: FusableBinary, U: FusableUnary> then<B, U> {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule(_: (impl Sized, impl Sized)) -> Binary<crate::ops::Then<B::Rule, U::Rule>> {
+        Binary(crate::ops::Then(B::RULE, U::RULE))
+    }
+}
 
 /// The rule of `powf(p)`: the exponent is a constant.
 pub struct powf;

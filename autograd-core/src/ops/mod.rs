@@ -89,7 +89,7 @@ pub(crate) use pad::NewSize;
 pub use pad::Pad;
 pub(crate) use permute::IsPermutation;
 pub use permute::{Permute, PermuteShape};
-pub use pointwise::{Pointwise1, Pointwise2};
+pub use pointwise::{Pointwise1, Pointwise2, Then};
 pub use prechecked::{Prechecked, UncheckedBinary, UncheckedUnary};
 pub use reduce::{All, AlongAxis, KeepAxis, Region};
 pub use reshape::Reshape;

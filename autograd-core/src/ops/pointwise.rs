@@ -8,8 +8,8 @@
 //! with the strides known from the types.
 
 use crate::kernels::{
-    for_each_broadcast, sum_to, sum_to_overwrites, unbroadcast, unbroadcast_overwrites,
-    zip_broadcast,
+    for_each_broadcast, is_contiguous, sum_to, sum_to_overwrites, unbroadcast,
+    unbroadcast_overwrites, zip_broadcast,
 };
 use crate::rule::{BinaryRule, UnaryRule};
 use crate::scalar::{Erf, Float};
@@ -41,6 +41,22 @@ pub trait Pointwise2: Copy {
     fn dfda<T: Float>(self, a: T, b: T, y: T) -> T;
     /// `dy/db` at `(a, b)`, where `y = f(a, b)`.
     fn dfdb<T: Float>(self, a: T, b: T, y: T) -> T;
+
+    /// Writes the cotangent `g` of the left operand (`lhs`) or the right one, as the rule's
+    /// `vjp_*_into` documents. Every rule keeps this default, the elementwise VJP built from the
+    /// partials; only [`Then`] replaces it, to keep the bits of the two rules it fuses.
+    #[doc(hidden)]
+    #[inline]
+    fn vjp_kernel<T: Float>(
+        self,
+        lhs: bool,
+        args: (&[T], &[T], &[T], &[T]),
+        layout: (Dims, Dims, Dims),
+        g: &mut [T],
+    ) {
+        let side = if lhs { Side::Lhs } else { Side::Rhs };
+        zip_vjp_kernel(self, side, args, layout, g);
+    }
 }
 
 impl<P: Pointwise1, T: Float, S: Shape, St: Storage> UnaryRule<Tensor<T, S, St>> for P {
@@ -241,9 +257,8 @@ where
         ct: &Self::Out,
         g: &mut Tensor<T, L, SL>,
     ) {
-        let (out, ls, rs) = layout::<L, R>();
         let args = (l.as_slice(), r.as_slice(), y.as_slice(), ct.as_slice());
-        zip_vjp_kernel(*self, Side::Lhs, args, (out, ls, rs), g.as_mut_slice());
+        self.vjp_kernel(true, args, layout::<L, R>(), g.as_mut_slice());
     }
 
     fn vjp_rhs_into(
@@ -255,9 +270,8 @@ where
         ct: &Self::Out,
         g: &mut Tensor<T, R, SR>,
     ) {
-        let (out, ls, rs) = layout::<L, R>();
         let args = (l.as_slice(), r.as_slice(), y.as_slice(), ct.as_slice());
-        zip_vjp_kernel(*self, Side::Rhs, args, (out, ls, rs), g.as_mut_slice());
+        self.vjp_kernel(false, args, layout::<L, R>(), g.as_mut_slice());
     }
 }
 
@@ -324,6 +338,137 @@ fn zip_vjp_kernel<P: Pointwise2, T: Float>(
             c * p.dfdb(a, b, y)
         }),
     }
+}
+
+/// `u(b(l, r))`: a binary elementwise op followed by a unary one, fused into one pass each way.
+///
+/// `#[differentiable]` runs `(x.matmul(w) + bias).relu()` as `Then(Add, Relu)` when the sum is
+/// used nowhere else (see the macro's `lower/fuse.rs`): the forward writes `relu(x w + bias)`
+/// without storing the sum, and each VJP reads the cotangent once, recomputing the sum where the
+/// unary op's derivative needs it. It is not a new op but the two rules' own math
+/// ([`Pointwise2`], [`Pointwise1`]) composed, with the same operations in the same order, so the
+/// fused gradient has the same bits as the two rules one after the other (the test
+/// `then_equals_the_two_rules_bit_for_bit`, under every broadcast layout).
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// use autograd_core::rules::{Add, BinaryRule, Relu, Then};
+/// let x = Tensor::new([[1.0f64, -2.0], [-3.0, 4.0]]);
+/// let bias = Tensor::new([0.5f64, 1.0]);
+/// let (y, ()) = Then(Add, Relu).forward(&x, &bias);
+/// assert_eq!(y.to_array(), [[1.5, 0.0], [0.0, 5.0]]);
+/// // The bias's cotangent: the column sums of the cotangent where the sum was positive.
+/// let ct = Tensor::new([[1.0f64, 1.0], [1.0, 1.0]]);
+/// assert_eq!(Then(Add, Relu).vjp_rhs(&x, &bias, &y, &(), &ct).to_array(), [1.0, 1.0]);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Then<B, U>(pub B, pub U);
+
+/// The fused pair is itself an elementwise binary op, so it takes the same blanket
+/// [`BinaryRule`] (and so the same bounds and compile errors) as the operator it fuses; only its
+/// VJP is its own.
+impl<B: Pointwise2, U: Pointwise1> Pointwise2 for Then<B, U> {
+    const NAME: &'static str = U::NAME;
+    fn f<T: Float>(self, a: T, b: T) -> T {
+        self.1.f(self.0.f(a, b))
+    }
+    fn dfda<T: Float>(self, a: T, b: T, y: T) -> T {
+        let t = self.0.f(a, b);
+        self.1.df(t, y) * self.0.dfda(a, b, t)
+    }
+    fn dfdb<T: Float>(self, a: T, b: T, y: T) -> T {
+        let t = self.0.f(a, b);
+        self.1.df(t, y) * self.0.dfdb(a, b, t)
+    }
+    #[inline]
+    fn vjp_kernel<T: Float>(
+        self,
+        lhs: bool,
+        args: (&[T], &[T], &[T], &[T]),
+        layout: (Dims, Dims, Dims),
+        g: &mut [T],
+    ) {
+        let side = if lhs { Side::Lhs } else { Side::Rhs };
+        then_vjp_kernel(self, side, args, layout, g);
+    }
+}
+
+/// [`Then`]'s VJP for one operand: the unary op's VJP `ct_t = ct * u'(t, y)`, with `t = b(a, b)`
+/// recomputed, fed to the binary op's VJP element by element instead of through a tensor, in the
+/// order that VJP would add it up:
+///
+/// - a binary op with constant partials (`+`, `-`) sums `ct_t` over the axes the operand was
+///   stretched along (an operand of the output's shape is written, not added from zero, which
+///   keeps the sign of a zero), then scales the sum by the partial unless that is 1;
+/// - any other binary op adds `ct_t * db/d(side)(a, b, t)` into `g` as [`zip_vjp_kernel`] does.
+fn then_vjp_kernel<B: Pointwise2, U: Pointwise1, T: Float>(
+    Then(b, u): Then<B, U>,
+    side: Side,
+    (l, r, y, ct): (&[T], &[T], &[T], &[T]),
+    (out, ls, rs): (Dims, Dims, Dims),
+    g: &mut [T],
+) {
+    let (own_s, other_s) = match side {
+        Side::Lhs => (ls, rs),
+        Side::Rhs => (rs, ls),
+    };
+    // The operands in the binary op's order, from the operand's own value and the other's.
+    let ordered = |own: T, other: T| match side {
+        Side::Lhs => (own, other),
+        Side::Rhs => (other, own),
+    };
+    let (own, other) = match side {
+        Side::Lhs => (l, r),
+        Side::Rhs => (r, l),
+    };
+    let overwrites = unbroadcast_overwrites(own_s, other_s, out);
+    if B::CONSTANT_PARTIALS {
+        let z = T::ZERO;
+        let d = match side {
+            Side::Lhs => b.dfda(z, z, z),
+            Side::Rhs => b.dfdb(z, z, z),
+        };
+        let ct_t = |p: T, q: T, y: T, c: T| {
+            let (x, w) = ordered(p, q);
+            c * u.df(b.f(x, w), y)
+        };
+        if overwrites {
+            unbroadcast(g, (own, own_s), (other, other_s), (out, y, ct), ct_t);
+        } else if is_contiguous(own_s, out) {
+            // The operand has the output's shape (the other is stretched in a way the fast
+            // layouts do not cover): each element is written once.
+            for_each_broadcast(out, own_s, other_s, |o, i, j| {
+                g[i] = ct_t(own[i], other[j], y[o], ct[o]);
+            });
+        } else {
+            g.fill(T::ZERO);
+            unbroadcast(g, (own, own_s), (other, other_s), (out, y, ct), ct_t);
+        }
+        if d != T::ONE {
+            for g in g.iter_mut() {
+                *g *= d;
+            }
+        }
+        return;
+    }
+    if !overwrites {
+        g.fill(T::ZERO);
+    }
+    unbroadcast(
+        g,
+        (own, own_s),
+        (other, other_s),
+        (out, y, ct),
+        |p, q, y, c| {
+            let (x, w) = ordered(p, q);
+            let t = b.f(x, w);
+            let ct_t = c * u.df(t, y);
+            match side {
+                Side::Lhs => ct_t * b.dfda(x, w, t),
+                Side::Rhs => ct_t * b.dfdb(x, w, t),
+            }
+        },
+    );
 }
 
 /// Implements a std operator (`+`, `*`, ...) for tensors through a [`Pointwise2`] rule: between two
@@ -512,4 +657,93 @@ pub(crate) fn with_scalar_lhs<P: Pointwise2, T: Float, S: Shape, St: Storage>(
         *y = p.f(s, x);
     }
     y
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Pointwise1, Pointwise2, Then};
+    use crate::ops::{Add, Mul, Relu, Sigmoid, Sub, Tanh};
+    use crate::prelude::*;
+    use crate::rule::{BinaryRule, UnaryRule};
+    use crate::shape::Broadcast;
+
+    /// Halves of small integers: sums and products hit 0 exactly (ReLU's kink) and repeat.
+    fn grid<S: Shape>(seed: usize) -> Tensor<f64, S> {
+        let mut i = 0;
+        Tensor::from_fn(|_| {
+            i += 1;
+            (((i * 7 + seed * 3) % 11) as f64 - 5.0) * 0.5
+        })
+    }
+
+    fn bits<S: Shape>(t: &Tensor<f64, S>) -> Vec<u64> {
+        t.to_vec().iter().map(|v| v.to_bits()).collect()
+    }
+
+    /// The fused rule against the binary rule then the unary rule, for one pair of shapes.
+    fn agree<B, U, L, R>(b: B, u: U)
+    where
+        B: Pointwise2 + core::fmt::Debug,
+        U: Pointwise1 + core::fmt::Debug,
+        L: Broadcast<R>,
+        R: Shape,
+    {
+        let (l, r) = (grid::<L>(1), grid::<R>(2));
+        let ct = grid::<L::Out>(3);
+        let (t, ()) = b.forward(&l, &r);
+        let (y, ()) = u.forward(&t);
+        let ct_t = u.vjp(&t, &y, &(), &ct);
+        let want_l = b.vjp_lhs(&l, &r, &t, &(), &ct_t);
+        let want_r = b.vjp_rhs(&l, &r, &t, &(), &ct_t);
+        let fused = Then(b, u);
+        let (fy, ()) = fused.forward(&l, &r);
+        let case = format!("{b:?} then {u:?}, {:?} with {:?}", L::DIMS, R::DIMS);
+        assert_eq!(bits(&fy), bits(&y), "forward, {case}");
+        assert_eq!(
+            bits(&fused.vjp_lhs(&l, &r, &fy, &(), &ct)),
+            bits(&want_l),
+            "lhs, {case}"
+        );
+        assert_eq!(
+            bits(&fused.vjp_rhs(&l, &r, &fy, &(), &ct)),
+            bits(&want_r),
+            "rhs, {case}"
+        );
+        // Into places full of NaN: every element is written.
+        let mut g = Tensor::<f64, L>::full(f64::NAN);
+        fused.vjp_lhs_into(&l, &r, &fy, &(), &ct, &mut g);
+        assert_eq!(bits(&g), bits(&want_l), "lhs into NaN, {case}");
+        let mut g = Tensor::<f64, R>::full(f64::NAN);
+        fused.vjp_rhs_into(&l, &r, &fy, &(), &ct, &mut g);
+        assert_eq!(bits(&g), bits(&want_r), "rhs into NaN, {case}");
+    }
+
+    fn every_layout<B, U>(b: B, u: U)
+    where
+        B: Pointwise2 + core::fmt::Debug,
+        U: Pointwise1 + core::fmt::Debug,
+    {
+        agree::<B, U, Shape![4, 3], Shape![4, 3]>(b, u);
+        agree::<B, U, Shape![4, 3], Shape![3]>(b, u);
+        agree::<B, U, Shape![3], Shape![4, 3]>(b, u);
+        agree::<B, U, Shape![4, 3], Shape![]>(b, u);
+        agree::<B, U, Shape![], Shape![4, 3]>(b, u);
+        agree::<B, U, Shape![4, 1], Shape![4, 3]>(b, u);
+        agree::<B, U, Shape![2, 3, 1], Shape![1, 1, 5]>(b, u);
+        agree::<B, U, Shape![2, 3, 4, 5], Shape![3, 1, 1]>(b, u);
+        agree::<B, U, Shape![], Shape![]>(b, u);
+    }
+
+    #[test]
+    fn then_equals_the_two_rules_bit_for_bit() {
+        for_each_pair();
+        fn for_each_pair() {
+            every_layout(Add, Relu);
+            every_layout(Sub, Relu);
+            every_layout(Mul, Relu);
+            every_layout(Add, Tanh);
+            every_layout(Sub, Sigmoid);
+            every_layout(Mul, Sigmoid);
+        }
+    }
 }

@@ -9,7 +9,6 @@ use super::{Cx, Entity, Plan, respan};
 use crate::ir::{Branch, Head, Loop, Origin, Stmt, Value, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
-use syn::ext::IdentExt;
 
 /// Emits forward sweeps.
 pub struct Forward<'a, 'c> {
@@ -190,7 +189,7 @@ impl<'a, 'c> Forward<'a, 'c> {
                         };
                         let args = respan(quote!((#(#refs,)*)), span);
                         // Anomaly mode: the output checked at the user's line.
-                        let op = name.unraw().to_string();
+                        let op = crate::fuse::op_name(&name, turbofish.as_ref());
                         let check =
                             respan(quote!(#k::__private::anomaly::forward(&#id, #op);), span);
                         if self.cx.large {

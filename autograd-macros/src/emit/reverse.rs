@@ -10,7 +10,6 @@ use crate::ir::{Branch, Loop, Stmt, Value, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashMap;
-use syn::ext::IdentExt;
 
 /// The state of a variable's cotangent during emission.
 #[derive(Clone, Debug)]
@@ -798,10 +797,13 @@ impl<'a, 'c> Reverse<'a, 'c> {
     fn let_stmt(&mut self, var: VarId, value: &Value) -> TokenStream {
         match value {
             Value::Op {
-                args, span, name, ..
+                args,
+                span,
+                name,
+                turbofish,
             } => {
                 let span = *span;
-                let op = name.unraw().to_string();
+                let op = crate::fuse::op_name(name, turbofish.as_ref());
                 let k = self.krate().clone();
                 let (saved, _) = self.access(Entity::Saved(var));
                 let out = self.refer(Entity::Var(var));

@@ -104,6 +104,7 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
             home: 0,
             origin: Origin::Param(i),
             reference: false,
+            temp: false,
         });
         // A method's receiver is written `self` in the body and bound to `__self`.
         let name = if p.receiver {
@@ -263,6 +264,7 @@ impl Lower<'_> {
             home: self.scope,
             origin,
             reference: false,
+            temp: false,
         });
         self.vars.len() - 1
     }
@@ -274,7 +276,9 @@ impl Lower<'_> {
         } else {
             format!("c{}", self.temps)
         };
-        self.new_var(&base, active, Origin::Local)
+        let v = self.new_var(&base, active, Origin::Local);
+        self.vars[v].temp = true;
+        v
     }
 
     fn new_scope(&mut self, kind: ScopeKind) -> ScopeId {
