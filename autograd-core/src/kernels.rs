@@ -30,7 +30,7 @@ fn repeated_suffix(s: Dims, out: Dims) -> Option<usize> {
 /// against `(B, C, H, W)`), the sizes `(outer, mid, inner)` of that view: element `m` of the
 /// operand meets output elements `(o mid + m) inner + i`.
 #[inline]
-fn channel_block(s: Dims, out: Dims) -> Option<(usize, usize, usize)> {
+pub(crate) fn channel_block(s: Dims, out: Dims) -> Option<(usize, usize, usize)> {
     let read = |a: usize| out[a] != 1 && s[a] != 0;
     let k = (0..4).find(|&a| read(a))?;
     let m = (0..4).rfind(|&a| read(a))? + 1;

@@ -8,7 +8,7 @@
 //! with the strides known from the types.
 
 use crate::kernels::{
-    for_each_broadcast, is_contiguous, sum_to, sum_to_overwrites, unbroadcast,
+    channel_block, for_each_broadcast, is_contiguous, sum_to, sum_to_overwrites, unbroadcast,
     unbroadcast_overwrites, zip_broadcast,
 };
 use crate::rule::{BinaryRule, UnaryRule};
@@ -432,8 +432,38 @@ fn then_vjp_kernel<B: Pointwise2, U: Pointwise1, T: Float>(
             let (x, w) = ordered(p, q);
             c * u.df(b.f(x, w), y)
         };
+        let channels = |s: Dims| channel_block(s, out).filter(|&(_, _, inner)| inner > 1);
         if overwrites {
             unbroadcast(g, (own, own_s), (other, other_s), (out, y, ct), ct_t);
+        } else if is_contiguous(own_s, out)
+            && let Some((_, mid, inner)) = channels(other_s)
+        {
+            // Against a per-channel operand (a convolution's bias): runs of `inner` elements
+            // meet one element of it.
+            let runs = g.chunks_exact_mut(inner).zip(own.chunks_exact(inner));
+            let runs = runs.zip(y.chunks_exact(inner).zip(ct.chunks_exact(inner)));
+            for (k, ((g, own), (y, ct))) in runs.enumerate() {
+                let q = other[k % mid];
+                for (((g, &p), &y), &c) in g.iter_mut().zip(own).zip(y).zip(ct) {
+                    *g = ct_t(p, q, y, c);
+                }
+            }
+        } else if is_contiguous(other_s, out)
+            && let Some((_, mid, inner)) = channels(own_s)
+        {
+            // A per-channel operand's own cotangent: each run folded into its element, in the
+            // order `sum_to` folds it.
+            g.fill(T::ZERO);
+            let runs = other.chunks_exact(inner).zip(y.chunks_exact(inner));
+            for (k, ((q, y), ct)) in runs.zip(ct.chunks_exact(inner)).enumerate() {
+                let p = own[k % mid];
+                let g = &mut g[k % mid];
+                *g = q
+                    .iter()
+                    .zip(y)
+                    .zip(ct)
+                    .fold(*g, |acc, ((&q, &y), &c)| acc + ct_t(p, q, y, c));
+            }
         } else if is_contiguous(own_s, out) {
             // The operand has the output's shape (the other is stretched in a way the fast
             // layouts do not cover): each element is written once.
@@ -731,6 +761,8 @@ mod tests {
         agree::<B, U, Shape![4, 1], Shape![4, 3]>(b, u);
         agree::<B, U, Shape![2, 3, 1], Shape![1, 1, 5]>(b, u);
         agree::<B, U, Shape![2, 3, 4, 5], Shape![3, 1, 1]>(b, u);
+        agree::<B, U, Shape![3, 1, 1], Shape![2, 3, 4, 5]>(b, u);
+        agree::<B, U, Shape![2, 3, 4], Shape![3, 1]>(b, u);
         agree::<B, U, Shape![], Shape![]>(b, u);
     }
 
