@@ -8,6 +8,11 @@
 //! the `64 -> 128 -> 10` MLP's step alone, against matrixmultiply, with
 //! `cargo bench --bench kernels -- "mlp product"` (prefix `AUTOGRAD_SIMD=avx2` to measure the AVX2
 //! kernels on an AVX-512 machine).
+//!
+//! Measured 2026-12-02 (AMD EPYC, one core pinned, minimum over four runs), ours / `sgemm` for
+//! `x w1`, `h w2`, `h^T dz`, `dz w2^T`, `x^T dh`: AVX2 path 0.98, 0.59, 0.78, 0.95, 0.98x;
+//! AVX-512 path 0.81, 0.51, 0.83, 0.80, 0.87x. Before the transposed `b` was packed column by
+//! column and a row-major `a` gathered once per row tile: AVX2 1.08, 0.57, 0.84, 1.22, 0.94x.
 
 #![allow(
     clippy::cast_precision_loss,

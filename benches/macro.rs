@@ -59,6 +59,14 @@
 //! quiet machine before its nodes' memory stayed mapped (glibc trimmed the heap after every step).
 //! The model struct against the flattened gradient (`struct_vs_flattened`): 1.02-1.05x at the
 //! digits size, 1.01-1.06x at W1, 1.02-1.06x at W2; before the lent places 1.08-1.17x.
+//! After the bias add and ReLU of `(x.matmul(w1) + b1).relu()` ran fused and the AVX2 products
+//! of W2 reached matrixmultiply's speed (2026-12-02 09:21-09:25 UTC, three runs on the AVX-512
+//! path, two on the AVX2 path): generated / best hand = 1.05x, 0.85-0.89x, 0.97-1.09x (AVX-512)
+//! and 1.05-1.06x, 0.96x, 0.99-1.02x (AVX2); tape 1.84-1.85x, 1.06-1.10x, 1.00-1.02x and
+//! 1.87-1.88x, 1.15-1.16x, 1.02x. The struct against the flattened gradient: 1.03-1.06x at the
+//! digits size, 1.05-1.07x at W1, 1.08-1.13x at W2: the flattened gradient fuses its bias add
+//! and ReLU, the struct's `Linear::forward` adds the bias and its caller applies the ReLU, which
+//! the fusion does not reach across (the struct's own time did not change).
 #![allow(
     clippy::cast_precision_loss,
     clippy::float_cmp,
