@@ -208,6 +208,7 @@ macro_rules! impl_float {
             fn recip(self) -> Self {
                 $t::recip(self)
             }
+            #[inline]
             fn gemm(
                 (m, k, n): (usize, usize, usize),
                 a: &[Self],

@@ -244,7 +244,8 @@ fn fresh<E: Copy + 'static>(e: E, len: usize) -> Box<[E]> {
         return vec![e; len].into_boxed_slice();
     }
     let mut v = Vec::with_capacity(len);
-    v.resize(len, e);
+    // `black_box`: LLVM turns `malloc` followed by a fill with zeros back into `calloc`.
+    v.resize(len, core::hint::black_box(e));
     v.into_boxed_slice()
 }
 

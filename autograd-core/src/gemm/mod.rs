@@ -16,7 +16,7 @@ mod portable;
 #[cfg(feature = "simd")]
 pub(crate) mod simd;
 
-pub(crate) use portable::{Element, naive};
+pub(crate) use portable::{Element, naive, tiny};
 
 /// Below this size in any dimension, copying operands into a faster layout costs more than it
 /// saves: matrixmultiply's packing, and a dual number's split of a product into its parts.
@@ -29,7 +29,7 @@ pub(crate) const PACKED_MIN_DIM: usize = 6;
 const PACKED_MIN_WORK: usize = 1 << 20;
 /// Products of at most this many multiply-adds run the portable loop even with the SIMD kernels:
 /// their run-time dispatch costs more than the loop itself.
-const TINY_WORK: usize = 256;
+pub(crate) const TINY_WORK: usize = 256;
 
 /// The element types with a kernel faster than the portable loop: f32 and f64.
 pub(crate) trait Native: Element {
@@ -63,6 +63,7 @@ fn takes_fast((m, k, n): (usize, usize, usize)) -> bool {
 /// The matrix product of f32 and f64, the one entry point their [`Float::gemm`](crate::Float::gemm)
 /// calls, with its contract: the fastest kernel this build has for the sizes.
 #[allow(clippy::too_many_arguments, reason = "the BLAS-style contract")]
+#[inline]
 pub(crate) fn native<T: Native>(
     dims: (usize, usize, usize),
     a: &[T],
@@ -84,7 +85,9 @@ pub(crate) fn native<T: Native>(
         }
         return;
     }
-    if takes_fast(dims) {
+    if m * k * n <= TINY_WORK {
+        tiny(dims, a, a_strides, b, b_strides, c, accumulate);
+    } else if takes_fast(dims) {
         T::fast(dims, a, a_strides, b, b_strides, c, accumulate);
     } else {
         naive(dims, a, a_strides, b, b_strides, c, accumulate);
