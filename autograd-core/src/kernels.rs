@@ -2,7 +2,10 @@
 //!
 //! Ops pass sizes and strides at run time (constants from the types, so they fold after inlining);
 //! the loops themselves are generic only over the element type. This keeps one copy of each loop
-//! per element type instead of one per shape, which is what keeps release builds fast.
+//! per element type instead of one per shape, which is what keeps release builds fast. The
+//! elementwise rules are the exception for small outputs (see `ops::pointwise`'s `INLINE_NUMEL`):
+//! there the broadcasting loops are inlined into the rule, where the layout is a constant, because
+//! checking it at run time cost more than the loops.
 
 use crate::scalar::Float;
 use crate::shape::{Dims, strides};
@@ -112,7 +115,11 @@ pub fn for_each_broadcast(out: Dims, ls: Dims, rs: Dims, mut f: impl FnMut(usize
 }
 
 /// `out[o] = f(l[..], r[..])` over a broadcast.
-#[inline]
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "inlined into the small elementwise rules, where the layout is a constant"
+)]
 pub fn zip_broadcast<T: Copy>(
     l: &[T],
     ls: Dims,
@@ -188,7 +195,11 @@ pub fn zip_broadcast<T: Copy>(
 /// copy, a scalar a running sum, and a bias (a row repeated over the leading axes) a fold of the
 /// rows by [`fold_axis`], in the same order as `sum_axis::<0>` adds them; a per-channel bias (a
 /// `(C, 1, 1)` against `(B, C, H, W)`) adds runs of `H W` cotangents, in the general loop's order.
-#[inline]
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "inlined into the small elementwise rules, where the layout is a constant"
+)]
 pub fn sum_to<T: Float>(ct: &[T], out: Dims, gs: Dims, g: &mut [T]) {
     let n = out.iter().product::<usize>();
     if n == 0 {
@@ -214,6 +225,11 @@ pub fn sum_to<T: Float>(ct: &[T], out: Dims, gs: Dims, g: &mut [T]) {
 
 /// Whether [`unbroadcast`] writes every element of `g` (rather than adding into a `g` that must
 /// come in zeroed) for an operand read with strides `own_s` against one read with `other_s`.
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "inlined into the small elementwise rules, where the layout is a constant"
+)]
 pub(crate) fn unbroadcast_overwrites(own_s: Dims, other_s: Dims, out: Dims) -> bool {
     // (An empty output writes nothing.)
     out.iter().product::<usize>() > 0
@@ -224,6 +240,11 @@ pub(crate) fn unbroadcast_overwrites(own_s: Dims, other_s: Dims, out: Dims) -> b
 }
 
 /// Whether [`sum_to`] writes every element of `g` (rather than adding into a zeroed `g`).
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "inlined into the small elementwise rules, where the layout is a constant"
+)]
 pub(crate) fn sum_to_overwrites(gs: Dims, out: Dims) -> bool {
     out.iter().product::<usize>() > 0
         && (is_contiguous(gs, out) || gs == [0; 4] || repeated_suffix(gs, out).is_some())
@@ -238,7 +259,11 @@ pub(crate) fn sum_to_overwrites(gs: Dims, out: Dims) -> bool {
 /// they vectorize): an operand of the output's shape is written once per element (for `a + b`, where
 /// `h` is `ct * 1`, a straight copy), and a bias (a row repeated over the leading axes) is a fold
 /// of the cotangent's rows, in the same order as [`fold_axis`] sums them.
-#[inline]
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "inlined into the small elementwise rules, where the layout is a constant"
+)]
 pub fn unbroadcast<T: Float>(
     g: &mut [T],
     (own, own_s): (&[T], Dims),

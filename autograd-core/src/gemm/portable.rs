@@ -79,6 +79,18 @@ pub(crate) fn tiny<T: Element>(
     c: &mut [T],
     accumulate: bool,
 ) {
+    let c = &mut c[..m * n];
+    if c.is_empty() || k == 0 {
+        // No output, or an empty sum (whose operands may be empty slices).
+        if !accumulate {
+            c.fill(T::ZERO);
+        }
+        return;
+    }
+    // Each operand cut once to the elements the loops read: with constant sizes and strides the
+    // index arithmetic below is then provably in bounds and the checks fold away.
+    let a = &a[..=(m - 1) * ars + (k - 1) * acs];
+    let b = &b[..=(k - 1) * brs + (n - 1) * bcs];
     // Each element summed from zero (or from its old value) in order of `p`: the order of the
     // general loops' `c[i][j] += a[i][p] b[p][j]`.
     for i in 0..m {

@@ -367,7 +367,6 @@ fn nth<T>(x: &[T], i: usize, size: usize, batched: bool) -> &[T] {
     }
 }
 
-/// `y_i = a_i b_i` for every product `i`.
 /// One product of the kernels below: the smallest as loops inlined here, where the sizes and
 /// strides are constants of the operands' shapes (so the loops unroll for them), the others
 /// through [`Float::gemm`]. Out of line, a `4 x 4` by `4 x 4` product cost about 55 ns, most of
@@ -395,7 +394,12 @@ fn product<T: Float>(
     }
 }
 
-#[inline]
+/// `y_i = a_i b_i` for every product `i`.
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "the layout is a constant of the rule's shapes only where the kernel is inlined"
+)]
 fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
     let Layout { m, k, n, .. } = g;
     if m * n == 0 || k == 0 {
@@ -413,7 +417,11 @@ fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
 
 /// `a_bar_i = ct_i b_i^T`, summed over `i` into a shared `a`. Element `(j, p)` of `b_i^T` is
 /// `b_i[p * n + j]`: strides `(1, n)`.
-#[inline]
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "the layout is a constant of the rule's shapes only where the kernel is inlined"
+)]
 fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
     let Layout { m, k, n, .. } = g;
     if m * n == 0 {
@@ -437,7 +445,11 @@ fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
 
 /// `b_bar_i = a_i^T ct_i`, summed over `i` into a shared `b`. Element `(p, r)` of `a_i^T` is
 /// `a_i[r * k + p]`: strides `(1, k)`.
-#[inline]
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "the layout is a constant of the rule's shapes only where the kernel is inlined"
+)]
 fn rhs_kernel<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T], add: bool) {
     let Layout { m, k, n, .. } = g;
     if m * n == 0 {
