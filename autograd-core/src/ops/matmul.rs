@@ -73,6 +73,71 @@ impl Layout {
     }
 }
 
+/// Products of at most this many multiply-adds run their kernel inlined into the rule.
+const INLINE_WORK: usize = 1 << 12;
+
+impl Layout {
+    /// Whether each product is small enough (see [`INLINE_WORK`]) to run its kernel inlined into
+    /// the rule, which is one function per pair of shapes: the layout is then a constant, so the
+    /// products of at most [`TINY_WORK`](crate::gemm::TINY_WORK) multiply-adds unroll for their
+    /// sizes, and the others pick their SIMD kernel's blocking without run-time checks (W1's
+    /// gradient, `16 x 4` by `4 x 16` and `16 x 16` by `16 x 3`: 1.42 -> 1.38 us). Larger products
+    /// call one out-of-line kernel per element type: inlined too, they made a caller's code big
+    /// enough that LLVM stopped inlining the caller (a model's layer method, whose 16 KiB inline
+    /// tensors were then copied in and out: 4 us more per step at the digits size).
+    const fn inlined(self) -> bool {
+        self.m * self.k * self.n <= INLINE_WORK
+    }
+}
+
+/// The forward of the rules: [`forward_kernel`], inlined for tiny products.
+#[inline(always)]
+#[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
+fn product_forward<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
+    if g.inlined() {
+        forward_kernel(g, a, b, y);
+    } else {
+        forward_outlined(g, a, b, y);
+    }
+}
+
+/// The left VJP of the rules: [`lhs_kernel`], inlined for tiny products.
+#[inline(always)]
+#[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
+fn product_vjp_lhs<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
+    if g.inlined() {
+        lhs_kernel(g, ct, b, ga, add);
+    } else {
+        lhs_outlined(g, ct, b, ga, add);
+    }
+}
+
+/// The right VJP of the rules: [`rhs_kernel`], inlined for tiny products.
+#[inline(always)]
+#[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
+fn product_vjp_rhs<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T], add: bool) {
+    if g.inlined() {
+        rhs_kernel(g, a, ct, gb, add);
+    } else {
+        rhs_outlined(g, a, ct, gb, add);
+    }
+}
+
+#[inline(never)]
+fn forward_outlined<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
+    forward_kernel(g, a, b, y);
+}
+
+#[inline(never)]
+fn lhs_outlined<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
+    lhs_kernel(g, ct, b, ga, add);
+}
+
+#[inline(never)]
+fn rhs_outlined<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T], add: bool) {
+    rhs_kernel(g, a, ct, gb, add);
+}
+
 /// The layout of `L` by `R`.
 const fn layout<L: Shape, R: MatMulRhs<L>>() -> Layout {
     Layout::new(R::BATCH, (R::M, R::K, R::N), R::LHS_BATCHED, R::RHS_BATCHED)
@@ -128,7 +193,7 @@ macro_rules! matmul_rule {
             }
 
             fn forward_into(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>, y: &mut Self::Out) {
-                forward_kernel($layout, a.as_slice(), b.as_slice(), y.as_mut_slice());
+                product_forward($layout, a.as_slice(), b.as_slice(), y.as_mut_slice());
             }
 
             fn vjp_lhs_into(
@@ -140,7 +205,7 @@ macro_rules! matmul_rule {
                 ct: &Self::Out,
                 g: &mut Tensor<T, L, SL>,
             ) {
-                lhs_kernel(
+                product_vjp_lhs(
                     $layout,
                     ct.as_slice(),
                     b.as_slice(),
@@ -158,7 +223,7 @@ macro_rules! matmul_rule {
                 ct: &Self::Out,
                 g: &mut Tensor<T, R, SR>,
             ) {
-                rhs_kernel(
+                product_vjp_rhs(
                     $layout,
                     a.as_slice(),
                     ct.as_slice(),
@@ -176,7 +241,7 @@ macro_rules! matmul_rule {
                 ct: &Self::Out,
                 g: &mut Tensor<T, L, SL>,
             ) -> bool {
-                lhs_kernel($layout, ct.as_slice(), b.as_slice(), g.as_mut_slice(), true);
+                product_vjp_lhs($layout, ct.as_slice(), b.as_slice(), g.as_mut_slice(), true);
                 true
             }
 
@@ -189,14 +254,14 @@ macro_rules! matmul_rule {
                 ct: &Self::Out,
                 g: &mut Tensor<T, R, SR>,
             ) -> bool {
-                rhs_kernel($layout, a.as_slice(), ct.as_slice(), g.as_mut_slice(), true);
+                product_vjp_rhs($layout, a.as_slice(), ct.as_slice(), g.as_mut_slice(), true);
                 true
             }
         }
     };
 }
 
-matmul_rule!(MatMul, MatMulRhs, Out, layout::<L, R>());
+matmul_rule!(MatMul, MatMulRhs, Out, const { layout::<L, R>() });
 
 /// [`MatMulRhs`] without its equalities, for the code `#[differentiable]` generates: the ranks
 /// pair as in `MatMulRhs`'s table, but the contracted and batch sizes are free, compared by a const
@@ -396,10 +461,7 @@ fn product<T: Float>(
 
 /// `y_i = a_i b_i` for every product `i`.
 #[inline(always)]
-#[allow(
-    clippy::inline_always,
-    reason = "the layout is a constant of the rule's shapes only where the kernel is inlined"
-)]
+#[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
 fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
     let Layout { m, k, n, .. } = g;
     if m * n == 0 || k == 0 {
@@ -418,10 +480,7 @@ fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
 /// `a_bar_i = ct_i b_i^T`, summed over `i` into a shared `a`. Element `(j, p)` of `b_i^T` is
 /// `b_i[p * n + j]`: strides `(1, n)`.
 #[inline(always)]
-#[allow(
-    clippy::inline_always,
-    reason = "the layout is a constant of the rule's shapes only where the kernel is inlined"
-)]
+#[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
 fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
     let Layout { m, k, n, .. } = g;
     if m * n == 0 {
@@ -446,10 +505,7 @@ fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
 /// `b_bar_i = a_i^T ct_i`, summed over `i` into a shared `b`. Element `(p, r)` of `a_i^T` is
 /// `a_i[r * k + p]`: strides `(1, k)`.
 #[inline(always)]
-#[allow(
-    clippy::inline_always,
-    reason = "the layout is a constant of the rule's shapes only where the kernel is inlined"
-)]
+#[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
 fn rhs_kernel<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T], add: bool) {
     let Layout { m, k, n, .. } = g;
     if m * n == 0 {
