@@ -13,7 +13,8 @@
 //! the pool the allocator returned the large ones to the system at each step and the next step
 //! paid for page faults to get them back: the gradient of a 784 -> 256 -> 10 MLP on a batch of 128
 //! ran about 30% slower. Small f32 and f64 buffers (under 4 KiB) are recycled the same way, at most
-//! 64 per element type and thread, where glibc's own cache of 7 per size overflowed.
+//! 32 of each of 16 lengths per element type and thread, where glibc's own cache of 7 per size
+//! overflowed.
 
 use crate::ops::movement::Msg;
 use crate::shape::Shape;
@@ -334,7 +335,7 @@ mod pool {
     }
 }
 
-/// The per-thread stacks of small f32 and f64 heap buffers.
+/// The per-thread lists of small f32 and f64 heap buffers, by length.
 ///
 /// A training step of a small model makes and drops the same few dozen tensors of a few lengths
 /// every time. glibc's per-thread cache keeps only 7 free blocks of a size, so most of those frees
@@ -348,36 +349,52 @@ mod small {
     /// Buffers of fewer bytes than this are kept (larger ones go to `pool` from 16 KiB, and to
     /// the allocator between the two)...
     pub(super) const MAX_BYTES: usize = 4 << 10;
-    /// ...at most this many per element type and thread (at most 256 KiB).
-    const COUNT: usize = 64;
+    /// ...of at most this many distinct lengths per element type...
+    const LENGTHS: usize = 16;
+    /// ...at most this many of each: at most 2 MiB per element type and thread. (One stack for
+    /// every length, searched from the top, held too few for a deep model's step and searched
+    /// long: 5 ns more per op in the scaling bench's tiny sweep.)
+    const PER_LENGTH: usize = 32;
 
-    /// One element type's free buffers, the last dropped on top. A step's tensors are taken
-    /// again in about the order they were dropped, so the search from the top is short.
-    struct Lists<E>(Vec<Box<[E]>>);
+    /// One element type's free buffers: `bufs[i]` holds buffers of `lens[i]` elements.
+    struct Lists<E> {
+        lens: Vec<usize>,
+        bufs: Vec<Vec<Box<[E]>>>,
+    }
 
     impl<E> Lists<E> {
         const fn new() -> Self {
-            Self(Vec::new())
+            Self {
+                lens: Vec::new(),
+                bufs: Vec::new(),
+            }
         }
 
         fn take(&mut self, len: usize) -> Option<Box<[E]>> {
-            let i = self.0.iter().rposition(|b| b.len() == len)?;
-            Some(self.0.swap_remove(i))
+            let i = self.lens.iter().position(|&l| l == len)?;
+            self.bufs[i].pop()
         }
 
-        /// Keeps `b` if there is room; otherwise drops (frees) it.
+        /// Keeps `b` if its list has room; otherwise drops (frees) it.
         fn give(&mut self, b: Box<[E]>) {
-            if self.0.len() < COUNT {
-                if self.0.capacity() == 0 {
-                    self.0.reserve_exact(COUNT);
-                }
-                self.0.push(b);
+            let len = b.len();
+            let i = if let Some(i) = self.lens.iter().position(|&l| l == len) {
+                i
+            } else if self.lens.len() < LENGTHS {
+                self.lens.push(len);
+                self.bufs.push(Vec::with_capacity(PER_LENGTH));
+                self.lens.len() - 1
+            } else {
+                return;
+            };
+            if self.bufs[i].len() < PER_LENGTH {
+                self.bufs[i].push(b);
             }
         }
 
         #[cfg(test)]
         fn count(&self) -> usize {
-            self.0.len()
+            self.bufs.iter().map(Vec::len).sum()
         }
     }
 
@@ -412,7 +429,7 @@ mod small {
         }
     }
 
-    /// Keeps `b` for a later [`take`] if it is small, f32 or f64, and its stack has room;
+    /// Keeps `b` for a later [`take`] if it is small, f32 or f64, and its list has room;
     /// otherwise frees it.
     pub(super) fn give<E: Copy + 'static>(b: Box<[E]>) {
         if b.is_empty() || b.len() * size_of::<E>() >= MAX_BYTES {
@@ -438,7 +455,7 @@ mod small {
         }
     }
 
-    /// The number of f32 buffers waiting in this thread's stack.
+    /// The number of f32 buffers waiting in this thread's lists.
     #[cfg(test)]
     pub(super) fn f32_count() -> usize {
         F32.with_borrow(Lists::count)
@@ -512,7 +529,7 @@ mod tests {
     }
 
     /// A dropped small f32 buffer serves the next tensor of its length (any shape), which gets
-    /// its own contents; a tensor of another length does not get it; at most 64 wait.
+    /// its own contents; a tensor of another length does not get it; at most 32 of a length wait.
     #[test]
     fn small_buffers_are_reused_and_bounded() {
         let a: Tensor<f32, (D<4>, D<4>), Heap> = Tensor::full(3.0);
@@ -533,7 +550,7 @@ mod tests {
 
         let many: Vec<Tensor<f32, (D<8>,), Heap>> = (0..100).map(|_| Tensor::ones()).collect();
         drop(many);
-        assert_eq!(small::f32_count(), 64);
+        assert_eq!(small::f32_count(), before + 32, "32 of the 100 of length 8");
     }
 
     /// The pool keeps at most 32 buffers.
