@@ -42,6 +42,16 @@
 //! reads the other core's result), and the rest is this machine's noise: two cores of a VM, where
 //! runs of the same binary differ by 10-20%.
 //!
+//! The bench also prints one shard of 64 alone on the calling thread, so each run states its own
+//! ceiling: `1 thread / one shard alone` is the speed-up two shards would reach with the cores
+//! free of each other and a free sum. Three runs (2026-12-02 11:10 UTC, load average about 1):
+//! tape 1 thread 1.42-1.49 ms, 2 shards 0.93-1.30 ms (1.15-1.53x), one shard alone 0.75-0.80 ms
+//! (ceiling 1.78-1.89x); `#[differentiable]` 1.29-1.42 ms, 0.83-1.02 ms (1.27-1.56x), one shard
+//! alone 0.65-0.67 ms (ceiling 1.93-2.14x). Between the best run and the ceiling: two
+//! compute-bound processes pinned to the two cores run at about 1.75x of one (each about 14%
+//! slower than alone: the cores share caches and memory), which leaves `0.66 x 1.14 + 0.06` ms
+//! with the sum of the `784 x 256` gradient, about 1.6x.
+//!
 //! Run with `cargo bench --bench parallel`.
 
 mod common;
@@ -217,6 +227,8 @@ fn w3(c: &mut Criterion) {
             &mut || drop(black_box(mean_over_shards(&two, |s| gradient(&model, s)))),
             &mut || drop(black_box(generated(black_box(&model), black_box(&batch)))),
             &mut || drop(black_box(mean_over_shards(&two, |s| generated(&model, s)))),
+            &mut || drop(black_box(gradient(black_box(&model), black_box(&two[0])))),
+            &mut || drop(black_box(generated(black_box(&model), black_box(&two[0])))),
         ],
     );
     println!(
@@ -227,6 +239,15 @@ fn w3(c: &mut Criterion) {
         t[2],
         t[3],
         t[2] / t[3]
+    );
+    // Two shards on two cores take at least as long as one shard alone, so `1 thread / one shard
+    // alone` is the speed-up with free parallelism and a free sum.
+    println!(
+        "W3 one shard of 64 alone, on this thread: tape {:.3} ms (ceiling {:.2}x), #[differentiable] {:.3} ms (ceiling {:.2}x)",
+        t[4],
+        t[0] / t[4],
+        t[5],
+        t[2] / t[5]
     );
 
     let mut g = c.benchmark_group("W3 data-parallel 128x784-256-10");
