@@ -20,7 +20,7 @@ pub(crate) fn is_contiguous(s: Dims, out: Dims) -> bool {
 /// If reading with `s` visits the last `inner` elements of `out`'s layout over and over (a bias of
 /// shape `(N,)` against `(B, N)`: zero strides on the leading axes, contiguous ones after), `inner`.
 #[inline]
-fn repeated_suffix(s: Dims, out: Dims) -> Option<usize> {
+pub(crate) fn repeated_suffix(s: Dims, out: Dims) -> Option<usize> {
     let own = strides(out, 4);
     // The first axis read with a non-zero stride starts the repeated block.
     let k = (0..4).find(|&k| out[k] != 1 && s[k] != 0).unwrap_or(4);

@@ -8,8 +8,8 @@
 //! with the strides known from the types.
 
 use crate::kernels::{
-    channel_block, for_each_broadcast, is_contiguous, sum_to, sum_to_overwrites, unbroadcast,
-    unbroadcast_overwrites, zip_broadcast,
+    channel_block, for_each_broadcast, is_contiguous, repeated_suffix, sum_to, sum_to_overwrites,
+    unbroadcast, unbroadcast_overwrites, zip_broadcast,
 };
 use crate::rule::{BinaryRule, UnaryRule};
 use crate::scalar::{Erf, Float};
@@ -486,6 +486,12 @@ fn then_vjp_kernel<B: Pointwise2, U: Pointwise1, T: Float>(
         };
         let channels = |s: Dims| channel_block(s, out).filter(|&(_, _, inner)| inner > 1);
         if overwrites {
+            unbroadcast(g, (own, own_s), (other, other_s), (out, y, ct), ct_t);
+        } else if is_contiguous(other_s, out) && repeated_suffix(own_s, out).is_some() {
+            // A bias's own cotangent (the most common case, checked before the per-channel
+            // layouts, whose check does not fold away where the layout is a constant): the rows
+            // folded, as `sum_to` folds them.
+            g.fill(T::ZERO);
             unbroadcast(g, (own, own_s), (other, other_s), (out, y, ct), ct_t);
         } else if is_contiguous(own_s, out)
             && let Some((_, mid, inner)) = channels(other_s)
