@@ -53,7 +53,8 @@
 //! - `time = a * FLOPs + b * ops` over all points, by least squares on relative residuals (each
 //!   point weighs the same, whether it takes 2 µs or 2 ms): `1 / a` is the asymptotic throughput
 //!   of the products, `b` the fixed cost of an op (dispatch, the output's allocation) in
-//!   nanoseconds;
+//!   nanoseconds; `b` is also printed refitted with the ops counted as before the fusion
+//!   (`8 n + 9`), the count of the fits taken before it;
 //! - the tiny depth sweep's time against ops (plain least squares): its slope is the per-op cost
 //!   measured where FLOPs do not matter;
 //! - the depth sweep's time against FLOPs (plain least squares): its slope is the cost of one
@@ -152,6 +153,13 @@ fn flops(batch: usize, layers: &[(usize, usize)]) -> f64 {
 /// The rule applications of one step of a model with `hidden` hidden layers (module docs).
 fn ops(hidden: usize) -> usize {
     6 * hidden + 9
+}
+
+/// The ops of a point as counted before a hidden layer's bias add and ReLU were fused (`8 n + 9`):
+/// the same time over more ops, for comparison with fits taken before the fusion.
+fn pre_fusion_ops(p: &Point) -> f64 {
+    let hidden = if p.sweep == Sweep::Width { 1 } else { p.size };
+    (p.ops + 2 * hidden) as f64
 }
 
 /// Checks the gradient of the first layer's weight `g` (flattened) against a central difference of
@@ -356,6 +364,26 @@ struct Fit {
     /// The depth sweep alone, `time = intercept + e * FLOPs` (plain least squares): `1 / e` is the
     /// throughput of one more 128-wide layer, its 8 ops included.
     e: f64,
+    /// `b` of the same fit over all points with the ops counted as before the fusion
+    /// ([`pre_fusion_ops`]).
+    b_pre_fusion: f64,
+}
+
+/// `(a, b)` of `time = a * flops + b * ops(point)` by least squares on relative residuals over
+/// all points (minimizes `sum ((a F + b O - t) / t)^2` through its 2 x 2 normal equations).
+fn relative_fit(points: &[Point], ops: impl Fn(&Point) -> f64) -> (f64, f64) {
+    let (mut uu, mut uv, mut vv, mut u1, mut v1) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for p in points {
+        let t = p.min();
+        let (u, v) = (p.flops / t, ops(p) / t);
+        uu += u * u;
+        uv += u * v;
+        vv += v * v;
+        u1 += u;
+        v1 += v;
+    }
+    let det = uu * vv - uv * uv;
+    ((u1 * vv - v1 * uv) / det, (uu * v1 - uv * u1) / det)
 }
 
 /// `time = intercept + slope * x(point)` by plain least squares over one sweep's points.
@@ -379,22 +407,18 @@ impl Fit {
     /// (minimizes `sum ((a F + b O - t) / t)^2` through its 2 x 2 normal equations), and the
     /// tiny-depth and depth lines.
     fn new(points: &[Point]) -> Self {
-        let (mut uu, mut uv, mut vv, mut u1, mut v1) = (0.0, 0.0, 0.0, 0.0, 0.0);
-        for p in points {
-            let t = p.min();
-            let (u, v) = (p.flops / t, p.ops as f64 / t);
-            uu += u * u;
-            uv += u * v;
-            vv += v * v;
-            u1 += u;
-            v1 += v;
-        }
-        let det = uu * vv - uv * uv;
-        let (a, b) = ((u1 * vv - v1 * uv) / det, (uu * v1 - uv * u1) / det);
-
+        let (a, b) = relative_fit(points, |p| p.ops as f64);
+        let (_, b_pre_fusion) = relative_fit(points, pre_fusion_ops);
         let (c, d) = line(points, Sweep::Overhead, |p| p.ops as f64);
         let (_, e) = line(points, Sweep::Depth, |p| p.flops);
-        Fit { a, b, c, d, e }
+        Fit {
+            a,
+            b,
+            c,
+            d,
+            e,
+            b_pre_fusion,
+        }
     }
 
     /// The fitted time of a point, in seconds.
@@ -478,7 +502,8 @@ fn markdown(points: &[Point], fit: Fit, rounds: usize) -> String {
     );
     s.push_str(&format!(
         "**Fit** over all {} points, least squares on relative residuals: **time = FLOPs / \
-         ({:.2} GFLOP/s) + ops x {:.0} ns**. Per-op cost measured directly on the tiny depth \
+         ({:.2} GFLOP/s) + ops x {:.0} ns** (ops x {:.0} ns counting ops as before the fusion, \
+         `8 n + 9`). Per-op cost measured directly on the tiny depth \
          sweep (time against ops, plain least squares): **{:.0} ns per op** (intercept {:.2} \
          µs); counting ops as before the fusion (`8 n + 9`, the same time over more ops), \
          {:.0} ns per op. Each further layer of the depth sweep (time against FLOPs, plain least squares) \
@@ -486,6 +511,7 @@ fn markdown(points: &[Point], fit: Fit, rounds: usize) -> String {
         points.len(),
         fit.gflops(),
         fit.b * 1e9,
+        fit.b_pre_fusion * 1e9,
         fit.d * 1e9,
         fit.c * 1e6,
         // The same slope per layer over 8 ops per layer instead of 6.
