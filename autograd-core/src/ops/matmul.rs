@@ -43,6 +43,9 @@ struct Layout {
     rhs_batched: bool,
 }
 
+/// Products of at most this many multiply-adds run their kernel inlined into the rule.
+const INLINE_WORK: usize = 1 << 12;
+
 impl Layout {
     /// The layout of `products` products of `(m, k)` by `(k, n)`. A right operand shared by a
     /// batch makes the batch one product: `(B, M, K)` row-major is `(B * M, K)`, so the forward and
@@ -71,12 +74,7 @@ impl Layout {
             }
         }
     }
-}
 
-/// Products of at most this many multiply-adds run their kernel inlined into the rule.
-const INLINE_WORK: usize = 1 << 12;
-
-impl Layout {
     /// Whether each product is small enough (see [`INLINE_WORK`]) to run its kernel inlined into
     /// the rule, which is one function per pair of shapes: the layout is then a constant, so the
     /// products of at most [`TINY_WORK`](crate::gemm::TINY_WORK) multiply-adds unroll for their
@@ -90,7 +88,7 @@ impl Layout {
     }
 }
 
-/// The forward of the rules: [`forward_kernel`], inlined for tiny products.
+/// The forward of the rules: [`forward_kernel`], inlined for small products ([`Layout::inlined`]).
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
 fn product_forward<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
@@ -101,7 +99,7 @@ fn product_forward<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
     }
 }
 
-/// The left VJP of the rules: [`lhs_kernel`], inlined for tiny products.
+/// The left VJP of the rules: [`lhs_kernel`], inlined for small products.
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
 fn product_vjp_lhs<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
@@ -112,7 +110,7 @@ fn product_vjp_lhs<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bo
     }
 }
 
-/// The right VJP of the rules: [`rhs_kernel`], inlined for tiny products.
+/// The right VJP of the rules: [`rhs_kernel`], inlined for small products.
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
 fn product_vjp_rhs<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T], add: bool) {
