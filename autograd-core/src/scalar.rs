@@ -53,6 +53,15 @@ pub trait Float:
     fn from_f64(v: f64) -> Self;
     /// The value as an f64 (for a dual number: its real part).
     fn to_f64(self) -> f64;
+    /// Whether `self` and `other` are the same number bit for bit (any NaN matches any NaN):
+    /// what `#[differentiable]`'s self-check compares. A type of more than one number (a dual)
+    /// compares each.
+    #[doc(hidden)]
+    #[must_use]
+    fn same_bits(self, other: Self) -> bool {
+        let (a, b) = (self.to_f64(), other.to_f64());
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
     /// e^x.
     #[must_use]
     fn exp(self) -> Self;

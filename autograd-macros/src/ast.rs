@@ -129,7 +129,7 @@ pub fn read(
         }
     }
 
-    let floats = float_type_params(&sig.generics);
+    let floats = float_type_params(sig);
     let mut params = Vec::new();
     for input in &sig.inputs {
         match input {
@@ -146,7 +146,7 @@ pub fn read(
                 }
                 let by_ref = r.reference.is_some() || matches!(&*r.ty, Type::Reference(_));
                 params.push(Param {
-                    name: Ident::new("__self", r.self_token.span),
+                    name: crate::names::fresh("__self", r.self_token.span),
                     value_ty: syn::parse_quote!(Self),
                     by_ref,
                     lifetime: r.reference.as_ref().and_then(|(_, l)| l.clone()),
@@ -166,12 +166,6 @@ pub fn read(
                         continue;
                     }
                 };
-                if name == "cotangent" {
-                    errors.error(name.span(), "a parameter named `cotangent` would clash with the cotangent parameter of the generated `_vjp` function; rename it");
-                }
-                if name.to_string().starts_with("__") {
-                    errors.error(name.span(), "names starting with `__` are reserved for #[differentiable]'s generated code");
-                }
                 let (value_ty, by_ref, lifetime) = match &*pt.ty {
                     Type::Reference(r) => {
                         if let Some(m) = &r.mutability {
@@ -273,9 +267,12 @@ pub fn read(
     })
 }
 
-/// The type parameters bounded by `Float` (inline or in the where-clause).
-pub fn float_type_params(g: &Generics) -> Vec<Ident> {
-    let is_float = |b: &TypeParamBound| matches!(b, TypeParamBound::Trait(t) if t.path.segments.last().is_some_and(|s| s.ident == "Float"));
+/// The type parameters that are floats: bounded by `Float` or by `Erf` (whose supertrait it is),
+/// inline or in the where-clause, or the element type of a tensor in the signature (a tensor's
+/// element type is a `Float`, whatever the bound that says so: a user's subtrait of `Float`).
+pub fn float_type_params(sig: &syn::Signature) -> Vec<Ident> {
+    let g = &sig.generics;
+    let is_float = |b: &TypeParamBound| matches!(b, TypeParamBound::Trait(t) if t.path.segments.last().is_some_and(|s| s.ident == "Float" || s.ident == "Erf"));
     let mut out = Vec::new();
     for p in &g.params {
         if let GenericParam::Type(t) = p
@@ -295,7 +292,66 @@ pub fn float_type_params(g: &Generics) -> Vec<Ident> {
             }
         }
     }
+    let type_params: Vec<&Ident> = g
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => Some(&t.ident),
+            _ => None,
+        })
+        .collect();
+    let types = sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            FnArg::Typed(pt) => Some(&*pt.ty),
+            FnArg::Receiver(_) => None,
+        })
+        .chain(match &sig.output {
+            syn::ReturnType::Type(_, t) => Some(&**t),
+            syn::ReturnType::Default => None,
+        });
+    for ty in types {
+        for id in tensor_elements(ty) {
+            if type_params.contains(&&id) && !out.contains(&id) {
+                out.push(id);
+            }
+        }
+    }
     out
+}
+
+/// The element types written as one identifier in the tensors of `ty`: `T` in `Tensor<T, S>`,
+/// `Tensor![T; 3]`, `&[Tensor<T, S>; 2]` or `(Tensor![T; 2], T)`.
+fn tensor_elements(ty: &Type) -> Vec<Ident> {
+    struct Find(Vec<Ident>);
+    impl syn::visit_mut::VisitMut for Find {
+        fn visit_type_path_mut(&mut self, tp: &mut syn::TypePath) {
+            if let Some(last) = tp.path.segments.last()
+                && last.ident == "Tensor"
+                && let syn::PathArguments::AngleBracketed(a) = &last.arguments
+                && let Some(syn::GenericArgument::Type(Type::Path(e))) = a.args.first()
+                && let Some(id) = e.path.get_ident()
+            {
+                self.0.push(id.clone());
+            }
+            syn::visit_mut::visit_type_path_mut(self, tp);
+        }
+        fn visit_type_macro_mut(&mut self, m: &mut syn::TypeMacro) {
+            if m.mac
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "Tensor")
+                && let Some(TokenTree::Ident(id)) = m.mac.tokens.clone().into_iter().next()
+            {
+                self.0.push(id);
+            }
+        }
+    }
+    let mut f = Find(Vec::new());
+    syn::visit_mut::VisitMut::visit_type_mut(&mut f, &mut ty.clone());
+    f.0
 }
 
 /// Tensor, float or other, from the spelling of a type.

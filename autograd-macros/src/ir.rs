@@ -32,6 +32,9 @@ pub enum Origin {
 pub struct Var {
     /// The name it is bound to in generated code (a parameter keeps the user's name).
     pub ident: Ident,
+    /// The stem of the names generated code derives from it (`x` for `__saved_x`, `__ct_x`):
+    /// unique among the function's variables, parameters included.
+    pub stem: String,
     /// Whether it depends on a differentiated parameter.
     pub active: bool,
     /// The scope it is defined in.

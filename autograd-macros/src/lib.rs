@@ -22,6 +22,7 @@ mod expand;
 mod fuse;
 mod ir;
 mod lower;
+mod names;
 mod params_derive;
 mod primal_blocks;
 mod rename;

@@ -13,7 +13,7 @@ use syn::{BinOp, Expr, Ident, ItemFn, Path};
 /// has a `for` loop, clippy's `needless_range_loop` allowed: `for t in 0..N { .. &xs[t] .. }` is
 /// the loop `#[differentiable]` accepts, and the iterator form the lint suggests is not.
 pub fn rewrite(func: &ItemFn, krate: &Path) -> ItemFn {
-    let floats = float_type_params(&func.sig.generics);
+    let floats = float_type_params(&func.sig);
     let mut func = func.clone();
     if !floats.is_empty() {
         Rewriter { floats, krate }.visit_block_mut(&mut func.block);

@@ -41,6 +41,8 @@ mod macro_control;
 mod macro_fusion;
 #[path = "../macro_hvp.rs"]
 mod macro_hvp;
+#[path = "../macro_hygiene.rs"]
+mod macro_hygiene;
 #[path = "../macro_large.rs"]
 mod macro_large;
 // Public, as the functions of a user's library are: clippy holds exported functions to the same

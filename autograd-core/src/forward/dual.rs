@@ -164,6 +164,11 @@ impl<T: Float> Float for Dual<T> {
         self.value.to_f64()
     }
 
+    /// Value and tangent both.
+    fn same_bits(self, other: Self) -> bool {
+        self.value.same_bits(other.value) && self.tangent.same_bits(other.tangent)
+    }
+
     /// `(e^a)' = e^a`.
     fn exp(self) -> Self {
         let y = self.value.exp();

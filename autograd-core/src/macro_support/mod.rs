@@ -11,6 +11,7 @@
 
 pub mod anomaly;
 pub mod differentiable_methods;
+pub mod self_check;
 
 pub use crate::ops::RULE_METHODS;
 

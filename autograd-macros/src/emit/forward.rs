@@ -7,6 +7,7 @@
 
 use super::{Cx, Entity, Plan, respan};
 use crate::ir::{Branch, Head, Loop, Origin, Stmt, Value, VarId};
+use crate::names::{hygiene, own};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
@@ -205,7 +206,8 @@ impl<'a, 'c> Forward<'a, 'c> {
                         // copied out of the rule's frame.
                         let rule = format_ident!(
                             "__op_{}",
-                            saved.to_string().trim_start_matches("__saved_")
+                            saved.to_string().trim_start_matches("__saved_"),
+                            span = hygiene()
                         );
                         if self.lent == Some(*var) {
                             // A pullback's output: written into its caller's place.
@@ -213,11 +215,10 @@ impl<'a, 'c> Forward<'a, 'c> {
                                 quote!(#k::__private::Forward::ready(#ctor #name #turbofish #rest, &#args)),
                                 span,
                             );
-                            let into = respan(quote!(#rule.forward_into_lent(#args, __out)), span);
-                            let check = respan(
-                                quote!(#k::__private::anomaly::forward(&*__out, #op);),
-                                span,
-                            );
+                            let out = own("out");
+                            let into = respan(quote!(#rule.forward_into_lent(#args, #out)), span);
+                            let check =
+                                respan(quote!(#k::__private::anomaly::forward(&*#out, #op);), span);
                             return quote! {
                                 let #rule = #ready;
                                 let #saved = #into;
@@ -351,15 +352,16 @@ impl<'a, 'c> Forward<'a, 'c> {
         }
         let tape = self.cx.ident(Entity::Tape(l.id));
         let count = &l.count;
+        let counter = own("i");
         let index = l
             .index
             .as_ref()
-            .map(|i| quote!(#[allow(unused_variables)] let #i = __i;));
+            .map(|i| quote!(#[allow(unused_variables)] let #i = #counter;));
         let body = self.block(&l.body);
         let saved = self.saved(l.scope);
         quote! {
             #init
-            let #tape: [_; #count] = ::core::array::from_fn(|__i| {
+            let #tape: [_; #count] = ::core::array::from_fn(|#counter| {
                 #index
                 #body
                 #replace

@@ -12,6 +12,7 @@ use super::forward::Forward;
 use super::reverse::Reverse;
 use super::{Cx, Entity, respan};
 use crate::ast::Function;
+use crate::names::{cotangent, hygiene, own};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use syn::ext::IdentExt;
@@ -22,7 +23,7 @@ use syn::{GenericParam, Ident, Lifetime, Path, Type, WherePredicate};
 pub fn differentiable_items(cx: &Cx) -> TokenStream {
     let f = cx.f;
     let k = cx.krate;
-    let names = Names::new(f);
+    let names = Names::new(f, k);
     let (vjp_body, pullback_body) = bodies(cx, &names);
     let mut tokens = if f.method.is_some() {
         TokenStream::new()
@@ -39,9 +40,10 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
             unreachable!("outputs with aux are tuples")
         };
         let first_ty = &t.elems[0];
+        let cot = cotangent();
         tokens.extend(names.grad_fn_with_body(quote! {
             #[allow(unused_variables)]
-            let cotangent: &#first_ty = &#k::__private::seed();
+            let #cot: &#first_ty = &#k::__private::seed();
             #body
         }));
     } else if f.scalar_output {
@@ -53,12 +55,16 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
 
 /// The body of `f_vjp` (given `cotangent`) and of the pullback.
 fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
+    let own_acc_self = own("acc_self");
+    let own_grad = own("grad");
+    let own_out = own("out");
+    let own_value = own("value");
     let f = cx.f;
     let body = cx.body;
     let k = cx.krate;
 
     // Count, then emit each reverse sweep.
-    let cot = Ident::new("cotangent", Span::call_site());
+    let cot = cotangent();
     let mut counting = Reverse::counting(cx);
     counting.seed(quote!(), Some(cot.clone()));
     counting.block(&body.stmts);
@@ -68,7 +74,7 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
     let outputs: Vec<(usize, Ident)> = std::iter::once(body.result)
         .chain(body.aux.iter().copied())
         .enumerate()
-        .map(|(j, v)| (v, format_ident!("__value{}", j)))
+        .map(|(j, v)| (v, format_ident!("__value{}", j, span = hygiene())))
         .collect();
     let sweep = |as_refs: bool, cot: &Ident, scoped: bool, guarded: bool| {
         let mut r = Reverse::emitting(cx, &plan, as_refs);
@@ -145,8 +151,8 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
     // A parameter returned as the output is copied before it is shadowed by its reference.
     let (keep_out, out_value) = if result_is_owned_param {
         (
-            quote!(let __value = ::core::clone::Clone::clone(&#result);),
-            quote!(__value),
+            quote!(let #own_value = ::core::clone::Clone::clone(&#result);),
+            quote!(#own_value),
         )
     } else {
         (quote!(), quote!(#result))
@@ -164,7 +170,7 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         if owned_local {
             aux_values.push(quote!(#id));
         } else {
-            let keep = format_ident!("__aux{}", j);
+            let keep = format_ident!("__aux{}", j, span = hygiene());
             let r = refer_top(cx, a);
             keep_aux.extend(quote!(let #keep = ::core::clone::Clone::clone(#r);));
             aux_values.push(quote!(#keep));
@@ -197,13 +203,13 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
     let this = names.bind_self();
     let prelude = quote!(#this use #k::__private::{CotangentFrom as _, PullbackAt as _};);
     let grad = if cx.large {
-        quote!(let __grad = { #rev #grad_value };)
+        quote!(let #own_grad = { #rev #grad_value };)
     } else {
         quote! {
             #[cfg(debug_assertions)]
-            let __grad = { #rev #grad_value };
+            let #own_grad = { #rev #grad_value };
             #[cfg(not(debug_assertions))]
-            let __grad = { #rev_scoped #grad_value };
+            let #own_grad = { #rev_scoped #grad_value };
         }
     };
     let vjp_body = quote! {
@@ -214,7 +220,7 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         #keep_out
         #(#as_refs)*
         #grad
-        (#out_value, __grad)
+        (#out_value, #own_grad)
     };
 
     let out = &f.output;
@@ -258,20 +264,21 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         .collect();
     // A method's pullback adds its receiver's cotangent into the caller's, which it lends.
     let lend_param = if f.method.is_some() {
-        quote!(#[allow(unused_variables, unused_mut)] __acc_self: ::core::option::Option<&mut Self>)
+        quote!(#[allow(unused_variables, unused_mut)] #own_acc_self: ::core::option::Option<&mut Self>)
     } else {
         quote!()
     };
     let value_ids: Vec<&Ident> = outputs.iter().map(|(_, id)| id).collect();
     let value_pat = if body.aux.is_empty() {
-        quote!(__value0)
+        let id = value_ids[0];
+        quote!(#id)
     } else {
         quote!((#(#value_ids,)*))
     };
     let write_out = if out_in_place {
         quote!()
     } else {
-        quote!(#k::__private::lend(__out, #take_out);)
+        quote!(#k::__private::lend(#own_out, #take_out);)
     };
     let pullback_body = quote! {
         #prelude
@@ -279,9 +286,9 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         #enums
         #fwd_pb
         #write_out
-        move |#(#closure_params,)* __value: &#out, #cot: &#out, #lend_param| {
+        move |#(#closure_params,)* #own_value: &#out, #cot: &#out, #lend_param| {
             #[allow(unused_variables)]
-            let #value_pat = __value;
+            let #value_pat = #own_value;
             #rev_pb
             (#(#cts_pb,)*)
         }
@@ -291,7 +298,12 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
 
 /// The sibling items of a `#[custom_vjp(fwd = .., bwd = ..)]` function.
 pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> TokenStream {
-    let names = Names::new(f);
+    let own_cotangent = own("cotangent");
+    let own_out = own("out");
+    let own_pullback = own("pullback");
+    let own_res = own("res");
+    let own_value = own("value");
+    let names = Names::new(f, krate);
     let out = &f.output;
     let params: Vec<&Ident> = f.params.iter().map(|p| &p.name).collect();
     let ignored: Vec<TokenStream> = f
@@ -306,14 +318,14 @@ pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> T
         .params
         .iter()
         .filter(|p| p.wrt)
-        .map(|p| format_ident!("__g_{}", p.name))
+        .map(|p| format_ident!("__g_{}", p.name, span = hygiene()))
         .collect();
     let cts: Vec<TokenStream> = f
         .params
         .iter()
         .map(|p| {
             if p.wrt {
-                let g = format_ident!("__g_{}", p.name);
+                let g = format_ident!("__g_{}", p.name, span = hygiene());
                 quote!(#g)
             } else {
                 quote!(#krate::__private::NoGrad)
@@ -329,13 +341,13 @@ pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> T
     // The backward's result is checked against the cotangents the rule needs, with the error at
     // `bwd = ..`.
     let check = crate::emit::respan(
-        quote!(#krate::__private::CheckCotangents::checked_cotangents::<(#(#wrt_tys,)*)>(#bwd(&__res, __cotangent))),
+        quote!(#krate::__private::CheckCotangents::checked_cotangents::<(#(#wrt_tys,)*)>(#bwd(&#own_res, #own_cotangent))),
         bwd.span(),
     );
     let pullback_body = quote! {
-        let (__value, __res) = #fwd(#(#params),*);
-        *__out = __value;
-        move |#(#ignored,)* _: &#out, __cotangent: &#out| {
+        let (#own_value, #own_res) = #fwd(#(#params),*);
+        *#own_out = #own_value;
+        move |#(#ignored,)* _: &#out, #own_cotangent: &#out| {
             let (#(#gs,)*) = #check;
             (#(#cts,)*)
         }
@@ -376,11 +388,12 @@ pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> T
         .collect();
     let fields: Vec<&Ident> = f.params.iter().filter(|p| p.wrt).map(|p| &p.name).collect();
     let grad_name = &names.grad;
+    let cot = cotangent();
     let vjp_body = quote! {
-        let mut __out = #krate::__private::blank();
-        let __pullback = #pb #turbofish(#(#passed,)* #krate::__private::Need::<{ u64::MAX }>, &mut __out);
-        let (#(#pats,)*) = __pullback(#(#refs,)* &__out, cotangent);
-        (__out, #grad_name { #(#fields),* })
+        let mut #own_out = #krate::__private::blank();
+        let #own_pullback = #pb #turbofish(#(#passed,)* #krate::__private::Need::<{ u64::MAX }>, &mut #own_out);
+        let (#(#pats,)*) = #own_pullback(#(#refs,)* &#own_out, #cot);
+        (#own_out, #grad_name { #(#fields),* })
     };
     let mut tokens = names.grad_struct(krate);
     tokens.extend(names.vjp_fn(vjp_body));
@@ -393,7 +406,8 @@ pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> T
 
 /// Siblings with the right signatures whose bodies never run (the expansion reported errors).
 pub fn stub_items(f: &Function, krate: &Path) -> TokenStream {
-    let names = Names::new(f);
+    let own_out = own("out");
+    let names = Names::new(f, krate);
     let params: Vec<&Ident> = f.params.iter().map(|p| &p.name).collect();
     let out = &f.output;
     let ignored: Vec<TokenStream> = f
@@ -404,11 +418,12 @@ pub fn stub_items(f: &Function, krate: &Path) -> TokenStream {
             quote!(_: &#t)
         })
         .collect();
+    let cot = cotangent();
     let mut tokens = names.grad_struct(krate);
     let stub = quote!(#[allow(unreachable_code, reason = "the expansion failed; a compile error was reported")]);
     tokens.extend(names.vjp_fn_with(
         quote! {
-            let _ = (#(&#params,)* cotangent);
+            let _ = (#(&#params,)* #cot);
             ::core::unreachable!()
         },
         &stub,
@@ -419,7 +434,7 @@ pub fn stub_items(f: &Function, krate: &Path) -> TokenStream {
     tokens.extend(names.pullback_fn_with(
         krate,
         quote! {
-            let _ = (#(&#params,)* __out);
+            let _ = (#(&#params,)* #own_out);
             move |#(#ignored,)* _: &#out, _: &#out| ::core::unreachable!()
         },
         &stub,
@@ -447,6 +462,8 @@ fn refer_top(cx: &Cx, v: usize) -> TokenStream {
 /// Names and signatures of the sibling items.
 struct Names<'a> {
     f: &'a Function,
+    /// The path to `autograd_core`.
+    krate: Path,
     grad: Ident,
     vjp: Ident,
     grad_fn: Ident,
@@ -456,7 +473,7 @@ struct Names<'a> {
 }
 
 impl<'a> Names<'a> {
-    fn new(f: &'a Function) -> Self {
+    fn new(f: &'a Function, krate: &Path) -> Self {
         let name = f.name();
         let camel: String = name
             .unraw()
@@ -507,6 +524,7 @@ impl<'a> Names<'a> {
             .collect();
         Names {
             f,
+            krate: krate.clone(),
             grad: format_ident!("{}Grad", camel, span = name.span()),
             vjp: format_ident!("{}_vjp", name, span = name.span()),
             grad_fn: format_ident!("{}_grad", name, span = name.span()),
@@ -538,8 +556,9 @@ impl<'a> Names<'a> {
     /// `let __self = self;` at the start of a method's generated bodies: the body reads its
     /// receiver as `__self`, which a closure may also take as a parameter.
     fn bind_self(&self) -> TokenStream {
+        let own_self = own("self");
         if self.f.method.is_some() && self.f.params.iter().any(|p| p.receiver) {
-            quote!(#[allow(unused_variables)] let __self = self;)
+            quote!(#[allow(unused_variables)] let #own_self = self;)
         } else {
             quote!()
         }
@@ -786,7 +805,8 @@ impl<'a> Names<'a> {
             "The value of [`{0}`] and its vector-Jacobian product: the cotangent of each differentiated parameter, given the `cotangent` of the output. Generated by `#[differentiable]`.",
             self.doc_name()
         );
-        self.sibling(&self.vjp, &doc, Some(quote!(cotangent: &#out)), body, attrs)
+        let cot = cotangent();
+        self.sibling(&self.vjp, &doc, Some(quote!(#cot: &#out)), body, attrs)
     }
 
     /// A generated function beside the user's: its parameters (and `extra`), returning the value
@@ -807,6 +827,11 @@ impl<'a> Names<'a> {
         let grad_ty = self.grad_ty();
         let fname_path = self.callee(f.name());
         let turbofish = self.turbofish();
+        let body = if super::SELF_CHECK.with(std::cell::Cell::get) {
+            self.self_checked(body, &quote!(#fname_path #turbofish))
+        } else {
+            body
+        };
         quote! {
             #[doc = #doc]
             #[must_use]
@@ -817,6 +842,43 @@ impl<'a> Names<'a> {
                 let _ = #fname_path #turbofish;
                 #body
             }
+        }
+    }
+
+    /// `body` (of `f_vjp` or `f_grad`) followed by the self-check (feature `self-check`, in
+    /// builds with debug assertions): the function as written, `callee`, runs on copies of the
+    /// arguments first, and its output must equal the generated forward's bit for bit.
+    fn self_checked(&self, body: TokenStream, callee: &TokenStream) -> TokenStream {
+        let k = &self.krate;
+        let args = self.f.params.iter().map(|p| {
+            let n = if p.receiver {
+                quote!(self)
+            } else {
+                let n = &p.name;
+                quote!(#n)
+            };
+            if p.by_ref {
+                n
+            } else {
+                quote!(::core::clone::Clone::clone(&#n))
+            }
+        });
+        let (written, result) = (own("written"), own("result"));
+        let name = match &self.f.method {
+            Some(m) => format!("{}::{}", m.self_name, self.f.name().unraw()),
+            None => self.f.name().unraw().to_string(),
+        };
+        quote! {
+            let #written = if cfg!(debug_assertions) {
+                ::core::option::Option::Some(#callee(#(#args),*))
+            } else {
+                ::core::option::Option::None
+            };
+            let #result = { #body };
+            if let ::core::option::Option::Some(#written) = &#written {
+                #k::__private::self_check::check(#name, &#result.0, #written);
+            }
+            #result
         }
     }
 
@@ -871,6 +933,8 @@ impl<'a> Names<'a> {
         body: TokenStream,
         attrs: &TokenStream,
     ) -> TokenStream {
+        let own_needs = own("needs");
+        let own_out = own("out");
         let f = self.f;
         let vis = f.item.sig_vis();
         // Parameters the pullback may keep borrowing (constants a rule holds) get a named lifetime
@@ -891,8 +955,8 @@ impl<'a> Names<'a> {
         let needs_bound = quote!(__N: #krate::__private::Needs);
         let (generics, mut inputs, where_clause) = self.signature_with(&extra, Some(&needs_bound));
         // Which cotangents the caller needs (see `Needs`), and the place it lends the output.
-        inputs.push(quote!(#[allow(unused_variables)] __needs: __N));
-        inputs.push(quote!(__out: &mut #out));
+        inputs.push(quote!(#[allow(unused_variables)] #own_needs: __N));
+        inputs.push(quote!(#own_out: &mut #out));
         let mut captured: Vec<TokenStream> = extra.iter().map(|(_, l)| quote!(#l)).collect();
         for p in &f.params {
             if let (Some(l), false) = (&p.lifetime, p.wrt)
@@ -970,7 +1034,7 @@ impl<'a> Names<'a> {
                 let n = &p.name;
                 quote!(#n)
             })
-            .chain([quote!(__needs), quote!(__out)])
+            .chain([quote!(#own_needs), quote!(#own_out)])
             .collect();
         let turbofish = self.turbofish_with_needs();
         // Lifetimes first, then `Self` and the other parameters.

@@ -7,9 +7,17 @@ mod reverse;
 pub use forward::fallback_module;
 pub use items::{custom_vjp_items, differentiable_items, stub_items};
 
+thread_local! {
+    /// Whether the generated `f_vjp` and `f_grad` check their output against the function as
+    /// written (feature `self-check`). Only the expansions printed in the docs turn it off, to
+    /// show the code a user gets by default.
+    pub static SELF_CHECK: std::cell::Cell<bool> = const { std::cell::Cell::new(cfg!(feature = "self-check")) };
+}
+
 use crate::analyze::Analysis;
 use crate::ast::Function;
 use crate::ir::{Body, Origin, ScopeId, ScopeKind, Seg, Stmt, Value, VarId};
+use crate::names::hygiene;
 use proc_macro2::{Span, TokenStream};
 use quote::format_ident;
 use std::collections::{BTreeSet, HashMap};
@@ -309,24 +317,23 @@ impl<'a> Cx<'a> {
 
     /// The identifier an entity is bound to.
     fn ident(&self, e: Entity) -> Ident {
-        let var = |v: VarId| self.body.vars[v].ident.clone();
-        let derived = |prefix: &str, v: VarId| {
-            let base = var(v).unraw().to_string();
-            format_ident!("__{}_{}", prefix, base.trim_start_matches('_'))
-        };
         match e {
-            Entity::Var(v) => var(v),
-            Entity::Saved(v) => derived("saved", v),
-            Entity::Pullback(v) => derived("pb", v),
-            Entity::Tape(l) => format_ident!("__tape{}", l),
-            Entity::Record(b) => format_ident!("__arm{}", b),
+            Entity::Var(v) => self.body.vars[v].ident.clone(),
+            Entity::Saved(v) => self.derived("saved", v),
+            Entity::Pullback(v) => self.derived("pb", v),
+            Entity::Tape(l) => format_ident!("__tape{}", l, span = hygiene()),
+            Entity::Record(b) => format_ident!("__arm{}", b, span = hygiene()),
         }
+    }
+
+    /// The identifier `__{prefix}_{stem}` derived from variable `v`'s (see [`crate::names`]).
+    fn derived(&self, prefix: &str, v: VarId) -> Ident {
+        format_ident!("__{}_{}", prefix, self.body.vars[v].stem, span = hygiene())
     }
 
     /// The identifier of a variable's cotangent.
     fn ct_ident(&self, v: VarId) -> Ident {
-        let base = self.body.vars[v].ident.unraw().to_string();
-        format_ident!("__ct_{}", base.trim_start_matches('_'))
+        self.derived("ct", v)
     }
 
     /// Whether variable `v` is a parameter passed by reference (`Some(true)`) or by value

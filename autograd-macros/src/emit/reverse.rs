@@ -7,6 +7,7 @@
 
 use super::{Construct, Cx, Entity, Plan, respan};
 use crate::ir::{Branch, Loop, Stmt, Value, VarId};
+use crate::names::{hygiene, own};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashMap;
@@ -606,6 +607,8 @@ impl<'a, 'c> Reverse<'a, 'c> {
     /// Starts the sweep at the output with the cotangent `seed`: an expression of the output's
     /// type, or (`by_ref`) an identifier bound to a reference to one.
     pub fn seed(&mut self, seed: TokenStream, by_ref: Option<Ident>) -> TokenStream {
+        let own_acc_self = own("acc_self");
+        let own_scratch_self = own("scratch_self");
         let out = self.cx.body.result;
         // Parameters read through projections start at zero, added into in place.
         let mut roots = TokenStream::new();
@@ -618,12 +621,12 @@ impl<'a, 'c> Reverse<'a, 'c> {
                 // this one starts at zero here).
                 self.lent = Some(r);
                 roots.extend(quote! {
-                    let mut __scratch_self;
-                    let #id: &mut Self = match __acc_self {
+                    let mut #own_scratch_self;
+                    let #id: &mut Self = match #own_acc_self {
                         ::core::option::Option::Some(a) => a,
                         ::core::option::Option::None => {
-                            __scratch_self = #k::__private::zeros_like(#x);
-                            &mut __scratch_self
+                            #own_scratch_self = #k::__private::zeros_like(#x);
+                            &mut #own_scratch_self
                         }
                     };
                 });
@@ -645,7 +648,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
                 .chain(self.cx.body.aux.iter().copied())
                 .collect();
             let ids: Vec<Ident> = (0..outs.len())
-                .map(|j| format_ident!("__cot{}", j))
+                .map(|j| format_ident!("__cot{}", j, span = hygiene()))
                 .collect();
             let cot = by_ref.expect("a tuple output's cotangent is passed by reference");
             let mut code = quote!(#roots #[allow(unused_variables)] let (#(#ids,)*) = #cot;);
@@ -907,13 +910,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
                 // The cotangents stay where the pullback returned them: an argument's first
                 // contribution reads its cotangent there (a copy out of the tuple would cost as
                 // much as the op), later ones are moved out and added.
-                let gs = format_ident!(
-                    "__gs_{}",
-                    self.cx
-                        .ident(Entity::Var(var))
-                        .to_string()
-                        .trim_start_matches('_')
-                );
+                let gs = self.cx.derived("gs", var);
                 let mut code = quote!(let #gs = #call;);
                 for (j, &(a, _)) in args.iter().enumerate() {
                     if method && j == 0 {
@@ -955,6 +952,8 @@ impl<'a, 'c> Reverse<'a, 'c> {
     }
 
     fn loop_stmt(&mut self, l: &Loop) -> TokenStream {
+        let own_i = own("i");
+        let own_slot = own("slot");
         if !self.any_useful(&l.body) && !l.carried.iter().any(|c| self.cx.needs_ct(c.inner_out)) {
             return quote!();
         }
@@ -1039,7 +1038,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
                 quote!(.#p)
             };
             lookups.extend(
-                quote!(let #id = if __i + 1 < #count { &(#tape)[__i + 1]#field } else { #last };),
+                quote!(let #id = if #own_i + 1 < #count { &(#tape)[#own_i + 1]#field } else { #last };),
             );
         }
         let saved: Vec<Ident> = self
@@ -1051,16 +1050,16 @@ impl<'a, 'c> Reverse<'a, 'c> {
         let slot = if saved.is_empty() {
             quote!(_)
         } else {
-            quote!(__slot)
+            quote!(#own_slot)
         };
         let unpack = if saved.is_empty() {
             quote!()
         } else {
-            quote!(let (#(#saved,)*) = __slot;)
+            quote!(let (#(#saved,)*) = #own_slot;)
         };
         let mut code = quote! {
             #pre
-            for (__i, #slot) in (#tape).iter().enumerate().rev() {
+            for (#own_i, #slot) in (#tape).iter().enumerate().rev() {
                 #unpack
                 #lookups
                 #body

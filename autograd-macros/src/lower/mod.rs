@@ -39,6 +39,7 @@ use crate::ir::{
     Arm, Body, Branch, Carried, Head, Loop, Origin, ScopeId, ScopeKind, Seg, Stmt, Value, Var,
     VarId,
 };
+use crate::names::{DERIVED_PREFIXES, OWN, hygiene};
 use crate::rename::{self, Use, key};
 use crate::rules::is_rule_method;
 use proc_macro2::{Span, TokenStream};
@@ -60,15 +61,10 @@ enum Binding {
     Poisoned,
 }
 
-/// The names (without the leading `__`) that generated code binds in the functions it emits.
-const GENERATED_NAMES: &[&str] = &[
-    "out", "needs", "value", "grad", "acc_self", "self", "pullback", "res", "aux",
-];
-
-/// The prefixes of the names generated code derives from a variable's (`__saved_x` for `__x`).
-const DERIVED_PREFIXES: &[&str] = &[
-    "saved_", "op_", "ct_", "pb_", "gs_", "g_", "tape", "arm", "value", "aux", "cot",
-];
+/// The stem of the names derived from a variable issued as `ident` (`x` for `__x`).
+fn stem_of(ident: &Ident) -> String {
+    ident.to_string().trim_start_matches('_').to_string()
+}
 
 /// Lowers the body of `f`. Returns `None` if nothing could be lowered (errors are reported).
 pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
@@ -78,6 +74,7 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         scopes: vec![(ScopeKind::Top, None)],
         scope: 0,
         env: vec![HashMap::new()],
+        pending: None,
         taken: HashMap::new(),
         issued: std::collections::HashSet::new(),
         items: Vec::new(),
@@ -95,11 +92,17 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         aux: Vec::new(),
     };
     for (i, p) in f.params.iter().enumerate() {
-        l.taken.insert(key(&p.name), 1);
-        l.issued.insert(p.name.to_string());
+        // The parameter keeps its name; the names derived from it take a stem of their own.
+        let stem = if p.receiver {
+            // `__self`, one of the expansion's own names.
+            "self".to_string()
+        } else {
+            stem_of(&l.fresh_ident(&key(&p.name)))
+        };
         let v = l.vars.len();
         l.vars.push(Var {
             ident: p.name.clone(),
+            stem,
             active: p.wrt,
             home: 0,
             origin: Origin::Param(i),
@@ -158,6 +161,10 @@ struct Lower<'e> {
     scope: ScopeId,
     /// Lexical frames, innermost last.
     env: Vec<HashMap<String, Binding>>,
+    /// While a tuple `let` binds its pattern: the frame depth it binds in, and the names bound so
+    /// far, which enter the frame together once every element is evaluated (Rust evaluates
+    /// `(b, a)` before binding `(a, b)`).
+    pending: Option<(usize, Vec<(String, Binding)>)>,
     /// How many generated identifiers use each base name.
     taken: HashMap<String, usize>,
     /// Every identifier given to a variable, so that a numbered one (`__y_2`, for a second `y`)
@@ -194,6 +201,7 @@ struct Snapshot {
     temps: usize,
     env: Vec<HashMap<String, Binding>>,
     stmts: usize,
+    pending: Option<(usize, Vec<(String, Binding)>)>,
 }
 
 impl Lower<'_> {
@@ -209,6 +217,7 @@ impl Lower<'_> {
             branches: self.branches,
             temps: self.temps,
             env: self.env.clone(),
+            pending: self.pending.clone(),
             stmts: self.stmts.len(),
         }
     }
@@ -224,6 +233,7 @@ impl Lower<'_> {
         self.branches = s.branches;
         self.temps = s.temps;
         self.env.clone_from(&s.env);
+        self.pending.clone_from(&s.pending);
         self.stmts.truncate(s.stmts);
     }
 
@@ -234,9 +244,7 @@ impl Lower<'_> {
     fn fresh_ident(&mut self, base: &str) -> Ident {
         let base = base.trim_start_matches('_');
         let base = if base.is_empty() { "v" } else { base };
-        let base = if GENERATED_NAMES.contains(&base)
-            || DERIVED_PREFIXES.iter().any(|p| base.starts_with(p))
-        {
+        let base = if OWN.contains(&base) || DERIVED_PREFIXES.iter().any(|p| base.starts_with(p)) {
             format!("v_{base}")
         } else {
             base.to_string()
@@ -246,9 +254,9 @@ impl Lower<'_> {
             let n = self.taken.entry(base.to_string()).or_insert(0);
             *n += 1;
             let ident = if *n == 1 {
-                format_ident!("__{}", base)
+                format_ident!("__{}", base, span = hygiene())
             } else {
-                format_ident!("__{}_{}", base, *n)
+                format_ident!("__{}_{}", base, *n, span = hygiene())
             };
             if self.issued.insert(ident.to_string()) {
                 return ident;
@@ -259,6 +267,7 @@ impl Lower<'_> {
     fn new_var(&mut self, base: &str, active: bool, origin: Origin) -> VarId {
         let ident = self.fresh_ident(base);
         self.vars.push(Var {
+            stem: stem_of(&ident),
             ident,
             active,
             home: self.scope,

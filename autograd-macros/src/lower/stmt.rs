@@ -194,11 +194,7 @@ impl Lower<'_> {
                 if v >= mark {
                     self.name_var(v, &pi.ident, ty);
                 }
-                let name = key(&pi.ident);
-                self.env
-                    .last_mut()
-                    .expect("a frame")
-                    .insert(name, Binding::Var(v, pi.mutability.is_some()));
+                self.declare(key(&pi.ident), Binding::Var(v, pi.mutability.is_some()));
                 Some(())
             }
             Pat::Wild(_) => {
@@ -212,9 +208,19 @@ impl Lower<'_> {
             }
             Pat::Tuple(pt) => match strip(init) {
                 Expr::Tuple(et) if et.elems.len() == pt.elems.len() => {
+                    // Every element is evaluated before any name is bound.
+                    let outermost = self.pending.is_none();
+                    if outermost {
+                        self.pending = Some((self.env.len(), Vec::new()));
+                    }
                     let mut ok = true;
                     for (p, e) in pt.elems.iter().zip(&et.elems) {
                         ok &= self.lower_let_pat(p, None, e).is_some();
+                    }
+                    if outermost && let Some((_, bound)) = self.pending.take() {
+                        for (name, binding) in bound {
+                            self.declare(name, binding);
+                        }
                     }
                     ok.then_some(())
                 }
@@ -271,18 +277,27 @@ impl Lower<'_> {
             expr,
         });
         for (name, v) in bound {
-            self.env
-                .last_mut()
-                .expect("a frame")
-                .insert(name, Binding::Var(v, false));
+            self.declare(name, Binding::Var(v, false));
         }
         Some(())
+    }
+
+    /// Binds `name` in the innermost frame; inside a tuple `let`, once the whole tuple is
+    /// evaluated (see `pending`).
+    pub(super) fn declare(&mut self, name: String, binding: Binding) {
+        match &mut self.pending {
+            Some((depth, bound)) if *depth == self.env.len() => bound.push((name, binding)),
+            _ => {
+                self.env.last_mut().expect("a frame").insert(name, binding);
+            }
+        }
     }
 
     /// Gives a freshly computed variable the user's name (`__y` rather than `__t3`), and the
     /// user's type annotation to the statement that binds it.
     pub(super) fn name_var(&mut self, v: VarId, name: &Ident, ty: Option<Type>) {
         let ident = self.fresh_ident(&key(name));
+        self.vars[v].stem = super::stem_of(&ident);
         self.vars[v].ident = ident;
         if let Some(ty) = ty
             && let Some(Stmt::Let { var, ty: slot, .. }) = self.stmts.last_mut()

@@ -1,0 +1,171 @@
+//! Hygiene and Rust's binding rules in `#[differentiable]`: a body whose names are the ones the
+//! expansion uses for its own locals (`i`, `__i`, `__slot`, `cotangent`, `__t1`, ...), and
+//! patterns that rebind what they read, compute exactly the function as written.
+
+use autograd_core::differentiable;
+use autograd_core::gradcheck::{Tolerance, check_gradient};
+use autograd_core::prelude::*;
+
+type V = Tensor![f64; 3];
+
+/// A binding named `i` before a loop, read inside it.
+#[differentiable]
+fn outer_i(x: &Tensor![f64; 3]) -> f64 {
+    let i = x * 2.0;
+    let mut y = x * 1.0;
+    for k in 0..3 {
+        y = (&y + &i).tanh() * (1.0 + 0.1 * k as f64);
+    }
+    y.sum().item()
+}
+
+/// A tensor named `i` inside a loop body (an LSTM's input gate).
+#[differentiable]
+fn inner_i(x: &Tensor![f64; 3]) -> f64 {
+    let mut h = x * 0.5;
+    for t in 0..3 {
+        let i = (&h + x).sigmoid();
+        h = &h * &i + (t as f64) * 0.1;
+    }
+    h.sum().item()
+}
+
+/// `let (a, b) = (b, a);` swaps.
+#[differentiable]
+fn swap(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
+    let a = x * 1.0;
+    let b = w.tanh();
+    let (a, b) = (b, a);
+    (a * 3.0 + b).sum().item()
+}
+
+/// Every name the expansion uses for its own locals, as the user's.
+#[allow(clippy::used_underscore_binding, reason = "the names are the test")]
+#[differentiable]
+fn generated_names(cotangent: &Tensor![f64; 3], __i: &Tensor![f64; 3]) -> f64 {
+    let __slot = cotangent * 0.5;
+    let __t1 = __i.tanh();
+    let mut __grad = &__slot + &__t1;
+    for i in 0..2 {
+        let __out = (&__grad * &__slot).sin();
+        let __value = &__out + (i as f64);
+        __grad = &__grad + &__value * 0.25;
+    }
+    let __saved_t1 = __t1.exp();
+    let (__ct_x, __tape0) = (__saved_t1, __grad);
+    (__ct_x * 0.5 + __tape0).sum().item()
+}
+
+fn check(name: &str, f: impl Fn(&V, &V) -> f64, grad: impl Fn(&V, &V) -> (f64, V, V)) {
+    let x = Tensor::new([0.3, -0.7, 1.1]);
+    let w = Tensor::new([-0.4, 0.9, 0.2]);
+    let (v, gx, gw) = grad(&x, &w);
+    assert_eq!(v.to_bits(), f(&x, &w).to_bits(), "{name}: value");
+    let tol = Tolerance::default();
+    check_gradient(|x| f(x, &w), &x, &gx, tol).unwrap_or_else(|e| panic!("{name}: d/dx: {e}"));
+    check_gradient(|w| f(&x, w), &w, &gw, tol).unwrap_or_else(|e| panic!("{name}: d/dw: {e}"));
+}
+
+#[test]
+fn names_of_the_expansion_are_the_users_own() {
+    check(
+        "outer_i",
+        |x, _| outer_i(x),
+        |x, _| {
+            let (v, g) = outer_i_grad(x);
+            (v, g.x, Tensor::zeros())
+        },
+    );
+    check(
+        "inner_i",
+        |x, _| inner_i(x),
+        |x, _| {
+            let (v, g) = inner_i_grad(x);
+            (v, g.x, Tensor::zeros())
+        },
+    );
+    check("generated_names", generated_names, |x, w| {
+        let (v, g) = generated_names_grad(x, w);
+        (v, g.cotangent, g.__i)
+    });
+}
+
+#[test]
+fn tuple_let_binds_simultaneously() {
+    check("swap", swap, |x, w| {
+        let (v, g) = swap_grad(x, w);
+        (v, g.x, g.w)
+    });
+}
+
+/// A subtrait of `Float` the macro cannot see.
+pub trait Real: autograd_core::Float {}
+impl Real for f64 {}
+
+/// `T: Erf` is a float (its supertrait is `Float`): `f_grad` exists.
+#[differentiable]
+fn erf_bound<T: autograd_core::Erf>(x: &Tensor![T; 3], s: T) -> T {
+    (x.erf() * s).sum().item()
+}
+
+/// `T: Real`, a user's subtrait: a float because tensors hold it.
+#[differentiable]
+fn subtrait_bound<T: Real>(x: &Tensor![T; 3], s: T) -> T {
+    (x.tanh() * s).sum().item()
+}
+
+#[test]
+fn float_bounds_are_resolved_by_meaning() {
+    let x: Tensor![f64; 3] = Tensor::new([0.3, -0.7, 1.1]);
+    let (v, g) = erf_bound_grad(&x, 1.5);
+    assert_eq!(v.to_bits(), erf_bound(&x, 1.5).to_bits());
+    check_gradient(|x| erf_bound(x, 1.5), &x, &g.x, Tolerance::default()).unwrap();
+    let h = 1e-6;
+    let ds = (erf_bound(&x, 1.5 + h) - erf_bound(&x, 1.5 - h)) / (2.0 * h);
+    assert!((g.s - ds).abs() < 1e-8, "{} against {ds}", g.s);
+    let (v, g) = subtrait_bound_grad(&x, 0.5);
+    assert_eq!(v.to_bits(), subtrait_bound(&x, 0.5).to_bits());
+    check_gradient(|x| subtrait_bound(x, 0.5), &x, &g.x, Tolerance::default()).unwrap();
+    let ds = (subtrait_bound(&x, 0.5 + h) - subtrait_bound(&x, 0.5 - h)) / (2.0 * h);
+    assert!((g.s - ds).abs() < 1e-8, "{} against {ds}", g.s);
+}
+
+static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts how often its body runs (the count is a statement kept as written in every copy).
+#[differentiable]
+fn counted(x: &Tensor![f64; 3]) -> f64 {
+    CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    (x * x).sum().item()
+}
+
+/// The project's tests run with the self-check (feature `self-check` of the dev-dependency):
+/// `counted_grad` runs the body twice, the generated forward and the function as written.
+#[test]
+fn the_self_check_runs_the_function_as_written() {
+    let x = Tensor::new([1.0, 2.0, 3.0]);
+    let before = CALLS.load(std::sync::atomic::Ordering::Relaxed);
+    let (v, _) = counted_grad(&x);
+    assert_eq!(v, 14.0);
+    let runs = CALLS.load(std::sync::atomic::Ordering::Relaxed) - before;
+    assert_eq!(runs, if cfg!(debug_assertions) { 2 } else { 1 });
+}
+
+#[test]
+fn the_self_check_names_the_function_and_the_first_difference() {
+    use autograd_core::__private::self_check::check;
+    let a: Tensor![f64; 3] = Tensor::new([1.0, 2.0, 3.0]);
+    let b: Tensor![f64; 3] = Tensor::new([1.0, 2.5, 3.0]);
+    check("f", &(a.clone(), 1.0f64), &(a.clone(), 1.0f64));
+    let err =
+        std::panic::catch_unwind(|| check("loss", &(1.0f64, b.clone()), &(1.0f64, a.clone())))
+            .expect_err("a difference panics");
+    let msg = err.downcast_ref::<String>().expect("a message");
+    assert!(
+        msg.contains("`loss`") && msg.contains("output .1: element 1 of 3: 2.5 against 2.0"),
+        "{msg}"
+    );
+    // -0.0 and 0.0 differ in their bits.
+    assert!(std::panic::catch_unwind(|| check("g", &-0.0f64, &0.0f64)).is_err());
+    assert!(std::panic::catch_unwind(|| check("g", &f64::NAN, &f64::NAN)).is_ok());
+}
