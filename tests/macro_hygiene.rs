@@ -169,3 +169,27 @@ fn the_self_check_names_the_function_and_the_first_difference() {
     assert!(std::panic::catch_unwind(|| check("g", &-0.0f64, &0.0f64)).is_err());
     assert!(std::panic::catch_unwind(|| check("g", &f64::NAN, &f64::NAN)).is_ok());
 }
+
+/// A `let` of an inner block ends with the block: the assignment after it, in the loop, is to
+/// the outer `s`, which the loop carries.
+#[differentiable]
+fn inner_block_let(z: &Tensor![f64; 3]) -> f64 {
+    let mut s = z.sum().item();
+    for b in 0..2 {
+        {
+            let s = 1.0 + b as f64;
+            assert!(s >= 1.0);
+        }
+        s = s.tanh();
+    }
+    s
+}
+
+#[test]
+fn a_block_scoped_let_does_not_hide_the_carried_variable() {
+    let z: Tensor![f64; 3] = Tensor::new([0.3, -0.7, 1.1]);
+    let (v, g) = inner_block_let_grad(&z);
+    assert_eq!(v.to_bits(), inner_block_let(&z).to_bits());
+    assert_eq!(v, 0.7f64.tanh().tanh());
+    check_gradient(inner_block_let, &z, &g.z, Tolerance::default()).unwrap();
+}

@@ -64,8 +64,9 @@ fn deps_block(stmts: &[Stmt], d: &mut [u64]) {
                     d[c.inner_in] |= d[c.outer_in] | d[c.inner_out];
                 }
                 deps_block(&l.body, d);
+                let empty = may_run_no_iteration(l);
                 for c in &l.carried {
-                    d[c.outer_out] |= d[c.inner_out];
+                    d[c.outer_out] |= d[c.inner_out] | if empty { d[c.outer_in] } else { 0 };
                 }
             }
             Stmt::Branch(b) => {
@@ -122,8 +123,10 @@ fn mark_block(stmts: &[Stmt], body: &Body, u: &mut Vec<bool>) {
                     }
                 }
                 mark_block(&l.body, body, u);
+                // With no iteration, the value after the loop is the value before it.
+                let empty = may_run_no_iteration(l);
                 for c in &l.carried {
-                    if u[c.inner_in] {
+                    if u[c.inner_in] || (empty && u[c.outer_out]) {
                         mark(u, body, c.outer_in);
                     }
                 }
@@ -145,4 +148,13 @@ fn mark_block(stmts: &[Stmt], body: &Body, u: &mut Vec<bool>) {
             }
         }
     }
+}
+
+/// Whether loop `l` may run no iteration: its trip count is not a literal above 0 (a `const` or
+/// a const generic may be 0). Then each carried value after the loop may be its value before.
+fn may_run_no_iteration(l: &crate::ir::Loop) -> bool {
+    syn::parse2::<syn::LitInt>(l.count.clone())
+        .ok()
+        .and_then(|n| n.base10_parse::<u64>().ok())
+        .is_none_or(|n| n == 0)
 }

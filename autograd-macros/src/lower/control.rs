@@ -3,8 +3,8 @@
 
 use super::{
     Arm, Binding, Block, Branch, Carried, Expr, HashMap, Head, Ident, Loop, Lower, Origin, Pat,
-    ScopeKind, Span, Spanned, Stmt, ToTokens, TokenStream, Value, VarId, assigned_names,
-    flatten_and, is_comparison_expr, is_zero, key, let_names, quote, rename, strip, unsupported,
+    ScopeKind, Span, Spanned, Stmt, ToTokens, TokenStream, Value, VarId, flatten_and,
+    is_comparison_expr, is_zero, key, outer_assigned_names, quote, rename, strip, unsupported,
 };
 
 impl Lower<'_> {
@@ -53,16 +53,8 @@ impl Lower<'_> {
         };
         // The variables the body assigns and that live outside it are carried.
         let mut names: Vec<String> = Vec::new();
-        let local = let_names(&f.body);
-        for n in assigned_names(&Expr::Block(syn::ExprBlock {
-            attrs: vec![],
-            label: None,
-            block: f.body.clone(),
-        })) {
-            if !local.contains(&n)
-                && !names.contains(&n)
-                && matches!(self.lookup(&n), Some(Binding::Var(..)))
-            {
+        for n in outer_assigned_names(&f.body) {
+            if matches!(self.lookup(&n), Some(Binding::Var(..))) {
                 names.push(n);
             }
         }

@@ -477,18 +477,107 @@ fn assigned_names(e: &Expr) -> Vec<String> {
     f.0
 }
 
-/// The names bound by `let` anywhere in a block.
-fn let_names(b: &Block) -> Vec<String> {
-    struct Find(Vec<String>);
-    impl VisitMut for Find {
-        fn visit_local_mut(&mut self, l: &mut syn::Local) {
-            self.0.extend(rename::pat_bindings(&l.pat).iter().map(key));
-            syn::visit_mut::visit_local_mut(self, l);
+/// The names that `b` assigns (`n = ..`, `n += ..`) while they refer to a binding outside `b`:
+/// not to a `let` of `b` before the assignment, in the same block or one enclosing it, nor to a
+/// pattern's binding (a loop index, a `match` arm's, a closure's). Scopes are followed as Rust
+/// does: `{ let s = 1.0; } s = s.tanh();` assigns the outer `s`.
+fn outer_assigned_names(b: &Block) -> Vec<String> {
+    struct Find {
+        /// Names bound inside `b` so far, innermost scope last.
+        scopes: Vec<Vec<String>>,
+        found: Vec<String>,
+    }
+    impl Find {
+        fn bound(&self, n: &str) -> bool {
+            self.scopes.iter().any(|s| s.iter().any(|m| m == n))
+        }
+        fn bind(&mut self, pat: &Pat) {
+            let names = rename::pat_bindings(pat)
+                .iter()
+                .map(key)
+                .collect::<Vec<_>>();
+            self.scopes.last_mut().expect("a scope").extend(names);
         }
     }
-    let mut f = Find(Vec::new());
+    impl VisitMut for Find {
+        fn visit_block_mut(&mut self, b: &mut Block) {
+            self.scopes.push(Vec::new());
+            for s in &mut b.stmts {
+                match s {
+                    syn::Stmt::Local(l) => {
+                        if let Some(init) = &mut l.init {
+                            self.visit_expr_mut(&mut init.expr);
+                            if let Some((_, d)) = &mut init.diverge {
+                                self.visit_expr_mut(d);
+                            }
+                        }
+                        let pat = l.pat.clone();
+                        self.bind(&pat);
+                    }
+                    syn::Stmt::Item(_) => {}
+                    _ => syn::visit_mut::visit_stmt_mut(self, s),
+                }
+            }
+            self.scopes.pop();
+        }
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            let target = match e {
+                Expr::Assign(a) => Some(&*a.left),
+                Expr::Binary(b) if compound_op(&b.op).is_some() => Some(&*b.left),
+                _ => None,
+            };
+            if let Some(Expr::Path(p)) = target.map(strip)
+                && let Some(id) = p.path.get_ident()
+                && !self.bound(&key(id))
+                && !self.found.contains(&key(id))
+            {
+                self.found.push(key(id));
+            }
+            match e {
+                // A closure's assignments are rejected elsewhere; its parameters shadow.
+                Expr::Closure(_) => {}
+                Expr::ForLoop(f) => {
+                    self.visit_expr_mut(&mut f.expr);
+                    self.scopes.push(Vec::new());
+                    let pat = (*f.pat).clone();
+                    self.bind(&pat);
+                    self.visit_block_mut(&mut f.body);
+                    self.scopes.pop();
+                }
+                Expr::If(i) if matches!(&*i.cond, Expr::Let(_)) => {
+                    let Expr::Let(l) = &mut *i.cond else {
+                        unreachable!("matched above")
+                    };
+                    self.visit_expr_mut(&mut l.expr);
+                    self.scopes.push(Vec::new());
+                    let pat = (*l.pat).clone();
+                    self.bind(&pat);
+                    self.visit_block_mut(&mut i.then_branch);
+                    self.scopes.pop();
+                    if let Some((_, e)) = &mut i.else_branch {
+                        self.visit_expr_mut(e);
+                    }
+                }
+                _ => syn::visit_mut::visit_expr_mut(self, e),
+            }
+        }
+        fn visit_arm_mut(&mut self, a: &mut syn::Arm) {
+            self.scopes.push(Vec::new());
+            let pat = a.pat.clone();
+            self.bind(&pat);
+            if let Some((_, g)) = &mut a.guard {
+                self.visit_expr_mut(g);
+            }
+            self.visit_expr_mut(&mut a.body);
+            self.scopes.pop();
+        }
+    }
+    let mut f = Find {
+        scopes: vec![Vec::new()],
+        found: Vec::new(),
+    };
     f.visit_block_mut(&mut b.clone());
-    f.0
+    f.found
 }
 
 /// Every identifier in `tokens`, through groups.
