@@ -193,3 +193,42 @@ fn a_block_scoped_let_does_not_hide_the_carried_variable() {
     assert_eq!(v, 0.7f64.tanh().tanh());
     check_gradient(inner_block_let, &z, &g.z, Tolerance::default()).unwrap();
 }
+
+/// A loop of `N` iterations that assigns a carried value a constant: with `N = 0` the value after
+/// the loop is the differentiated one before it, and so is its gradient.
+#[differentiable]
+fn overwritten_in_loop<const N: usize>(x: &Tensor![f64; 3]) -> f64 {
+    let mut s = x.tanh().sum().item();
+    let mut t = x.sin();
+    for k in 0..N {
+        s = (k as f64 * 0.5).tanh();
+        t = x.exp();
+    }
+    s + t.sum().item()
+}
+
+#[test]
+fn a_loop_of_no_iteration_passes_the_gradient_through() {
+    let x: Tensor![f64; 3] = Tensor::new([0.3, -0.7, 1.1]);
+    for (v, g, f) in [
+        {
+            let (v, g) = overwritten_in_loop_grad::<0>(&x);
+            (
+                v,
+                g.x,
+                overwritten_in_loop::<0> as fn(&Tensor![f64; 3]) -> f64,
+            )
+        },
+        {
+            let (v, g) = overwritten_in_loop_grad::<2>(&x);
+            (
+                v,
+                g.x,
+                overwritten_in_loop::<2> as fn(&Tensor![f64; 3]) -> f64,
+            )
+        },
+    ] {
+        assert_eq!(v.to_bits(), f(&x).to_bits());
+        check_gradient(f, &x, &g, Tolerance::default()).unwrap();
+    }
+}

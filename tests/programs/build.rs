@@ -30,12 +30,6 @@ fn number(name: &str, default: u64) -> u64 {
     })
 }
 
-/// Seeds of the default batch that meet a macro bug still open, left out unless
-/// `AUTOGRAD_PROGRAMS_SKIP` is set (to `""` to run them): 1907, a loop that may run no iteration
-/// (`0..0`) and assigns a carried value, differentiated before the loop, a value that is not:
-/// the gradient through the loop's zero iterations is lost (issue 27's closing note).
-const KNOWN_OPEN: [u64; 1] = [1907];
-
 fn main() {
     println!("cargo:rerun-if-changed=gen.rs");
     let avoid = var("AUTOGRAD_PROGRAMS_AVOID").unwrap_or_default();
@@ -56,9 +50,8 @@ fn main() {
         avoid_capture: avoid.contains(&"capture"),
         avoid_swap: avoid.contains(&"swap"),
         avoid_reserved: avoid.contains(&"reserved"),
-        // Left out by default: a program that meets a macro bug still open (see `KNOWN_OPEN`).
         skip: var("AUTOGRAD_PROGRAMS_SKIP")
-            .unwrap_or_else(|| KNOWN_OPEN.map(|s| s.to_string()).join(","))
+            .unwrap_or_default()
             .split(',')
             .filter(|s| !s.trim().is_empty())
             .map(|s| {

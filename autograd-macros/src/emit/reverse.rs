@@ -6,7 +6,7 @@
 //! has no value yet, and for parameters that receive nothing.
 
 use super::{Construct, Cx, Entity, Plan, respan};
-use crate::ir::{Branch, Loop, Stmt, Value, VarId};
+use crate::ir::{Branch, Carried, Loop, Stmt, Value, VarId};
 use crate::names::{hygiene, own};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -954,7 +954,16 @@ impl<'a, 'c> Reverse<'a, 'c> {
     fn loop_stmt(&mut self, l: &Loop) -> TokenStream {
         let own_i = own("i");
         let own_slot = own("slot");
-        if !self.any_useful(&l.body) && !l.carried.iter().any(|c| self.cx.needs_ct(c.inner_out)) {
+        // A carried value whose cotangent runs backwards through the iterations: one computed
+        // in the body from differentiated values, or, when the loop may run no iteration, one
+        // whose value before the loop is differentiated (then the value after it may be that
+        // one, though the body assigns it a constant).
+        let empty = crate::analyze::may_run_no_iteration(l);
+        let flows = |c: &Carried| {
+            self.cx.needs_ct(c.inner_out)
+                || (empty && self.cx.needs_ct(c.outer_out) && self.cx.active(c.outer_in))
+        };
+        if !self.any_useful(&l.body) && !l.carried.iter().any(flows) {
             return quote!();
         }
         let k = self.krate().clone();
@@ -975,18 +984,17 @@ impl<'a, 'c> Reverse<'a, 'c> {
         // The cotangent of each carried value flows backwards through the iterations in the
         // cotangent binding of its version after the loop.
         let mut states = Vec::new();
-        for c in &l.carried {
-            if self.cx.needs_ct(c.inner_out) {
-                pre.extend(self.ensure_mut(c.outer_out));
-                let Ct::Owned { ident, .. } = self.ct[c.outer_out].clone() else {
-                    unreachable!("made mutable above")
-                };
-                self.ct[c.inner_out] = Ct::Owned {
-                    ident: ident.clone(),
-                    mutable: true,
-                };
-                states.push((*c, ident));
-            }
+        let flowing: Vec<bool> = l.carried.iter().map(flows).collect();
+        for (c, _) in l.carried.iter().zip(&flowing).filter(|(_, f)| **f) {
+            pre.extend(self.ensure_mut(c.outer_out));
+            let Ct::Owned { ident, .. } = self.ct[c.outer_out].clone() else {
+                unreachable!("made mutable above")
+            };
+            self.ct[c.inner_out] = Ct::Owned {
+                ident: ident.clone(),
+                mutable: true,
+            };
+            states.push((*c, ident));
         }
         self.constructs.push((construct, scope));
         for c in &l.carried {
