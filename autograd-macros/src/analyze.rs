@@ -151,9 +151,13 @@ fn mark_block(stmts: &[Stmt], body: &Body, u: &mut Vec<bool>) {
 }
 
 /// Whether loop `l` may run no iteration: its trip count is not a literal above 0 (a `const` or
-/// a const generic may be 0). Then each carried value after the loop may be its value before.
+/// a const generic may be 0, and so may the length of an array iterated). Then each carried value
+/// after the loop may be its value before.
 pub fn may_run_no_iteration(l: &crate::ir::Loop) -> bool {
-    syn::parse2::<syn::LitInt>(l.count.clone())
+    let crate::ir::Count::Const(count) = &l.count else {
+        return true;
+    };
+    syn::parse2::<syn::LitInt>(count.clone())
         .ok()
         .and_then(|n| n.base10_parse::<u64>().ok())
         .is_none_or(|n| n == 0)

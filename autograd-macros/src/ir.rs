@@ -92,7 +92,7 @@ pub enum Stmt {
     },
     /// A statement that computes no differentiated value, kept as written (renamed).
     Inert(TokenStream),
-    /// `for i in 0..N { .. }`.
+    /// `for i in 0..N { .. }`, or a loop over the elements of arrays (`for x in xs.iter()`).
     Loop(Loop),
     /// `if`/`else` or `match`.
     Branch(Branch),
@@ -159,17 +159,31 @@ pub struct Carried {
     pub outer_out: VarId,
 }
 
-/// `for index in 0..count { body }`.
+/// How many times a loop runs.
+#[derive(Clone)]
+pub enum Count {
+    /// `for i in 0..N`: the trip count as written, a literal, a const or a const generic.
+    Const(TokenStream),
+    /// `for x in xs.iter()`, `for (a, b) in xs.iter().zip(&ys)`: the length of the arrays
+    /// iterated, known only to the type checker. Each array as written (renamed); the first gives
+    /// the count, the others must have the same length (checked where the user wrote the
+    /// iterator, at `span`).
+    LenOf(Vec<TokenStream>, Span),
+}
+
+/// `for index in 0..count { body }`; a loop over arrays' elements is one over their indices,
+/// each element bound at the top of the body to a reference into its array.
 #[derive(Clone)]
 pub struct Loop {
     /// Loop number (names its tape).
     pub id: usize,
     /// The body's scope.
     pub scope: ScopeId,
-    /// The index variable, if the body uses it.
-    pub index: Option<Ident>,
-    /// The trip count, as written: a literal, a const or a const generic.
-    pub count: TokenStream,
+    /// The user's names bound to the iteration's index, kept as written: the `i` of
+    /// `for i in 0..N`, the `k` of `for (k, x) in xs.iter().enumerate()`.
+    pub index: Vec<Ident>,
+    /// The trip count.
+    pub count: Count,
     /// The body.
     pub body: Vec<Stmt>,
     /// The carried values.

@@ -43,6 +43,8 @@ mod macro_fusion;
 mod macro_hvp;
 #[path = "../macro_hygiene.rs"]
 mod macro_hygiene;
+#[path = "../macro_iter_loops.rs"]
+mod macro_iter_loops;
 #[path = "../macro_large.rs"]
 mod macro_large;
 // Public, as the functions of a user's library are: clippy holds exported functions to the same

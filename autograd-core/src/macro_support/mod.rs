@@ -804,6 +804,19 @@ pub fn accumulate<X: Cotangent>(acc: &mut X, g: X) {
     acc.accumulate(g);
 }
 
+/// The tape of a loop over an array's elements (`for x in xs.iter()`): one value an iteration,
+/// as many as the array has elements, a length the macro cannot write but the type checker
+/// infers.
+#[inline]
+pub fn from_fn_like<T, R, const N: usize>(_: &[T; N], f: impl FnMut(usize) -> R) -> [R; N] {
+    core::array::from_fn(f)
+}
+
+/// Arrays zipped in a loop (`for (x, y) in xs.iter().zip(&ys)`) have one length: a loop over
+/// arrays of different lengths is a compile error here, where `zip` would stop at the shorter.
+#[inline]
+pub fn same_len<A, B, const N: usize>(_: &[A; N], _: &[B; N]) {}
+
 /// `detach(x)`: the same value with no gradient (the generated code records no reverse step).
 #[inline]
 #[must_use]

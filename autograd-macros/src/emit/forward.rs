@@ -6,7 +6,7 @@
 //! ran and that arm's values.
 
 use super::{Cx, Entity, Plan, respan};
-use crate::ir::{Branch, Head, Loop, Origin, Stmt, Value, VarId};
+use crate::ir::{Branch, Count, Head, Loop, Origin, Stmt, Value, VarId};
 use crate::names::{hygiene, own};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -351,22 +351,37 @@ impl<'a, 'c> Forward<'a, 'c> {
             replace.extend(quote!(let #start = ::core::mem::replace(&mut #state, #end);));
         }
         let tape = self.cx.ident(Entity::Tape(l.id));
-        let count = &l.count;
         let counter = own("i");
         let index = l
             .index
-            .as_ref()
+            .iter()
             .map(|i| quote!(#[allow(unused_variables)] let #i = #counter;));
         let body = self.block(&l.body);
         let saved = self.saved(l.scope);
-        quote! {
-            #init
-            let #tape: [_; #count] = ::core::array::from_fn(|#counter| {
-                #index
-                #body
-                #replace
-                (#(#saved,)*)
-            });
+        let iteration = quote!(|#counter| {
+            #(#index)*
+            #body
+            #replace
+            (#(#saved,)*)
+        });
+        match &l.count {
+            Count::Const(count) => quote! {
+                #init
+                let #tape: [_; #count] = ::core::array::from_fn(#iteration);
+            },
+            Count::LenOf(arrays, span) => {
+                // The tape has the length of the first array; the others must have it too.
+                let k = self.cx.krate;
+                let first = &arrays[0];
+                let same = arrays[1..]
+                    .iter()
+                    .map(|a| respan(quote!(#k::__private::same_len(&(#first), &(#a));), *span));
+                quote! {
+                    #init
+                    #(#same)*
+                    let #tape = #k::__private::from_fn_like(&(#first), #iteration);
+                }
+            }
         }
     }
 

@@ -6,7 +6,7 @@
 //! has no value yet, and for parameters that receive nothing.
 
 use super::{Construct, Cx, Entity, Plan, respan};
-use crate::ir::{Branch, Carried, Loop, Stmt, Value, VarId};
+use crate::ir::{Branch, Carried, Count, Loop, Stmt, Value, VarId};
 use crate::names::{hygiene, own};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -1017,7 +1017,10 @@ impl<'a, 'c> Reverse<'a, 'c> {
         // Each carried value at the end of iteration `i` is the next iteration's saved start value,
         // or after the last iteration the loop's result.
         let tape = self.refer(Entity::Tape(l.id));
-        let count = &l.count;
+        let count = match &l.count {
+            Count::Const(count) => count.clone(),
+            Count::LenOf(..) => quote!((#tape).len()),
+        };
         let mut lookups = TokenStream::new();
         for c in &l.carried {
             if self.counting {

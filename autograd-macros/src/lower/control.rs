@@ -1,5 +1,15 @@
-//! Control flow: `for` loops over `0..N` (carried values found by lowering the body twice) and
-//! branches (`if`, `if let`, `match`), whose arms the reverse sweep replays.
+//! Control flow: `for` loops over `0..N` or over arrays' elements (carried values found by
+//! lowering the body twice) and branches (`if`, `if let`, `match`), whose arms the reverse sweep
+//! replays.
+//!
+//! A loop over arrays' elements (`for layer in model.layers.iter()`, `for (k, x) in
+//! xs.iter().enumerate()`, `for (w, x) in ws.iter().zip(&xs)`) is one over their indices whose
+//! length only the type checker knows ([`Count::LenOf`]): its body starts by binding each element
+//! the pattern names to a reference into its array at the expansion's own counter
+//! (`let layer = &model.layers[__i];`), a projection whose cotangent is added into the array's.
+
+use crate::ir::Count;
+use crate::names::own;
 
 use super::{
     Arm, Binding, Block, Branch, Carried, Expr, HashMap, Head, Ident, Loop, Lower, Origin, Pat,
@@ -19,38 +29,7 @@ impl Lower<'_> {
             );
             return None;
         }
-        let index = match &*f.pat {
-            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => Some(pi.ident.clone()),
-            Pat::Wild(_) => None,
-            other => {
-                self.errors.error(
-                    other.span(),
-                    "the loop variable must be a name or `_`: `for i in 0..N`",
-                );
-                return None;
-            }
-        };
-        let count = match strip(&f.expr) {
-            Expr::Range(r)
-                if matches!(r.limits, syn::RangeLimits::HalfOpen(_))
-                    && r.start.as_deref().is_some_and(is_zero)
-                    && r.end.is_some() =>
-            {
-                let end = r.end.as_deref().expect("checked");
-                if !rename::rename_expr(end, &self.lookup_fn()).1.is_empty() {
-                    self.errors.error(end.span(), "the trip count of a loop in a #[differentiable] function must be a constant: a literal, a `const` or a const generic (`for i in 0..N`)");
-                    return None;
-                }
-                end.to_token_stream()
-            }
-            other => {
-                self.errors.error(
-                    other.span(),
-                    "#[differentiable] loops run over `0..N` with `N` a literal, a `const` or a const generic (the reverse sweep keeps each iteration's values in an array of `N` slots)",
-                );
-                return None;
-            }
-        };
+        let head = self.loop_head(f)?;
         // The variables the body assigns and that live outside it are carried.
         let mut names: Vec<String> = Vec::new();
         for n in outer_assigned_names(&f.body) {
@@ -85,7 +64,7 @@ impl Lower<'_> {
                 })
                 .collect();
             let mut frame = HashMap::new();
-            if let Some(i) = &index {
+            for i in &head.index {
                 frame.insert(key(i), Binding::Verbatim);
             }
             for (n, &v) in names.iter().zip(&inner_in) {
@@ -93,7 +72,8 @@ impl Lower<'_> {
             }
             self.env.push(frame);
             let outer_stmts = std::mem::take(&mut self.stmts);
-            let ok = self.lower_block_stmts(&f.body.stmts, false).is_some();
+            let ok = self.bind_elements(&head.elements).is_some()
+                && self.lower_block_stmts(&f.body.stmts, false).is_some();
             let mut inner_out = Vec::new();
             for (n, &vin) in names.iter().zip(&inner_in) {
                 let Some(Binding::Var(v, _)) = self.env.last().and_then(|fr| fr.get(n).copied())
@@ -138,13 +118,98 @@ impl Lower<'_> {
             self.push(Stmt::Loop(Loop {
                 id,
                 scope,
-                index: index.clone(),
-                count,
+                index: head.index,
+                count: head.count,
                 body,
                 carried,
             }));
             return Some(());
         }
+    }
+
+    /// What a loop runs over: `0..N`, or arrays' elements (`xs.iter()`, `&xs`, with
+    /// `.enumerate()` and `.zip(..)`), and the names its pattern binds.
+    fn loop_head<'f>(&mut self, f: &'f syn::ExprForLoop) -> Option<LoopHead<'f>> {
+        if let Expr::Range(r) = strip(&f.expr)
+            && matches!(r.limits, syn::RangeLimits::HalfOpen(_))
+            && r.start.as_deref().is_some_and(is_zero)
+            && let Some(end) = r.end.as_deref()
+        {
+            let index = match &*f.pat {
+                Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    vec![pi.ident.clone()]
+                }
+                Pat::Wild(_) => Vec::new(),
+                other => {
+                    self.errors.error(
+                        other.span(),
+                        "the loop variable must be a name or `_`: `for i in 0..N`",
+                    );
+                    return None;
+                }
+            };
+            if !rename::rename_expr(end, &self.lookup_fn()).1.is_empty() {
+                self.errors.error(end.span(), "the trip count of a loop in a #[differentiable] function must be a constant: a literal, a `const` or a const generic (`for i in 0..N`)");
+                return None;
+            }
+            return Some(LoopHead {
+                index,
+                count: Count::Const(end.to_token_stream()),
+                elements: Vec::new(),
+            });
+        }
+        let Some(iterated) = Iterated::of(&f.expr) else {
+            self.errors.error(
+                strip(&f.expr).span(),
+                "#[differentiable] loops run over `0..N` with `N` a literal, a `const` or a const generic, or over the elements of arrays: `xs.iter()`, `&xs`, `xs.iter().enumerate()`, `xs.iter().zip(&ys)` (the reverse sweep keeps each iteration's values in an array of as many slots)",
+            );
+            return None;
+        };
+        let mut head = LoopHead {
+            index: Vec::new(),
+            count: Count::LenOf(Vec::new(), f.expr.span()),
+            elements: Vec::new(),
+        };
+        let mut arrays = Vec::new();
+        if !head.bind_pattern(&f.pat, &iterated, &mut arrays) {
+            self.errors.error(
+                f.pat.span(),
+                "the loop's pattern must follow its iterator: a name or `_` for each element (`for x in xs.iter()`), `(i, x)` for `.enumerate()`, `(x, y)` for `.zip(..)`",
+            );
+            return None;
+        }
+        let renamed = arrays.iter().map(|a| self.rename(a).0).collect();
+        head.count = Count::LenOf(renamed, f.expr.span());
+        Some(head)
+    }
+
+    /// Binds each element a loop's pattern names, at the top of its body, to a reference into its
+    /// array at the iteration's index (`let x = &xs[i];`).
+    fn bind_elements(&mut self, elements: &[(Ident, &Expr)]) -> Option<()> {
+        if elements.is_empty() {
+            return Some(());
+        }
+        let counter = own("i");
+        let index = self.bind(Value::Inert(quote!(#counter)), false);
+        for (name, array) in elements {
+            let v = match self.lower_place_indexed(array, Some(index)) {
+                Some(Some(v)) => v,
+                Some(None) => return None,
+                None => {
+                    self.errors.error(
+                        array.span(),
+                        unsupported(
+                            "a loop over the elements of anything but an array parameter (or a field of one) is",
+                            "iterate over a parameter's array (`model.layers.iter()`, `&xs`), or over `0..N` and index it",
+                        ),
+                    );
+                    return None;
+                }
+            };
+            self.name_var(v, name, None);
+            self.declare(key(name), Binding::Var(v, false));
+        }
+        Some(())
     }
 
     pub(super) fn lower_if(&mut self, e: &syn::ExprIf, want_value: bool) -> Option<Option<VarId>> {
@@ -435,4 +500,104 @@ pub(super) enum ArmSrc<'a> {
     Expr(&'a Expr),
     /// The missing `else` of an `if`.
     Empty,
+}
+
+/// What a loop runs over, as [`Lower::loop_head`] finds it.
+struct LoopHead<'f> {
+    /// The user's names for the index.
+    index: Vec<Ident>,
+    /// The trip count.
+    count: Count,
+    /// Each element the pattern names, and its array as written.
+    elements: Vec<(Ident, &'f Expr)>,
+}
+
+impl<'f> LoopHead<'f> {
+    /// Matches `pat` against `it`, collecting the index names, the named elements and, in order,
+    /// every array iterated. `false` if the pattern does not follow the iterator.
+    fn bind_pattern(&mut self, pat: &Pat, it: &Iterated<'f>, arrays: &mut Vec<&'f Expr>) -> bool {
+        let pat = match pat {
+            Pat::Paren(p) => &*p.pat,
+            p => p,
+        };
+        let pair = |p: &'_ Pat| match p {
+            Pat::Tuple(t) if t.elems.len() == 2 => Some((t.elems[0].clone(), t.elems[1].clone())),
+            _ => None,
+        };
+        match it {
+            Iterated::Elements(array) => {
+                arrays.push(array);
+                match name_or_wild(pat) {
+                    Some(Some(name)) => {
+                        self.elements.push((name, array));
+                        true
+                    }
+                    Some(None) => true,
+                    None => false,
+                }
+            }
+            Iterated::Enumerate(inner) => match pair(pat) {
+                Some((i, rest)) => match name_or_wild(&i) {
+                    Some(name) => {
+                        self.index.extend(name);
+                        self.bind_pattern(&rest, inner, arrays)
+                    }
+                    None => false,
+                },
+                None => false,
+            },
+            Iterated::Zip(a, b) => match pair(pat) {
+                Some((pa, pb)) => {
+                    self.bind_pattern(&pa, a, arrays) && self.bind_pattern(&pb, b, arrays)
+                }
+                None => false,
+            },
+        }
+    }
+}
+
+/// `Some(Some(name))` for a plain name, `Some(None)` for `_`, `None` for any other pattern.
+fn name_or_wild(pat: &Pat) -> Option<Option<Ident>> {
+    match pat {
+        Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() && pi.mutability.is_none() => {
+            Some(Some(pi.ident.clone()))
+        }
+        Pat::Wild(_) => Some(None),
+        _ => None,
+    }
+}
+
+/// An iterator over arrays' elements that a loop may run over.
+enum Iterated<'f> {
+    /// The elements of an array, by reference: `xs.iter()`, `&xs`, or `xs` for `xs: &[T; N]`.
+    Elements(&'f Expr),
+    /// `it.enumerate()`.
+    Enumerate(Box<Iterated<'f>>),
+    /// `a.zip(b)`.
+    Zip(Box<Iterated<'f>>, Box<Iterated<'f>>),
+}
+
+impl<'f> Iterated<'f> {
+    fn of(e: &'f Expr) -> Option<Self> {
+        match strip(e) {
+            Expr::Reference(r) if r.mutability.is_none() => Some(Self::Elements(strip(&r.expr))),
+            // A reference to an array, a parameter `xs: &[T; N]` (or a field of one).
+            p @ (Expr::Path(_) | Expr::Field(_)) => Some(Self::Elements(p)),
+            Expr::MethodCall(m) if m.turbofish.is_none() => {
+                match (m.method.to_string().as_str(), m.args.len()) {
+                    ("iter", 0) => Some(Self::Elements(match strip(&m.receiver) {
+                        Expr::Reference(r) if r.mutability.is_none() => strip(&r.expr),
+                        other => other,
+                    })),
+                    ("enumerate", 0) => Some(Self::Enumerate(Box::new(Self::of(&m.receiver)?))),
+                    ("zip", 1) => Some(Self::Zip(
+                        Box::new(Self::of(&m.receiver)?),
+                        Box::new(Self::of(&m.args[0])?),
+                    )),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
 }

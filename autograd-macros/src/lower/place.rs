@@ -17,6 +17,17 @@ impl Lower<'_> {
         if !is_place(e) {
             return None;
         }
+        self.lower_place_indexed(e, None)
+    }
+
+    /// Lowers the place `e`, then, with `index`, its element at that constant of the body (`e`
+    /// then may also be a bare variable: the element of an array parameter). `None` (nothing
+    /// reported) if `e` is not a place rooted at a parameter or a projection into one.
+    pub(super) fn lower_place_indexed(
+        &mut self,
+        e: &Expr,
+        index: Option<VarId>,
+    ) -> Option<Option<VarId>> {
         // The chain of fields and indices, down to its root.
         let mut steps: Vec<&Expr> = Vec::new();
         let mut cur = strip(e);
@@ -50,12 +61,18 @@ impl Lower<'_> {
             if param_root && !self.is_active(e) {
                 // A place in a constant, borrowed as the user borrows it.
                 let (tokens, _) = self.rename(e);
+                let value = if let Some(k) = index {
+                    let k = self.forward_ident(k);
+                    quote!(&(#tokens)[#k])
+                } else {
+                    quote!(&(#tokens))
+                };
                 let v = self.temp(false);
                 self.vars[v].reference = true;
                 self.push(Stmt::Let {
                     var: v,
                     ty: None,
-                    value: Value::Inert(quote!(&(#tokens))),
+                    value: Value::Inert(value),
                 });
                 self.borrowed_from.insert(v, root);
                 return Some(Some(v));
@@ -93,6 +110,7 @@ impl Lower<'_> {
                 _ => unreachable!("only fields and indices are collected"),
             }
         }
+        segs.extend(index.map(Seg::Index));
         let v = self.bind(Value::Project { base: root, segs }, true);
         self.vars[v].reference = true;
         Some(Some(v))
