@@ -4,6 +4,10 @@
 //! type checker. Every value equals the plain function's bit for bit, and every gradient agrees
 //! with central differences; the loops' names include the expansion's own (`i`, `__i`, `k`,
 //! `slot`).
+#![allow(
+    clippy::explicit_iter_loop,
+    reason = "the loops are written in each form a user may write, `.iter()` included"
+)]
 
 use autograd_core::differentiable;
 use autograd_core::gradcheck::{Tolerance, check_gradient};
@@ -153,12 +157,13 @@ fn an_enumerated_loop_named_dunder_i_and_i() {
     .unwrap();
 }
 
-/// Layers zipped with a constant array of inputs, as a residual: `.zip(xs.iter())`.
+/// Layers zipped with a constant array of inputs, as a residual: `.zip(xs.iter())`, the layer
+/// named like the array zipped (which is still the outer `xs`).
 #[differentiable]
 fn zip_constant(model: &Model, xs: &[Tensor![f64; 2, 3]; 3]) -> f64 {
     let mut h = xs[0].clone();
-    for (__i, k) in model.layers.iter().zip(xs.iter()) {
-        h = __i.forward(&h) + k;
+    for (xs, __i) in model.layers.iter().zip(xs.iter()) {
+        h = xs.forward(&h) + __i;
     }
     (h * &model.head).sum().item()
 }

@@ -191,6 +191,7 @@ impl Lower<'_> {
         }
         let counter = own("i");
         let index = self.bind(Value::Inert(quote!(#counter)), false);
+        let mut bound = Vec::new();
         for (name, array) in elements {
             let v = match self.lower_place_indexed(array, Some(index)) {
                 Some(Some(v)) => v,
@@ -207,7 +208,12 @@ impl Lower<'_> {
                 }
             };
             self.name_var(v, name, None);
-            self.declare(key(name), Binding::Var(v, false));
+            bound.push((key(name), v));
+        }
+        // Every array is read before any element's name is bound (`for (xs, y) in
+        // ys.iter().zip(xs.iter())` iterates the outer `xs`).
+        for (name, v) in bound {
+            self.declare(name, Binding::Var(v, false));
         }
         Some(())
     }
