@@ -276,3 +276,23 @@ fn a_method_loops_over_its_layers() {
     check_model(|m| m.run(&x), &m, &g.model);
     check_gradient(|x| through_method(&m, x), &x, &g.x, Tolerance::default()).unwrap();
 }
+
+/// An array zipped with a borrowed one, `.zip(&model.layers)`: here itself, so each layer's
+/// cotangent gathers two contributions an iteration.
+#[differentiable]
+fn zip_borrowed(model: &Model, x: &Tensor![f64; 2, 3]) -> f64 {
+    let mut h = x.clone();
+    for (slot, k) in model.layers.iter().zip(&model.layers) {
+        h = k.forward(&slot.forward(&h));
+    }
+    (h * &model.head).sum().item()
+}
+
+#[test]
+fn an_array_zipped_with_a_borrowed_array() {
+    let (m, x) = (model(), input());
+    let (v, g) = zip_borrowed_grad(&m, &x);
+    assert_eq!(v.to_bits(), zip_borrowed(&m, &x).to_bits());
+    check_model(|m| zip_borrowed(m, &x), &m, &g.model);
+    check_gradient(|x| zip_borrowed(&m, x), &x, &g.x, Tolerance::default()).unwrap();
+}
