@@ -296,3 +296,29 @@ fn an_array_zipped_with_a_borrowed_array() {
     check_model(|m| zip_borrowed(m, &x), &m, &g.model);
     check_gradient(|x| zip_borrowed(&m, x), &x, &g.x, Tolerance::default()).unwrap();
 }
+
+/// The enumerate index named like the model it iterates: the array is read before the pattern
+/// binds its names, as in Rust.
+#[differentiable]
+fn index_named_like_the_model(m: &Model, x: &Tensor![f64; 2, 3]) -> f64 {
+    let mut h = x.clone();
+    for (m, layer) in m.layers.iter().enumerate() {
+        h = layer.forward(&h) * (1.0 + 0.25 * m as f64);
+    }
+    h.sum().item()
+}
+
+#[test]
+fn an_index_named_like_the_array_it_enumerates() {
+    let (m, x) = (model(), input());
+    let (v, g) = index_named_like_the_model_grad(&m, &x);
+    assert_eq!(v.to_bits(), index_named_like_the_model(&m, &x).to_bits());
+    check_model(|m| index_named_like_the_model(m, &x), &m, &g.m);
+    check_gradient(
+        |x| index_named_like_the_model(&m, x),
+        &x,
+        &g.x,
+        Tolerance::default(),
+    )
+    .unwrap();
+}

@@ -179,9 +179,6 @@ pub struct Loop {
     pub id: usize,
     /// The body's scope.
     pub scope: ScopeId,
-    /// The user's names bound to the iteration's index, kept as written: the `i` of
-    /// `for i in 0..N`, the `k` of `for (k, x) in xs.iter().enumerate()`.
-    pub index: Vec<Ident>,
     /// The trip count.
     pub count: Count,
     /// The body.

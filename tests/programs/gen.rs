@@ -287,6 +287,8 @@ enum Ty {
     Usize,
     /// `&Net`.
     Model,
+    /// `&Layer`: an element of `Net`'s array of layers, bound by a loop over the array.
+    Layer,
 }
 
 impl Ty {
@@ -298,6 +300,7 @@ impl Ty {
             Ty::Bool => "bool",
             Ty::Usize => "usize",
             Ty::Model => "Net",
+            Ty::Layer => "Layer",
         }
     }
 
@@ -1099,9 +1102,44 @@ impl Gen {
         } else {
             self.name()
         };
-        let n = *self.rng.pick(&[1, 2, 2, 3, 3, 3, 0]);
-        self.line(&format!("for {counter} in 0..{n} {{"));
+        // Over a model's array of layers (its elements, sometimes enumerated or zipped), or
+        // over `0..n`.
+        let elements = if self.has(Ty::Model) && self.rng.chance(35) {
+            let m = self.model().expect("a model");
+            let mut names = vec![self.name()];
+            while names.len() < 2 {
+                let n = self.name();
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+            let (e, other) = (names[0].clone(), names[1].clone());
+            let (head, layers, index) = match self.rng.below(4) {
+                0 => (format!("{e} in {m}.layers.iter()"), vec![e], None),
+                1 => (format!("{e} in &{m}.layers"), vec![e], None),
+                2 => (
+                    format!("({other}, {e}) in {m}.layers.iter().enumerate()"),
+                    vec![e],
+                    Some(other),
+                ),
+                _ => (
+                    format!("({e}, {other}) in {m}.layers.iter().zip(&{m}.layers)"),
+                    vec![e, other],
+                    None,
+                ),
+            };
+            self.line(&format!("for {head} {{"));
+            Some((layers, index))
+        } else {
+            let n = *self.rng.pick(&[1, 2, 2, 3, 3, 3, 0]);
+            self.line(&format!("for {counter} in 0..{n} {{"));
+            None
+        };
         self.scopes.push(Vec::new());
+        let counter = match &elements {
+            Some((_, index)) => index.clone().unwrap_or_else(|| "_".to_string()),
+            None => counter,
+        };
         if counter != "_" {
             self.scopes.last_mut().expect("a scope").push(Var {
                 name: counter,
@@ -1113,6 +1151,21 @@ impl Gen {
         }
         self.indent += 1;
         self.loops += 1;
+        if let Some((layers, _)) = elements {
+            for layer in &layers {
+                self.bind(layer, Ty::Layer, false);
+            }
+            // The body reads each element: a layer's forward.
+            for layer in &layers {
+                let a = self.expr(Ty::V, 1);
+                let mut name = self.name();
+                while layers.contains(&name) {
+                    name = self.name();
+                }
+                self.line(&format!("let {name} = {layer}.forward({});", a.arg()));
+                self.bind(&name, Ty::V, false);
+            }
+        }
         let count = 2 + self.rng.below(2);
         self.statements(count);
         // The body's last statement updates a carried value.
@@ -1341,6 +1394,7 @@ fn check_code(
             Ty::Bool => format!("{}", rng.chance(50)),
             Ty::Usize => format!("{}", rng.below(4)),
             Ty::Model => format!("Net::random({})", seed.wrapping_mul(7) % 1_000_003),
+            Ty::Layer => unreachable!("a layer is bound by a loop, never a parameter"),
         };
         let _ = writeln!(c, "    let a{k}: {} = {value};", p.ty.rust());
     }

@@ -17,7 +17,9 @@
 //!   reads without differentiating: `bool` and `usize` parameters, loop counters, comparisons of
 //!   (detached) values;
 //! - nested `for` loops over `0..N` (`N` from 0 to 3) carrying values, their counters named like
-//!   outer bindings;
+//!   outer bindings, and loops over a model's array of layers (`for l in m.layers.iter()`,
+//!   `for l in &m.layers`, `.iter().enumerate()`, `.iter().zip(&m.layers)`), their names drawn
+//!   from the same pool (an index may be named like the model it enumerates);
 //! - a model parameter (`&Net` of the header: fields, an array of layers indexed by constants and
 //!   counters, `#[differentiable] impl` methods returning a tensor or a scalar), a scalar parameter
 //!   left out of `wrt(..)`, tuple outputs `-> (f64, Tensor![f64; 3])`, calls of the header's

@@ -352,14 +352,9 @@ impl<'a, 'c> Forward<'a, 'c> {
         }
         let tape = self.cx.ident(Entity::Tape(l.id));
         let counter = own("i");
-        let index = l
-            .index
-            .iter()
-            .map(|i| quote!(#[allow(unused_variables)] let #i = #counter;));
         let body = self.block(&l.body);
         let saved = self.saved(l.scope);
         let iteration = quote!(|#counter| {
-            #(#index)*
             #body
             #replace
             (#(#saved,)*)

@@ -64,16 +64,24 @@ impl Lower<'_> {
                 })
                 .collect();
             let mut frame = HashMap::new();
-            for i in &head.index {
-                frame.insert(key(i), Binding::Verbatim);
-            }
             for (n, &v) in names.iter().zip(&inner_in) {
                 frame.insert(n.clone(), Binding::Var(v, true));
             }
             self.env.push(frame);
             let outer_stmts = std::mem::take(&mut self.stmts);
-            let ok = self.bind_elements(&head.elements).is_some()
-                && self.lower_block_stmts(&f.body.stmts, false).is_some();
+            // The arrays are read before the pattern binds its names (`for (m, x) in
+            // m.layers.iter().enumerate()` iterates the outer `m`), then the index names too.
+            let elements = self.bind_elements(&head.elements).is_some();
+            // Each index name is a constant of the body bound to the iteration's counter (so
+            // that, renamed as every variable is, it cannot shadow a parameter the generated code
+            // reads).
+            for i in &head.index {
+                let counter = own("i");
+                let v = self.bind(Value::Inert(quote!(#counter)), false);
+                self.name_var(v, i, None);
+                self.declare(key(i), Binding::Var(v, false));
+            }
+            let ok = elements && self.lower_block_stmts(&f.body.stmts, false).is_some();
             let mut inner_out = Vec::new();
             for (n, &vin) in names.iter().zip(&inner_in) {
                 let Some(Binding::Var(v, _)) = self.env.last().and_then(|fr| fr.get(n).copied())
@@ -118,7 +126,6 @@ impl Lower<'_> {
             self.push(Stmt::Loop(Loop {
                 id,
                 scope,
-                index: head.index,
                 count: head.count,
                 body,
                 carried,
