@@ -13,6 +13,8 @@ use autograd_core::differentiable;
 use autograd_core::gradcheck::{Tolerance, check_gradient};
 use autograd_core::prelude::*;
 
+use super::model_structs::check_model;
+
 #[derive(Clone, Debug, Params)]
 pub struct Layer {
     w: Tensor![f64; 3, 3],
@@ -48,31 +50,6 @@ fn input() -> Tensor![f64; 2, 3] {
 
 fn inputs() -> [Tensor![f64; 2, 3]; 3] {
     core::array::from_fn(|k| Tensor::rand_uniform(50 + k as u64, -1.0, 1.0))
-}
-
-/// Checks every scalar of `grad` against central differences of `f` around `model`.
-fn check_model<M: Params<Elem = f64> + core::fmt::Debug>(
-    f: impl Fn(&M) -> f64,
-    model: &M,
-    grad: &M,
-) {
-    for i in 0..M::COUNT {
-        for j in 0..model.slice(i).len() {
-            let h = 1e-6;
-            let mut p = model.clone();
-            p.slice_mut(i)[j] += h;
-            let up = f(&p);
-            p.slice_mut(i)[j] -= 2.0 * h;
-            let down = f(&p);
-            let fd = (up - down) / (2.0 * h);
-            let g = grad.slice(i)[j];
-            assert!(
-                (fd - g).abs() <= 1e-6 + 1e-5 * fd.abs(),
-                "{} [{j}]: finite differences {fd}, gradient {g}",
-                M::path(i)
-            );
-        }
-    }
 }
 
 #[differentiable]

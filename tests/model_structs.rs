@@ -42,7 +42,7 @@ fn mlp_loss(model: &Mlp, x: &Tensor![f64; 5, 4], labels: &[usize; 5]) -> f64 {
 }
 
 /// Checks every tensor of `grad` against central differences of `f` around `model`.
-fn check_model<M: Params<Elem = f64> + core::fmt::Debug>(
+pub fn check_model<M: Params<Elem = f64> + core::fmt::Debug>(
     f: impl Fn(&M) -> f64,
     model: &M,
     grad: &M,

@@ -452,20 +452,26 @@ fn binary_token(method: &str) -> TokenStream {
     }
 }
 
+/// The variable `e` assigns, if it is `name = ..` or `name += ..` (`-=`, `*=`, `/=`).
+fn assigned_name(e: &Expr) -> Option<String> {
+    let target = match e {
+        Expr::Assign(a) => &*a.left,
+        Expr::Binary(b) if compound_op(&b.op).is_some() => &*b.left,
+        _ => return None,
+    };
+    match strip(target) {
+        Expr::Path(p) => p.path.get_ident().map(key),
+        _ => None,
+    }
+}
+
 /// The names assigned (`x = ..`, `x += ..`) anywhere in `e`.
 fn assigned_names(e: &Expr) -> Vec<String> {
     struct Find(Vec<String>);
     impl VisitMut for Find {
         fn visit_expr_mut(&mut self, e: &mut Expr) {
-            let target = match e {
-                Expr::Assign(a) => Some(&*a.left),
-                Expr::Binary(b) if compound_op(&b.op).is_some() => Some(&*b.left),
-                _ => None,
-            };
-            if let Some(Expr::Path(p)) = target.map(strip)
-                && let Some(id) = p.path.get_ident()
-            {
-                self.0.push(key(id));
+            if let Some(name) = assigned_name(e) {
+                self.0.push(name);
             }
             if !matches!(e, Expr::Closure(_)) {
                 syn::visit_mut::visit_expr_mut(self, e);
@@ -521,17 +527,11 @@ fn outer_assigned_names(b: &Block) -> Vec<String> {
             self.scopes.pop();
         }
         fn visit_expr_mut(&mut self, e: &mut Expr) {
-            let target = match e {
-                Expr::Assign(a) => Some(&*a.left),
-                Expr::Binary(b) if compound_op(&b.op).is_some() => Some(&*b.left),
-                _ => None,
-            };
-            if let Some(Expr::Path(p)) = target.map(strip)
-                && let Some(id) = p.path.get_ident()
-                && !self.bound(&key(id))
-                && !self.found.contains(&key(id))
+            if let Some(name) = assigned_name(e)
+                && !self.bound(&name)
+                && !self.found.contains(&name)
             {
-                self.found.push(key(id));
+                self.found.push(name);
             }
             match e {
                 // A closure's assignments are rejected elsewhere; its parameters shadow.
