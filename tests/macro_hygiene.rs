@@ -232,3 +232,24 @@ fn a_loop_of_no_iteration_passes_the_gradient_through() {
         check_gradient(f, &x, &g, Tolerance::default()).unwrap();
     }
 }
+
+/// A constant tensor carried by a loop and updated in place (`k -= &c`), as written: no move.
+#[differentiable]
+fn constant_carried_compound(x: &Tensor![f64; 3]) -> f64 {
+    let c: Tensor![f64; 3] = Tensor::new([0.5, 0.25, 0.125]);
+    let mut k = c.sin();
+    let mut h = x * 1.0;
+    for _ in 0..3 {
+        k -= &c;
+        h = &h * 0.5 + &k;
+    }
+    h.sum().item()
+}
+
+#[test]
+fn a_constant_carried_and_updated_in_place() {
+    let x: Tensor![f64; 3] = Tensor::new([0.3, -0.7, 1.1]);
+    let (v, g) = constant_carried_compound_grad(&x);
+    assert_eq!(v.to_bits(), constant_carried_compound(&x).to_bits());
+    check_gradient(constant_carried_compound, &x, &g.x, Tolerance::default()).unwrap();
+}

@@ -33,6 +33,7 @@ pub const OWN: &[&str] = &[
     "cotangent",
     "written",
     "result",
+    "updated",
 ];
 
 /// The prefixes of the names the generated code derives from a variable's (`__saved_x` for `__x`)

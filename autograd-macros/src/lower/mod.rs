@@ -443,15 +443,6 @@ fn compound_op(op: &BinOp) -> Option<(&'static str, &'static str)> {
     }
 }
 
-fn binary_token(method: &str) -> TokenStream {
-    match method {
-        "add" => quote!(+),
-        "sub" => quote!(-),
-        "mul" => quote!(*),
-        _ => quote!(/),
-    }
-}
-
 /// The variable `e` assigns, if it is `name = ..` or `name += ..` (`-=`, `*=`, `/=`).
 fn assigned_name(e: &Expr) -> Option<String> {
     let target = match e {

@@ -2,7 +2,7 @@
 
 use super::{
     Binding, Expr, HashMap, Ident, Lower, Origin, Pat, Spanned, Stmt, ToTokens, Type, Value, VarId,
-    VisitMut, binary_token, compound_op, key, quote, rename, strip, unsupported, yields_value,
+    VisitMut, compound_op, key, quote, rename, strip, unsupported, yields_value,
 };
 
 impl Lower<'_> {
@@ -374,14 +374,21 @@ impl Lower<'_> {
                 true,
             )
         } else {
+            // The operator as written (`-=`, in place), on a copy: `l - r` would move `l`, which
+            // a loop may hold as its state.
             let (l, _) = self.rename(&b.left);
             let (r, _) = self.rename(&b.right);
-            let op = binary_token(method);
+            let op = &b.op;
+            let updated = crate::names::own("updated");
             let v = self.temp(false);
             self.push(Stmt::Let {
                 var: v,
                 ty: None,
-                value: Value::Inert(quote!(#l #op #r)),
+                value: Value::Inert(quote!({
+                    let mut #updated = ::core::clone::Clone::clone(&#l);
+                    #updated #op #r;
+                    #updated
+                })),
             });
             v
         };
