@@ -937,6 +937,30 @@ impl<'a, 'c> Reverse<'a, 'c> {
         }
     }
 
+    /// In the counting run, reads each value whose zero [`Reverse::ensure_mut`] makes before
+    /// `construct` (a target that has no cotangent yet, given the cotangents `before` it), so that
+    /// the value is kept where it is bound. The targets are known only once the construct's body
+    /// has been counted, after the place where the emitting run makes the zeros.
+    fn count_zeros_made_before(&mut self, construct: Construct, before: &[Ct]) {
+        if !self.counting {
+            return;
+        }
+        let targets: Vec<VarId> = self
+            .plan
+            .targets
+            .get(&construct)
+            .map(|t| t.iter().copied().collect())
+            .unwrap_or_default();
+        for v in targets {
+            if self.cx.projection(v).is_none()
+                && !self.cx.roots.contains(&v)
+                && matches!(before[v], Ct::None)
+            {
+                self.refer(Entity::Var(v));
+            }
+        }
+    }
+
     fn any_useful(&self, stmts: &[Stmt]) -> bool {
         stmts.iter().any(|s| match s {
             Stmt::Let { var, .. } => self.cx.needs_ct(*var),
@@ -981,6 +1005,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
                 pre.extend(self.ensure_mut(v));
             }
         }
+        let before = self.ct.clone();
         // The cotangent of each carried value flows backwards through the iterations in the
         // cotangent binding of its version after the loop.
         let mut states = Vec::new();
@@ -1013,6 +1038,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
             self.overrides.remove(&c.inner_out);
         }
         self.constructs.pop();
+        self.count_zeros_made_before(construct, &before);
 
         // Each carried value at the end of iteration `i` is the next iteration's saved start value,
         // or after the last iteration the loop's result.
@@ -1142,6 +1168,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
         // After the branch, the outputs' cotangents have been moved into the arms; everything
         // else is as before (bindings outside were made mutable above).
         self.ct = before;
+        self.count_zeros_made_before(construct, &self.ct.clone());
         for &out in &b.outputs {
             self.ct[out] = Ct::None;
         }
