@@ -114,8 +114,18 @@ fn subtrait_bound<T: Real>(x: &Tensor![T; 3], s: T) -> T {
     (x.tanh() * s).sum().item()
 }
 
+/// `T: Real` with no tensor in sight: a float because the output, differentiated, is a `T`.
+#[differentiable]
+fn subtrait_scalars<T: Real>(x: T, y: T) -> T {
+    x * y + x.sin()
+}
+
 #[test]
 fn float_bounds_are_resolved_by_meaning() {
+    let (v, g) = subtrait_scalars_grad(0.5, 2.0);
+    assert_eq!(v.to_bits(), subtrait_scalars(0.5, 2.0).to_bits());
+    assert_eq!(g.x, 2.0 + 0.5f64.cos());
+    assert_eq!(g.y, 0.5);
     let x: Tensor![f64; 3] = Tensor::new([0.3, -0.7, 1.1]);
     let (v, g) = erf_bound_grad(&x, 1.5);
     assert_eq!(v.to_bits(), erf_bound(&x, 1.5).to_bits());

@@ -456,6 +456,51 @@ fn methods_that_call_methods_on_self() {
     check_model(|m| through_methods(m, &x), &m, &g.m);
 }
 
+/// A model named by one letter, of plain tensor fields, whose methods take nothing or a float:
+/// each call resolves to the model's own `#[differentiable] impl` method (a one-letter type was
+/// taken for a type parameter, whatever the function's generics).
+#[derive(Clone, Debug, Params)]
+struct M {
+    a: Tensor![f64; 3],
+    b: Tensor![f64; 3],
+}
+
+#[differentiable]
+impl M {
+    fn energy(&self) -> f64 {
+        (&self.a * &self.b).sum().item()
+    }
+    fn norm(&self) -> f64 {
+        (&self.a * &self.a).sum().item()
+    }
+    fn both(&self, s: f64) -> f64 {
+        (&self.a + &self.b).sum().item() * s
+    }
+    fn total(&self) -> f64 {
+        self.both(0.5) + self.energy()
+    }
+}
+
+#[differentiable(wrt(m))]
+fn one_letter_model(m: &M) -> f64 {
+    m.energy() + m.norm() * 2.0 + m.both(3.0) - m.total()
+}
+
+#[test]
+fn methods_of_a_one_letter_model_of_plain_tensors() {
+    let m = M {
+        a: Tensor::new([1.0, 2.0, 3.0]),
+        b: Tensor::new([0.5, 0.1, -1.0]),
+    };
+    let (v, g) = one_letter_model_grad(&m);
+    assert_eq!(v, one_letter_model(&m));
+    // energy + 2 norm + 2.5 (sum a + sum b) - energy: d/da = 4a + 2.5, d/db = 2.5.
+    assert_eq!(v, 2.0 * 14.0 + 2.5 * (6.0 - 0.4));
+    g.m.a.assert_close(&(&m.a * 4.0 + 2.5), 1e-14, 0.0);
+    g.m.b.assert_close(&Tensor::new([2.5; 3]), 1e-14, 0.0);
+    check_model(one_letter_model, &m, &g.m);
+}
+
 /// The engines agree on tuple outputs: `f_grad` of `-> (f64, Aux..)` and `f_vjp` of a tuple of
 /// tensors give the tape's gradients (the same rules, so the same numbers to rounding).
 mod tuple_outputs_on_the_tape {

@@ -129,7 +129,18 @@ pub fn read(
         }
     }
 
-    let floats = float_type_params(sig);
+    let mut floats = float_type_params(sig);
+    // The type parameters in scope: the function's and its `impl`'s. One of them that is no float
+    // is a constant; any other type named like a struct is a model, however short its name.
+    let mut generics: Vec<Ident> = type_params(&sig.generics);
+    if let Some(m) = &method {
+        generics.extend(type_params(&m.impl_generics));
+        floats.extend(float_bounded(&m.impl_generics));
+    }
+    let types = Types {
+        floats: &floats,
+        generics: &generics,
+    };
     let mut params = Vec::new();
     for input in &sig.inputs {
         match input {
@@ -184,7 +195,7 @@ pub fn read(
                         "`impl Trait` parameters are not supported by #[differentiable]: use a named generic parameter",
                     );
                 }
-                let kind = kind_of(&value_ty, &floats);
+                let kind = kind_of(&value_ty, &types);
                 params.push(Param {
                     name,
                     value_ty,
@@ -210,8 +221,8 @@ pub fn read(
     };
     // A tuple output's first element is the differentiated value.
     let scalar_output = match &output {
-        Type::Tuple(t) if t.elems.len() >= 2 => is_scalar(&t.elems[0], &floats),
-        ty => is_scalar(ty, &floats),
+        Type::Tuple(t) if t.elems.len() >= 2 => is_scalar(&t.elems[0], &types),
+        ty => is_scalar(ty, &types),
     };
 
     // Which parameters are differentiated.
@@ -267,11 +278,8 @@ pub fn read(
     })
 }
 
-/// The type parameters that are floats: bounded by `Float` or by `Erf` (whose supertrait it is),
-/// inline or in the where-clause, or the element type of a tensor in the signature (a tensor's
-/// element type is a `Float`, whatever the bound that says so: a user's subtrait of `Float`).
-pub fn float_type_params(sig: &syn::Signature) -> Vec<Ident> {
-    let g = &sig.generics;
+/// The type parameters of `g` bounded by `Float` or `Erf`, inline or in the where-clause.
+fn float_bounded(g: &Generics) -> Vec<Ident> {
     let is_float = |b: &TypeParamBound| matches!(b, TypeParamBound::Trait(t) if t.path.segments.last().is_some_and(|s| s.ident == "Float" || s.ident == "Erf"));
     let mut out = Vec::new();
     for p in &g.params {
@@ -290,6 +298,50 @@ pub fn float_type_params(sig: &syn::Signature) -> Vec<Ident> {
             {
                 out.push(id.clone());
             }
+        }
+    }
+    out
+}
+
+/// The names of `g`'s type parameters.
+fn type_params(g: &Generics) -> Vec<Ident> {
+    g.params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => Some(t.ident.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The type parameters in scope of a signature, for [`kind_of`].
+pub struct Types<'a> {
+    /// Those that are floats (see [`float_type_params`]).
+    pub floats: &'a [Ident],
+    /// All of them (the function's and its `impl`'s).
+    pub generics: &'a [Ident],
+}
+
+/// The type parameters that are floats: bounded by `Float` or by `Erf` (whose supertrait it is),
+/// inline or in the where-clause; the element type of a tensor in the signature (a tensor's
+/// element type is a `Float`, whatever the bound that says so: a user's subtrait of `Float`); or
+/// the output's type, or its first element's in a tuple output, written as the bare parameter (a
+/// differentiated output that is not a tensor is a float).
+pub fn float_type_params(sig: &syn::Signature) -> Vec<Ident> {
+    let g = &sig.generics;
+    let mut out = float_bounded(g);
+    if let ReturnType::Type(_, ty) = &sig.output {
+        let first = match &**ty {
+            Type::Tuple(t) => t.elems.first(),
+            ty => Some(ty),
+        };
+        if let Some(Type::Path(tp)) = first
+            && tp.qself.is_none()
+            && let Some(id) = tp.path.get_ident()
+            && type_params(g).contains(id)
+            && !out.contains(id)
+        {
+            out.push(id.clone());
         }
     }
     let type_params: Vec<&Ident> = g
@@ -355,10 +407,10 @@ fn tensor_elements(ty: &Type) -> Vec<Ident> {
 }
 
 /// Tensor, float or other, from the spelling of a type.
-pub fn kind_of(ty: &Type, floats: &[Ident]) -> Kind {
+pub fn kind_of(ty: &Type, types: &Types) -> Kind {
     match ty {
-        Type::Paren(p) => kind_of(&p.elem, floats),
-        Type::Group(g) => kind_of(&g.elem, floats),
+        Type::Paren(p) => kind_of(&p.elem, types),
+        Type::Group(g) => kind_of(&g.elem, types),
         Type::Path(tp) if tp.qself.is_none() => {
             let last = tp
                 .path
@@ -369,12 +421,12 @@ pub fn kind_of(ty: &Type, floats: &[Ident]) -> Kind {
             if last == "Tensor" {
                 Kind::Tensor
             } else if tp.path.segments.len() == 1
-                && (last == "f32" || last == "f64" || floats.iter().any(|f| f == &last))
+                && (last == "f32" || last == "f64" || types.floats.iter().any(|f| f == &last))
             {
                 Kind::Float
             } else if last.starts_with(|c: char| c.is_ascii_uppercase())
                 && !CONSTANT_TYPES.contains(&last.as_str())
-                && !(tp.path.segments.len() == 1 && last.len() == 1)
+                && !(tp.path.segments.len() == 1 && types.generics.iter().any(|g| g == &last))
             {
                 Kind::Model
             } else {
@@ -382,7 +434,7 @@ pub fn kind_of(ty: &Type, floats: &[Ident]) -> Kind {
             }
         }
         // An array of tensors or of models (an array of floats stays a constant, as before).
-        Type::Array(a) if matches!(kind_of(&a.elem, floats), Kind::Tensor | Kind::Model) => {
+        Type::Array(a) if matches!(kind_of(&a.elem, types), Kind::Tensor | Kind::Model) => {
             Kind::Model
         }
         Type::Macro(m)
@@ -433,10 +485,10 @@ const CONSTANT_TYPES: &[&str] = &[
 ];
 
 /// A float, `Tensor![T]` (no sizes) or `Tensor<T, ()>`.
-fn is_scalar(ty: &Type, floats: &[Ident]) -> bool {
+fn is_scalar(ty: &Type, types: &Types) -> bool {
     match ty {
-        Type::Paren(p) => is_scalar(&p.elem, floats),
-        Type::Group(g) => is_scalar(&g.elem, floats),
+        Type::Paren(p) => is_scalar(&p.elem, types),
+        Type::Group(g) => is_scalar(&g.elem, types),
         Type::Macro(m)
             if m.mac
                 .path
@@ -450,7 +502,7 @@ fn is_scalar(ty: &Type, floats: &[Ident]) -> bool {
                 .into_iter()
                 .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ';'))
         }
-        Type::Path(tp) if kind_of(ty, floats) == Kind::Tensor => {
+        Type::Path(tp) if kind_of(ty, types) == Kind::Tensor => {
             let Some(last) = tp.path.segments.last() else {
                 return false;
             };
@@ -459,7 +511,7 @@ fn is_scalar(ty: &Type, floats: &[Ident]) -> bool {
             };
             matches!(args.args.iter().nth(1), Some(syn::GenericArgument::Type(Type::Tuple(t))) if t.elems.is_empty())
         }
-        _ => kind_of(ty, floats) == Kind::Float,
+        _ => kind_of(ty, types) == Kind::Float,
     }
 }
 
