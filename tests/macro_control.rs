@@ -439,3 +439,134 @@ fn clipped_gradient_by_differences<const N: usize>(
     s0bar += sbar; // s_0 = s0 * 1.0
     ((hbar, wbar, s0bar), clipped)
 }
+
+/// Early `return` from arms of branches, outside loops: each path's value and gradient are the
+/// function's as written.
+mod early_return {
+    use autograd_core::differentiable;
+    use autograd_core::gradcheck::{Tolerance, check_gradient};
+    use autograd_core::prelude::*;
+
+    type V = Tensor![f64; 3];
+
+    /// A guard clause, then code that reads a name an arm shadows.
+    #[differentiable]
+    fn guard(x: &V, w: &V) -> f64 {
+        let y = x * w;
+        if x.detach().sum().item() > 2.0 {
+            let y = y.exp();
+            return y.sum().item();
+        }
+        (&y + w).tanh().sum().item()
+    }
+
+    /// Nested branches returning at different depths; an arm that falls through reads a value
+    /// assigned in it; a `match` arm returning without a block.
+    #[allow(clippy::needless_return, reason = "the forms are the test")]
+    #[differentiable]
+    fn nested(x: &V, w: &V, mode: usize) -> f64 {
+        let mut h = x * 1.0;
+        if mode > 0 {
+            h = (&h * w).sin();
+            if mode == 1 {
+                return (&h * &h).sum().item();
+            }
+            h = &h + x;
+        } else {
+            match mode {
+                0 => return h.tanh().sum().item() * 3.0,
+                1 => h = h.exp(),
+                _ => {}
+            }
+        }
+        let z = &h * w;
+        if mode == 2 {
+            return z.exp().sum().item();
+        }
+        z.sum().item()
+    }
+
+    /// A `return` inside a plain block, whose `let` shadows a name read after the block.
+    #[differentiable]
+    fn in_a_block(x: &V, w: &V) -> f64 {
+        let y = x * w;
+        {
+            let y = y.exp();
+            if y.detach().sum().item() > 3.5 {
+                return (&y * w).sum().item();
+            }
+        }
+        y.tanh().sum().item()
+    }
+
+    /// A tensor output returned early (its VJP through each path).
+    #[differentiable]
+    fn tensor_out(x: &V, s: f64) -> V {
+        if s < 0.0 {
+            return x.exp() * s;
+        }
+        x.sin() * s
+    }
+
+    /// `return` as the last statement, and as the tail of the last arm.
+    #[allow(clippy::needless_return, reason = "the forms are the test")]
+    #[differentiable]
+    fn last(x: &V, s: f64) -> f64 {
+        if s > 1.0 {
+            return (x * s).sum().item();
+        } else if s > 0.0 {
+            let y = x.exp();
+            return y.sum().item() * s;
+        }
+        return x.sum().item();
+    }
+
+    fn central(f: impl Fn(&V) -> f64, x: &V) -> V {
+        let mut g = [0.0; 3];
+        for (j, gj) in g.iter_mut().enumerate() {
+            let h = 1e-6;
+            let mut up = x.clone();
+            up.as_mut_slice()[j] += h;
+            let mut down = x.clone();
+            down.as_mut_slice()[j] -= h;
+            *gj = (f(&up) - f(&down)) / (2.0 * h);
+        }
+        Tensor::new(g)
+    }
+
+    #[test]
+    fn every_path_differentiates_the_function_as_written() {
+        let w = Tensor::new([0.5, -0.3, 0.8]);
+        let tol = Tolerance::default();
+        for x in [Tensor::new([0.9, 1.1, 0.7]), Tensor::new([0.2, -0.4, 0.1])] {
+            let (v, g) = guard_grad(&x, &w);
+            assert_eq!(v.to_bits(), guard(&x, &w).to_bits());
+            check_gradient(|x| guard(x, &w), &x, &g.x, tol).unwrap();
+            check_gradient(|w| guard(&x, w), &w, &g.w, tol).unwrap();
+            let (v, g) = in_a_block_grad(&x, &w);
+            assert_eq!(v.to_bits(), in_a_block(&x, &w).to_bits());
+            check_gradient(|x| in_a_block(x, &w), &x, &g.x, tol).unwrap();
+            check_gradient(|w| in_a_block(&x, w), &w, &g.w, tol).unwrap();
+            for mode in 0..4 {
+                let (v, g) = nested_grad(&x, &w, mode);
+                assert_eq!(v.to_bits(), nested(&x, &w, mode).to_bits(), "mode {mode}");
+                check_gradient(|x| nested(x, &w, mode), &x, &g.x, tol).unwrap();
+                check_gradient(|w| nested(&x, w, mode), &w, &g.w, tol).unwrap();
+            }
+            for s in [-0.5, 0.5, 2.0] {
+                let (v, g) = last_grad(&x, s);
+                assert_eq!(v.to_bits(), last(&x, s).to_bits());
+                check_gradient(|x| last(x, s), &x, &g.x, tol).unwrap();
+                let h = 1e-6;
+                let ds = (last(&x, s + h) - last(&x, s - h)) / (2.0 * h);
+                assert!((g.s - ds).abs() < 1e-6, "s = {s}: {} against {ds}", g.s);
+                // The VJP of the tensor output, against central differences of <ct, f(x)>.
+                let ct = Tensor::new([0.3, -1.2, 0.6]);
+                let (out, g) = tensor_out_vjp(&x, s, &ct);
+                assert_eq!(out, tensor_out(&x, s));
+                let fd = central(|x| (&tensor_out(x, s) * &ct).sum().item(), &x);
+                g.x.assert_close(&fd, 1e-6, 1e-6);
+            }
+        }
+    }
+}

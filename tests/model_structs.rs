@@ -501,6 +501,99 @@ fn methods_of_a_one_letter_model_of_plain_tensors() {
     check_model(one_letter_model, &m, &g.m);
 }
 
+/// An LSTM-like cell whose `step` returns `(h, c)`, destructured by its caller: in a loop that
+/// carries both (`let (h2, c2) = ..; h = h2;`), by a `let` that rebinds the names the call reads
+/// (`let (h, c) = cell.step(&x, &h, &c);`), and with an element ignored (`_`).
+mod tuple_methods {
+    use super::check_model;
+    use autograd_core::differentiable;
+    use autograd_core::nn::{Init, Linear};
+    use autograd_core::prelude::*;
+
+    type State = Tensor![f64; 2, 3];
+
+    #[derive(Clone, Debug, Params)]
+    struct Lstm {
+        input: Linear<f64, 2, 3>,
+        state: Linear<f64, 3, 3>,
+    }
+
+    #[differentiable]
+    impl Lstm {
+        fn step(&self, x: &Tensor![f64; 2, 2], h: &State, c: &State) -> (State, State) {
+            let z = self.input.forward(x) + self.state.forward(h);
+            let c = c * z.sigmoid() + z.tanh();
+            let h = c.tanh() * z.sigmoid();
+            (h, c)
+        }
+    }
+
+    #[differentiable(wrt(cell))]
+    fn carried(cell: &Lstm, xs: &[Tensor![f64; 2, 2]; 3]) -> f64 {
+        let mut h: State = Tensor::zeros();
+        let mut c: State = Tensor::zeros();
+        for t in 0..3 {
+            let (h2, c2) = cell.step(&xs[t], &h, &c);
+            h = h2;
+            c = c2;
+        }
+        h.sum().item() + (&c * &c).sum().item()
+    }
+
+    #[differentiable(wrt(cell))]
+    fn rebinding(cell: &Lstm, xs: &[Tensor![f64; 2, 2]; 3]) -> f64 {
+        let h: State = Tensor::zeros();
+        let c: State = Tensor::full(0.5);
+        let (h, c) = cell.step(&xs[0], &h, &c);
+        let (h, c) = cell.step(&xs[1], &h, &c);
+        let (h, _) = cell.step(&xs[2], &h, &c);
+        (&h * &h).sum().item()
+    }
+
+    /// A function with a tuple output, destructured.
+    #[differentiable]
+    fn exp_and_sum(x: &Tensor![f64; 3]) -> (Tensor![f64; 3], f64) {
+        let y = x.exp();
+        (y.clone(), y.sum().item())
+    }
+
+    #[differentiable]
+    fn uses_exp_and_sum(x: &Tensor![f64; 3]) -> f64 {
+        let (a, b) = exp_and_sum(x);
+        let (c, _) = exp_and_sum(&a);
+        c.sum().item() * b
+    }
+
+    #[test]
+    fn a_function_returning_a_tuple_destructured_by_its_caller() {
+        use autograd_core::gradcheck::{Tolerance, check_gradient};
+        let x = Tensor::new([0.1, 0.2, -0.3]);
+        let (v, g) = uses_exp_and_sum_grad(&x);
+        assert_eq!(v.to_bits(), uses_exp_and_sum(&x).to_bits());
+        check_gradient(uses_exp_and_sum, &x, &g.x, Tolerance::default()).unwrap();
+    }
+
+    #[test]
+    fn a_method_returning_a_tuple_destructured_by_its_caller() {
+        let mut rng = Rng::new(7);
+        let cell = Lstm {
+            input: Linear::new(Init::KaimingUniform, &mut rng),
+            state: Linear::new(Init::KaimingUniform, &mut rng),
+        };
+        let xs = [
+            Tensor::new([[0.1, 0.2], [0.0, 1.0]]),
+            Tensor::new([[0.3, -0.2], [0.4, 0.4]]),
+            Tensor::new([[0.5, 0.9], [-0.5, 0.2]]),
+        ];
+        let (v, g) = carried_grad(&cell, &xs);
+        assert_eq!(v.to_bits(), carried(&cell, &xs).to_bits());
+        check_model(|m| carried(m, &xs), &cell, &g.cell);
+        let (v, g) = rebinding_grad(&cell, &xs);
+        assert_eq!(v.to_bits(), rebinding(&cell, &xs).to_bits());
+        check_model(|m| rebinding(m, &xs), &cell, &g.cell);
+    }
+}
+
 /// The engines agree on tuple outputs: `f_grad` of `-> (f64, Aux..)` and `f_vjp` of a tuple of
 /// tensors give the tape's gradients (the same rules, so the same numbers to rounding).
 mod tuple_outputs_on_the_tape {

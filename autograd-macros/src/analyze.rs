@@ -53,7 +53,7 @@ fn deps_block(stmts: &[Stmt], d: &mut [u64]) {
                 let from = match value {
                     Value::Op { args, .. } => args.iter().fold(0, |m, &a| m | d[a]),
                     Value::Call { args, .. } => args.iter().fold(0, |m, &(a, _)| m | d[a]),
-                    Value::Copy(a) | Value::Project { base: a, .. } => d[*a],
+                    Value::Copy(a) | Value::Elem(a, _) | Value::Project { base: a, .. } => d[*a],
                     Value::Inert(_) | Value::Detach(_) => 0,
                 };
                 d[*var] |= from;
@@ -109,7 +109,9 @@ fn mark_block(stmts: &[Stmt], body: &Body, u: &mut Vec<bool>) {
             Stmt::Let { var, value, .. } if u[*var] => match value {
                 Value::Op { args, .. } => args.iter().for_each(|&a| mark(u, body, a)),
                 Value::Call { args, .. } => args.iter().for_each(|&(a, _)| mark(u, body, a)),
-                Value::Copy(a) | Value::Project { base: a, .. } => mark(u, body, *a),
+                Value::Copy(a) | Value::Elem(a, _) | Value::Project { base: a, .. } => {
+                    mark(u, body, *a);
+                }
                 Value::Inert(_) | Value::Detach(_) => {}
             },
             Stmt::Let { .. } | Stmt::Destructure { .. } | Stmt::Inert(_) => {}

@@ -157,7 +157,7 @@ fn count_uses(stmts: &[Stmt], uses: &mut HashMap<VarId, usize>) {
             Stmt::Let { value, .. } => match value {
                 Value::Op { args, .. } => args.iter().for_each(|&v| bump(uses, v)),
                 Value::Call { args, .. } => args.iter().for_each(|&(v, _)| bump(uses, v)),
-                Value::Copy(v) | Value::Detach(v) => bump(uses, *v),
+                Value::Copy(v) | Value::Elem(v, _) | Value::Detach(v) => bump(uses, *v),
                 Value::Project { base, .. } => bump(uses, *base),
                 Value::Inert(_) => {}
             },

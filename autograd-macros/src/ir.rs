@@ -133,6 +133,10 @@ pub enum Value {
     },
     /// `x.clone()`, or a value moved where it must be copied: the identity.
     Copy(VarId),
+    /// Element `.1` of a tuple (the value of a call of a function with a tuple output, bound by
+    /// `let (h, c) = cell.step(..);`): a copy of it, whose cotangent is added into that element
+    /// of the tuple's.
+    Elem(VarId, usize),
     /// `detach(x)`: the same value, no gradient.
     Detach(VarId),
     /// `&base.fc1.weight`, `&base.blocks[i]`: a reference into a differentiated parameter (or

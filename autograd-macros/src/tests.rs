@@ -60,6 +60,12 @@ fn accepted_syntax_reports_nothing() {
         "macro_rules! two { () => { 2.0 } } (x * two!()).sum().item()",
         "let c = 3.0; mk!(k, c); (x * k).sum().item()",
         "println!(\"{a} {b:?}\", a = x.sum().item(), b = w); (x * w).sum().item()",
+        // Early returns from arms of branches outside loops.
+        "if w.sum().item() > 0.0 { return 0.0; } (x * w).sum().item()",
+        "let k = 2; match k { 0 => return x.sum().item(), _ => {} } let y = x * w; if k > 1 { let y = y.exp(); return y.sum().item(); } y.sum().item()",
+        "if x.sum().item() > 0.0 { if w.sum().item() > 0.0 { return 1.0; } } else { return (x * w).sum().item(); } x.sum().item()",
+        "return (x * w).sum().item();",
+        "let y = x * w; { let y = y.exp(); if y.sum().item() > 1.0 { return y.sum().item(); } } y.sum().item()",
     ] {
         let errs = errors("", &body(b));
         assert!(errs.is_empty(), "{b}: {errs:#?}");
@@ -87,8 +93,12 @@ fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
         ),
         ("let y = x.checked()?; y.sum().item()", "the `?` operator"),
         (
-            "if w.sum().item() > 0.0 { return 0.0; } (x * w).sum().item()",
-            "`return` is not supported",
+            "let mut h = x.clone(); for _ in 0..3 { if h.sum().item() > 9.0 { return 0.0; } h = &h * w; } h.sum().item()",
+            "`return` inside a loop or an expression is not supported",
+        ),
+        (
+            "let y = { if w.sum().item() > 0.0 { return 0.0; } x * w }; y.sum().item()",
+            "`return` inside a loop or an expression is not supported",
         ),
         (
             "let y = unsafe { x * w }; y.sum().item()",

@@ -5,8 +5,8 @@
 use std::fmt::Write as _;
 
 /// The header every program may use: model structs with a `#[differentiable] impl` (a method
-/// returning a tensor, one returning a scalar, one looping over an array of layers) and two
-/// `#[differentiable]` functions. Field names come from the name pool too.
+/// returning a tensor, one returning a scalar, one returning a pair, one looping over an array of
+/// layers) and three `#[differentiable]` functions (one returning a pair). Field names come from the name pool too.
 pub const HEADER: &str = r"/// A layer: the element of `Net`'s array of layers.
 #[derive(Clone, Debug, Params)]
 pub struct Layer {
@@ -33,6 +33,13 @@ impl Layer {
     /// A scalar out, with a scalar parameter.
     pub fn score(&self, x: &Tensor![f64; 3], a: f64) -> f64 {
         (x * &self.slot).sum().item().sin() * a
+    }
+
+    /// A pair out, for the caller to destructure (an LSTM cell's `(h, c)`).
+    pub fn pair(&self, x: &Tensor![f64; 3]) -> (Tensor![f64; 3], Tensor![f64; 3]) {
+        let h = (x * &self.slot).tanh();
+        let c = (x + &self.__grad).sigmoid();
+        (h, c)
     }
 }
 
@@ -72,6 +79,12 @@ pub fn hdr_cell(h: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> Tensor![f64; 3] {
 #[differentiable]
 pub fn hdr_mix(a: f64, x: &Tensor![f64; 3]) -> f64 {
     (x * a).sin().sum().item() * 0.5
+}
+
+#[differentiable]
+pub fn hdr_split(x: &Tensor![f64; 3], a: f64) -> (f64, Tensor![f64; 3]) {
+    let s = (x * a).sin();
+    (s.sum().item() * 0.5, s.tanh())
 }
 ";
 
@@ -224,6 +237,8 @@ pub fn program(seed: u64, config: &Config) -> Program {
         indent: 1,
         loops: 0,
         budget: 0,
+        returns: false,
+        values: 0,
     };
     let mut source = String::new();
     // A helper of its own, called by the program, about one time in three.
@@ -267,8 +282,11 @@ impl Rng {
 
     /// Uniform in [-1, 1), rounded to 1/1024 so that the literal is short.
     #[allow(clippy::cast_precision_loss, reason = "a small integer")]
+    /// A point in [-1, 1): off the grid of the programs' literals (multiples of 1/8), so that no
+    /// condition such as `(0.125 + c) > 0.0` sits exactly on its boundary, where central
+    /// differences straddle two branches.
     fn unit(&mut self) -> f64 {
-        (self.below(2048) as f64 - 1024.0) / 1024.0
+        (self.below(2048) as f64 - 1024.0 + 0.381_966) / 1024.0
     }
 }
 
@@ -397,6 +415,11 @@ struct Gen {
     loops: usize,
     /// Statements left to write.
     budget: usize,
+    /// Whether the function being written may `return` early (a scalar output).
+    returns: bool,
+    /// Blocks that are values (`let v = if .. { .. }`) around the statement being written,
+    /// where no `return` goes.
+    values: usize,
 }
 
 /// Whether `text` is a bare name.
@@ -842,7 +865,9 @@ impl Gen {
         self.scopes.push(Vec::new());
         self.indent += 1;
         let start = self.out.len();
+        self.values += 1;
         self.statements(count);
+        self.values -= 1;
         let tail = self.bounded(ty);
         self.line(&tail);
         self.indent -= 1;
@@ -855,7 +880,9 @@ impl Gen {
         match self.rng.below(20) {
             5 | 6 if mutable => self.assign(),
             7 | 8 if mutable => self.compound(),
-            9 | 10 => self.tuple_let(),
+            9 => self.tuple_let(),
+            10 if self.rng.chance(50) => self.tuple_let(),
+            10 => self.destructure_call(),
             11 => {
                 self.line("{");
                 self.block(2);
@@ -1022,10 +1049,22 @@ impl Gen {
         }
     }
 
+    /// `if`, `else if`, `else`; where the function may return early, the first arm sometimes
+    /// ends with `return` (the others fall through, so what follows stays reachable).
     fn if_statement(&mut self) {
         let cond = self.condition();
         self.line(&format!("if {cond} {{"));
-        self.block(2);
+        if self.returns && self.loops == 0 && self.values == 0 && self.rng.chance(30) {
+            self.scopes.push(Vec::new());
+            self.indent += 1;
+            self.statements(1);
+            let value = self.return_value();
+            self.line(&format!("return {value};"));
+            self.indent -= 1;
+            self.scopes.pop();
+        } else {
+            self.block(2);
+        }
         match self.rng.below(3) {
             0 => self.line("}"),
             1 => {
@@ -1181,6 +1220,69 @@ impl Gen {
         self.line("}");
     }
 
+    /// The value of an early `return`: the tail's terms, and every local in scope that was
+    /// assigned (so that no assignment goes unread on this path).
+    fn return_value(&mut self) -> String {
+        let mut value = self.scalar_tail();
+        for v in self.mutable_locals() {
+            let term = match v.ty {
+                Ty::S => v.name.clone(),
+                _ => format!("{}.sum().item()", v.name),
+            };
+            if !value.contains(&term) {
+                value.push_str(" + ");
+                value.push_str(&term);
+            }
+        }
+        value
+    }
+
+    /// `let (a, b) = m.layers[k].pair(..);` or `let (s, v) = hdr_split(..);`: a call of a
+    /// differentiable method or function with a tuple output, destructured, its arguments often
+    /// reading the names the pattern rebinds; sometimes an element is `_`.
+    fn destructure_call(&mut self) {
+        let mut names = vec![self.name()];
+        while names.len() < 2 {
+            let n = self.name();
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        let ignored = if self.rng.chance(20) {
+            Some(self.rng.below(2))
+        } else {
+            None
+        };
+        let model = self.model().filter(|_| self.rng.chance(60));
+        let (call, tys) = if let Some(m) = model {
+            let i = self.index();
+            let x = self.expr(Ty::V, 1);
+            (format!("{m}.layers[{i}].pair({})", x.arg()), [Ty::V, Ty::V])
+        } else {
+            let (x, a) = (self.expr(Ty::V, 1), self.expr(Ty::S, 1));
+            (
+                format!("hdr_split({}, {})", x.arg(), a.text),
+                [Ty::S, Ty::V],
+            )
+        };
+        let mut pattern = Vec::new();
+        let mut bound = Vec::new();
+        for k in 0..2 {
+            if ignored == Some(k) {
+                pattern.push("_".to_string());
+                continue;
+            }
+            let mutable = self.rng.chance(25);
+            let m = if mutable { "mut " } else { "" };
+            pattern.push(format!("{m}{}", names[k]));
+            bound.push((names[k].clone(), tys[k], mutable));
+        }
+        self.line(&format!("let ({}) = {call};", pattern.join(", ")));
+        for (name, ty, mutable) in bound {
+            self.bind(&name, ty, mutable);
+        }
+    }
+
     /// The function's tail: a scalar reading the latest bindings.
     fn scalar_tail(&mut self) -> String {
         let visible: Vec<Var> = self
@@ -1322,6 +1424,8 @@ impl Gen {
             })
             .collect();
         let tuple_out = self.rng.chance(20);
+        // An early `return` gives the function's value; a tuple output has none to give.
+        self.returns = !tuple_out;
         self.scopes = vec![ordered.iter().map(|(p, _)| p.clone()).collect()];
         self.out.clear();
         self.indent = 1;

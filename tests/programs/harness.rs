@@ -21,9 +21,14 @@
 //!   `for l in &m.layers`, `.iter().enumerate()`, `.iter().zip(&m.layers)`), their names drawn
 //!   from the same pool (an index may be named like the model it enumerates);
 //! - a model parameter (`&Net` of the header: fields, an array of layers indexed by constants and
-//!   counters, `#[differentiable] impl` methods returning a tensor or a scalar), a scalar parameter
-//!   left out of `wrt(..)`, tuple outputs `-> (f64, Tensor![f64; 3])`, calls of the header's
-//!   `#[differentiable]` functions and of a helper the program defines;
+//!   counters, `#[differentiable] impl` methods returning a tensor, a scalar or a pair), a scalar
+//!   parameter left out of `wrt(..)`, tuple outputs `-> (f64, Tensor![f64; 3])`, calls of the
+//!   header's `#[differentiable]` functions and of a helper the program defines;
+//! - calls of a method and of a function with a tuple output, destructured
+//!   (`let (h, c) = m.layers[k].pair(&h);`, `let (s, _) = hdr_split(&x, a);`), their arguments
+//!   often reading the names the pattern rebinds;
+//! - early `return`s from the first arm of an `if` (inside blocks and other arms, outside loops
+//!   and value blocks) in functions with a scalar output;
 //! - every parameter, local, loop counter and pattern named from a pool (`gen.rs`'s `NAMES`) of
 //!   the names the expansion emits (`__i`, `__slot`, `__grad`, `cotangent`, `__t1`, `__ct_x`, ...)
 //!   and of the short names people write, whose renamed forms are the expansion's (`i`, `t1`,

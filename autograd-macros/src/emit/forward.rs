@@ -151,9 +151,11 @@ impl<'a, 'c> Forward<'a, 'c> {
                 Some(vec![self.cx.ident(var), self.cx.ident(Entity::Pullback(v))])
             }
             Value::Inert(_) if self.cx.body.vars[v].reference => None,
-            Value::Inert(_) | Value::Copy(_) | Value::Detach(_) | Value::Project { .. } => {
-                Some(vec![self.cx.ident(var)])
-            }
+            Value::Inert(_)
+            | Value::Copy(_)
+            | Value::Elem(..)
+            | Value::Detach(_)
+            | Value::Project { .. } => Some(vec![self.cx.ident(var)]),
         }
     }
 
@@ -319,6 +321,11 @@ impl<'a, 'c> Forward<'a, 'c> {
                     Value::Copy(a) => {
                         let r = self.refer(*a);
                         quote!(let #id = ::core::clone::Clone::clone(#r);)
+                    }
+                    Value::Elem(a, index) => {
+                        let r = self.refer(*a);
+                        let index = syn::Index::from(*index);
+                        quote!(let #id = ::core::clone::Clone::clone(&(#r).#index);)
                     }
                     Value::Detach(a) => {
                         let r = self.refer(*a);

@@ -933,7 +933,23 @@ impl<'a, 'c> Reverse<'a, 'c> {
                 let g = self.take_ct(var);
                 self.contribute(*a, g)
             }
-            Value::Copy(_) | Value::Detach(_) | Value::Inert(_) | Value::Project { .. } => quote!(),
+            Value::Elem(a, index) if self.cx.active(*a) => {
+                // Added into its element of the tuple's cotangent, which starts at zero.
+                let g = self.take_ct(var);
+                let mut code = self.ensure_mut(*a);
+                let Ct::Owned { ident, .. } = self.ct[*a].clone() else {
+                    unreachable!("made mutable above")
+                };
+                let index = syn::Index::from(*index);
+                let acc = self.accumulate_fn();
+                code.extend(quote!(#acc(&mut #ident.#index, #g);));
+                code
+            }
+            Value::Copy(_)
+            | Value::Elem(..)
+            | Value::Detach(_)
+            | Value::Inert(_)
+            | Value::Project { .. } => quote!(),
         }
     }
 

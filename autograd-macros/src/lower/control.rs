@@ -382,6 +382,7 @@ impl Lower<'_> {
         want_value: bool,
         span: Span,
     ) -> Option<Option<VarId>> {
+        let returning = std::mem::take(&mut self.returning);
         let id = self.branches;
         self.branches += 1;
         let env_before = self.env.clone();
@@ -398,6 +399,7 @@ impl Lower<'_> {
             }
             self.env.push(frame);
             let tail = match src {
+                _ if returning => self.lower_returning_arm(src),
                 ArmSrc::Block(b) => self.lower_block_stmts(&b.stmts, want_value),
                 ArmSrc::Expr(Expr::Block(b)) if b.label.is_none() => {
                     self.lower_block_stmts(&b.block.stmts, want_value)
@@ -418,9 +420,10 @@ impl Lower<'_> {
         if !ok {
             return None;
         }
-        // The names an arm reassigned flow out of the branch.
+        // The names an arm reassigned flow out of the branch (nothing follows a returning one,
+        // whose arms went on to the function's end).
         let mut changed: Vec<String> = Vec::new();
-        for (fi, frame) in env_before.iter().enumerate() {
+        for (fi, frame) in env_before.iter().enumerate().filter(|_| !returning) {
             for (name, b) in frame {
                 let is_var = |b: Option<&Binding>| matches!(b, Some(Binding::Var(..)));
                 if envs.iter().any(|env| env[fi].get(name) != Some(b))

@@ -26,6 +26,7 @@ mod control;
 mod expr;
 mod place;
 mod reject;
+mod returns;
 mod stmt;
 
 use reject::{
@@ -90,6 +91,10 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
             _ => None,
         },
         aux: Vec::new(),
+        returnable: true,
+        returning: false,
+        ended: false,
+        conts: Vec::new(),
     };
     for (i, p) in f.params.iter().enumerate() {
         // The parameter keeps its name; the names derived from it take a stem of their own.
@@ -186,6 +191,16 @@ struct Lower<'e> {
     tuple_output: Option<usize>,
     /// A tuple output's elements after the first.
     aux: Vec<VarId>,
+    /// Whether the next block lowered may end the function with `return` (the function's body,
+    /// an arm of a returning branch, a continuation); each block takes it.
+    returnable: bool,
+    /// Whether the next branch lowered is a returning one (see [`returns`]); taken by it.
+    returning: bool,
+    /// Set when the statement just lowered ended the function (a `return`, or a returning
+    /// branch, whose arms went on with the continuations).
+    ended: bool,
+    /// The continuations of the returning branches being lowered, outermost first.
+    conts: Vec<returns::Cont>,
 }
 
 /// Everything a loop body's lowering changes, to lower it again with other assumptions.

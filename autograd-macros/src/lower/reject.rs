@@ -190,8 +190,8 @@ pub(super) fn control_flow_error(e: &Expr) -> Option<String> {
         ),
         Expr::Loop(_) => unsupported("`loop` is", "use `for i in 0..N` with `N` a constant"),
         Expr::Return(_) => unsupported(
-            "`return` is",
-            "end the function with its value as a tail expression (use `if`/`else` to choose it)",
+            "`return` inside a loop or an expression is",
+            "return from an arm of an `if` or a `match` outside loops, or end the function with its value as a tail expression",
         ),
         Expr::Break(_) => unsupported(
             "`break` is",

@@ -2,7 +2,7 @@
 
 use super::{
     Binding, Expr, HashMap, Ident, Lower, Origin, Pat, Spanned, Stmt, ToTokens, Type, Value, VarId,
-    VisitMut, compound_op, key, quote, rename, strip, unsupported, yields_value,
+    VisitMut, compound_op, key, quote, rename, returns, strip, unsupported, yields_value,
 };
 
 impl Lower<'_> {
@@ -12,12 +12,59 @@ impl Lower<'_> {
         stmts: &[syn::Stmt],
         want_tail: bool,
     ) -> Option<Option<VarId>> {
+        let returnable = std::mem::take(&mut self.returnable);
         self.env.push(HashMap::new());
         let mut tail = None;
         let mut ok = true;
         let top = self.env.len() == 2;
         for (i, s) in stmts.iter().enumerate() {
             let last = i + 1 == stmts.len();
+            if returnable {
+                match s {
+                    syn::Stmt::Expr(Expr::Return(r), _) => {
+                        // Ends the function: what follows is unreachable.
+                        match self.lower_return(r) {
+                            Some(v) => tail = Some(v),
+                            None => ok = false,
+                        }
+                        self.ended = true;
+                        break;
+                    }
+                    syn::Stmt::Expr(e @ (Expr::If(_) | Expr::Match(_)), semi)
+                        if returns::find_return(e).is_some() =>
+                    {
+                        let cont = returns::Cont {
+                            rest: stmts[i + 1..].to_vec(),
+                            depth: self.env.len(),
+                            want_tail,
+                            tail_through: last && semi.is_none() && want_tail,
+                        };
+                        match self.lower_returning_branch(e, cont) {
+                            Some(v) => tail = Some(v),
+                            None => ok = false,
+                        }
+                        self.ended = true;
+                        break;
+                    }
+                    syn::Stmt::Expr(e @ Expr::Block(b), semi)
+                        if b.label.is_none() && returns::find_return(e).is_some() =>
+                    {
+                        let cont = returns::Cont {
+                            rest: stmts[i + 1..].to_vec(),
+                            depth: self.env.len(),
+                            want_tail,
+                            tail_through: last && semi.is_none() && want_tail,
+                        };
+                        match self.lower_returning_block(&b.block, cont) {
+                            Some(v) => tail = v,
+                            None => ok = false,
+                        }
+                        self.ended = true;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
             match s {
                 syn::Stmt::Expr(e, None)
                     if last && want_tail && top && self.tuple_output.is_some() =>
@@ -225,6 +272,9 @@ impl Lower<'_> {
                     ok.then_some(())
                 }
                 _ if !self.is_active(init) => self.destructure(pat, ty, init),
+                Expr::Call(_) | Expr::MethodCall(_) if elements_named(pt) => {
+                    self.destructure_call(pt, ty, init)
+                }
                 _ => {
                     self.errors.error(
                         pat.span(),
@@ -284,6 +334,44 @@ impl Lower<'_> {
 
     /// Binds `name` in the innermost frame; inside a tuple `let`, once the whole tuple is
     /// evaluated (see `pending`).
+    /// `let (h, c) = cell.step(..);`: the call's tuple, then each named element copied out of it
+    /// (its cotangent goes into that element of the tuple's). Every element is bound after the
+    /// call, which read the names the pattern rebinds.
+    fn destructure_call(
+        &mut self,
+        pt: &syn::PatTuple,
+        ty: Option<Type>,
+        init: &Expr,
+    ) -> Option<()> {
+        let tuple = self.lower_expr(init)?;
+        if !matches!(self.stmts.last(), Some(Stmt::Let { var, value: Value::Call { .. }, .. }) if *var == tuple)
+        {
+            self.errors.error(
+                pt.span(),
+                unsupported("destructuring a differentiated value is", "bind the parts one by one, or destructure a tuple of expressions: `let (a, b) = (x * 2.0, y.exp());`"),
+            );
+            return None;
+        }
+        if let Some(ty) = ty
+            && let Some(Stmt::Let { ty: slot, .. }) = self.stmts.last_mut()
+        {
+            *slot = Some(ty);
+        }
+        let active = self.vars[tuple].active;
+        let mut bound = Vec::new();
+        for (index, p) in pt.elems.iter().enumerate() {
+            if let Pat::Ident(pi) = p {
+                let v = self.bind(Value::Elem(tuple, index), active);
+                self.name_var(v, &pi.ident, None);
+                bound.push((key(&pi.ident), Binding::Var(v, pi.mutability.is_some())));
+            }
+        }
+        for (name, binding) in bound {
+            self.declare(name, binding);
+        }
+        Some(())
+    }
+
     pub(super) fn declare(&mut self, name: String, binding: Binding) {
         match &mut self.pending {
             Some((depth, bound)) if *depth == self.env.len() => bound.push((name, binding)),
@@ -394,4 +482,13 @@ impl Lower<'_> {
         };
         self.assign(&b.left, v, mark)
     }
+}
+
+/// Whether every element of a tuple pattern is a plain name or `_`.
+fn elements_named(pt: &syn::PatTuple) -> bool {
+    pt.elems.iter().all(|p| match p {
+        Pat::Ident(pi) => pi.by_ref.is_none() && pi.subpat.is_none(),
+        Pat::Wild(_) => true,
+        _ => false,
+    })
 }

@@ -1,13 +1,18 @@
-// An early `return` is rejected at `return`; the message says to choose the value with if/else.
+// An early `return` ends the function from an arm of a branch outside loops; one inside a loop is
+// rejected at `return`, and the message says where a `return` may stand.
 use autograd_core::prelude::*;
 use autograd_core::differentiable;
 
 #[differentiable]
 fn f(x: &Tensor![f32; 3]) -> f32 {
-    if x.sum().item() > 0.0 {
-        return x.sum().item();
+    let mut h = x.clone();
+    for _ in 0..3 {
+        if h.sum().item() > 10.0 {
+            return h.sum().item();
+        }
+        h = h.exp();
     }
-    x.exp().sum().item()
+    h.sum().item()
 }
 
 fn main() {}
