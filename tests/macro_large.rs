@@ -3,9 +3,10 @@
 //! "Long functions"): a chain with a loop and a branch among its blocks, a model's long method
 //! called from another function (through its pullback, with the receiver's cotangent lent), and
 //! a function of 600 statements, whose own body the macro also cuts into blocks. Every gradient is
-//! checked against central differences in f64 and, where both apply, against the short form of
-//! the same function, which is emitted the usual way: the two must agree bit for bit, since they
-//! run the same rules in the same order.
+//! checked against central differences in f64, and the function of 640 statements against its
+//! short form (the same statements as a loop, emitted the usual way): the two agree bit for bit,
+//! since they run the same rules in the same order. That functions from the threshold are emitted
+//! in long form is pinned by the expansion's unit test `long_form_from_the_threshold`.
 
 use autograd_core::differentiable;
 use autograd_core::gradcheck::{Tolerance, check_gradient};
@@ -169,6 +170,21 @@ repeated!(@grow six_hundred_forty (x, w, h) [x x x x x x x] [
     let h = &h - w;
 ]);
 
+/// The same 640 statements as a loop of 128 iterations of 5: short (5 ops), so emitted the usual
+/// way.
+#[differentiable]
+fn six_hundred_forty_as_a_loop(x: &Tensor![f64; 4], w: &Tensor![f64; 4]) -> f64 {
+    let mut h = x * w;
+    for _ in 0..128 {
+        h = (&h * w).sin();
+        h = &h + x;
+        h = h.tanh();
+        h = &h * 1.25;
+        h = &h - w;
+    }
+    h.sum().item()
+}
+
 #[test]
 fn six_hundred_forty_statements() {
     let x = Tensor::new([0.3, -0.7, 1.1, 0.2]);
@@ -185,6 +201,25 @@ fn six_hundred_forty_statements() {
     let (v, g) = six_hundred_forty_grad(&x, &w);
     assert_eq!(v, h.sum().item());
     assert_eq!(v, six_hundred_forty(&x, &w));
+    // The long form against the short form: the same rules in the same order, forward and
+    // backward (the loop's reverse sweep runs the iterations backwards), so the same bits.
+    let (v_loop, g_loop) = six_hundred_forty_as_a_loop_grad(&x, &w);
+    assert_eq!(v.to_bits(), v_loop.to_bits());
+    let bits = |t: &Tensor![f64; 4]| t.as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(&g.x),
+        bits(&g_loop.x),
+        "{:?} against {:?}",
+        g.x,
+        g_loop.x
+    );
+    assert_eq!(
+        bits(&g.w),
+        bits(&g_loop.w),
+        "{:?} against {:?}",
+        g.w,
+        g_loop.w
+    );
     let tol = Tolerance::default();
     check_gradient(|x| six_hundred_forty(x, &w), &x, &g.x, tol).unwrap();
     check_gradient(|w| six_hundred_forty(&x, w), &w, &g.w, tol).unwrap();

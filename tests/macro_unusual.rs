@@ -1,6 +1,7 @@
 //! Unusual but valid `#[differentiable]` functions: patterns, macros, shadowing, raw names, blocks,
 //! nested items, loops and branches written the many ways people write them. Each compiles, and its
-//! gradient with respect to both parameters equals central differences in f64.
+//! gradient with respect to both parameters equals central differences in f64 (a function that no
+//! test reaches fails `every_function_is_checked`).
 //!
 //! The expansion's unit test (`autograd-macros/src/tests.rs`) reads this file: every function here
 //! counts as an input classified "accepted, compiles, correct" in its robustness corpus, beside the
@@ -1332,4 +1333,52 @@ fn every_unusual_function_has_the_gradient_of_central_differences() {
         let (v, g) = u171_grad(x, w);
         (v, g.x, g.w)
     });
+}
+
+/// Every `#[differentiable]` function of this file is reached by a check: its `_grad` or `_vjp` is
+/// called by a test, or (a helper) it is called by another function. A function added without a
+/// `check(..)` fails here.
+#[test]
+fn every_function_is_checked() {
+    let source = include_str!("macro_unusual.rs");
+    let lines: Vec<&str> = source.lines().collect();
+    // `name(` or `name::<` where `name` is a whole identifier, on a line that does not define it.
+    let called = |name: &str| {
+        lines.iter().any(|line| {
+            !line.trim_start().starts_with("fn ")
+                && line.match_indices(name).any(|(at, _)| {
+                    let before = line[..at].chars().next_back();
+                    let after = &line[at + name.len()..];
+                    !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '#')
+                        && (after.starts_with('(') || after.starts_with("::<"))
+                })
+        })
+    };
+    let mut names = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if !line.trim_start().starts_with("#[differentiable") {
+            continue;
+        }
+        let Some(def) = lines[i + 1..].iter().find(|l| l.contains("fn ")) else {
+            continue;
+        };
+        let rest = &def[def.find("fn ").expect("a definition") + 3..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '#')
+            .collect();
+        names.push(name);
+    }
+    assert!(names.len() >= 100, "only {} functions found", names.len());
+    let unreached: Vec<&String> = names
+        .iter()
+        .filter(|n| {
+            let plain = n.trim_start_matches("r#");
+            !called(&format!("{plain}_grad")) && !called(&format!("{plain}_vjp")) && !called(n)
+        })
+        .collect();
+    assert!(
+        unreached.is_empty(),
+        "functions no test checks: {unreached:?}"
+    );
 }

@@ -422,14 +422,26 @@ fn ndarray_on_the_left() {
 
 /// Catalog `test_constructor_copies_and_checks_dtype`: integer element types are rejected where
 /// the type is written (UI case `tests/ui/tape/integer_var.rs`). Checked here: a leaf owns its
-/// value, so changing the tensor it was made from later changes nothing.
+/// value, shared with no other `Var`: updating it in place changes neither a leaf made from a copy
+/// of the same tensor nor a detached copy of it, inline or on the heap (whose buffer a careless
+/// clone would share).
 #[test]
 fn param_copies_its_value() {
-    let mut data = Tensor::new([1.0f32, 2.0]);
-    let w = Var::param(data.clone());
-    data.as_mut_slice()[0] = 100.0;
-    assert_eq!(w.value().to_array(), [1.0, 2.0]);
-    assert!(w.is_leaf() && w.requires_grad());
+    fn check<St: Storage>() {
+        let data: Tensor<f32, Shape![2], St> = Tensor::from_fn(|i| [1.0, 2.0][i[0]]);
+        let mut w = Var::param(data.clone());
+        let other = Var::param(data);
+        let detached = w.detach();
+        w.value_mut()
+            .expect("a leaf no other `Var` shares")
+            .as_mut_slice()[0] = 100.0;
+        assert_eq!(w.value().to_array(), [100.0, 2.0]);
+        assert_eq!(other.value().to_array(), [1.0, 2.0]);
+        assert_eq!(detached.value().to_array(), [1.0, 2.0]);
+        assert!(w.is_leaf() && w.requires_grad() && !detached.requires_grad());
+    }
+    check::<Inline>();
+    check::<Heap>();
 }
 
 /// detach: the same value, no gradient through it; (`w.detach()` * `w).sum()` has gradient w.

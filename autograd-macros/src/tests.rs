@@ -1006,3 +1006,32 @@ fn generated_programs_and_their_mutants() {
     eprintln!("{mutants} mutants of generated programs classified");
     assert!(mutants >= 1_000, "only {mutants} mutants");
 }
+
+/// A function of [`LARGE_OPS`](crate::emit::LARGE_OPS) ops is emitted in long form (ops called out
+/// of line), one of an op fewer in the usual form: `tests/macro_large.rs` checks the long form's
+/// gradients (bit for bit against the short form where both apply) on functions above the
+/// threshold, which this pins.
+#[test]
+fn long_form_from_the_threshold() {
+    // `x * 1.0`, `adds` additions, then `sum` and `item`: `adds + 3` ops.
+    let expansion = |adds: usize| {
+        let body: String = "let h = &h + w; ".repeat(adds);
+        let item = format!("{SIG} {{ let h = x * 1.0; {body} h.sum().item() }}");
+        let (out, errs) = expand_reporting(TokenStream::new(), tokens(&item), Kind::Differentiable);
+        assert!(errs.is_empty(), "{:?}", errs.messages());
+        out.to_string()
+    };
+    let n = crate::emit::LARGE_OPS;
+    let long = expansion(n - 3);
+    let short = expansion(n - 4);
+    assert!(
+        long.contains("forward_outlined"),
+        "{} ops: not in long form",
+        n
+    );
+    assert!(
+        !short.contains("forward_outlined"),
+        "{} ops: in long form",
+        n - 1
+    );
+}
