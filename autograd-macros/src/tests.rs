@@ -1026,8 +1026,7 @@ fn long_form_from_the_threshold() {
     let short = expansion(n - 4);
     assert!(
         long.contains("forward_outlined"),
-        "{} ops: not in long form",
-        n
+        "{n} ops: not in long form"
     );
     assert!(
         !short.contains("forward_outlined"),
