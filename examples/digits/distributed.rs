@@ -10,6 +10,7 @@
 #![allow(dead_code, reason = "each includer uses a subset")]
 
 use super::trainer::{self, Config, Epoch, FEATURES, Mlp, Start, State, TrainError};
+use autograd_core::checkpoint::CheckpointLock;
 use autograd_core::data::Dataset;
 use autograd_core::distributed::mpi::traits::{Communicator, Root};
 use autograd_core::distributed::{DataParallel, DistributedError};
@@ -99,9 +100,11 @@ impl From<DistributedError> for Error {
 /// Trains `trainer::train`'s recipe with batches of `B` rows split over the ranks of `dp`.
 ///
 /// Checkpoints (`cfg.checkpoint_every`) are written by rank 0 alone; [`Start::Resume`] and
-/// [`Start::ResumeIfPresent`] read the checkpoint on every rank. Unlike `trainer::train`, no
-/// lock is taken (the ranks of one job would contend for it) and [`Start::New`] does not refuse
-/// an existing checkpoint: it replaces it.
+/// [`Start::ResumeIfPresent`] read the checkpoint on every rank. Rank 0 alone holds the
+/// checkpoint's [`CheckpointLock`] throughout a run that reads or writes it (so a second job on
+/// the same path is refused on every rank, and taking the lock removes the temporary files a
+/// save killed mid-write left); unlike `trainer::train`, [`Start::New`] does not refuse an
+/// existing checkpoint: it replaces it.
 ///
 /// # Errors
 /// Fewer training rows than one batch, a checkpoint missing, unreadable or from another run
@@ -116,6 +119,30 @@ pub fn train<const B: usize, const H: usize>(
 ) -> Result<Run<H>, Error> {
     let batches = train.full_batches::<B>().map_err(TrainError::from)?;
     let total = (cfg.epochs * batches) as u64;
+    // Rank 0's lock, for the whole run; every rank learns whether it got it, so that all stop
+    // together when another job holds it.
+    let uses_checkpoint = cfg.checkpoint_every.is_some()
+        || matches!(cfg.start, Start::Resume | Start::ResumeIfPresent);
+    let lock = if dp.rank() == 0 && uses_checkpoint {
+        Some(CheckpointLock::acquire(&cfg.checkpoint))
+    } else {
+        None
+    };
+    let mut locked = u8::from(!matches!(lock, Some(Err(_))));
+    dp.communicator()
+        .process_at_rank(0)
+        .broadcast_into(&mut locked);
+    let _lock = match lock {
+        Some(Err(e)) => return Err(TrainError::Checkpoint(e).into()),
+        _ if locked == 0 => {
+            return Err(TrainError::Mismatch(format!(
+                "rank 0 could not lock the checkpoint {}",
+                cfg.checkpoint.display()
+            ))
+            .into());
+        }
+        lock => lock,
+    };
     // Rank 0's view of whether there is a checkpoint decides for every rank, so that all of them
     // take the same branch (a collective read, or none) even where their file systems disagree;
     // a rank that then cannot read the file fails the read on every rank.
