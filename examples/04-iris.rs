@@ -73,6 +73,14 @@ fn main() {
                 std::process::exit(1);
             }
             opt.step(&mut model, &grads);
+            if let Some(i) = opt.non_finite() {
+                // A gradient too large to square overflowed Adam's second moment.
+                eprintln!(
+                    "epoch {epoch}, batch {b}: the optimizer's state for {} is no longer finite; stopping",
+                    Mlp::path(i)
+                );
+                std::process::exit(1);
+            }
             total += loss;
         }
         if epoch % 40 == 0 {

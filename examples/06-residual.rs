@@ -250,6 +250,14 @@ pub fn train(
                 opt.steps() + 1
             );
             opt.step(&mut model, &grad.model);
+            // A gradient too large to square overflows Adam's second moment, the loss still finite.
+            let state = opt.non_finite().map(ResMlp::path);
+            assert!(
+                state.is_none(),
+                "step {}: the optimizer's state for {} is no longer finite; rescale the data or lower the learning rate",
+                opt.steps(),
+                state.unwrap_or_default()
+            );
             loss_sum += loss;
             observe(Progress::Step(loss));
         }

@@ -96,6 +96,40 @@ fn a_non_finite_loss_stops_the_run_with_the_step() {
 }
 
 #[test]
+fn an_overflowing_optimizer_state_stops_the_run_with_the_step() {
+    let dir = scratch("state");
+    let cfg = trainer::default_config(&dir);
+    // Pixels up to 1e25 (past the loader's limit, scaled in memory): the logits, about 1e25, and
+    // the loss stay finite, but the gradient's square (1e50) overflows Adam's second moment at
+    // the first step, which then leaves the weights NaN or stuck. Without the check the run would
+    // go on to its end with a finite loss.
+    let mut train = dataset(4 * B);
+    train.scale(1e25);
+    let test = dataset(B);
+    let mut losses = Vec::new();
+    let err = trainer::train::<B, H>(&cfg, &train, &test, |e| {
+        if let trainer::Event::Step { loss, .. } = e {
+            losses.push(loss);
+        }
+    })
+    .unwrap_err();
+    let TrainError::NonFiniteState { step, tensor } = &err else {
+        panic!("expected a non-finite optimizer state, got {err}");
+    };
+    assert_eq!((*step, tensor.as_str()), (1, "fc1.weight"), "{err}");
+    assert!(
+        losses.is_empty(),
+        "the failed step was reported: {losses:?}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("step 1: the optimizer's state for fc1.weight is no longer finite"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn the_first_non_finite_parameter_then_gradient_is_named() {
     let model: Mlp<H> = trainer::init(0);
     let mut grads = model.clone();

@@ -62,6 +62,22 @@ pub enum DataError {
         /// The element type, `f32` or `f64`.
         ty: &'static str,
     },
+    /// A feature whose square is too large for the element type (beyond `1.8e19` in `f32`,
+    /// `1.3e154` in `f64`): squared by a loss, a norm or Adam's second moment, it would become
+    /// infinite and stall training, so it is refused as data.
+    #[error(
+        "line {line}, column {column}: `{text}` is too large to train on in {ty}: its square is infinite (a loss, a norm or Adam's second moment squares it); rescale the column"
+    )]
+    SquareOverflow {
+        /// 1-based line number.
+        line: usize,
+        /// 1-based column number.
+        column: usize,
+        /// The offending text.
+        text: String,
+        /// The element type, `f32` or `f64`.
+        ty: &'static str,
+    },
     /// A label that is not a non-negative integer.
     #[error("line {line}: the label `{text}` is not a non-negative integer")]
     Label {
@@ -124,8 +140,10 @@ impl<T: Float, const F: usize> Dataset<T, F> {
     /// Parses CSV text: `skip` header lines, then one row per line (blank lines ignored) of `F`
     /// features and a trailing integer label.
     ///
-    /// A feature must be a number that is finite in `T` (`1e39` is rejected for `f32`), and a
-    /// label a non-negative integer below `usize::MAX` (so that [`Dataset::classes`] is defined).
+    /// A feature must be a number whose square is finite in `T` (below `1.8e19` in magnitude for
+    /// `f32`: `1e39` and `1e30` are rejected; squared by a loss or by Adam's second moment, such a
+    /// value would become infinite and stall training), and a label a non-negative integer below
+    /// `usize::MAX` (so that [`Dataset::classes`] is defined).
     /// When the number of classes is known, prefer [`Dataset::parse_csv_with_classes`], which also
     /// rejects a label the model has no output for.
     ///
@@ -188,6 +206,14 @@ impl<T: Float, const F: usize> Dataset<T, F> {
                 // Finite in f64 is not finite in T: 1e39 rounds to inf in f32.
                 if !slot.is_finite() {
                     return Err(DataError::Overflow {
+                        line: line_no,
+                        column: k + 1,
+                        text: (*cell).to_string(),
+                        ty: T::NAME,
+                    });
+                }
+                if !(*slot * *slot).is_finite() {
+                    return Err(DataError::SquareOverflow {
                         line: line_no,
                         column: k + 1,
                         text: (*cell).to_string(),
@@ -411,11 +437,36 @@ mod tests {
             Dataset::<f32, 2>::parse_csv(negative, 0),
             Err(DataError::Overflow { column: 2, .. })
         ));
-        // The same values fit in f64, and the largest f32 itself is accepted.
+        // The same values fit in f64.
         let d = Dataset::<f64, 1>::parse_csv(csv, 0).unwrap();
         assert_eq!(d.features()[1], [1e39]);
-        let d = Dataset::<f32, 1>::parse_csv("3.4028235e38,0\n", 0).unwrap();
-        assert_eq!(d.features()[0], [f32::MAX]);
+    }
+
+    #[test]
+    fn values_whose_square_overflows_are_rejected() {
+        // f32: sqrt(3.4028235e38) = 1.8446743e19. The largest f32 and 1e30 are finite but their
+        // squares are not; 1e19 squared is 1e38, finite.
+        for text in ["3.4028235e38", "1e30", "-2e19"] {
+            let err = Dataset::<f32, 2>::parse_csv(&format!("1,{text},0\n"), 0).unwrap_err();
+            assert_eq!(
+                err,
+                DataError::SquareOverflow {
+                    line: 1,
+                    column: 2,
+                    text: text.to_string(),
+                    ty: "f32"
+                }
+            );
+            assert!(err.to_string().contains("its square is infinite"), "{err}");
+        }
+        let d = Dataset::<f32, 1>::parse_csv("1e19,0\n", 0).unwrap();
+        assert_eq!(d.features()[0], [1e19]);
+        // In f64 the limit is 1.34e154.
+        assert!(Dataset::<f64, 1>::parse_csv("1e30,0\n", 0).is_ok());
+        assert!(matches!(
+            Dataset::<f64, 1>::parse_csv("1e155,0\n", 0),
+            Err(DataError::SquareOverflow { .. })
+        ));
     }
 
     #[test]

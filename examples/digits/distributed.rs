@@ -187,6 +187,7 @@ pub fn train<const B: usize, const H: usize>(
             let (grad, loss) = both;
             trainer::check_finite(s.opt.steps() + 1, loss, &s.model, &grad)?;
             s.opt.step(&mut s.model, &grad);
+            trainer::check_state(&s.opt)?;
             s.loss_sum += loss;
             s.batch += 1;
             steps += 1;

@@ -294,6 +294,14 @@ pub enum TrainError {
         /// `the gradient of fc2.bias[0] = inf`; `None` if all are finite (the loss overflowed).
         culprit: Option<String>,
     },
+    /// A step left Adam's second moment non-finite (a gradient finite but too large to square,
+    /// from huge data or a learning rate that diverged), the loss still finite.
+    NonFiniteState {
+        /// The step (1-based) that did it.
+        step: u64,
+        /// The tensor, as `fc1.weight`.
+        tensor: String,
+    },
 }
 
 impl fmt::Display for TrainError {
@@ -333,6 +341,10 @@ impl fmt::Display for TrainError {
                     ". Training stopped before this step; lower the learning rate or check the data"
                 )
             }
+            Self::NonFiniteState { step, tensor } => write!(
+                f,
+                "step {step}: the optimizer's state for {tensor} is no longer finite (a gradient                  too large to square overflowed Adam's second moment); training stopped. Rescale                  the data or lower the learning rate"
+            ),
         }
     }
 }
@@ -467,6 +479,21 @@ pub fn check_finite<const H: usize>(
     })
 }
 
+/// Stops training when the step just taken left a second moment non-finite
+/// (`Adam::non_finite`: checked inside the update, so this reads one flag).
+///
+/// # Errors
+/// [`TrainError::NonFiniteState`] naming the step and the tensor.
+pub fn check_state<const H: usize>(opt: &Adam<Mlp<H>>) -> Result<(), TrainError> {
+    match opt.non_finite() {
+        None => Ok(()),
+        Some(i) => Err(TrainError::NonFiniteState {
+            step: opt.steps(),
+            tensor: Mlp::<H>::path(i),
+        }),
+    }
+}
+
 /// A seeded Fisher-Yates permutation of `0..n` (also the batch order of `digits/distributed.rs`).
 pub fn permutation(n: usize, rng: &mut Rng) -> Vec<usize> {
     let mut order: Vec<usize> = (0..n).collect();
@@ -565,6 +592,7 @@ pub fn train<const B: usize, const H: usize>(
             let (loss, grad) = loss_grad::<B, H>(&s.model, &x, &labels);
             check_finite(s.opt.steps() + 1, loss, &s.model, &grad.model)?;
             s.opt.step(&mut s.model, &grad.model);
+            check_state(&s.opt)?;
             s.loss_sum += loss;
             s.batch += 1;
             let step = s.opt.steps();
