@@ -668,26 +668,46 @@ fn without_loop_lint(out: &str) -> String {
 /// How the expansion treated one input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Class {
-    /// No error: the output is the user's function and valid Rust siblings.
+    /// No error: the output is the user's function and siblings that parse as Rust. (Not
+    /// compiled here: of the accepted inputs, the functions of `tests/macro_unusual.rs` and the
+    /// generated programs are compiled and their gradients checked, by those tests; the accepted
+    /// fuzz mutants only parse.)
     Accepted,
     /// Errors, each at a span inside the input (or at the attribute, for an input that ends
     /// before its item does).
     Rejected,
 }
 
-/// The byte range covered by `tokens` (with proc-macro2's `span-locations`).
-fn byte_range(tokens: &TokenStream) -> Option<std::ops::Range<usize>> {
-    let mut range: Option<std::ops::Range<usize>> = None;
-    let mut widen = |r: std::ops::Range<usize>| {
+/// The line an item of the corpus starts on. proc-macro2's locations (`span-locations`) count
+/// from the start of each parsed string, so the attribute's arguments (parsed on line 1) and an
+/// item parsed at the same place could not be told apart: items are parsed this far down.
+const ITEM_LINE: usize = 1_000;
+
+/// `s` lexed as an item of the corpus, starting on [`ITEM_LINE`].
+fn item_tokens(s: &str) -> TokenStream {
+    tokens(&format!("{}{s}", "\n".repeat(ITEM_LINE - 1)))
+}
+
+/// A position as `(line, column)`, ordered.
+type Position = (usize, usize);
+
+fn position(p: proc_macro2::LineColumn) -> Position {
+    (p.line, p.column)
+}
+
+/// The first and last positions covered by `tokens`, by line and column.
+fn extent(tokens: &TokenStream) -> Option<(Position, Position)> {
+    let mut range: Option<(Position, Position)> = None;
+    let mut widen = |(a, b): (Position, Position)| {
         range = Some(match range.take() {
-            None => r,
-            Some(o) => o.start.min(r.start)..o.end.max(r.end),
+            None => (a, b),
+            Some((lo, hi)) => (lo.min(a), hi.max(b)),
         });
     };
     for t in tokens.clone() {
-        widen(t.span().byte_range());
+        widen((position(t.span().start()), position(t.span().end())));
         if let TokenTree::Group(g) = &t
-            && let Some(r) = byte_range(&g.stream())
+            && let Some(r) = extent(&g.stream())
         {
             widen(r);
         }
@@ -721,17 +741,22 @@ fn classify(attr: &str, item: &TokenStream, kind: Kind) -> Class {
         out.to_string().contains("compile_error"),
         "errors without compile_error! for {item}"
     );
-    let ranges: Vec<_> = [byte_range(item), byte_range(&attr_tokens)]
-        .into_iter()
-        .flatten()
-        .collect();
+    let (item_at, attr_at) = (extent(item), extent(&attr_tokens));
+    if let (Some((_, attr_end)), Some((item_start, _))) = (attr_at, item_at) {
+        assert!(
+            attr_end < item_start,
+            "the attribute and the item overlap (parse the item with `item_tokens`)"
+        );
+    }
+    let ranges: Vec<(Position, Position)> = [item_at, attr_at].into_iter().flatten().collect();
     for (msg, span) in errs.messages().iter().zip(errs.spans()) {
-        let r = span.byte_range();
+        let (start, end) = (position(span.start()), position(span.end()));
         let inside = ranges
             .iter()
-            .any(|u| r.start >= u.start && r.end <= u.end && r.end > r.start);
-        // At the attribute itself (rustc shows the call site there): a stream that ends too early,
-        // or an attribute missing an argument.
+            .any(|&(lo, hi)| start >= lo && end <= hi && end > start);
+        // At the attribute itself (rustc shows the call site there, at no location here): a
+        // stream that ends too early, or an attribute missing an argument.
+        let r = span.byte_range();
         let at_end = r == (0..0)
             && (msg.contains("unexpected end of input")
                 || ranges.is_empty()
@@ -749,7 +774,7 @@ fn classify(attr: &str, item: &TokenStream, kind: Kind) -> Class {
 fn fuzz_inputs() -> Vec<(String, TokenStream)> {
     let mut inputs: Vec<(String, TokenStream)> = Vec::new();
     for seed in SEEDS {
-        let trees: Vec<TokenTree> = tokens(seed).into_iter().collect();
+        let trees: Vec<TokenTree> = item_tokens(seed).into_iter().collect();
         for n in 0..=trees.len() {
             inputs.push((String::new(), trees[..n].iter().cloned().collect()));
         }
@@ -775,11 +800,11 @@ fn fuzz_inputs() -> Vec<(String, TokenStream)> {
             }
         }
         for attr in ATTRS {
-            inputs.push(((*attr).into(), tokens(seed)));
+            inputs.push(((*attr).into(), item_tokens(seed)));
         }
     }
     for odd in ODD {
-        inputs.push((String::new(), tokens(odd)));
+        inputs.push((String::new(), item_tokens(odd)));
     }
     inputs
 }
@@ -806,7 +831,7 @@ fn every_input_is_classified_never_panics_and_errors_at_the_users_span() {
     let mut total = 0;
     // Hand-written unusual functions, each with its expected class.
     for (b, needle) in UNUSUAL_REJECTED {
-        let item = tokens(&body(b));
+        let item = item_tokens(&body(b));
         assert_eq!(
             classify("", &item, Kind::Differentiable),
             Class::Rejected,
@@ -821,7 +846,7 @@ fn every_input_is_classified_never_panics_and_errors_at_the_users_span() {
     }
     for b in UNUSUAL_RUSTC_REJECTS {
         assert_eq!(
-            classify("", &tokens(&body(b)), Kind::Differentiable),
+            classify("", &item_tokens(&body(b)), Kind::Differentiable),
             Class::Accepted,
             "{b}"
         );
@@ -947,6 +972,7 @@ fn generated_functions(seed: u64) -> Vec<(String, TokenStream)> {
         skip: Vec::new(),
     };
     let source = generator::program(seed, &config).source;
+    let source = format!("{}{source}", "\n".repeat(ITEM_LINE - 1));
     let file: syn::File = syn::parse_str(&source).expect("a generated program parses");
     file.items
         .into_iter()
