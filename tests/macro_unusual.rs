@@ -913,6 +913,25 @@ fn raw_identifiers_are_differentiated() {
     assert!(format!("{g:?}").contains("MatchGrad { type: "), "{g:?}");
 }
 
+// A `#[differentiable]` function defined inside another and called on a differentiated value:
+// a callee like any other (it was rejected as a local function).
+#[differentiable]
+fn nested_differentiable(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
+    #[differentiable]
+    fn inner(y: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
+        (y * y * w).sum().item()
+    }
+    inner(&x.sin(), w) * 2.0 + inner(x, &w.exp())
+}
+
+#[test]
+fn a_nested_differentiable_function_is_a_callee() {
+    check("nested_differentiable", nested_differentiable, |x, w| {
+        let (v, g) = nested_differentiable_grad(x, w);
+        (v, g.x, g.w)
+    });
+}
+
 #[test]
 fn a_detached_factor_is_a_constant() {
     // d/dx sum(x * detach(exp(x))) = exp(x): central differences would also see through the detach.

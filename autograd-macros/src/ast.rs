@@ -210,6 +210,13 @@ pub fn read(
     }
 
     let output = match &sig.output {
+        ReturnType::Type(_, ty) if returns_reference(ty) => {
+            errors.error(
+                ty.span(),
+                "a #[differentiable] function returns its values, not references: return the tensor or float itself (`-> Tensor![..]`, cloning a parameter if that is the value)",
+            );
+            return None;
+        }
         ReturnType::Type(_, ty) => (**ty).clone(),
         ReturnType::Default => {
             errors.error(
@@ -234,7 +241,16 @@ pub fn read(
                 }
                 let is = |p: &Param| p.name == *n || (p.receiver && n == "self");
                 if let Some(p) = params.iter_mut().find(|p| is(p)) {
-                    p.wrt = true;
+                    if holds_no_floats(&p.value_ty) {
+                        errors.error(
+                            n.span(),
+                            format!(
+                                "`{n}` holds integers or `bool`s, which have no gradient: leave it out of `wrt(..)` (it is read as a constant)"
+                            ),
+                        );
+                    } else {
+                        p.wrt = true;
+                    }
                 } else {
                     let known: Vec<String> = params
                         .iter()
@@ -512,6 +528,38 @@ fn is_scalar(ty: &Type, types: &Types) -> bool {
             matches!(args.args.iter().nth(1), Some(syn::GenericArgument::Type(Type::Tuple(t))) if t.elems.is_empty())
         }
         _ => kind_of(ty, types) == Kind::Float,
+    }
+}
+
+/// Whether the output `ty` is a reference, or a tuple with one.
+fn returns_reference(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(_) => true,
+        Type::Paren(p) => returns_reference(&p.elem),
+        Type::Group(g) => returns_reference(&g.elem),
+        Type::Tuple(t) => t.elems.iter().any(returns_reference),
+        _ => false,
+    }
+}
+
+/// Whether `ty` is written as integers or `bool`s: a primitive one, or arrays, slices and tuples
+/// of them.
+fn holds_no_floats(ty: &Type) -> bool {
+    const INTEGERS: &[&str] = &[
+        "bool", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128",
+        "isize",
+    ];
+    match ty {
+        Type::Path(tp) => tp
+            .path
+            .get_ident()
+            .is_some_and(|id| INTEGERS.contains(&id.to_string().as_str())),
+        Type::Array(a) => holds_no_floats(&a.elem),
+        Type::Slice(s) => holds_no_floats(&s.elem),
+        Type::Reference(r) => holds_no_floats(&r.elem),
+        Type::Paren(p) => holds_no_floats(&p.elem),
+        Type::Tuple(t) => !t.elems.is_empty() && t.elems.iter().all(holds_no_floats),
+        _ => false,
     }
 }
 

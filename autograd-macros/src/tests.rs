@@ -269,6 +269,22 @@ fn signature_errors() {
     );
     rejects("fn f((a, b): (f32, f32)) -> f32 { a * b }", "plain names");
     rejects("fn f(x: f32) { }", "must return a value");
+    rejects(
+        "fn f<'a>(x: &'a Tensor![f32; 3]) -> &'a Tensor![f32; 3] { x }",
+        "returns its values, not references",
+    );
+    rejects(
+        "fn f(x: &Tensor![f32; 3]) -> (f32, &Tensor![f32; 3]) { (x.sum().item(), x) }",
+        "returns its values, not references",
+    );
+    let errs = errors(
+        "wrt(x, k)",
+        "fn f(x: &Tensor![f32; 3], k: [usize; 2]) -> f32 { x.sum().item() + k.len() as f32 }",
+    );
+    assert!(
+        errs.len() == 1 && errs[0].contains("`k` holds integers or `bool`s"),
+        "{errs:#?}"
+    );
     rejects("fn f(n: usize) -> f32 { 1.0 }", "nothing to differentiate");
     rejects(
         "fn f(x: impl Into<f32>) -> f32 { 1.0 }",

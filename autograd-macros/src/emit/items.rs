@@ -431,11 +431,21 @@ pub fn stub_items(f: &Function, krate: &Path) -> TokenStream {
     if f.scalar_output {
         tokens.extend(names.grad_fn(krate));
     }
+    // The closure's output written out: inferred from a body that never returns, it would be
+    // a type rustc asks annotations for (a second error, at the attribute).
+    let cts = f.params.iter().map(|p| {
+        if p.wrt && !p.receiver {
+            let t = &p.value_ty;
+            quote!(#t)
+        } else {
+            quote!(#krate::__private::NoGrad)
+        }
+    });
     tokens.extend(names.pullback_fn_with(
         krate,
         quote! {
             let _ = (#(&#params,)* #own_out);
-            move |#(#ignored,)* _: &#out, _: &#out| ::core::unreachable!()
+            move |#(#ignored,)* _: &#out, _: &#out| -> (#(#cts,)*) { ::core::unreachable!() }
         },
         &stub,
     ));
@@ -828,7 +838,11 @@ impl<'a> Names<'a> {
         let fname_path = self.callee(f.name());
         let turbofish = self.turbofish();
         let body = if super::SELF_CHECK.with(std::cell::Cell::get) {
-            self.self_checked(body, &quote!(#fname_path #turbofish))
+            self.self_checked(
+                body,
+                &quote!(#fname_path #turbofish),
+                &quote!((#out, #grad_ty)),
+            )
         } else {
             body
         };
@@ -848,7 +862,12 @@ impl<'a> Names<'a> {
     /// `body` (of `f_vjp` or `f_grad`) followed by the self-check (feature `self-check`, in
     /// builds with debug assertions): the function as written, `callee`, runs on copies of the
     /// arguments first, and its output must equal the generated forward's bit for bit.
-    fn self_checked(&self, body: TokenStream, callee: &TokenStream) -> TokenStream {
+    fn self_checked(
+        &self,
+        body: TokenStream,
+        callee: &TokenStream,
+        ty: &TokenStream,
+    ) -> TokenStream {
         let k = &self.krate;
         let args = self.f.params.iter().map(|p| {
             let n = if p.receiver {
@@ -874,7 +893,8 @@ impl<'a> Names<'a> {
             } else {
                 ::core::option::Option::None
             };
-            let #result = { #body };
+            // Typed: a stub's body (after an error) never returns, and rustc would ask.
+            let #result: #ty = { #body };
             if let ::core::option::Option::Some(#written) = &#written {
                 #k::__private::self_check::check(#name, &#result.0, #written);
             }
@@ -1047,7 +1067,9 @@ impl<'a> Names<'a> {
         quote! {
             #free
             #[doc(hidden)]
-            #[allow(non_camel_case_types, clippy::type_complexity)]
+            // A private type in a public function's signature is the user's to hear about once,
+            // at the function, not again at this trait's copy of the signature.
+            #[allow(non_camel_case_types, private_interfaces, private_bounds, clippy::type_complexity)]
             #vis trait #tr {
                 #[allow(clippy::too_many_arguments)]
                 fn #name #generics (&self, #(#inputs),*) -> impl Fn(#(&#arg_tys,)* &#out, &#out) -> (#(#cts,)*) + use<#(#trait_captured),*> #where_clause;

@@ -135,7 +135,16 @@ impl Lower<'_> {
                     );
                     return None;
                 }
-                if let syn::Item::Fn(f) = item {
+                // A local function is kept as written; one that is itself `#[differentiable]`
+                // (expanded there, in each generated function) is a callee like any other.
+                if let syn::Item::Fn(f) = item
+                    && !f.attrs.iter().any(|a| {
+                        a.path()
+                            .segments
+                            .last()
+                            .is_some_and(|s| s.ident == "differentiable")
+                    })
+                {
                     self.local_fns.push(key(&f.sig.ident));
                 }
                 self.items.push(item.to_token_stream());
