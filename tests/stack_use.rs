@@ -7,7 +7,7 @@
 //! `w1` and the hidden layer (128 x 128) are 64 KiB each. The reported ratio is the stack the
 //! gradient call needs beyond an empty thread's, over that largest tensor's size.
 //!
-//! Run `cargo test --test macro stack_use -- --nocapture` (and with `--release`) to see the
+//! Run `cargo test --test stack -- --nocapture` (and with `--release`) to see the
 //! numbers.
 
 use autograd_core::differentiable;
@@ -110,6 +110,10 @@ fn fits(model: &str, bytes: usize) -> bool {
     let out = Command::new(std::env::current_exe().expect("the test binary"))
         .args([probe, "--exact", "--ignored", "--test-threads=1"])
         .env(PROBE_ENV, format!("{model}:{bytes}"))
+        // With backtraces on, the same gradient measured 52 KiB more: the child's environment
+        // must not depend on the caller's.
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
         .stderr(Stdio::null())
         .output()
         .expect("run the test binary");
@@ -167,19 +171,20 @@ fn gradient_at_the_inline_limit_fits_a_default_thread() {
     );
 }
 
-/// In a release build, the reverse sweep's scoped cotangents keep the gradient's stack use below
-/// 8.9 times the largest tensor: 8.88x (572 KiB) in the `macro` test binary (8.81x, 568 KiB, when
-/// this file was a binary of its own), against 9.00x (580 KiB) with every cotangent alive to the
-/// end (7.81x, 504 KiB, without anomaly mode's check of the parameters' cotangents, which keeps one
-/// from being built in place in the gradient). A debug build gives every binding its own stack
-/// slot, so it runs the plain sweep: 1264 KiB (19.1x with the 40 KiB an empty thread uses in this
-/// binary; 19.62x alone), checked here against growth. Code generation differs between
-/// compilers, so the numbers are checked only on the one they were measured with.
+/// In a release build (`.ci/run` runs `cargo test --release --test stack`), the reverse sweep's
+/// scoped cotangents keep the gradient's stack use to 6.19 times the largest tensor (400 KiB
+/// beside an empty thread's 4 KiB, in this binary of its own), checked below 6.6. When the scoping
+/// was measured, in the `macro` test binary, it gave 8.88x (572 KiB) against 9.00x (580 KiB) with
+/// every cotangent alive to the end. A debug build gives every binding its own stack slot, so it
+/// runs the plain sweep: 20.62x (1,324 KiB) without debug information, as `.ci/run` builds, and
+/// 21.44x (1,376 KiB) with it, the default profile of `cargo test`; checked below 22.5 against
+/// growth. Code generation differs between compilers, so the numbers are checked only on the one
+/// they were measured with.
 #[rustversion::attr(not(stable(1.95)), ignore = "stack use was measured with rustc 1.95")]
 #[test]
 fn gradient_stack_use_is_bounded() {
     let (_, ratio) = measured_ratio();
-    let bound = if cfg!(debug_assertions) { 20.5 } else { 8.9 };
+    let bound = if cfg!(debug_assertions) { 22.5 } else { 6.6 };
     assert!(
         ratio < bound,
         "the gradient needs {ratio:.2}x its largest tensor of stack"

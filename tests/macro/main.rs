@@ -1,6 +1,6 @@
 //! `#[differentiable]` and `#[derive(Params)]`: gradients of generated code against hand-worked
 //! values and central differences, unusual syntax, lints, anomaly mode, panic locations, and what
-//! the generated code costs (heap allocations, stack).
+//! the generated code costs (heap allocations; its stack is `tests/stack`'s).
 //!
 //! One test binary for these files, so that they are compiled and linked once (each file is a
 //! module: `cargo test --test macro macro_ops` runs one of them). `macro_alloc` and `params_alloc`
@@ -65,5 +65,3 @@ mod model_structs;
 mod params_alloc;
 #[path = "../pool_norm.rs"]
 mod pool_norm;
-#[path = "../stack_use.rs"]
-mod stack_use;

@@ -1,0 +1,10 @@
+//! The stack a gradient needs (`stack_use.rs`): a binary of its own, so that `.ci/run` can also
+//! build it with `--release`, where the bound on the scoped reverse sweep applies, at the cost of
+//! this file and the library alone.
+#![allow(
+    clippy::cast_precision_loss,
+    reason = "the ratio of two sizes far below 2^53"
+)]
+
+#[path = "../stack_use.rs"]
+mod stack_use;
