@@ -503,7 +503,8 @@ fn methods_of_a_one_letter_model_of_plain_tensors() {
 
 /// An LSTM-like cell whose `step` returns `(h, c)`, destructured by its caller: in a loop that
 /// carries both (`let (h2, c2) = ..; h = h2;`), by a `let` that rebinds the names the call reads
-/// (`let (h, c) = cell.step(&x, &h, &c);`), and with an element ignored (`_`).
+/// (`let (h, c) = cell.step(&x, &h, &c);`), and with an element ignored (`_`). The model is named
+/// `Cell`, which written bare is the user's type, not `std::cell::Cell<T>`.
 mod tuple_methods {
     use super::check_model;
     use autograd_core::differentiable;
@@ -513,13 +514,13 @@ mod tuple_methods {
     type State = Tensor![f64; 2, 3];
 
     #[derive(Clone, Debug, Params)]
-    struct Lstm {
+    struct Cell {
         input: Linear<f64, 2, 3>,
         state: Linear<f64, 3, 3>,
     }
 
     #[differentiable]
-    impl Lstm {
+    impl Cell {
         fn step(&self, x: &Tensor![f64; 2, 2], h: &State, c: &State) -> (State, State) {
             let z = self.input.forward(x) + self.state.forward(h);
             let c = c * z.sigmoid() + z.tanh();
@@ -529,7 +530,7 @@ mod tuple_methods {
     }
 
     #[differentiable(wrt(cell))]
-    fn carried(cell: &Lstm, xs: &[Tensor![f64; 2, 2]; 3]) -> f64 {
+    fn carried(cell: &Cell, xs: &[Tensor![f64; 2, 2]; 3]) -> f64 {
         let mut h: State = Tensor::zeros();
         let mut c: State = Tensor::zeros();
         for t in 0..3 {
@@ -541,7 +542,7 @@ mod tuple_methods {
     }
 
     #[differentiable(wrt(cell))]
-    fn rebinding(cell: &Lstm, xs: &[Tensor![f64; 2, 2]; 3]) -> f64 {
+    fn rebinding(cell: &Cell, xs: &[Tensor![f64; 2, 2]; 3]) -> f64 {
         let h: State = Tensor::zeros();
         let c: State = Tensor::full(0.5);
         let (h, c) = cell.step(&xs[0], &h, &c);
@@ -576,7 +577,7 @@ mod tuple_methods {
     #[test]
     fn a_method_returning_a_tuple_destructured_by_its_caller() {
         let mut rng = Rng::new(7);
-        let cell = Lstm {
+        let cell = Cell {
             input: Linear::new(Init::KaimingUniform, &mut rng),
             state: Linear::new(Init::KaimingUniform, &mut rng),
         };

@@ -441,7 +441,7 @@ pub fn kind_of(ty: &Type, types: &Types) -> Kind {
             {
                 Kind::Float
             } else if last.starts_with(|c: char| c.is_ascii_uppercase())
-                && !CONSTANT_TYPES.contains(&last.as_str())
+                && !is_constant_type(tp, &last)
                 && !(tp.path.segments.len() == 1 && types.generics.iter().any(|g| g == &last))
             {
                 Kind::Model
@@ -469,8 +469,15 @@ pub fn kind_of(ty: &Type, types: &Types) -> Kind {
 /// Types whose spelling says they are constants, not parameter containers: a parameter of one of
 /// these is not differentiated unless named in `wrt(..)`.
 const CONSTANT_TYPES: &[&str] = &[
+    "String", "Mask", "Rng", "Path", "PathBuf", "Duration", "Instant", "Dataset", "Init", "NoGrad",
+    "Fn", "FnMut", "FnOnce",
+];
+
+/// The standard library's generic types: constants when written with their arguments
+/// (`Vec<f32>`, `Cell<f64>`); written bare, the name is the user's own type (an LSTM's `Cell`), a
+/// model.
+const GENERIC_CONSTANT_TYPES: &[&str] = &[
     "Vec",
-    "String",
     "Option",
     "Result",
     "Box",
@@ -478,8 +485,6 @@ const CONSTANT_TYPES: &[&str] = &[
     "Arc",
     "Cell",
     "RefCell",
-    "Mask",
-    "Rng",
     "HashMap",
     "HashSet",
     "BTreeMap",
@@ -488,17 +493,18 @@ const CONSTANT_TYPES: &[&str] = &[
     "PhantomData",
     "Range",
     "Cow",
-    "Path",
-    "PathBuf",
-    "Duration",
-    "Instant",
-    "Dataset",
-    "Init",
-    "NoGrad",
-    "Fn",
-    "FnMut",
-    "FnOnce",
 ];
+
+/// Whether `tp`, whose last segment is `last`, is one of the well-known constants: one of
+/// [`CONSTANT_TYPES`], or of [`GENERIC_CONSTANT_TYPES`] with arguments (`Cell<f32>`, not `Cell`).
+fn is_constant_type(tp: &syn::TypePath, last: &str) -> bool {
+    let with_arguments = tp
+        .path
+        .segments
+        .last()
+        .is_some_and(|s| !matches!(s.arguments, syn::PathArguments::None));
+    CONSTANT_TYPES.contains(&last) || (GENERIC_CONSTANT_TYPES.contains(&last) && with_arguments)
+}
 
 /// A float, `Tensor![T]` (no sizes) or `Tensor<T, ()>`.
 fn is_scalar(ty: &Type, types: &Types) -> bool {
