@@ -433,14 +433,7 @@ pub fn stub_items(f: &Function, krate: &Path) -> TokenStream {
     }
     // The closure's output written out: inferred from a body that never returns, it would be
     // a type rustc asks annotations for (a second error, at the attribute).
-    let cts = f.params.iter().map(|p| {
-        if p.wrt && !p.receiver {
-            let t = &p.value_ty;
-            quote!(#t)
-        } else {
-            quote!(#krate::__private::NoGrad)
-        }
-    });
+    let cts = cotangent_types(f, krate);
     tokens.extend(names.pullback_fn_with(
         krate,
         quote! {
@@ -450,6 +443,23 @@ pub fn stub_items(f: &Function, krate: &Path) -> TokenStream {
         &stub,
     ));
     tokens
+}
+
+/// The types of the cotangents a pullback closure returns, one per parameter: a differentiated
+/// parameter's own type, `NoGrad` for the others and for a method's receiver (whose cotangent is
+/// lent instead).
+fn cotangent_types(f: &Function, krate: &Path) -> Vec<TokenStream> {
+    f.params
+        .iter()
+        .map(|p| {
+            if p.wrt && !p.receiver {
+                let t = &p.value_ty;
+                quote!(#t)
+            } else {
+                quote!(#krate::__private::NoGrad)
+            }
+        })
+        .collect()
 }
 
 fn param_var(cx: &Cx, i: usize) -> usize {
@@ -1011,14 +1021,7 @@ impl<'a> Names<'a> {
         }
         captured.push(quote!(__N));
         let arg_tys = f.params.iter().map(|p| &p.value_ty);
-        let cts = f.params.iter().map(|p| {
-            if p.wrt && !p.receiver {
-                let t = &p.value_ty;
-                quote!(#t)
-            } else {
-                quote!(#krate::__private::NoGrad)
-            }
-        });
+        let cts = cotangent_types(f, krate);
         // A method's receiver's cotangent is lent by the caller (see `Reverse::lent`).
         let lend_ty = if f.method.is_some() {
             quote!(::core::option::Option<&mut Self>)
@@ -1027,7 +1030,6 @@ impl<'a> Names<'a> {
         };
         let name = &self.pullback;
         let arg_tys: Vec<&Type> = arg_tys.collect();
-        let cts: Vec<TokenStream> = cts.collect();
         let free = quote! {
             #[doc(hidden)]
             #[allow(unused_mut, clippy::too_many_lines, clippy::too_many_arguments, clippy::similar_names, clippy::type_complexity, clippy::needless_pass_by_value, reason = "generated code: one binding per op, and the place the output goes")]

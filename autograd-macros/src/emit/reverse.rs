@@ -953,6 +953,16 @@ impl<'a, 'c> Reverse<'a, 'c> {
         }
     }
 
+    /// The variables outside `construct` that its reverse sweep adds cotangents into (found by
+    /// the counting run).
+    fn targets(&self, construct: Construct) -> Vec<VarId> {
+        self.plan
+            .targets
+            .get(&construct)
+            .map(|t| t.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
     /// In the counting run, reads each value whose zero [`Reverse::ensure_mut`] makes before
     /// `construct` (a target that has no cotangent yet, given the cotangents `before` it), so that
     /// the value is kept where it is bound. The targets are known only once the construct's body
@@ -961,13 +971,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
         if !self.counting {
             return;
         }
-        let targets: Vec<VarId> = self
-            .plan
-            .targets
-            .get(&construct)
-            .map(|t| t.iter().copied().collect())
-            .unwrap_or_default();
-        for v in targets {
+        for v in self.targets(construct) {
             if self.cx.projection(v).is_none()
                 && !self.cx.roots.contains(&v)
                 && matches!(before[v], Ct::None)
@@ -1010,14 +1014,8 @@ impl<'a, 'c> Reverse<'a, 'c> {
         let scope = l.scope;
         let construct = Construct::Loop(l.id);
         let mut pre = TokenStream::new();
-        let targets: Vec<VarId> = self
-            .plan
-            .targets
-            .get(&construct)
-            .map(|t| t.iter().copied().collect())
-            .unwrap_or_default();
         if !self.counting {
-            for v in targets {
+            for v in self.targets(construct) {
                 pre.extend(self.ensure_mut(v));
             }
         }
@@ -1139,13 +1137,7 @@ impl<'a, 'c> Reverse<'a, 'c> {
         let home = self.cx.home(Entity::Record(b.id));
         let mut pre = TokenStream::new();
         if !self.counting {
-            let targets: Vec<VarId> = self
-                .plan
-                .targets
-                .get(&construct)
-                .map(|t| t.iter().copied().collect())
-                .unwrap_or_default();
-            for v in targets {
+            for v in self.targets(construct) {
                 pre.extend(self.ensure_mut(v));
             }
         }
