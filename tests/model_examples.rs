@@ -48,16 +48,10 @@ fn check_largest_components<M: Params<Elem = f32>>(f: impl Fn(&M) -> f32, model:
     }
 }
 
-/// Runs `f` on a thread with the examples' stack (a test thread has 2 MiB; the gradients need
-/// more in a debug build, see `STACK_BYTES` in the examples).
-fn with_stack(f: impl FnOnce() + Send + 'static) {
-    let worker = std::thread::Builder::new()
-        .stack_size(residual::STACK_BYTES)
-        .spawn(f)
-        .expect("a thread starts");
-    if let Err(panic) = worker.join() {
-        std::panic::resume_unwind(panic);
-    }
+/// Runs `f` on a thread with the stack the examples' losses declare (`stack = STACK_BYTES`; a
+/// test thread has 2 MiB).
+fn with_stack(f: impl FnOnce() + Send) {
+    autograd_core::stack::with_stack(residual::STACK_BYTES, f);
 }
 
 #[test]

@@ -21,16 +21,10 @@ const SHARDS: usize = 4;
 
 type Shard = (Tensor<f32, (D<SHARD>, D<FEATURES>)>, [usize; SHARD]);
 
-/// Runs `f` on a thread with room: a debug build of the gradient of a batch of 128 keeps every
-/// intermediate (64 KiB each) and each layer call's closure on the stack, past the 2 MiB of a test
-/// thread.
-fn on_big_stack(f: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(f)
-        .expect("spawn")
-        .join()
-        .expect("the test body");
+/// Runs `f` on a thread with the stack the trainer's `loss` declares: its gradient of a batch of
+/// 128 needs more than the 2 MiB of a test thread in a debug build.
+fn on_big_stack(f: impl FnOnce() + Send) {
+    autograd_core::stack::with_stack(trainer::STACK_BYTES, f);
 }
 
 #[test]

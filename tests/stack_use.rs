@@ -10,8 +10,10 @@
 //! Run `cargo test --test stack -- --nocapture` (and with `--release`) to see the
 //! numbers.
 
+use crate::{residual, sequence};
 use autograd_core::differentiable;
 use autograd_core::prelude::*;
+use autograd_core::stack::stack_for;
 use std::process::{Command, Stdio};
 
 /// The variable that makes the `probe` test run a model (`name:stack_bytes`).
@@ -36,6 +38,159 @@ fn mlp(
     let h = (x.matmul(w1) + b1).relu();
     let logits = h.matmul(w2) + b2;
     logits.cross_entropy(labels).item()
+}
+
+// The models below declare exactly the stack their estimate asks for
+// (`autograd_core::stack::stack_for`) given the bytes they keep, which their build reports when
+// it exceeds that: a change that makes one keep more fails the build here, and
+// `every_gradient_runs_on_the_stack_it_may_assume` runs each on a thread of that size.
+
+/// What [`chain3`] keeps: three 64 KiB hidden layers, their 64 KiB pre-activations (the products)
+/// and small records.
+const CHAIN3_KEPT: usize = 393_224;
+
+/// Three `128 x 128` layers in a chain: over the default stack in either build (the
+/// `tests/ui/stack/gradient_over_budget.rs` case is the same chain with two layers).
+#[differentiable(wrt(w1, w2, w3), stack = stack_for(CHAIN3_KEPT))]
+fn chain3(
+    w1: &Tensor![f32; I, H],
+    w2: &Tensor![f32; H, H],
+    w3: &Tensor![f32; H, H],
+    x: &Tensor![f32; B, I],
+) -> f32 {
+    let h1 = x.matmul(w1).tanh();
+    let h2 = h1.matmul(w2).tanh();
+    let h3 = h2.matmul(w3).tanh();
+    h3.sum().item()
+}
+
+/// What [`looped`] keeps: each iteration's record of its values.
+const LOOPED_KEPT: usize = 655_368;
+
+/// One `128 x 128` layer applied four times in a loop, which keeps each iteration's values.
+#[differentiable(wrt(w), stack = stack_for(LOOPED_KEPT))]
+fn looped(w: &Tensor![f32; H, H], x: &Tensor![f32; B, I]) -> f32 {
+    let mut h = x.clone();
+    for _ in 0..4 {
+        h = h.matmul(w).tanh();
+    }
+    h.sum().item()
+}
+
+/// 36 small layers: a function long enough to be emitted in blocks (`LARGE_OPS`), within the
+/// default stack.
+#[differentiable(wrt(w))]
+fn long(w: &Tensor![f32; 4, 128], x: &Tensor![f32; 4, 128]) -> f32 {
+    let a0 = x.tanh();
+    let a1 = (&a0 * w).tanh();
+    let a2 = (&a1 * w).tanh();
+    let a3 = (&a2 * w).tanh();
+    let a4 = (&a3 * w).tanh();
+    let a5 = (&a4 * w).tanh();
+    let a6 = (&a5 * w).tanh();
+    let a7 = (&a6 * w).tanh();
+    let a8 = (&a7 * w).tanh();
+    let a9 = (&a8 * w).tanh();
+    let a10 = (&a9 * w).tanh();
+    let a11 = (&a10 * w).tanh();
+    let a12 = (&a11 * w).tanh();
+    let a13 = (&a12 * w).tanh();
+    let a14 = (&a13 * w).tanh();
+    let a15 = (&a14 * w).tanh();
+    let a16 = (&a15 * w).tanh();
+    let a17 = (&a16 * w).tanh();
+    let a18 = (&a17 * w).tanh();
+    let a19 = (&a18 * w).tanh();
+    let a20 = (&a19 * w).tanh();
+    let a21 = (&a20 * w).tanh();
+    let a22 = (&a21 * w).tanh();
+    let a23 = (&a22 * w).tanh();
+    let a24 = (&a23 * w).tanh();
+    let a25 = (&a24 * w).tanh();
+    let a26 = (&a25 * w).tanh();
+    let a27 = (&a26 * w).tanh();
+    let a28 = (&a27 * w).tanh();
+    let a29 = (&a28 * w).tanh();
+    let a30 = (&a29 * w).tanh();
+    let a31 = (&a30 * w).tanh();
+    let a32 = (&a31 * w).tanh();
+    let a33 = (&a32 * w).tanh();
+    let a34 = (&a33 * w).tanh();
+    let a35 = (&a34 * w).tanh();
+    a35.sum().item()
+}
+
+/// What [`residual_loss`] keeps at a batch of 32: the pullbacks of `ResMlp::logits`, which hold
+/// those of its blocks, which hold those of their layers.
+const RESIDUAL_KEPT: usize = 392_400;
+
+/// The digits' features (`examples/06-residual.rs`).
+const FEATURES: usize = 64;
+
+/// `examples/06-residual.rs`'s loss, whose methods call methods: the model that needs the most
+/// stack per byte kept.
+#[differentiable(wrt(model), stack = stack_for(RESIDUAL_KEPT))]
+fn residual_loss(
+    model: &residual::ResMlp,
+    x: &Tensor![f32; 32, FEATURES],
+    labels: &[usize; 32],
+) -> f32 {
+    model.logits(x).cross_entropy(labels).item()
+}
+
+/// What [`sequence_loss`] keeps at a batch of 32: each unrolled step's values.
+const SEQUENCE_KEPT: usize = 628_552;
+
+/// `examples/07-sequence.rs`'s steps per sequence and symbols per step.
+const STEPS: usize = 8;
+const SYMBOLS: usize = 4;
+
+/// `examples/07-sequence.rs`'s loss: a recurrent network unrolled over its steps.
+#[differentiable(wrt(model), stack = stack_for(SEQUENCE_KEPT))]
+fn sequence_loss(
+    model: &sequence::SeqNet,
+    xs: &[Tensor![f32; 32, SYMBOLS]; STEPS],
+    labels: &[usize; 32],
+) -> f32 {
+    model.logits(xs).cross_entropy(labels).item()
+}
+
+fn chain3_gradient(i: &Inputs) -> f32 {
+    let (loss, g) = chain3_grad(&i.w1, &i.w1, &i.w1, &i.x);
+    std::hint::black_box(&g);
+    loss + g.w1.as_slice()[0] + g.w3.as_slice()[0]
+}
+
+fn looped_gradient(i: &Inputs) -> f32 {
+    let (loss, g) = looped_grad(&i.w1, &i.x);
+    std::hint::black_box(&g);
+    loss + g.w.as_slice()[0]
+}
+
+fn residual_gradient(i: &Inputs) -> f32 {
+    let (train, _) = residual::digits(0).expect("the digits data set is committed");
+    let (x, labels) = train.batch::<32>(0);
+    let model = residual::ResMlp::new(3);
+    let (loss, g) = residual_loss_grad(&model, &x, &labels);
+    std::hint::black_box(&g);
+    loss + i.x.as_slice()[0]
+}
+
+fn sequence_gradient(i: &Inputs) -> f32 {
+    let data = sequence::generate(32, &mut Rng::new(1));
+    let rows: [usize; 32] = core::array::from_fn(|r| r);
+    let (xs, labels) = sequence::batch::<32>(&data, &rows);
+    let model = sequence::SeqNet::new(2);
+    let (loss, g) = sequence_loss_grad(&model, &xs, &labels);
+    std::hint::black_box(&g);
+    loss + i.x.as_slice()[0]
+}
+
+fn long_gradient(i: &Inputs) -> f32 {
+    let w: Tensor![f32; 4, 128] = Tensor::rand_uniform(7, 0.5, 1.0);
+    let (loss, g) = long_grad(&w, &w);
+    std::hint::black_box(&g);
+    loss + g.w.as_slice()[0] + i.x.as_slice()[0]
 }
 
 /// The model's inputs, built on the heap so that only the gradient call uses the measured stack.
@@ -80,6 +235,11 @@ fn run(model: &str, bytes: usize) -> f32 {
     let f: fn(&Inputs) -> f32 = match model {
         "empty" => |_| std::hint::black_box(1.0),
         "mlp" => gradient,
+        "chain3" => chain3_gradient,
+        "looped" => looped_gradient,
+        "long" => long_gradient,
+        "residual" => residual_gradient,
+        "sequence" => sequence_gradient,
         other => panic!("unknown model {other}"),
     };
     std::thread::Builder::new()
@@ -189,4 +349,27 @@ fn gradient_stack_use_is_bounded() {
         ratio < bound,
         "the gradient needs {ratio:.2}x its largest tensor of stack"
     );
+}
+
+/// Every gradient runs on a thread with the stack it may assume: the default 2 MiB
+/// (`DEFAULT_STACK_BYTES`) or what its attribute declares (`stack = ..`). The estimate that the
+/// build checks (`autograd_core::stack`) covers what each needs, measured, in debug and release
+/// builds: a model on which it did not would abort this test's child process.
+#[test]
+fn every_gradient_runs_on_the_stack_it_may_assume() {
+    use autograd_core::stack::DEFAULT_STACK_BYTES;
+    for (model, stack) in [
+        ("mlp", DEFAULT_STACK_BYTES),
+        ("long", DEFAULT_STACK_BYTES),
+        ("chain3", stack_for(CHAIN3_KEPT)),
+        ("looped", stack_for(LOOPED_KEPT)),
+        ("residual", stack_for(RESIDUAL_KEPT)),
+        ("sequence", stack_for(SEQUENCE_KEPT)),
+    ] {
+        assert!(
+            fits(model, stack),
+            "{model}'s gradient overflows the {} KiB it may assume",
+            stack >> 10
+        );
+    }
 }

@@ -105,6 +105,7 @@ pub mod params;
 mod rule;
 mod scalar;
 pub mod shape;
+pub mod stack;
 mod storage;
 pub mod tape;
 mod tensor;

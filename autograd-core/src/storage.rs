@@ -41,9 +41,9 @@ use core::marker::PhantomData;
 /// The check is a constant evaluated when a function that creates an inline tensor is compiled for
 /// a concrete shape (post-monomorphization), so `cargo check` does not report it: `cargo build`,
 /// `cargo test` and `cargo run` do. In a function generic over its sizes it fires for the sizes
-/// the program actually uses. A loop in a `#[differentiable]` function keeps one slot per
-/// iteration, each within the limit, so a long loop over large inline tensors can still need a
-/// large stack.
+/// the program actually uses. An op whose output is over the limit (a matrix product of two
+/// tensors within it) is reported at the user's call. Tensors each within the limit can still add
+/// up, in a gradient that keeps many of them: [`crate::stack`] checks a gradient's total.
 ///
 /// ```
 /// use autograd_core::prelude::*;

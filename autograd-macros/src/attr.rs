@@ -1,6 +1,7 @@
 //! Phase 1: the attribute's arguments.
 //!
-//! `#[differentiable]`, `#[differentiable(wrt(w1, b1))]`, `#[differentiable(crate = path)]`, and for
+//! `#[differentiable]`, `#[differentiable(wrt(w1, b1))]`, `#[differentiable(crate = path)]`,
+//! `#[differentiable(stack = bytes)]`, and for
 //! a user-supplied rule `#[custom_vjp(fwd = f_fwd, bwd = f_bwd, wrt(x))]`.
 
 use crate::ctxt::Errors;
@@ -26,6 +27,9 @@ pub struct Attr {
     pub krate: Path,
     /// `fwd = path` (custom rules): returns the output and the residuals.
     pub fwd: Option<Path>,
+    /// `stack = bytes` (`#[differentiable]`): a constant expression, the stack the gradient may
+    /// assume instead of `autograd_core::stack::DEFAULT_STACK_BYTES`.
+    pub stack: Option<syn::Expr>,
     /// `bwd = path` (custom rules): from the residuals and the output cotangent to one cotangent
     /// per differentiated parameter.
     pub bwd: Option<Path>,
@@ -38,6 +42,7 @@ pub fn parse(tokens: TokenStream, kind: Kind, errors: &mut Errors) -> Attr {
         krate: syn::parse_quote!(::autograd_core),
         fwd: None,
         bwd: None,
+        stack: None,
     };
     let parser = |input: ParseStream| {
         while !input.is_empty() {
@@ -56,6 +61,13 @@ pub fn parse(tokens: TokenStream, kind: Kind, errors: &mut Errors) -> Attr {
                     input.parse::<Token![=]>()?;
                     attr.krate = input.call(Path::parse_mod_style)?;
                 }
+                "stack" if kind == Kind::Differentiable => {
+                    input.parse::<Token![=]>()?;
+                    if attr.stack.is_some() {
+                        errors.error(key.span(), "`stack` is given twice");
+                    }
+                    attr.stack = Some(input.parse()?);
+                }
                 "fwd" | "bwd" if kind == Kind::CustomVjp => {
                     input.parse::<Token![=]>()?;
                     let path: Path = input.parse()?;
@@ -71,7 +83,7 @@ pub fn parse(tokens: TokenStream, kind: Kind, errors: &mut Errors) -> Attr {
                 }
                 _ => {
                     let expected = match kind {
-                        Kind::Differentiable => "`wrt(a, b)` or `crate = path`",
+                        Kind::Differentiable => "`wrt(a, b)`, `stack = bytes` or `crate = path`",
                         Kind::CustomVjp => {
                             "`fwd = path`, `bwd = path`, `wrt(a, b)` or `crate = path`"
                         }

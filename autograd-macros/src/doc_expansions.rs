@@ -5,7 +5,8 @@
 //! `REGENERATE=1 cargo test -p autograd-macros doc_expansions` rewrites the blocks.
 //!
 //! For reading, paths into `autograd_core::__private` are shortened, attributes are left out, and
-//! so are the anomaly-mode checks and the copy of the reverse sweep that optimized builds use
+//! so are the anomaly-mode checks, the check of the stack the gradient keeps (`stack_budget`, one
+//! statement after the forward sweep) and the copy of the reverse sweep that optimized builds use
 //! (the same statements, with each intermediate cotangent in its own block).
 
 use crate::attr::Kind;
@@ -70,7 +71,10 @@ impl VisitMut for ForReading {
             };
             // The prelude's import of the traits the sweeps call methods of.
             let import = matches!(s, syn::Stmt::Item(syn::Item::Use(u)) if quote::quote!(#u).to_string().contains("CotangentFrom"));
-            !optimized_copy && !import && !text.contains("__private :: anomaly ::")
+            !optimized_copy
+                && !import
+                && !text.contains("__private :: anomaly ::")
+                && !text.contains("__private :: stack_budget")
         });
         for s in &mut b.stmts {
             if let syn::Stmt::Local(l) = s {

@@ -58,7 +58,8 @@ pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (To
                 Some(mut body) if errors.is_empty() => {
                     fuse::fuse(&mut body, &attr.krate);
                     let analysis = analyze::analyze(&body);
-                    let cx = Cx::new(&f, &body, &analysis, &attr.krate);
+                    let mut cx = Cx::new(&f, &body, &analysis, &attr.krate);
+                    cx.stack = attr.stack.as_ref();
                     let mut items = differentiable_items(&cx);
                     items.extend(fallback_module(&cx));
                     items
@@ -131,6 +132,7 @@ fn expand_impl(
                 krate: attr.krate.clone(),
                 fwd: None,
                 bwd: None,
+                stack: attr.stack.clone(),
             },
         };
         let func = syn::ItemFn {

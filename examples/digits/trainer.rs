@@ -90,7 +90,7 @@ pub fn init<const H: usize>(seed: u64) -> Mlp<H> {
 /// without a tape. The tape computes the same numbers
 /// ([`loss_and_grad_tape`]; `tests/parallel_grad.rs` checks the two agree). `wrt(model)`: the
 /// pixels are data, so their gradient is not computed.
-#[differentiable(wrt(model))]
+#[differentiable(wrt(model), stack = STACK_BYTES)]
 pub fn loss<const B: usize, const H: usize>(
     model: &Mlp<H>,
     x: &Tensor<f32, (D<B>, D<FEATURES>)>,
@@ -98,6 +98,12 @@ pub fn loss<const B: usize, const H: usize>(
 ) -> f32 {
     model.logits(x).cross_entropy(labels).item()
 }
+
+/// The stack [`loss`] declares (`autograd_core::stack`) and [`train`] runs on: 8 MiB, what a
+/// process's main thread has on Linux, where `distributed::train` runs. The gradient of a batch of
+/// 32 keeps 52 KiB of inline values (the build estimates 1 MiB of stack in a debug build); of a
+/// batch of 128, 208 KiB (2.6 MiB), past the 2 MiB of a spawned thread.
+pub const STACK_BYTES: usize = 8 << 20;
 
 /// The same loss and gradient through the tape (an independent engine, for tests): the model's
 /// tensors become leaves on first use, and the gradient comes back as an [`Mlp`].
@@ -514,8 +520,23 @@ pub fn permutation(n: usize, rng: &mut Rng) -> Vec<usize> {
 /// (nothing is written then), a checkpoint that a new run would replace ([`Start::New`]) or that
 /// is missing ([`Start::Resume`]), a path in use by another run, a failed checkpoint write, or a
 /// non-finite loss (the run stops at that step, without applying it or writing a checkpoint).
-#[allow(clippy::cast_precision_loss, reason = "batch counts are small")]
+///
+/// The steps run on a thread of their own with the stack [`loss`] declares ([`STACK_BYTES`]), so
+/// that any caller's thread will do.
 pub fn train<const B: usize, const H: usize>(
+    cfg: &Config,
+    train: &Dataset<f32, FEATURES>,
+    test: &Dataset<f32, FEATURES>,
+    observe: impl FnMut(Event<'_>) + Send,
+) -> Result<State<H>, TrainError> {
+    autograd_core::stack::with_stack(STACK_BYTES, || {
+        train_here::<B, H>(cfg, train, test, observe)
+    })
+}
+
+/// [`train`] on the caller's thread.
+#[allow(clippy::cast_precision_loss, reason = "batch counts are small")]
+fn train_here<const B: usize, const H: usize>(
     cfg: &Config,
     train: &Dataset<f32, FEATURES>,
     test: &Dataset<f32, FEATURES>,

@@ -8,3 +8,18 @@
 
 #[path = "../stack_use.rs"]
 mod stack_use;
+
+// Two example models whose stack `stack_use` measures.
+#[allow(
+    dead_code,
+    reason = "the examples' command line and training are not used here"
+)]
+#[path = "../../examples/06-residual.rs"]
+mod residual;
+
+#[allow(
+    dead_code,
+    reason = "the examples' command line and training are not used here"
+)]
+#[path = "../../examples/07-sequence.rs"]
+mod sequence;

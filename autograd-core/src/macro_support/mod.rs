@@ -14,6 +14,7 @@ pub mod differentiable_methods;
 pub mod self_check;
 
 pub use crate::ops::RULE_METHODS;
+pub use crate::stack::{kept, stack_budget};
 
 use crate::params::Params;
 use crate::rule::{BinaryRule, UnaryRule};
@@ -79,6 +80,9 @@ pub trait Forward<Args>: Sized {
     where
         Self::Out: Blank,
     {
+        // An output over the inline limit is reported at the user's op (whose span this call
+        // carries), not inside the rule that builds it.
+        let () = <Self::Out as Blank>::FITS;
         (Blank::blank(), Ready(self, PhantomData))
     }
 
@@ -110,11 +114,15 @@ pub trait Forward<Args>: Sized {
     note = "a differentiable function called by another returns tensors, floats, integers, `bool`s, and arrays and tuples of them"
 )]
 pub trait Blank {
+    /// Evaluated where generated code makes a place of this type: a build error when the type
+    /// is an inline tensor over the inline limit.
+    const FITS: () = ();
     /// Zeros (a tensor has no cheaper safe value; the op overwrites them).
     fn blank() -> Self;
 }
 
 impl<T: Float, S: Shape, St: Storage> Blank for Tensor<T, S, St> {
+    const FITS: () = crate::storage::InlineLimit::<St, T, S>::OK;
     #[inline]
     fn blank() -> Self {
         Tensor::zeros()
@@ -1249,7 +1257,12 @@ impl<
 /// those copies).
 #[inline(never)]
 #[track_caller]
-pub fn forward_outlined<F: Forward<A>, A>(f: F, args: A) -> (F::Out, F::Saved) {
+pub fn forward_outlined<F: Forward<A>, A>(f: F, args: A) -> (F::Out, F::Saved)
+where
+    F::Out: Blank,
+{
+    // As in `Forward::prepare`: an output over the inline limit is reported at the user's op.
+    let () = <F::Out as Blank>::FITS;
     f.forward(args)
 }
 

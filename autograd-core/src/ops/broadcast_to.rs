@@ -115,6 +115,8 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     where
         S: BroadcastTo<S2>,
     {
+        // An output over the inline limit is reported at the user's call.
+        let () = crate::storage::InlineLimit::<St, T, S2>::OK;
         Expand::<S2>::new().forward(self).0
     }
 }

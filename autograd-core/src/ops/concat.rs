@@ -231,6 +231,8 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
         S: ConcatShape<R, AXIS>,
     {
         let () = JoinedSize::<S, R, AXIS, N>::OK;
+        // An output over the inline limit is reported at the user's call.
+        let () = crate::storage::InlineLimit::<St, T, S::Replaced<D<N>>>::OK;
         // The rule's forward minus its check, so that a failed check is reported once, here,
         // pointing at the caller's line (`forward` would repeat it from inside the library).
         unchecked::<AXIS, N, _, _, _, _, _>(self, other)

@@ -155,6 +155,8 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     where
         S: Axis<AXIS>,
     {
+        // An output over the inline limit is reported at the user's call.
+        let () = crate::storage::InlineLimit::<St, T, ReplaceAxis<S, AXIS, D<K>>>::OK;
         Gather::<AXIS, K> { indices: *indices }.forward(self).0
     }
 }

@@ -556,6 +556,8 @@ impl<T: Float, L: Shape, SL: Storage> Tensor<T, L, SL> {
     where
         SL: Join<SR>,
     {
+        // An output over the inline limit is reported at the user's call.
+        let () = crate::storage::InlineLimit::<<SL as Join<SR>>::Out, T, R::Out>::OK;
         MatMul.forward(self, rhs).0
     }
 }

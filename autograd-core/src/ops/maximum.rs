@@ -110,6 +110,8 @@ impl<T: Float, L: Shape, SL: Storage> Tensor<T, L, SL> {
         L: Broadcast<R>,
         SL: Join<SR>,
     {
+        // An output over the inline limit is reported at the user's call.
+        let () = crate::storage::InlineLimit::<SL::Out, T, L::Out>::OK;
         Maximum.forward(self, other).0
     }
 

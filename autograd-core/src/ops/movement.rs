@@ -20,7 +20,7 @@ pub(crate) struct Msg {
 }
 
 impl Msg {
-    const CAP: usize = 240;
+    const CAP: usize = 400;
 
     /// An empty message.
     pub(crate) const fn new() -> Self {

@@ -26,6 +26,8 @@ impl<T: Float, const B: usize, const N: usize, St: Storage> Tensor<T, (D<B>, D<N
     #[must_use]
     #[track_caller]
     pub fn one_hot(labels: &[usize; B]) -> Self {
+        // A tensor over the inline limit is reported at the user's call.
+        let () = crate::storage::InlineLimit::<St, T, (D<B>, D<N>)>::OK;
         let mut y = Self::zeros();
         one_hot_kernel(labels, N, y.as_mut_slice());
         y

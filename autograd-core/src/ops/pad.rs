@@ -163,6 +163,8 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
         S: Axis<AXIS>,
     {
         let () = NewSize::<S, AXIS, BEFORE, AFTER, NEW>::OK;
+        // An output over the inline limit is reported at the user's call.
+        let () = crate::storage::InlineLimit::<St, T, S::Replaced<D<NEW>>>::OK;
         // The rule's forward minus its check, so that a failed check is reported once, here,
         // pointing at the caller's line (`forward` would repeat it from inside the library).
         unchecked::<AXIS, BEFORE, NEW, _, _, _>(self)

@@ -575,6 +575,8 @@ macro_rules! binary_operator {
             type Output = Tensor<T, L::Out, SL::Out>;
             #[track_caller]
             fn $op(self, rhs: &Tensor<T, R, SR>) -> Self::Output {
+                // An output over the inline limit is reported at the user's operator.
+                let () = crate::storage::InlineLimit::<SL::Out, T, L::Out>::OK;
                 BinaryRule::forward(&$rule, self, rhs).0
             }
         }
@@ -589,6 +591,8 @@ macro_rules! binary_operator {
             type Output = Tensor<T, L::Out, SL::Out>;
             #[track_caller]
             fn $op(self, rhs: Tensor<T, R, SR>) -> Self::Output {
+                // An output over the inline limit is reported at the user's operator.
+                let () = crate::storage::InlineLimit::<SL::Out, T, L::Out>::OK;
                 BinaryRule::forward(&$rule, &self, &rhs).0
             }
         }
@@ -603,6 +607,8 @@ macro_rules! binary_operator {
             type Output = Tensor<T, L::Out, SL::Out>;
             #[track_caller]
             fn $op(self, rhs: &Tensor<T, R, SR>) -> Self::Output {
+                // An output over the inline limit is reported at the user's operator.
+                let () = crate::storage::InlineLimit::<SL::Out, T, L::Out>::OK;
                 BinaryRule::forward(&$rule, &self, rhs).0
             }
         }
@@ -617,6 +623,8 @@ macro_rules! binary_operator {
             type Output = Tensor<T, L::Out, SL::Out>;
             #[track_caller]
             fn $op(self, rhs: Tensor<T, R, SR>) -> Self::Output {
+                // An output over the inline limit is reported at the user's operator.
+                let () = crate::storage::InlineLimit::<SL::Out, T, L::Out>::OK;
                 BinaryRule::forward(&$rule, self, &rhs).0
             }
         }

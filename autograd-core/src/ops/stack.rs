@@ -106,6 +106,8 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     where
         S: Stackable<N>,
     {
+        // An output over the inline limit is reported at the user's call.
+        let () = crate::storage::InlineLimit::<St, T, S::Stacked>::OK;
         let mut y = Tensor::zeros();
         stack_kernel(&xs.map(Tensor::as_slice), y.as_mut_slice());
         y

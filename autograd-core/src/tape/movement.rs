@@ -51,6 +51,12 @@ impl<T: Float, L: Shape, SL: Storage> Var<T, L, SL> {
         O::Shape: MatMulRhs<L>,
         SL: Join<O::Storage>,
     {
+        // An output over the inline limit is reported at the user's call.
+        let () = crate::storage::InlineLimit::<
+            <SL as Join<O::Storage>>::Out,
+            T,
+            <O::Shape as MatMulRhs<L>>::Out,
+        >::OK;
         record_binary(MatMul, self, &rhs.into_var())
     }
 

@@ -79,6 +79,12 @@ macro_rules! broadcast_methods {
                 L: Broadcast<O::Shape>,
                 SL: Join<O::Storage>,
             {
+                // An output over the inline limit is reported at the user's call.
+                let () = crate::storage::InlineLimit::<
+                    <SL as Join<O::Storage>>::Out,
+                    T,
+                    <L as Broadcast<O::Shape>>::Out,
+                >::OK;
                 record_binary($rule, self, &other.into_var())
             }
 
@@ -261,6 +267,8 @@ macro_rules! var_operator {
             type Output = Var<T, L::Out, SL::Out>;
             #[track_caller]
             fn $op(self, rhs: $($r)*) -> Self::Output {
+                // An output over the inline limit is reported at the user's call.
+                let () = crate::storage::InlineLimit::<SL::Out, T, L::Out>::OK;
                 record_binary($rule, &Operand::into_var(self), &Operand::into_var(rhs))
             }
         }

@@ -136,6 +136,49 @@ impl<'a, 'c> Forward<'a, 'c> {
         out
     }
 
+    /// The check that what the forward sweep keeps fits in the stack the function may assume
+    /// (`autograd_core::stack`): every value bound at the top of the body (an op's output and
+    /// what its rule saved, a call's output and its pullback, a loop's record and carried values,
+    /// a branch's outputs and record), added up by type as a balanced tree of pairs. Emitted
+    /// after the forward sweep, where they are all still bound; reported at the function's name.
+    pub fn stack_budget(&self, stmts: &[Stmt]) -> TokenStream {
+        let k = self.cx.krate;
+        let mut kept: Vec<TokenStream> = Vec::new();
+        for s in stmts {
+            let ids: Vec<Ident> = match s {
+                Stmt::Let { var, .. } if self.cx.body.vars[*var].reference => Vec::new(),
+                Stmt::Let { .. } => self.binds(s).unwrap_or_default(),
+                Stmt::Loop(l) => std::iter::once(self.cx.ident(Entity::Tape(l.id)))
+                    .chain(
+                        l.carried
+                            .iter()
+                            .map(|c| self.cx.ident(Entity::Var(c.outer_out))),
+                    )
+                    .collect(),
+                Stmt::Branch(b) => b
+                    .outputs
+                    .iter()
+                    .map(|&o| self.cx.ident(Entity::Var(o)))
+                    .chain(std::iter::once(self.cx.ident(Entity::Record(b.id))))
+                    .collect(),
+                Stmt::Destructure { .. } | Stmt::Inert(_) => Vec::new(),
+            };
+            kept.extend(ids.iter().map(|id| quote!(#k::__private::kept(&#id))));
+        }
+        let tree = balanced(&kept);
+        let stack = self.cx.stack.map_or_else(
+            || quote!({ #k::stack::DEFAULT_STACK_BYTES }),
+            |e| quote!({ #e }),
+        );
+        // The whole call at the function's name (the note that reports a failed check shows
+        // the call that instantiated it), except the user's own expression for the stack.
+        let span = self.cx.f.name().span();
+        let callee = respan(quote!(#k::__private::stack_budget::<), span);
+        let rest = respan(quote!(, _>), span);
+        let args = respan(quote!((|| #tree)), span);
+        quote!(#callee #stack #rest #args;)
+    }
+
     /// What a top-level statement binds, if it may go in a block of [`Forward::top`]: a binding
     /// of an op, a call, a copy, a projection into a parameter, or a constant that is not a
     /// reference (one that borrows a constant of the same block could not leave it).
@@ -430,6 +473,20 @@ impl<'a, 'c> Forward<'a, 'c> {
 }
 
 /// Every branch of a body with its number of arms.
+/// `items` as a balanced tree of pairs, `()` for none: `((a, b), (c, ()))`.
+fn balanced(items: &[TokenStream]) -> TokenStream {
+    match items {
+        [] => quote!(()),
+        [one] => quote!((#one, ())),
+        [a, b] => quote!((#a, #b)),
+        _ => {
+            let (l, r) = items.split_at(items.len() / 2);
+            let (l, r) = (balanced(l), balanced(r));
+            quote!((#l, #r))
+        }
+    }
+}
+
 fn collect_branches(stmts: &[Stmt], out: &mut Vec<(usize, usize)>) {
     for s in stmts {
         match s {

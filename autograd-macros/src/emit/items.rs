@@ -105,6 +105,7 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
     };
     let forward = Forward::new(cx, &plan);
     let fwd = forward.top(&body.stmts);
+    let stack_budget = forward.stack_budget(&body.stmts);
     let enums = forward.enums();
     // The pullback writes its output into the place its caller lends (`__out`): straight from
     // the op that computes it when that is the body's last statement, otherwise moved there at
@@ -217,6 +218,7 @@ fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
         #(#items)*
         #enums
         #fwd
+        #stack_budget
         #keep_out
         #(#as_refs)*
         #grad

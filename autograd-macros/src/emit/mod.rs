@@ -110,6 +110,8 @@ pub struct Cx<'a> {
     pub analysis: &'a Analysis,
     /// Whether the body is long enough to be emitted for compile time (see [`LARGE_OPS`]).
     pub large: bool,
+    /// `stack = bytes` from the attribute: the stack the gradient may assume.
+    pub stack: Option<&'a syn::Expr>,
 }
 
 /// From this many ops (counted in the source: a loop body once), a function is emitted for compile
@@ -214,6 +216,7 @@ impl<'a> Cx<'a> {
             all_outputs,
             analysis,
             large: count_ops(&body.stmts) >= LARGE_OPS,
+            stack: None,
         }
     }
 
