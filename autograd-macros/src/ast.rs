@@ -217,7 +217,24 @@ pub fn read(
             );
             return None;
         }
-        ReturnType::Type(_, ty) => (**ty).clone(),
+        ReturnType::Type(_, ty) if contains_impl_trait(ty) => {
+            errors.error(
+                ty.span(),
+                "a #[differentiable] function names its output's type: write the tensor or float type (`-> Tensor![f32; 3]`, `-> f32`) instead of `impl ..`",
+            );
+            return None;
+        }
+        ReturnType::Type(_, ty) => {
+            // Reported, and the body still read (its own mistakes are reported too): the
+            // stand-in siblings can name this type.
+            if not_a_value(ty) {
+                errors.error(
+                    ty.span(),
+                    "a #[differentiable] function returns a float, a tensor, or a tuple of them (`-> (f32, Tensor![f32; 3])`); an integer, `bool`, `()`, `Result` or `Option` output has no derivative: return the value itself and check or convert it beside the call",
+                );
+            }
+            (**ty).clone()
+        }
         ReturnType::Default => {
             errors.error(
                 sig.ident.span(),
@@ -566,6 +583,25 @@ fn holds_no_floats(ty: &Type) -> bool {
         Type::Paren(p) => holds_no_floats(&p.elem),
         Type::Tuple(t) => !t.elems.is_empty() && t.elems.iter().all(holds_no_floats),
         _ => false,
+    }
+}
+
+/// Whether the output `ty` is written as something that has no derivative: `()`, integers or
+/// `bool`s, or a `Result`/`Option` (also as the first element of a tuple, the differentiated one).
+fn not_a_value(ty: &Type) -> bool {
+    match ty {
+        Type::Tuple(t) if t.elems.is_empty() => true,
+        Type::Tuple(t) => not_a_value(&t.elems[0]),
+        Type::Paren(p) => not_a_value(&p.elem),
+        Type::Group(g) => not_a_value(&g.elem),
+        Type::Path(tp) => {
+            let wrapper = tp.path.segments.last().is_some_and(|s| {
+                (s.ident == "Result" || s.ident == "Option")
+                    && !matches!(s.arguments, syn::PathArguments::None)
+            });
+            wrapper || holds_no_floats(ty)
+        }
+        _ => holds_no_floats(ty),
     }
 }
 

@@ -254,9 +254,48 @@ fn model_syntax() {
     );
 }
 
+/// A function the expansion rejects gets siblings that never run, without the self-check: that
+/// would call the function as written (an `async fn`'s future) and report it again.
+#[test]
+fn stubs_run_no_self_check() {
+    let was = crate::emit::SELF_CHECK.with(|c| c.replace(true));
+    let (out, errs) = expand_reporting(
+        TokenStream::new(),
+        tokens("async fn f(x: f32) -> f32 { x * x }"),
+        Kind::Differentiable,
+    );
+    crate::emit::SELF_CHECK.with(|c| c.set(was));
+    assert_eq!(errs.len(), 1);
+    let out = out.to_string();
+    assert!(out.contains("fn f_vjp"), "{out}");
+    assert!(!out.contains("self_check"), "{out}");
+}
+
 #[test]
 fn signature_errors() {
     rejects("async fn f(x: f32) -> f32 { x }", "`async fn`s");
+    // Outputs without a derivative, rejected at the type (they gave errors only in generated
+    // code, at the attribute).
+    for output in [
+        "impl Copy",
+        "Result<f32, String>",
+        "Option<f32>",
+        "()",
+        "usize",
+        "(bool, f32)",
+    ] {
+        let needle = if output.starts_with("impl") {
+            "instead of `impl ..`"
+        } else {
+            "has no derivative"
+        };
+        let body = if output.starts_with('(') && output.len() > 2 {
+            "(true, x)"
+        } else {
+            "todo!()"
+        };
+        rejects(&format!("fn f(x: f32) -> {output} {{ {body} }}"), needle);
+    }
     rejects("unsafe fn f(x: f32) -> f32 { x }", "`unsafe fn`s");
     rejects("const fn f(x: f32) -> f32 { x }", "`const fn`s");
     rejects(

@@ -408,6 +408,16 @@ pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> T
 
 /// Siblings with the right signatures whose bodies never run (the expansion reported errors).
 pub fn stub_items(f: &Function, krate: &Path) -> TokenStream {
+    // No self-check in a stub: it would call the function as written, which may be what the
+    // error was about (an `async fn` returns a future), and report that again at the attribute.
+    let self_check = super::SELF_CHECK.with(|c| c.replace(false));
+    let tokens = stubs(f, krate);
+    super::SELF_CHECK.with(|c| c.set(self_check));
+    tokens
+}
+
+/// [`stub_items`], without the self-check.
+fn stubs(f: &Function, krate: &Path) -> TokenStream {
     let own_out = own("out");
     let names = Names::new(f, krate);
     let params: Vec<&Ident> = f.params.iter().map(|p| &p.name).collect();

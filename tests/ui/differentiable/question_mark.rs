@@ -1,4 +1,5 @@
-// `?` would leave the function half-way through the forward sweep: rejected at the `?`.
+// `?` would leave the function half-way through the forward sweep: rejected at the `?` (and
+// the `Option` output, which has no derivative, at its type).
 use autograd_core::prelude::*;
 use autograd_core::differentiable;
 
