@@ -140,6 +140,45 @@ fn value_bound_in_an_arm_and_assigned_in_a_nested_loop() {
     }
 }
 
+/// A loop-carried value that the first iteration reads and every iteration then assigns a
+/// constant: its value before the loop still reaches the output, through what the first
+/// iteration computed from it. (The generator found it, seed 83256: the reverse sweep carried
+/// no cotangent for `v`, since its value at the end of an iteration is a constant, and the
+/// gradient missed that path. This is that program cut down, with the read in a branch, as the
+/// generated program had it.)
+#[differentiable(wrt(x))]
+fn carried_then_constant(x: &Tensor![f64; 3], arm: bool) -> f64 {
+    let mut s = 0.3f64;
+    let mut v = x.tanh().sum().item().tanh();
+    for k in 0..3 {
+        if arm {
+            s = (s + v).tanh() * 0.5;
+        } else {
+            s = (s * v).sin();
+        }
+        v = (2.0 - (k as f64) * 0.5).tanh();
+    }
+    v + s
+}
+
+#[test]
+fn carried_value_read_then_assigned_a_constant() {
+    let x = Tensor::new([0.2, -0.4, 0.5]);
+    for arm in [true, false] {
+        let (value, g) = carried_then_constant_grad(&x, arm);
+        assert_eq!(value, carried_then_constant(&x, arm));
+        // Through `s` only: the gradient is not zero, which it was.
+        assert!(g.x.as_slice()[0].abs() > 1e-3, "{:?}", g.x);
+        check_gradient(
+            |x| carried_then_constant(x, arm),
+            &x,
+            &g.x,
+            Tolerance::default(),
+        )
+        .unwrap();
+    }
+}
+
 /// A branch that reassigns a value in one arm only, inside a loop.
 #[differentiable]
 fn branch_in_loop<const N: usize>(x: &Tensor![f64; 2], w: &Tensor![f64; 2]) -> f64 {

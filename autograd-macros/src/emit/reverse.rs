@@ -999,12 +999,15 @@ impl<'a, 'c> Reverse<'a, 'c> {
         let own_i = own("i");
         let own_slot = own("slot");
         // A carried value whose cotangent runs backwards through the iterations: one computed
-        // in the body from differentiated values, or, when the loop may run no iteration, one
-        // whose value before the loop is differentiated (then the value after it may be that
-        // one, though the body assigns it a constant).
+        // in the body from differentiated values; one whose value before the loop is
+        // differentiated and read by the body (the first iteration reads it, though the body
+        // then assigns it a constant: its cotangent goes back to the value before the loop);
+        // or, when the loop may run no iteration, one whose value before the loop is
+        // differentiated (then the value after it may be that one).
         let empty = crate::analyze::may_run_no_iteration(l);
         let flows = |c: &Carried| {
             self.cx.needs_ct(c.inner_out)
+                || (self.cx.needs_ct(c.inner_in) && self.cx.active(c.outer_in))
                 || (empty && self.cx.needs_ct(c.outer_out) && self.cx.active(c.outer_in))
         };
         if !self.any_useful(&l.body) && !l.carried.iter().any(flows) {
