@@ -76,6 +76,7 @@ const SHAPE_ERROR_CASES: &[&str] = &[
     "differentiable/pad_mismatch",
     "differentiable/permute_repeated_axis",
     "differentiable/reshape_mismatch",
+    "differentiable/rnn_state_width",
     "differentiable/shape_mismatch",
     "differentiable/slice_out_of_range",
     "tape/backward_on_vector",

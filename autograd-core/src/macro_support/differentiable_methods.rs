@@ -60,7 +60,7 @@ plain! {
     neg: 1 => Unary(Neg);
     // Under `LooseMatMulRhs`, so that a mismatch is reported once, by the user's own call.
     matmul: 2 => Binary(crate::ops::LooseMatMul);
-    mse: 2 => Binary(crate::ops::Mse);
+    mse: 2 => Binary(crate::ops::LooseMse);
 }
 
 /// `name<const ..>: Wrapper(Rule)`: an entry for a unary rule whose parameters are all consts.

@@ -83,7 +83,7 @@ pub use global_avg_pool::GlobalAvgPool;
 pub use layer_norm::LayerNormalize;
 pub use matmul::{LooseMatMul, LooseMatMulRhs, MatMul};
 pub use max_pool::{MaxPool1d, MaxPool2d};
-pub use mse::Mse;
+pub use mse::{LooseMse, Mse};
 pub use neg::Neg;
 pub(crate) use pad::NewSize;
 pub use pad::Pad;

@@ -7,9 +7,10 @@
 //! Fused rather than `(p - t)^2` then a mean: one pass forward, and no intermediate of the inputs'
 //! size kept for the backward (the difference is recomputed from the inputs).
 
+use super::movement::Msg;
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
-use crate::shape::Shape;
+use crate::shape::{SameShape, Shape};
 use crate::storage::{Join, Storage};
 use crate::tensor::Tensor;
 
@@ -17,10 +18,11 @@ use crate::tensor::Tensor;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Mse;
 
-impl<T, S, SL, SR> BinaryRule<Tensor<T, S, SL>, Tensor<T, S, SR>> for Mse
+impl<T, S, S2, SL, SR> BinaryRule<Tensor<T, S, SL>, Tensor<T, S2, SR>> for Mse
 where
     T: Float,
     S: Shape,
+    S2: SameShape<S> + Shape,
     SL: Join<SR>,
     SR: Storage,
 {
@@ -28,14 +30,88 @@ where
     type Residual = ();
     const NAME: &'static str = "mse";
 
-    fn forward(&self, p: &Tensor<T, S, SL>, t: &Tensor<T, S, SR>) -> (Self::Out, ()) {
+    fn forward(&self, p: &Tensor<T, S, SL>, t: &Tensor<T, S2, SR>) -> (Self::Out, ()) {
+        LooseMse.forward(p, t)
+    }
+
+    fn vjp_lhs(
+        &self,
+        p: &Tensor<T, S, SL>,
+        t: &Tensor<T, S2, SR>,
+        out: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+    ) -> Tensor<T, S, SL> {
+        LooseMse.vjp_lhs(p, t, out, &(), ct)
+    }
+
+    fn vjp_rhs(
+        &self,
+        p: &Tensor<T, S, SL>,
+        t: &Tensor<T, S2, SR>,
+        out: &Self::Out,
+        (): &(),
+        ct: &Self::Out,
+    ) -> Tensor<T, S2, SR> {
+        LooseMse.vjp_rhs(p, t, out, &(), ct)
+    }
+}
+
+/// [`Mse`] without its [`SameShape`] bound, the rule of `mse` in `#[differentiable]` code.
+///
+/// The function as written, which the macro always emits and rustc always checks, calls
+/// [`Tensor::mse`] on the same operands, whose bound reports a target of another shape once, at
+/// the user's call; the same bound here failed again in every generated copy of the body. The
+/// check below, after monomorphization, is only reached if that call compiled.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LooseMse;
+
+/// The check of [`LooseMse`]: its operands' shapes are equal.
+struct Same<S, S2>(core::marker::PhantomData<(S, S2)>);
+
+impl<S: Shape, S2: Shape> Same<S, S2> {
+    const OK: () = {
+        let (a, b) = (S::DIMS, S2::DIMS);
+        let mut same = S::RANK == S2::RANK;
+        let mut i = 0;
+        while i < 4 {
+            same &= a[i] == b[i];
+            i += 1;
+        }
+        if !same {
+            Msg::new()
+                .s("mse of shape ")
+                .dims(a, S::RANK)
+                .s(" against a target of shape ")
+                .dims(b, S2::RANK)
+                .s(": the shapes must be the same")
+                .fail();
+        }
+    };
+}
+
+impl<T, S, S2, SL, SR> BinaryRule<Tensor<T, S, SL>, Tensor<T, S2, SR>> for LooseMse
+where
+    T: Float,
+    S: Shape,
+    S2: Shape,
+    SL: Join<SR>,
+    SR: Storage,
+{
+    type Out = Tensor<T, (), SL::Out>;
+    type Residual = ();
+    const NAME: &'static str = "mse";
+
+    fn forward(&self, p: &Tensor<T, S, SL>, t: &Tensor<T, S2, SR>) -> (Self::Out, ()) {
+        let () = Same::<S, S2>::OK;
         (Tensor::full(mse(p.as_slice(), t.as_slice())), ())
     }
 
     fn vjp_lhs(
         &self,
         p: &Tensor<T, S, SL>,
-        t: &Tensor<T, S, SR>,
+        t: &Tensor<T, S2, SR>,
         _: &Self::Out,
         (): &(),
         ct: &Self::Out,
@@ -48,11 +124,11 @@ where
     fn vjp_rhs(
         &self,
         p: &Tensor<T, S, SL>,
-        t: &Tensor<T, S, SR>,
+        t: &Tensor<T, S2, SR>,
         _: &Self::Out,
         (): &(),
         ct: &Self::Out,
-    ) -> Tensor<T, S, SR> {
+    ) -> Tensor<T, S2, SR> {
         let mut g = Tensor::zeros();
         mse_vjp(p.as_slice(), t.as_slice(), -ct.item(), g.as_mut_slice());
         g
@@ -86,7 +162,9 @@ fn mse_vjp<T: Float>(p: &[T], t: &[T], ct: T, g: &mut [T]) {
 impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// Mean squared error against a target of the same shape, `(1/n) sum_k (p_k - t_k)^2`, as a
     /// rank-0 tensor. Its VJPs are `ct * 2 (p - t) / n` for the prediction and the negative of that
-    /// for the target. A target of another shape does not compile.
+    /// for the target. A target of another shape does not compile ([`SameShape`]); in particular
+    /// a `Tensor![f32; B, 1]` target (`One`) against the `(D<B>, D<1>)` output of a layer of
+    /// width 1 does not: write the target as `Tensor<f32, (D<B>, D<1>)>`.
     ///
     /// ```
     /// use autograd_core::prelude::*;
@@ -95,7 +173,10 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// assert_eq!(pred.mse(&target).item(), 5.0); // (0 + 4 + 0 + 16) / 4
     /// ```
     #[must_use]
-    pub fn mse<St2: Storage>(&self, target: &Tensor<T, S, St2>) -> Tensor<T, (), St::Out>
+    pub fn mse<S2: SameShape<S> + Shape, St2: Storage>(
+        &self,
+        target: &Tensor<T, S2, St2>,
+    ) -> Tensor<T, (), St::Out>
     where
         St: Join<St2>,
     {

@@ -75,6 +75,33 @@ pub trait Broadcast<R: Shape>: Shape {
 pub trait BroadcastTo<Target: Shape>: Broadcast<Target, Out = Target> {}
 impl<S: Broadcast<T, Out = T>, T: Shape> BroadcastTo<T> for S {}
 
+/// A shape that is `R`, for an op whose operands must match exactly (a loss and its target: the
+/// target's shape is `SameShape<prediction's>`). A mismatch is reported as this trait's message,
+/// naming both shapes, and says what a `Tensor![_; B, 1]` target (`One`) against a `(D<B>, D<1>)`
+/// prediction should be written as.
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// fn same<A: Shape, B: SameShape<A>>() {}
+/// same::<Shape![8, 3], Shape![8, 3]>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "expected two tensors of the same shape, found `{R}` and `{Self}`",
+    label = "these shapes differ",
+    note = "the literal `1` in `Tensor![..]` is the broadcastable `One`, not the fixed size 1 of a layer of width 1 (`Linear<_, _, 1>` gives `(D<B>, D<1>)`); write that axis as `D<1>`: `Tensor<f32, (D<B>, D<1>)>`"
+)]
+pub trait SameShape<R> {}
+
+impl<S: Shape> SameShape<S> for S {}
+
+/// Never a shape: its impl of [`SameShape`] is a second one, so that rustc infers an operand's
+/// shape from the operand rather than from the only impl, and reports a mismatch as
+/// [`SameShape`]'s message rather than as the operand's type.
+#[doc(hidden)]
+pub struct NotAShape<S>(core::marker::PhantomData<S>);
+
+impl<S: Shape> SameShape<S> for NotAShape<S> {}
+
 /// Sizes of `dims` right-aligned into rank 4: `[2, 3]` of rank 2 becomes `[1, 1, 2, 3]`.
 #[must_use]
 pub const fn right_aligned(dims: Dims, rank: usize) -> Dims {

@@ -10,7 +10,7 @@ mod dim;
 mod matmul;
 
 pub use axis::{Axis, ReplaceAxis};
-pub use broadcast::{Broadcast, BroadcastDim, BroadcastTo};
+pub use broadcast::{Broadcast, BroadcastDim, BroadcastTo, SameShape};
 pub use dim::{D, Dim, One};
 pub use matmul::MatMulRhs;
 
