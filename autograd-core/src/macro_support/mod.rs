@@ -888,11 +888,14 @@ impl core::fmt::Debug for Opaque {
 #[derive(Clone, Copy, Debug)]
 pub struct Callee;
 
-/// A callee's cotangent for one argument, as the caller needs it.
+/// A callee's cotangent for one argument, as the caller needs it: the argument's own type, or
+/// [`NoGrad`] for a parameter the callee does not differentiate, which is an error
+/// ([`DifferentiatedByCallee`]). Any other type is the cotangent of a parameter of another type
+/// than the argument, which the user's own call reports too.
 #[diagnostic::on_unimplemented(
-    message = "the called function does not differentiate this argument",
-    label = "a gradient must flow into this argument",
-    note = "add the parameter to the callee's `wrt(..)`, or wrap the argument in `detach(..)`"
+    message = "the called function's cotangent for this argument is `{Self}`, not the argument's type `{X}`",
+    label = "the argument is not of the parameter's type",
+    note = "see the error at this call in the function as written"
 )]
 pub trait CalleeCotangent<X> {
     /// The cotangent.
@@ -906,12 +909,33 @@ impl<X> CalleeCotangent<X> for X {
     }
 }
 
-/// [`CalleeCotangent`] by reference: how generated code reads a callee's cotangent where the
-/// callee's pullback returned it, rather than copying it out.
+/// Never holds: the bound of [`NoGrad`]'s impls of [`CalleeCotangent`] and
+/// [`CalleeCotangentRef`], so that an argument whose parameter the callee does not differentiate
+/// is reported with this message.
 #[diagnostic::on_unimplemented(
     message = "the called function does not differentiate this argument",
     label = "a gradient must flow into this argument",
     note = "add the parameter to the callee's `wrt(..)`, or wrap the argument in `detach(..)`"
+)]
+pub trait DifferentiatedByCallee: never::Implemented {}
+
+/// The seal of [`DifferentiatedByCallee`]: no type implements it, here or in another crate.
+mod never {
+    pub trait Implemented {}
+}
+
+impl<X: DifferentiatedByCallee> CalleeCotangent<X> for NoGrad {
+    fn into_cotangent(self) -> X {
+        unreachable!("`DifferentiatedByCallee` has no impl")
+    }
+}
+
+/// [`CalleeCotangent`] by reference: how generated code reads a callee's cotangent where the
+/// callee's pullback returned it, rather than copying it out.
+#[diagnostic::on_unimplemented(
+    message = "the called function's cotangent for this argument is `{Self}`, not the argument's type `{X}`",
+    label = "the argument is not of the parameter's type",
+    note = "see the error at this call in the function as written"
 )]
 pub trait CalleeCotangentRef<X> {
     /// The cotangent.
@@ -922,6 +946,12 @@ impl<X> CalleeCotangentRef<X> for X {
     #[inline]
     fn as_cotangent(&self) -> &X {
         self
+    }
+}
+
+impl<X: DifferentiatedByCallee> CalleeCotangentRef<X> for NoGrad {
+    fn as_cotangent(&self) -> &X {
+        unreachable!("`DifferentiatedByCallee` has no impl")
     }
 }
 
