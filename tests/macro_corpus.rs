@@ -471,6 +471,24 @@ const RULES: &[&str] = &[
     "global_avg_pool1d",
     "layer_norm",
     "batch_norm",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "log1p",
+    "expm1",
+    "floor",
+    "ceil",
+    "round",
+    "sign",
+    "clamp",
+    "atan2",
+    "hypot",
 ];
 
 /// The ops of two operands (the rest take one).
@@ -489,6 +507,8 @@ const BINARY: &[&str] = &[
     "conv2d",
     "conv_transpose2d",
     "select",
+    "atan2",
+    "hypot",
 ];
 
 /// How an op shows in the generated code, for the coverage check.
@@ -675,8 +695,11 @@ impl Gen {
         };
         match op {
             "neg" => same(format!("(-({e}))")),
-            // Bounded arguments for the growing maps, positive ones for the logarithms.
-            "exp" | "exp2" => same(format!("({e}).tanh().{op}()")),
+            // Bounded arguments for the growing maps (and `tan`, off its poles), positive ones for
+            // the logarithms.
+            "exp" | "exp2" | "expm1" | "sinh" | "cosh" | "tan" => {
+                same(format!("({e}).tanh().{op}()"))
+            }
             "ln" | "log2" | "sqrt" | "recip" => same(format!("(({e}).square() + 1.0).{op}()")),
             "powf" => {
                 if self.rng.chance(50) {
@@ -686,6 +709,14 @@ impl Gen {
                 }
             }
             "powi" => same(format!("({e}).tanh().powi(3)")),
+            // Inside each domain: the inverse sines and atanh inside (-1, 1), acosh above 1, log1p
+            // above -1 (`atan` and `asinh` take any value).
+            "asin" | "acos" | "atanh" => same(format!("(({e}).tanh() * 0.9).{op}()")),
+            "acosh" => same(format!("(({e}).square() + 1.5).acosh()")),
+            "log1p" => same(format!("({e}).square().log1p()")),
+            // Piecewise constant: gradient 0, a jump met with probability about 1e-6 (as a kink).
+            "floor" | "ceil" | "round" | "sign" => same(format!("(({e}) * 3.0).{op}()")),
+            "clamp" => same(format!("({e}).clamp(-0.5, 0.5)")),
             "gelu" | "gelu_tanh" | "gelu_erf" | "erf" | "erfc" => {
                 same(format!("(({e}) * 1.5).{op}()"))
             }
@@ -864,6 +895,11 @@ impl Gen {
             )),
             "maximum" | "minimum" => Some((format!("({a}).{op}({b_ref})"), broadcast(sa, sb)?)),
             "mse" => (sa == sb).then(|| (format!("({a}).mse({b_ref})"), Vec::new())),
+            // Away from the origin, where atan2 jumps and hypot has a cone's tip.
+            "atan2" | "hypot" => Some((
+                format!("({a}).{op}(&(({b}).square() + 0.5))"),
+                broadcast(sa, sb)?,
+            )),
             "matmul" => {
                 if sa.len() != 2 || sb.len() != 2 {
                     None

@@ -435,27 +435,27 @@ use super::*;
 #[differentiable]
 fn g000(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     let v1 = ((a) + (c));
-    let v2 = (a).mean_keepdim::<0>();
+    let v2 = (a).var_keepdim::<0>();
     let v3 = if a.detach().sum().item() < 0.0 { (-(b)) } else { ((b).square() + 1.0).powf(-0.5) };
     let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(722, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = m5.select(&v3, &v1);
-    let v7 = (&v2).max_keepdim::<1>();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(208, -1.0, 1.0);
+    let v7 = (&v2).tanh();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
     ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g000_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a) + (c));
-    let v2 = (a).mean_keepdim::<0>();
+    let v2 = (a).var_keepdim::<0>();
     let v3 = if a.detach().sum().item() < 0.0 { (-(b)) } else { ((b).square() + 1.0).powf(-0.5) };
     let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(722, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = Var::select(&m5, &v3, &v1);
-    let v7 = (&v2).max_keepdim::<1>();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(208, -1.0, 1.0);
+    let v7 = (&v2).tanh();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
     (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
@@ -485,7 +485,7 @@ fn g000_gradient() {
 #[differentiable]
 fn g001(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a) - (a));
-    let v2 = (&v1).max();
+    let v2 = (&v1).logsumexp();
     let mut v3 = v2.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -509,7 +509,7 @@ fn g001(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 4]) -> f64 {
 
 fn g001_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a) - (a));
-    let v2 = (&v1).max();
+    let v2 = (&v1).logsumexp();
     let mut v3 = v2.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -553,7 +553,7 @@ fn g001_gradient() {
 #[differentiable]
 fn g002(m: &Stack, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = ((a) * (b));
-    let v2 = (&m.blocks[2].bias).max_axis::<0>();
+    let v2 = (&m.blocks[2].bias).logsumexp_axis::<0>();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
     let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[1].forward(&((&v2) + &k3))).tanh() } else { (m.blocks[1].forward(&((&v2) + &k3))).tanh().powf(3.0) };
     let mut v5 = v4.clone();
@@ -567,7 +567,7 @@ fn g002(m: &Stack, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
 
 fn g002_tape(m: &TStack, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a) * (b));
-    let v2 = (&m.blocks[2].bias).max_axis::<0>();
+    let v2 = (&m.blocks[2].bias).logsumexp_axis::<0>();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
     let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[1].forward(&((&v2) + &k3))).tanh() } else { (m.blocks[1].forward(&((&v2) + &k3))).tanh().powf(3.0) };
     let mut v5 = v4.clone();
@@ -607,30 +607,28 @@ fn g003(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64] = Tensor::rand_uniform(656, -1.0, 1.0);
     let v2 = ((a) / ((((a) + &k1)).square() + 1.0));
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).max_keepdim::<1>();
-    let v5 = ((&v4).tanh().exp2()).permute::<1, 0>();
-    let mut v6 = v5.clone();
-    for _ in 0..2 {
-        v6 = (((&v6 * &v2).square() + 1.0).sqrt()).tanh() + &v5 * 0.5;
-    }
-    let v7 = ((&v6).min()).tanh();
-    let k8: Tensor![f64] = Tensor::rand_uniform(698, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v4 = (((&v2) + &k3)).logsumexp_keepdim::<1>();
+    let v5 = ((&v4).sin()).sum_axis::<1>();
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(801, -1.0, 1.0);
+    let v7 = (&v4).matmul(&k6);
+    let v8 = if a.detach().sum().item() > 0.0 { ((&v7).square() + 1.0).ln() } else { (&v7).sin() };
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(17, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(239, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g003_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64] = Tensor::rand_uniform(656, -1.0, 1.0);
     let v2 = ((a) / ((((a) + &k1)).square() + 1.0));
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).max_keepdim::<1>();
-    let v5 = ((&v4).tanh().exp2()).permute::<1, 0>();
-    let mut v6 = v5.clone();
-    for _ in 0..2 {
-        v6 = (((&v6 * &v2).square() + 1.0).sqrt()).tanh() + &v5 * 0.5;
-    }
-    let v7 = ((&v6).min()).tanh();
-    let k8: Tensor![f64] = Tensor::rand_uniform(698, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v4 = (((&v2) + &k3)).logsumexp_keepdim::<1>();
+    let v5 = ((&v4).sin()).sum_axis::<1>();
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(801, -1.0, 1.0);
+    let v7 = (&v4).matmul(&k6);
+    let v8 = if a.detach().sum().item() > 0.0 { ((&v7).square() + 1.0).ln() } else { (&v7).sin() };
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(17, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(239, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -651,28 +649,20 @@ fn g003_gradient() {
 #[differentiable]
 fn g004(a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (-(a));
-    let v2 = (a).min();
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(963, -1.0, 1.0);
-    let v4 = ((&v1).matmul(&k3)).sin();
-    let v5 = (&v2).tanh();
-    let v6 = ((((&v5) - (&v5))).square() + 1.0).recip();
-    let v7 = ((&v4).square() + 1.0).ln();
-    let k8: Tensor![f64] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(974, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(358, -1.0, 1.0);
+    let v3 = ((a).softmax::<0>() * &k2);
+    let v4 = (&v3).mse(&v1);
+    let k5: Tensor![f64] = Tensor::rand_uniform(885, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g004_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (-(a));
-    let v2 = (a).min();
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(963, -1.0, 1.0);
-    let v4 = ((&v1).matmul(&k3)).sin();
-    let v5 = (&v2).tanh();
-    let v6 = ((((&v5) - (&v5))).square() + 1.0).recip();
-    let v7 = ((&v4).square() + 1.0).ln();
-    let k8: Tensor![f64] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(974, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(358, -1.0, 1.0);
+    let v3 = ((a).softmax::<0>() * &k2);
+    let v4 = (&v3).mse(&v1);
+    let k5: Tensor![f64] = Tensor::rand_uniform(885, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -693,30 +683,24 @@ fn g004_gradient() {
 #[differentiable]
 fn g005(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     let v1 = ((a).square() + 1.0).pow(&(&m.layers[0].bias).tanh());
-    let v2 = (&v1).min_axis::<0>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(748, -1.0, 1.0);
-    let mut v4 = ((a) + &k3);
-    for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &v2 * 0.25;
-    }
-    let v5 = ((b).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(581, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(900, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
+    let v5 = (-(m.proj.forward(&((b) + &k4))));
+    let v6 = ((((&v5) + (&v3))).tanh() * 0.9).acos();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(172, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g005_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.0).pow(&(&m.layers[0].bias).tanh());
-    let v2 = (&v1).min_axis::<0>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(748, -1.0, 1.0);
-    let mut v4 = ((a) + &k3);
-    for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &v2 * 0.25;
-    }
-    let v5 = ((b).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(581, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(900, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
+    let v5 = (-(m.proj.forward(&((b) + &k4))));
+    let v6 = ((((&v5) + (&v3))).tanh() * 0.9).acos();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(172, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -745,20 +729,20 @@ fn g005_gradient() {
 #[differentiable]
 fn g006(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (a).maximum(b);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let v3 = (((b) + &k2)).min_keepdim::<1>();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let v3 = (((b) + &k2)).transpose::<0, 2>();
     let v4 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { (&v1).cos() };
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(884, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(884, -1.0, 1.0);
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(298, -1.0, 1.0);
     ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g006_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).maximum(b);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let v3 = (((b) + &k2)).min_keepdim::<1>();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let v3 = (((b) + &k2)).transpose::<0, 2>();
     let v4 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { (&v1).cos() };
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(884, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(884, -1.0, 1.0);
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(298, -1.0, 1.0);
     (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
@@ -785,15 +769,15 @@ fn g006_gradient() {
 #[differentiable]
 fn g007(a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).minimum(a);
-    let v2 = (&v1).var();
-    let k3: Tensor![f64] = Tensor::rand_uniform(632, -1.0, 1.0);
+    let v2 = (&v1).t();
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(632, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g007_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).minimum(a);
-    let v2 = (&v1).var();
-    let k3: Tensor![f64] = Tensor::rand_uniform(632, -1.0, 1.0);
+    let v2 = (&v1).t();
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(632, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
 
@@ -815,25 +799,25 @@ fn g007_gradient() {
 #[differentiable]
 fn g008(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (a).maximum_scalar(0.1);
-    let v2 = (a).var_axis::<0>();
+    let v2 = (a).flip::<0>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(455, -1.0, 1.0);
     let m4 = k3.gt_scalar(0.0);
     let v5 = m4.select(&v2, &v1);
-    let v6 = ((&v2) * ((&v5).mean()));
+    let v6 = (&v2).maximum(&v5);
     let v7 = ((&v6) * ((b).mean()));
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(359, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(359, -1.0, 1.0);
     ((&v7 * &k8).sum()).item()
 }
 
 fn g008_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).maximum_scalar(0.1);
-    let v2 = (a).var_axis::<0>();
+    let v2 = (a).flip::<0>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(455, -1.0, 1.0);
     let m4 = k3.gt_scalar(0.0);
     let v5 = Var::select(&m4, &v2, &v1);
-    let v6 = ((&v2) * ((&v5).mean()));
+    let v6 = (&v2).maximum(&v5);
     let v7 = ((&v6) * ((b).mean()));
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(359, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(359, -1.0, 1.0);
     (&v7 * &k8).sum()
 }
 
@@ -860,14 +844,11 @@ fn g008_gradient() {
 fn g009(m: &Res, a: &Tensor![f64; 4]) -> f64 {
     let v1 = (&m.proj.weight).minimum_scalar(-0.1);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).var_keepdim::<0>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let mut v5 = ((&m.proj.weight).mean() * &k4);
-    for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
-    }
+    let v3 = (((&v1).mean() * &k2)).slice::<0, 1, 2>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(496, -1.0, 1.0);
+    let v5 = (m.proj.forward(&((&v3).mean() * &k4))).sigmoid();
     let v6 = (a).tanh().exp();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
     let k8: Tensor![f64; 4] = Tensor::rand_uniform(701, -1.0, 1.0);
     ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
@@ -875,14 +856,11 @@ fn g009(m: &Res, a: &Tensor![f64; 4]) -> f64 {
 fn g009_tape(m: &TRes, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (&m.proj.weight).minimum_scalar(-0.1);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).var_keepdim::<0>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let mut v5 = ((&m.proj.weight).mean() * &k4);
-    for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
-    }
+    let v3 = (((&v1).mean() * &k2)).slice::<0, 1, 2>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(496, -1.0, 1.0);
+    let v5 = (m.proj.forward(&((&v3).mean() * &k4))).sigmoid();
     let v6 = (a).tanh().exp();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
     let k8: Tensor![f64; 4] = Tensor::rand_uniform(701, -1.0, 1.0);
     (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
@@ -910,31 +888,27 @@ fn g009_gradient() {
 fn g010(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = (a).mse(b);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(918, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).logsumexp();
-    let v4 = (((b).tanh()).square() + 1.0).pow(&(((&v3) * (&v1))).tanh());
-    let v5 = if a.detach().sum().item() > 0.0 { (&v3).cos() } else { ((&v3) * (&v4)) };
-    let k6: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v5, &v4);
-    let v9 = (&v3).cos();
-    let k10: Tensor![f64] = Tensor::rand_uniform(192, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(976, -1.0, 1.0);
-    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
+    let v3 = (((&v1) + &k2)).pad::<0, 0, 1, 5>();
+    let mut v4 = v3.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * b).tanh().powf(3.0)).tanh() + &v3 * 0.5;
+    }
+    let v5 = (&v4).reshape::<Shape![1, 1, 5]>().conv1d::<1, 0, 1, 1, 5>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![5]>();
+    let k6: Tensor![f64; 5] = Tensor::rand_uniform(6, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g010_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).mse(b);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(918, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).logsumexp();
-    let v4 = (((b).tanh()).square() + 1.0).pow(&(((&v3) * (&v1))).tanh());
-    let v5 = if a.detach().sum().item() > 0.0 { (&v3).cos() } else { ((&v3) * (&v4)) };
-    let k6: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v5, &v4);
-    let v9 = (&v3).cos();
-    let k10: Tensor![f64] = Tensor::rand_uniform(192, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(976, -1.0, 1.0);
-    (&v8 * &k10).sum() + (&v9 * &k11).sum()
+    let v3 = (((&v1) + &k2)).pad::<0, 0, 1, 5>();
+    let mut v4 = v3.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * b).tanh().powf(3.0)).tanh() + &v3 * 0.5;
+    }
+    let v5 = (&v4).reshape::<Shape![1, 1, 5]>().conv1d::<1, 0, 1, 1, 5>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![5]>();
+    let k6: Tensor![f64; 5] = Tensor::rand_uniform(6, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -961,30 +935,26 @@ fn g011(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(464, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(650, -1.0, 1.0);
     let v3 = (((a) + &k1)).matmul(&((b) + &k2));
-    let v4 = (&v3).logsumexp_axis::<0>();
-    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4).square() + 1.0).ln() };
-    let mut v6 = v5.clone();
-    for _ in 0..2 {
-        v6 = ((&v6 * &v5).cos()).tanh() + &v5 * 0.5;
+    let v4 = (&v3).permute::<1, 0>();
+    let mut v5 = v4.clone();
+    for _ in 0..1 {
+        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v4 * 0.5;
     }
-    let v7 = if b.detach().sum().item() < 0.0 { (&v6).square() } else { ((&v6) * (&v6)) };
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(665, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(781, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g011_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(464, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(650, -1.0, 1.0);
     let v3 = (((a) + &k1)).matmul(&((b) + &k2));
-    let v4 = (&v3).logsumexp_axis::<0>();
-    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4).square() + 1.0).ln() };
-    let mut v6 = v5.clone();
-    for _ in 0..2 {
-        v6 = ((&v6 * &v5).cos()).tanh() + &v5 * 0.5;
+    let v4 = (&v3).permute::<1, 0>();
+    let mut v5 = v4.clone();
+    for _ in 0..1 {
+        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v4 * 0.5;
     }
-    let v7 = if b.detach().sum().item() < 0.0 { (&v6).square() } else { ((&v6) * (&v6)) };
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(665, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(781, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -1010,35 +980,41 @@ fn g011_gradient() {
 fn g012(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(116, -1.0, 1.0);
     let v2 = (((a) + &k1)).tanh().exp();
-    let v3 = (&m.head.weight).logsumexp_keepdim::<0>();
-    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[2].forward(&v2)).sin() } else { (m.blocks[2].forward(&v2)).tanh().powf(3.0) };
-    let mut v5 = m.blocks[1].weight.clone();
+    let v3 = (&v2).cross_entropy(&[1usize, 2usize, 2usize]);
+    let mut v4 = m.blocks[1].weight.clone();
+    for i in 0..2 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &v3 * 0.25;
+    }
+    let mut v5 = v4.clone();
     for i in 0..2 {
         v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
     let v6 = (b).square();
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(827, -1.0, 1.0);
+    let v7 = ((&m.head.weight).square() + 1.0).recip();
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(173, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(901, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(494, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(901, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(494, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g012_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(116, -1.0, 1.0);
     let v2 = (((a) + &k1)).tanh().exp();
-    let v3 = (&m.head.weight).logsumexp_keepdim::<0>();
-    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[2].forward(&v2)).sin() } else { (m.blocks[2].forward(&v2)).tanh().powf(3.0) };
-    let mut v5 = m.blocks[1].weight.clone();
+    let v3 = (&v2).cross_entropy(&[1usize, 2usize, 2usize]);
+    let mut v4 = m.blocks[1].weight.clone();
+    for i in 0..2 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &v3 * 0.25;
+    }
+    let mut v5 = v4.clone();
     for i in 0..2 {
         v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
     let v6 = (b).square();
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(827, -1.0, 1.0);
+    let v7 = ((&m.head.weight).square() + 1.0).recip();
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(173, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(901, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(494, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(901, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(494, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -1067,30 +1043,22 @@ fn g012_gradient() {
 #[differentiable]
 fn g013(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (b).tanh().exp2();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(584, -1.0, 1.0);
-    let v3 = ((a).softmax::<1>() * &k2);
-    let mut v4 = v1.clone();
-    for _ in 0..3 {
-        v4 = ((&v4 * b).sigmoid()).tanh() + &v1 * 0.5;
-    }
-    let v5 = ((((&v4) * 1.5).gelu_tanh()) * 1.5).gelu_tanh();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(838, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(802, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v2 = (a).gather::<1, 2>(&[0, 2]);
+    let v3 = ((b).tanh().tan()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((b).tanh()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let k4: Tensor![f64] = Tensor::rand_uniform(838, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(802, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(701, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g013_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).tanh().exp2();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(584, -1.0, 1.0);
-    let v3 = ((a).softmax::<1>() * &k2);
-    let mut v4 = v1.clone();
-    for _ in 0..3 {
-        v4 = ((&v4 * b).sigmoid()).tanh() + &v1 * 0.5;
-    }
-    let v5 = ((((&v4) * 1.5).gelu_tanh()) * 1.5).gelu_tanh();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(838, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(802, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v2 = (a).gather::<1, 2>(&[0, 2]);
+    let v3 = ((b).tanh().tan()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((b).tanh()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let k4: Tensor![f64] = Tensor::rand_uniform(838, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(802, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(701, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -1115,42 +1083,22 @@ fn g013_gradient() {
 #[differentiable]
 fn g014(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = ((b).square() + 1.0).ln();
-    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
-    let v3 = ((a).log_softmax::<0>() * &k2);
-    let v4 = ((&v1) - (&v1));
-    let mut v5 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * a).square() + 1.0).sqrt()).tanh();
-        }
-        v5 = &v5 - a * 0.25;
-    }
-    let v6 = if b.detach().sum().item() > 0.0 { (&v5).sigmoid() } else { ((&v5) * (&v3)) };
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(828, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = m8.select(&v6, &v4);
-    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(785, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+    let v2 = (a).cast::<f64>();
+    let v3 = if a.detach().sum().item() < 0.0 { (&v2).square() } else { (&v2).square() };
+    let v4 = (&v3).minimum(&v1);
+    let v5 = (((&v4).square() + 1.5).acosh()).cast::<f64>();
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(988, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g014_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = ((b).square() + 1.0).ln();
-    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
-    let v3 = ((a).log_softmax::<0>() * &k2);
-    let v4 = ((&v1) - (&v1));
-    let mut v5 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * a).square() + 1.0).sqrt()).tanh();
-        }
-        v5 = &v5 - a * 0.25;
-    }
-    let v6 = if b.detach().sum().item() > 0.0 { (&v5).sigmoid() } else { ((&v5) * (&v3)) };
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(828, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = Var::select(&m8, &v6, &v4);
-    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(785, -1.0, 1.0);
-    (&v9 * &k10).sum()
+    let v2 = (a).cast::<f64>();
+    let v3 = if a.detach().sum().item() < 0.0 { (&v2).square() } else { (&v2).square() };
+    let v4 = (&v3).minimum(&v1);
+    let v5 = (((&v4).square() + 1.5).acosh()).cast::<f64>();
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(988, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -1175,22 +1123,24 @@ fn g014_gradient() {
 #[differentiable]
 fn g015(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = ((b).square() + 1.0).log2();
-    let v2 = (a).transpose::<0, 1>();
-    let v3 = (&v1).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(921, -1.0, 1.0);
-    let v5 = ((((&v2) * ((b).mean()))) - ((&v3).matmul(&k4)));
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(178, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v2 = (b).reshape::<Shape![9]>();
+    let v3 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).cos() };
+    let v4 = (-(a));
+    let k5: Tensor![f64; 9] = Tensor::rand_uniform(986, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(673, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(739, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g015_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = ((b).square() + 1.0).log2();
-    let v2 = (a).transpose::<0, 1>();
-    let v3 = (&v1).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(921, -1.0, 1.0);
-    let v5 = ((((&v2) * ((b).mean()))) - ((&v3).matmul(&k4)));
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(178, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v2 = (b).reshape::<Shape![9]>();
+    let v3 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).cos() };
+    let v4 = (-(a));
+    let k5: Tensor![f64; 9] = Tensor::rand_uniform(986, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(673, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(739, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -1215,30 +1165,28 @@ fn g015_gradient() {
 #[differentiable]
 fn g016(m: &Net, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = ((&m.gain).square() + 1.0).sqrt();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
-    let v3 = (((a) + &k2)).t();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(277, -1.0, 1.0);
-    let v5 = (m.fc2.forward(&((&v1).mean() * &k4))).tanh().powf(3.0);
-    let v6 = (((&v3) + 0.25).relu()).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 3, 3>(&((&m.fc1.bias).max()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 3]>();
-    let v7 = (b).sigmoid();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(421, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(191, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(511, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v2 = (&v1).broadcast_to::<Shape![2, 3]>();
+    let v3 = (m.fc1.forward(&v2)).sigmoid();
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).cos() } else { ((&v3) * (&m.fc1.bias)) };
+    let v5 = ((a).square() + 1.0).ln();
+    let v6 = (b).sigmoid();
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(572, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(146, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(703, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g016_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((&m.gain).square() + 1.0).sqrt();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
-    let v3 = (((a) + &k2)).t();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(277, -1.0, 1.0);
-    let v5 = (m.fc2.forward(&((&v1).mean() * &k4))).tanh().powf(3.0);
-    let v6 = (((&v3) + 0.25).relu()).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 3, 3>(&((&m.fc1.bias).max()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 3]>();
-    let v7 = (b).sigmoid();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(421, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(191, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(511, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v2 = (&v1).broadcast_to::<Shape![2, 3]>();
+    let v3 = (m.fc1.forward(&v2)).sigmoid();
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).cos() } else { ((&v3) * (&m.fc1.bias)) };
+    let v5 = ((a).square() + 1.0).ln();
+    let v6 = (b).sigmoid();
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(572, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(146, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(703, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -1267,32 +1215,16 @@ fn g016_gradient() {
 #[differentiable]
 fn g017(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = ((a).square() + 1.0).recip();
-    let v2 = (&v1).flip::<0>();
-    let v3 = (&v2).silu();
-    let mut v4 = v1.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).recip()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(671, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v2 = (&v1).concat::<0, 6, _>(&v1);
+    let k3: Tensor![f64; 6, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g017_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.0).recip();
-    let v2 = (&v1).flip::<0>();
-    let v3 = (&v2).silu();
-    let mut v4 = v1.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).recip()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(671, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v2 = (&v1).concat::<0, 6, _>(&v1);
+    let k3: Tensor![f64; 6, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -1314,26 +1246,26 @@ fn g017_gradient() {
 fn g018(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (a).square();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(376, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).slice::<2, 0, 2>();
-    let k4: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(503, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>();
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(208, -1.0, 1.0);
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(503, -1.0, 1.0);
     let m6 = k5.gt_scalar(0.0);
     let v7 = m6.select(&v3, &((&v3) + &k4));
     let v8 = if a.detach().sum().item() > 0.0 { ((&v7).square() + 1.0).recip() } else { ((&v7) * (&v7)) };
-    let k9: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(531, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(531, -1.0, 1.0);
     ((&v8 * &k9).sum()).item()
 }
 
 fn g018_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (a).square();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(376, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).slice::<2, 0, 2>();
-    let k4: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(503, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>();
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(208, -1.0, 1.0);
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(503, -1.0, 1.0);
     let m6 = k5.gt_scalar(0.0);
     let v7 = Var::select(&m6, &v3, &((&v3) + &k4));
     let v8 = if a.detach().sum().item() > 0.0 { ((&v7).square() + 1.0).recip() } else { ((&v7) * (&v7)) };
-    let k9: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(531, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(531, -1.0, 1.0);
     (&v8 * &k9).sum()
 }
 
@@ -1355,24 +1287,34 @@ fn g018_gradient() {
 #[differentiable]
 fn g019(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (&m.proj.bias).sin();
-    let v2 = (&v1).pad::<0, 1, 0, 4>();
-    let v3 = if b.detach().sum().item() > 0.0 { ((m.layers[0].forward(a)).square() + 1.0).recip() } else { (m.layers[0].forward(a)).tanh().exp() };
-    let v4 = ((b) * ((&m.norm[0]).mean()));
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(830, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v2 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&m.proj.bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>();
+    let mut v3 = a.clone();
+    for i in 0..2 {
+        v3 = ((&v3).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
+    }
+    let v4 = (((&v2).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>()) * 3.0).round();
+    let v5 = (b).tanh();
+    let v6 = ((&m.norm[0]).square() + 1.0).recip();
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(830, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(705, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(24, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g019_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (&m.proj.bias).sin();
-    let v2 = (&v1).pad::<0, 1, 0, 4>();
-    let v3 = if b.detach().sum().item() > 0.0 { ((m.layers[0].forward(a)).square() + 1.0).recip() } else { (m.layers[0].forward(a)).tanh().exp() };
-    let v4 = ((b) * ((&m.norm[0]).mean()));
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(830, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v2 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&m.proj.bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>();
+    let mut v3 = a.clone();
+    for i in 0..2 {
+        v3 = ((&v3).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
+    }
+    let v4 = (((&v2).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>()) * 3.0).round();
+    let v5 = (b).tanh();
+    let v6 = ((&m.norm[0]).square() + 1.0).recip();
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(830, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(705, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(24, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -1402,19 +1344,21 @@ fn g019_gradient() {
 fn g020(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
     let v2 = (((a) + &k1)).cos();
-    let v3 = (&v2).permute::<2, 0, 1>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { (&v3).sigmoid() };
-    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(214, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v3 = (&v2).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 3>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![4, 3]>();
+    let v4 = if a.detach().sum().item() > 0.0 { (a).sigmoid() } else { ((a) * (a)) };
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(508, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g020_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
     let v2 = (((a) + &k1)).cos();
-    let v3 = (&v2).permute::<2, 0, 1>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { (&v3).sigmoid() };
-    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(214, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v3 = (&v2).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 3>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![4, 3]>();
+    let v4 = if a.detach().sum().item() > 0.0 { (a).sigmoid() } else { ((a) * (a)) };
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(508, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -1436,33 +1380,37 @@ fn g020_gradient() {
 fn g021(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).tanh();
-    let v3 = (&v2).cross_entropy(&[0usize, 1usize]);
-    let v4 = (&v3).tanh();
-    let mut v5 = v4.clone();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(339, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(&v2, a);
+    let v6 = ((&v5) * 3.0).ceil();
+    let mut v7 = v6.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v5 = ((-(&v5 * &v3))).tanh();
+            v7 = ((-(&v7 * &v5))).tanh();
         }
-        v5 = &v5 - &v3 * 0.25;
+        v7 = &v7 - &v5 * 0.25;
     }
-    let k6: Tensor![f64] = Tensor::rand_uniform(478, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g021_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).tanh();
-    let v3 = (&v2).cross_entropy(&[0usize, 1usize]);
-    let v4 = (&v3).tanh();
-    let mut v5 = v4.clone();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(339, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, &v2, a);
+    let v6 = ((&v5) * 3.0).ceil();
+    let mut v7 = v6.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v5 = ((-(&v5 * &v3))).tanh();
+            v7 = ((-(&v7 * &v5))).tanh();
         }
-        v5 = &v5 - &v3 * 0.25;
+        v7 = &v7 - &v5 * 0.25;
     }
-    let k6: Tensor![f64] = Tensor::rand_uniform(478, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -1483,32 +1431,30 @@ fn g021_gradient() {
 #[differentiable]
 fn g022(a: &Tensor![f64; 1, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (c).sigmoid();
-    let v2 = (a).gather::<1, 3>(&[2, 0, 0]);
-    let v3 = ((&v1).sin()).tanh().powi(3);
-    let v4 = (((b).square() + 1.0).log2()).tanh();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(201, -1.0, 1.0);
-    let v6 = (a).matmul(&k5);
-    let v7 = if b.detach().sum().item() > 0.0 { (&v4).sin() } else { ((&v4) * (&v4)) };
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(534, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(873, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(739, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(111, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v2 = (&v1).dropout(0.25, 621);
+    let v3 = (b).tanh();
+    let v4 = (&v3).tanh();
+    let v5 = ((&v4) + 0.25).relu();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(250, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(a, &v2);
+    let k9: Tensor![f64] = Tensor::rand_uniform(463, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(77, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g022_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (c).sigmoid();
-    let v2 = (a).gather::<1, 3>(&[2, 0, 0]);
-    let v3 = ((&v1).sin()).tanh().powi(3);
-    let v4 = (((b).square() + 1.0).log2()).tanh();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(201, -1.0, 1.0);
-    let v6 = (a).matmul(&k5);
-    let v7 = if b.detach().sum().item() > 0.0 { (&v4).sin() } else { ((&v4) * (&v4)) };
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(534, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(873, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(739, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(111, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v2 = (&v1).dropout(0.25, 621);
+    let v3 = (b).tanh();
+    let v4 = (&v3).tanh();
+    let v5 = ((&v4) + 0.25).relu();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(250, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, a, &v2);
+    let k9: Tensor![f64] = Tensor::rand_uniform(463, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(77, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -1537,30 +1483,24 @@ fn g022_gradient() {
 #[differentiable]
 fn g023(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = ((a) + 0.25).relu();
-    let v2 = (&v1).cast::<f64>();
-    let v3 = ((m.head.forward(&v2)).square() + 1.0).sqrt();
-    let mut v4 = v3.clone();
-    for _ in 0..4 {
-        v4 = ((&v4 * &v3).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let v5 = ((&m.blocks[1].bias) * 1.5).gelu();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(493, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(578, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let v3 = ((m.blocks[0].forward(&v1)) * 1.5).gelu();
+    let v4 = (&m.blocks[1].bias).softplus();
+    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(426, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g023_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = ((a) + 0.25).relu();
-    let v2 = (&v1).cast::<f64>();
-    let v3 = ((m.head.forward(&v2)).square() + 1.0).sqrt();
-    let mut v4 = v3.clone();
-    for _ in 0..4 {
-        v4 = ((&v4 * &v3).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let v5 = ((&m.blocks[1].bias) * 1.5).gelu();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(493, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(578, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let v3 = ((m.blocks[0].forward(&v1)) * 1.5).gelu();
+    let v4 = (&m.blocks[1].bias).softplus();
+    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(426, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -1585,20 +1525,22 @@ fn g023_gradient() {
 #[differentiable]
 fn g024(a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
     let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).reshape::<Shape![12]>();
-    let v3 = ((-(b))).tanh();
-    let k4: Tensor![f64; 12] = Tensor::rand_uniform(660, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(685, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v2).cos() } else { (-(&v2)) };
+    let v4 = ((b).square() + 1.0).ln();
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(896, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g024_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).reshape::<Shape![12]>();
-    let v3 = ((-(b))).tanh();
-    let k4: Tensor![f64; 12] = Tensor::rand_uniform(660, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(685, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v2).cos() } else { (-(&v2)) };
+    let v4 = ((b).square() + 1.0).ln();
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(896, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -1623,20 +1565,30 @@ fn g024_gradient() {
 #[differentiable]
 fn g025(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = ((a) * 1.5).gelu_tanh();
-    let v2 = (&v1).broadcast_to::<Shape![2, 2, 3]>();
-    let v3 = ((b).logsumexp()).softplus();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(239, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(571, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v2 = (&v1).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
+    let v3 = ((&v1).mse(&v1)).tanh();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(43, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v1, &v2);
+    let v7 = (((&v3) * 1.5).gelu()).tanh();
+    let v8 = (b).atan2(&((&v6).square() + 0.5));
+    let k9: Tensor![f64] = Tensor::rand_uniform(582, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(283, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g025_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = ((a) * 1.5).gelu_tanh();
-    let v2 = (&v1).broadcast_to::<Shape![2, 2, 3]>();
-    let v3 = ((b).logsumexp()).softplus();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(239, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(571, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v2 = (&v1).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
+    let v3 = ((&v1).mse(&v1)).tanh();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(43, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v1, &v2);
+    let v7 = (((&v3) * 1.5).gelu()).tanh();
+    let v8 = (b).atan2(&((&v6).square() + 0.5));
+    let k9: Tensor![f64] = Tensor::rand_uniform(582, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(283, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -1661,24 +1613,28 @@ fn g025_gradient() {
 #[differentiable]
 fn g026(m: &Net, a: &Tensor![f64; 3]) -> f64 {
     let v1 = ((&m.gain) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).concat::<0, 6, _>(&m.fc2.weight);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(296, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
     let v4 = ((m.fc1.forward(&v3)).square() + 1.0).ln();
-    let v5 = (a).softplus();
-    let k6: Tensor![f64; 6, 4] = Tensor::rand_uniform(969, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(89, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v5 = (a).sigmoid();
+    let v6 = ((&m.fc2.weight).square() + 1.0).ln();
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(248, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(590, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(969, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g026_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = ((&m.gain) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).concat::<0, 6, _>(&m.fc2.weight);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(296, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
     let v4 = ((m.fc1.forward(&v3)).square() + 1.0).ln();
-    let v5 = (a).softplus();
-    let k6: Tensor![f64; 6, 4] = Tensor::rand_uniform(969, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(89, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v5 = (a).sigmoid();
+    let v6 = ((&m.fc2.weight).square() + 1.0).ln();
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(248, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(590, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(969, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -1704,19 +1660,25 @@ fn g026_gradient() {
 fn g027(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(448, -1.0, 1.0);
     let v2 = ((((b).mean() * &k1)) * 1.5).erf();
-    let v3 = (c).reshape::<Shape![1, 1, 1]>().conv1d::<1, 2, 1, 1, 2>(&(a).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![2]>();
-    let v4 = ((&v3) * ((&v2).mean()));
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(147, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v3 = (b).reshape::<Shape![1, 2, 1, 3]>().global_avg_pool2d();
+    let v4 = (((&v2) * ((a).mean()))).min_keepdim::<0>();
+    let v5 = ((c).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g027_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(448, -1.0, 1.0);
     let v2 = ((((b).mean() * &k1)) * 1.5).erf();
-    let v3 = (c).reshape::<Shape![1, 1, 1]>().conv1d::<1, 2, 1, 1, 2>(&(a).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![2]>();
-    let v4 = ((&v3) * ((&v2).mean()));
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(147, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v3 = (b).reshape::<Shape![1, 2, 1, 3]>().global_avg_pool2d();
+    let v4 = (((&v2) * ((a).mean()))).min_keepdim::<0>();
+    let v5 = ((c).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -1745,22 +1707,24 @@ fn g027_gradient() {
 #[differentiable]
 fn g028(a: &Tensor![f64]) -> f64 {
     let v1 = ((a) * 1.5).erfc();
-    let v2 = (&v1).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let v3 = ((&v2).mse(&v2)).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&((&v1).tanh()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v4 = (((&v3).max_keepdim::<0>()).square() + 1.0).pow(&(((&v1) + 0.25).relu()).tanh());
-    let v5 = ((&v4).logsumexp_keepdim::<0>()).mean_keepdim::<0>();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(106, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
+    let v3 = (((a) + &k2)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v4 = (&v1).cos();
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(408, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g028_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a) * 1.5).erfc();
-    let v2 = (&v1).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let v3 = ((&v2).mse(&v2)).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&((&v1).tanh()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v4 = (((&v3).max_keepdim::<0>()).square() + 1.0).pow(&(((&v1) + 0.25).relu()).tanh());
-    let v5 = ((&v4).logsumexp_keepdim::<0>()).mean_keepdim::<0>();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(106, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
+    let v3 = (((a) + &k2)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v4 = (&v1).cos();
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(408, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -1781,22 +1745,34 @@ fn g028_gradient() {
 #[differentiable]
 fn g029(a: &Tensor![f64; 4]) -> f64 {
     let v1 = (a).abs();
-    let v2 = (a).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 7>(&(&v1).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 7]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (-(&v2)) } else { (&v2).sigmoid() };
-    let v4 = (&v3).sigmoid();
-    let v5 = ((&v4).tanh()).tanh().powf(3.0);
-    let k6: Tensor![f64; 1, 7] = Tensor::rand_uniform(581, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(38, -1.0, 1.0);
+    let v3 = ((a).layer_norm(1e-5) * &k2);
+    let mut v4 = v1.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * &v3).tanh().exp()).tanh() + &v1 * 0.5;
+    }
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh().powf(3.0) } else { ((&v4) * (&v4)) };
+    let v6 = ((&v5).square() + 1.0).sqrt();
+    let v7 = if a.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { (a).sin() };
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(524, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(324, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g029_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (a).abs();
-    let v2 = (a).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 7>(&(&v1).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 7]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (-(&v2)) } else { (&v2).sigmoid() };
-    let v4 = (&v3).sigmoid();
-    let v5 = ((&v4).tanh()).tanh().powf(3.0);
-    let k6: Tensor![f64; 1, 7] = Tensor::rand_uniform(581, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(38, -1.0, 1.0);
+    let v3 = ((a).layer_norm(1e-5) * &k2);
+    let mut v4 = v1.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * &v3).tanh().exp()).tanh() + &v1 * 0.5;
+    }
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh().powf(3.0) } else { ((&v4) * (&v4)) };
+    let v6 = ((&v5).square() + 1.0).sqrt();
+    let v7 = if a.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { (a).sin() };
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(524, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(324, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -1818,29 +1794,35 @@ fn g029_gradient() {
 fn g030(m: &Net, a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(43, -1.0, 1.0);
     let v2 = (((&m.fc1.weight).mean() * &k1)).softplus();
-    let k3: Tensor![f64; 4, 3] = Tensor::rand_uniform(836, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(&m.fc2.bias, &m.fc2.weight);
-    let v6 = ((m.fc1.forward(&v5)).square() + 1.0).ln();
-    let v7 = (a).tanh();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(566, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(749, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(405, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let k3: Tensor![f64; 4, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
+    let v4 = ((&m.fc2.weight).batch_norm(1e-5) * &k3);
+    let v5 = (m.fc1.forward(&v4)).softplus();
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(943, -1.0, 1.0);
+    let v7 = (&v5).matmul(&k6);
+    let v8 = (a).tanh();
+    let v9 = (&m.fc2.bias).softplus();
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(939, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(988, -1.0, 1.0);
+    ((&v2 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()).item()
 }
 
 fn g030_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(43, -1.0, 1.0);
     let v2 = (((&m.fc1.weight).mean() * &k1)).softplus();
-    let k3: Tensor![f64; 4, 3] = Tensor::rand_uniform(836, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, &m.fc2.bias, &m.fc2.weight);
-    let v6 = ((m.fc1.forward(&v5)).square() + 1.0).ln();
-    let v7 = (a).tanh();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(566, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(749, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(405, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let k3: Tensor![f64; 4, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
+    let v4 = ((&m.fc2.weight).batch_norm(1e-5) * &k3);
+    let v5 = (m.fc1.forward(&v4)).softplus();
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(943, -1.0, 1.0);
+    let v7 = (&v5).matmul(&k6);
+    let v8 = (a).tanh();
+    let v9 = (&m.fc2.bias).softplus();
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(939, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(988, -1.0, 1.0);
+    (&v2 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()
 }
 
 #[test]
@@ -1865,26 +1847,30 @@ fn g030_gradient() {
 #[differentiable]
 fn g031(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = (a).silu();
-    let v2 = (&v1).dropout(0.25, 669);
-    let v3 = ((&v2).tanh()).max();
-    let v4 = (((&v3).minimum_scalar(-0.1)) * (((&v1).maximum_scalar(0.1)).mean()));
-    let v5 = (&v3).tanh();
-    let v6 = (&v4).tanh();
-    let k7: Tensor![f64] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(77, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v2 = (&v1).tanh().tan();
+    let v3 = (((&v1).logsumexp_axis::<1>()) * 1.5).gelu();
+    let v4 = ((&v3) - (&v1));
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(94, -1.0, 1.0);
+    let v6 = ((&v1).log_softmax::<1>() * &k5);
+    let v7 = if a.detach().sum().item() < 0.0 { ((&v2) * 1.5).gelu() } else { (&v2).cos() };
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(22, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(519, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g031_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = (a).silu();
-    let v2 = (&v1).dropout(0.25, 669);
-    let v3 = ((&v2).tanh()).max();
-    let v4 = (((&v3).minimum_scalar(-0.1)) * (((&v1).maximum_scalar(0.1)).mean()));
-    let v5 = (&v3).tanh();
-    let v6 = (&v4).tanh();
-    let k7: Tensor![f64] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(77, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v2 = (&v1).tanh().tan();
+    let v3 = (((&v1).logsumexp_axis::<1>()) * 1.5).gelu();
+    let v4 = ((&v3) - (&v1));
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(94, -1.0, 1.0);
+    let v6 = ((&v1).log_softmax::<1>() * &k5);
+    let v7 = if a.detach().sum().item() < 0.0 { ((&v2) * 1.5).gelu() } else { (&v2).cos() };
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(22, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(519, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -1905,20 +1891,30 @@ fn g031_gradient() {
 #[differentiable]
 fn g032(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).tanh().powf(3.0);
-    let v2 = (b).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
-    let v3 = (&v2).broadcast_to::<Shape![2, 1, 2]>();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(608, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v2 = ((b).tanh() * 0.9).asin();
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(401, -1.0, 1.0);
+    let v4 = (((&v2) * 3.0).round()).matmul(&k3);
+    let v5 = ((&v1).tanh()).square().log1p();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
+    let v7 = (((&v4) * 1.5).gelu()).matmul(&k6);
+    let v8 = (&v5).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 5, 4>(&(&v4).reshape::<Shape![1, 1, 2, 2]>()).reshape::<Shape![5, 4]>();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(25, -1.0, 1.0);
+    let k10: Tensor![f64; 5, 4] = Tensor::rand_uniform(565, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g032_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).tanh().powf(3.0);
-    let v2 = (b).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
-    let v3 = (&v2).broadcast_to::<Shape![2, 1, 2]>();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(608, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
+    let v2 = ((b).tanh() * 0.9).asin();
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(401, -1.0, 1.0);
+    let v4 = (((&v2) * 3.0).round()).matmul(&k3);
+    let v5 = ((&v1).tanh()).square().log1p();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
+    let v7 = (((&v4) * 1.5).gelu()).matmul(&k6);
+    let v8 = (&v5).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 5, 4>(&(&v4).reshape::<Shape![1, 1, 2, 2]>()).reshape::<Shape![5, 4]>();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(25, -1.0, 1.0);
+    let k10: Tensor![f64; 5, 4] = Tensor::rand_uniform(565, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -1943,34 +1939,32 @@ fn g032_gradient() {
 #[differentiable]
 fn g033(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (&m.layers[0].weight).tanh().powi(3);
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(931, -1.0, 1.0);
-    let v4 = m.proj.forward(&((b).mean() * &k3));
-    let v5 = m.layers[1].forward(&v1);
-    let v6 = ((a).square() + 1.0).powf(-0.5);
-    let v7 = (&m.layers[1].bias).tanh();
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(16, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(931, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+    let v2 = ((a).tanh() * 0.9).acos();
+    let mut v3 = v1.clone();
+    for i in 0..2 {
+        v3 = (m.layers[1 - i].forward(&v3)).sin() + &v3 * 0.5;
+    }
+    let v4 = (((&m.layers[1].bias).silu()) * ((&v3).min()));
+    let v5 = (b).sigmoid();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(504, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g033_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (&m.layers[0].weight).tanh().powi(3);
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(931, -1.0, 1.0);
-    let v4 = m.proj.forward(&((b).mean() * &k3));
-    let v5 = m.layers[1].forward(&v1);
-    let v6 = ((a).square() + 1.0).powf(-0.5);
-    let v7 = (&m.layers[1].bias).tanh();
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(16, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(931, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+    let v2 = ((a).tanh() * 0.9).acos();
+    let mut v3 = v1.clone();
+    for i in 0..2 {
+        v3 = (m.layers[1 - i].forward(&v3)).sin() + &v3 * 0.5;
+    }
+    let v4 = (((&m.layers[1].bias).silu()) * ((&v3).min()));
+    let v5 = (b).sigmoid();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(504, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -1999,34 +1993,20 @@ fn g033_gradient() {
 #[differentiable]
 fn g034(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1]) -> f64 {
     let v1 = (b).sum();
-    let v2 = (a).reshape::<Shape![1, 1, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).sqrt() } else { (&v2).softplus() };
-    let mut v4 = v1.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v1).square() + 1.0).sqrt()).tanh();
-        }
-        v4 = &v4 - &v1 * 0.25;
-    }
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(640, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(614, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = (&v1).atan();
+    let v3 = (a).cos();
+    let k4: Tensor![f64] = Tensor::rand_uniform(225, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(731, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g034_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (b).sum();
-    let v2 = (a).reshape::<Shape![1, 1, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).sqrt() } else { (&v2).softplus() };
-    let mut v4 = v1.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v1).square() + 1.0).sqrt()).tanh();
-        }
-        v4 = &v4 - &v1 * 0.25;
-    }
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(640, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(614, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = (&v1).atan();
+    let v3 = (a).cos();
+    let k4: Tensor![f64] = Tensor::rand_uniform(225, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(731, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -2051,22 +2031,24 @@ fn g034_gradient() {
 #[differentiable]
 fn g035(a: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (a).sum_axis::<1>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(219, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v4 = ((&v3).sum()).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&((&v1).minimum(&v1)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
-    let v5 = (((&v4) - (a))).reshape::<Shape![1, 1, 2, 2]>().conv_transpose2d::<1, 0, 1, 7, 4>(&((&v3).broadcast_to::<Shape![2, 3, 3]>()).reshape::<Shape![1, 1, 6, 3]>()).reshape::<Shape![7, 4]>();
-    let k6: Tensor![f64; 7, 4] = Tensor::rand_uniform(493, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v2 = (&v1).tanh().sinh();
+    let v3 = ((&v2) * ((&v2).mean()));
+    let v4 = ((((&v3) * ((&v3).mean()))) - ((&v2).tanh()));
+    let v5 = (((&v3) * 3.0).round()).tanh().exp();
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(971, -1.0, 1.0);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(493, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g035_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (a).sum_axis::<1>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(219, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v4 = ((&v3).sum()).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&((&v1).minimum(&v1)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
-    let v5 = (((&v4) - (a))).reshape::<Shape![1, 1, 2, 2]>().conv_transpose2d::<1, 0, 1, 7, 4>(&((&v3).broadcast_to::<Shape![2, 3, 3]>()).reshape::<Shape![1, 1, 6, 3]>()).reshape::<Shape![7, 4]>();
-    let k6: Tensor![f64; 7, 4] = Tensor::rand_uniform(493, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v2 = (&v1).tanh().sinh();
+    let v3 = ((&v2) * ((&v2).mean()));
+    let v4 = ((((&v3) * ((&v3).mean()))) - ((&v2).tanh()));
+    let v5 = (((&v3) * 3.0).round()).tanh().exp();
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(971, -1.0, 1.0);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(493, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -2088,29 +2070,27 @@ fn g035_gradient() {
 fn g036(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(183, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).sum_keepdim::<1>();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(321, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(922, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(412, -1.0, 1.0);
-    let v7 = ((c).matmul(&k5)).matmul(&k6);
-    let v8 = ((&v4) * ((b).mean()));
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(811, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 2] = Tensor::rand_uniform(305, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v3 = (c).tanh().cosh();
+    let mut v4 = b.clone();
+    for _ in 0..3 {
+        v4 = ((&v4 * &v3).square()).tanh() + b * 0.5;
+    }
+    let v5 = ((&v2) * ((&v4).mean()));
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(554, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g036_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(183, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).sum_keepdim::<1>();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(321, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(922, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(412, -1.0, 1.0);
-    let v7 = ((c).matmul(&k5)).matmul(&k6);
-    let v8 = ((&v4) * ((b).mean()));
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(811, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 2] = Tensor::rand_uniform(305, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let v3 = (c).tanh().cosh();
+    let mut v4 = b.clone();
+    for _ in 0..3 {
+        v4 = ((&v4 * &v3).square()).tanh() + b * 0.5;
+    }
+    let v5 = ((&v2) * ((&v4).mean()));
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(554, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -2139,28 +2119,24 @@ fn g036_gradient() {
 #[differentiable]
 fn g037(m: &Net, a: &Tensor![f64; 2, 4]) -> f64 {
     let v1 = (a).mean();
-    let v2 = (&m.fc2.weight).reshape::<Shape![1, 4, 3]>().global_avg_pool1d();
-    let v3 = (-(m.fc1.forward(&m.fc2.weight)));
-    let v4 = (m.fc2.forward(&v3)).tanh().exp();
-    let v5 = (&m.gain).tanh().exp();
-    let k6: Tensor![f64] = Tensor::rand_uniform(777, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(844, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(73, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(291, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v2 = (&v1).asinh();
+    let v3 = (m.fc1.forward(&m.fc2.weight)).softplus();
+    let v4 = ((&m.gain) * 1.5).gelu();
+    let k5: Tensor![f64] = Tensor::rand_uniform(730, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(339, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(169, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g037_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v1 = (a).mean();
-    let v2 = (&m.fc2.weight).reshape::<Shape![1, 4, 3]>().global_avg_pool1d();
-    let v3 = (-(m.fc1.forward(&m.fc2.weight)));
-    let v4 = (m.fc2.forward(&v3)).tanh().exp();
-    let v5 = (&m.gain).tanh().exp();
-    let k6: Tensor![f64] = Tensor::rand_uniform(777, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(844, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(73, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(291, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v2 = (&v1).asinh();
+    let v3 = (m.fc1.forward(&m.fc2.weight)).softplus();
+    let v4 = ((&m.gain) * 1.5).gelu();
+    let k5: Tensor![f64] = Tensor::rand_uniform(730, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(339, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(169, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -2186,31 +2162,25 @@ fn g037_gradient() {
 fn g038(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
     let v1 = (b).mean_axis::<0>();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(441, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(980, -1.0, 1.0);
-    let v4 = ((((&v1) + &k2)).layer_norm(1e-5) * &k3);
-    let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * a).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
-    }
-    let v6 = (c).square();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(209, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v3 = ((((&v1) + &k2)).square() + 1.5).acosh();
+    let v4 = (a).sin();
+    let v5 = ((c).square() + 1.0).ln();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(605, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(730, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g038_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).mean_axis::<0>();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(441, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(980, -1.0, 1.0);
-    let v4 = ((((&v1) + &k2)).layer_norm(1e-5) * &k3);
-    let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * a).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
-    }
-    let v6 = (c).square();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(209, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v3 = ((((&v1) + &k2)).square() + 1.5).acosh();
+    let v4 = (a).sin();
+    let v5 = ((c).square() + 1.0).ln();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(605, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(730, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -2239,26 +2209,28 @@ fn g038_gradient() {
 #[differentiable]
 fn g039(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (c).mean_keepdim::<1>();
-    let k2: Tensor![f64; 3, 1] = Tensor::rand_uniform(272, -1.0, 1.0);
-    let v3 = ((&v1).batch_norm(1e-5) * &k2);
-    let v4 = ((a) * 1.5).gelu();
-    let v5 = ((b) * 1.5).gelu();
-    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(159, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(431, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(236, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v2 = ((c).tanh() * 0.9).atanh();
+    let mut v3 = v1.clone();
+    for _ in 0..3 {
+        v3 = ((&v3 * b).tanh()).tanh() + &v1 * 0.5;
+    }
+    let v4 = ((&v2) * ((a).mean()));
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(793, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(742, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g039_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (c).mean_keepdim::<1>();
-    let k2: Tensor![f64; 3, 1] = Tensor::rand_uniform(272, -1.0, 1.0);
-    let v3 = ((&v1).batch_norm(1e-5) * &k2);
-    let v4 = ((a) * 1.5).gelu();
-    let v5 = ((b) * 1.5).gelu();
-    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(159, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(431, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(236, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v2 = ((c).tanh() * 0.9).atanh();
+    let mut v3 = v1.clone();
+    for _ in 0..3 {
+        v3 = ((&v3 * b).tanh()).tanh() + &v1 * 0.5;
+    }
+    let v4 = ((&v2) * ((a).mean()));
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(793, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(742, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -2287,28 +2259,30 @@ fn g039_gradient() {
 #[differentiable]
 fn g040(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (&m.layers[0].bias).max();
-    let v2 = ((&v1) + (&m.norm[1]));
-    let mut v3 = a.clone();
-    for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
-    }
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
-    let v5 = (((&v3).square() + 1.0).pow(&(&v2).tanh())).concat::<0, 5, _>(&(&m.layers[0].weight).matmul(&k4));
-    let k6: Tensor![f64; 5, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v2 = (&v1).square().log1p();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(143, -1.0, 1.0);
+    let v4 = (m.proj.forward(&((&m.norm[1]).mean() * &k3))).tanh().exp();
+    let v5 = (a).softplus();
+    let v6 = (-(&m.layers[0].weight));
+    let k7: Tensor![f64] = Tensor::rand_uniform(531, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(727, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(301, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(318, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g040_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (&m.layers[0].bias).max();
-    let v2 = ((&v1) + (&m.norm[1]));
-    let mut v3 = a.clone();
-    for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
-    }
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
-    let v5 = (((&v3).square() + 1.0).pow(&(&v2).tanh())).concat::<0, 5, _>(&(&m.layers[0].weight).matmul(&k4));
-    let k6: Tensor![f64; 5, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v2 = (&v1).square().log1p();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(143, -1.0, 1.0);
+    let v4 = (m.proj.forward(&((&m.norm[1]).mean() * &k3))).tanh().exp();
+    let v5 = (a).softplus();
+    let v6 = (-(&m.layers[0].weight));
+    let k7: Tensor![f64] = Tensor::rand_uniform(531, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(727, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(301, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(318, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -2333,28 +2307,30 @@ fn g040_gradient() {
 #[differentiable]
 fn g041(a: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (a).max_axis::<1>();
-    let v2 = ((&v1) - (&v1));
-    let v3 = ((&v2).sum_axis::<0>()).tanh();
-    let v4 = (((&v1) * (&v3))).abs();
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).sigmoid() } else { (&v4).tanh() };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(227, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v5, a);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(665, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v2 = (&v1).tanh().expm1();
+    let v3 = ((&v2).tanh()).min_axis::<0>();
+    let v4 = ((&v3).tanh()).silu();
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * &v4).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
+    }
+    let v6 = ((&v5).tanh()).dropout(0.25, 411);
+    let k7: Tensor![f64] = Tensor::rand_uniform(664, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g041_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (a).max_axis::<1>();
-    let v2 = ((&v1) - (&v1));
-    let v3 = ((&v2).sum_axis::<0>()).tanh();
-    let v4 = (((&v1) * (&v3))).abs();
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).sigmoid() } else { (&v4).tanh() };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(227, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v5, a);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(665, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v2 = (&v1).tanh().expm1();
+    let v3 = ((&v2).tanh()).min_axis::<0>();
+    let v4 = ((&v3).tanh()).silu();
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * &v4).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
+    }
+    let v6 = ((&v5).tanh()).dropout(0.25, 411);
+    let k7: Tensor![f64] = Tensor::rand_uniform(664, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -2376,37 +2352,31 @@ fn g041_gradient() {
 fn g042(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
     let v2 = (((a) + &k1)).max_keepdim::<1>();
-    let v3 = ((&v2) * (&v2));
-    let mut v4 = v3.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).square()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
+    let v3 = ((&v2) * 3.0).floor();
+    let v4 = if a.detach().sum().item() < 0.0 { (a).sigmoid() } else { ((a) * 1.5).gelu() };
+    let mut v5 = v4.clone();
+    for _ in 0..1 {
+        v5 = (((&v5 * a).square() + 1.0).recip()).tanh() + &v4 * 0.5;
     }
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).cos() } else { ((&v4) * (&v4)) };
-    let v6 = (((&v3).square() + 1.0).pow(&(&v5).tanh())).gather::<0, 3>(&[2, 0, 0]);
-    let v7 = (((&v6).mse(&v6)).square() + 1.0).recip();
-    let k8: Tensor![f64] = Tensor::rand_uniform(220, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v6 = ((&v4).tanh()).maximum(&(&v3).permute::<1, 0>());
+    let k7: Tensor![f64] = Tensor::rand_uniform(32, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(110, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g042_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
     let v2 = (((a) + &k1)).max_keepdim::<1>();
-    let v3 = ((&v2) * (&v2));
-    let mut v4 = v3.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).square()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
+    let v3 = ((&v2) * 3.0).floor();
+    let v4 = if a.detach().sum().item() < 0.0 { (a).sigmoid() } else { ((a) * 1.5).gelu() };
+    let mut v5 = v4.clone();
+    for _ in 0..1 {
+        v5 = (((&v5 * a).square() + 1.0).recip()).tanh() + &v4 * 0.5;
     }
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).cos() } else { ((&v4) * (&v4)) };
-    let v6 = (((&v3).square() + 1.0).pow(&(&v5).tanh())).gather::<0, 3>(&[2, 0, 0]);
-    let v7 = (((&v6).mse(&v6)).square() + 1.0).recip();
-    let k8: Tensor![f64] = Tensor::rand_uniform(220, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v6 = ((&v4).tanh()).maximum(&(&v3).permute::<1, 0>());
+    let k7: Tensor![f64] = Tensor::rand_uniform(32, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(110, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -2428,27 +2398,21 @@ fn g042_gradient() {
 fn g043(a: &Tensor![f64; 4], b: &Tensor![f64; 4], c: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (b).min();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(898, -1.0, 1.0);
-    let v3 = ((((c).mean() * &k2)) / ((b).square() + 1.0));
-    let v4 = (c).cos();
-    let v5 = (a).square();
-    let k6: Tensor![f64] = Tensor::rand_uniform(627, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(930, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(271, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(924, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v3 = ((((c).mean() * &k2)) * 3.0).ceil();
+    let v4 = (&v1).minimum(a);
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(339, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g043_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (b).min();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(898, -1.0, 1.0);
-    let v3 = ((((c).mean() * &k2)) / ((b).square() + 1.0));
-    let v4 = (c).cos();
-    let v5 = (a).square();
-    let k6: Tensor![f64] = Tensor::rand_uniform(627, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(930, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(271, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(924, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v3 = ((((c).mean() * &k2)) * 3.0).ceil();
+    let v4 = (&v1).minimum(a);
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(339, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -2477,7 +2441,7 @@ fn g043_gradient() {
 #[differentiable]
 fn g044(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (&m.proj.bias).min_axis::<0>();
-    let v2 = (-(&m.layers[1].bias));
+    let v2 = ((&m.layers[1].bias) * 3.0).round();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
     let mut v4 = ((a).mean() * &k3);
     for i in 0..2 {
@@ -2491,7 +2455,7 @@ fn g044(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
 
 fn g044_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (&m.proj.bias).min_axis::<0>();
-    let v2 = (-(&m.layers[1].bias));
+    let v2 = ((&m.layers[1].bias) * 3.0).round();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
     let mut v4 = ((a).mean() * &k3);
     for i in 0..2 {
@@ -2525,44 +2489,18 @@ fn g044_gradient() {
 #[differentiable]
 fn g045(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (a).min_keepdim::<0>();
-    let v2 = ((&v1).square() + 1.0).pow(&(&v1).tanh());
-    let mut v3 = v2.clone();
-    for _ in 0..4 {
-        v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
-    }
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).square() } else { (&v3).sigmoid() };
-    let mut v5 = a.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v2).tanh()).tanh();
-        }
-        v5 = &v5 - &v2 * 0.25;
-    }
-    let v6 = ((&v5).var_axis::<2>()).cos();
-    let k7: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(256, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(248, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v2 = ((&v1) * 3.0).sign();
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).sin() } else { (-(&v2)) };
+    let k4: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g045_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).min_keepdim::<0>();
-    let v2 = ((&v1).square() + 1.0).pow(&(&v1).tanh());
-    let mut v3 = v2.clone();
-    for _ in 0..4 {
-        v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
-    }
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).square() } else { (&v3).sigmoid() };
-    let mut v5 = a.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v2).tanh()).tanh();
-        }
-        v5 = &v5 - &v2 * 0.25;
-    }
-    let v6 = ((&v5).var_axis::<2>()).cos();
-    let k7: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(256, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(248, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v6 * &k8).sum()
+    let v2 = ((&v1) * 3.0).sign();
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).sin() } else { (-(&v2)) };
+    let k4: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -2583,18 +2521,32 @@ fn g045_gradient() {
 #[differentiable]
 fn g046(a: &Tensor![f64; 4]) -> f64 {
     let v1 = (a).var();
-    let k2: Tensor![f64] = Tensor::rand_uniform(318, -1.0, 1.0);
-    let v3 = (&v1).maximum(&((&v1) + &k2));
-    let k4: Tensor![f64] = Tensor::rand_uniform(596, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v2 = (&v1).clamp(-0.5, 0.5);
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).sin() } else { (-(&v2)) };
+    let v4 = (&v3).atan();
+    let v5 = (&v4).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let mut v6 = v4.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v2).cos()).tanh() + &v4 * 0.5;
+    }
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(749, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g046_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (a).var();
-    let k2: Tensor![f64] = Tensor::rand_uniform(318, -1.0, 1.0);
-    let v3 = (&v1).maximum(&((&v1) + &k2));
-    let k4: Tensor![f64] = Tensor::rand_uniform(596, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v2 = (&v1).clamp(-0.5, 0.5);
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).sin() } else { (-(&v2)) };
+    let v4 = (&v3).atan();
+    let v5 = (&v4).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let mut v6 = v4.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v2).cos()).tanh() + &v4 * 0.5;
+    }
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(749, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -2617,7 +2569,7 @@ fn g047(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
     let v2 = (((a) + &k1)).var_axis::<0>();
     let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let v4 = (b).minimum(&((&v2).mean() * &k3));
+    let v4 = (b).atan2(&((((&v2).mean() * &k3)).square() + 0.5));
     let mut v5 = v2.clone();
     for i in 0..2 {
         v5 = ((&v5).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
@@ -2633,7 +2585,7 @@ fn g047_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1, 3]>) -> V
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
     let v2 = (((a) + &k1)).var_axis::<0>();
     let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let v4 = (b).minimum(&((&v2).mean() * &k3));
+    let v4 = (b).atan2(&((((&v2).mean() * &k3)).square() + 0.5));
     let mut v5 = v2.clone();
     for i in 0..2 {
         v5 = ((&v5).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
@@ -2671,38 +2623,38 @@ fn g047_gradient() {
 #[differentiable]
 fn g048(a: &Tensor![f64; 3, 4], b: &Tensor![f64], c: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (c).var_keepdim::<0>();
-    let v2 = (&v1).maximum_scalar(0.1);
-    let v3 = (((&v1).tanh()) * ((b).tanh()));
-    let v4 = ((a).max_axis::<1>()).softplus();
-    let v5 = ((&v2) * (&v3));
-    let mut v6 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * b).sigmoid()).tanh();
-        }
-        v6 = &v6 - b * 0.25;
+    let v2 = (&v1).hypot(&((b).square() + 0.5));
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(13, -1.0, 1.0);
+    let v4 = (&v2).matmul(&k3);
+    let mut v5 = v2.clone();
+    for _ in 0..3 {
+        v5 = ((&v5 * &v2).tanh().exp()).tanh() + &v2 * 0.5;
     }
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(357, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(5, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v6 = (&v5).dropout(0.25, 425);
+    let v7 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (b)) };
+    let v8 = ((a).square() + 1.0).powf(-0.5);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(912, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(463, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(357, -1.0, 1.0);
+    ((&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
 }
 
 fn g048_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (c).var_keepdim::<0>();
-    let v2 = (&v1).maximum_scalar(0.1);
-    let v3 = (((&v1).tanh()) * ((b).tanh()));
-    let v4 = ((a).max_axis::<1>()).softplus();
-    let v5 = ((&v2) * (&v3));
-    let mut v6 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * b).sigmoid()).tanh();
-        }
-        v6 = &v6 - b * 0.25;
+    let v2 = (&v1).hypot(&((b).square() + 0.5));
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(13, -1.0, 1.0);
+    let v4 = (&v2).matmul(&k3);
+    let mut v5 = v2.clone();
+    for _ in 0..3 {
+        v5 = ((&v5 * &v2).tanh().exp()).tanh() + &v2 * 0.5;
     }
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(357, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(5, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v6 = (&v5).dropout(0.25, 425);
+    let v7 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (b)) };
+    let v8 = ((a).square() + 1.0).powf(-0.5);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(912, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(463, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(357, -1.0, 1.0);
+    (&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
 }
 
 #[test]
@@ -2731,22 +2683,36 @@ fn g048_gradient() {
 #[differentiable]
 fn g049(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (c).logsumexp();
-    let v2 = (b).minimum_scalar(-0.1);
-    let v3 = ((a).square() + 1.0).ln();
-    let k4: Tensor![f64] = Tensor::rand_uniform(744, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(608, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(824, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v2 = ((b) + (a));
+    let v3 = if a.detach().sum().item() > 0.0 { (&v1).sin() } else { ((&v1) * (&v1)) };
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v1).square() + 1.0).ln()).tanh();
+        }
+        v4 = &v4 - &v1 * 0.25;
+    }
+    let v5 = ((((&v2).tanh() * 0.9).asin()) - ((&v2).silu()));
+    let k6: Tensor![f64] = Tensor::rand_uniform(905, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(377, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g049_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (c).logsumexp();
-    let v2 = (b).minimum_scalar(-0.1);
-    let v3 = ((a).square() + 1.0).ln();
-    let k4: Tensor![f64] = Tensor::rand_uniform(744, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(608, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(824, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v2 = ((b) + (a));
+    let v3 = if a.detach().sum().item() > 0.0 { (&v1).sin() } else { ((&v1) * (&v1)) };
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v1).square() + 1.0).ln()).tanh();
+        }
+        v4 = &v4 - &v1 * 0.25;
+    }
+    let v5 = ((((&v2).tanh() * 0.9).asin()) - ((&v2).silu()));
+    let k6: Tensor![f64] = Tensor::rand_uniform(905, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(377, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -2775,14 +2741,14 @@ fn g049_gradient() {
 #[differentiable]
 fn g050(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let v1 = (a).logsumexp_axis::<0>();
-    let v2 = (b).mse(&v1);
+    let v2 = ((b) - (&v1));
     let k3: Tensor![f64] = Tensor::rand_uniform(789, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g050_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).logsumexp_axis::<0>();
-    let v2 = (b).mse(&v1);
+    let v2 = ((b) - (&v1));
     let k3: Tensor![f64] = Tensor::rand_uniform(789, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
@@ -2809,40 +2775,34 @@ fn g050_gradient() {
 #[differentiable]
 fn g051(m: &Stack, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = (&m.blocks[2].bias).logsumexp_keepdim::<0>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(732, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(499, -1.0, 1.0);
-    let v4 = (((&m.blocks[2].bias) + &k2)).matmul(&((&v1) + &k3));
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
-    let mut v6 = ((&v4).mean() * &k5);
+    let v2 = ((b) * (&m.blocks[2].bias));
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[0].forward(&((&v1) + &k3))).softplus() } else { (m.blocks[0].forward(&((&v1) + &k3))).sigmoid() };
+    let mut v5 = v4.clone();
     for i in 0..2 {
-        v6 = (m.blocks[1 - i].forward(&v6)).sin() + &v6 * 0.5;
+        v5 = (m.blocks[1 - i].forward(&v5)).sin() + &v5 * 0.5;
     }
-    let v7 = if b.detach().sum().item() > 0.0 { ((m.head.forward(&v6)) * 1.5).gelu() } else { ((m.head.forward(&v6)).square() + 1.0).sqrt() };
-    let v8 = (a).sin();
-    let v9 = (b).cos();
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(163, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(725, -1.0, 1.0);
-    let k12: Tensor![f64] = Tensor::rand_uniform(572, -1.0, 1.0);
-    ((&v7 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
+    let v6 = (a).softplus();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(471, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(940, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g051_tape(m: &TStack, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (&m.blocks[2].bias).logsumexp_keepdim::<0>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(732, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(499, -1.0, 1.0);
-    let v4 = (((&m.blocks[2].bias) + &k2)).matmul(&((&v1) + &k3));
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
-    let mut v6 = ((&v4).mean() * &k5);
+    let v2 = ((b) * (&m.blocks[2].bias));
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[0].forward(&((&v1) + &k3))).softplus() } else { (m.blocks[0].forward(&((&v1) + &k3))).sigmoid() };
+    let mut v5 = v4.clone();
     for i in 0..2 {
-        v6 = (m.blocks[1 - i].forward(&v6)).sin() + &v6 * 0.5;
+        v5 = (m.blocks[1 - i].forward(&v5)).sin() + &v5 * 0.5;
     }
-    let v7 = if b.detach().sum().item() > 0.0 { ((m.head.forward(&v6)) * 1.5).gelu() } else { ((m.head.forward(&v6)).square() + 1.0).sqrt() };
-    let v8 = (a).sin();
-    let v9 = (b).cos();
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(163, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(725, -1.0, 1.0);
-    let k12: Tensor![f64] = Tensor::rand_uniform(572, -1.0, 1.0);
-    (&v7 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
+    let v6 = (a).softplus();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(471, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(940, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -2872,23 +2832,17 @@ fn g051_gradient() {
 fn g052(a: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(903, -1.0, 1.0);
     let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = (&v2).tanh().exp();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (&v2)) };
-    let v5 = (a).cast::<f64>();
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(434, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(250, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(761, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g052_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(903, -1.0, 1.0);
     let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = (&v2).tanh().exp();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (&v2)) };
-    let v5 = (a).cast::<f64>();
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(434, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(250, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(761, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -2910,7 +2864,7 @@ fn g052_gradient() {
 fn g053(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(901, -1.0, 1.0);
     let v2 = ((b).log_softmax::<0>() * &k1);
-    let v3 = (a).tanh().exp2();
+    let v3 = (-(a));
     let k4: Tensor![f64; 3] = Tensor::rand_uniform(132, -1.0, 1.0);
     let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
     ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
@@ -2919,7 +2873,7 @@ fn g053(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
 fn g053_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(901, -1.0, 1.0);
     let v2 = ((b).log_softmax::<0>() * &k1);
-    let v3 = (a).tanh().exp2();
+    let v3 = (-(a));
     let k4: Tensor![f64; 3] = Tensor::rand_uniform(132, -1.0, 1.0);
     let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
     (&v2 * &k4).sum() + (&v3 * &k5).sum()
@@ -2948,27 +2902,35 @@ fn g053_gradient() {
 fn g054(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(419, -1.0, 1.0);
     let v2 = (((a) + &k1)).transpose::<0, 1>();
-    let v3 = ((&v2).square() + 1.0).ln();
-    let v4 = m.blocks[1].forward(&m.blocks[0].weight);
-    let v5 = (((&v4) * ((&m.head.weight).mean()))).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 6, 5>(&((&v2).maximum(&m.blocks[1].bias)).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![6, 5]>();
-    let v6 = (b).tanh().exp();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
-    let k8: Tensor![f64; 6, 5] = Tensor::rand_uniform(280, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(347, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v3 = ((&v2).square() + 1.0).pow(&(b).tanh());
+    let v4 = (m.head.forward(&m.blocks[0].weight)).tanh();
+    let mut v5 = m.blocks[0].weight.clone();
+    for i in 0..3 {
+        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + &m.blocks[1].bias * 0.25;
+    }
+    let v6 = ((&m.head.weight).square() + 1.0).recip();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(405, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(342, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(726, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(913, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g054_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(419, -1.0, 1.0);
     let v2 = (((a) + &k1)).transpose::<0, 1>();
-    let v3 = ((&v2).square() + 1.0).ln();
-    let v4 = m.blocks[1].forward(&m.blocks[0].weight);
-    let v5 = (((&v4) * ((&m.head.weight).mean()))).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 6, 5>(&((&v2).maximum(&m.blocks[1].bias)).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![6, 5]>();
-    let v6 = (b).tanh().exp();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
-    let k8: Tensor![f64; 6, 5] = Tensor::rand_uniform(280, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(347, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v3 = ((&v2).square() + 1.0).pow(&(b).tanh());
+    let v4 = (m.head.forward(&m.blocks[0].weight)).tanh();
+    let mut v5 = m.blocks[0].weight.clone();
+    for i in 0..3 {
+        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + &m.blocks[1].bias * 0.25;
+    }
+    let v6 = ((&m.head.weight).square() + 1.0).recip();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(405, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(342, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(726, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(913, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -2998,49 +2960,27 @@ fn g054_gradient() {
 fn g055(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (c).t();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let v3 = ((((b) + &k2)).square() + 1.0).log2();
-    let mut v4 = a.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * a).tanh().exp()).tanh();
-        }
-        v4 = &v4 - a * 0.25;
-    }
-    let mut v5 = v4.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * b) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - b * 0.25;
-    }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(780, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(877, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v3 = (((b) + &k2)).maximum(&v1);
+    let v4 = ((-(b))).square().log1p();
+    let v5 = ((&v4) * ((&v4).mean()));
+    let v6 = (a).tanh().powf(3.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(221, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g055_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (c).t();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let v3 = ((((b) + &k2)).square() + 1.0).log2();
-    let mut v4 = a.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * a).tanh().exp()).tanh();
-        }
-        v4 = &v4 - a * 0.25;
-    }
-    let mut v5 = v4.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * b) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - b * 0.25;
-    }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(780, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(877, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
+    let v3 = (((b) + &k2)).maximum(&v1);
+    let v4 = ((-(b))).square().log1p();
+    let v5 = ((&v4) * ((&v4).mean()));
+    let v6 = (a).tanh().powf(3.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(221, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -3069,26 +3009,26 @@ fn g055_gradient() {
 #[differentiable]
 fn g056(a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (a).flip::<0>();
-    let v2 = ((b).square() + 1.0).sqrt();
-    let v3 = if b.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2) * (b)) };
-    let mut v4 = v1.clone();
-    for _ in 0..4 {
-        v4 = ((&v4 * &v3).softplus()).tanh() + &v1 * 0.5;
-    }
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(367, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v2 = (b).minimum(a);
+    let v3 = (&v2).minimum(&v1);
+    let v4 = (((&v3) + (b))).dropout(0.25, 447);
+    let v5 = (((&v4).square() + 1.0).recip()).silu();
+    let v6 = (((&v4) + 0.25).relu()).cos();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g056_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).flip::<0>();
-    let v2 = ((b).square() + 1.0).sqrt();
-    let v3 = if b.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2) * (b)) };
-    let mut v4 = v1.clone();
-    for _ in 0..4 {
-        v4 = ((&v4 * &v3).softplus()).tanh() + &v1 * 0.5;
-    }
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(367, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v2 = (b).minimum(a);
+    let v3 = (&v2).minimum(&v1);
+    let v4 = (((&v3) + (b))).dropout(0.25, 447);
+    let v5 = (((&v4).square() + 1.0).recip()).silu();
+    let v6 = (((&v4) + 0.25).relu()).cos();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -3113,28 +3053,22 @@ fn g056_gradient() {
 #[differentiable]
 fn g057(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = (b).slice::<2, 1, 2>();
-    let v2 = ((a).square() + 1.0).recip();
-    let v3 = (&v2).max_keepdim::<2>();
-    let k4: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(461, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(273, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v1, &((&v1) + &k4));
-    let v8 = ((&v7) * ((&v3).mean()));
-    let k9: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(854, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v2 = (a).maximum_scalar(0.1);
+    let v3 = (&v2).cast::<f64>();
+    let v4 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { ((&v1) * (&v1)) };
+    let v5 = (((&v4).reshape::<Shape![1, 1, 4, 2]>().conv2d::<1, 1, 1, 1, 5, 2>(&(&v3).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![5, 2]>()) * 1.5).erfc();
+    let k6: Tensor![f64; 5, 2] = Tensor::rand_uniform(103, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g057_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = (b).slice::<2, 1, 2>();
-    let v2 = ((a).square() + 1.0).recip();
-    let v3 = (&v2).max_keepdim::<2>();
-    let k4: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(461, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(273, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v1, &((&v1) + &k4));
-    let v8 = ((&v7) * ((&v3).mean()));
-    let k9: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(854, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v2 = (a).maximum_scalar(0.1);
+    let v3 = (&v2).cast::<f64>();
+    let v4 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { ((&v1) * (&v1)) };
+    let v5 = (((&v4).reshape::<Shape![1, 1, 4, 2]>().conv2d::<1, 1, 1, 1, 5, 2>(&(&v3).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![5, 2]>()) * 1.5).erfc();
+    let k6: Tensor![f64; 5, 2] = Tensor::rand_uniform(103, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -3159,7 +3093,7 @@ fn g057_gradient() {
 #[differentiable]
 fn g058(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64]) -> f64 {
     let v1 = (&m.blocks[2].weight).pad::<1, 2, 1, 6>();
-    let v2 = (&v1).square();
+    let v2 = (&v1).minimum_scalar(-0.1);
     let mut v3 = m.blocks[2].weight.clone();
     for i in 0..2 {
         v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].bias * 0.25;
@@ -3180,7 +3114,7 @@ fn g058(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64]) -> f64 {
 
 fn g058_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (&m.blocks[2].weight).pad::<1, 2, 1, 6>();
-    let v2 = (&v1).square();
+    let v2 = (&v1).minimum_scalar(-0.1);
     let mut v3 = m.blocks[2].weight.clone();
     for i in 0..2 {
         v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].bias * 0.25;
@@ -3225,20 +3159,38 @@ fn g058_gradient() {
 #[differentiable]
 fn g059(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (a).permute::<2, 0, 1>();
-    let v2 = (&v1).sin();
-    let v3 = (((a).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>()) + (((a).square() + 1.0).log2()));
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).sigmoid() } else { ((&v3).square() + 1.0).ln() };
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(349, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v2 = (&v1).mse(&v1);
+    let v3 = ((&v2) + (&v2));
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { (&v3).tanh().exp() };
+    let mut v5 = v4.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).cos()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let v6 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (-(&v3)) };
+    let k7: Tensor![f64] = Tensor::rand_uniform(336, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(715, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g059_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).permute::<2, 0, 1>();
-    let v2 = (&v1).sin();
-    let v3 = (((a).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>()) + (((a).square() + 1.0).log2()));
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).sigmoid() } else { ((&v3).square() + 1.0).ln() };
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(349, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v2 = (&v1).mse(&v1);
+    let v3 = ((&v2) + (&v2));
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { (&v3).tanh().exp() };
+    let mut v5 = v4.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).cos()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let v6 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (-(&v3)) };
+    let k7: Tensor![f64] = Tensor::rand_uniform(336, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(715, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -3260,17 +3212,23 @@ fn g059_gradient() {
 fn g060(a: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).cross_entropy(&[0usize, 2usize, 2usize]);
-    let v3 = (&v2).cos();
-    let k4: Tensor![f64] = Tensor::rand_uniform(805, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(985, -1.0, 1.0);
+    let v5 = (((&v2) + &k3)).matmul(&((a).mean() * &k4));
+    let v6 = ((a).slice::<0, 0, 2>()).reshape::<Shape![1, 1, 1, 2]>().conv2d::<1, 1, 1, 1, 2, 3>(&((&v5).tanh().exp2()).reshape::<Shape![1, 1, 2, 2]>()).reshape::<Shape![2, 3]>();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(169, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g060_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).cross_entropy(&[0usize, 2usize, 2usize]);
-    let v3 = (&v2).cos();
-    let k4: Tensor![f64] = Tensor::rand_uniform(805, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(985, -1.0, 1.0);
+    let v5 = (((&v2) + &k3)).matmul(&((a).mean() * &k4));
+    let v6 = ((a).slice::<0, 0, 2>()).reshape::<Shape![1, 1, 1, 2]>().conv2d::<1, 1, 1, 1, 2, 3>(&((&v5).tanh().exp2()).reshape::<Shape![1, 1, 2, 2]>()).reshape::<Shape![2, 3]>();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(169, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -3292,7 +3250,7 @@ fn g060_gradient() {
 fn g061(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = (&m.head.weight).gather::<1, 2>(&[0, 2]);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(760, -1.0, 1.0);
-    let v3 = (((a) + &k2)).tanh();
+    let v3 = (((a) + &k2)).tanh().exp();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
     let mut v5 = ((&v1).mean() * &k4);
     for i in 0..3 {
@@ -3309,7 +3267,7 @@ fn g061(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 2, 3]) -> f64 {
 fn g061_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = (&m.head.weight).gather::<1, 2>(&[0, 2]);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(760, -1.0, 1.0);
-    let v3 = (((a) + &k2)).tanh();
+    let v3 = (((a) + &k2)).tanh().exp();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
     let mut v5 = ((&v1).mean() * &k4);
     for i in 0..3 {
@@ -3350,7 +3308,7 @@ fn g061_gradient() {
 fn g062(a: &Tensor![f64; 1, 3], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
     let v1 = (b).cast::<f64>();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let v3 = (((a) + &k2)).sigmoid();
+    let v3 = (((a) + &k2)).tanh().exp2();
     let mut v4 = c.clone();
     for _ in 0..2 {
         v4 = (((&v4 * &v1) * 1.5).gelu()).tanh() + c * 0.5;
@@ -3372,7 +3330,7 @@ fn g062(a: &Tensor![f64; 1, 3], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
 fn g062_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (b).cast::<f64>();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let v3 = (((a) + &k2)).sigmoid();
+    let v3 = (((a) + &k2)).tanh().exp2();
     let mut v4 = c.clone();
     for _ in 0..2 {
         v4 = (((&v4 * &v1) * 1.5).gelu()).tanh() + c * 0.5;
@@ -3418,7 +3376,7 @@ fn g062_gradient() {
 fn g063(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 2, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (c).reshape::<Shape![6]>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(48, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)) + 0.25).relu();
+    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).ln();
     let v4 = (-(a));
     let v5 = (b).sin();
     let k6: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
@@ -3430,7 +3388,7 @@ fn g063(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 2, 3], c: &Tensor![f64; 2
 fn g063_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1, 2, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (c).reshape::<Shape![6]>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(48, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)) + 0.25).relu();
+    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).ln();
     let v4 = (-(a));
     let v5 = (b).sin();
     let k6: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
@@ -3466,35 +3424,33 @@ fn g063_gradient() {
 fn g064(a: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 2, 3]>();
-    let v3 = ((&v2) * 1.5).gelu();
-    let v4 = ((&v2).var_axis::<1>()).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 2, 1, 1, 5, 2>(&((a).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 2, 1, 1, 2, 6>(&(&v3).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![2, 6]>()).reshape::<Shape![1, 1, 2, 6]>()).reshape::<Shape![5, 2]>();
-    let v5 = ((&v4) * ((&v3).mean()));
+    let v3 = ((&v2).square() + 1.0).log2();
+    let v4 = ((((&v2).square() + 1.0).ln()) * (((&v3).reshape::<Shape![12]>()).mean()));
+    let v5 = (&v4).tanh();
     let mut v6 = v5.clone();
-    for _ in 0..4 {
-        v6 = ((&v6 * &v4).tanh().exp()).tanh() + &v5 * 0.5;
+    for _ in 0..1 {
+        v6 = ((&v6 * &v4).cos()).tanh() + &v5 * 0.5;
     }
-    let k7: Tensor![f64; 5, 2] = Tensor::rand_uniform(771, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = m8.select(&v4, &v6);
-    let k10: Tensor![f64; 5, 2] = Tensor::rand_uniform(562, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+    let v7 = (a).reshape::<Shape![2, 2]>();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(670, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(3, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g064_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 2, 3]>();
-    let v3 = ((&v2) * 1.5).gelu();
-    let v4 = ((&v2).var_axis::<1>()).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 2, 1, 1, 5, 2>(&((a).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 2, 1, 1, 2, 6>(&(&v3).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![2, 6]>()).reshape::<Shape![1, 1, 2, 6]>()).reshape::<Shape![5, 2]>();
-    let v5 = ((&v4) * ((&v3).mean()));
+    let v3 = ((&v2).square() + 1.0).log2();
+    let v4 = ((((&v2).square() + 1.0).ln()) * (((&v3).reshape::<Shape![12]>()).mean()));
+    let v5 = (&v4).tanh();
     let mut v6 = v5.clone();
-    for _ in 0..4 {
-        v6 = ((&v6 * &v4).tanh().exp()).tanh() + &v5 * 0.5;
+    for _ in 0..1 {
+        v6 = ((&v6 * &v4).cos()).tanh() + &v5 * 0.5;
     }
-    let k7: Tensor![f64; 5, 2] = Tensor::rand_uniform(771, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = Var::select(&m8, &v4, &v6);
-    let k10: Tensor![f64; 5, 2] = Tensor::rand_uniform(562, -1.0, 1.0);
-    (&v9 * &k10).sum()
+    let v7 = (a).reshape::<Shape![2, 2]>();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(670, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(3, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -3515,34 +3471,36 @@ fn g064_gradient() {
 #[differentiable]
 fn g065(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (&m.blocks[1].weight).concat::<0, 5, _>(a);
-    let v2 = ((&v1) * 1.5).gelu_tanh();
+    let v2 = ((&v1).square() + 1.0).sqrt();
     let v3 = (m.blocks[2].forward(&v2)).sin();
-    let v4 = (((&v2) * 1.5).gelu_erf()).tanh();
-    let v5 = ((b) * 1.5).gelu();
-    let v6 = ((&m.head.bias).square() + 1.0).recip();
-    let v7 = ((&m.head.weight).square() + 1.0).ln();
-    let k8: Tensor![f64; 5, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let k9: Tensor![f64; 5, 3] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(488, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(580, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(623, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+    let k4: Tensor![f64; 5, 2] = Tensor::rand_uniform(925, -1.0, 1.0);
+    let v5 = (((&v2).gather::<1, 2>(&[2, 2])).batch_norm(1e-5) * &k4);
+    let v6 = ((b).square() + 1.0).ln();
+    let v7 = (-(&m.head.bias));
+    let v8 = (&m.head.weight).softplus();
+    let k9: Tensor![f64; 5, 3] = Tensor::rand_uniform(860, -1.0, 1.0);
+    let k10: Tensor![f64; 5, 2] = Tensor::rand_uniform(339, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(331, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(426, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(841, -1.0, 1.0);
+    ((&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
 }
 
 fn g065_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (&m.blocks[1].weight).concat::<0, 5, _>(a);
-    let v2 = ((&v1) * 1.5).gelu_tanh();
+    let v2 = ((&v1).square() + 1.0).sqrt();
     let v3 = (m.blocks[2].forward(&v2)).sin();
-    let v4 = (((&v2) * 1.5).gelu_erf()).tanh();
-    let v5 = ((b) * 1.5).gelu();
-    let v6 = ((&m.head.bias).square() + 1.0).recip();
-    let v7 = ((&m.head.weight).square() + 1.0).ln();
-    let k8: Tensor![f64; 5, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let k9: Tensor![f64; 5, 3] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(488, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(580, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(623, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+    let k4: Tensor![f64; 5, 2] = Tensor::rand_uniform(925, -1.0, 1.0);
+    let v5 = (((&v2).gather::<1, 2>(&[2, 2])).batch_norm(1e-5) * &k4);
+    let v6 = ((b).square() + 1.0).ln();
+    let v7 = (-(&m.head.bias));
+    let v8 = (&m.head.weight).softplus();
+    let k9: Tensor![f64; 5, 3] = Tensor::rand_uniform(860, -1.0, 1.0);
+    let k10: Tensor![f64; 5, 2] = Tensor::rand_uniform(339, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(331, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(426, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(841, -1.0, 1.0);
+    (&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
 }
 
 #[test]
@@ -3572,20 +3530,20 @@ fn g065_gradient() {
 fn g066(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64] = Tensor::rand_uniform(865, -1.0, 1.0);
     let v2 = (c).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v3 = ((b) * 1.5).gelu_erf();
-    let v4 = (c).minimum(&v3);
+    let v3 = ((b).square() + 1.0).recip();
+    let v4 = (c).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 2, 3>(&(&v3).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![2, 3]>();
     let k5: Tensor![f64; 1] = Tensor::rand_uniform(497, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(184, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g066_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64] = Tensor::rand_uniform(865, -1.0, 1.0);
     let v2 = (c).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v3 = ((b) * 1.5).gelu_erf();
-    let v4 = (c).minimum(&v3);
+    let v3 = ((b).square() + 1.0).recip();
+    let v4 = (c).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 2, 3>(&(&v3).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![2, 3]>();
     let k5: Tensor![f64; 1] = Tensor::rand_uniform(497, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(184, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
@@ -3615,7 +3573,7 @@ fn g066_gradient() {
 #[differentiable]
 fn g067(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1]) -> f64 {
     let v1 = (b).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
-    let v2 = ((c) * 1.5).erf();
+    let v2 = (c).square();
     let v3 = if c.detach().sum().item() > 0.0 { (-(&v1)) } else { (&v1).tanh().powf(3.0) };
     let mut v4 = v2.clone();
     for i in 0..1 {
@@ -3624,7 +3582,7 @@ fn g067(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1]) -> f64 {
         }
         v4 = &v4 - &v2 * 0.25;
     }
-    let v5 = ((a).square() + 1.0).pow(&(a).tanh());
+    let v5 = ((a) + (a));
     let v6 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3).square() + 1.0).recip() };
     let k7: Tensor![f64; 1] = Tensor::rand_uniform(746, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(869, -1.0, 1.0);
@@ -3634,7 +3592,7 @@ fn g067(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1]) -> f64 {
 
 fn g067_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (b).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
-    let v2 = ((c) * 1.5).erf();
+    let v2 = (c).square();
     let v3 = if c.detach().sum().item() > 0.0 { (-(&v1)) } else { (&v1).tanh().powf(3.0) };
     let mut v4 = v2.clone();
     for i in 0..1 {
@@ -3643,7 +3601,7 @@ fn g067_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shap
         }
         v4 = &v4 - &v2 * 0.25;
     }
-    let v5 = ((a).square() + 1.0).pow(&(a).tanh());
+    let v5 = ((a) + (a));
     let v6 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3).square() + 1.0).recip() };
     let k7: Tensor![f64; 1] = Tensor::rand_uniform(746, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(869, -1.0, 1.0);
@@ -3678,7 +3636,7 @@ fn g067_gradient() {
 fn g068(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
     let v1 = (a).reshape::<Shape![1, 1, 2, 4]>().conv_transpose2d::<1, 0, 1, 4, 6>(&(&m.blocks[2].weight).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![4, 6]>();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)) * 1.5).erfc();
+    let v3 = (((&v1).mean() * &k2)).sin();
     let v4 = if a.detach().sum().item() > 0.0 { ((m.blocks[1].forward(&m.blocks[1].weight)).square() + 1.0).sqrt() } else { (m.blocks[1].forward(&m.blocks[1].weight)).cos() };
     let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(126, -1.0, 1.0);
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(817, -1.0, 1.0);
@@ -3688,7 +3646,7 @@ fn g068(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
 fn g068_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![1, 1, 2, 4]>().conv_transpose2d::<1, 0, 1, 4, 6>(&(&m.blocks[2].weight).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![4, 6]>();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)) * 1.5).erfc();
+    let v3 = (((&v1).mean() * &k2)).sin();
     let v4 = if a.detach().sum().item() > 0.0 { ((m.blocks[1].forward(&m.blocks[1].weight)).square() + 1.0).sqrt() } else { (m.blocks[1].forward(&m.blocks[1].weight)).cos() };
     let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(126, -1.0, 1.0);
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(817, -1.0, 1.0);
@@ -3720,9 +3678,9 @@ fn g069(a: &Tensor![f64], b: &Tensor![f64; 4]) -> f64 {
     let k2: Tensor![f64] = Tensor::rand_uniform(2, -1.0, 1.0);
     let m3 = k2.gt_scalar(0.0);
     let v4 = m3.select(a, &((b).mean() * &k1));
-    let v5 = (&v4).abs();
-    let v6 = (((&v5).minimum(&v4)) * ((&v4).minimum(a)));
-    let k7: Tensor![f64] = Tensor::rand_uniform(170, -1.0, 1.0);
+    let v5 = (&v4).cos();
+    let v6 = (((&v5).square() + 1.0).pow(&(&v4).tanh())).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v4) * (a))).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(170, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
@@ -3731,9 +3689,9 @@ fn g069_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k2: Tensor![f64] = Tensor::rand_uniform(2, -1.0, 1.0);
     let m3 = k2.gt_scalar(0.0);
     let v4 = Var::select(&m3, a, &((b).mean() * &k1));
-    let v5 = (&v4).abs();
-    let v6 = (((&v5).minimum(&v4)) * ((&v4).minimum(a)));
-    let k7: Tensor![f64] = Tensor::rand_uniform(170, -1.0, 1.0);
+    let v5 = (&v4).cos();
+    let v6 = (((&v5).square() + 1.0).pow(&(&v4).tanh())).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v4) * (a))).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(170, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -3759,7 +3717,7 @@ fn g069_gradient() {
 #[differentiable]
 fn g070(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 1, 1], c: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (c).dropout(0.25, 970);
-    let v2 = (b).softplus();
+    let v2 = (b).tanh();
     let mut v3 = v2.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3783,7 +3741,7 @@ fn g070(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 1, 1], c: &Tensor![f64; 2
 
 fn g070_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 1, 1]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (c).dropout(0.25, 970);
-    let v2 = (b).softplus();
+    let v2 = (b).tanh();
     let mut v3 = v2.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3832,20 +3790,20 @@ fn g070_gradient() {
 fn g071(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (b).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).silu();
+    let v3 = (((&v1).mean() * &k2)).sigmoid();
     let v4 = if b.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (a)) };
-    let v5 = (&v4).gather::<2, 3>(&[0, 0, 0]);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(823, -1.0, 1.0);
+    let v5 = ((&v4).tanh() * 0.9).atanh();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(26, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g071_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (b).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).silu();
+    let v3 = (((&v1).mean() * &k2)).sigmoid();
     let v4 = if b.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (a)) };
-    let v5 = (&v4).gather::<2, 3>(&[0, 0, 0]);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(823, -1.0, 1.0);
+    let v5 = ((&v4).tanh() * 0.9).atanh();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(26, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -3872,41 +3830,37 @@ fn g071_gradient() {
 fn g072(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (&m.layers[1].weight).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(897, -1.0, 1.0);
-    let v3 = ((((&m.layers[1].bias).mean() * &k2)).square() + 1.0).powf(-0.5);
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.layers[1].forward(&m.layers[1].weight)).square() + 1.0).sqrt() } else { ((m.layers[1].forward(&m.layers[1].weight)).square() + 1.0).sqrt() };
-    let mut v5 = m.proj.weight.clone();
-    for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
+    let v3 = ((((&m.layers[1].bias).mean() * &k2)) + 0.25).relu();
+    let v4 = if a.detach().sum().item() > 0.0 { (m.layers[1].forward(&m.proj.weight)).cos() } else { (m.layers[1].forward(&m.proj.weight)).square() };
+    let mut v5 = a.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * a).softplus()).tanh() + a * 0.5;
     }
-    let v6 = ((a).square() + 1.0).recip();
-    let v7 = (b).softplus();
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(560, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(894, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(876, -1.0, 1.0);
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(272, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(918, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(411, -1.0, 1.0);
-    ((&v1 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()).item()
+    let v6 = ((b).square() + 1.0).recip();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(239, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(560, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(894, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(876, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(272, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
 fn g072_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (&m.layers[1].weight).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(897, -1.0, 1.0);
-    let v3 = ((((&m.layers[1].bias).mean() * &k2)).square() + 1.0).powf(-0.5);
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.layers[1].forward(&m.layers[1].weight)).square() + 1.0).sqrt() } else { ((m.layers[1].forward(&m.layers[1].weight)).square() + 1.0).sqrt() };
-    let mut v5 = m.proj.weight.clone();
-    for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
+    let v3 = ((((&m.layers[1].bias).mean() * &k2)) + 0.25).relu();
+    let v4 = if a.detach().sum().item() > 0.0 { (m.layers[1].forward(&m.proj.weight)).cos() } else { (m.layers[1].forward(&m.proj.weight)).square() };
+    let mut v5 = a.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * a).softplus()).tanh() + a * 0.5;
     }
-    let v6 = ((a).square() + 1.0).recip();
-    let v7 = (b).softplus();
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(560, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(894, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(876, -1.0, 1.0);
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(272, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(918, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(411, -1.0, 1.0);
-    (&v1 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()
+    let v6 = ((b).square() + 1.0).recip();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(239, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(560, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(894, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(876, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(272, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
 #[test]
@@ -3935,7 +3889,7 @@ fn g072_gradient() {
 #[differentiable]
 fn g073(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (a).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
-    let v2 = (b).tanh().powi(3);
+    let v2 = ((b) * 1.5).gelu();
     let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(328, -1.0, 1.0);
     let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
     ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
@@ -3943,7 +3897,7 @@ fn g073(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
 
 fn g073_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
-    let v2 = (b).tanh().powi(3);
+    let v2 = ((b) * 1.5).gelu();
     let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(328, -1.0, 1.0);
     let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
     (&v1 * &k3).sum() + (&v2 * &k4).sum()
@@ -3972,18 +3926,18 @@ fn g073_gradient() {
 fn g074(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(380, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v3 = (&v2).sum();
-    let v4 = (&v3).tanh();
-    let k5: Tensor![f64] = Tensor::rand_uniform(182, -1.0, 1.0);
+    let v3 = ((&v2) * 1.5).gelu_tanh();
+    let v4 = ((&v3).tanh() * 0.9).acos();
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(699, -1.0, 1.0);
     ((&v4 * &k5).sum()).item()
 }
 
 fn g074_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(380, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v3 = (&v2).sum();
-    let v4 = (&v3).tanh();
-    let k5: Tensor![f64] = Tensor::rand_uniform(182, -1.0, 1.0);
+    let v3 = ((&v2) * 1.5).gelu_tanh();
+    let v4 = ((&v3).tanh() * 0.9).acos();
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(699, -1.0, 1.0);
     (&v4 * &k5).sum()
 }
 
@@ -4006,27 +3960,37 @@ fn g074_gradient() {
 fn g075(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(976, -1.0, 1.0);
     let v2 = (((&m.blocks[1].weight).mean() * &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = (a).sum_axis::<0>();
-    let v4 = (m.blocks[2].forward(a)).square();
+    let v3 = ((a) * 1.5).gelu_erf();
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (m.blocks[i].forward(&v4)).square();
+        }
+        v4 = &v4 - &m.blocks[i].bias * 0.25;
+    }
     let v5 = (&m.blocks[2].bias).cos();
     let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(164, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(869, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(869, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(72, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g075_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(976, -1.0, 1.0);
     let v2 = (((&m.blocks[1].weight).mean() * &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = (a).sum_axis::<0>();
-    let v4 = (m.blocks[2].forward(a)).square();
+    let v3 = ((a) * 1.5).gelu_erf();
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (m.blocks[i].forward(&v4)).square();
+        }
+        v4 = &v4 - &m.blocks[i].bias * 0.25;
+    }
     let v5 = (&m.blocks[2].bias).cos();
     let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(164, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(869, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(869, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(72, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -4052,25 +4016,27 @@ fn g075_gradient() {
 fn g076(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(460, -1.0, 1.0);
     let v2 = (((c) + &k1)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v3 = (&v2).sum_keepdim::<0>();
-    let v4 = ((&v3).square() + 1.0).pow(&(a).tanh());
-    let v5 = ((b).tanh()).concat::<0, 2, _>(&(b).abs());
-    let v6 = (&v4).max_axis::<0>();
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(331, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(478, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v3 = ((&v2) * 1.5).erf();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(515, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(b, &v3);
+    let v7 = (a).softplus();
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(554, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(356, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g076_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(460, -1.0, 1.0);
     let v2 = (((c) + &k1)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v3 = (&v2).sum_keepdim::<0>();
-    let v4 = ((&v3).square() + 1.0).pow(&(a).tanh());
-    let v5 = ((b).tanh()).concat::<0, 2, _>(&(b).abs());
-    let v6 = (&v4).max_axis::<0>();
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(331, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(478, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v3 = ((&v2) * 1.5).erf();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(515, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, b, &v3);
+    let v7 = (a).softplus();
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(554, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(356, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -4100,16 +4066,16 @@ fn g076_gradient() {
 fn g077(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
     let v2 = ((a).layer_norm(1e-5) * &k1);
-    let v3 = (&v2).mean();
-    let k4: Tensor![f64] = Tensor::rand_uniform(820, -1.0, 1.0);
+    let v3 = ((&v2) * 1.5).erfc();
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(820, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g077_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
     let v2 = ((a).layer_norm(1e-5) * &k1);
-    let v3 = (&v2).mean();
-    let k4: Tensor![f64] = Tensor::rand_uniform(820, -1.0, 1.0);
+    let v3 = ((&v2) * 1.5).erfc();
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(820, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
 
@@ -4132,25 +4098,29 @@ fn g077_gradient() {
 fn g078(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(276, -1.0, 1.0);
     let v2 = ((c).batch_norm(1e-5) * &k1);
-    let v3 = (b).mean_axis::<0>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(294, -1.0, 1.0);
-    let v5 = ((((&v2).softmax::<0>() * &k4)) * ((((a) * (&v3))).mean()));
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
-    let v7 = ((&v5).matmul(&k6)).min_axis::<1>();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(693, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v3 = (b).abs();
+    let v4 = (((&v2).atan2(&((b).square() + 0.5))).square() + 1.0).log2();
+    let v5 = if b.detach().sum().item() < 0.0 { (-(&v4)) } else { (&v4).softplus() };
+    let v6 = (((&v2) * ((&v3).mean()))).tanh().cosh();
+    let v7 = (a).softplus();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(109, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(458, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(689, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g078_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(276, -1.0, 1.0);
     let v2 = ((c).batch_norm(1e-5) * &k1);
-    let v3 = (b).mean_axis::<0>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(294, -1.0, 1.0);
-    let v5 = ((((&v2).softmax::<0>() * &k4)) * ((((a) * (&v3))).mean()));
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
-    let v7 = ((&v5).matmul(&k6)).min_axis::<1>();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(693, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v3 = (b).abs();
+    let v4 = (((&v2).atan2(&((b).square() + 0.5))).square() + 1.0).log2();
+    let v5 = if b.detach().sum().item() < 0.0 { (-(&v4)) } else { (&v4).softplus() };
+    let v6 = (((&v2) * ((&v3).mean()))).tanh().cosh();
+    let v7 = (a).softplus();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(109, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(458, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(689, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -4178,29 +4148,37 @@ fn g078_gradient() {
 
 #[differentiable]
 fn g079(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = ((&m.layers[0].weight) + (b));
-    let v2 = (&m.layers[0].weight).mean_keepdim::<1>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&v2) + &k3));
-    let v5 = ((&v1).square() + 1.0).pow(&(&m.layers[1].weight).tanh());
-    let v6 = ((a).square() + 1.0).recip();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(450, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(33, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(189, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = (&m.layers[0].weight).tanh().tan();
+    let v2 = (&m.layers[0].weight).softplus();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let v4 = m.proj.forward(&((&m.layers[0].weight).mean() * &k3));
+    let v5 = (a).tanh().exp();
+    let v6 = (b).tanh();
+    let v7 = ((&m.layers[1].weight) * 1.5).gelu();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(564, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(876, -1.0, 1.0);
+    let k12: Tensor![f64; 1] = Tensor::rand_uniform(108, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(764, -1.0, 1.0);
+    ((&v1 * &k8).sum() + (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()).item()
 }
 
 fn g079_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = ((&m.layers[0].weight) + (b));
-    let v2 = (&m.layers[0].weight).mean_keepdim::<1>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&v2) + &k3));
-    let v5 = ((&v1).square() + 1.0).pow(&(&m.layers[1].weight).tanh());
-    let v6 = ((a).square() + 1.0).recip();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(450, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(33, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(189, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = (&m.layers[0].weight).tanh().tan();
+    let v2 = (&m.layers[0].weight).softplus();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let v4 = m.proj.forward(&((&m.layers[0].weight).mean() * &k3));
+    let v5 = (a).tanh().exp();
+    let v6 = (b).tanh();
+    let v7 = ((&m.layers[1].weight) * 1.5).gelu();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(564, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(876, -1.0, 1.0);
+    let k12: Tensor![f64; 1] = Tensor::rand_uniform(108, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(764, -1.0, 1.0);
+    (&v1 * &k8).sum() + (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()
 }
 
 #[test]
@@ -4229,22 +4207,34 @@ fn g079_gradient() {
 #[differentiable]
 fn g080(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(168, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(308, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) - (((a).mean() * &k2)));
-    let v4 = (a).max();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(552, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(458, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = ((((a).mean() * &k1)).tanh() * 0.9).asin();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(176, -1.0, 1.0);
+    let v4 = (((&v2) + &k3)).silu();
+    let v5 = ((&v4).square() + 1.5).acosh();
+    let v6 = (((&v4) * ((&v5).mean()))).broadcast_to::<Shape![2, 3, 4]>();
+    let mut v7 = a.clone();
+    for _ in 0..1 {
+        v7 = ((&v7 * a).cos()).tanh() + a * 0.5;
+    }
+    let k8: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(421, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g080_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(168, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(308, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) - (((a).mean() * &k2)));
-    let v4 = (a).max();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(552, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(458, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = ((((a).mean() * &k1)).tanh() * 0.9).asin();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(176, -1.0, 1.0);
+    let v4 = (((&v2) + &k3)).silu();
+    let v5 = ((&v4).square() + 1.5).acosh();
+    let v6 = (((&v4) * ((&v5).mean()))).broadcast_to::<Shape![2, 3, 4]>();
+    let mut v7 = a.clone();
+    for _ in 0..1 {
+        v7 = ((&v7 * a).cos()).tanh() + a * 0.5;
+    }
+    let k8: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(421, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -4264,27 +4254,33 @@ fn g080_gradient() {
 
 #[differentiable]
 fn g081(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = ((b) * (c));
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(931, -1.0, 1.0);
-    let v3 = (((c) + &k2)).max_axis::<2>();
-    let v4 = ((&v1).square() + 1.0).powf(-0.5);
-    let v5 = if c.detach().sum().item() < 0.0 { (a).tanh() } else { ((a) * (a)) };
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(386, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(9, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(190, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = ((b).tanh() * 0.9).acos();
+    let v2 = ((c).square() + 1.0).powf(-0.5);
+    let mut v3 = b.clone();
+    for _ in 0..1 {
+        v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + b * 0.5;
+    }
+    let v4 = ((&v3).square() + 1.0).recip();
+    let v5 = (a).tanh();
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(574, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g081_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = ((b) * (c));
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(931, -1.0, 1.0);
-    let v3 = (((c) + &k2)).max_axis::<2>();
-    let v4 = ((&v1).square() + 1.0).powf(-0.5);
-    let v5 = if c.detach().sum().item() < 0.0 { (a).tanh() } else { ((a) * (a)) };
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(386, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(9, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(190, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = ((b).tanh() * 0.9).acos();
+    let v2 = ((c).square() + 1.0).powf(-0.5);
+    let mut v3 = b.clone();
+    for _ in 0..1 {
+        v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + b * 0.5;
+    }
+    let v4 = ((&v3).square() + 1.0).recip();
+    let v5 = (a).tanh();
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(574, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -4312,39 +4308,43 @@ fn g081_gradient() {
 
 #[differentiable]
 fn g082(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((&m.blocks[0].weight) / ((&m.blocks[2].weight).square() + 1.0));
-    let v2 = (&v1).max_keepdim::<1>();
-    let mut v3 = v1.clone();
-    for i in 0..2 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &v1 * 0.25;
+    let v1 = (&m.blocks[0].weight).atan();
+    let v2 = (b).tanh().powi(3);
+    let mut v3 = m.blocks[2].weight.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = (m.blocks[i].forward(&v3)).square();
+        }
+        v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = m.blocks[0].forward(&m.blocks[2].weight);
-    let v5 = (a).tanh();
-    let v6 = (b).sigmoid();
-    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(772, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(158, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(75, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(612, -1.0, 1.0);
+    let v5 = ((&v1).matmul(&k4)).tanh().exp2();
+    let v6 = (a).sigmoid();
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(578, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(401, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(108, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g082_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((&m.blocks[0].weight) / ((&m.blocks[2].weight).square() + 1.0));
-    let v2 = (&v1).max_keepdim::<1>();
-    let mut v3 = v1.clone();
-    for i in 0..2 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &v1 * 0.25;
+    let v1 = (&m.blocks[0].weight).atan();
+    let v2 = (b).tanh().powi(3);
+    let mut v3 = m.blocks[2].weight.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = (m.blocks[i].forward(&v3)).square();
+        }
+        v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = m.blocks[0].forward(&m.blocks[2].weight);
-    let v5 = (a).tanh();
-    let v6 = (b).sigmoid();
-    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(772, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(158, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(75, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(612, -1.0, 1.0);
+    let v5 = ((&v1).matmul(&k4)).tanh().exp2();
+    let v6 = (a).sigmoid();
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(578, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(401, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(108, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -4372,10 +4372,10 @@ fn g082_gradient() {
 
 #[differentiable]
 fn g083(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (-(a));
-    let v2 = (&v1).min();
+    let v1 = (a).tanh().sinh();
+    let v2 = (&v1).sum();
     let v3 = (&v2).tanh();
-    let v4 = (&v1).sum_keepdim::<0>();
+    let v4 = (&v1).logsumexp_keepdim::<0>();
     let v5 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).ln() } else { ((&v1) * (&v4)) };
     let k6: Tensor![f64] = Tensor::rand_uniform(710, -1.0, 1.0);
     let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
@@ -4383,10 +4383,10 @@ fn g083(a: &Tensor![f64; 1, 3]) -> f64 {
 }
 
 fn g083_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (-(a));
-    let v2 = (&v1).min();
+    let v1 = (a).tanh().sinh();
+    let v2 = (&v1).sum();
     let v3 = (&v2).tanh();
-    let v4 = (&v1).sum_keepdim::<0>();
+    let v4 = (&v1).logsumexp_keepdim::<0>();
     let v5 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).ln() } else { ((&v1) * (&v4)) };
     let k6: Tensor![f64] = Tensor::rand_uniform(710, -1.0, 1.0);
     let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
@@ -4410,21 +4410,33 @@ fn g083_gradient() {
 
 #[differentiable]
 fn g084(a: &Tensor![f64; 2, 1]) -> f64 {
-    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(801, -1.0, 1.0);
-    let v2 = ((a).square() + 1.0).pow(&(((a) + &k1)).tanh());
-    let v3 = (&v2).min_axis::<0>();
-    let v4 = ((((&v3) / ((&v3).square() + 1.0))) * 1.5).gelu_tanh();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(101, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = (a).tanh().cosh();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(377, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).sum_axis::<0>();
+    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(547, -1.0, 1.0);
+    let v5 = (&v1).matmul(&k4);
+    let mut v6 = v3.clone();
+    for _ in 0..1 {
+        v6 = (((&v6 * &v3).square() + 1.0).powf(-0.5)).tanh() + &v3 * 0.5;
+    }
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(636, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(257, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g084_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(801, -1.0, 1.0);
-    let v2 = ((a).square() + 1.0).pow(&(((a) + &k1)).tanh());
-    let v3 = (&v2).min_axis::<0>();
-    let v4 = ((((&v3) / ((&v3).square() + 1.0))) * 1.5).gelu_tanh();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(101, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = (a).tanh().cosh();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(377, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).sum_axis::<0>();
+    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(547, -1.0, 1.0);
+    let v5 = (&v1).matmul(&k4);
+    let mut v6 = v3.clone();
+    for _ in 0..1 {
+        v6 = (((&v6 * &v3).square() + 1.0).powf(-0.5)).tanh() + &v3 * 0.5;
+    }
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(636, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(257, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -4444,33 +4456,31 @@ fn g084_gradient() {
 
 #[differentiable]
 fn g085(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (b).maximum(c);
-    let v2 = (&v1).min_keepdim::<1>();
-    let v3 = ((a).var_axis::<0>()).sum_keepdim::<0>();
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(902, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(257, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v3, &((&v3) + &k4));
-    let v8 = if b.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (&v7)) };
-    let v9 = if a.detach().sum().item() > 0.0 { (b).sin() } else { ((b) * (&v7)) };
-    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(49, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(49, -1.0, 1.0);
-    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
+    let v1 = (b).asinh();
+    let v2 = (c).sum_keepdim::<2>();
+    let k3: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(803, -1.0, 1.0);
+    let v4 = (((&v2).silu()).softmax::<0>() * &k3);
+    let v5 = if a.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { (c).square() };
+    let v6 = ((a).square() + 1.0).ln();
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(902, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(257, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(778, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g085_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).maximum(c);
-    let v2 = (&v1).min_keepdim::<1>();
-    let v3 = ((a).var_axis::<0>()).sum_keepdim::<0>();
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(902, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(257, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v3, &((&v3) + &k4));
-    let v8 = if b.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (&v7)) };
-    let v9 = if a.detach().sum().item() > 0.0 { (b).sin() } else { ((b) * (&v7)) };
-    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(49, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(49, -1.0, 1.0);
-    (&v8 * &k10).sum() + (&v9 * &k11).sum()
+    let v1 = (b).asinh();
+    let v2 = (c).sum_keepdim::<2>();
+    let k3: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(803, -1.0, 1.0);
+    let v4 = (((&v2).silu()).softmax::<0>() * &k3);
+    let v5 = if a.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { (c).square() };
+    let v6 = ((a).square() + 1.0).ln();
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(902, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(257, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(778, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -4499,36 +4509,32 @@ fn g085_gradient() {
 #[differentiable]
 fn g086(m: &Res, a: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(599, -1.0, 1.0);
-    let v3 = (((a).mean() * &k1)).minimum(&((&m.proj.bias).mean() * &k2));
-    let v4 = (&m.proj.weight).var();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(956, -1.0, 1.0);
-    let mut v6 = ((&v3).mean() * &k5);
-    for i in 0..2 {
-        v6 = (m.layers[i].forward(&v6) * &m.norm[i]).tanh() + &v6 * 0.5;
-    }
-    let v7 = (&m.layers[0].bias).tanh().exp();
+    let v2 = ((((a).mean() * &k1)).square() + 1.5).acosh();
+    let v3 = (a).mean();
+    let v4 = if a.detach().sum().item() > 0.0 { (m.layers[0].forward(&m.proj.weight)).cos() } else { ((m.layers[0].forward(&m.proj.weight)).square() + 1.0).sqrt() };
+    let v5 = (&m.layers[0].bias).square();
+    let v6 = (&m.proj.bias).tanh();
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(969, -1.0, 1.0);
     let k8: Tensor![f64] = Tensor::rand_uniform(621, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
     let k10: Tensor![f64; 3] = Tensor::rand_uniform(932, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(200, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
 fn g086_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(599, -1.0, 1.0);
-    let v3 = (((a).mean() * &k1)).minimum(&((&m.proj.bias).mean() * &k2));
-    let v4 = (&m.proj.weight).var();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(956, -1.0, 1.0);
-    let mut v6 = ((&v3).mean() * &k5);
-    for i in 0..2 {
-        v6 = (m.layers[i].forward(&v6) * &m.norm[i]).tanh() + &v6 * 0.5;
-    }
-    let v7 = (&m.layers[0].bias).tanh().exp();
+    let v2 = ((((a).mean() * &k1)).square() + 1.5).acosh();
+    let v3 = (a).mean();
+    let v4 = if a.detach().sum().item() > 0.0 { (m.layers[0].forward(&m.proj.weight)).cos() } else { ((m.layers[0].forward(&m.proj.weight)).square() + 1.0).sqrt() };
+    let v5 = (&m.layers[0].bias).square();
+    let v6 = (&m.proj.bias).tanh();
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(969, -1.0, 1.0);
     let k8: Tensor![f64] = Tensor::rand_uniform(621, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
     let k10: Tensor![f64; 3] = Tensor::rand_uniform(932, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(200, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
 #[test]
@@ -4552,28 +4558,28 @@ fn g086_gradient() {
 
 #[differentiable]
 fn g087(a: &Tensor![f64; 2, 1], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).maximum_scalar(0.1);
-    let v2 = (&v1).var_axis::<0>();
+    let v1 = ((a).tanh() * 0.9).atanh();
+    let v2 = (&v1).mean_axis::<1>();
     let mut v3 = v2.clone();
     for _ in 0..4 {
         v3 = ((&v3 * &v2).sin()).tanh() + &v2 * 0.5;
     }
-    let v4 = (b).mean();
-    let v5 = (&v3).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(502, -1.0, 1.0);
+    let v4 = (b).tanh().expm1();
+    let v5 = ((&v3) * (&v4));
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(502, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g087_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).maximum_scalar(0.1);
-    let v2 = (&v1).var_axis::<0>();
+    let v1 = ((a).tanh() * 0.9).atanh();
+    let v2 = (&v1).mean_axis::<1>();
     let mut v3 = v2.clone();
     for _ in 0..4 {
         v3 = ((&v3 * &v2).sin()).tanh() + &v2 * 0.5;
     }
-    let v4 = (b).mean();
-    let v5 = (&v3).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(502, -1.0, 1.0);
+    let v4 = (b).tanh().expm1();
+    let v5 = ((&v3) * (&v4));
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(502, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -4598,10 +4604,10 @@ fn g087_gradient() {
 
 #[differentiable]
 fn g088(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).minimum_scalar(-0.1);
-    let v2 = (b).var_keepdim::<1>();
+    let v1 = (a).square().log1p();
+    let v2 = (b).mean_keepdim::<1>();
     let v3 = if b.detach().sum().item() < 0.0 { ((&v2) * 1.5).gelu() } else { ((&v2) * (&v2)) };
-    let v4 = (&v2).tanh().powi(3);
+    let v4 = (&v2).tanh().expm1();
     let mut v5 = v3.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -4609,18 +4615,18 @@ fn g088(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 3]) -> f64 {
         }
         v5 = &v5 - &v3 * 0.25;
     }
-    let v6 = ((&v5).maximum(a)).sum();
+    let v6 = ((((&v5) * ((a).mean()))).square() + 1.0).ln();
     let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(851, -1.0, 1.0);
     let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(3, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(234, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(234, -1.0, 1.0);
     ((&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g088_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).minimum_scalar(-0.1);
-    let v2 = (b).var_keepdim::<1>();
+    let v1 = (a).square().log1p();
+    let v2 = (b).mean_keepdim::<1>();
     let v3 = if b.detach().sum().item() < 0.0 { ((&v2) * 1.5).gelu() } else { ((&v2) * (&v2)) };
-    let v4 = (&v2).tanh().powi(3);
+    let v4 = (&v2).tanh().expm1();
     let mut v5 = v3.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -4628,10 +4634,10 @@ fn g088_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64,
         }
         v5 = &v5 - &v3 * 0.25;
     }
-    let v6 = ((&v5).maximum(a)).sum();
+    let v6 = ((((&v5) * ((a).mean()))).square() + 1.0).ln();
     let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(851, -1.0, 1.0);
     let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(3, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(234, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(234, -1.0, 1.0);
     (&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()
 }
 
@@ -4656,35 +4662,29 @@ fn g088_gradient() {
 
 #[differentiable]
 fn g089(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (&m.layers[0].bias).mse(&m.layers[0].bias);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(994, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).logsumexp();
-    let v4 = m.layers[1].forward(a);
-    let mut v5 = v3.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * &v1).cos()).tanh() + &v3 * 0.5;
-    }
-    let v6 = (b).square();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(378, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(393, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = (&m.layers[0].bias).tanh().expm1();
+    let v2 = (b).max();
+    let v3 = m.layers[0].forward(b);
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).tanh().exp() };
+    let v5 = (a).cos();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(988, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(375, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g089_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].bias).mse(&m.layers[0].bias);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(994, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).logsumexp();
-    let v4 = m.layers[1].forward(a);
-    let mut v5 = v3.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * &v1).cos()).tanh() + &v3 * 0.5;
-    }
-    let v6 = (b).square();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(378, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(393, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = (&m.layers[0].bias).tanh().expm1();
+    let v2 = (b).max();
+    let v3 = m.layers[0].forward(b);
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).tanh().exp() };
+    let v5 = (a).cos();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(988, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(375, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -4712,25 +4712,23 @@ fn g089_gradient() {
 
 #[differentiable]
 fn g090(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).matmul(&(a).t());
-    let v2 = (&v1).logsumexp_axis::<1>();
-    let v3 = (a).dropout(0.25, 888);
-    let v4 = (&v3).sigmoid();
-    let v5 = ((&v4).var()).broadcast_to::<Shape![2]>();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(501, -1.0, 1.0);
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(926, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = ((a) * 3.0).floor();
+    let v2 = (&v1).max_axis::<0>();
+    let v3 = (((&v2) / ((&v2).square() + 1.0))).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v2).square()).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 1]>();
+    let v4 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(921, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(683, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g090_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).matmul(&(a).t());
-    let v2 = (&v1).logsumexp_axis::<1>();
-    let v3 = (a).dropout(0.25, 888);
-    let v4 = (&v3).sigmoid();
-    let v5 = ((&v4).var()).broadcast_to::<Shape![2]>();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(501, -1.0, 1.0);
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(926, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = ((a) * 3.0).floor();
+    let v2 = (&v1).max_axis::<0>();
+    let v3 = (((&v2) / ((&v2).square() + 1.0))).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v2).square()).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 1]>();
+    let v4 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(921, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(683, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -4750,24 +4748,24 @@ fn g090_gradient() {
 
 #[differentiable]
 fn g091(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).tanh().exp();
-    let v2 = (a).logsumexp_keepdim::<0>();
+    let v1 = ((b) * 3.0).ceil();
+    let v2 = (a).max_keepdim::<0>();
     let v3 = if b.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (&v2)) };
-    let v4 = ((&v1).pad::<0, 1, 0, 4>()).max_axis::<0>();
-    let v5 = (&v3).silu();
-    let v6 = ((&v5).softplus()).maximum(&(&v4).cast::<f64>());
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(113, -1.0, 1.0);
+    let v4 = ((&v1).broadcast_to::<Shape![2, 3]>()).tanh().powi(3);
+    let v5 = (&v4).logsumexp_axis::<0>();
+    let v6 = (((&v5).tanh()) / (((&v3).tanh().tan()).square() + 1.0));
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(113, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g091_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).tanh().exp();
-    let v2 = (a).logsumexp_keepdim::<0>();
+    let v1 = ((b) * 3.0).ceil();
+    let v2 = (a).max_keepdim::<0>();
     let v3 = if b.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (&v2)) };
-    let v4 = ((&v1).pad::<0, 1, 0, 4>()).max_axis::<0>();
-    let v5 = (&v3).silu();
-    let v6 = ((&v5).softplus()).maximum(&(&v4).cast::<f64>());
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(113, -1.0, 1.0);
+    let v4 = ((&v1).broadcast_to::<Shape![2, 3]>()).tanh().powi(3);
+    let v5 = (&v4).logsumexp_axis::<0>();
+    let v6 = (((&v5).tanh()) / (((&v3).tanh().tan()).square() + 1.0));
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(113, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -4792,33 +4790,23 @@ fn g091_gradient() {
 
 #[differentiable]
 fn g092(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).tanh().exp2();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(153, -1.0, 1.0);
-    let v3 = ((&v1).softmax::<2>() * &k2);
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(379, -1.0, 1.0);
-    let v5 = (((&v3).layer_norm(1e-5) * &k4)).var_axis::<0>();
-    let v6 = if a.detach().sum().item() < 0.0 { (&v5).tanh().exp() } else { ((&v5) * (&v5)) };
-    let v7 = ((&v6) * 1.5).gelu_tanh();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(991, -1.0, 1.0);
-    let v9 = ((&v5).matmul(&k8)).reshape::<Shape![1, 1, 8]>().conv1d::<1, 0, 1, 1, 3>(&(((&v6) * 1.5).gelu_tanh()).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![3]>();
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(548, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(208, -1.0, 1.0);
-    ((&v7 * &k10).sum() + (&v9 * &k11).sum()).item()
+    let v1 = ((a) * 3.0).round();
+    let v2 = (&v1).min();
+    let v3 = (((&v2) * ((a).mean()))).cos();
+    let v4 = (&v3).tanh();
+    let v5 = (((&v4).tanh()) - ((a).sum_axis::<1>()));
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(935, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g092_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp2();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(153, -1.0, 1.0);
-    let v3 = ((&v1).softmax::<2>() * &k2);
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(379, -1.0, 1.0);
-    let v5 = (((&v3).layer_norm(1e-5) * &k4)).var_axis::<0>();
-    let v6 = if a.detach().sum().item() < 0.0 { (&v5).tanh().exp() } else { ((&v5) * (&v5)) };
-    let v7 = ((&v6) * 1.5).gelu_tanh();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(991, -1.0, 1.0);
-    let v9 = ((&v5).matmul(&k8)).reshape::<Shape![1, 1, 8]>().conv1d::<1, 0, 1, 1, 3>(&(((&v6) * 1.5).gelu_tanh()).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![3]>();
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(548, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(208, -1.0, 1.0);
-    (&v7 * &k10).sum() + (&v9 * &k11).sum()
+    let v1 = ((a) * 3.0).round();
+    let v2 = (&v1).min();
+    let v3 = (((&v2) * ((a).mean()))).cos();
+    let v4 = (&v3).tanh();
+    let v5 = (((&v4).tanh()) - ((a).sum_axis::<1>()));
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(935, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -4838,37 +4826,35 @@ fn g092_gradient() {
 
 #[differentiable]
 fn g093(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).ln();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(989, -1.0, 1.0);
-    let v3 = ((&v1).log_softmax::<1>() * &k2);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(a)).square() } else { ((m.fc2.forward(a)).square() + 1.0).ln() };
-    let mut v5 = m.fc2.bias.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * b).tanh().powf(3.0)).tanh() + &m.fc2.bias * 0.5;
-    }
-    let v6 = (&m.fc1.bias).sigmoid();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(651, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(817, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = ((a) * 3.0).sign();
+    let v2 = (&v1).min_axis::<1>();
+    let v3 = (m.fc2.forward(a)).softplus();
+    let v4 = ((&v3).tanh().tan()).flip::<1>();
+    let v5 = ((b).square() + 1.0).recip();
+    let v6 = (&m.fc2.bias).sigmoid();
+    let v7 = (&m.fc1.bias).square();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(846, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(651, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(16, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(715, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g093_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).ln();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(989, -1.0, 1.0);
-    let v3 = ((&v1).log_softmax::<1>() * &k2);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(a)).square() } else { ((m.fc2.forward(a)).square() + 1.0).ln() };
-    let mut v5 = m.fc2.bias.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * b).tanh().powf(3.0)).tanh() + &m.fc2.bias * 0.5;
-    }
-    let v6 = (&m.fc1.bias).sigmoid();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(651, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(817, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = ((a) * 3.0).sign();
+    let v2 = (&v1).min_axis::<1>();
+    let v3 = (m.fc2.forward(a)).softplus();
+    let v4 = ((&v3).tanh().tan()).flip::<1>();
+    let v5 = ((b).square() + 1.0).recip();
+    let v6 = (&m.fc2.bias).sigmoid();
+    let v7 = (&m.fc1.bias).square();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(846, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(651, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(16, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(715, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -4896,23 +4882,25 @@ fn g093_gradient() {
 
 #[differentiable]
 fn g094(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = ((a).square() + 1.0).log2();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(878, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).transpose::<0, 1>();
-    let v4 = (&v3).tanh().exp();
-    let v5 = (&v4).gather::<1, 3>(&[1, 1, 0]);
-    let k6: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).clamp(-0.5, 0.5);
+    let v2 = (&v1).min_keepdim::<1>();
+    let v3 = (&v2).flip::<1>();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
+    let v5 = (&v3).matmul(&k4);
+    let v6 = ((&v5).logsumexp_axis::<0>()).sum();
+    let k7: Tensor![f64] = Tensor::rand_uniform(913, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g094_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).log2();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(878, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).transpose::<0, 1>();
-    let v4 = (&v3).tanh().exp();
-    let v5 = (&v4).gather::<1, 3>(&[1, 1, 0]);
-    let k6: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).clamp(-0.5, 0.5);
+    let v2 = (&v1).min_keepdim::<1>();
+    let v3 = (&v2).flip::<1>();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
+    let v5 = (&v3).matmul(&k4);
+    let v6 = ((&v5).logsumexp_axis::<0>()).sum();
+    let k7: Tensor![f64] = Tensor::rand_uniform(913, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -4932,19 +4920,17 @@ fn g094_gradient() {
 
 #[differentiable]
 fn g095(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).t();
-    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(690, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (a).atan2(&((a).square() + 0.5));
+    let v2 = (&v1).var();
+    let k3: Tensor![f64] = Tensor::rand_uniform(13, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g095_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).t();
-    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(690, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (a).atan2(&((a).square() + 0.5));
+    let v2 = (&v1).var();
+    let k3: Tensor![f64] = Tensor::rand_uniform(13, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -4964,29 +4950,43 @@ fn g095_gradient() {
 
 #[differentiable]
 fn g096(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = ((&m.blocks[2].bias).square() + 1.0).recip();
-    let v2 = (a).flip::<0>();
-    let mut v3 = m.blocks[2].weight.clone();
+    let v1 = (&m.blocks[2].bias).hypot(&((&m.blocks[2].weight).square() + 0.5));
+    let v2 = (&v1).var_axis::<1>();
+    let mut v3 = v1.clone();
     for i in 0..3 {
-        v3 = (m.blocks[2 - i].forward(&v3)).sin() + &v3 * 0.5;
+        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[2].weight * 0.25;
     }
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(571, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(120, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(894, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v2).softplus()).tanh();
+        }
+        v4 = &v4 - &v2 * 0.25;
+    }
+    let v5 = (a).cos();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(466, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(492, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g096_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = ((&m.blocks[2].bias).square() + 1.0).recip();
-    let v2 = (a).flip::<0>();
-    let mut v3 = m.blocks[2].weight.clone();
+    let v1 = (&m.blocks[2].bias).hypot(&((&m.blocks[2].weight).square() + 0.5));
+    let v2 = (&v1).var_axis::<1>();
+    let mut v3 = v1.clone();
     for i in 0..3 {
-        v3 = (m.blocks[2 - i].forward(&v3)).sin() + &v3 * 0.5;
+        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[2].weight * 0.25;
     }
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(571, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(120, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(894, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v2).softplus()).tanh();
+        }
+        v4 = &v4 - &v2 * 0.25;
+    }
+    let v5 = (a).cos();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(466, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(492, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -5010,19 +5010,49 @@ fn g096_gradient() {
 
 #[differentiable]
 fn g097(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).square();
-    let v2 = (&v1).slice::<2, 0, 2>();
-    let v3 = (&v2).concat::<2, 5, _>(a);
-    let k4: Tensor![f64; 2, 2, 5] = Tensor::rand_uniform(560, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = ((a) + (a));
+    let v2 = (a).var_keepdim::<0>();
+    let v3 = ((((&v1) + (a))) * (((&v2).square() + 1.0).ln()));
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v2) * 1.5).gelu() } else { ((&v2).square() + 1.0).powf(-0.5) };
+    let mut v5 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).square()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let mut v6 = v5.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v5).softplus()).tanh();
+        }
+        v6 = &v6 - &v5 * 0.25;
+    }
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(668, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g097_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).square();
-    let v2 = (&v1).slice::<2, 0, 2>();
-    let v3 = (&v2).concat::<2, 5, _>(a);
-    let k4: Tensor![f64; 2, 2, 5] = Tensor::rand_uniform(560, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = ((a) + (a));
+    let v2 = (a).var_keepdim::<0>();
+    let v3 = ((((&v1) + (a))) * (((&v2).square() + 1.0).ln()));
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v2) * 1.5).gelu() } else { ((&v2).square() + 1.0).powf(-0.5) };
+    let mut v5 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).square()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let mut v6 = v5.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v5).softplus()).tanh();
+        }
+        v6 = &v6 - &v5 * 0.25;
+    }
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(668, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -5042,19 +5072,19 @@ fn g097_gradient() {
 
 #[differentiable]
 fn g098(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).sin();
-    let v2 = (&v1).pad::<0, 1, 1, 6>();
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2) * 1.5).gelu() } else { (&v2).square() };
-    let k4: Tensor![f64; 6] = Tensor::rand_uniform(451, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = ((a) - (a));
+    let v2 = (a).logsumexp();
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(915, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(863, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g098_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).sin();
-    let v2 = (&v1).pad::<0, 1, 1, 6>();
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2) * 1.5).gelu() } else { (&v2).square() };
-    let k4: Tensor![f64; 6] = Tensor::rand_uniform(451, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = ((a) - (a));
+    let v2 = (a).logsumexp();
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(915, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(863, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
 #[test]
@@ -5074,35 +5104,35 @@ fn g098_gradient() {
 
 #[differentiable]
 fn g099(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (c).cos();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(570, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).permute::<1, 0>();
-    let v4 = if c.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { ((&v3).square() + 1.0).powf(-0.5) };
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(446, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v3, &v4);
-    let v8 = ((((b) * (&v7))) + 0.25).relu();
-    let v9 = if c.detach().sum().item() > 0.0 { (&v8).sin() } else { ((&v8) * (c)) };
-    let v10 = (a).tanh().exp();
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(263, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(378, -1.0, 1.0);
-    ((&v9 * &k11).sum() + (&v10 * &k12).sum()).item()
+    let v1 = ((c) * (a));
+    let v2 = (b).logsumexp_axis::<0>();
+    let mut v3 = v2.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v2).sin()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * 1.5).gelu() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(875, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(618, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g099_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (c).cos();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(570, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).permute::<1, 0>();
-    let v4 = if c.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { ((&v3).square() + 1.0).powf(-0.5) };
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(446, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v3, &v4);
-    let v8 = ((((b) * (&v7))) + 0.25).relu();
-    let v9 = if c.detach().sum().item() > 0.0 { (&v8).sin() } else { ((&v8) * (c)) };
-    let v10 = (a).tanh().exp();
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(263, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(378, -1.0, 1.0);
-    (&v9 * &k11).sum() + (&v10 * &k12).sum()
+    let v1 = ((c) * (a));
+    let v2 = (b).logsumexp_axis::<0>();
+    let mut v3 = v2.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v2).sin()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * 1.5).gelu() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(875, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(618, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -5130,29 +5160,31 @@ fn g099_gradient() {
 
 #[differentiable]
 fn g100(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (&m.blocks[1].weight).tanh();
-    let v2 = (&m.blocks[1].weight).cross_entropy(&[0usize, 2usize, 0usize]);
-    let mut v3 = v1.clone();
-    for i in 0..3 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &v2 * 0.25;
+    let v1 = ((&m.blocks[1].weight) / ((&m.blocks[1].weight).square() + 1.0));
+    let v2 = (&v1).logsumexp_keepdim::<1>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let mut v4 = ((&v2) + &k3);
+    for i in 0..2 {
+        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v4 = (-(a));
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(1, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v5 = (-(a));
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(1, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g100_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[1].weight).tanh();
-    let v2 = (&m.blocks[1].weight).cross_entropy(&[0usize, 2usize, 0usize]);
-    let mut v3 = v1.clone();
-    for i in 0..3 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &v2 * 0.25;
+    let v1 = ((&m.blocks[1].weight) / ((&m.blocks[1].weight).square() + 1.0));
+    let v2 = (&v1).logsumexp_keepdim::<1>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let mut v4 = ((&v2) + &k3);
+    for i in 0..2 {
+        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v4 = (-(a));
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(1, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v5 = (-(a));
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(1, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -5176,19 +5208,21 @@ fn g100_gradient() {
 
 #[differentiable]
 fn g101(a: &Tensor![f64; 1, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).sigmoid();
-    let v2 = (a).gather::<1, 4>(&[2, 1, 2, 0]);
-    let k3: Tensor![f64] = Tensor::rand_uniform(559, -1.0, 1.0);
-    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(760, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+    let v1 = (-(b));
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(807, -1.0, 1.0);
+    let v3 = ((a).softmax::<1>() * &k2);
+    let k4: Tensor![f64] = Tensor::rand_uniform(205, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g101_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).sigmoid();
-    let v2 = (a).gather::<1, 4>(&[2, 1, 2, 0]);
-    let k3: Tensor![f64] = Tensor::rand_uniform(559, -1.0, 1.0);
-    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(760, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+    let v1 = (-(b));
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(807, -1.0, 1.0);
+    let v3 = ((a).softmax::<1>() * &k2);
+    let k4: Tensor![f64] = Tensor::rand_uniform(205, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -5212,21 +5246,25 @@ fn g101_gradient() {
 
 #[differentiable]
 fn g102(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((a) + 0.25).relu();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(322, -1.0, 1.0);
-    let v3 = (((a) + &k2)).cast::<f64>();
-    let v4 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 1, 3>(&(&v3).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 3]>();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(494, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(10, -1.0, 1.0);
+    let v2 = ((a).square() + 1.0).pow(&(((a) + &k1)).tanh());
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(416, -1.0, 1.0);
+    let v4 = ((&v2).log_softmax::<1>() * &k3);
+    let v5 = (&v4).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let v6 = ((&v5) * ((&v5).mean()));
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(926, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g102_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) + 0.25).relu();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(322, -1.0, 1.0);
-    let v3 = (((a) + &k2)).cast::<f64>();
-    let v4 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 1, 3>(&(&v3).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 3]>();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(494, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(10, -1.0, 1.0);
+    let v2 = ((a).square() + 1.0).pow(&(((a) + &k1)).tanh());
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(416, -1.0, 1.0);
+    let v4 = ((&v2).log_softmax::<1>() * &k3);
+    let v5 = (&v4).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let v6 = ((&v5) * ((&v5).mean()));
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(926, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -5246,29 +5284,43 @@ fn g102_gradient() {
 
 #[differentiable]
 fn g103(m: &Res, a: &Tensor![f64]) -> f64 {
-    let v1 = ((&m.proj.weight) * 1.5).gelu();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![12]>();
-    let mut v4 = v1.clone();
+    let k1: Tensor![f64; 4, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let v2 = (&m.proj.weight).maximum(&((&m.proj.weight) + &k1));
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(80, -1.0, 1.0);
+    let v4 = (((&m.proj.weight).mean() * &k3)).transpose::<1, 2>();
+    let mut v5 = v2.clone();
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+        if i % 2 == 0 {
+            v5 = ((m.layers[i].forward(&v5)).square() + 1.0).sqrt();
+        }
+        v5 = &v5 - &m.layers[i].bias * 0.25;
     }
-    let k5: Tensor![f64; 12] = Tensor::rand_uniform(268, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v6 = (((&v4) * ((&m.proj.weight).mean()))).var_axis::<1>();
+    let v7 = ((a).square() + 1.0).recip();
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(248, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(841, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g103_tape(m: &TRes, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((&m.proj.weight) * 1.5).gelu();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![12]>();
-    let mut v4 = v1.clone();
+    let k1: Tensor![f64; 4, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let v2 = (&m.proj.weight).maximum(&((&m.proj.weight) + &k1));
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(80, -1.0, 1.0);
+    let v4 = (((&m.proj.weight).mean() * &k3)).transpose::<1, 2>();
+    let mut v5 = v2.clone();
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+        if i % 2 == 0 {
+            v5 = ((m.layers[i].forward(&v5)).square() + 1.0).sqrt();
+        }
+        v5 = &v5 - &m.layers[i].bias * 0.25;
     }
-    let k5: Tensor![f64; 12] = Tensor::rand_uniform(268, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v6 = (((&v4) * ((&m.proj.weight).mean()))).var_axis::<1>();
+    let v7 = ((a).square() + 1.0).recip();
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(248, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(841, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -5293,36 +5345,22 @@ fn g103_gradient() {
 #[differentiable]
 fn g104(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)) * 1.5).gelu_tanh();
-    let v3 = (&v2).broadcast_to::<Shape![2, 3, 3]>();
-    let mut v4 = b.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * b).cos()).tanh() + b * 0.5;
-    }
-    let v5 = (&v3).cast::<f64>();
-    let v6 = (((&v4).tanh()) * 1.5).gelu();
-    let v7 = (c).softplus();
-    let k8: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(383, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v2 = (((a).mean() * &k1)).minimum(b);
+    let v3 = (c).t();
+    let v4 = if c.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { (&v3).tanh().exp() };
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(523, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g104_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)) * 1.5).gelu_tanh();
-    let v3 = (&v2).broadcast_to::<Shape![2, 3, 3]>();
-    let mut v4 = b.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * b).cos()).tanh() + b * 0.5;
-    }
-    let v5 = (&v3).cast::<f64>();
-    let v6 = (((&v4).tanh()) * 1.5).gelu();
-    let v7 = (c).softplus();
-    let k8: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(383, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v2 = (((a).mean() * &k1)).minimum(b);
+    let v3 = (c).t();
+    let v4 = if c.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { (&v3).tanh().exp() };
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(523, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -5350,25 +5388,33 @@ fn g104_gradient() {
 
 #[differentiable]
 fn g105(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a) * 1.5).gelu_erf();
-    let v2 = (&v1).concat::<0, 6, _>(a);
-    let v3 = (b).tanh();
-    let v4 = (&v2).mse(&v2);
-    let v5 = (&v4).tanh();
-    let k6: Tensor![f64] = Tensor::rand_uniform(98, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(153, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (a).maximum_scalar(0.1);
+    let v2 = (&v1).flip::<0>();
+    let k3: Tensor![f64] = Tensor::rand_uniform(408, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(158, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(b, &((b) + &k3));
+    let v7 = if a.detach().sum().item() < 0.0 { (&v6).cos() } else { ((&v6) * (b)) };
+    let v8 = (((&v7).tanh()) * ((((&v2) * 1.5).gelu_erf()).mean()));
+    let v9 = if b.detach().sum().item() > 0.0 { (&v7).square() } else { (&v7).cos() };
+    let k10: Tensor![f64] = Tensor::rand_uniform(825, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
+    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g105_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu_erf();
-    let v2 = (&v1).concat::<0, 6, _>(a);
-    let v3 = (b).tanh();
-    let v4 = (&v2).mse(&v2);
-    let v5 = (&v4).tanh();
-    let k6: Tensor![f64] = Tensor::rand_uniform(98, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(153, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (a).maximum_scalar(0.1);
+    let v2 = (&v1).flip::<0>();
+    let k3: Tensor![f64] = Tensor::rand_uniform(408, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(158, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, b, &((b) + &k3));
+    let v7 = if a.detach().sum().item() < 0.0 { (&v6).cos() } else { ((&v6) * (b)) };
+    let v8 = (((&v7).tanh()) * ((((&v2) * 1.5).gelu_erf()).mean()));
+    let v9 = if b.detach().sum().item() > 0.0 { (&v7).square() } else { (&v7).cos() };
+    let k10: Tensor![f64] = Tensor::rand_uniform(825, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
+    (&v8 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -5392,35 +5438,23 @@ fn g105_gradient() {
 
 #[differentiable]
 fn g106(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a) * 1.5).erf();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 2]>()).reshape::<Shape![1]>();
-    let v3 = (&v2).minimum_scalar(-0.1);
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(134, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v1, &v2);
-    let mut v7 = v3.clone();
-    for _ in 0..2 {
-        v7 = ((&v7 * &v3).tanh()).tanh() + &v3 * 0.5;
-    }
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(506, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(190, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v1 = (a).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let v3 = (((a) + &k2)).slice::<2, 0, 2>();
+    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(917, -1.0, 1.0);
+    let v5 = (((&v3).mean_axis::<1>()).square() + 1.0).pow(&(((&v1).softmax::<0>() * &k4)).tanh());
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(42, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g106_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).erf();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 2]>()).reshape::<Shape![1]>();
-    let v3 = (&v2).minimum_scalar(-0.1);
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(134, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v1, &v2);
-    let mut v7 = v3.clone();
-    for _ in 0..2 {
-        v7 = ((&v7 * &v3).tanh()).tanh() + &v3 * 0.5;
-    }
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(506, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(190, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v1 = (a).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let v3 = (((a) + &k2)).slice::<2, 0, 2>();
+    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(917, -1.0, 1.0);
+    let v5 = (((&v3).mean_axis::<1>()).square() + 1.0).pow(&(((&v1).softmax::<0>() * &k4)).tanh());
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(42, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -5440,35 +5474,41 @@ fn g106_gradient() {
 
 #[differentiable]
 fn g107(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((b) * 1.5).erfc();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(105, -1.0, 1.0);
-    let v3 = (((&m.head.weight).mean() * &k2)).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 0, 1, 1, 1, 4>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 4]>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(355, -1.0, 1.0);
-    let mut v5 = ((&v1) + &k4);
-    for i in 0..3 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    let k1: Tensor![f64] = Tensor::rand_uniform(986, -1.0, 1.0);
+    let v2 = (b).mse(&((a).mean() * &k1));
+    let v3 = (a).pad::<0, 2, 1, 6>();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(951, -1.0, 1.0);
+    let v5 = (m.blocks[1].forward(&((&v3).mean() * &k4))).tanh();
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v2).tanh().exp()).tanh();
+        }
+        v6 = &v6 - &v2 * 0.25;
     }
-    let v6 = (a).tanh();
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(560, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v7 = ((&m.head.weight).square() + 1.0).powf(-0.5);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(88, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(379, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g107_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b) * 1.5).erfc();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(105, -1.0, 1.0);
-    let v3 = (((&m.head.weight).mean() * &k2)).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 0, 1, 1, 1, 4>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 4]>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(355, -1.0, 1.0);
-    let mut v5 = ((&v1) + &k4);
-    for i in 0..3 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    let k1: Tensor![f64] = Tensor::rand_uniform(986, -1.0, 1.0);
+    let v2 = (b).mse(&((a).mean() * &k1));
+    let v3 = (a).pad::<0, 2, 1, 6>();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(951, -1.0, 1.0);
+    let v5 = (m.blocks[1].forward(&((&v3).mean() * &k4))).tanh();
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v2).tanh().exp()).tanh();
+        }
+        v6 = &v6 - &v2 * 0.25;
     }
-    let v6 = (a).tanh();
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(560, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v7 = ((&m.head.weight).square() + 1.0).powf(-0.5);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(88, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(379, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -5496,23 +5536,27 @@ fn g107_gradient() {
 
 #[differentiable]
 fn g108(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (c).abs();
-    let k2: Tensor![f64; 2] = Tensor::rand_uniform(794, -1.0, 1.0);
-    let v3 = (b).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 4>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![3, 4]>();
-    let v4 = (a).sin();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(228, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(594, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (b).matmul(b);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
+    let v3 = (((a) + &k2)).permute::<1, 0>();
+    let v4 = (&v3).minimum(c);
+    let v5 = ((&v4) / ((&v4).square() + 1.0));
+    let v6 = ((&v4).square().log1p()).atan2(&(((&v5).minimum(&v5)).square() + 0.5));
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(630, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g108_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (c).abs();
-    let k2: Tensor![f64; 2] = Tensor::rand_uniform(794, -1.0, 1.0);
-    let v3 = (b).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 4>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![3, 4]>();
-    let v4 = (a).sin();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(228, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(594, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (b).matmul(b);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
+    let v3 = (((a) + &k2)).permute::<1, 0>();
+    let v4 = (&v3).minimum(c);
+    let v5 = ((&v4) / ((&v4).square() + 1.0));
+    let v6 = ((&v4).square().log1p()).atan2(&(((&v5).minimum(&v5)).square() + 0.5));
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(630, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -5540,59 +5584,55 @@ fn g108_gradient() {
 
 #[differentiable]
 fn g109(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).softplus();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(&v1, &((a) + &k2));
+    let v1 = (a).tanh().exp();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(688, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).cross_entropy(&[2usize, 2usize]);
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v3).sigmoid()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { (&v4).cos() };
     let mut v6 = v5.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v6 = ((&v6 * a).sigmoid()).tanh();
+            v6 = (((&v6 * &v3).square() + 1.0).powf(-0.5)).tanh();
         }
-        v6 = &v6 - a * 0.25;
+        v6 = &v6 - &v3 * 0.25;
     }
-    let v7 = if a.detach().sum().item() < 0.0 { (&v6).tanh() } else { (&v6).cos() };
-    let mut v8 = v7.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v8 = (((&v8 * a).square() + 1.0).powf(-0.5)).tanh();
-        }
-        v8 = &v8 - a * 0.25;
-    }
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let m10 = k9.gt_scalar(0.0);
-    let v11 = m10.select(&v6, &v8);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(684, -1.0, 1.0);
-    ((&v11 * &k12).sum()).item()
+    let k7: Tensor![f64] = Tensor::rand_uniform(925, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = m8.select(&v4, &v6);
+    let k10: Tensor![f64] = Tensor::rand_uniform(684, -1.0, 1.0);
+    ((&v9 * &k10).sum()).item()
 }
 
 fn g109_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).softplus();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, &v1, &((a) + &k2));
+    let v1 = (a).tanh().exp();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(688, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).cross_entropy(&[2usize, 2usize]);
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v3).sigmoid()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { (&v4).cos() };
     let mut v6 = v5.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v6 = ((&v6 * a).sigmoid()).tanh();
+            v6 = (((&v6 * &v3).square() + 1.0).powf(-0.5)).tanh();
         }
-        v6 = &v6 - a * 0.25;
+        v6 = &v6 - &v3 * 0.25;
     }
-    let v7 = if a.detach().sum().item() < 0.0 { (&v6).tanh() } else { (&v6).cos() };
-    let mut v8 = v7.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v8 = (((&v8 * a).square() + 1.0).powf(-0.5)).tanh();
-        }
-        v8 = &v8 - a * 0.25;
-    }
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let m10 = k9.gt_scalar(0.0);
-    let v11 = Var::select(&m10, &v6, &v8);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(684, -1.0, 1.0);
-    (&v11 * &k12).sum()
+    let k7: Tensor![f64] = Tensor::rand_uniform(925, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = Var::select(&m8, &v4, &v6);
+    let k10: Tensor![f64] = Tensor::rand_uniform(684, -1.0, 1.0);
+    (&v9 * &k10).sum()
 }
 
 #[test]
@@ -5612,37 +5652,29 @@ fn g109_gradient() {
 
 #[differentiable]
 fn g110(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).silu();
-    let v2 = (&m.norm[1]).dropout(0.25, 469);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(883, -1.0, 1.0);
-    let v4 = if b.detach().sum().item() > 0.0 { (m.layers[0].forward(&((&v1).mean() * &k3))).tanh() } else { (m.layers[0].forward(&((&v1).mean() * &k3))).square() };
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
-    let mut v6 = ((&v4) + &k5);
-    for i in 0..2 {
-        v6 = (m.layers[i].forward(&v6) * &m.norm[i]).tanh() + &v6 * 0.5;
-    }
-    let v7 = ((b).square() + 1.0).ln();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(883, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(360, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(558, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v1 = (a).tanh().exp2();
+    let v2 = (&m.norm[1]).gather::<0, 2>(&[1, 0]);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let v4 = if b.detach().sum().item() > 0.0 { (m.layers[0].forward(&((a).mean() * &k3))).square() } else { ((m.layers[0].forward(&((a).mean() * &k3))).square() + 1.0).sqrt() };
+    let v5 = (b).tanh().powf(3.0);
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(66, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(190, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(900, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g110_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).silu();
-    let v2 = (&m.norm[1]).dropout(0.25, 469);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(883, -1.0, 1.0);
-    let v4 = if b.detach().sum().item() > 0.0 { (m.layers[0].forward(&((&v1).mean() * &k3))).tanh() } else { (m.layers[0].forward(&((&v1).mean() * &k3))).square() };
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
-    let mut v6 = ((&v4) + &k5);
-    for i in 0..2 {
-        v6 = (m.layers[i].forward(&v6) * &m.norm[i]).tanh() + &v6 * 0.5;
-    }
-    let v7 = ((b).square() + 1.0).ln();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(883, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(360, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(558, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v1 = (a).tanh().exp2();
+    let v2 = (&m.norm[1]).gather::<0, 2>(&[1, 0]);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let v4 = if b.detach().sum().item() > 0.0 { (m.layers[0].forward(&((a).mean() * &k3))).square() } else { ((m.layers[0].forward(&((a).mean() * &k3))).square() + 1.0).sqrt() };
+    let v5 = (b).tanh().powf(3.0);
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(66, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(190, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(900, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -5670,28 +5702,22 @@ fn g110_gradient() {
 
 #[differentiable]
 fn g111(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).powf(-0.5);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v4 = ((&v3).permute::<1, 0>()).matmul(&(&v3).tanh());
-    let mut v5 = v4.clone();
-    for _ in 0..3 {
-        v5 = (((&v5 * &v4).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
-    }
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(409, -1.0, 1.0);
+    let v1 = ((a).square() + 1.0).ln();
+    let v2 = (&v1).cast::<f64>();
+    let v3 = ((&v1).concat::<0, 6, _>(&v1)).tanh();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { (&v2).tanh().exp() };
+    let v5 = (((&v3) * ((&v4).mean()))).square().log1p();
+    let k6: Tensor![f64; 6] = Tensor::rand_uniform(422, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g111_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).powf(-0.5);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v4 = ((&v3).permute::<1, 0>()).matmul(&(&v3).tanh());
-    let mut v5 = v4.clone();
-    for _ in 0..3 {
-        v5 = (((&v5 * &v4).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
-    }
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(409, -1.0, 1.0);
+    let v1 = ((a).square() + 1.0).ln();
+    let v2 = (&v1).cast::<f64>();
+    let v3 = ((&v1).concat::<0, 6, _>(&v1)).tanh();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { (&v2).tanh().exp() };
+    let v5 = (((&v3) * ((&v4).mean()))).square().log1p();
+    let k6: Tensor![f64; 6] = Tensor::rand_uniform(422, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -5712,41 +5738,37 @@ fn g111_gradient() {
 
 #[differentiable]
 fn g112(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (b).tanh().powi(3);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(432, -1.0, 1.0);
-    let v3 = (((c).mean() * &k2)).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let v4 = if b.detach().sum().item() < 0.0 { (a).sin() } else { (a).cos() };
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { ((&v4) * (&v4)) };
-    let mut v6 = v1.clone();
+    let v1 = ((b).square() + 1.0).log2();
+    let v2 = (b).reshape::<Shape![6]>();
+    let v3 = (((c).reshape::<Shape![1, 1, 2, 1]>().conv_transpose2d::<1, 0, 1, 3, 1>(&(a).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![3, 1]>()) * (((&v1).gather::<2, 2>(&[1, 2])).mean()));
+    let mut v4 = a.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v6 = ((&v6 * &v1).square()).tanh();
+            v4 = ((&v4 * a).sigmoid()).tanh();
         }
-        v6 = &v6 - &v1 * 0.25;
+        v4 = &v4 - a * 0.25;
     }
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(571, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(99, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(866, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(43, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(571, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g112_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (b).tanh().powi(3);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(432, -1.0, 1.0);
-    let v3 = (((c).mean() * &k2)).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let v4 = if b.detach().sum().item() < 0.0 { (a).sin() } else { (a).cos() };
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { ((&v4) * (&v4)) };
-    let mut v6 = v1.clone();
+    let v1 = ((b).square() + 1.0).log2();
+    let v2 = (b).reshape::<Shape![6]>();
+    let v3 = (((c).reshape::<Shape![1, 1, 2, 1]>().conv_transpose2d::<1, 0, 1, 3, 1>(&(a).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![3, 1]>()) * (((&v1).gather::<2, 2>(&[1, 2])).mean()));
+    let mut v4 = a.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v6 = ((&v6 * &v1).square()).tanh();
+            v4 = ((&v4 * a).sigmoid()).tanh();
         }
-        v6 = &v6 - &v1 * 0.25;
+        v4 = &v4 - a * 0.25;
     }
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(571, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(99, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(866, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(43, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(571, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -5774,23 +5796,21 @@ fn g112_gradient() {
 
 #[differentiable]
 fn g113(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).sum();
-    let v2 = (b).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let v3 = ((&v1) + (&v2));
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(592, -1.0, 1.0);
-    let v5 = (&v3).matmul(&k4);
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(480, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = ((a).square() + 1.0).sqrt();
+    let v2 = (&v1).broadcast_to::<Shape![2, 3, 3]>();
+    let v3 = (-(b));
+    let k4: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(675, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(540, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g113_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).sum();
-    let v2 = (b).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let v3 = ((&v1) + (&v2));
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(592, -1.0, 1.0);
-    let v5 = (&v3).matmul(&k4);
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(480, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = ((a).square() + 1.0).sqrt();
+    let v2 = (&v1).broadcast_to::<Shape![2, 3, 3]>();
+    let v3 = (-(b));
+    let k4: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(675, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(540, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -5815,36 +5835,32 @@ fn g113_gradient() {
 #[differentiable]
 fn g114(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(382, -1.0, 1.0);
-    let v2 = (((a) + &k1)).sum_axis::<2>();
-    let v3 = (&m.fc2.weight).reshape::<Shape![1, 4, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![4, 1]>();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(561, -1.0, 1.0);
-    let v5 = (m.fc2.forward(&((&v3).mean() * &k4))).sigmoid();
-    let v6 = ((b).square() + 1.0).ln();
-    let v7 = ((&m.fc1.bias).square() + 1.0).sqrt();
-    let v8 = (&m.gain).tanh();
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(269, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(965, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(790, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(758, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(121, -1.0, 1.0);
-    ((&v2 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
+    let v2 = ((((a) + &k1)).square() + 1.0).recip();
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(949, -1.0, 1.0);
+    let v4 = (&m.gain).concat::<0, 6, _>(&((b).mean() * &k3));
+    let v5 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
+    let v6 = if a.detach().sum().item() < 0.0 { (&v4).sigmoid() } else { ((&v4).square() + 1.0).recip() };
+    let v7 = (&m.fc1.bias).tanh();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(479, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(103, -1.0, 1.0);
+    let k10: Tensor![f64; 6] = Tensor::rand_uniform(910, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(240, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g114_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(382, -1.0, 1.0);
-    let v2 = (((a) + &k1)).sum_axis::<2>();
-    let v3 = (&m.fc2.weight).reshape::<Shape![1, 4, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![4, 1]>();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(561, -1.0, 1.0);
-    let v5 = (m.fc2.forward(&((&v3).mean() * &k4))).sigmoid();
-    let v6 = ((b).square() + 1.0).ln();
-    let v7 = ((&m.fc1.bias).square() + 1.0).sqrt();
-    let v8 = (&m.gain).tanh();
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(269, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(965, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(790, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(758, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(121, -1.0, 1.0);
-    (&v2 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
+    let v2 = ((((a) + &k1)).square() + 1.0).recip();
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(949, -1.0, 1.0);
+    let v4 = (&m.gain).concat::<0, 6, _>(&((b).mean() * &k3));
+    let v5 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
+    let v6 = if a.detach().sum().item() < 0.0 { (&v4).sigmoid() } else { ((&v4).square() + 1.0).recip() };
+    let v7 = (&m.fc1.bias).tanh();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(479, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(103, -1.0, 1.0);
+    let k10: Tensor![f64; 6] = Tensor::rand_uniform(910, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(240, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -5872,23 +5888,21 @@ fn g114_gradient() {
 
 #[differentiable]
 fn g115(a: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
-    let v2 = (((a) + &k1)).sum_keepdim::<0>();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v5 = (((&v4).softplus()) * 1.5).erfc();
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(412, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).square();
+    let k2: Tensor![f64] = Tensor::rand_uniform(62, -1.0, 1.0);
+    let v3 = (&v1).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v4 = ((&v3).gather::<0, 4>(&[0, 0, 0, 0])).tanh();
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(308, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g115_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
-    let v2 = (((a) + &k1)).sum_keepdim::<0>();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v5 = (((&v4).softplus()) * 1.5).erfc();
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(412, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).square();
+    let k2: Tensor![f64] = Tensor::rand_uniform(62, -1.0, 1.0);
+    let v3 = (&v1).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v4 = ((&v3).gather::<0, 4>(&[0, 0, 0, 0])).tanh();
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(308, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -5909,24 +5923,18 @@ fn g115_gradient() {
 #[differentiable]
 fn g116(a: &Tensor![f64; 1, 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(365, -1.0, 1.0);
-    let v2 = (((b) + &k1)).mean();
-    let v3 = (a).reshape::<Shape![1, 1, 3]>().global_avg_pool1d();
-    let v4 = ((b).square() + 1.0).ln();
-    let k5: Tensor![f64] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(313, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(558, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v2 = (((b) + &k1)).sin();
+    let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 3, 1>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 1]>();
+    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(977, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g116_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(365, -1.0, 1.0);
-    let v2 = (((b) + &k1)).mean();
-    let v3 = (a).reshape::<Shape![1, 1, 3]>().global_avg_pool1d();
-    let v4 = ((b).square() + 1.0).ln();
-    let k5: Tensor![f64] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(313, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(558, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v2 = (((b) + &k1)).sin();
+    let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 3, 1>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 1]>();
+    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(977, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -5951,38 +5959,32 @@ fn g116_gradient() {
 #[differentiable]
 fn g117(m: &Net, a: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(586, -1.0, 1.0);
-    let v2 = (((&m.fc2.weight).mean() * &k1)).mean_axis::<0>();
-    let k3: Tensor![f64; 4, 3] = Tensor::rand_uniform(500, -1.0, 1.0);
-    let v4 = ((&m.fc2.weight).layer_norm(1e-5) * &k3);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v6 = (m.fc2.forward(&((&v4).mean() * &k5))).tanh().exp();
-    let v7 = ((a).square() + 1.0).ln();
-    let v8 = (&m.fc2.bias).sin();
-    let v9 = (&m.fc1.bias).tanh();
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(573, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(305, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(102, -1.0, 1.0);
-    let k14: Tensor![f64; 4] = Tensor::rand_uniform(645, -1.0, 1.0);
-    ((&v2 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum() + (&v9 * &k14).sum()).item()
+    let v2 = (((&m.fc2.weight).mean() * &k1)).cos();
+    let v3 = (&v2).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 6>(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![4, 6]>();
+    let v4 = (m.fc1.forward(&m.fc2.weight)).tanh();
+    let v5 = ((((&v2) * ((&v4).mean()))).square() + 1.0).log2();
+    let v6 = (a).tanh();
+    let v7 = ((&m.fc2.bias).square() + 1.0).ln();
+    let k8: Tensor![f64; 4, 6] = Tensor::rand_uniform(611, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(457, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(334, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g117_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(586, -1.0, 1.0);
-    let v2 = (((&m.fc2.weight).mean() * &k1)).mean_axis::<0>();
-    let k3: Tensor![f64; 4, 3] = Tensor::rand_uniform(500, -1.0, 1.0);
-    let v4 = ((&m.fc2.weight).layer_norm(1e-5) * &k3);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v6 = (m.fc2.forward(&((&v4).mean() * &k5))).tanh().exp();
-    let v7 = ((a).square() + 1.0).ln();
-    let v8 = (&m.fc2.bias).sin();
-    let v9 = (&m.fc1.bias).tanh();
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(573, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(305, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(102, -1.0, 1.0);
-    let k14: Tensor![f64; 4] = Tensor::rand_uniform(645, -1.0, 1.0);
-    (&v2 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum() + (&v9 * &k14).sum()
+    let v2 = (((&m.fc2.weight).mean() * &k1)).cos();
+    let v3 = (&v2).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 6>(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![4, 6]>();
+    let v4 = (m.fc1.forward(&m.fc2.weight)).tanh();
+    let v5 = ((((&v2) * ((&v4).mean()))).square() + 1.0).log2();
+    let v6 = (a).tanh();
+    let v7 = ((&m.fc2.bias).square() + 1.0).ln();
+    let k8: Tensor![f64; 4, 6] = Tensor::rand_uniform(611, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(457, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(334, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -6006,31 +6008,39 @@ fn g117_gradient() {
 
 #[differentiable]
 fn g118(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).mean_keepdim::<1>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(752, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(559, -1.0, 1.0);
-    let v4 = ((((b).mean() * &k2)).batch_norm(1e-5) * &k3);
-    let v5 = ((&v1).broadcast_to::<Shape![2, 3, 1]>()).sigmoid();
-    let v6 = if c.detach().sum().item() < 0.0 { (-(&v4)) } else { (&v4).square() };
-    let v7 = (c).cos();
-    let k8: Tensor![f64; 2, 3, 1] = Tensor::rand_uniform(810, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(446, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(584, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v1 = (a).tanh();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(752, -1.0, 1.0);
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(559, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(b, &((&v1).mean() * &k2));
+    let v6 = ((&v1).tanh().cosh()).logsumexp_keepdim::<1>();
+    let mut v7 = v1.clone();
+    for _ in 0..3 {
+        v7 = ((&v7 * &v6).cos()).tanh() + &v1 * 0.5;
+    }
+    let v8 = (c).tanh();
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(584, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(216, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(111, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
 }
 
 fn g118_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).mean_keepdim::<1>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(752, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(559, -1.0, 1.0);
-    let v4 = ((((b).mean() * &k2)).batch_norm(1e-5) * &k3);
-    let v5 = ((&v1).broadcast_to::<Shape![2, 3, 1]>()).sigmoid();
-    let v6 = if c.detach().sum().item() < 0.0 { (-(&v4)) } else { (&v4).square() };
-    let v7 = (c).cos();
-    let k8: Tensor![f64; 2, 3, 1] = Tensor::rand_uniform(810, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(446, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(584, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v1 = (a).tanh();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(752, -1.0, 1.0);
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(559, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, b, &((&v1).mean() * &k2));
+    let v6 = ((&v1).tanh().cosh()).logsumexp_keepdim::<1>();
+    let mut v7 = v1.clone();
+    for _ in 0..3 {
+        v7 = ((&v7 * &v6).cos()).tanh() + &v1 * 0.5;
+    }
+    let v8 = (c).tanh();
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(584, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(216, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(111, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
 }
 
 #[test]
@@ -6058,25 +6068,25 @@ fn g118_gradient() {
 
 #[differentiable]
 fn g119(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (b).max();
-    let v2 = ((&v1) + (a));
-    let v3 = ((&v1) * ((&v2).mean()));
-    let v4 = (&v1).maximum(&v3);
-    let v5 = if b.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { ((&v4).square() + 1.0).sqrt() };
-    let v6 = (&v5).tanh();
-    let k7: Tensor![f64] = Tensor::rand_uniform(996, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (b).sigmoid();
+    let v2 = (&v1).dropout(0.25, 848);
+    let v3 = ((&v2).logsumexp()).tanh();
+    let v4 = ((a) * (&v3));
+    let v5 = ((((&v2).square() + 1.0).ln()) * 3.0).round();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(703, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(161, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g119_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).max();
-    let v2 = ((&v1) + (a));
-    let v3 = ((&v1) * ((&v2).mean()));
-    let v4 = (&v1).maximum(&v3);
-    let v5 = if b.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { ((&v4).square() + 1.0).sqrt() };
-    let v6 = (&v5).tanh();
-    let k7: Tensor![f64] = Tensor::rand_uniform(996, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (b).sigmoid();
+    let v2 = (&v1).dropout(0.25, 848);
+    let v3 = ((&v2).logsumexp()).tanh();
+    let v4 = ((a) * (&v3));
+    let v5 = ((((&v2).square() + 1.0).ln()) * 3.0).round();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(703, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(161, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -6100,21 +6110,43 @@ fn g119_gradient() {
 
 #[differentiable]
 fn g120(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (a).max_axis::<0>();
-    let v2 = ((&v1) - (a));
-    let v3 = if a.detach().sum().item() > 0.0 { ((b) * 1.5).gelu() } else { ((b) * (&v1)) };
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(371, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(260, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = ((a) + 0.25).relu();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v1, b);
+    let mut v7 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v7 = ((-(&v7 * &v1))).tanh();
+        }
+        v7 = &v7 - &v1 * 0.25;
+    }
+    let v8 = (&v6).square().log1p();
+    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(393, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(950, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g120_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (a).max_axis::<0>();
-    let v2 = ((&v1) - (a));
-    let v3 = if a.detach().sum().item() > 0.0 { ((b) * 1.5).gelu() } else { ((b) * (&v1)) };
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(371, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(260, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = ((a) + 0.25).relu();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v1, b);
+    let mut v7 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v7 = ((-(&v7 * &v1))).tanh();
+        }
+        v7 = &v7 - &v1 * 0.25;
+    }
+    let v8 = (&v6).square().log1p();
+    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(393, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(950, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -6138,33 +6170,37 @@ fn g120_gradient() {
 
 #[differentiable]
 fn g121(m: &Res, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.layers[0].bias).max_keepdim::<0>();
-    let k2: Tensor![f64] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let v3 = ((b) * (((&m.layers[0].bias).mean() * &k2)));
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let mut v5 = ((a) + &k4);
-    for i in 0..2 {
-        v5 = (m.layers[1 - i].forward(&v5)).sin() + &v5 * 0.5;
-    }
-    let v6 = ((((&v3) * (&v1))) * (((&m.proj.bias).tanh()).mean()));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(31, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = ((&m.layers[0].bias) * 1.5).gelu();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(590, -1.0, 1.0);
+    let v3 = (((b) + &k2)).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
+    let v5 = ((m.layers[1].forward(&((b) + &k4))).square() + 1.0).recip();
+    let v6 = m.layers[1].forward(&v5);
+    let v7 = (a).softplus();
+    let v8 = ((&m.proj.bias).square() + 1.0).powf(-0.5);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(456, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 2] = Tensor::rand_uniform(338, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(15, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(994, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(96, -1.0, 1.0);
+    ((&v1 * &k9).sum() + (&v3 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
 }
 
 fn g121_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].bias).max_keepdim::<0>();
-    let k2: Tensor![f64] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let v3 = ((b) * (((&m.layers[0].bias).mean() * &k2)));
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let mut v5 = ((a) + &k4);
-    for i in 0..2 {
-        v5 = (m.layers[1 - i].forward(&v5)).sin() + &v5 * 0.5;
-    }
-    let v6 = ((((&v3) * (&v1))) * (((&m.proj.bias).tanh()).mean()));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(31, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = ((&m.layers[0].bias) * 1.5).gelu();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(590, -1.0, 1.0);
+    let v3 = (((b) + &k2)).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
+    let v5 = ((m.layers[1].forward(&((b) + &k4))).square() + 1.0).recip();
+    let v6 = m.layers[1].forward(&v5);
+    let v7 = (a).softplus();
+    let v8 = ((&m.proj.bias).square() + 1.0).powf(-0.5);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(456, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 2] = Tensor::rand_uniform(338, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(15, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(994, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(96, -1.0, 1.0);
+    (&v1 * &k9).sum() + (&v3 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
 }
 
 #[test]
@@ -6192,34 +6228,34 @@ fn g121_gradient() {
 
 #[differentiable]
 fn g122(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(853, -1.0, 1.0);
-    let v2 = (((c) + &k1)).min();
-    let v3 = ((a) / ((b).square() + 1.0));
-    let v4 = (&v2).tanh();
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(809, -1.0, 1.0);
+    let v3 = (((b) + &k2)).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let v4 = (c).tanh();
     let mut v5 = v3.clone();
     for _ in 0..2 {
-        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v3 * 0.5;
+        v5 = (((&v5 * &v1).square() + 1.0).recip()).tanh() + &v3 * 0.5;
     }
     let v6 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v4)) };
-    let v7 = ((&v6).square() + 1.0).sqrt();
-    let k8: Tensor![f64] = Tensor::rand_uniform(425, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(167, -1.0, 1.0);
+    let v7 = (&v6).logsumexp_axis::<1>();
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(203, -1.0, 1.0);
+    let k9: Tensor![f64; 2] = Tensor::rand_uniform(869, -1.0, 1.0);
     ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g122_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(853, -1.0, 1.0);
-    let v2 = (((c) + &k1)).min();
-    let v3 = ((a) / ((b).square() + 1.0));
-    let v4 = (&v2).tanh();
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(809, -1.0, 1.0);
+    let v3 = (((b) + &k2)).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let v4 = (c).tanh();
     let mut v5 = v3.clone();
     for _ in 0..2 {
-        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v3 * 0.5;
+        v5 = (((&v5 * &v1).square() + 1.0).recip()).tanh() + &v3 * 0.5;
     }
     let v6 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v4)) };
-    let v7 = ((&v6).square() + 1.0).sqrt();
-    let k8: Tensor![f64] = Tensor::rand_uniform(425, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(167, -1.0, 1.0);
+    let v7 = (&v6).logsumexp_axis::<1>();
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(203, -1.0, 1.0);
+    let k9: Tensor![f64; 2] = Tensor::rand_uniform(869, -1.0, 1.0);
     (&v5 * &k8).sum() + (&v7 * &k9).sum()
 }
 
@@ -6248,21 +6284,39 @@ fn g122_gradient() {
 
 #[differentiable]
 fn g123(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (b).min_axis::<0>();
-    let v2 = (-(a));
-    let v3 = if a.detach().sum().item() > 0.0 { (c).tanh().exp() } else { ((c) * (&v2)) };
-    let k4: Tensor![f64] = Tensor::rand_uniform(974, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(338, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = ((b) * 1.5).gelu_erf();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(216, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
+    let mut v4 = v1.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * b).square() + 1.0).recip()).tanh();
+        }
+        v4 = &v4 - b * 0.25;
+    }
+    let v5 = ((((&v3).square() + 1.0).pow(&(&v4).tanh())) * ((((&v1).tanh() * 0.9).acos()).mean()));
+    let v6 = ((c).square() + 1.0).ln();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(661, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(335, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g123_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (b).min_axis::<0>();
-    let v2 = (-(a));
-    let v3 = if a.detach().sum().item() > 0.0 { (c).tanh().exp() } else { ((c) * (&v2)) };
-    let k4: Tensor![f64] = Tensor::rand_uniform(974, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(338, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = ((b) * 1.5).gelu_erf();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(216, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
+    let mut v4 = v1.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * b).square() + 1.0).recip()).tanh();
+        }
+        v4 = &v4 - b * 0.25;
+    }
+    let v5 = ((((&v3).square() + 1.0).pow(&(&v4).tanh())) * ((((&v1).tanh() * 0.9).acos()).mean()));
+    let v6 = ((c).square() + 1.0).ln();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(661, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(335, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -6290,29 +6344,29 @@ fn g123_gradient() {
 
 #[differentiable]
 fn g124(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (&m.fc2.bias).min_keepdim::<0>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
-    let v3 = ((((&m.fc2.bias) + &k2)).square() + 1.0).pow(&(&v1).tanh());
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(730, -1.0, 1.0);
-    let v5 = (m.fc1.forward(&((b).mean() * &k4))).tanh().exp();
-    let v6 = (a).tanh().powf(3.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(718, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(463, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(564, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = ((&m.fc2.bias) * 1.5).erf();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(854, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v4 = m.fc2.forward(a);
+    let v5 = ((b).square() + 1.0).powf(-0.5);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(105, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(730, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(261, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(92, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g124_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.bias).min_keepdim::<0>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
-    let v3 = ((((&m.fc2.bias) + &k2)).square() + 1.0).pow(&(&v1).tanh());
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(730, -1.0, 1.0);
-    let v5 = (m.fc1.forward(&((b).mean() * &k4))).tanh().exp();
-    let v6 = (a).tanh().powf(3.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(718, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(463, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(564, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = ((&m.fc2.bias) * 1.5).erf();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(854, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v4 = m.fc2.forward(a);
+    let v5 = ((b).square() + 1.0).powf(-0.5);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(105, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(730, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(261, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(92, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -6341,28 +6395,22 @@ fn g124_gradient() {
 #[differentiable]
 fn g125(a: &Tensor![f64; 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(173, -1.0, 1.0);
-    let v2 = (((a) + &k1)).var();
+    let v2 = ((((a) + &k1)) * 1.5).erfc();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(592, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let v5 = (((&v2) + &k3)).maximum(&((b).mean() * &k4));
-    let k6: Tensor![f64; 4, 2] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let v8 = if a.detach().sum().item() > 0.0 { (&v7).tanh().exp() } else { ((&v7) * (&v7)) };
-    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(874, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v4 = (((&v2).mean() * &k3)).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
+    let v5 = (((b).abs()) * ((&v4).mse(b)));
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(853, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g125_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(173, -1.0, 1.0);
-    let v2 = (((a) + &k1)).var();
+    let v2 = ((((a) + &k1)) * 1.5).erfc();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(592, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let v5 = (((&v2) + &k3)).maximum(&((b).mean() * &k4));
-    let k6: Tensor![f64; 4, 2] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let v8 = if a.detach().sum().item() > 0.0 { (&v7).tanh().exp() } else { ((&v7) * (&v7)) };
-    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(874, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v4 = (((&v2).mean() * &k3)).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
+    let v5 = (((b).abs()) * ((&v4).mse(b)));
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(853, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -6386,17 +6434,23 @@ fn g125_gradient() {
 
 #[differentiable]
 fn g126(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).var_axis::<0>();
-    let v2 = (&v1).minimum(a);
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(840, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (a).abs();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(645, -1.0, 1.0);
+    let v3 = ((&v1).layer_norm(1e-5) * &k2);
+    let v4 = (&v3).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>();
+    let v5 = (&v4).cast::<f64>();
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(529, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g126_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).var_axis::<0>();
-    let v2 = (&v1).minimum(a);
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(840, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (a).abs();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(645, -1.0, 1.0);
+    let v3 = ((&v1).layer_norm(1e-5) * &k2);
+    let v4 = (&v3).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>();
+    let v5 = (&v4).cast::<f64>();
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(529, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -6416,43 +6470,47 @@ fn g126_gradient() {
 
 #[differentiable]
 fn g127(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (b).var_keepdim::<1>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(609, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).maximum_scalar(0.1);
-    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(788, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).abs();
-    let mut v6 = v3.clone();
-    for i in 0..1 {
+    let v1 = (b).softplus();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(575, -1.0, 1.0);
+    let v3 = ((b).batch_norm(1e-5) * &k2);
+    let v4 = ((&v3) * ((&v1).mean()));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(496, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(a, &((a) + &k5));
+    let v9 = if a.detach().sum().item() < 0.0 { ((&v4) * 1.5).gelu() } else { ((&v4) * (&v3)) };
+    let mut v10 = v9.clone();
+    for i in 0..2 {
         if i % 2 == 0 {
-            v6 = ((&v6 * &v1).tanh()).tanh();
+            v10 = (((&v10 * &v3) * 1.5).gelu()).tanh();
         }
-        v6 = &v6 - &v1 * 0.25;
+        v10 = &v10 - &v3 * 0.25;
     }
-    let v7 = ((((&v5) * ((&v6).mean()))) * (((&v6).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>()).mean()));
-    let v8 = ((a).square() + 1.0).sqrt();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(614, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(201, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(446, -1.0, 1.0);
+    ((&v8 * &k11).sum() + (&v10 * &k12).sum()).item()
 }
 
 fn g127_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (b).var_keepdim::<1>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(609, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).maximum_scalar(0.1);
-    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(788, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).abs();
-    let mut v6 = v3.clone();
-    for i in 0..1 {
+    let v1 = (b).softplus();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(575, -1.0, 1.0);
+    let v3 = ((b).batch_norm(1e-5) * &k2);
+    let v4 = ((&v3) * ((&v1).mean()));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(496, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, a, &((a) + &k5));
+    let v9 = if a.detach().sum().item() < 0.0 { ((&v4) * 1.5).gelu() } else { ((&v4) * (&v3)) };
+    let mut v10 = v9.clone();
+    for i in 0..2 {
         if i % 2 == 0 {
-            v6 = ((&v6 * &v1).tanh()).tanh();
+            v10 = (((&v10 * &v3) * 1.5).gelu()).tanh();
         }
-        v6 = &v6 - &v1 * 0.25;
+        v10 = &v10 - &v3 * 0.25;
     }
-    let v7 = ((((&v5) * ((&v6).mean()))) * (((&v6).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>()).mean()));
-    let v8 = ((a).square() + 1.0).sqrt();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(614, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(201, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(446, -1.0, 1.0);
+    (&v8 * &k11).sum() + (&v10 * &k12).sum()
 }
 
 #[test]
@@ -6476,24 +6534,24 @@ fn g127_gradient() {
 
 #[differentiable]
 fn g128(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).logsumexp();
-    let v2 = (&v1).minimum_scalar(-0.1);
+    let v1 = (a).silu();
+    let v2 = (&v1).tanh().tan();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(418, -1.0, 1.0);
     let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).tanh() } else { (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).sin() };
     let v5 = (&m.blocks[1].bias).sigmoid();
-    let k6: Tensor![f64] = Tensor::rand_uniform(508, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
     let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(737, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(782, -1.0, 1.0);
     ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g128_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp();
-    let v2 = (&v1).minimum_scalar(-0.1);
+    let v1 = (a).silu();
+    let v2 = (&v1).tanh().tan();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(418, -1.0, 1.0);
     let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).tanh() } else { (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).sin() };
     let v5 = (&m.blocks[1].bias).sigmoid();
-    let k6: Tensor![f64] = Tensor::rand_uniform(508, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
     let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(737, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(782, -1.0, 1.0);
     (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
@@ -6520,23 +6578,29 @@ fn g128_gradient() {
 
 #[differentiable]
 fn g129(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).logsumexp_axis::<0>();
-    let v2 = (&v1).mse(b);
-    let v3 = ((&v2).tanh()).tanh();
-    let v4 = ((&v3) * (&v3));
-    let v5 = (&v4).tanh();
-    let k6: Tensor![f64] = Tensor::rand_uniform(998, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = ((a).square() + 1.0).powf(-0.5);
+    let v2 = ((&v1).tanh() * 0.9).asin();
+    let v3 = (b).maximum_scalar(0.1);
+    let v4 = (&v3).logsumexp_axis::<0>();
+    let v5 = if b.detach().sum().item() < 0.0 { (b).square() } else { (b).square() };
+    let v6 = (&v2).cos();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(326, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(458, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(909, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g129_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_axis::<0>();
-    let v2 = (&v1).mse(b);
-    let v3 = ((&v2).tanh()).tanh();
-    let v4 = ((&v3) * (&v3));
-    let v5 = (&v4).tanh();
-    let k6: Tensor![f64] = Tensor::rand_uniform(998, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = ((a).square() + 1.0).powf(-0.5);
+    let v2 = ((&v1).tanh() * 0.9).asin();
+    let v3 = (b).maximum_scalar(0.1);
+    let v4 = (&v3).logsumexp_axis::<0>();
+    let v5 = if b.detach().sum().item() < 0.0 { (b).square() } else { (b).square() };
+    let v6 = (&v2).cos();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(326, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(458, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(909, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -6560,43 +6624,31 @@ fn g129_gradient() {
 
 #[differentiable]
 fn g130(a: &Tensor![f64; 3, 4], b: &Tensor![f64], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).logsumexp_keepdim::<1>();
-    let v2 = (a).matmul(&(a).t());
-    let mut v3 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = (((&v3 * &v1).square() + 1.0).sqrt()).tanh();
-        }
-        v3 = &v3 - &v1 * 0.25;
-    }
-    let v4 = (b).tanh();
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(748, -1.0, 1.0);
-    let v6 = ((&v3).matmul(&k5)).sum();
-    let v7 = (c).tanh();
-    let k8: Tensor![f64] = Tensor::rand_uniform(359, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(199, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(758, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v1 = (b).tanh().powi(3);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
+    let v3 = ((((b) + &k2)).tanh() * 0.9).acos();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let v5 = ((&v1).minimum(c)).reshape::<Shape![1, 1, 2]>().conv1d::<1, 1, 1, 1, 1>(&((c).matmul(&k4)).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
+    let v6 = if c.detach().sum().item() < 0.0 { (&v5).tanh().powf(3.0) } else { ((&v5) * (b)) };
+    let v7 = (a).tanh();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(359, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(199, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(758, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g130_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_keepdim::<1>();
-    let v2 = (a).matmul(&(a).t());
-    let mut v3 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = (((&v3 * &v1).square() + 1.0).sqrt()).tanh();
-        }
-        v3 = &v3 - &v1 * 0.25;
-    }
-    let v4 = (b).tanh();
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(748, -1.0, 1.0);
-    let v6 = ((&v3).matmul(&k5)).sum();
-    let v7 = (c).tanh();
-    let k8: Tensor![f64] = Tensor::rand_uniform(359, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(199, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(758, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v1 = (b).tanh().powi(3);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
+    let v3 = ((((b) + &k2)).tanh() * 0.9).acos();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let v5 = ((&v1).minimum(c)).reshape::<Shape![1, 1, 2]>().conv1d::<1, 1, 1, 1, 1>(&((c).matmul(&k4)).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
+    let v6 = if c.detach().sum().item() < 0.0 { (&v5).tanh().powf(3.0) } else { ((&v5) * (b)) };
+    let v7 = (a).tanh();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(359, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(199, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(758, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -6624,29 +6676,31 @@ fn g130_gradient() {
 
 #[differentiable]
 fn g131(m: &Res, a: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(112, -1.0, 1.0);
-    let v2 = ((&m.layers[0].weight).softmax::<1>() * &k1);
-    let v3 = (&m.norm[0]).tanh().exp();
-    let v4 = m.layers[1].forward(a);
-    let v5 = (&m.layers[0].bias).cos();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(657, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(814, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(913, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v1 = (&m.layers[0].weight).sum();
+    let v2 = (&m.layers[0].bias).atan();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
+    let v4 = m.proj.forward(&((&v1) + &k3));
+    let v5 = (a).square();
+    let v6 = (&m.norm[0]).cos();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(657, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(913, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g131_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(112, -1.0, 1.0);
-    let v2 = ((&m.layers[0].weight).softmax::<1>() * &k1);
-    let v3 = (&m.norm[0]).tanh().exp();
-    let v4 = m.layers[1].forward(a);
-    let v5 = (&m.layers[0].bias).cos();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(657, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(814, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(913, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v1 = (&m.layers[0].weight).sum();
+    let v2 = (&m.layers[0].bias).atan();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
+    let v4 = m.proj.forward(&((&v1) + &k3));
+    let v5 = (a).square();
+    let v6 = (&m.norm[0]).cos();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(657, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(913, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -6670,37 +6724,37 @@ fn g131_gradient() {
 
 #[differentiable]
 fn g132(a: &Tensor![f64], b: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(480, -1.0, 1.0);
-    let v2 = ((b).log_softmax::<1>() * &k1);
-    let v3 = (a).tanh().exp2();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v2).tanh().exp() } else { ((&v2).square() + 1.0).recip() };
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(490, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v3, &v2);
-    let mut v8 = v7.clone();
+    let v1 = (b).sum_axis::<1>();
+    let v2 = (&v1).tanh().sinh();
+    let v3 = if a.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { ((&v1).square() + 1.0).recip() };
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(490, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(a, &v1);
+    let mut v7 = v2.clone();
     for _ in 0..2 {
-        v8 = (((&v8 * &v4).square() + 1.0).powf(-0.5)).tanh() + &v7 * 0.5;
+        v7 = (((&v7 * &v3).square() + 1.0).powf(-0.5)).tanh() + &v2 * 0.5;
     }
-    let v9 = if a.detach().sum().item() < 0.0 { (&v8).softplus() } else { ((&v8) * (&v2)) };
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(77, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+    let v8 = if a.detach().sum().item() < 0.0 { (&v6).softplus() } else { ((&v6) * (&v1)) };
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(437, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(688, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g132_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(480, -1.0, 1.0);
-    let v2 = ((b).log_softmax::<1>() * &k1);
-    let v3 = (a).tanh().exp2();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v2).tanh().exp() } else { ((&v2).square() + 1.0).recip() };
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(490, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v3, &v2);
-    let mut v8 = v7.clone();
+    let v1 = (b).sum_axis::<1>();
+    let v2 = (&v1).tanh().sinh();
+    let v3 = if a.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { ((&v1).square() + 1.0).recip() };
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(490, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, a, &v1);
+    let mut v7 = v2.clone();
     for _ in 0..2 {
-        v8 = (((&v8 * &v4).square() + 1.0).powf(-0.5)).tanh() + &v7 * 0.5;
+        v7 = (((&v7 * &v3).square() + 1.0).powf(-0.5)).tanh() + &v2 * 0.5;
     }
-    let v9 = if a.detach().sum().item() < 0.0 { (&v8).softplus() } else { ((&v8) * (&v2)) };
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(77, -1.0, 1.0);
-    (&v9 * &k10).sum()
+    let v8 = if a.detach().sum().item() < 0.0 { (&v6).softplus() } else { ((&v6) * (&v1)) };
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(437, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(688, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -6724,19 +6778,33 @@ fn g132_gradient() {
 
 #[differentiable]
 fn g133(a: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(906, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).transpose::<1, 2>();
-    let v3 = ((&v2).square() + 1.0).ln();
-    let k4: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(657, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (a).sum_keepdim::<0>();
+    let v2 = (&v1).tanh().cosh();
+    let mut v3 = v2.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v2).tanh()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let v4 = (((&v3).cos()).square() + 1.0).ln();
+    let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(589, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g133_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(906, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).transpose::<1, 2>();
-    let v3 = ((&v2).square() + 1.0).ln();
-    let k4: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(657, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (a).sum_keepdim::<0>();
+    let v2 = (&v1).tanh().cosh();
+    let mut v3 = v2.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v2).tanh()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let v4 = (((&v3).cos()).square() + 1.0).ln();
+    let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(589, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -6756,41 +6824,35 @@ fn g133_gradient() {
 
 #[differentiable]
 fn g134(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).t();
-    let v2 = ((&v1).square() + 1.0).log2();
-    let k3: Tensor![f64; 1, 2] = Tensor::rand_uniform(276, -1.0, 1.0);
-    let v4 = ((&v2).layer_norm(1e-5) * &k3);
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v1, &v4);
-    let mut v8 = v7.clone();
+    let v1 = (a).mean();
+    let v2 = (&v1).asinh();
+    let v3 = (&v2).silu();
+    let mut v4 = v2.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v8 = ((&v8 * &v2).tanh()).tanh();
+            v4 = ((&v4 * &v3).cos()).tanh();
         }
-        v8 = &v8 - &v2 * 0.25;
+        v4 = &v4 - &v3 * 0.25;
     }
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(960, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh().exp() } else { (&v4).tanh() };
+    let k6: Tensor![f64] = Tensor::rand_uniform(186, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g134_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).t();
-    let v2 = ((&v1).square() + 1.0).log2();
-    let k3: Tensor![f64; 1, 2] = Tensor::rand_uniform(276, -1.0, 1.0);
-    let v4 = ((&v2).layer_norm(1e-5) * &k3);
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v1, &v4);
-    let mut v8 = v7.clone();
+    let v1 = (a).mean();
+    let v2 = (&v1).asinh();
+    let v3 = (&v2).silu();
+    let mut v4 = v2.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v8 = ((&v8 * &v2).tanh()).tanh();
+            v4 = ((&v4 * &v3).cos()).tanh();
         }
-        v8 = &v8 - &v2 * 0.25;
+        v4 = &v4 - &v3 * 0.25;
     }
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(960, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh().exp() } else { (&v4).tanh() };
+    let k6: Tensor![f64] = Tensor::rand_uniform(186, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -6810,11 +6872,11 @@ fn g134_gradient() {
 
 #[differentiable]
 fn g135(m: &Stack, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).flip::<0>();
-    let v2 = ((&m.blocks[0].weight).square() + 1.0).sqrt();
+    let v1 = (a).mean_axis::<0>();
+    let v2 = ((&m.blocks[0].weight).square() + 1.5).acosh();
     let v3 = (m.blocks[2].forward(&m.blocks[2].weight)).square();
     let v4 = (&m.blocks[2].bias).tanh();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(9, -1.0, 1.0);
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(54, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(33, -1.0, 1.0);
@@ -6822,11 +6884,11 @@ fn g135(m: &Stack, a: &Tensor![f64; 3]) -> f64 {
 }
 
 fn g135_tape(m: &TStack, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).flip::<0>();
-    let v2 = ((&m.blocks[0].weight).square() + 1.0).sqrt();
+    let v1 = (a).mean_axis::<0>();
+    let v2 = ((&m.blocks[0].weight).square() + 1.5).acosh();
     let v3 = (m.blocks[2].forward(&m.blocks[2].weight)).square();
     let v4 = (&m.blocks[2].bias).tanh();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(9, -1.0, 1.0);
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(54, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(33, -1.0, 1.0);
@@ -6855,56 +6917,24 @@ fn g135_gradient() {
 #[differentiable]
 fn g136(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(650, -1.0, 1.0);
-    let v2 = (((a) + &k1)).slice::<0, 0, 2>();
-    let v3 = ((b).square() + 1.0).recip();
-    let mut v4 = v3.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * b).tanh().powf(3.0)).tanh() + &v3 * 0.5;
-    }
-    let mut v5 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v3).softplus()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
-    }
-    let mut v6 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * b).sin()).tanh();
-        }
-        v6 = &v6 - b * 0.25;
-    }
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(844, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(345, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v2 = (((a) + &k1)).mean_keepdim::<0>();
+    let v3 = ((a).tanh() * 0.9).atanh();
+    let v4 = ((b).square() + 1.0).ln();
+    let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(121, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(459, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(41, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g136_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(650, -1.0, 1.0);
-    let v2 = (((a) + &k1)).slice::<0, 0, 2>();
-    let v3 = ((b).square() + 1.0).recip();
-    let mut v4 = v3.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * b).tanh().powf(3.0)).tanh() + &v3 * 0.5;
-    }
-    let mut v5 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v3).softplus()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
-    }
-    let mut v6 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * b).sin()).tanh();
-        }
-        v6 = &v6 - b * 0.25;
-    }
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(844, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(345, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v2 = (((a) + &k1)).mean_keepdim::<0>();
+    let v3 = ((a).tanh() * 0.9).atanh();
+    let v4 = ((b).square() + 1.0).ln();
+    let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(121, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(459, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(41, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -6928,23 +6958,27 @@ fn g136_gradient() {
 
 #[differentiable]
 fn g137(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (b).pad::<0, 1, 1, 3>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(899, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).square();
-    let v4 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).sigmoid() };
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(976, -1.0, 1.0);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(581, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (b).max();
+    let v2 = (a).square().log1p();
+    let k3: Tensor![f64; 1] = Tensor::rand_uniform(165, -1.0, 1.0);
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(955, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(b, &((&v2).mean() * &k3));
+    let k7: Tensor![f64] = Tensor::rand_uniform(252, -1.0, 1.0);
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(371, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g137_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (b).pad::<0, 1, 1, 3>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(899, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).square();
-    let v4 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).sigmoid() };
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(976, -1.0, 1.0);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(581, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (b).max();
+    let v2 = (a).square().log1p();
+    let k3: Tensor![f64; 1] = Tensor::rand_uniform(165, -1.0, 1.0);
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(955, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, b, &((&v2).mean() * &k3));
+    let k7: Tensor![f64] = Tensor::rand_uniform(252, -1.0, 1.0);
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(371, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -6968,30 +7002,30 @@ fn g137_gradient() {
 
 #[differentiable]
 fn g138(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).permute::<1, 0>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(597, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).sin();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let v5 = (m.blocks[1].forward(&((&v3).mean() * &k4))).sigmoid();
-    let v6 = (b).tanh().exp();
-    let v7 = ((&m.blocks[2].bias) * 1.5).gelu();
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(400, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(797, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(751, -1.0, 1.0);
+    let v1 = (&m.blocks[2].bias).max_axis::<0>();
+    let v2 = (&v1).tanh().expm1();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(38, -1.0, 1.0);
+    let v4 = m.blocks[0].forward(&((&v2) + &k3));
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).sin() } else { (&v4).tanh().exp() };
+    let v6 = ((a) * 1.5).gelu();
+    let v7 = (b).sigmoid();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(20, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(143, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(835, -1.0, 1.0);
     ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g138_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).permute::<1, 0>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(597, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).sin();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let v5 = (m.blocks[1].forward(&((&v3).mean() * &k4))).sigmoid();
-    let v6 = (b).tanh().exp();
-    let v7 = ((&m.blocks[2].bias) * 1.5).gelu();
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(400, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(797, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(751, -1.0, 1.0);
+    let v1 = (&m.blocks[2].bias).max_axis::<0>();
+    let v2 = (&v1).tanh().expm1();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(38, -1.0, 1.0);
+    let v4 = m.blocks[0].forward(&((&v2) + &k3));
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).sin() } else { (&v4).tanh().exp() };
+    let v6 = ((a) * 1.5).gelu();
+    let v7 = (b).sigmoid();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(20, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(143, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(835, -1.0, 1.0);
     (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
@@ -7020,53 +7054,29 @@ fn g138_gradient() {
 
 #[differentiable]
 fn g139(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(529, -1.0, 1.0);
-    let v2 = (((b) + &k1)).cross_entropy(&[2usize, 0usize, 1usize]);
-    let v3 = (&v2).cos();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let v5 = (a).matmul(&k4);
-    let mut v6 = c.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v6 = ((-(&v6 * &v3))).tanh();
-        }
-        v6 = &v6 - &v3 * 0.25;
-    }
-    let v7 = if b.detach().sum().item() > 0.0 { ((&v6).square() + 1.0).sqrt() } else { (&v6).softplus() };
-    let mut v8 = v5.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v8 = ((&v8 * &v7).cos()).tanh();
-        }
-        v8 = &v8 - &v7 * 0.25;
-    }
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(513, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v1 = (a).max_keepdim::<1>();
+    let v2 = ((c) * 3.0).floor();
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).cos() } else { ((&v2) * (&v2)) };
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let v5 = ((((&v3).square() + 1.0).sqrt()) - ((a).matmul(&k4)));
+    let v6 = ((b).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(360, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(638, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(74, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g139_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(529, -1.0, 1.0);
-    let v2 = (((b) + &k1)).cross_entropy(&[2usize, 0usize, 1usize]);
-    let v3 = (&v2).cos();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let v5 = (a).matmul(&k4);
-    let mut v6 = c.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v6 = ((-(&v6 * &v3))).tanh();
-        }
-        v6 = &v6 - &v3 * 0.25;
-    }
-    let v7 = if b.detach().sum().item() > 0.0 { ((&v6).square() + 1.0).sqrt() } else { (&v6).softplus() };
-    let mut v8 = v5.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v8 = ((&v8 * &v7).cos()).tanh();
-        }
-        v8 = &v8 - &v7 * 0.25;
-    }
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(513, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v1 = (a).max_keepdim::<1>();
+    let v2 = ((c) * 3.0).floor();
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).cos() } else { ((&v2) * (&v2)) };
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let v5 = ((((&v3).square() + 1.0).sqrt()) - ((a).matmul(&k4)));
+    let v6 = ((b).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(360, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(638, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(74, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -7094,29 +7104,19 @@ fn g139_gradient() {
 
 #[differentiable]
 fn g140(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).gather::<0, 3>(&[3, 1, 1]);
-    let v2 = (&v1).tanh();
-    let v3 = (&v2).tanh();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(576, -1.0, 1.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(285, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v2, &((&v2) + &k4));
-    let v8 = ((&v3).minimum(&v7)).logsumexp();
-    let k9: Tensor![f64] = Tensor::rand_uniform(176, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v1 = (a).min();
+    let v2 = ((a) * 3.0).ceil();
+    let k3: Tensor![f64] = Tensor::rand_uniform(375, -1.0, 1.0);
+    let k4: Tensor![f64; 4] = Tensor::rand_uniform(552, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g140_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).gather::<0, 3>(&[3, 1, 1]);
-    let v2 = (&v1).tanh();
-    let v3 = (&v2).tanh();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(576, -1.0, 1.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(285, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v2, &((&v2) + &k4));
-    let v8 = ((&v3).minimum(&v7)).logsumexp();
-    let k9: Tensor![f64] = Tensor::rand_uniform(176, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v1 = (a).min();
+    let v2 = ((a) * 3.0).ceil();
+    let k3: Tensor![f64] = Tensor::rand_uniform(375, -1.0, 1.0);
+    let k4: Tensor![f64; 4] = Tensor::rand_uniform(552, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
 #[test]
@@ -7136,25 +7136,23 @@ fn g140_gradient() {
 
 #[differentiable]
 fn g141(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 1, 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (c).cast::<f64>();
-    let v2 = (b).sigmoid();
-    let v3 = ((&v2).max_keepdim::<1>()).tanh().exp();
-    let v4 = (a).tanh().exp();
-    let k5: Tensor![f64] = Tensor::rand_uniform(861, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 1, 1] = Tensor::rand_uniform(461, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(241, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (a).min_axis::<2>();
+    let v2 = ((c) * 3.0).round();
+    let v3 = (b).cos();
+    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(176, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(157, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 1, 1] = Tensor::rand_uniform(225, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g141_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 1, 1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (c).cast::<f64>();
-    let v2 = (b).sigmoid();
-    let v3 = ((&v2).max_keepdim::<1>()).tanh().exp();
-    let v4 = (a).tanh().exp();
-    let k5: Tensor![f64] = Tensor::rand_uniform(861, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 1, 1] = Tensor::rand_uniform(461, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(241, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (a).min_axis::<2>();
+    let v2 = ((c) * 3.0).round();
+    let v3 = (b).cos();
+    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(176, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(157, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 1, 1] = Tensor::rand_uniform(225, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -7183,22 +7181,28 @@ fn g141_gradient() {
 #[differentiable]
 fn g142(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let v2 = (((&m.fc2.weight).mean() * &k1)).reshape::<Shape![9]>();
-    let v3 = ((&v2) + 0.25).relu();
-    let v4 = ((m.fc1.forward(a)) * 1.5).gelu();
-    let k5: Tensor![f64; 9] = Tensor::rand_uniform(434, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(419, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = (((&m.fc2.weight).mean() * &k1)).min_keepdim::<0>();
+    let v3 = ((a) * 3.0).sign();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(434, -1.0, 1.0);
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v2).mean() * &k4))).sigmoid() } else { ((m.fc2.forward(&((&v2).mean() * &k4))) * 1.5).gelu() };
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(217, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v5, &v3);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g142_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let v2 = (((&m.fc2.weight).mean() * &k1)).reshape::<Shape![9]>();
-    let v3 = ((&v2) + 0.25).relu();
-    let v4 = ((m.fc1.forward(a)) * 1.5).gelu();
-    let k5: Tensor![f64; 9] = Tensor::rand_uniform(434, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(419, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = (((&m.fc2.weight).mean() * &k1)).min_keepdim::<0>();
+    let v3 = ((a) * 3.0).sign();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(434, -1.0, 1.0);
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v2).mean() * &k4))).sigmoid() } else { ((m.fc2.forward(&((&v2).mean() * &k4))) * 1.5).gelu() };
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(217, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v5, &v3);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -7222,19 +7226,21 @@ fn g142_gradient() {
 
 #[differentiable]
 fn g143(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(670, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 4]>();
-    let v3 = ((&v2) * 1.5).gelu();
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(495, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (a).var();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(996, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).clamp(-0.5, 0.5);
+    let k4: Tensor![f64] = Tensor::rand_uniform(495, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(983, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g143_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(670, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 4]>();
-    let v3 = ((&v2) * 1.5).gelu();
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(495, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (a).var();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(996, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).clamp(-0.5, 0.5);
+    let k4: Tensor![f64] = Tensor::rand_uniform(495, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(983, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -7254,21 +7260,21 @@ fn g143_gradient() {
 
 #[differentiable]
 fn g144(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (b).concat::<0, 4, _>(b);
-    let v2 = ((&v1) * 1.5).gelu_tanh();
-    let v3 = ((a).square() + 1.0).ln();
-    let k4: Tensor![f64; 4, 2, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(435, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (b).var_axis::<0>();
+    let v2 = (b).atan2(&((a).square() + 0.5));
+    let v3 = ((b).maximum(&v2)).max_keepdim::<1>();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g144_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (b).concat::<0, 4, _>(b);
-    let v2 = ((&v1) * 1.5).gelu_tanh();
-    let v3 = ((a).square() + 1.0).ln();
-    let k4: Tensor![f64; 4, 2, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(435, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (b).var_axis::<0>();
+    let v2 = (b).atan2(&((a).square() + 0.5));
+    let v3 = ((b).maximum(&v2)).max_keepdim::<1>();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -7292,31 +7298,31 @@ fn g144_gradient() {
 
 #[differentiable]
 fn g145(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let v2 = (&m.gain).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(((&m.gain) + &k1)).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let v3 = ((b) * 1.5).gelu_erf();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(91, -1.0, 1.0);
-    let v5 = m.fc1.forward(&((&m.gain) + &k4));
-    let v6 = ((&v2).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>()).logsumexp();
-    let v7 = (a).tanh().exp();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(412, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(991, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(518, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v1 = (&m.gain).var_keepdim::<0>();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(965, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(263, -1.0, 1.0);
+    let v4 = (((b) + &k2)).hypot(&((((&v1) + &k3)).square() + 0.5));
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(90, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { (m.fc1.forward(&((&m.gain) + &k5))).tanh().exp() } else { (m.fc1.forward(&((&m.gain) + &k5))).tanh().exp() };
+    let v7 = ((a) * 1.5).gelu();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(170, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g145_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let v2 = (&m.gain).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(((&m.gain) + &k1)).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let v3 = ((b) * 1.5).gelu_erf();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(91, -1.0, 1.0);
-    let v5 = m.fc1.forward(&((&m.gain) + &k4));
-    let v6 = ((&v2).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>()).logsumexp();
-    let v7 = (a).tanh().exp();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(412, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(991, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(518, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v1 = (&m.gain).var_keepdim::<0>();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(965, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(263, -1.0, 1.0);
+    let v4 = (((b) + &k2)).hypot(&((((&v1) + &k3)).square() + 0.5));
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(90, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { (m.fc1.forward(&((&m.gain) + &k5))).tanh().exp() } else { (m.fc1.forward(&((&m.gain) + &k5))).tanh().exp() };
+    let v7 = ((a) * 1.5).gelu();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(170, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -7344,35 +7350,29 @@ fn g145_gradient() {
 
 #[differentiable]
 fn g146(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let v2 = (b).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>();
-    let v3 = ((&v2) * 1.5).erf();
-    let v4 = (((&v3) * 1.5).gelu_tanh()).cos();
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * c) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - c * 0.25;
-    }
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(121, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (b).logsumexp();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(361, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
+    let v4 = ((((&v1) + &k2)) + (((&v1) + &k3)));
+    let v5 = (a).square();
+    let v6 = ((c).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(53, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(171, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g146_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let v2 = (b).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>();
-    let v3 = ((&v2) * 1.5).erf();
-    let v4 = (((&v3) * 1.5).gelu_tanh()).cos();
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * c) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - c * 0.25;
-    }
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(121, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (b).logsumexp();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(361, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
+    let v4 = ((((&v1) + &k2)) + (((&v1) + &k3)));
+    let v5 = (a).square();
+    let v6 = ((c).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(53, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(171, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -7401,48 +7401,32 @@ fn g146_gradient() {
 #[differentiable]
 fn g147(a: &Tensor![f64; 2, 1], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 3>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![4, 3]>();
-    let v3 = ((&v2) * 1.5).erfc();
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * b).softplus()).tanh();
-        }
-        v4 = &v4 - b * 0.25;
+    let v2 = (((a) + &k1)).logsumexp_axis::<0>();
+    let v3 = ((b) - (a));
+    let mut v4 = v2.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * &v3).softplus()).tanh() + &v2 * 0.5;
     }
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((-(&v5 * &v2))).tanh();
-        }
-        v5 = &v5 - &v2 * 0.25;
-    }
-    let v6 = if a.detach().sum().item() < 0.0 { (&v5).cos() } else { ((&v5) * (&v5)) };
-    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(970, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v5 = ((&v4).max()).tanh();
+    let v6 = ((&v3).tanh()).logsumexp_axis::<0>();
+    let k7: Tensor![f64] = Tensor::rand_uniform(943, -1.0, 1.0);
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(696, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g147_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 3>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![4, 3]>();
-    let v3 = ((&v2) * 1.5).erfc();
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * b).softplus()).tanh();
-        }
-        v4 = &v4 - b * 0.25;
+    let v2 = (((a) + &k1)).logsumexp_axis::<0>();
+    let v3 = ((b) - (a));
+    let mut v4 = v2.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * &v3).softplus()).tanh() + &v2 * 0.5;
     }
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((-(&v5 * &v2))).tanh();
-        }
-        v5 = &v5 - &v2 * 0.25;
-    }
-    let v6 = if a.detach().sum().item() < 0.0 { (&v5).cos() } else { ((&v5) * (&v5)) };
-    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(970, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v5 = ((&v4).max()).tanh();
+    let v6 = ((&v3).tanh()).logsumexp_axis::<0>();
+    let k7: Tensor![f64] = Tensor::rand_uniform(943, -1.0, 1.0);
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(696, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -7466,37 +7450,17 @@ fn g147_gradient() {
 
 #[differentiable]
 fn g148(a: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(20, -1.0, 1.0);
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(128, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(a, &((a) + &k1));
-    let v5 = (&v4).abs();
-    let v6 = if a.detach().sum().item() > 0.0 { (&v5).sin() } else { ((&v5) * (&v4)) };
-    let mut v7 = v4.clone();
-    for _ in 0..2 {
-        v7 = ((-(&v7 * &v6))).tanh() + &v4 * 0.5;
-    }
-    let v8 = if a.detach().sum().item() < 0.0 { ((&v6).square() + 1.0).sqrt() } else { (&v6).softplus() };
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(255, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(986, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v1 = (a).logsumexp_keepdim::<0>();
+    let v2 = ((&v1) * (&v1));
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(578, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g148_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(20, -1.0, 1.0);
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(128, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, a, &((a) + &k1));
-    let v5 = (&v4).abs();
-    let v6 = if a.detach().sum().item() > 0.0 { (&v5).sin() } else { ((&v5) * (&v4)) };
-    let mut v7 = v4.clone();
-    for _ in 0..2 {
-        v7 = ((-(&v7 * &v6))).tanh() + &v4 * 0.5;
-    }
-    let v8 = if a.detach().sum().item() < 0.0 { ((&v6).square() + 1.0).sqrt() } else { (&v6).softplus() };
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(255, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(986, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let v1 = (a).logsumexp_keepdim::<0>();
+    let v2 = ((&v1) * (&v1));
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(578, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -7516,39 +7480,33 @@ fn g148_gradient() {
 
 #[differentiable]
 fn g149(m: &Stack, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).dropout(0.25, 163);
-    let v2 = (&m.blocks[1].weight).softplus();
-    let mut v3 = v2.clone();
-    for i in 0..2 {
-        v3 = (m.blocks[1 - i].forward(&v3)).sin() + &v3 * 0.5;
-    }
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(736, -1.0, 1.0);
-    let mut v5 = ((&m.blocks[0].bias) + &k4);
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(46, -1.0, 1.0);
+    let v2 = ((a).softmax::<0>() * &k1);
+    let v3 = ((&m.blocks[1].weight) / ((&m.blocks[1].weight).square() + 1.0));
+    let mut v4 = v3.clone();
     for i in 0..3 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].weight * 0.25;
     }
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(410, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(755, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(706, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v5 = (&m.blocks[0].bias).softplus();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(755, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(706, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(608, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g149_tape(m: &TStack, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).dropout(0.25, 163);
-    let v2 = (&m.blocks[1].weight).softplus();
-    let mut v3 = v2.clone();
-    for i in 0..2 {
-        v3 = (m.blocks[1 - i].forward(&v3)).sin() + &v3 * 0.5;
-    }
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(736, -1.0, 1.0);
-    let mut v5 = ((&m.blocks[0].bias) + &k4);
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(46, -1.0, 1.0);
+    let v2 = ((a).softmax::<0>() * &k1);
+    let v3 = ((&m.blocks[1].weight) / ((&m.blocks[1].weight).square() + 1.0));
+    let mut v4 = v3.clone();
     for i in 0..3 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].weight * 0.25;
     }
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(410, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(755, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(706, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
+    let v5 = (&m.blocks[0].bias).softplus();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(755, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(706, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(608, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7572,45 +7530,43 @@ fn g149_gradient() {
 
 #[differentiable]
 fn g150(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 1, 1]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
-    let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v3 = (b).silu();
-    let v4 = (&v2).maximum(c);
-    let mut v5 = v4.clone();
-    for _ in 0..3 {
-        v5 = (((&v5 * c).square() + 1.0).recip()).tanh() + &v4 * 0.5;
-    }
-    let mut v6 = v3.clone();
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(207, -1.0, 1.0);
+    let v2 = ((a).log_softmax::<0>() * &k1);
+    let v3 = (-(&v2));
+    let v4 = if b.detach().sum().item() > 0.0 { (b).sin() } else { ((b).square() + 1.0).recip() };
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
+    let v6 = (&v3).matmul(&k5);
+    let mut v7 = v4.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v6 = (((&v6 * &v4) * 1.5).gelu()).tanh();
+            v7 = ((&v7 * c).tanh()).tanh();
         }
-        v6 = &v6 - &v4 * 0.25;
+        v7 = &v7 - c * 0.25;
     }
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(569, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(687, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v8 = ((&v6).square() + 1.0).pow(&(&v4).tanh());
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(178, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(552, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g150_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
-    let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v3 = (b).silu();
-    let v4 = (&v2).maximum(c);
-    let mut v5 = v4.clone();
-    for _ in 0..3 {
-        v5 = (((&v5 * c).square() + 1.0).recip()).tanh() + &v4 * 0.5;
-    }
-    let mut v6 = v3.clone();
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(207, -1.0, 1.0);
+    let v2 = ((a).log_softmax::<0>() * &k1);
+    let v3 = (-(&v2));
+    let v4 = if b.detach().sum().item() > 0.0 { (b).sin() } else { ((b).square() + 1.0).recip() };
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
+    let v6 = (&v3).matmul(&k5);
+    let mut v7 = v4.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v6 = (((&v6 * &v4) * 1.5).gelu()).tanh();
+            v7 = ((&v7 * c).tanh()).tanh();
         }
-        v6 = &v6 - &v4 * 0.25;
+        v7 = &v7 - c * 0.25;
     }
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(569, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(687, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v8 = ((&v6).square() + 1.0).pow(&(&v4).tanh());
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(178, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(552, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -7638,37 +7594,19 @@ fn g150_gradient() {
 
 #[differentiable]
 fn g151(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v2 = (&v1).tanh().powf(3.0);
-    let v3 = if a.detach().sum().item() < 0.0 { (-(&v2)) } else { (&v2).tanh() };
-    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(992, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(207, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v3, &((&v1) + &k4));
-    let v8 = (&v7).abs();
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(682, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(855, -1.0, 1.0);
-    let m11 = k10.gt_scalar(0.0);
-    let v12 = m11.select(&v8, &((a).mean() * &k9));
-    let k13: Tensor![f64; 1, 1] = Tensor::rand_uniform(236, -1.0, 1.0);
-    ((&v12 * &k13).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let v2 = (((a) + &k1)).transpose::<0, 1>();
+    let v3 = ((a).square() + 1.0).pow(&(&v2).tanh());
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g151_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v2 = (&v1).tanh().powf(3.0);
-    let v3 = if a.detach().sum().item() < 0.0 { (-(&v2)) } else { (&v2).tanh() };
-    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(992, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(207, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v3, &((&v1) + &k4));
-    let v8 = (&v7).abs();
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(682, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(855, -1.0, 1.0);
-    let m11 = k10.gt_scalar(0.0);
-    let v12 = Var::select(&m11, &v8, &((a).mean() * &k9));
-    let k13: Tensor![f64; 1, 1] = Tensor::rand_uniform(236, -1.0, 1.0);
-    (&v12 * &k13).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let v2 = (((a) + &k1)).transpose::<0, 1>();
+    let v3 = ((a).square() + 1.0).pow(&(&v2).tanh());
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -7688,33 +7626,33 @@ fn g151_gradient() {
 
 #[differentiable]
 fn g152(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let v2 = (b).tanh().powi(3);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((&m.gain) + &k3))).square() } else { (m.fc1.forward(&((&m.gain) + &k3))).tanh() };
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(a)).tanh().exp() } else { (m.fc1.forward(a)).softplus() };
-    let v6 = (&m.fc1.bias).sigmoid();
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(685, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(579, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(85, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(742, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+    let v1 = (a).t();
+    let v2 = (&m.gain).maximum(a);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(106, -1.0, 1.0);
+    let v4 = (m.fc1.forward(&((&v1).mean() * &k3))).tanh().powf(3.0);
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&v2)).square() } else { ((m.fc1.forward(&v2)).square() + 1.0).powf(-0.5) };
+    let v6 = ((b).square() + 1.0).ln();
+    let v7 = (&m.fc1.bias).square();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(866, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(23, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g152_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let v2 = (b).tanh().powi(3);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((&m.gain) + &k3))).square() } else { (m.fc1.forward(&((&m.gain) + &k3))).tanh() };
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(a)).tanh().exp() } else { (m.fc1.forward(a)).softplus() };
-    let v6 = (&m.fc1.bias).sigmoid();
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(685, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(579, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(85, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(742, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+    let v1 = (a).t();
+    let v2 = (&m.gain).maximum(a);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(106, -1.0, 1.0);
+    let v4 = (m.fc1.forward(&((&v1).mean() * &k3))).tanh().powf(3.0);
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&v2)).square() } else { ((m.fc1.forward(&v2)).square() + 1.0).powf(-0.5) };
+    let v6 = ((b).square() + 1.0).ln();
+    let v7 = (&m.fc1.bias).square();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(866, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(23, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -7742,23 +7680,41 @@ fn g152_gradient() {
 
 #[differentiable]
 fn g153(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
-    let v2 = (b).sum();
-    let v3 = (c).tanh();
-    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(9, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(199, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(959, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = (a).flip::<1>();
+    let v2 = (b).minimum(b);
+    let mut v3 = v2.clone();
+    for _ in 0..3 {
+        v3 = ((&v3 * &v2).softplus()).tanh() + &v2 * 0.5;
+    }
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
+    let v5 = ((((&v3).tanh() * 0.9).atanh()).softmax::<2>() * &k4);
+    let v6 = (((c) * ((&v5).mean()))).tanh();
+    let mut v7 = v1.clone();
+    for _ in 0..2 {
+        v7 = (((&v7 * a).square() + 1.0).recip()).tanh() + &v1 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(541, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g153_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
-    let v2 = (b).sum();
-    let v3 = (c).tanh();
-    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(9, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(199, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(959, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = (a).flip::<1>();
+    let v2 = (b).minimum(b);
+    let mut v3 = v2.clone();
+    for _ in 0..3 {
+        v3 = ((&v3 * &v2).softplus()).tanh() + &v2 * 0.5;
+    }
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
+    let v5 = ((((&v3).tanh() * 0.9).atanh()).softmax::<2>() * &k4);
+    let v6 = (((c) * ((&v5).mean()))).tanh();
+    let mut v7 = v1.clone();
+    for _ in 0..2 {
+        v7 = (((&v7 * a).square() + 1.0).recip()).tanh() + &v1 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(541, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -7786,25 +7742,39 @@ fn g153_gradient() {
 
 #[differentiable]
 fn g154(a: &Tensor![f64; 4], b: &Tensor![f64; 4], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(649, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = (b).sum_axis::<0>();
-    let v4 = ((c) * 1.5).gelu();
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(831, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(763, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(308, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(649, -1.0, 1.0);
+    let v2 = (((a) + &k1)).slice::<0, 0, 2>();
+    let v3 = (&v2).maximum_scalar(0.1);
+    let mut v4 = b.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * b).softplus()).tanh();
+        }
+        v4 = &v4 - b * 0.25;
+    }
+    let v5 = ((c).square() + 1.0).ln();
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(90, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(28, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g154_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(649, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = (b).sum_axis::<0>();
-    let v4 = ((c) * 1.5).gelu();
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(831, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(763, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(308, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(649, -1.0, 1.0);
+    let v2 = (((a) + &k1)).slice::<0, 0, 2>();
+    let v3 = (&v2).maximum_scalar(0.1);
+    let mut v4 = b.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * b).softplus()).tanh();
+        }
+        v4 = &v4 - b * 0.25;
+    }
+    let v5 = ((c).square() + 1.0).ln();
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(90, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(28, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7832,23 +7802,27 @@ fn g154_gradient() {
 
 #[differentiable]
 fn g155(a: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(124, -1.0, 1.0);
-    let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 3]>().global_avg_pool1d();
-    let v3 = (&v2).sum_keepdim::<0>();
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(328, -1.0, 1.0);
-    let v5 = (((&v2) / ((&v3).square() + 1.0))).concat::<1, 6, _>(&(&v2).matmul(&k4));
-    let k6: Tensor![f64; 1, 6] = Tensor::rand_uniform(835, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(124, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).pad::<0, 1, 0, 4>();
+    let v3 = (&v2).minimum_scalar(-0.1);
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { ((&v3) * (&v2)) };
+    let v5 = ((&v4) * ((&v3).mean()));
+    let v6 = (((&v5) * ((&v3).mean()))).reshape::<Shape![1, 1, 16]>().conv1d::<1, 0, 1, 1, 1>(&((&v4).cos()).reshape::<Shape![1, 1, 16]>()).reshape::<Shape![1]>();
+    let v7 = if a.detach().sum().item() < 0.0 { ((&v6) * 1.5).gelu() } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(405, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g155_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(124, -1.0, 1.0);
-    let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 3]>().global_avg_pool1d();
-    let v3 = (&v2).sum_keepdim::<0>();
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(328, -1.0, 1.0);
-    let v5 = (((&v2) / ((&v3).square() + 1.0))).concat::<1, 6, _>(&(&v2).matmul(&k4));
-    let k6: Tensor![f64; 1, 6] = Tensor::rand_uniform(835, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(124, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).pad::<0, 1, 0, 4>();
+    let v3 = (&v2).minimum_scalar(-0.1);
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { ((&v3) * (&v2)) };
+    let v5 = ((&v4) * ((&v3).mean()));
+    let v6 = (((&v5) * ((&v3).mean()))).reshape::<Shape![1, 1, 16]>().conv1d::<1, 0, 1, 1, 1>(&((&v4).cos()).reshape::<Shape![1, 1, 16]>()).reshape::<Shape![1]>();
+    let v7 = if a.detach().sum().item() < 0.0 { ((&v6) * 1.5).gelu() } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(405, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -7868,27 +7842,33 @@ fn g155_gradient() {
 
 #[differentiable]
 fn g156(m: &Net, a: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(725, -1.0, 1.0);
-    let v2 = ((a).layer_norm(1e-5) * &k1);
-    let v3 = (&v2).mean();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(860, -1.0, 1.0);
-    let v5 = ((m.fc2.forward(&((&v3) + &k4))).square() + 1.0).sqrt();
-    let v6 = (-(&m.fc2.weight));
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(220, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (&m.fc2.weight).permute::<1, 0>();
+    let v2 = (&v1).mse(&v1);
+    let v3 = (m.fc1.forward(&m.fc2.weight)).square();
+    let mut v4 = v2.clone();
+    for _ in 0..1 {
+        v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+    }
+    let v5 = ((a).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(454, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(205, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g156_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(725, -1.0, 1.0);
-    let v2 = ((a).layer_norm(1e-5) * &k1);
-    let v3 = (&v2).mean();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(860, -1.0, 1.0);
-    let v5 = ((m.fc2.forward(&((&v3) + &k4))).square() + 1.0).sqrt();
-    let v6 = (-(&m.fc2.weight));
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(220, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (&m.fc2.weight).permute::<1, 0>();
+    let v2 = (&v1).mse(&v1);
+    let v3 = (m.fc1.forward(&m.fc2.weight)).square();
+    let mut v4 = v2.clone();
+    for _ in 0..1 {
+        v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+    }
+    let v5 = ((a).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(454, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(205, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7912,43 +7892,39 @@ fn g156_gradient() {
 
 #[differentiable]
 fn g157(a: &Tensor![f64; 2, 1]) -> f64 {
-    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(981, -1.0, 1.0);
-    let v2 = ((a).batch_norm(1e-5) * &k1);
-    let v3 = (&v2).mean_axis::<0>();
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(705, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).cross_entropy(&[0usize, 1usize, 2usize]);
+    let v3 = (a).matmul(&(a).t());
     let mut v4 = v3.clone();
-    for _ in 0..2 {
-        v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh() + &v3 * 0.5;
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v2).sin()).tanh();
+        }
+        v4 = &v4 - &v2 * 0.25;
     }
-    let mut v5 = v3.clone();
-    for _ in 0..4 {
-        v5 = ((&v5 * &v3).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(753, -1.0, 1.0);
-    let v7 = (((-(&v2))).log_softmax::<0>() * &k6);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(46, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(158, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(85, -1.0, 1.0);
+    let v6 = ((((&v4) * 1.5).gelu_erf()).softmax::<0>() * &k5);
+    let v7 = ((&v6) * 3.0).ceil();
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(766, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g157_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(981, -1.0, 1.0);
-    let v2 = ((a).batch_norm(1e-5) * &k1);
-    let v3 = (&v2).mean_axis::<0>();
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(705, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).cross_entropy(&[0usize, 1usize, 2usize]);
+    let v3 = (a).matmul(&(a).t());
     let mut v4 = v3.clone();
-    for _ in 0..2 {
-        v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh() + &v3 * 0.5;
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v2).sin()).tanh();
+        }
+        v4 = &v4 - &v2 * 0.25;
     }
-    let mut v5 = v3.clone();
-    for _ in 0..4 {
-        v5 = ((&v5 * &v3).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(753, -1.0, 1.0);
-    let v7 = (((-(&v2))).log_softmax::<0>() * &k6);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(46, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(158, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()
+    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(85, -1.0, 1.0);
+    let v6 = ((((&v4) * 1.5).gelu_erf()).softmax::<0>() * &k5);
+    let v7 = ((&v6) * 3.0).ceil();
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(766, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -7968,45 +7944,29 @@ fn g157_gradient() {
 
 #[differentiable]
 fn g158(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((b) + (c));
-    let v2 = (&v1).mean_keepdim::<1>();
-    let v3 = if b.detach().sum().item() < 0.0 { (&v2).tanh() } else { (&v2).square() };
-    let mut v4 = v3.clone();
-    for _ in 0..3 {
-        v4 = ((&v4 * &v2).sin()).tanh() + &v3 * 0.5;
-    }
-    let mut v5 = b.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v4) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = ((a).square() + 1.0).recip();
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(516, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(832, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (b).gather::<1, 4>(&[0, 0, 0, 0]);
+    let v2 = (b).tanh().exp();
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(742, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(c, &v2);
+    let v6 = (a).tanh();
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(543, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g158_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((b) + (c));
-    let v2 = (&v1).mean_keepdim::<1>();
-    let v3 = if b.detach().sum().item() < 0.0 { (&v2).tanh() } else { (&v2).square() };
-    let mut v4 = v3.clone();
-    for _ in 0..3 {
-        v4 = ((&v4 * &v2).sin()).tanh() + &v3 * 0.5;
-    }
-    let mut v5 = b.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v4) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = ((a).square() + 1.0).recip();
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(516, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(832, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (b).gather::<1, 4>(&[0, 0, 0, 0]);
+    let v2 = (b).tanh().exp();
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(742, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, c, &v2);
+    let v6 = (a).tanh();
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(543, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8034,37 +7994,29 @@ fn g158_gradient() {
 
 #[differentiable]
 fn g159(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((&m.fc2.weight) - (&m.fc2.weight));
-    let v2 = (&v1).max();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(101, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v2) + &k3))).sin() } else { (m.fc2.forward(&((&v2) + &k3))).sin() };
-    let v5 = if a.detach().sum().item() < 0.0 { (&v2).tanh().exp() } else { (&v2).sin() };
-    let v6 = ((a) * 1.5).gelu();
-    let v7 = (b).square();
-    let v8 = ((&m.fc1.weight) * 1.5).gelu();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(827, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(622, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
-    let k12: Tensor![f64; 2, 1] = Tensor::rand_uniform(755, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(829, -1.0, 1.0);
-    ((&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
+    let v1 = (&m.fc2.weight).cast::<f64>();
+    let v2 = (&v1).tanh().exp2();
+    let v3 = m.fc2.forward(a);
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&m.fc1.weight)).square() + 1.0).powf(-0.5) } else { (-(m.fc2.forward(&m.fc1.weight))) };
+    let v5 = ((b).square() + 1.0).recip();
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(892, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(80, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g159_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((&m.fc2.weight) - (&m.fc2.weight));
-    let v2 = (&v1).max();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(101, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v2) + &k3))).sin() } else { (m.fc2.forward(&((&v2) + &k3))).sin() };
-    let v5 = if a.detach().sum().item() < 0.0 { (&v2).tanh().exp() } else { (&v2).sin() };
-    let v6 = ((a) * 1.5).gelu();
-    let v7 = (b).square();
-    let v8 = ((&m.fc1.weight) * 1.5).gelu();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(827, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(622, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
-    let k12: Tensor![f64; 2, 1] = Tensor::rand_uniform(755, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(829, -1.0, 1.0);
-    (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
+    let v1 = (&m.fc2.weight).cast::<f64>();
+    let v2 = (&v1).tanh().exp2();
+    let v3 = m.fc2.forward(a);
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&m.fc1.weight)).square() + 1.0).powf(-0.5) } else { (-(m.fc2.forward(&m.fc1.weight))) };
+    let v5 = ((b).square() + 1.0).recip();
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(892, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(80, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -8092,19 +8044,23 @@ fn g159_gradient() {
 
 #[differentiable]
 fn g160(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = ((a) * (a));
-    let v2 = (a).max_axis::<1>();
-    let k3: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(26, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+    let v1 = (a).reshape::<Shape![6]>();
+    let v2 = ((&v1).square() + 1.0).ln();
+    let k3: Tensor![f64; 6] = Tensor::rand_uniform(26, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(&v2, &v1);
+    let k6: Tensor![f64; 6] = Tensor::rand_uniform(755, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g160_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * (a));
-    let v2 = (a).max_axis::<1>();
-    let k3: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(26, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+    let v1 = (a).reshape::<Shape![6]>();
+    let v2 = ((&v1).square() + 1.0).ln();
+    let k3: Tensor![f64; 6] = Tensor::rand_uniform(26, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, &v2, &v1);
+    let k6: Tensor![f64; 6] = Tensor::rand_uniform(755, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -8124,17 +8080,23 @@ fn g160_gradient() {
 
 #[differentiable]
 fn g161(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a) / ((a).square() + 1.0));
-    let v2 = (&v1).max_keepdim::<1>();
-    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(73, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (a).broadcast_to::<Shape![2, 2, 3]>();
+    let v2 = ((&v1).square() + 1.0).log2();
+    let v3 = (&v2).transpose::<0, 2>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).cos() } else { ((&v3) * (&v3)) };
+    let v5 = (((&v4) * ((&v3).mean()))).reshape::<Shape![1, 1, 6, 2]>().conv2d::<1, 1, 1, 1, 5, 2>(&((&v2).clamp(-0.5, 0.5)).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![5, 2]>();
+    let k6: Tensor![f64; 5, 2] = Tensor::rand_uniform(558, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g161_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) / ((a).square() + 1.0));
-    let v2 = (&v1).max_keepdim::<1>();
-    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(73, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (a).broadcast_to::<Shape![2, 2, 3]>();
+    let v2 = ((&v1).square() + 1.0).log2();
+    let v3 = (&v2).transpose::<0, 2>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).cos() } else { ((&v3) * (&v3)) };
+    let v5 = (((&v4) * ((&v3).mean()))).reshape::<Shape![1, 1, 6, 2]>().conv2d::<1, 1, 1, 1, 5, 2>(&((&v2).clamp(-0.5, 0.5)).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![5, 2]>();
+    let k6: Tensor![f64; 5, 2] = Tensor::rand_uniform(558, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -8154,25 +8116,25 @@ fn g161_gradient() {
 
 #[differentiable]
 fn g162(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = (-(c));
-    let v2 = (a).min();
-    let v3 = ((&v1).sum_keepdim::<0>()).logsumexp();
-    let v4 = ((b).square() + 1.0).sqrt();
-    let k5: Tensor![f64] = Tensor::rand_uniform(213, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(432, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(440, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (a).concat::<0, 6, _>(a);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
+    let v3 = ((((c).mean() * &k2)).square() + 1.0).sqrt();
+    let v4 = (b).tanh().exp();
+    let k5: Tensor![f64; 6, 4] = Tensor::rand_uniform(22, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(60, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g162_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (-(c));
-    let v2 = (a).min();
-    let v3 = ((&v1).sum_keepdim::<0>()).logsumexp();
-    let v4 = ((b).square() + 1.0).sqrt();
-    let k5: Tensor![f64] = Tensor::rand_uniform(213, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(432, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(440, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (a).concat::<0, 6, _>(a);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
+    let v3 = ((((c).mean() * &k2)).square() + 1.0).sqrt();
+    let v4 = (b).tanh().exp();
+    let k5: Tensor![f64; 6, 4] = Tensor::rand_uniform(22, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(60, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -8201,28 +8163,26 @@ fn g162_gradient() {
 #[differentiable]
 fn g163(m: &Net, a: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(282, -1.0, 1.0);
-    let v2 = ((a).square() + 1.0).pow(&(((a) + &k1)).tanh());
-    let v3 = (&m.fc1.weight).min_axis::<0>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(100, -1.0, 1.0);
-    let v5 = (m.fc1.forward(&((&v3).mean() * &k4))).sin();
-    let v6 = (&m.fc1.bias).square();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(153, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(931, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v2 = (a).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(((a) + &k1)).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
+    let v3 = ((&m.fc1.weight).square() + 1.0).recip();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(100, -1.0, 1.0);
+    let v5 = (m.fc1.forward(&((&m.fc1.bias).mean() * &k4))).sin();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(722, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(146, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(153, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g163_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(282, -1.0, 1.0);
-    let v2 = ((a).square() + 1.0).pow(&(((a) + &k1)).tanh());
-    let v3 = (&m.fc1.weight).min_axis::<0>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(100, -1.0, 1.0);
-    let v5 = (m.fc1.forward(&((&v3).mean() * &k4))).sin();
-    let v6 = (&m.fc1.bias).square();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(153, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(931, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v2 = (a).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(((a) + &k1)).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
+    let v3 = ((&m.fc1.weight).square() + 1.0).recip();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(100, -1.0, 1.0);
+    let v5 = (m.fc1.forward(&((&m.fc1.bias).mean() * &k4))).sin();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(722, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(146, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(153, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -8246,21 +8206,19 @@ fn g163_gradient() {
 
 #[differentiable]
 fn g164(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).maximum(a);
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(247, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).min_keepdim::<1>();
-    let v4 = (((&v1).flip::<0>()) * (((&v3).reshape::<Shape![1, 2, 1, 3]>().global_avg_pool2d()).mean()));
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v3 = (((&v1) + &k2)).square();
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(221, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g164_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).maximum(a);
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(247, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).min_keepdim::<1>();
-    let v4 = (((&v1).flip::<0>()) * (((&v3).reshape::<Shape![1, 2, 1, 3]>().global_avg_pool2d()).mean()));
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v3 = (((&v1) + &k2)).square();
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(221, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -8280,32 +8238,26 @@ fn g164_gradient() {
 
 #[differentiable]
 fn g165(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64] = Tensor::rand_uniform(657, -1.0, 1.0);
-    let v2 = (b).minimum(&((b) + &k1));
-    let v3 = (a).var();
-    let v4 = (((&v3).sum()) * (((&v3) * 1.5).gelu()));
-    let v5 = ((a) * 1.5).erfc();
-    let mut v6 = v4.clone();
-    for _ in 0..2 {
-        v6 = ((&v6 * &v2).tanh()).tanh() + &v4 * 0.5;
-    }
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let k1: Tensor![f64; 2] = Tensor::rand_uniform(657, -1.0, 1.0);
+    let v2 = (b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(((b) + &k1)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
+    let v3 = (b).sin();
+    let v4 = ((&v3).tanh()).mse(&(&v3).tanh().exp());
+    let v5 = (a).min_keepdim::<0>();
+    let v6 = if a.detach().sum().item() < 0.0 { (&v2).tanh() } else { ((&v2) * (&v4)) };
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(537, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(956, -1.0, 1.0);
     ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g165_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64] = Tensor::rand_uniform(657, -1.0, 1.0);
-    let v2 = (b).minimum(&((b) + &k1));
-    let v3 = (a).var();
-    let v4 = (((&v3).sum()) * (((&v3) * 1.5).gelu()));
-    let v5 = ((a) * 1.5).erfc();
-    let mut v6 = v4.clone();
-    for _ in 0..2 {
-        v6 = ((&v6 * &v2).tanh()).tanh() + &v4 * 0.5;
-    }
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let k1: Tensor![f64; 2] = Tensor::rand_uniform(657, -1.0, 1.0);
+    let v2 = (b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(((b) + &k1)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
+    let v3 = (b).sin();
+    let v4 = ((&v3).tanh()).mse(&(&v3).tanh().exp());
+    let v5 = (a).min_keepdim::<0>();
+    let v6 = if a.detach().sum().item() < 0.0 { (&v2).tanh() } else { ((&v2) * (&v4)) };
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(537, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(956, -1.0, 1.0);
     (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
@@ -8330,31 +8282,29 @@ fn g165_gradient() {
 
 #[differentiable]
 fn g166(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.blocks[2].weight).maximum_scalar(0.1);
-    let v2 = (&m.blocks[2].weight).var_axis::<1>();
-    let v3 = ((m.blocks[2].forward(&m.blocks[2].weight)).square() + 1.0).ln();
-    let v4 = ((a) * 1.5).gelu();
-    let v5 = (b).tanh().exp();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(479, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(90, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(749, -1.0, 1.0);
+    let m2 = k1.gt_scalar(0.0);
+    let v3 = m2.select(a, b);
+    let v4 = (&m.blocks[2].weight).cos();
+    let v5 = m.head.forward(&v4);
+    let v6 = ((a).min()).tanh();
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(220, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(62, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g166_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].weight).maximum_scalar(0.1);
-    let v2 = (&m.blocks[2].weight).var_axis::<1>();
-    let v3 = ((m.blocks[2].forward(&m.blocks[2].weight)).square() + 1.0).ln();
-    let v4 = ((a) * 1.5).gelu();
-    let v5 = (b).tanh().exp();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(479, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(90, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(749, -1.0, 1.0);
+    let m2 = k1.gt_scalar(0.0);
+    let v3 = Var::select(&m2, a, b);
+    let v4 = (&m.blocks[2].weight).cos();
+    let v5 = m.head.forward(&v4);
+    let v6 = ((a).min()).tanh();
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(220, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(62, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8382,24 +8332,24 @@ fn g166_gradient() {
 
 #[differentiable]
 fn g167(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).minimum_scalar(-0.1);
-    let v2 = (&v1).var_keepdim::<0>();
-    let v3 = (b).tanh().exp();
-    let v4 = (c).cos();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(603, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(336, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(987, -1.0, 1.0);
+    let v1 = (a).dropout(0.25, 84);
+    let v2 = (&v1).tanh();
+    let v3 = (b).cos();
+    let v4 = (c).tanh();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(336, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(987, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(90, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g167_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).minimum_scalar(-0.1);
-    let v2 = (&v1).var_keepdim::<0>();
-    let v3 = (b).tanh().exp();
-    let v4 = (c).cos();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(603, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(336, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(987, -1.0, 1.0);
+    let v1 = (a).dropout(0.25, 84);
+    let v2 = (&v1).tanh();
+    let v3 = (b).cos();
+    let v4 = (c).tanh();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(336, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(987, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(90, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
@@ -8428,21 +8378,27 @@ fn g167_gradient() {
 
 #[differentiable]
 fn g168(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (c).mse(c);
-    let v2 = (a).logsumexp();
-    let v3 = (((&v1) - (b))).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 2, 1, 1, 2, 3>(&((a).gather::<0, 4>(&[0, 1, 1, 0])).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![2, 3]>();
-    let v4 = (((&v3).min_keepdim::<0>()) / ((((&v1) * (&v2))).square() + 1.0));
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(619, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = (c).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let v2 = (&v1).sigmoid();
+    let v3 = ((b).tanh()).tanh();
+    let v4 = ((&v3) * 3.0).round();
+    let v5 = (a).tanh();
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(225, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(930, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g168_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (c).mse(c);
-    let v2 = (a).logsumexp();
-    let v3 = (((&v1) - (b))).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 2, 1, 1, 2, 3>(&((a).gather::<0, 4>(&[0, 1, 1, 0])).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![2, 3]>();
-    let v4 = (((&v3).min_keepdim::<0>()) / ((((&v1) * (&v2))).square() + 1.0));
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(619, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = (c).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let v2 = (&v1).sigmoid();
+    let v3 = ((b).tanh()).tanh();
+    let v4 = ((&v3) * 3.0).round();
+    let v5 = (a).tanh();
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(225, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(930, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -8470,21 +8426,43 @@ fn g168_gradient() {
 
 #[differentiable]
 fn g169(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).matmul(a);
-    let v2 = (&v1).logsumexp_axis::<0>();
-    let v3 = (((&v2).sum_keepdim::<0>()) + ((&v1).max_axis::<1>()));
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { (&v3).softplus() };
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(391, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = (a).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v2 = ((&v1) + 0.25).relu();
+    let k3: Tensor![f64; 1, 1] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(&v2, &v1);
+    let mut v6 = v2.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v2).tanh()).tanh();
+        }
+        v6 = &v6 - &v2 * 0.25;
+    }
+    let v7 = ((&v5).cos()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v6).tanh().exp()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v8 = (((&v6).tanh()) * 3.0).round();
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(285, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(101, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g169_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).matmul(a);
-    let v2 = (&v1).logsumexp_axis::<0>();
-    let v3 = (((&v2).sum_keepdim::<0>()) + ((&v1).max_axis::<1>()));
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { (&v3).softplus() };
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(391, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = (a).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v2 = ((&v1) + 0.25).relu();
+    let k3: Tensor![f64; 1, 1] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, &v2, &v1);
+    let mut v6 = v2.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v2).tanh()).tanh();
+        }
+        v6 = &v6 - &v2 * 0.25;
+    }
+    let v7 = ((&v5).cos()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v6).tanh().exp()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v8 = (((&v6).tanh()) * 3.0).round();
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(285, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(101, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -8504,23 +8482,29 @@ fn g169_gradient() {
 
 #[differentiable]
 fn g170(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (&m.head.weight).tanh().exp();
-    let v2 = (a).logsumexp_keepdim::<1>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(183, -1.0, 1.0);
-    let v4 = m.head.forward(&((&v2).mean() * &k3));
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(381, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(359, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (&m.head.weight).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
+    let v2 = ((&m.head.weight) * 1.5).gelu();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(938, -1.0, 1.0);
+    let v4 = m.blocks[1].forward(&((&v1).mean() * &k3));
+    let v5 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).powf(-0.5) } else { ((&v2) * (&v2)) };
+    let v6 = (-(a));
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(816, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(170, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(947, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g170_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.head.weight).tanh().exp();
-    let v2 = (a).logsumexp_keepdim::<1>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(183, -1.0, 1.0);
-    let v4 = m.head.forward(&((&v2).mean() * &k3));
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(381, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(359, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (&m.head.weight).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
+    let v2 = ((&m.head.weight) * 1.5).gelu();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(938, -1.0, 1.0);
+    let v4 = m.blocks[1].forward(&((&v1).mean() * &k3));
+    let v5 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).powf(-0.5) } else { ((&v2) * (&v2)) };
+    let v6 = (-(a));
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(816, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(170, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(947, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8544,29 +8528,35 @@ fn g170_gradient() {
 
 #[differentiable]
 fn g171(a: &Tensor![f64], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (c).tanh().exp2();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let v3 = ((b).softmax::<1>() * &k2);
-    let v4 = ((&v1).tanh()).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&((c).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let v5 = ((&v1).square() + 1.0).recip();
-    let v6 = (((&v5) * (a))).mean();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(987, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(46, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = (b).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(699, -1.0, 1.0);
+    let v3 = ((((c) + &k2)) * 1.5).gelu_tanh();
+    let v4 = (((&v1).minimum_scalar(-0.1)) * (((&v3).tanh().tan()).mean()));
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * &v1).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
+    }
+    let v6 = (&v5).logsumexp_axis::<0>();
+    let v7 = (a).tanh();
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(642, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(1, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g171_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (c).tanh().exp2();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let v3 = ((b).softmax::<1>() * &k2);
-    let v4 = ((&v1).tanh()).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&((c).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let v5 = ((&v1).square() + 1.0).recip();
-    let v6 = (((&v5) * (a))).mean();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(987, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(46, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = (b).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(699, -1.0, 1.0);
+    let v3 = ((((c) + &k2)) * 1.5).gelu_tanh();
+    let v4 = (((&v1).minimum_scalar(-0.1)) * (((&v3).tanh().tan()).mean()));
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * &v1).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
+    }
+    let v6 = (&v5).logsumexp_axis::<0>();
+    let v7 = (a).tanh();
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(642, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(1, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -8594,53 +8584,37 @@ fn g171_gradient() {
 
 #[differentiable]
 fn g172(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3], c: &Tensor![f64; 1, 1]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(478, -1.0, 1.0);
-    let v2 = ((((c) + &k1)).square() + 1.0).ln();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(708, -1.0, 1.0);
-    let v4 = ((a).log_softmax::<0>() * &k3);
-    let mut v5 = b.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * b).square() + 1.0).sqrt()).tanh();
-        }
-        v5 = &v5 - b * 0.25;
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let v2 = (((c) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v3 = ((b) * 1.5).gelu_erf();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(90, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v2, c);
+    let mut v7 = a.clone();
+    for _ in 0..1 {
+        v7 = ((&v7 * c).tanh()).tanh() + a * 0.5;
     }
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).softplus()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let v7 = ((&v2).maximum(&v4)).sum();
-    let v8 = (((&v6) * (&v7))).var_axis::<0>();
-    let k9: Tensor![f64] = Tensor::rand_uniform(512, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(860, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g172_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(478, -1.0, 1.0);
-    let v2 = ((((c) + &k1)).square() + 1.0).ln();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(708, -1.0, 1.0);
-    let v4 = ((a).log_softmax::<0>() * &k3);
-    let mut v5 = b.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * b).square() + 1.0).sqrt()).tanh();
-        }
-        v5 = &v5 - b * 0.25;
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let v2 = (((c) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v3 = ((b) * 1.5).gelu_erf();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(90, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v2, c);
+    let mut v7 = a.clone();
+    for _ in 0..1 {
+        v7 = ((&v7 * c).tanh()).tanh() + a * 0.5;
     }
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).softplus()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let v7 = ((&v2).maximum(&v4)).sum();
-    let v8 = (((&v6) * (&v7))).var_axis::<0>();
-    let k9: Tensor![f64] = Tensor::rand_uniform(512, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(860, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -8668,43 +8642,33 @@ fn g172_gradient() {
 
 #[differentiable]
 fn g173(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((b).square() + 1.0).log2();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(174, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).transpose::<0, 2>();
-    let mut v4 = m.blocks[2].weight.clone();
-    for i in 0..2 {
-        let layer = &m.blocks[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    let v1 = (&m.blocks[2].weight).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v2 = ((&v1) * 1.5).erf();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
+    let mut v4 = ((&m.blocks[0].bias) + &k3);
+    for i in 0..3 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + b * 0.25;
     }
-    let v5 = if b.detach().sum().item() > 0.0 { ((&m.blocks[2].weight).square() + 1.0).recip() } else { ((&m.blocks[2].weight) * 1.5).gelu() };
-    let v6 = (a).sigmoid();
-    let v7 = (&m.blocks[0].bias).square();
-    let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(328, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(859, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(925, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+    let v5 = (a).sin();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(464, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g173_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).log2();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(174, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).transpose::<0, 2>();
-    let mut v4 = m.blocks[2].weight.clone();
-    for i in 0..2 {
-        let layer = &m.blocks[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    let v1 = (&m.blocks[2].weight).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v2 = ((&v1) * 1.5).erf();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
+    let mut v4 = ((&m.blocks[0].bias) + &k3);
+    for i in 0..3 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + b * 0.25;
     }
-    let v5 = if b.detach().sum().item() > 0.0 { ((&m.blocks[2].weight).square() + 1.0).recip() } else { ((&m.blocks[2].weight) * 1.5).gelu() };
-    let v6 = (a).sigmoid();
-    let v7 = (&m.blocks[0].bias).square();
-    let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(328, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(859, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(925, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+    let v5 = (a).sin();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(464, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -8732,39 +8696,41 @@ fn g173_gradient() {
 
 #[differentiable]
 fn g174(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(889, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).t();
-    let mut v4 = v3.clone();
-    for i in 0..4 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(998, -1.0, 1.0);
+    let v2 = ((a).layer_norm(1e-5) * &k1);
+    let v3 = ((&v2) * 1.5).erfc();
+    let v4 = (&v3).min();
+    let mut v5 = v4.clone();
+    for i in 0..3 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v3).square()).tanh();
+            v5 = (((&v5 * &v4) * 1.5).gelu()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v5 = &v5 - &v4 * 0.25;
     }
-    let v5 = ((&v4) * 1.5).erfc();
-    let v6 = (((&v5).abs()).square() + 1.0).pow(&((&v4).minimum_scalar(-0.1)).tanh());
-    let v7 = (&v6).reshape::<Shape![1, 4, 3]>().global_avg_pool1d();
-    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(146, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v6 = ((&v3).tanh() * 0.9).asin();
+    let v7 = if a.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { ((&v5) * (&v4)) };
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(877, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(482, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g174_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(889, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).t();
-    let mut v4 = v3.clone();
-    for i in 0..4 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(998, -1.0, 1.0);
+    let v2 = ((a).layer_norm(1e-5) * &k1);
+    let v3 = ((&v2) * 1.5).erfc();
+    let v4 = (&v3).min();
+    let mut v5 = v4.clone();
+    for i in 0..3 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v3).square()).tanh();
+            v5 = (((&v5 * &v4) * 1.5).gelu()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v5 = &v5 - &v4 * 0.25;
     }
-    let v5 = ((&v4) * 1.5).erfc();
-    let v6 = (((&v5).abs()).square() + 1.0).pow(&((&v4).minimum_scalar(-0.1)).tanh());
-    let v7 = (&v6).reshape::<Shape![1, 4, 3]>().global_avg_pool1d();
-    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(146, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v6 = ((&v3).tanh() * 0.9).asin();
+    let v7 = if a.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { ((&v5) * (&v4)) };
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(877, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(482, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -8784,23 +8750,35 @@ fn g174_gradient() {
 
 #[differentiable]
 fn g175(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).recip();
-    let v2 = (c).flip::<0>();
-    let v3 = ((b).square() + 1.0).ln();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(745, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
+    let v2 = ((a).batch_norm(1e-5) * &k1);
+    let v3 = (c).abs();
+    let v4 = if a.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { ((c) * (&v3)) };
+    let mut v5 = b.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * b).sin()).tanh() + b * 0.5;
+    }
+    let v6 = if a.detach().sum().item() < 0.0 { (&v2).softplus() } else { (-(&v2)) };
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g175_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).recip();
-    let v2 = (c).flip::<0>();
-    let v3 = ((b).square() + 1.0).ln();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(745, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
+    let v2 = ((a).batch_norm(1e-5) * &k1);
+    let v3 = (c).abs();
+    let v4 = if a.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { ((c) * (&v3)) };
+    let mut v5 = b.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * b).sin()).tanh() + b * 0.5;
+    }
+    let v6 = if a.detach().sum().item() < 0.0 { (&v2).softplus() } else { (-(&v2)) };
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8828,29 +8806,23 @@ fn g175_gradient() {
 
 #[differentiable]
 fn g176(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).square();
-    let v2 = (b).slice::<2, 0, 2>();
-    let v3 = (&v1).abs();
-    let v4 = (((&v1) - (&v1))).softplus();
-    let v5 = (c).softplus();
-    let k6: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(708, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(120, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(781, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v1 = (a).tanh().tan();
+    let v2 = (b).softplus();
+    let v3 = ((&v2) + (&v1));
+    let v4 = (-(c));
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(7, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(274, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g176_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).square();
-    let v2 = (b).slice::<2, 0, 2>();
-    let v3 = (&v1).abs();
-    let v4 = (((&v1) - (&v1))).softplus();
-    let v5 = (c).softplus();
-    let k6: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(708, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(120, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(781, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v1 = (a).tanh().tan();
+    let v2 = (b).softplus();
+    let v3 = ((&v2) + (&v1));
+    let v4 = (-(c));
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(7, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(274, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -8878,29 +8850,49 @@ fn g176_gradient() {
 
 #[differentiable]
 fn g177(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 1]) -> f64 {
-    let v1 = (a).sin();
-    let v2 = (&v1).pad::<1, 1, 1, 5>();
-    let v3 = if b.detach().sum().item() > 0.0 { ((m.layers[0].forward(&m.layers[1].weight)).square() + 1.0).powf(-0.5) } else { ((m.layers[0].forward(&m.layers[1].weight)).square() + 1.0).recip() };
-    let v4 = ((b).square() + 1.0).ln();
-    let v5 = (&m.norm[0]).tanh();
-    let k6: Tensor![f64; 2, 5] = Tensor::rand_uniform(87, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(297, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(648, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v1 = ((a).tanh() * 0.9).asin();
+    let v2 = (&v1).silu();
+    let mut v3 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v3 = ((m.layers[i].forward(&v3)) * 1.5).gelu();
+        }
+        v3 = &v3 - &m.layers[i].bias * 0.25;
+    }
+    let mut v4 = v3.clone();
+    for _ in 0..2 {
+        v4 = ((-(&v4 * &m.norm[0]))).tanh() + &v3 * 0.5;
+    }
+    let v5 = (b).tanh().exp();
+    let v6 = (&m.layers[1].weight).tanh();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(730, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(85, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g177_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let v1 = (a).sin();
-    let v2 = (&v1).pad::<1, 1, 1, 5>();
-    let v3 = if b.detach().sum().item() > 0.0 { ((m.layers[0].forward(&m.layers[1].weight)).square() + 1.0).powf(-0.5) } else { ((m.layers[0].forward(&m.layers[1].weight)).square() + 1.0).recip() };
-    let v4 = ((b).square() + 1.0).ln();
-    let v5 = (&m.norm[0]).tanh();
-    let k6: Tensor![f64; 2, 5] = Tensor::rand_uniform(87, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(297, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(648, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v1 = ((a).tanh() * 0.9).asin();
+    let v2 = (&v1).silu();
+    let mut v3 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v3 = ((m.layers[i].forward(&v3)) * 1.5).gelu();
+        }
+        v3 = &v3 - &m.layers[i].bias * 0.25;
+    }
+    let mut v4 = v3.clone();
+    for _ in 0..2 {
+        v4 = ((-(&v4 * &m.norm[0]))).tanh() + &v3 * 0.5;
+    }
+    let v5 = (b).tanh().exp();
+    let v6 = (&m.layers[1].weight).tanh();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(730, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(85, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -8929,30 +8921,40 @@ fn g177_gradient() {
 #[differentiable]
 fn g178(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(797, -1.0, 1.0);
-    let v2 = (((a) + &k1)).cos();
-    let v3 = (&v2).permute::<1, 0>();
-    let v4 = if c.detach().sum().item() > 0.0 { (b).sin() } else { ((b) * (b)) };
+    let v2 = ((((a) + &k1)).tanh() * 0.9).acos();
+    let v3 = (&v2).tanh().powf(3.0);
+    let mut v4 = v3.clone();
+    for _ in 0..4 {
+        v4 = ((&v4 * b).square()).tanh() + &v3 * 0.5;
+    }
     let v5 = if c.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * 1.5).gelu() };
-    let v6 = (c).sin();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(339, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(627, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(131, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v6 = (((&v5) * (&v3))).pad::<0, 0, 1, 4>();
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = ((&v7 * c).sigmoid()).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(509, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g178_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(797, -1.0, 1.0);
-    let v2 = (((a) + &k1)).cos();
-    let v3 = (&v2).permute::<1, 0>();
-    let v4 = if c.detach().sum().item() > 0.0 { (b).sin() } else { ((b) * (b)) };
+    let v2 = ((((a) + &k1)).tanh() * 0.9).acos();
+    let v3 = (&v2).tanh().powf(3.0);
+    let mut v4 = v3.clone();
+    for _ in 0..4 {
+        v4 = ((&v4 * b).square()).tanh() + &v3 * 0.5;
+    }
     let v5 = if c.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * 1.5).gelu() };
-    let v6 = (c).sin();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(339, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(627, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(131, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v6 = (((&v5) * (&v3))).pad::<0, 0, 1, 4>();
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = ((&v7 * c).sigmoid()).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(509, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -8980,39 +8982,25 @@ fn g178_gradient() {
 
 #[differentiable]
 fn g179(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (c).tanh();
-    let v2 = (a).cross_entropy(&[1usize, 1usize]);
-    let v3 = if b.detach().sum().item() < 0.0 { (&v2).tanh().powf(3.0) } else { (&v2).sigmoid() };
-    let mut v4 = v1.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).sin()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let v5 = if c.detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * (&v2)) };
-    let k6: Tensor![f64] = Tensor::rand_uniform(786, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(290, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(372, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (c).atan();
+    let v2 = (a).tanh().powi(3);
+    let v3 = ((&v2) + (&v2));
+    let v4 = ((b).square() + 1.0).powf(-0.5);
+    let k5: Tensor![f64] = Tensor::rand_uniform(562, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g179_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (c).tanh();
-    let v2 = (a).cross_entropy(&[1usize, 1usize]);
-    let v3 = if b.detach().sum().item() < 0.0 { (&v2).tanh().powf(3.0) } else { (&v2).sigmoid() };
-    let mut v4 = v1.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).sin()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let v5 = if c.detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * (&v2)) };
-    let k6: Tensor![f64] = Tensor::rand_uniform(786, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(290, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(372, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (c).atan();
+    let v2 = (a).tanh().powi(3);
+    let v3 = ((&v2) + (&v2));
+    let v4 = ((b).square() + 1.0).powf(-0.5);
+    let k5: Tensor![f64] = Tensor::rand_uniform(562, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -9040,35 +9028,35 @@ fn g179_gradient() {
 
 #[differentiable]
 fn g180(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (&m.blocks[0].weight).sigmoid();
-    let v2 = (&m.blocks[1].bias).gather::<0, 2>(&[0, 0]);
-    let v3 = ((m.blocks[1].forward(&m.blocks[0].weight)).square() + 1.0).recip();
-    let v4 = ((a) * 1.5).gelu();
-    let v5 = (b).cos();
-    let v6 = (&m.head.weight).sin();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(322, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(510, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(85, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(302, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum()).item()
+    let v1 = (&m.blocks[0].weight).tanh().sinh();
+    let v2 = (&m.blocks[1].bias).sum();
+    let v3 = ((m.blocks[0].forward(&v1)).square() + 1.0).sqrt();
+    let v4 = (m.blocks[0].forward(&v3)).sin();
+    let v5 = ((a).square() + 1.0).ln();
+    let v6 = (b).tanh().exp();
+    let v7 = (&m.head.weight).tanh().exp();
+    let k8: Tensor![f64] = Tensor::rand_uniform(85, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(341, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(302, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(458, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g180_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[0].weight).sigmoid();
-    let v2 = (&m.blocks[1].bias).gather::<0, 2>(&[0, 0]);
-    let v3 = ((m.blocks[1].forward(&m.blocks[0].weight)).square() + 1.0).recip();
-    let v4 = ((a) * 1.5).gelu();
-    let v5 = (b).cos();
-    let v6 = (&m.head.weight).sin();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(322, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(510, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(85, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(302, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum()
+    let v1 = (&m.blocks[0].weight).tanh().sinh();
+    let v2 = (&m.blocks[1].bias).sum();
+    let v3 = ((m.blocks[0].forward(&v1)).square() + 1.0).sqrt();
+    let v4 = (m.blocks[0].forward(&v3)).sin();
+    let v5 = ((a).square() + 1.0).ln();
+    let v6 = (b).tanh().exp();
+    let v7 = (&m.head.weight).tanh().exp();
+    let k8: Tensor![f64] = Tensor::rand_uniform(85, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(341, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(302, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(458, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -9096,49 +9084,25 @@ fn g180_gradient() {
 
 #[differentiable]
 fn g181(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((c) + 0.25).relu();
-    let v2 = (&v1).cast::<f64>();
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { (&v2).tanh().powf(3.0) };
-    let v4 = if c.detach().sum().item() > 0.0 { ((b).square() + 1.0).ln() } else { ((b) * (b)) };
-    let mut v5 = v2.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * c).cos()).tanh();
-        }
-        v5 = &v5 - c * 0.25;
-    }
-    let mut v6 = v3.clone();
-    for _ in 0..3 {
-        v6 = ((&v6 * &v5).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let v7 = ((a).square() + 1.0).ln();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(228, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(333, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(780, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v1 = (c).tanh().cosh();
+    let v2 = (&v1).sum_axis::<1>();
+    let v3 = (a).softplus();
+    let v4 = (b).softplus();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(49, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(159, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(537, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g181_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((c) + 0.25).relu();
-    let v2 = (&v1).cast::<f64>();
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { (&v2).tanh().powf(3.0) };
-    let v4 = if c.detach().sum().item() > 0.0 { ((b).square() + 1.0).ln() } else { ((b) * (b)) };
-    let mut v5 = v2.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * c).cos()).tanh();
-        }
-        v5 = &v5 - c * 0.25;
-    }
-    let mut v6 = v3.clone();
-    for _ in 0..3 {
-        v6 = ((&v6 * &v5).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let v7 = ((a).square() + 1.0).ln();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(228, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(333, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(780, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v1 = (c).tanh().cosh();
+    let v2 = (&v1).sum_axis::<1>();
+    let v3 = (a).softplus();
+    let v4 = (b).softplus();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(49, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(159, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(537, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -9166,31 +9130,29 @@ fn g181_gradient() {
 
 #[differentiable]
 fn g182(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a) * 1.5).gelu();
+    let v1 = (a).asinh();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(568, -1.0, 1.0);
-    let v3 = (((c).mean() * &k2)).reshape::<Shape![9]>();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let v5 = (&v1).matmul(&k4);
-    let v6 = ((&v3).maximum_scalar(0.1)).var_keepdim::<0>();
+    let v3 = (((c).mean() * &k2)).sum_keepdim::<0>();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v3, &v1);
     let v7 = (b).sigmoid();
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(206, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(723, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(172, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g182_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu();
+    let v1 = (a).asinh();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(568, -1.0, 1.0);
-    let v3 = (((c).mean() * &k2)).reshape::<Shape![9]>();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let v5 = (&v1).matmul(&k4);
-    let v6 = ((&v3).maximum_scalar(0.1)).var_keepdim::<0>();
+    let v3 = (((c).mean() * &k2)).sum_keepdim::<0>();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v3, &v1);
     let v7 = (b).sigmoid();
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(206, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(723, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(172, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -9218,21 +9180,21 @@ fn g182_gradient() {
 
 #[differentiable]
 fn g183(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64; 1]) -> f64 {
-    let v1 = ((b) * 1.5).gelu_tanh();
-    let v2 = (c).broadcast_to::<Shape![2, 1]>();
-    let v3 = ((((a).square() + 1.0).pow(&(&v1).tanh())) * 1.5).gelu_tanh();
+    let v1 = ((b).square() + 1.5).acosh();
+    let v2 = (c).mean();
+    let v3 = ((((a) * (&v1))).tanh() * 0.9).asin();
     let v4 = if c.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * 1.5).gelu() };
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(251, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(251, -1.0, 1.0);
     let k6: Tensor![f64; 3] = Tensor::rand_uniform(680, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g183_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = ((b) * 1.5).gelu_tanh();
-    let v2 = (c).broadcast_to::<Shape![2, 1]>();
-    let v3 = ((((a).square() + 1.0).pow(&(&v1).tanh())) * 1.5).gelu_tanh();
+    let v1 = ((b).square() + 1.5).acosh();
+    let v2 = (c).mean();
+    let v3 = ((((a) * (&v1))).tanh() * 0.9).asin();
     let v4 = if c.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * 1.5).gelu() };
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(251, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(251, -1.0, 1.0);
     let k6: Tensor![f64; 3] = Tensor::rand_uniform(680, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
@@ -9263,32 +9225,36 @@ fn g183_gradient() {
 #[differentiable]
 fn g184(m: &Stack, a: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(294, -1.0, 1.0);
-    let v2 = ((((&m.blocks[0].weight).mean() * &k1)) * 1.5).gelu_erf();
-    let v3 = (a).concat::<0, 6, _>(a);
-    let mut v4 = m.blocks[0].weight.clone();
+    let v2 = ((((&m.blocks[0].weight).mean() * &k1)).tanh() * 0.9).atanh();
+    let v3 = (&v2).mean_axis::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.head.forward(&m.blocks[0].weight)).square() + 1.0).ln() } else { ((m.head.forward(&m.blocks[0].weight)).square() + 1.0).ln() };
+    let mut v5 = m.blocks[0].weight.clone();
     for i in 0..2 {
-        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        v5 = (m.blocks[1 - i].forward(&v5)).sin() + &v5 * 0.5;
     }
-    let v5 = (((&v2).tanh().exp2()).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 6, 4] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(72, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v6 = (a).tanh().exp();
+    let k7: Tensor![f64] = Tensor::rand_uniform(765, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g184_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(294, -1.0, 1.0);
-    let v2 = ((((&m.blocks[0].weight).mean() * &k1)) * 1.5).gelu_erf();
-    let v3 = (a).concat::<0, 6, _>(a);
-    let mut v4 = m.blocks[0].weight.clone();
+    let v2 = ((((&m.blocks[0].weight).mean() * &k1)).tanh() * 0.9).atanh();
+    let v3 = (&v2).mean_axis::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.head.forward(&m.blocks[0].weight)).square() + 1.0).ln() } else { ((m.head.forward(&m.blocks[0].weight)).square() + 1.0).ln() };
+    let mut v5 = m.blocks[0].weight.clone();
     for i in 0..2 {
-        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        v5 = (m.blocks[1 - i].forward(&v5)).sin() + &v5 * 0.5;
     }
-    let v5 = (((&v2).tanh().exp2()).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 6, 4] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(72, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v6 = (a).tanh().exp();
+    let k7: Tensor![f64] = Tensor::rand_uniform(765, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -9312,25 +9278,25 @@ fn g184_gradient() {
 
 #[differentiable]
 fn g185(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = ((a) * 1.5).erf();
-    let v2 = (&v1).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>();
-    let v3 = if a.detach().sum().item() > 0.0 { ((a) * 1.5).gelu() } else { (a).sin() };
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(634, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v3, &v2);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(257, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (a).square().log1p();
+    let v2 = (&v1).mean_keepdim::<0>();
+    let mut v3 = v2.clone();
+    for _ in 0..2 {
+        v3 = ((&v3 * &v2).tanh()).tanh() + &v2 * 0.5;
+    }
+    let k4: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g185_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).erf();
-    let v2 = (&v1).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>();
-    let v3 = if a.detach().sum().item() > 0.0 { ((a) * 1.5).gelu() } else { (a).sin() };
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(634, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v3, &v2);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(257, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (a).square().log1p();
+    let v2 = (&v1).mean_keepdim::<0>();
+    let mut v3 = v2.clone();
+    for _ in 0..2 {
+        v3 = ((&v3 * &v2).tanh()).tanh() + &v2 * 0.5;
+    }
+    let k4: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -9351,18 +9317,28 @@ fn g185_gradient() {
 #[differentiable]
 fn g186(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)) * 1.5).erfc();
-    let v3 = (b).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 2, 1, 1, 4, 2>(&(&v2).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![4, 2]>();
-    let k4: Tensor![f64; 4, 2] = Tensor::rand_uniform(714, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v2 = (((a).mean() * &k1)).tanh().expm1();
+    let v3 = (b).max();
+    let k4: Tensor![f64] = Tensor::rand_uniform(749, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(795, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = m6.select(&v3, &((&v3) + &k4));
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(554, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(643, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g186_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)) * 1.5).erfc();
-    let v3 = (b).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 2, 1, 1, 4, 2>(&(&v2).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![4, 2]>();
-    let k4: Tensor![f64; 4, 2] = Tensor::rand_uniform(714, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v2 = (((a).mean() * &k1)).tanh().expm1();
+    let v3 = (b).max();
+    let k4: Tensor![f64] = Tensor::rand_uniform(749, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(795, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = Var::select(&m6, &v3, &((&v3) + &k4));
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(554, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(643, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -9386,21 +9362,31 @@ fn g186_gradient() {
 
 #[differentiable]
 fn g187(m: &Res, a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.layers[1].weight).abs();
-    let v2 = (&m.layers[0].bias).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 6>(&(a).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 6]>();
-    let v3 = (-(m.layers[0].forward(&v1)));
-    let k4: Tensor![f64; 1, 6] = Tensor::rand_uniform(962, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(850, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = ((&m.layers[1].weight) * 3.0).floor();
+    let v2 = (&m.layers[0].bias).max_axis::<0>();
+    let mut v3 = v1.clone();
+    for i in 0..2 {
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+    }
+    let v4 = (-(a));
+    let k5: Tensor![f64] = Tensor::rand_uniform(600, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(962, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(850, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g187_tape(m: &TRes, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].weight).abs();
-    let v2 = (&m.layers[0].bias).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 6>(&(a).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 6]>();
-    let v3 = (-(m.layers[0].forward(&v1)));
-    let k4: Tensor![f64; 1, 6] = Tensor::rand_uniform(962, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(850, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = ((&m.layers[1].weight) * 3.0).floor();
+    let v2 = (&m.layers[0].bias).max_axis::<0>();
+    let mut v3 = v1.clone();
+    for i in 0..2 {
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+    }
+    let v4 = (-(a));
+    let k5: Tensor![f64] = Tensor::rand_uniform(600, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(962, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(850, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -9424,43 +9410,27 @@ fn g187_gradient() {
 
 #[differentiable]
 fn g188(a: &Tensor![f64; 4], b: &Tensor![f64; 4], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (c).softplus();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(840, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(a, b);
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(199, -1.0, 1.0);
-    let v7 = ((&v1).matmul(&k5)).matmul(&k6);
-    let mut v8 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v8 = ((&v8 * &v7).sigmoid()).tanh();
-        }
-        v8 = &v8 - &v7 * 0.25;
-    }
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(307, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(461, -1.0, 1.0);
-    ((&v4 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v1 = ((c) * 3.0).ceil();
+    let v2 = (c).max_keepdim::<0>();
+    let v3 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).recip() } else { (a).sigmoid() };
+    let v4 = ((b).square() + 1.0).recip();
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(14, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(661, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(609, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
 }
 
 fn g188_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (c).softplus();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(840, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, a, b);
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(199, -1.0, 1.0);
-    let v7 = ((&v1).matmul(&k5)).matmul(&k6);
-    let mut v8 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v8 = ((&v8 * &v7).sigmoid()).tanh();
-        }
-        v8 = &v8 - &v7 * 0.25;
-    }
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(307, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(461, -1.0, 1.0);
-    (&v4 * &k9).sum() + (&v8 * &k10).sum()
+    let v1 = ((c) * 3.0).ceil();
+    let v2 = (c).max_keepdim::<0>();
+    let v3 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).recip() } else { (a).sigmoid() };
+    let v4 = ((b).square() + 1.0).recip();
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(14, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(661, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(609, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
 }
 
 #[test]
@@ -9488,25 +9458,27 @@ fn g188_gradient() {
 
 #[differentiable]
 fn g189(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).silu();
-    let v2 = (c).dropout(0.25, 106);
-    let v3 = (&v1).minimum(&v2);
-    let v4 = ((b).dropout(0.25, 356)).tanh();
-    let v5 = ((&v3).silu()).mean_keepdim::<0>();
-    let k6: Tensor![f64] = Tensor::rand_uniform(758, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(755, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = ((a) * 3.0).round();
+    let v2 = (&v1).min();
+    let v3 = ((&v1).minimum(&v2)).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 3>(&((&v1).var_keepdim::<0>()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
+    let v4 = (b).softplus();
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(125, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(59, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g189_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).silu();
-    let v2 = (c).dropout(0.25, 106);
-    let v3 = (&v1).minimum(&v2);
-    let v4 = ((b).dropout(0.25, 356)).tanh();
-    let v5 = ((&v3).silu()).mean_keepdim::<0>();
-    let k6: Tensor![f64] = Tensor::rand_uniform(758, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(755, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = ((a) * 3.0).round();
+    let v2 = (&v1).min();
+    let v3 = ((&v1).minimum(&v2)).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 3>(&((&v1).var_keepdim::<0>()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
+    let v4 = (b).softplus();
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(125, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(59, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9535,22 +9507,26 @@ fn g189_gradient() {
 #[differentiable]
 fn g190(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).square() + 1.0).powf(-0.5);
-    let v3 = (&v2).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v4 = (b).tanh();
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(124, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(227, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = ((((a).mean() * &k1)) * 3.0).sign();
+    let v3 = (a).min_axis::<0>();
+    let v4 = (&v3).abs();
+    let v5 = ((b).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(867, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(208, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g190_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).square() + 1.0).powf(-0.5);
-    let v3 = (&v2).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v4 = (b).tanh();
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(124, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(227, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = ((((a).mean() * &k1)) * 3.0).sign();
+    let v3 = (a).min_axis::<0>();
+    let v4 = (&v3).abs();
+    let v5 = ((b).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(867, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(208, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9575,12 +9551,12 @@ fn g190_gradient() {
 #[differentiable]
 fn g191(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).tanh().powi(3);
+    let v2 = (((&m.norm[1]).mean() * &k1)).clamp(-0.5, 0.5);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(585, -1.0, 1.0);
-    let v4 = (((&m.norm[1]) + &k3)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v4 = (((&m.norm[1]) + &k3)).min_keepdim::<0>();
     let v5 = m.proj.forward(&v2);
     let v6 = (a).softplus();
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(700, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
     let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(699, -1.0, 1.0);
     ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
@@ -9588,12 +9564,12 @@ fn g191(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
 
 fn g191_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).tanh().powi(3);
+    let v2 = (((&m.norm[1]).mean() * &k1)).clamp(-0.5, 0.5);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(585, -1.0, 1.0);
-    let v4 = (((&m.norm[1]) + &k3)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v4 = (((&m.norm[1]) + &k3)).min_keepdim::<0>();
     let v5 = m.proj.forward(&v2);
     let v6 = (a).softplus();
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(700, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
     let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(699, -1.0, 1.0);
     (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
@@ -9621,34 +9597,28 @@ fn g191_gradient() {
 #[differentiable]
 fn g192(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(138, -1.0, 1.0);
-    let v2 = (((a) + &k1)).sum();
-    let v3 = (c).reshape::<Shape![1, 1, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
-    let v4 = ((&v2).broadcast_to::<Shape![2]>()).tanh().exp2();
-    let v5 = ((b) * ((&v4).mean()));
-    let mut v6 = v5.clone();
-    for _ in 0..3 {
-        v6 = ((-(&v6 * b))).tanh() + &v5 * 0.5;
-    }
-    let v7 = ((&v4) * ((&v6).mean()));
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(866, -1.0, 1.0);
-    let k9: Tensor![f64; 2] = Tensor::rand_uniform(328, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v2 = (((a) + &k1)).atan2(&((c).square() + 0.5));
+    let v3 = (b).var();
+    let v4 = (((&v2).sigmoid()) * ((&v3).tanh()));
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
+    let v6 = (((&v2).minimum(&v4)).log_softmax::<0>() * &k5);
+    let v7 = if b.detach().sum().item() < 0.0 { (&v6).tanh().exp() } else { ((&v6).square() + 1.0).ln() };
+    let v8 = if c.detach().sum().item() > 0.0 { (&v7).softplus() } else { ((&v7) * (&v6)) };
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(661, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g192_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(138, -1.0, 1.0);
-    let v2 = (((a) + &k1)).sum();
-    let v3 = (c).reshape::<Shape![1, 1, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
-    let v4 = ((&v2).broadcast_to::<Shape![2]>()).tanh().exp2();
-    let v5 = ((b) * ((&v4).mean()));
-    let mut v6 = v5.clone();
-    for _ in 0..3 {
-        v6 = ((-(&v6 * b))).tanh() + &v5 * 0.5;
-    }
-    let v7 = ((&v4) * ((&v6).mean()));
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(866, -1.0, 1.0);
-    let k9: Tensor![f64; 2] = Tensor::rand_uniform(328, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v7 * &k9).sum()
+    let v2 = (((a) + &k1)).atan2(&((c).square() + 0.5));
+    let v3 = (b).var();
+    let v4 = (((&v2).sigmoid()) * ((&v3).tanh()));
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
+    let v6 = (((&v2).minimum(&v4)).log_softmax::<0>() * &k5);
+    let v7 = if b.detach().sum().item() < 0.0 { (&v6).tanh().exp() } else { ((&v6).square() + 1.0).ln() };
+    let v8 = if c.detach().sum().item() > 0.0 { (&v7).softplus() } else { ((&v7) * (&v6)) };
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(661, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -9676,23 +9646,31 @@ fn g192_gradient() {
 
 #[differentiable]
 fn g193(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (b).sum_axis::<1>();
-    let v2 = (a).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * (b)) };
-    let k4: Tensor![f64; 2] = Tensor::rand_uniform(69, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(390, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = (b).hypot(&((b).square() + 0.5));
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let v3 = (((b).mean() * &k2)).var_axis::<1>();
+    let v4 = (&v3).var_keepdim::<0>();
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(459, -1.0, 1.0);
+    let v6 = (a).matmul(&k5);
+    let v7 = ((&v4).mean_axis::<0>()).tanh();
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(65, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(293, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(345, -1.0, 1.0);
+    ((&v1 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g193_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (b).sum_axis::<1>();
-    let v2 = (a).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * (b)) };
-    let k4: Tensor![f64; 2] = Tensor::rand_uniform(69, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(390, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = (b).hypot(&((b).square() + 0.5));
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let v3 = (((b).mean() * &k2)).var_axis::<1>();
+    let v4 = (&v3).var_keepdim::<0>();
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(459, -1.0, 1.0);
+    let v6 = (a).matmul(&k5);
+    let v7 = ((&v4).mean_axis::<0>()).tanh();
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(65, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(293, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(345, -1.0, 1.0);
+    (&v1 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -9717,40 +9695,40 @@ fn g193_gradient() {
 #[differentiable]
 fn g194(m: &Res, a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
-    let v2 = (((&m.norm[0]) + &k1)).sum_keepdim::<0>();
-    let v3 = (&v2).reshape::<Shape![1, 1, 2, 3]>().global_avg_pool2d();
+    let v2 = ((((&m.norm[0]) + &k1)) + (a));
+    let v3 = (&m.proj.weight).var_keepdim::<0>();
     let mut v4 = m.proj.weight.clone();
     for i in 0..2 {
-        let layer = &m.layers[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+        if i % 2 == 0 {
+            v4 = ((m.layers[i].forward(&v4)).square() + 1.0).ln();
+        }
+        v4 = &v4 - &m.layers[i].bias * 0.25;
     }
-    let v5 = (m.layers[1].forward(&v4)).sigmoid();
-    let v6 = (a).tanh();
-    let v7 = (&m.layers[1].bias).sigmoid();
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(185, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(931, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(443, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(305, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v5 = (&m.layers[1].bias).square();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(281, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(828, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g194_tape(m: &TRes, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
-    let v2 = (((&m.norm[0]) + &k1)).sum_keepdim::<0>();
-    let v3 = (&v2).reshape::<Shape![1, 1, 2, 3]>().global_avg_pool2d();
+    let v2 = ((((&m.norm[0]) + &k1)) + (a));
+    let v3 = (&m.proj.weight).var_keepdim::<0>();
     let mut v4 = m.proj.weight.clone();
     for i in 0..2 {
-        let layer = &m.layers[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+        if i % 2 == 0 {
+            v4 = ((m.layers[i].forward(&v4)).square() + 1.0).ln();
+        }
+        v4 = &v4 - &m.layers[i].bias * 0.25;
     }
-    let v5 = (m.layers[1].forward(&v4)).sigmoid();
-    let v6 = (a).tanh();
-    let v7 = (&m.layers[1].bias).sigmoid();
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(185, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(931, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(443, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(305, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v5 = (&m.layers[1].bias).square();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(281, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(828, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -9774,23 +9752,27 @@ fn g194_gradient() {
 
 #[differentiable]
 fn g195(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).mean();
-    let v2 = (a).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v3 = (a).tanh();
-    let k4: Tensor![f64] = Tensor::rand_uniform(938, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(87, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = ((a) - (a));
+    let v2 = (a).logsumexp();
+    let mut v3 = v2.clone();
+    for _ in 0..4 {
+        v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
+    }
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(690, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(622, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g195_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).mean();
-    let v2 = (a).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v3 = (a).tanh();
-    let k4: Tensor![f64] = Tensor::rand_uniform(938, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(87, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = ((a) - (a));
+    let v2 = (a).logsumexp();
+    let mut v3 = v2.clone();
+    for _ in 0..4 {
+        v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
+    }
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(690, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(622, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -9811,22 +9793,24 @@ fn g195_gradient() {
 #[differentiable]
 fn g196(a: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).mean_axis::<0>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(592, -1.0, 1.0);
-    let v4 = ((a).layer_norm(1e-5) * &k3);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(221, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(84, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(156, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k1)) * (((a).mean() * &k2)));
+    let v4 = (&v3).logsumexp_axis::<1>();
+    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).powf(-0.5) } else { (&v4).softplus() };
+    let v6 = ((&v5).mean()).maximum(&(&v5).minimum(&v5));
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g196_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).mean_axis::<0>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(592, -1.0, 1.0);
-    let v4 = ((a).layer_norm(1e-5) * &k3);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(221, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(84, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v4 * &k6).sum()
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(156, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k1)) * (((a).mean() * &k2)));
+    let v4 = (&v3).logsumexp_axis::<1>();
+    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).powf(-0.5) } else { (&v4).softplus() };
+    let v6 = ((&v5).mean()).maximum(&(&v5).minimum(&v5));
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -9846,37 +9830,21 @@ fn g196_gradient() {
 
 #[differentiable]
 fn g197(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).mean_keepdim::<0>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(12, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(612, -1.0, 1.0);
-    let v4 = ((((a).mean() * &k2)).batch_norm(1e-5) * &k3);
-    let v5 = if a.detach().sum().item() < 0.0 { (&v1).tanh() } else { ((&v1) * (b)) };
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { ((&v1).square() + 1.0).ln() };
-    let mut v7 = v4.clone();
-    for _ in 0..3 {
-        v7 = ((&v7 * &v4).square()).tanh() + &v4 * 0.5;
-    }
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(236, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(488, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(752, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v1 = ((b) / ((a).square() + 1.0));
+    let v2 = (b).logsumexp_keepdim::<1>();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v1).cos() } else { (&v1).sigmoid() };
+    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(525, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(285, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g197_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).mean_keepdim::<0>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(12, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(612, -1.0, 1.0);
-    let v4 = ((((a).mean() * &k2)).batch_norm(1e-5) * &k3);
-    let v5 = if a.detach().sum().item() < 0.0 { (&v1).tanh() } else { ((&v1) * (b)) };
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { ((&v1).square() + 1.0).ln() };
-    let mut v7 = v4.clone();
-    for _ in 0..3 {
-        v7 = ((&v7 * &v4).square()).tanh() + &v4 * 0.5;
-    }
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(236, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(488, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(752, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v1 = ((b) / ((a).square() + 1.0));
+    let v2 = (b).logsumexp_keepdim::<1>();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v1).cos() } else { (&v1).sigmoid() };
+    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(525, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(285, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -9901,28 +9869,36 @@ fn g197_gradient() {
 #[differentiable]
 fn g198(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).max();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let v4 = ((&m.layers[1].weight) + (((&v2) + &k3)));
-    let v5 = (m.layers[1].forward(&m.layers[1].weight)).sin();
-    let v6 = ((&v5).minimum(&v4)).tanh();
-    let v7 = ((&m.proj.weight).square() + 1.0).recip();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(213, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(67, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v2 = (-(((a).mean() * &k1)));
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let v4 = ((&m.layers[1].weight).softmax::<0>() * &k3);
+    let mut v5 = v2.clone();
+    for i in 0..2 {
+        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
+    }
+    let v6 = m.layers[1].forward(&v5);
+    let v7 = ((&m.proj.weight).square() + 1.0).sqrt();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(926, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
+    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(218, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g198_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).max();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let v4 = ((&m.layers[1].weight) + (((&v2) + &k3)));
-    let v5 = (m.layers[1].forward(&m.layers[1].weight)).sin();
-    let v6 = ((&v5).minimum(&v4)).tanh();
-    let v7 = ((&m.proj.weight).square() + 1.0).recip();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(213, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(67, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v2 = (-(((a).mean() * &k1)));
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let v4 = ((&m.layers[1].weight).softmax::<0>() * &k3);
+    let mut v5 = v2.clone();
+    for i in 0..2 {
+        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
+    }
+    let v6 = m.layers[1].forward(&v5);
+    let v7 = ((&m.proj.weight).square() + 1.0).sqrt();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(926, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
+    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(218, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -9946,33 +9922,33 @@ fn g198_gradient() {
 
 #[differentiable]
 fn g199(a: &Tensor![f64; 1, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (c).max_axis::<1>();
-    let v2 = ((b) - (a));
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (b)) };
-    let mut v4 = a.clone();
-    for _ in 0..2 {
-        v4 = ((&v4 * &v3).tanh().powf(3.0)).tanh() + a * 0.5;
-    }
-    let v5 = if c.detach().sum().item() < 0.0 { (&v1).square() } else { (&v1).tanh().exp() };
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(498, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(949, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(303, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = ((b).square() + 1.0).pow(&(a).tanh());
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(384, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<1>() * &k2);
+    let v4 = (c).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 5>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 5]>();
+    let k5: Tensor![f64; 5, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
+    let v6 = (((&v4).matmul(&k5)) * ((&v3).tanh().sinh()));
+    let v7 = ((&v3).mse(a)).broadcast_to::<Shape![2]>();
+    let v8 = if b.detach().sum().item() > 0.0 { (a).square() } else { (a).tanh().exp() };
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(910, -1.0, 1.0);
+    let k10: Tensor![f64; 2] = Tensor::rand_uniform(462, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(631, -1.0, 1.0);
+    ((&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
 }
 
 fn g199_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (c).max_axis::<1>();
-    let v2 = ((b) - (a));
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (b)) };
-    let mut v4 = a.clone();
-    for _ in 0..2 {
-        v4 = ((&v4 * &v3).tanh().powf(3.0)).tanh() + a * 0.5;
-    }
-    let v5 = if c.detach().sum().item() < 0.0 { (&v1).square() } else { (&v1).tanh().exp() };
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(498, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(949, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(303, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = ((b).square() + 1.0).pow(&(a).tanh());
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(384, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<1>() * &k2);
+    let v4 = (c).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 5>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 5]>();
+    let k5: Tensor![f64; 5, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
+    let v6 = (((&v4).matmul(&k5)) * ((&v3).tanh().sinh()));
+    let v7 = ((&v3).mse(a)).broadcast_to::<Shape![2]>();
+    let v8 = if b.detach().sum().item() > 0.0 { (a).square() } else { (a).tanh().exp() };
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(910, -1.0, 1.0);
+    let k10: Tensor![f64; 2] = Tensor::rand_uniform(462, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(631, -1.0, 1.0);
+    (&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
 }
 
 #[test]
@@ -10000,43 +9976,23 @@ fn g199_gradient() {
 
 #[differentiable]
 fn g200(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(119, -1.0, 1.0);
-    let v2 = (((c) + &k1)).max_keepdim::<0>();
-    let v3 = ((b) * (b));
-    let mut v4 = a.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).square()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let v5 = ((&v4).sigmoid()).tanh();
-    let k6: Tensor![f64] = Tensor::rand_uniform(456, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v5, a);
-    let k9: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(894, -1.0, 1.0);
-    ((&v2 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v1 = (a).maximum(c);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).transpose::<0, 2>();
+    let v4 = (b).tanh().exp();
+    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(388, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(742, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g200_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(119, -1.0, 1.0);
-    let v2 = (((c) + &k1)).max_keepdim::<0>();
-    let v3 = ((b) * (b));
-    let mut v4 = a.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).square()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let v5 = ((&v4).sigmoid()).tanh();
-    let k6: Tensor![f64] = Tensor::rand_uniform(456, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v5, a);
-    let k9: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(894, -1.0, 1.0);
-    (&v2 * &k9).sum() + (&v8 * &k10).sum()
+    let v1 = (a).maximum(c);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).transpose::<0, 2>();
+    let v4 = (b).tanh().exp();
+    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(388, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(742, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -10064,27 +10020,25 @@ fn g200_gradient() {
 
 #[differentiable]
 fn g201(m: &Res, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).min();
-    let v2 = ((&m.layers[0].bias) / ((&m.proj.bias).square() + 1.0));
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(256, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&v1) + &k3));
-    let v5 = ((&m.proj.weight).square() + 1.0).recip();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(76, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(456, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(656, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (a).minimum(&m.layers[0].bias);
+    let v2 = (&m.proj.weight).t();
+    let v3 = (m.proj.forward(&v2)).cos();
+    let v4 = (&m.proj.bias).square();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(69, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(456, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g201_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).min();
-    let v2 = ((&m.layers[0].bias) / ((&m.proj.bias).square() + 1.0));
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(256, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&v1) + &k3));
-    let v5 = ((&m.proj.weight).square() + 1.0).recip();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(76, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(456, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(656, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (a).minimum(&m.layers[0].bias);
+    let v2 = (&m.proj.weight).t();
+    let v3 = (m.proj.forward(&v2)).cos();
+    let v4 = (&m.proj.bias).square();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(69, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(456, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -10109,30 +10063,38 @@ fn g201_gradient() {
 #[differentiable]
 fn g202(a: &Tensor![f64; 4], b: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(830, -1.0, 1.0);
-    let v2 = (((a) + &k1)).min_axis::<0>();
-    let v3 = (-(b));
-    let v4 = ((&v2) * ((&v3).mean()));
-    let k5: Tensor![f64] = Tensor::rand_uniform(630, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v4, &v2);
-    let v8 = (&v7).tanh();
-    let v9 = ((&v8).tanh()).tanh();
-    let k10: Tensor![f64] = Tensor::rand_uniform(480, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+    let v2 = (((a) + &k1)).maximum_scalar(0.1);
+    let v3 = (&v2).flip::<0>();
+    let v4 = (b).reshape::<Shape![1, 1, 3]>().conv1d::<1, 1, 1, 1, 2>(&(&v3).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![2]>();
+    let k5: Tensor![f64; 2] = Tensor::rand_uniform(630, -1.0, 1.0);
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(429, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v4, &((&v4) + &k5));
+    let v9 = if b.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4).square() + 1.0).ln() };
+    let k10: Tensor![f64; 2] = Tensor::rand_uniform(348, -1.0, 1.0);
+    let k11: Tensor![f64; 2] = Tensor::rand_uniform(805, -1.0, 1.0);
+    let m12 = k11.gt_scalar(0.0);
+    let v13 = m12.select(&v9, &((&v8) + &k10));
+    let k14: Tensor![f64; 2] = Tensor::rand_uniform(478, -1.0, 1.0);
+    ((&v13 * &k14).sum()).item()
 }
 
 fn g202_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(830, -1.0, 1.0);
-    let v2 = (((a) + &k1)).min_axis::<0>();
-    let v3 = (-(b));
-    let v4 = ((&v2) * ((&v3).mean()));
-    let k5: Tensor![f64] = Tensor::rand_uniform(630, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v4, &v2);
-    let v8 = (&v7).tanh();
-    let v9 = ((&v8).tanh()).tanh();
-    let k10: Tensor![f64] = Tensor::rand_uniform(480, -1.0, 1.0);
-    (&v9 * &k10).sum()
+    let v2 = (((a) + &k1)).maximum_scalar(0.1);
+    let v3 = (&v2).flip::<0>();
+    let v4 = (b).reshape::<Shape![1, 1, 3]>().conv1d::<1, 1, 1, 1, 2>(&(&v3).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![2]>();
+    let k5: Tensor![f64; 2] = Tensor::rand_uniform(630, -1.0, 1.0);
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(429, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v4, &((&v4) + &k5));
+    let v9 = if b.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4).square() + 1.0).ln() };
+    let k10: Tensor![f64; 2] = Tensor::rand_uniform(348, -1.0, 1.0);
+    let k11: Tensor![f64; 2] = Tensor::rand_uniform(805, -1.0, 1.0);
+    let m12 = k11.gt_scalar(0.0);
+    let v13 = Var::select(&m12, &v9, &((&v8) + &k10));
+    let k14: Tensor![f64; 2] = Tensor::rand_uniform(478, -1.0, 1.0);
+    (&v13 * &k14).sum()
 }
 
 #[test]
@@ -10156,33 +10118,17 @@ fn g202_gradient() {
 
 #[differentiable]
 fn g203(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).min_keepdim::<1>();
-    let v2 = ((a).square() + 1.0).pow(&(&v1).tanh());
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(27, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(319, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v2, &((&v2) + &k3));
-    let mut v7 = v6.clone();
-    for _ in 0..4 {
-        v7 = ((&v7 * &v1).tanh()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(468, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = (a).minimum_scalar(-0.1);
+    let v2 = (&v1).slice::<1, 1, 2>();
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(516, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g203_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).min_keepdim::<1>();
-    let v2 = ((a).square() + 1.0).pow(&(&v1).tanh());
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(27, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(319, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v2, &((&v2) + &k3));
-    let mut v7 = v6.clone();
-    for _ in 0..4 {
-        v7 = ((&v7 * &v1).tanh()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(468, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = (a).minimum_scalar(-0.1);
+    let v2 = (&v1).slice::<1, 1, 2>();
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(516, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -10202,18 +10148,18 @@ fn g203_gradient() {
 
 #[differentiable]
 fn g204(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (b).var();
-    let v2 = (&v1).maximum(a);
-    let v3 = (&v2).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
-    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(224, -1.0, 1.0);
+    let v1 = (b).mse(b);
+    let v2 = (a).pad::<0, 1, 0, 3>();
+    let v3 = ((((&v1) * ((&v2).mean()))) / (((&v1).tanh()).square() + 1.0));
+    let k4: Tensor![f64] = Tensor::rand_uniform(605, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g204_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (b).var();
-    let v2 = (&v1).maximum(a);
-    let v3 = (&v2).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
-    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(224, -1.0, 1.0);
+    let v1 = (b).mse(b);
+    let v2 = (a).pad::<0, 1, 0, 3>();
+    let v3 = ((((&v1) * ((&v2).mean()))) / (((&v1).tanh()).square() + 1.0));
+    let k4: Tensor![f64] = Tensor::rand_uniform(605, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
 
@@ -10238,29 +10184,35 @@ fn g204_gradient() {
 
 #[differentiable]
 fn g205(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
-    let v2 = (((a) + &k1)).var_axis::<1>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(430, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).minimum(&m.gain);
-    let v5 = (m.fc2.forward(&m.fc1.weight)).softplus();
-    let v6 = if a.detach().sum().item() < 0.0 { ((b).square() + 1.0).sqrt() } else { (b).tanh().exp() };
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(147, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(135, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
+    let v2 = (((a) + &k1)).matmul(&m.fc1.weight);
+    let v3 = (&v2).permute::<1, 0>();
+    let v4 = (m.fc2.forward(&v2)).tanh().exp();
+    let v5 = (m.fc2.forward(&m.fc1.weight)).square();
+    let v6 = ((b) * 1.5).gelu();
+    let v7 = ((&m.gain) * 1.5).gelu();
+    let k8: Tensor![f64; 4, 2] = Tensor::rand_uniform(761, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(283, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(925, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g205_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
-    let v2 = (((a) + &k1)).var_axis::<1>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(430, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).minimum(&m.gain);
-    let v5 = (m.fc2.forward(&m.fc1.weight)).softplus();
-    let v6 = if a.detach().sum().item() < 0.0 { ((b).square() + 1.0).sqrt() } else { (b).tanh().exp() };
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(147, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(135, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
+    let v2 = (((a) + &k1)).matmul(&m.fc1.weight);
+    let v3 = (&v2).permute::<1, 0>();
+    let v4 = (m.fc2.forward(&v2)).tanh().exp();
+    let v5 = (m.fc2.forward(&m.fc1.weight)).square();
+    let v6 = ((b) * 1.5).gelu();
+    let v7 = ((&m.gain) * 1.5).gelu();
+    let k8: Tensor![f64; 4, 2] = Tensor::rand_uniform(761, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(283, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(925, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -10289,27 +10241,27 @@ fn g205_gradient() {
 #[differentiable]
 fn g206(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).var_keepdim::<0>();
-    let v3 = (&v2).maximum_scalar(0.1);
-    let v4 = ((&v3) + (a));
-    let v5 = ((&v2) * 1.5).gelu_erf();
-    let v6 = (c).cos();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(421, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(734, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
+    let v2 = (((b).mean() * &k1)).tanh().exp();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(67, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).cross_entropy(&[1usize, 0usize, 1usize]);
+    let v5 = (((&v2).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 4>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 4]>()) * 3.0).round();
+    let v6 = ((a).square() + 1.0).ln();
+    let k7: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(158, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
     ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g206_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).var_keepdim::<0>();
-    let v3 = (&v2).maximum_scalar(0.1);
-    let v4 = ((&v3) + (a));
-    let v5 = ((&v2) * 1.5).gelu_erf();
-    let v6 = (c).cos();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(421, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(734, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
+    let v2 = (((b).mean() * &k1)).tanh().exp();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(67, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).cross_entropy(&[1usize, 0usize, 1usize]);
+    let v5 = (((&v2).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 4>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 4]>()) * 3.0).round();
+    let v6 = ((a).square() + 1.0).ln();
+    let k7: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(158, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
     (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
@@ -10338,30 +10290,24 @@ fn g206_gradient() {
 
 #[differentiable]
 fn g207(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).logsumexp();
-    let v2 = (a).minimum_scalar(-0.1);
-    let v3 = if a.detach().sum().item() < 0.0 { (&v1).softplus() } else { ((&v1) * (&v1)) };
-    let v4 = ((&v2).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>()).sum_axis::<0>();
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = ((&v5 * &v3).tanh()).tanh() + &v4 * 0.5;
-    }
-    let v6 = ((((&v5) * (&v1))) * 1.5).erf();
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(81, -1.0, 1.0);
+    let v1 = (b).tanh().exp2();
+    let v2 = (a).gather::<1, 2>(&[2, 2]);
+    let v3 = if b.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).square() };
+    let v4 = ((&v2) * 3.0).ceil();
+    let v5 = (((&v3).var_axis::<0>()).square() + 1.0).powf(-0.5);
+    let v6 = (&v4).reshape::<Shape![1, 1, 3, 2]>().conv_transpose2d::<1, 0, 1, 3, 2>(&(&v5).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 2]>();
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(978, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g207_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).logsumexp();
-    let v2 = (a).minimum_scalar(-0.1);
-    let v3 = if a.detach().sum().item() < 0.0 { (&v1).softplus() } else { ((&v1) * (&v1)) };
-    let v4 = ((&v2).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>()).sum_axis::<0>();
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = ((&v5 * &v3).tanh()).tanh() + &v4 * 0.5;
-    }
-    let v6 = ((((&v5) * (&v1))) * 1.5).erf();
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(81, -1.0, 1.0);
+    let v1 = (b).tanh().exp2();
+    let v2 = (a).gather::<1, 2>(&[2, 2]);
+    let v3 = if b.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).square() };
+    let v4 = ((&v2) * 3.0).ceil();
+    let v5 = (((&v3).var_axis::<0>()).square() + 1.0).powf(-0.5);
+    let v6 = (&v4).reshape::<Shape![1, 1, 3, 2]>().conv_transpose2d::<1, 0, 1, 3, 2>(&(&v5).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 2]>();
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(978, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -10386,31 +10332,37 @@ fn g207_gradient() {
 
 #[differentiable]
 fn g208(m: &Net, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (&m.fc1.weight).logsumexp_axis::<0>();
-    let v2 = (&v1).mse(&v1);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(494, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.fc1.forward(&((&m.fc1.weight).mean() * &k3))).square() + 1.0).powf(-0.5) } else { ((m.fc1.forward(&((&m.fc1.weight).mean() * &k3))) * 1.5).gelu() };
-    let v5 = (a).tanh().powf(3.0);
-    let v6 = (&m.fc2.bias).square();
-    let k7: Tensor![f64] = Tensor::rand_uniform(478, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(86, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(843, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(454, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = ((&m.fc1.weight).square() + 1.0).ln();
+    let v2 = (&m.fc2.bias).cast::<f64>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let v4 = (m.fc1.forward(&((a).mean() * &k3))).tanh();
+    let mut v5 = v1.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).tanh()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(86, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g208_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.fc1.weight).logsumexp_axis::<0>();
-    let v2 = (&v1).mse(&v1);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(494, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.fc1.forward(&((&m.fc1.weight).mean() * &k3))).square() + 1.0).powf(-0.5) } else { ((m.fc1.forward(&((&m.fc1.weight).mean() * &k3))) * 1.5).gelu() };
-    let v5 = (a).tanh().powf(3.0);
-    let v6 = (&m.fc2.bias).square();
-    let k7: Tensor![f64] = Tensor::rand_uniform(478, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(86, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(843, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(454, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = ((&m.fc1.weight).square() + 1.0).ln();
+    let v2 = (&m.fc2.bias).cast::<f64>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let v4 = (m.fc1.forward(&((a).mean() * &k3))).tanh();
+    let mut v5 = v1.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).tanh()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(86, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -10434,29 +10386,31 @@ fn g208_gradient() {
 
 #[differentiable]
 fn g209(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).logsumexp_keepdim::<0>();
-    let v2 = (a).matmul(&(&v1).t());
-    let v3 = ((&v1).flip::<0>()).minimum(&((a).square() + 1.0).sqrt());
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
-    let v5 = ((((&v3) + 0.25).relu()).softmax::<0>() * &k4);
-    let v6 = ((b) * 1.5).gelu();
-    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(237, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(264, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(781, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (b).reshape::<Shape![6]>();
+    let v3 = ((((&v2) * 1.5).gelu_erf()) * (((&v1).concat::<0, 6, _>(&v1)).mean()));
+    let v4 = ((&v3).tanh().powi(3)).tanh().powi(3);
+    let v5 = (((&v4) * 1.5).gelu_tanh()).pad::<0, 2, 1, 9>();
+    let k6: Tensor![f64; 9] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let k7: Tensor![f64; 9] = Tensor::rand_uniform(335, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = m8.select(&v5, &((&v5) + &k6));
+    let k10: Tensor![f64; 9] = Tensor::rand_uniform(641, -1.0, 1.0);
+    ((&v9 * &k10).sum()).item()
 }
 
 fn g209_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_keepdim::<0>();
-    let v2 = (a).matmul(&(&v1).t());
-    let v3 = ((&v1).flip::<0>()).minimum(&((a).square() + 1.0).sqrt());
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
-    let v5 = ((((&v3) + 0.25).relu()).softmax::<0>() * &k4);
-    let v6 = ((b) * 1.5).gelu();
-    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(237, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(264, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(781, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (b).reshape::<Shape![6]>();
+    let v3 = ((((&v2) * 1.5).gelu_erf()) * (((&v1).concat::<0, 6, _>(&v1)).mean()));
+    let v4 = ((&v3).tanh().powi(3)).tanh().powi(3);
+    let v5 = (((&v4) * 1.5).gelu_tanh()).pad::<0, 2, 1, 9>();
+    let k6: Tensor![f64; 9] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let k7: Tensor![f64; 9] = Tensor::rand_uniform(335, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = Var::select(&m8, &v5, &((&v5) + &k6));
+    let k10: Tensor![f64; 9] = Tensor::rand_uniform(641, -1.0, 1.0);
+    (&v9 * &k10).sum()
 }
 
 #[test]
@@ -10480,51 +10434,19 @@ fn g209_gradient() {
 
 #[differentiable]
 fn g210(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(935, -1.0, 1.0);
-    let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = (b).tanh().exp();
-    let mut v4 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * a) * 1.5).gelu()).tanh();
-        }
-        v4 = &v4 - a * 0.25;
-    }
-    let v5 = if b.detach().sum().item() < 0.0 { (&v4).sin() } else { ((&v4) * (&v3)) };
-    let v6 = (&v5).mse(&v4);
-    let mut v7 = v6.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v3).tanh()).tanh();
-        }
-        v7 = &v7 - &v3 * 0.25;
-    }
-    let k8: Tensor![f64] = Tensor::rand_uniform(474, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = ((a).square() + 1.0).sqrt();
+    let v2 = (b).broadcast_to::<Shape![2]>();
+    let v3 = ((&v2) * ((&v1).mean()));
+    let k4: Tensor![f64; 2] = Tensor::rand_uniform(348, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g210_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(935, -1.0, 1.0);
-    let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = (b).tanh().exp();
-    let mut v4 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * a) * 1.5).gelu()).tanh();
-        }
-        v4 = &v4 - a * 0.25;
-    }
-    let v5 = if b.detach().sum().item() < 0.0 { (&v4).sin() } else { ((&v4) * (&v3)) };
-    let v6 = (&v5).mse(&v4);
-    let mut v7 = v6.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v3).tanh()).tanh();
-        }
-        v7 = &v7 - &v3 * 0.25;
-    }
-    let k8: Tensor![f64] = Tensor::rand_uniform(474, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = ((a).square() + 1.0).sqrt();
+    let v2 = (b).broadcast_to::<Shape![2]>();
+    let v3 = ((&v2) * ((&v1).mean()));
+    let k4: Tensor![f64; 2] = Tensor::rand_uniform(348, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -10548,23 +10470,33 @@ fn g210_gradient() {
 
 #[differentiable]
 fn g211(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(648, -1.0, 1.0);
-    let v2 = ((a).log_softmax::<0>() * &k1);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(608, -1.0, 1.0);
-    let v4 = (((b) + &k3)).tanh().exp2();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(359, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(990, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = ((b).square() + 1.0).recip();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
+    let v4 = (((&v1) + &k2)).concat::<0, 4, _>(&((&v1) + &k3));
+    let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).sqrt() } else { ((b) * (b)) };
+    let v6 = if b.detach().sum().item() > 0.0 { (&v4).cos() } else { ((&v4) * (&v1)) };
+    let v7 = if b.detach().sum().item() < 0.0 { (a).cos() } else { ((a) * 1.5).gelu() };
+    let v8 = if a.detach().sum().item() < 0.0 { ((&v7).square() + 1.0).recip() } else { ((&v7).square() + 1.0).ln() };
+    let k9: Tensor![f64] = Tensor::rand_uniform(900, -1.0, 1.0);
+    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(772, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(805, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v8 * &k11).sum()).item()
 }
 
 fn g211_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(648, -1.0, 1.0);
-    let v2 = ((a).log_softmax::<0>() * &k1);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(608, -1.0, 1.0);
-    let v4 = (((b) + &k3)).tanh().exp2();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(359, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(990, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = ((b).square() + 1.0).recip();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
+    let v4 = (((&v1) + &k2)).concat::<0, 4, _>(&((&v1) + &k3));
+    let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).sqrt() } else { ((b) * (b)) };
+    let v6 = if b.detach().sum().item() > 0.0 { (&v4).cos() } else { ((&v4) * (&v1)) };
+    let v7 = if b.detach().sum().item() < 0.0 { (a).cos() } else { ((a) * 1.5).gelu() };
+    let v8 = if a.detach().sum().item() < 0.0 { ((&v7).square() + 1.0).recip() } else { ((&v7).square() + 1.0).ln() };
+    let k9: Tensor![f64] = Tensor::rand_uniform(900, -1.0, 1.0);
+    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(772, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(805, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v8 * &k11).sum()
 }
 
 #[test]
@@ -10588,27 +10520,25 @@ fn g211_gradient() {
 
 #[differentiable]
 fn g212(m: &Net, a: &Tensor![f64; 2, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
-    let v2 = (((a) + &k1)).transpose::<1, 2>();
-    let v3 = ((&m.fc2.weight).square() + 1.0).ln();
-    let v4 = (m.fc1.forward(&v3)).square();
-    let v5 = ((&m.fc2.bias).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(593, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(854, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (a).square();
+    let v2 = (&v1).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
+    let v3 = (m.fc1.forward(&m.fc2.weight)).square();
+    let v4 = ((&m.fc2.bias).square() + 1.0).powf(-0.5);
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(593, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(865, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(854, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g212_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
-    let v2 = (((a) + &k1)).transpose::<1, 2>();
-    let v3 = ((&m.fc2.weight).square() + 1.0).ln();
-    let v4 = (m.fc1.forward(&v3)).square();
-    let v5 = ((&m.fc2.bias).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(593, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 4] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(854, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (a).square();
+    let v2 = (&v1).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
+    let v3 = (m.fc1.forward(&m.fc2.weight)).square();
+    let v4 = ((&m.fc2.bias).square() + 1.0).powf(-0.5);
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(593, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(865, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(854, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -10632,25 +10562,23 @@ fn g212_gradient() {
 
 #[differentiable]
 fn g213(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).t();
-    let v2 = ((&v1).square() + 1.0).log2();
-    let v3 = ((&v1).softplus()).min();
+    let v1 = (a).sin();
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![1, 1]>();
+    let v3 = (&v2).flip::<1>();
     let v4 = (&v1).tanh();
     let v5 = if a.detach().sum().item() < 0.0 { (-(&v4)) } else { ((&v4) * (&v3)) };
-    let v6 = (((&v5) * 1.5).gelu_erf()).reshape::<Shape![1, 1, 2]>().conv1d::<1, 0, 1, 1, 1>(&((&v2).cast::<f64>()).reshape::<Shape![1, 1, 2]>()).reshape::<Shape![1]>();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(55, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(599, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g213_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).t();
-    let v2 = ((&v1).square() + 1.0).log2();
-    let v3 = ((&v1).softplus()).min();
+    let v1 = (a).sin();
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![1, 1]>();
+    let v3 = (&v2).flip::<1>();
     let v4 = (&v1).tanh();
     let v5 = if a.detach().sum().item() < 0.0 { (-(&v4)) } else { ((&v4) * (&v3)) };
-    let v6 = (((&v5) * 1.5).gelu_erf()).reshape::<Shape![1, 1, 2]>().conv1d::<1, 0, 1, 1, 1>(&((&v2).cast::<f64>()).reshape::<Shape![1, 1, 2]>()).reshape::<Shape![1]>();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(55, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(599, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -10670,19 +10598,35 @@ fn g213_gradient() {
 
 #[differentiable]
 fn g214(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).flip::<0>();
-    let v2 = ((&v1).square() + 1.0).sqrt();
-    let v3 = ((&v2) - (&v2));
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(948, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (a).cos();
+    let v2 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 5>(&(&v1).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 5]>();
+    let v3 = if a.detach().sum().item() < 0.0 { (&v2).softplus() } else { ((&v2).square() + 1.0).ln() };
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v2).tanh()).tanh();
+        }
+        v4 = &v4 - &v2 * 0.25;
+    }
+    let v5 = ((&v4) * ((&v1).mean()));
+    let k6: Tensor![f64; 1, 5] = Tensor::rand_uniform(976, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g214_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).flip::<0>();
-    let v2 = ((&v1).square() + 1.0).sqrt();
-    let v3 = ((&v2) - (&v2));
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(948, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (a).cos();
+    let v2 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 5>(&(&v1).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 5]>();
+    let v3 = if a.detach().sum().item() < 0.0 { (&v2).softplus() } else { ((&v2).square() + 1.0).ln() };
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v2).tanh()).tanh();
+        }
+        v4 = &v4 - &v2 * 0.25;
+    }
+    let v5 = ((&v4) * ((&v1).mean()));
+    let k6: Tensor![f64; 1, 5] = Tensor::rand_uniform(976, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -10703,34 +10647,36 @@ fn g214_gradient() {
 #[differentiable]
 fn g215(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).slice::<0, 0, 2>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
-    let v4 = ((((a).mean() * &k3)).square() + 1.0).recip();
-    let mut v5 = v4.clone();
+    let v2 = (((b).mean() * &k1)).tanh();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(196, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v2, &((a).mean() * &k3));
+    let mut v7 = v6.clone();
     for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
+        v7 = (m.layers[i].forward(&v7) * &m.norm[i]).tanh() + &v7 * 0.5;
     }
-    let v6 = (-(&m.layers[1].bias));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(600, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v8 = (-(&m.layers[1].bias));
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(508, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g215_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).slice::<0, 0, 2>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
-    let v4 = ((((a).mean() * &k3)).square() + 1.0).recip();
-    let mut v5 = v4.clone();
+    let v2 = (((b).mean() * &k1)).tanh();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(196, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v2, &((a).mean() * &k3));
+    let mut v7 = v6.clone();
     for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
+        v7 = (m.layers[i].forward(&v7) * &m.norm[i]).tanh() + &v7 * 0.5;
     }
-    let v6 = (-(&m.layers[1].bias));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(600, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v8 = (-(&m.layers[1].bias));
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(508, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -10758,19 +10704,19 @@ fn g215_gradient() {
 
 #[differentiable]
 fn g216(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).pad::<0, 0, 1, 4>();
-    let v2 = (a).square();
-    let v3 = ((&v1).sin()).minimum(&(&v2).logsumexp_keepdim::<0>());
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(341, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (a).sigmoid();
+    let v2 = (a).dropout(0.25, 602);
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(486, -1.0, 1.0);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(972, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g216_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).pad::<0, 0, 1, 4>();
-    let v2 = (a).square();
-    let v3 = ((&v1).sin()).minimum(&(&v2).logsumexp_keepdim::<0>());
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(341, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (a).sigmoid();
+    let v2 = (a).dropout(0.25, 602);
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(486, -1.0, 1.0);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(972, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
 #[test]
@@ -10790,31 +10736,21 @@ fn g216_gradient() {
 
 #[differentiable]
 fn g217(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (b).permute::<1, 0>();
-    let v2 = (a).sin();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v2) * 1.5).gelu() } else { ((&v2) * (a)) };
-    let mut v4 = v2.clone();
-    for _ in 0..4 {
-        v4 = ((&v4 * &v3).square()).tanh() + &v2 * 0.5;
-    }
-    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (a)) };
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(669, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(401, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = ((a) + 0.25).relu();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(52, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v4 = (&v3).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 2, 1>(&(b).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![2, 1]>();
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(1, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g217_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (b).permute::<1, 0>();
-    let v2 = (a).sin();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v2) * 1.5).gelu() } else { ((&v2) * (a)) };
-    let mut v4 = v2.clone();
-    for _ in 0..4 {
-        v4 = ((&v4 * &v3).square()).tanh() + &v2 * 0.5;
-    }
-    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (a)) };
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(669, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(401, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = ((a) + 0.25).relu();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(52, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v4 = (&v3).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 2, 1>(&(b).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![2, 1]>();
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(1, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -10838,25 +10774,35 @@ fn g217_gradient() {
 
 #[differentiable]
 fn g218(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(387, -1.0, 1.0);
-    let v2 = (((a) + &k1)).cross_entropy(&[3usize, 0usize, 0usize]);
-    let v3 = (a).cos();
-    let v4 = (-(b));
-    let k5: Tensor![f64] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(999, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(697, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = ((b) * 1.5).gelu();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(927, -1.0, 1.0);
+    let v3 = (((a) + &k2)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v4 = (&v3).tanh().exp();
+    let v5 = (((&v4) * 3.0).ceil()).tanh();
+    let mut v6 = v1.clone();
+    for _ in 0..3 {
+        v6 = (((&v6 * b).square() + 1.0).recip()).tanh() + &v1 * 0.5;
+    }
+    let v7 = (&v6).tanh();
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(641, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(303, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g218_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(387, -1.0, 1.0);
-    let v2 = (((a) + &k1)).cross_entropy(&[3usize, 0usize, 0usize]);
-    let v3 = (a).cos();
-    let v4 = (-(b));
-    let k5: Tensor![f64] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(999, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(697, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = ((b) * 1.5).gelu();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(927, -1.0, 1.0);
+    let v3 = (((a) + &k2)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v4 = (&v3).tanh().exp();
+    let v5 = (((&v4) * 3.0).ceil()).tanh();
+    let mut v6 = v1.clone();
+    for _ in 0..3 {
+        v6 = (((&v6 * b).square() + 1.0).recip()).tanh() + &v1 * 0.5;
+    }
+    let v7 = (&v6).tanh();
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(641, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(303, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -10880,29 +10826,31 @@ fn g218_gradient() {
 
 #[differentiable]
 fn g219(m: &Stack, a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).gather::<0, 4>(&[0, 2, 0, 2]);
-    let v2 = (&m.blocks[1].weight).tanh();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(59, -1.0, 1.0);
-    let mut v4 = ((&v2) + &k3);
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(500, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
+    let mut v4 = m.blocks[1].weight.clone();
     for i in 0..2 {
-        v4 = (m.blocks[1 - i].forward(&v4)).sin() + &v4 * 0.5;
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].weight * 0.25;
     }
-    let k5: Tensor![f64; 4, 4] = Tensor::rand_uniform(337, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).square() } else { (&v4).sigmoid() };
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(469, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g219_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).gather::<0, 4>(&[0, 2, 0, 2]);
-    let v2 = (&m.blocks[1].weight).tanh();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(59, -1.0, 1.0);
-    let mut v4 = ((&v2) + &k3);
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(500, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
+    let mut v4 = m.blocks[1].weight.clone();
     for i in 0..2 {
-        v4 = (m.blocks[1 - i].forward(&v4)).sin() + &v4 * 0.5;
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].weight * 0.25;
     }
-    let k5: Tensor![f64; 4, 4] = Tensor::rand_uniform(337, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).square() } else { (&v4).sigmoid() };
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(469, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]

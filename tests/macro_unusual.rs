@@ -831,6 +831,14 @@ fn u171(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
     (&y * &y_2).sum().item()
 }
 
+// `f64::clamp` on a float of the body is the rule `clamp` (it was rejected by rustc as a method
+// of no rule): the same value for bounds in order, and the gradient inside them.
+#[differentiable]
+fn u172(x: &Tensor![f64; 3], w: &Tensor![f64; 3]) -> f64 {
+    let s = (x * w).sum().item();
+    s.clamp(0.0, 1.0) + (s * 4.0).clamp(-0.5, 0.5)
+}
+
 // Let-chains: a name bound by the chain shadows the parameter `x` in the later conditions and in
 // the arm; the gradient flows through `w` only.
 #[differentiable]
@@ -1350,6 +1358,10 @@ fn every_unusual_function_has_the_gradient_of_central_differences() {
     });
     check("u171", u171, |x, w| {
         let (v, g) = u171_grad(x, w);
+        (v, g.x, g.w)
+    });
+    check("u172", u172, |x, w| {
+        let (v, g) = u172_grad(x, w);
         (v, g.x, g.w)
     });
 }

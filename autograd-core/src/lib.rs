@@ -179,8 +179,9 @@ pub mod __bench {
 /// | kind | rules |
 /// | --- | --- |
 /// | elementwise | [`Abs`](rules::Abs), [`Cos`](rules::Cos), [`Exp`](rules::Exp), [`Exp2`](rules::Exp2), [`GeluTanh`](rules::GeluTanh) (and its alias [`Gelu`](rules::Gelu)), [`Ln`](rules::Ln), [`Log2`](rules::Log2), [`Recip`](rules::Recip), [`Relu`](rules::Relu), [`Sigmoid`](rules::Sigmoid), [`Silu`](rules::Silu), [`Sin`](rules::Sin), [`Softplus`](rules::Softplus), [`Sqrt`](rules::Sqrt), [`Square`](rules::Square), [`Tanh`](rules::Tanh), [`Neg`](rules::Neg), [`Powf`](rules::Powf), [`Powi`](rules::Powi) |
+/// | elementwise, scientific | [`Tan`](rules::Tan), [`Asin`](rules::Asin), [`Acos`](rules::Acos), [`Atan`](rules::Atan), [`Sinh`](rules::Sinh), [`Cosh`](rules::Cosh), [`Asinh`](rules::Asinh), [`Acosh`](rules::Acosh), [`Atanh`](rules::Atanh), [`Log1p`](rules::Log1p), [`Expm1`](rules::Expm1), [`Clamp`](rules::Clamp); zero gradient: [`Floor`](rules::Floor), [`Ceil`](rules::Ceil), [`Round`](rules::Round), [`Sign`](rules::Sign) |
 /// | special functions (`T:` [`Erf`]) | [`ErrorFunction`](rules::ErrorFunction), [`ComplementaryErrorFunction`](rules::ComplementaryErrorFunction), [`GeluErf`](rules::GeluErf) (the exact GELU) |
-/// | binary, broadcasting | [`Add`](rules::Add), [`Sub`](rules::Sub), [`Mul`](rules::Mul), [`Div`](rules::Div), [`Maximum`](rules::Maximum), [`Minimum`](rules::Minimum), [`Pow`](rules::Pow), [`Select`](rules::Select) |
+/// | binary, broadcasting | [`Add`](rules::Add), [`Sub`](rules::Sub), [`Mul`](rules::Mul), [`Div`](rules::Div), [`Maximum`](rules::Maximum), [`Minimum`](rules::Minimum), [`Pow`](rules::Pow), [`Atan2`](rules::Atan2), [`Hypot`](rules::Hypot), [`Select`](rules::Select) |
 /// | reductions (over [`All`](rules::All), [`AlongAxis`](rules::AlongAxis), [`KeepAxis`](rules::KeepAxis)) | [`Sum`](rules::Sum), [`Mean`](rules::Mean), [`Max`](rules::Max), [`Min`](rules::Min), [`LogSumExp`](rules::LogSumExp), [`Variance`](rules::Variance) |
 /// | along an axis | [`Softmax`](rules::Softmax), [`LogSoftmax`](rules::LogSoftmax) |
 /// | products and losses | [`MatMul`](rules::MatMul), [`CrossEntropy`](rules::CrossEntropy), [`Mse`](rules::Mse) |

@@ -107,6 +107,57 @@ pub trait Float:
     fn recip(self) -> Self {
         Self::ONE / self
     }
+    /// Tangent.
+    #[must_use]
+    fn tan(self) -> Self;
+    /// Arcsine, in `[-pi/2, pi/2]`.
+    #[must_use]
+    fn asin(self) -> Self;
+    /// Arccosine, in `[0, pi]`.
+    #[must_use]
+    fn acos(self) -> Self;
+    /// Arctangent, in `(-pi/2, pi/2)`.
+    #[must_use]
+    fn atan(self) -> Self;
+    /// Hyperbolic sine.
+    #[must_use]
+    fn sinh(self) -> Self;
+    /// Hyperbolic cosine.
+    #[must_use]
+    fn cosh(self) -> Self;
+    /// Inverse hyperbolic sine.
+    #[must_use]
+    fn asinh(self) -> Self;
+    /// Inverse hyperbolic cosine.
+    #[must_use]
+    fn acosh(self) -> Self;
+    /// Inverse hyperbolic tangent.
+    #[must_use]
+    fn atanh(self) -> Self;
+    /// `ln(1 + x)`, accurate near 0.
+    #[must_use]
+    fn ln_1p(self) -> Self;
+    /// `e^x - 1`, accurate near 0.
+    #[must_use]
+    fn exp_m1(self) -> Self;
+    /// The largest integer not above `x`.
+    #[must_use]
+    fn floor(self) -> Self;
+    /// The smallest integer not below `x`.
+    #[must_use]
+    fn ceil(self) -> Self;
+    /// The nearest integer, a half rounded away from 0.
+    #[must_use]
+    fn round(self) -> Self;
+    /// 1 for a positive `x`, -1 for a negative one, `x` itself for a zero (`+0`, `-0`) or NaN.
+    #[must_use]
+    fn signum(self) -> Self;
+    /// The angle of the point `(other, self)` (`self` is the `y` coordinate), in `[-pi, pi]`.
+    #[must_use]
+    fn atan2(self, other: Self) -> Self;
+    /// `sqrt(self^2 + other^2)`, without overflow or underflow in between.
+    #[must_use]
+    fn hypot(self, other: Self) -> Self;
 
     /// Matrix product into a row-major, contiguous `c` of `m x n`:
     /// `c = a b` (or `c += a b` with `accumulate`), where element `(i, p)` of `a` is
@@ -216,6 +267,62 @@ macro_rules! impl_float {
             }
             fn recip(self) -> Self {
                 $t::recip(self)
+            }
+            fn tan(self) -> Self {
+                $t::tan(self)
+            }
+            fn asin(self) -> Self {
+                $t::asin(self)
+            }
+            fn acos(self) -> Self {
+                $t::acos(self)
+            }
+            fn atan(self) -> Self {
+                $t::atan(self)
+            }
+            fn sinh(self) -> Self {
+                $t::sinh(self)
+            }
+            fn cosh(self) -> Self {
+                $t::cosh(self)
+            }
+            fn asinh(self) -> Self {
+                $t::asinh(self)
+            }
+            fn acosh(self) -> Self {
+                $t::acosh(self)
+            }
+            fn atanh(self) -> Self {
+                $t::atanh(self)
+            }
+            fn ln_1p(self) -> Self {
+                $t::ln_1p(self)
+            }
+            fn exp_m1(self) -> Self {
+                $t::exp_m1(self)
+            }
+            fn floor(self) -> Self {
+                $t::floor(self)
+            }
+            fn ceil(self) -> Self {
+                $t::ceil(self)
+            }
+            fn round(self) -> Self {
+                $t::round(self)
+            }
+            fn signum(self) -> Self {
+                // Not `$t::signum`, which is 1 at +0: a zero keeps its value, as numpy's `sign`.
+                if self == 0.0 || self.is_nan() {
+                    self
+                } else {
+                    $t::signum(self)
+                }
+            }
+            fn atan2(self, other: Self) -> Self {
+                $t::atan2(self, other)
+            }
+            fn hypot(self, other: Self) -> Self {
+                $t::hypot(self, other)
             }
             #[inline]
             fn gemm(

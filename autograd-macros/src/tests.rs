@@ -688,7 +688,6 @@ const UNUSUAL_RUSTC_REJECTS: &[&str] = &[
     "let y = x.exp(); y",
     "let s = (x * w).sum().item(); s.max(1.0)",
     "let s = (x * w).sum().item(); s.abs() + s.exp() * s.ln_1p()",
-    "let s = (x * w).sum().item(); s.clamp(0.0, 1.0)",
     "let y = x.map(|v| v * 2.0); y.sum().item()",
     "let y = Tensor::<f32, (Const<3>,)>::ones(); (x * y).sum().item()",
     "let y = &x * &w; (&y * &y).sum().item()",

@@ -253,6 +253,110 @@ impl<T: Float> Float for Dual<T> {
         }
     }
 
+    /// `(tan a)' = 1 + tan² a`.
+    fn tan(self) -> Self {
+        let y = self.value.tan();
+        self.chain(y, T::ONE + y * y)
+    }
+
+    /// `(asin a)' = 1 / sqrt(1 - a²)`: infinite at `a = ±1`.
+    fn asin(self) -> Self {
+        let a = self.value;
+        self.chain(a.asin(), (T::ONE - a * a).sqrt().recip())
+    }
+
+    /// `(acos a)' = -1 / sqrt(1 - a²)`: infinite at `a = ±1`.
+    fn acos(self) -> Self {
+        let a = self.value;
+        self.chain(a.acos(), -(T::ONE - a * a).sqrt().recip())
+    }
+
+    /// `(atan a)' = 1 / (1 + a²)`.
+    fn atan(self) -> Self {
+        let a = self.value;
+        self.chain(a.atan(), (T::ONE + a * a).recip())
+    }
+
+    /// `(sinh a)' = cosh a`.
+    fn sinh(self) -> Self {
+        self.chain(self.value.sinh(), self.value.cosh())
+    }
+
+    /// `(cosh a)' = sinh a`.
+    fn cosh(self) -> Self {
+        self.chain(self.value.cosh(), self.value.sinh())
+    }
+
+    /// `(asinh a)' = 1 / sqrt(a² + 1)`.
+    fn asinh(self) -> Self {
+        let a = self.value;
+        self.chain(a.asinh(), (a * a + T::ONE).sqrt().recip())
+    }
+
+    /// `(acosh a)' = 1 / sqrt(a² - 1)`: infinite at `a = 1`.
+    fn acosh(self) -> Self {
+        let a = self.value;
+        self.chain(a.acosh(), (a * a - T::ONE).sqrt().recip())
+    }
+
+    /// `(atanh a)' = 1 / (1 - a²)`: infinite at `a = ±1`.
+    fn atanh(self) -> Self {
+        let a = self.value;
+        self.chain(a.atanh(), (T::ONE - a * a).recip())
+    }
+
+    /// `(ln(1 + a))' = 1 / (1 + a)`.
+    fn ln_1p(self) -> Self {
+        let a = self.value;
+        self.chain(a.ln_1p(), (T::ONE + a).recip())
+    }
+
+    /// `(e^a - 1)' = e^a`.
+    fn exp_m1(self) -> Self {
+        let y = self.value.exp_m1();
+        self.chain(y, y + T::ONE)
+    }
+
+    /// Piecewise constant: tangent 0 (also at the jumps, as PyTorch's gradient).
+    fn floor(self) -> Self {
+        Self::constant(self.value.floor())
+    }
+
+    /// Piecewise constant: tangent 0.
+    fn ceil(self) -> Self {
+        Self::constant(self.value.ceil())
+    }
+
+    /// Piecewise constant: tangent 0.
+    fn round(self) -> Self {
+        Self::constant(self.value.round())
+    }
+
+    /// Piecewise constant: tangent 0.
+    fn signum(self) -> Self {
+        Self::constant(self.value.signum())
+    }
+
+    /// `d atan2(a, b) = (b da - a db) / (a² + b²)`: NaN at the origin, where `atan2` jumps.
+    fn atan2(self, other: Self) -> Self {
+        let (a, b) = (self.value, other.value);
+        let r2 = a * a + b * b;
+        Self::new(a.atan2(b), (b * self.tangent - a * other.tangent) / r2)
+    }
+
+    /// `d hypot(a, b) = (a da + b db) / hypot(a, b)`, taken as 0 at the origin (the subgradient
+    /// PyTorch's `norm` takes at 0; see `Tensor::hypot`).
+    fn hypot(self, other: Self) -> Self {
+        let (a, b) = (self.value, other.value);
+        let y = a.hypot(b);
+        let tangent = if y == T::ZERO {
+            T::ZERO
+        } else {
+            (a * self.tangent + b * other.tangent) / y
+        };
+        Self::new(y, tangent)
+    }
+
     /// Whether both the value and the tangent are finite (a NaN derivative counts as non-finite).
     fn is_finite(self) -> bool {
         self.value.is_finite() && self.tangent.is_finite()

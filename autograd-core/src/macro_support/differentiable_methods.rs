@@ -248,6 +248,17 @@ impl powf {
     }
 }
 
+/// The rule of `clamp(lo, hi)`: the bounds are constants.
+pub struct clamp;
+impl clamp {
+    /// The rule value.
+    #[must_use]
+    #[inline]
+    pub fn rule<P: Float>((_, lo, hi): (impl Sized, &P, &P)) -> Unary<crate::ops::Clamp<P>> {
+        Unary(crate::ops::Clamp(*lo, *hi))
+    }
+}
+
 /// The rule of `powi(n)`: the integer exponent is a constant.
 pub struct powi;
 impl powi {

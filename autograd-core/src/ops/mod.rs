@@ -110,21 +110,36 @@ macro_rules! for_each_op {
             // `name => file::Rule`: `fn name(&self) -> Self`, elementwise.
             pointwise {
                 abs => abs::Abs;
+                acos => acos::Acos;
+                acosh => acosh::Acosh;
+                asin => asin::Asin;
+                asinh => asinh::Asinh;
+                atan => atan::Atan;
+                atanh => atanh::Atanh;
+                ceil => ceil::Ceil;
                 cos => cos::Cos;
+                cosh => cosh::Cosh;
                 exp => exp::Exp;
                 exp2 => exp2::Exp2;
+                expm1 => expm1::Expm1;
+                floor => floor::Floor;
                 gelu => gelu::Gelu;
                 gelu_tanh => gelu_tanh::GeluTanh;
                 ln => ln::Ln;
+                log1p => log1p::Log1p;
                 log2 => log2::Log2;
                 recip => recip::Recip;
                 relu => relu::Relu;
+                round => round::Round;
                 sigmoid => sigmoid::Sigmoid;
+                sign => sign::Sign;
                 silu => silu::Silu;
                 sin => sin::Sin;
+                sinh => sinh::Sinh;
                 softplus => softplus::Softplus;
                 sqrt => sqrt::Sqrt;
                 square => square::Square;
+                tan => tan::Tan;
                 tanh => tanh::Tanh;
             }
             // `name => file::Rule`: as `pointwise`, for element types with the error function
@@ -137,6 +152,7 @@ macro_rules! for_each_op {
             // `name(arg: Type) => file::Rule`: `fn name(&self, arg) -> Self`, elementwise, the rule
             // built as `Rule(arg)` (`T` is the element type).
             pointwise_with {
+                clamp(lo: T, hi: T) => clamp::Clamp;
                 powf(p: T) => powf::Powf;
                 powi(n: i32) => powi::Powi;
             }
@@ -153,6 +169,8 @@ macro_rules! for_each_op {
             // `name [name_scalar] => file::Rule`: `fn name(&self, other)` with broadcasting, and
             // optionally `fn name_scalar(&self, c: T)`.
             broadcast {
+                atan2 => atan2::Atan2;
+                hypot => hypot::Hypot;
                 maximum [maximum_scalar] => maximum::Maximum;
                 minimum [minimum_scalar] => minimum::Minimum;
                 pow => pow::Pow;
@@ -347,6 +365,13 @@ mod registry_tests {
         on_duals: impl Fn(&DualInput, &DualInput) -> P,
     ) {
         let (a, b) = inputs();
+        // Inside each op's domain (`acosh` is NaN below 1), and off its jumps (`round` jumps at
+        // 0.5, one of the inputs).
+        let a = match name {
+            "acosh" => &a + &Tensor::new(1.0),
+            "round" => &a + &Tensor::new(0.1),
+            _ => a,
+        };
         let da = Tensor::new([[0.3, -0.7, 0.2], [0.9, 0.1, -0.4]]);
         let db = Tensor::new([[-0.5, 0.6, 0.8], [0.2, -0.3, 0.7]]);
         let dual = |x: &Input, dx: &Input| {
@@ -403,6 +428,7 @@ mod registry_tests {
                 };
                 $(check(stringify!($p), a.$p().bits(), va.$p().bits());)*
                 $(check(stringify!($e), a.$e().bits(), va.$e().bits());)*
+                check("clamp", a.clamp(0.2, 0.6).bits(), va.clamp(0.2, 0.6).bits());
                 check("powf", a.powf(1.5).bits(), va.powf(1.5).bits());
                 check("powi", a.powi(3).bits(), va.powi(3).bits());
                 $(
@@ -444,6 +470,9 @@ mod registry_tests {
             fn every_regular_op_carries_tangents_through_dual_numbers() {
                 $(jvp(stringify!($p), |x, _| x.$p(), |x, _| x.$p());)*
                 $(jvp(stringify!($e), |x, _| x.$e(), |x, _| x.$e());)*
+                jvp("clamp", |x, _| x.clamp(0.2, 0.6), |x, _| {
+                    x.clamp(Dual::constant(0.2), Dual::constant(0.6))
+                });
                 jvp("powf", |x, _| x.powf(1.5), |x, _| x.powf(Dual::constant(1.5)));
                 jvp("powi", |x, _| x.powi(3), |x, _| x.powi(3));
                 $(

@@ -49,11 +49,6 @@ fn f7(x: &Tensor![f32; 3], w: &Tensor![f32; 3]) -> f32 {
 }
 
 #[differentiable]
-fn f8(x: &Tensor![f32; 3], w: &Tensor![f32; 3]) -> f32 {
-    let s = (x * w).sum().item(); s.clamp(0.0, 1.0)
-}
-
-#[differentiable]
 fn f9(x: &Tensor![f32; 3], w: &Tensor![f32; 3]) -> f32 {
     let y = x.map(|v| v * 2.0); y.sum().item()
 }
