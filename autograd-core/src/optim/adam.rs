@@ -82,11 +82,6 @@ impl<P: Params> Adam<P> {
         self
     }
 
-    /// Sets the learning rate (for schedules).
-    pub fn set_lr(&mut self, lr: P::Elem) {
-        self.lr = lr;
-    }
-
     /// The first and second moment estimates (for checkpoints).
     pub fn moments(&self) -> (&P, &P) {
         (&self.m, &self.v)
@@ -160,6 +155,14 @@ impl<P: Params> Optimizer<P> for Adam<P> {
 
     fn steps(&self) -> u64 {
         self.steps
+    }
+
+    fn lr(&self) -> P::Elem {
+        self.lr
+    }
+
+    fn set_lr(&mut self, lr: P::Elem) {
+        self.lr = lr;
     }
 }
 

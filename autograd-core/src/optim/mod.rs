@@ -19,11 +19,13 @@
 //! ```
 
 mod adam;
+mod clip;
 mod sgd;
 
 use crate::params::Params;
 
 pub use adam::Adam;
+pub use clip::{clip_grad_norm, clip_grad_value, global_norm};
 pub use sgd::Sgd;
 
 /// An update rule: `step` moves the parameters against their gradients.
@@ -53,4 +55,19 @@ pub trait Optimizer<P: Params> {
     fn step(&mut self, params: &mut P, grads: &P);
     /// The number of steps taken.
     fn steps(&self) -> u64;
+    /// The learning rate the next step uses.
+    fn lr(&self) -> P::Elem;
+    /// Sets the learning rate of the following steps (a schedule calls it between steps); the
+    /// optimizer's state (momenta, moments, step count) is kept.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::optim::{Optimizer, Sgd};
+    /// let mut w = Tensor::new([1.0f64, -2.0]);
+    /// let mut opt = Sgd::new(&w, 0.5);
+    /// opt.set_lr(opt.lr() / 5.0);
+    /// opt.step(&mut w, &Tensor::new([1.0, 1.0]));
+    /// assert_eq!(w.to_array(), [0.9, -2.1]);
+    /// ```
+    fn set_lr(&mut self, lr: P::Elem);
 }

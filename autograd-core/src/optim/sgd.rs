@@ -98,6 +98,14 @@ impl<P: Params> Optimizer<P> for Sgd<P> {
     fn steps(&self) -> u64 {
         self.steps
     }
+
+    fn lr(&self) -> P::Elem {
+        self.lr
+    }
+
+    fn set_lr(&mut self, lr: P::Elem) {
+        self.lr = lr;
+    }
 }
 
 #[cfg(test)]
