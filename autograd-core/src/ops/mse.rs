@@ -67,7 +67,8 @@ where
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LooseMse;
 
-/// The check of [`LooseMse`]: its operands' shapes are equal.
+/// The check of [`LooseMse`]: its operands have the same sizes, axis by axis (a `One` and a
+/// `D<1>` pass: the values pair up the same way).
 struct Same<S, S2>(core::marker::PhantomData<(S, S2)>);
 
 impl<S: Shape, S2: Shape> Same<S, S2> {
