@@ -21,8 +21,11 @@ pub fn global_norm<P: Params>(grads: &P) -> P::Elem {
     for i in 0..P::COUNT {
         for &g in grads.slice(i) {
             let a = g.abs();
-            // `!(a <= largest)` rather than `a > largest`: a NaN is kept, and then returned.
-            if !(a <= largest) {
+            // Unordered counts too: a NaN is kept, and then returned.
+            if !matches!(
+                a.partial_cmp(&largest),
+                Some(core::cmp::Ordering::Less | core::cmp::Ordering::Equal)
+            ) {
                 largest = a;
             }
         }

@@ -20,6 +20,7 @@
 
 mod adam;
 mod clip;
+pub mod schedule;
 mod sgd;
 
 use crate::params::Params;
