@@ -2,7 +2,7 @@
 //!
 //! The model is a value, a struct that derives `Params`: the tape tracks its tensors through
 //! `Leaves`, gives the gradient back as a value of the same struct, and Adam keeps its moments as
-//! two more.
+//! two more. The layers run on the tape with the same calls as on tensors (`model.fc1.forward`).
 #![allow(
     clippy::cast_precision_loss,
     reason = "counts and sizes are far below 2^53"
@@ -31,13 +31,11 @@ fn loss_and_grad(
     x: &Tensor<f32, Shape![BATCH, 4]>,
     labels: &[usize; BATCH],
 ) -> (f32, Mlp) {
-    // Each tensor of the model becomes a parameter of the tape the first time it is asked for.
+    // While `p` tracks the model, each of its tensors is a parameter of the tape: the layers'
+    // `forward` on a `Var` records with them.
     let p = Leaves::new(model);
     let x = Var::constant(x.clone());
-    let h: Var<f32, Shape![BATCH, 16]> =
-        (x.matmul(&p.var(&model.fc1.weight)) + &p.var(&model.fc1.bias)).relu();
-    let z: Var<f32, Shape![BATCH, 3]> =
-        h.matmul(&p.var(&model.fc2.weight)) + &p.var(&model.fc2.bias);
+    let z = model.fc2.forward(&model.fc1.forward(&x).relu());
     let loss = z.cross_entropy(labels);
     loss.backward()
         .expect("the loss depends on every parameter");

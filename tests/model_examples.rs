@@ -1,7 +1,8 @@
-//! The model examples `06-residual`, `07-sequence` and `08-digits-cnn`, included as modules: each
-//! gradient agrees with central differences, and a shortened run of each example's training clears
-//! an accuracy bar (a debug build is about 30 times slower than the release runs the examples'
-//! docs quote).
+//! The model examples `06-residual`, `07-sequence`, `08-digits-cnn` and `10-transformer`, included
+//! as modules: each gradient agrees with central differences (and the transformer's with the
+//! tape's, through the same layer calls), and a shortened run of each example's training clears an
+//! accuracy bar (a debug build is about 30 times slower than the release runs the examples' docs
+//! quote).
 
 #[allow(dead_code, reason = "the example's command line is not used here")]
 #[path = "../examples/06-residual.rs"]
@@ -19,6 +20,15 @@ mod sequence;
 )]
 #[path = "../examples/08-digits-cnn.rs"]
 mod digits_cnn;
+
+#[allow(
+    dead_code,
+    clippy::duplicate_mod,
+    reason = "the example's command line is not used here; it includes the digits trainer, \
+              console and plot modules for itself"
+)]
+#[path = "../examples/10-transformer.rs"]
+mod transformer;
 
 use autograd_core::prelude::*;
 
@@ -125,7 +135,7 @@ fn sequence_data_labels_the_unique_most_frequent_symbol() {
 #[test]
 fn sequence_training_clears_90_percent_in_3_epochs() {
     with_stack(|| {
-        // The example's data and settings, stopped early: its release run reaches 93.07% here
+        // The example's data and settings, stopped early: its release run reaches 92.48% here
         // (guessing scores 25%).
         let cfg = sequence::Config {
             epochs: 3,
@@ -191,4 +201,48 @@ fn digits_cnn_schedule_warms_up_then_decays() {
     assert!(lr(14.0).abs() < 1e-7, "{}", lr(14.0));
     // No decay steps (a run no longer than its warm-up): finite, the peak.
     assert_eq!(digits_cnn::schedule(0.04, 4.0, 4.0, 0.0), 0.04);
+}
+
+#[test]
+fn transformer_batches_hold_the_digits_then_their_sorted_order() {
+    let seqs = [[3, 1, 4, 1, 5, 9, 2, 6], [0, 0, 7, 0, 0, 0, 0, 1]];
+    let (ids, targets) = transformer::batch::<2, 32, 16>(&seqs);
+    assert_eq!(ids[..16], [3, 1, 4, 1, 5, 9, 2, 6, 10, 1, 1, 2, 3, 4, 5, 6]);
+    assert_eq!(targets[..8], [1, 1, 2, 3, 4, 5, 6, 9]);
+    assert_eq!(ids[16..], [0, 0, 7, 0, 0, 0, 0, 1, 10, 0, 0, 0, 0, 0, 0, 1]);
+    assert_eq!(targets[8..], [0, 0, 0, 0, 0, 0, 1, 7]);
+}
+
+/// The transformer's gradient on both engines (the tape version is the same layer calls), and
+/// against central differences of the loss as written.
+#[test]
+fn transformer_gradient_matches_the_tape_and_central_differences() {
+    with_stack(|| {
+        let model = transformer::Decoder::new(5);
+        let seqs = transformer::generate(2, &mut Rng::new(6));
+        let (ids, targets) = transformer::batch::<2, 32, 16>(&seqs);
+        let (loss, grad) = transformer::loss_grad::<2, 32, 16>(&model, &ids, &targets);
+        assert_eq!(loss, transformer::loss::<2, 32, 16>(&model, &ids, &targets));
+        let tracked = autograd_core::tape::Leaves::new(&model);
+        let tape_loss = transformer::loss_tape::<2, 32, 16>(&model, &ids, &targets);
+        tape_loss.backward().expect("a scalar loss");
+        assert_eq!(tape_loss.item(), loss);
+        let tape = tracked.grads();
+        drop(tracked);
+        for i in 0..transformer::Decoder::COUNT {
+            let scale = grad.model.slice(i).iter().fold(0f32, |m, g| m.max(g.abs()));
+            for (k, (a, b)) in tape.slice(i).iter().zip(grad.model.slice(i)).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-5 * scale.max(1e-3),
+                    "{} [{k}]: tape {a}, generated {b}",
+                    transformer::Decoder::path(i)
+                );
+            }
+        }
+        check_largest_components(
+            |m| transformer::loss::<2, 32, 16>(m, &ids, &targets),
+            &model,
+            &grad.model,
+        );
+    });
 }

@@ -67,12 +67,20 @@ pub struct Function {
     pub scalar_output: bool,
     /// Set for a method of a `#[differentiable] impl` block.
     pub method: Option<MethodCx>,
+    /// The method's own name when it is differentiated under another (`as = name`); `None`
+    /// when the two are the same.
+    pub plain: Option<Ident>,
 }
 
 impl Function {
     /// The function's name.
     pub fn name(&self) -> &Ident {
         &self.item.sig.ident
+    }
+
+    /// The name of the function as written, which the generated code calls to compute its value.
+    pub fn plain_name(&self) -> &Ident {
+        self.plain.as_ref().unwrap_or_else(|| self.name())
     }
 
     /// Its generics.
@@ -308,6 +316,7 @@ pub fn read(
         output,
         scalar_output,
         method,
+        plain: None,
     })
 }
 

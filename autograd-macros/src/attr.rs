@@ -1,7 +1,7 @@
 //! Phase 1: the attribute's arguments.
 //!
 //! `#[differentiable]`, `#[differentiable(wrt(w1, b1))]`, `#[differentiable(crate = path)]`,
-//! `#[differentiable(stack = bytes)]`, and for
+//! `#[differentiable(stack = bytes)]`, `#[differentiable(as = name)]` (a method), and for
 //! a user-supplied rule `#[custom_vjp(fwd = f_fwd, bwd = f_bwd, wrt(x))]`.
 
 use crate::ctxt::Errors;
@@ -33,6 +33,11 @@ pub struct Attr {
     /// `bwd = path` (custom rules): from the residuals and the output cotangent to one cotangent
     /// per differentiated parameter.
     pub bwd: Option<Path>,
+    /// `as = name` (a method of a `#[differentiable] impl`): the name callers differentiate the
+    /// method by, when the method itself is named otherwise: its generated siblings are named
+    /// after `name`, and the `impl` defines `name` itself (a method that takes the operands of
+    /// either engine and calls this one for tensors).
+    pub alias: Option<Ident>,
 }
 
 /// Parses the attribute's tokens, reporting every malformed argument.
@@ -43,6 +48,7 @@ pub fn parse(tokens: TokenStream, kind: Kind, errors: &mut Errors) -> Attr {
         fwd: None,
         bwd: None,
         stack: None,
+        alias: None,
     };
     let parser = |input: ParseStream| {
         while !input.is_empty() {
@@ -68,6 +74,13 @@ pub fn parse(tokens: TokenStream, kind: Kind, errors: &mut Errors) -> Attr {
                     }
                     attr.stack = Some(input.parse()?);
                 }
+                "as" if kind == Kind::Differentiable => {
+                    input.parse::<Token![=]>()?;
+                    if attr.alias.is_some() {
+                        errors.error(key.span(), "`as` is given twice");
+                    }
+                    attr.alias = Some(input.parse()?);
+                }
                 "fwd" | "bwd" if kind == Kind::CustomVjp => {
                     input.parse::<Token![=]>()?;
                     let path: Path = input.parse()?;
@@ -83,7 +96,9 @@ pub fn parse(tokens: TokenStream, kind: Kind, errors: &mut Errors) -> Attr {
                 }
                 _ => {
                     let expected = match kind {
-                        Kind::Differentiable => "`wrt(a, b)`, `stack = bytes` or `crate = path`",
+                        Kind::Differentiable => {
+                            "`wrt(a, b)`, `stack = bytes`, `as = name` (a method) or `crate = path`"
+                        }
                         Kind::CustomVjp => {
                             "`fwd = path`, `bwd = path`, `wrt(a, b)` or `crate = path`"
                         }

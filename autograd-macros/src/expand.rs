@@ -48,6 +48,12 @@ pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (To
             return (quote!(#item #e), errors);
         }
     };
+    if let Some(alias) = &attr.alias {
+        errors.error(
+            alias.span(),
+            "`as = name` names the method of a `#[differentiable] impl` that callers differentiate; a function is differentiated by its own name",
+        );
+    }
     let Some(f) = ast::read(&func, &attr, &mut errors, None) else {
         return fallback(&func, errors, None, &attr.krate);
     };
@@ -104,6 +110,25 @@ fn expand_impl(
         impl_generics: imp.generics.clone(),
         self_name,
     };
+    // The block's `as = name`, kept only where it names one method (otherwise reported, and
+    // dropped so that the methods do not all take the same name).
+    let mut block_alias = attr.alias.clone();
+    if let Some(alias) = &attr.alias {
+        // One name for one method: the block's `as = name` applies to its only method (the way
+        // to give it where the method's own attribute would need a `cfg_attr`).
+        let methods = imp
+            .items
+            .iter()
+            .filter(|i| matches!(i, syn::ImplItem::Fn(m) if m.sig.receiver().is_some()))
+            .count();
+        if methods != 1 {
+            errors.error(
+                alias.span(),
+                format!("`as = {alias}` on an `impl` block names its only method, but this block has {methods} methods; put `#[differentiable(as = {alias})]` on the method instead"),
+            );
+            block_alias = None;
+        }
+    }
     let mut outside = TokenStream::new();
     let mut generated = Vec::new();
     for item in &mut imp.items {
@@ -133,6 +158,7 @@ fn expand_impl(
                 fwd: None,
                 bwd: None,
                 stack: attr.stack.clone(),
+                alias: block_alias.clone(),
             },
         };
         let func = syn::ItemFn {
@@ -141,10 +167,25 @@ fn expand_impl(
             sig: m.sig.clone(),
             block: Box::new(m.block.clone()),
         };
+        // `as = name`: read under `name`, so that the generated siblings take its name, and
+        // remember the method's own name for the calls of it.
+        let read_as = method_attr.alias.as_ref().map(|alias| {
+            let mut f = func.clone();
+            f.sig.ident = alias.clone();
+            f
+        });
         let mark = errors.len();
-        let Some(f) = ast::read(&func, &method_attr, &mut errors, Some(method_cx.clone())) else {
+        let Some(mut f) = ast::read(
+            read_as.as_ref().unwrap_or(&func),
+            &method_attr,
+            &mut errors,
+            Some(method_cx.clone()),
+        ) else {
             continue;
         };
+        if read_as.is_some() {
+            f.plain = Some(m.sig.ident.clone());
+        }
         if errors.len() > mark {
             continue;
         }

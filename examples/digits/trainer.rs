@@ -105,8 +105,9 @@ pub fn loss<const B: usize, const H: usize>(
 /// batch of 128, 208 KiB (2.6 MiB), past the 2 MiB of a spawned thread.
 pub const STACK_BYTES: usize = 8 << 20;
 
-/// The same loss and gradient through the tape (an independent engine, for tests): the model's
-/// tensors become leaves on first use, and the gradient comes back as an [`Mlp`].
+/// The same loss and gradient through the tape (an independent engine, for tests), with the same
+/// layer calls as [`Mlp::logits`]: while `leaves` tracks the model, each layer's tensors are
+/// leaves of the tape, and the gradient comes back as an [`Mlp`].
 pub fn loss_and_grad_tape<const B: usize, const H: usize>(
     model: &Mlp<H>,
     x: &Tensor<f32, (D<B>, D<FEATURES>)>,
@@ -114,11 +115,8 @@ pub fn loss_and_grad_tape<const B: usize, const H: usize>(
 ) -> (f32, Mlp<H>) {
     let leaves = Leaves::new(model);
     let x = Var::constant(x.clone());
-    let h: Var<f32, (D<B>, D<H>)> =
-        (x.matmul(&leaves.var(&model.fc1.weight)) + &leaves.var(&model.fc1.bias)).relu();
-    let z: Var<f32, (D<B>, D<CLASSES>)> =
-        h.matmul(&leaves.var(&model.fc2.weight)) + &leaves.var(&model.fc2.bias);
-    let loss = z.cross_entropy(labels);
+    let logits = model.fc2.forward(&model.fc1.forward(&x).relu());
+    let loss = logits.cross_entropy(labels);
     loss.backward()
         .expect("the loss depends on every parameter");
     (loss.item(), leaves.grads())

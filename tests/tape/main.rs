@@ -21,10 +21,16 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+#[path = "../attention_layers.rs"]
+mod attention_layers;
 #[path = "../forward.rs"]
 mod forward;
 #[path = "../forward_reverse.rs"]
 mod forward_reverse;
+#[path = "../layers_both_engines.rs"]
+mod layers_both_engines;
+#[path = "../recurrent_layers.rs"]
+mod recurrent_layers;
 #[path = "../rules_in_place.rs"]
 mod rules_in_place;
 #[path = "../seed_numbers.rs"]

@@ -1,7 +1,7 @@
 //! Convolution layers: `y = conv(x, W) + b` with the channel counts, kernel size, stride,
 //! padding, dilation and groups in the type.
 
-use super::Init;
+use super::{Init, Input};
 use crate::ops::{Convolve1d, Convolve2d};
 use crate::scalar::Float;
 use crate::shape::{D, Dim, One};
@@ -74,9 +74,6 @@ impl<
     }
 }
 
-// Differentiable: a `#[differentiable]` function that calls `model.conv1.forward(&x)`
-// differentiates through it, and `forward_vjp` gives the layer's own VJP.
-#[cfg_attr(feature = "macros", crate::differentiable(crate = crate))]
 impl<
     T: Float,
     const IN: usize,
@@ -91,9 +88,41 @@ impl<
 {
     /// `x.conv2d(W) + b` for a `(B, IN * GROUPS, H, W)` batch, stored like the layer; the output
     /// size `(HO, WO)` comes from the result's annotation (a wrong one is a compile error showing
-    /// the right one).
+    /// the right one). `x` is a `&Tensor` or a `&Var` (see [`Input`]).
     #[must_use]
-    pub fn forward<B: Dim, C: Dim, H: Dim, W: Dim, const HO: usize, const WO: usize>(
+    pub fn forward<X, B: Dim, C: Dim, H: Dim, W: Dim, const HO: usize, const WO: usize>(
+        &self,
+        x: X,
+    ) -> X::Out<(B, D<OUT>, D<HO>, D<WO>)>
+    where
+        X: Input<Elem = T, Shape = (B, C, H, W), Storage = St>,
+    {
+        x.run(
+            |x| self.forward_tensor(x),
+            |x| &x.conv2d::<STRIDE, PADDING, DILATION, GROUPS, HO, WO>(&self.weight) + &self.bias,
+        )
+    }
+}
+
+// Differentiable: a `#[differentiable]` function that calls `model.conv1.forward(&x)` on a tensor
+// differentiates through this method, and `forward_vjp` gives the layer's own VJP.
+#[cfg_attr(feature = "macros", crate::differentiable(crate = crate, as = forward))]
+impl<
+    T: Float,
+    const IN: usize,
+    const OUT: usize,
+    const K: usize,
+    const STRIDE: usize,
+    const PADDING: usize,
+    const DILATION: usize,
+    const GROUPS: usize,
+    St: Join<St, Out = St>,
+> Conv2d<T, IN, OUT, K, STRIDE, PADDING, DILATION, GROUPS, St>
+{
+    /// [`forward`](Self::forward) on a tensor.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn forward_tensor<B: Dim, C: Dim, H: Dim, W: Dim, const HO: usize, const WO: usize>(
         &self,
         x: &Tensor<T, (B, C, H, W), St>,
     ) -> Tensor<T, (B, D<OUT>, D<HO>, D<WO>), St> {
@@ -156,7 +185,6 @@ impl<
     }
 }
 
-#[cfg_attr(feature = "macros", crate::differentiable(crate = crate))]
 impl<
     T: Float,
     const IN: usize,
@@ -170,9 +198,40 @@ impl<
 > Conv1d<T, IN, OUT, K, STRIDE, PADDING, DILATION, GROUPS, St>
 {
     /// `x.conv1d(W) + b` for a `(B, IN * GROUPS, L)` batch, stored like the layer; the output
-    /// length `LO` comes from the result's annotation.
+    /// length `LO` comes from the result's annotation. `x` is a `&Tensor` or a `&Var` (see
+    /// [`Input`]).
     #[must_use]
-    pub fn forward<B: Dim, C: Dim, L: Dim, const LO: usize>(
+    pub fn forward<X, B: Dim, C: Dim, L: Dim, const LO: usize>(
+        &self,
+        x: X,
+    ) -> X::Out<(B, D<OUT>, D<LO>)>
+    where
+        X: Input<Elem = T, Shape = (B, C, L), Storage = St>,
+    {
+        x.run(
+            |x| self.forward_tensor(x),
+            |x| &x.conv1d::<STRIDE, PADDING, DILATION, GROUPS, LO>(&self.weight) + &self.bias,
+        )
+    }
+}
+
+#[cfg_attr(feature = "macros", crate::differentiable(crate = crate, as = forward))]
+impl<
+    T: Float,
+    const IN: usize,
+    const OUT: usize,
+    const K: usize,
+    const STRIDE: usize,
+    const PADDING: usize,
+    const DILATION: usize,
+    const GROUPS: usize,
+    St: Join<St, Out = St>,
+> Conv1d<T, IN, OUT, K, STRIDE, PADDING, DILATION, GROUPS, St>
+{
+    /// [`forward`](Self::forward) on a tensor.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn forward_tensor<B: Dim, C: Dim, L: Dim, const LO: usize>(
         &self,
         x: &Tensor<T, (B, C, L), St>,
     ) -> Tensor<T, (B, D<OUT>, D<LO>), St> {

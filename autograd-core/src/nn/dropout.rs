@@ -60,15 +60,37 @@ impl Dropout {
     }
 }
 
-// Differentiable with respect to `x` only: the layer is a constant (it has no `Params`).
-#[cfg_attr(feature = "macros", crate::differentiable(crate = crate, wrt(x)))]
 impl Dropout {
-    /// `x.dropout(p, seed)` in training mode, `x` unchanged in evaluation mode.
+    /// `x.dropout(p, seed)` in training mode, `x` unchanged in evaluation mode; `x` is a
+    /// `&Tensor` or a `&Var` (see [`Input`](super::Input)).
     ///
     /// # Panics
     /// In training mode, if `p` is not in `[0, 1)` (or is NaN).
     #[must_use]
-    pub fn forward<T: Float, S: Shape, St: Storage>(
+    pub fn forward<X: super::Input>(&self, x: X, seed: u64) -> X::Out<X::Shape> {
+        x.run(
+            |x| self.forward_tensor(x, seed),
+            |x| {
+                if self.training {
+                    x.dropout(self.p, seed)
+                } else {
+                    x.clone()
+                }
+            },
+        )
+    }
+}
+
+// Differentiable with respect to `x` only: the layer is a constant (it has no `Params`).
+#[cfg_attr(
+    feature = "macros",
+    crate::differentiable(crate = crate, wrt(x), as = forward)
+)]
+impl Dropout {
+    /// [`forward`](Self::forward) on a tensor.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn forward_tensor<T: Float, S: Shape, St: Storage>(
         &self,
         x: &Tensor<T, S, St>,
         seed: u64,

@@ -4,6 +4,7 @@ use super::Init;
 use crate::scalar::Float;
 use crate::shape::D;
 use crate::storage::{Inline, Storage};
+use crate::tape::{Operand, Var};
 use crate::tensor::Tensor;
 
 /// `V` embedding vectors of size `E`; looking up `K` ids gives a `(K, E)` tensor.
@@ -43,6 +44,33 @@ impl<T: Float, const V: usize, const E: usize, St: Storage> Embedding<T, V, E, S
     #[track_caller]
     pub fn forward<const K: usize>(&self, ids: &[usize; K]) -> Tensor<T, (D<K>, D<E>), St> {
         self.table.gather::<0, K>(ids)
+    }
+}
+
+impl<T: Float, const V: usize, const E: usize, St: Storage> Embedding<T, V, E, St> {
+    /// [`forward`](Self::forward) on the tape: the rows of `ids` as a [`Var`], recorded as a
+    /// gather from the table (the table's leaf if a [`Leaves`](crate::tape::Leaves) tracks the
+    /// model, a constant otherwise). Ids carry no engine, so the tape's lookup has its own name.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::nn::Embedding;
+    /// use autograd_core::tape::Leaves;
+    /// let emb = Embedding::<f64, 3, 2> { table: Tensor::new([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]) };
+    /// let tracked = Leaves::new(&emb);
+    /// let rows = emb.forward_tape(&[2, 0, 2]);
+    /// assert_eq!(rows.value(), &emb.forward(&[2, 0, 2]));
+    /// rows.sum().backward().unwrap();
+    /// // Id 2 was looked up twice.
+    /// assert_eq!(tracked.grads().table.to_array(), [[1.0, 1.0], [0.0, 0.0], [2.0, 2.0]]);
+    /// ```
+    ///
+    /// # Panics
+    /// If an id is not below `V` (the message names the id and `V`).
+    #[must_use]
+    #[track_caller]
+    pub fn forward_tape<const K: usize>(&self, ids: &[usize; K]) -> Var<T, (D<K>, D<E>), St> {
+        Operand::into_var(&self.table).gather::<0, K>(ids)
     }
 }
 

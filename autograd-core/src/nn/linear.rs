@@ -1,8 +1,8 @@
 //! A fully connected layer `y = x W + b` with its sizes in its type.
 
-use super::Init;
+use super::{Init, Input};
 use crate::scalar::Float;
-use crate::shape::D;
+use crate::shape::{Broadcast, D, MatMulRhs, Shape};
 use crate::storage::{Inline, Join, Storage};
 use crate::tensor::Tensor;
 
@@ -52,16 +52,59 @@ impl<T: Float, const I: usize, const O: usize, St: Storage> Linear<T, I, O, St> 
     }
 }
 
-// Differentiable: a `#[differentiable]` function that calls `model.fc1.forward(&x)` differentiates
-// through it, and `forward_vjp` gives the layer's own VJP.
-#[cfg_attr(feature = "macros", crate::differentiable(crate = crate))]
+/// The shape of [`Linear::forward`]'s output for an input of shape `S`: `S` with its last axis,
+/// of size `I`, replaced by one of size `O`.
+pub type LinearOut<S, const I: usize, const O: usize> = <(D<I>, D<O>) as MatMulRhs<S>>::Out;
+
 impl<T: Float, const I: usize, const O: usize, St: Join<St, Out = St>> Linear<T, I, O, St> {
-    /// `x W + b` for a batch of `B` rows, stored like the layer.
+    /// `x W + b` over the last axis of `x`, of size `I`, for any leading axes: `(I,)`, `(B, I)`,
+    /// `(B, L, I)` or `(N, B, L, I)`, one matrix product over the flattened leading axes; the
+    /// output has the same leading axes and `O` features. `x` is a `&Tensor` (the result is a
+    /// tensor, differentiated by a `#[differentiable]` caller) or a `&Var` (the result is a `Var`
+    /// recorded on the tape; see [`Input`]).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::nn::Linear;
+    /// let layer = Linear::<f64, 2, 1> {
+    ///     weight: Tensor::new([[2.0], [3.0]]),
+    ///     bias: Tensor::new([1.0]),
+    /// };
+    /// // A (batch, sequence, features) input: every position gets the same product.
+    /// let x: Tensor![f64; 2, 2, 2] = Tensor::new([[[1.0, 1.0], [0.0, 2.0]], [[1.0, 0.0], [0.0, 0.0]]]);
+    /// assert_eq!(layer.forward(&x).to_array(), [[[6.0], [7.0]], [[3.0], [1.0]]]);
+    /// // One vector.
+    /// assert_eq!(layer.forward(&Tensor::new([1.0, 1.0])).to_array(), [6.0]);
+    /// ```
     #[must_use]
-    pub fn forward<const B: usize>(
+    pub fn forward<X>(&self, x: X) -> X::Out<LinearOut<X::Shape, I, O>>
+    where
+        X: Input<Elem = T, Storage = St>,
+        (D<I>, D<O>): MatMulRhs<X::Shape>,
+        LinearOut<X::Shape, I, O>: Broadcast<(D<O>,), Out = LinearOut<X::Shape, I, O>>,
+    {
+        x.run(
+            |x| self.forward_tensor(x),
+            |x| x.matmul(&self.weight) + &self.bias,
+        )
+    }
+}
+
+// Differentiable: a `#[differentiable]` function that calls `model.fc1.forward(&x)` on a tensor
+// differentiates through this method, and `forward_vjp` gives the layer's own VJP.
+#[cfg_attr(feature = "macros", crate::differentiable(crate = crate, as = forward))]
+impl<T: Float, const I: usize, const O: usize, St: Join<St, Out = St>> Linear<T, I, O, St> {
+    /// [`forward`](Self::forward) on a tensor.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn forward_tensor<S: Shape>(
         &self,
-        x: &Tensor<T, (D<B>, D<I>), St>,
-    ) -> Tensor<T, (D<B>, D<O>), St> {
+        x: &Tensor<T, S, St>,
+    ) -> Tensor<T, LinearOut<S, I, O>, St>
+    where
+        (D<I>, D<O>): MatMulRhs<S>,
+        LinearOut<S, I, O>: Broadcast<(D<O>,), Out = LinearOut<S, I, O>>,
+    {
         &x.matmul(&self.weight) + &self.bias
     }
 }

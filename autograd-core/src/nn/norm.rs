@@ -1,6 +1,7 @@
 //! Normalization layers: [`LayerNorm`] over the last axis and [`BatchNorm`] over the channels of a
 //! batch, each the op of the same name followed by a learned scale and shift.
 
+use super::Input;
 use crate::detach;
 use crate::scalar::Float;
 use crate::shape::{Broadcast, D, One, Shape};
@@ -52,14 +53,31 @@ impl<T: Float, const N: usize, St: Storage> Default for LayerNorm<T, N, St> {
     }
 }
 
-// Differentiable: a `#[differentiable]` function that calls `model.norm.forward(&x)`
-// differentiates through it into the scale and shift.
-#[cfg_attr(feature = "macros", crate::differentiable(crate = crate))]
 impl<T: Float, const N: usize, St: Join<St, Out = St>> LayerNorm<T, N, St> {
     /// `layer_norm(x, eps) * weight + bias` over the last axis of `x`, which has size `N`: a
-    /// `(B, N)` batch, a `(B, L, N)` sequence batch, or any shape ending in `N`.
+    /// `(B, N)` batch, a `(B, L, N)` sequence batch, or any shape ending in `N`. `x` is a
+    /// `&Tensor` or a `&Var` (see [`Input`]).
     #[must_use]
-    pub fn forward<S: Shape + Broadcast<(D<N>,), Out = S>>(
+    pub fn forward<X>(&self, x: X) -> X::Out<X::Shape>
+    where
+        X: Input<Elem = T, Storage = St>,
+        X::Shape: Broadcast<(D<N>,), Out = X::Shape>,
+    {
+        x.run(
+            |x| self.forward_tensor(x),
+            |x| x.layer_norm(self.eps) * &self.weight + &self.bias,
+        )
+    }
+}
+
+// Differentiable: a `#[differentiable]` function that calls `model.norm.forward(&x)` on a tensor
+// differentiates through this method into the scale and shift.
+#[cfg_attr(feature = "macros", crate::differentiable(crate = crate, as = forward))]
+impl<T: Float, const N: usize, St: Join<St, Out = St>> LayerNorm<T, N, St> {
+    /// [`forward`](Self::forward) on a tensor.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn forward_tensor<S: Shape + Broadcast<(D<N>,), Out = S>>(
         &self,
         x: &Tensor<T, S, St>,
     ) -> Tensor<T, S, St> {
@@ -260,10 +278,6 @@ impl<T: Float, P: Shape, St: Storage> Default for BatchNorm<T, P, St> {
     }
 }
 
-// Differentiable: a `#[differentiable]` function that calls `model.bn.forward(&x)`
-// differentiates through it into the scale and shift (and, in training, through the batch's
-// statistics into `x`).
-#[cfg_attr(feature = "macros", crate::differentiable(crate = crate))]
 impl<T, P, St> BatchNorm<T, P, St>
 where
     T: Float,
@@ -272,9 +286,45 @@ where
 {
     /// In training, `batch_norm(x, eps) * weight + bias` with the batch's statistics; in
     /// evaluation, `(x - running_mean) / sqrt(running_var + eps) * weight + bias`. `x` is
-    /// `(B, C, ..)` with the per-channel shape `P` broadcasting along its axis 1.
+    /// `(B, C, ..)` with the per-channel shape `P` broadcasting along its axis 1, a `&Tensor` or a
+    /// `&Var` (see [`Input`]).
     #[must_use]
-    pub fn forward<S: Shape + Broadcast<P, Out = S>>(
+    pub fn forward<X>(&self, x: X) -> X::Out<X::Shape>
+    where
+        X: Input<Elem = T, Storage = St>,
+        X::Shape: Broadcast<P, Out = X::Shape>,
+    {
+        let () = PerChannel::<P, X::Shape>::OK;
+        x.run(
+            |x| self.forward_tensor(x),
+            |x| {
+                if self.training {
+                    x.batch_norm(self.eps) * &self.weight + &self.bias
+                } else {
+                    // Owned copies: constants on the tape, never a tracked model's leaves.
+                    let mean = self.running_mean.clone();
+                    let scale = (self.running_var.clone() + self.eps).sqrt();
+                    (x - mean) / scale * &self.weight + &self.bias
+                }
+            },
+        )
+    }
+}
+
+// Differentiable: a `#[differentiable]` function that calls `model.bn.forward(&x)` on a tensor
+// differentiates through this method into the scale and shift (and, in training, through the
+// batch's statistics into `x`).
+#[cfg_attr(feature = "macros", crate::differentiable(crate = crate, as = forward))]
+impl<T, P, St> BatchNorm<T, P, St>
+where
+    T: Float,
+    P: Shape + Broadcast<(), Out = P>,
+    St: Join<St, Out = St> + Join<Inline, Out = St>,
+{
+    /// [`forward`](Self::forward) on a tensor.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn forward_tensor<S: Shape + Broadcast<P, Out = S>>(
         &self,
         x: &Tensor<T, S, St>,
     ) -> Tensor<T, S, St> {

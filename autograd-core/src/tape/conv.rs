@@ -8,7 +8,7 @@
 //! points into the rule rather than at the calling line.
 
 use super::record::record_binary;
-use super::var::Var;
+use super::var::{Operand, Var};
 use crate::ops::{Conv1d, Conv2d, ConvTranspose2d, Convolve1d, Convolve2d, ConvolveTranspose2d};
 use crate::scalar::Float;
 use crate::shape::{D, Dim};
@@ -92,11 +92,7 @@ where
         &self,
         w: &Tensor<T, (CO, CI, KH, KW), SR>,
     ) -> Self::Output<HO, WO> {
-        record_binary(
-            Conv2d::<S, P, DL, G, HO, WO>,
-            self,
-            &Var::constant(w.clone()),
-        )
+        record_binary(Conv2d::<S, P, DL, G, HO, WO>, self, &Operand::into_var(w))
     }
 }
 
@@ -130,11 +126,7 @@ where
         &self,
         w: &Var<T, (CO, CI, KH, KW), SR>,
     ) -> Self::Output<HO, WO> {
-        record_binary(
-            Conv2d::<S, P, DL, G, HO, WO>,
-            &Var::constant(self.clone()),
-            w,
-        )
+        record_binary(Conv2d::<S, P, DL, G, HO, WO>, &Operand::into_var(self), w)
     }
 }
 
@@ -182,7 +174,7 @@ where
         &self,
         w: &Tensor<T, (CO, CI, K), SR>,
     ) -> Self::Output<LO> {
-        record_binary(Conv1d::<S, P, DL, G, LO>, self, &Var::constant(w.clone()))
+        record_binary(Conv1d::<S, P, DL, G, LO>, self, &Operand::into_var(w))
     }
 }
 
@@ -206,7 +198,7 @@ where
         &self,
         w: &Var<T, (CO, CI, K), SR>,
     ) -> Self::Output<LO> {
-        record_binary(Conv1d::<S, P, DL, G, LO>, &Var::constant(self.clone()), w)
+        record_binary(Conv1d::<S, P, DL, G, LO>, &Operand::into_var(self), w)
     }
 }
 
@@ -275,7 +267,7 @@ where
         record_binary(
             ConvTranspose2d::<S, P, DL, HO, WO>,
             self,
-            &Var::constant(w.clone()),
+            &Operand::into_var(w),
         )
     }
 }
@@ -311,7 +303,7 @@ where
     ) -> Self::Output<HO, WO> {
         record_binary(
             ConvTranspose2d::<S, P, DL, HO, WO>,
-            &Var::constant(self.clone()),
+            &Operand::into_var(self),
             w,
         )
     }

@@ -8,7 +8,8 @@ use crate::shape::Shape;
 use crate::storage::{Inline, Storage};
 use crate::tensor::Tensor;
 use core::any::Any;
-use core::cell::RefCell;
+use core::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 /// A leaf of the tape seen without its shape: enough to find it again by type and to copy its
 /// gradient into the model-shaped result.
@@ -43,6 +44,14 @@ impl<T: Float, S: Shape, St: Storage> Leaf<T> for Var<T, S, St> {
 /// gradient as a value of the model's type: tensor `i` of it is the gradient of the model's tensor
 /// `i`, and zeros for a tensor the loss does not depend on (or that the forward pass never asked
 /// for).
+///
+/// While the `Leaves` live, they also track the model for every op on the tape of this thread:
+/// an op that takes one of the model's tensors by reference (`x.matmul(&model.fc1.weight)` with
+/// `x` a [`Var`]) takes its leaf, as if through [`Leaves::var`]. That is how the layers of
+/// [`nn`](crate::nn) run on the tape with the same calls as on tensors
+/// (`model.fc1.forward(&x)`). A copy of a tensor (`model.w.clone()`, or a tensor computed from
+/// it outside the tape) is a constant, and gets no gradient. If two live `Leaves` track the same
+/// tensors, the one created last takes them.
 ///
 /// The model is borrowed for as long as the `Leaves` live, so it cannot change under a recorded
 /// graph; drop them before the optimizer updates it.
@@ -85,24 +94,119 @@ impl<T: Float, S: Shape, St: Storage> Leaf<T> for Var<T, S, St> {
 /// assert_eq!(g.w.to_array(), [10.0, 20.0]);
 /// assert_eq!(g.b.item(), 5.0);
 /// assert_eq!(g.unused.to_array(), [0.0; 3]);
+///
+/// // The same loss with the model's tensors passed by reference to ops on the tape.
+/// tracked.zero_grads();
+/// let y = (Var::constant(x.clone()) * &model.w).sum() + &model.b;
+/// (&y * &y).backward().unwrap();
+/// assert_eq!(tracked.grads().w.to_array(), [10.0, 20.0]);
 /// ```
 pub struct Leaves<'m, M: Params> {
     model: &'m M,
+    /// The model's tensors' addresses and their leaves, shared with this thread's scope list.
+    table: Rc<Table<M::Elem>>,
+    /// This tracking's entry in [`SCOPES`], removed on drop.
+    id: u64,
+}
+
+/// Where a tracked model's tensors are, and the leaf of each once asked for.
+struct Table<T: Float> {
+    /// The address and length of tensor `i`'s elements.
+    ranges: Vec<(usize, usize)>,
     /// The leaf of tensor `i`, once the forward pass asked for it.
-    vars: RefCell<Vec<Slot<M::Elem>>>,
+    vars: RefCell<Vec<Slot<T>>>,
 }
 
 /// A tensor's leaf, if the forward pass asked for it.
 type Slot<T> = Option<Box<dyn Leaf<T>>>;
 
+thread_local! {
+    /// The models tracked on this thread (a [`Table`] each, behind `dyn Any` for its element
+    /// type), the latest last: an op on the tape that reads one of their tensors by reference
+    /// reads its leaf (see [`promoted`]).
+    static SCOPES: RefCell<Vec<(u64, Rc<dyn Any>)>> = const { RefCell::new(Vec::new()) };
+    static NEXT_ID: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The leaf of `t` if `t` is a tensor of a model tracked on this thread by a live [`Leaves`]
+/// (the latest such tracking), otherwise `None`. This is how a layer's `forward` on the tape
+/// finds its weights' leaves: it passes `&self.weight` to an op on a [`Var`], as on tensors.
+pub(crate) fn promoted<T: Float, S: Shape, St: Storage>(
+    t: &Tensor<T, S, St>,
+) -> Option<Var<T, S, St>> {
+    if S::NUMEL == 0 {
+        return None;
+    }
+    let at = (t.as_slice().as_ptr() as usize, S::NUMEL);
+    let table = SCOPES.with(|scopes| {
+        scopes.borrow().iter().rev().find_map(|(_, table)| {
+            let table = Rc::clone(table).downcast::<Table<T>>().ok()?;
+            let i = table.ranges.iter().position(|&r| r == at)?;
+            Some((table, i))
+        })
+    });
+    let (table, i) = table?;
+    Some(leaf_of(
+        &table,
+        i,
+        |i| format!("tensor {i}"),
+        || Var::param(t.clone()),
+    ))
+}
+
+/// The leaf of tensor `i` of `table`, made by `make` the first time.
+#[track_caller]
+fn leaf_of<T: Float, S: Shape, St: Storage>(
+    table: &Table<T>,
+    i: usize,
+    path: impl FnOnce(usize) -> String,
+    make: impl FnOnce() -> Var<T, S, St>,
+) -> Var<T, S, St> {
+    let mut vars = table.vars.borrow_mut();
+    let slot = vars[i].get_or_insert_with(|| Box::new(make()));
+    slot.as_any()
+        .downcast_ref::<Var<T, S, St>>()
+        .unwrap_or_else(|| {
+            panic!(
+                "Leaves: tensor `{}` of the model was asked for as two different types",
+                path(i)
+            )
+        })
+        .clone()
+}
+
+impl<M: Params> Drop for Leaves<'_, M> {
+    fn drop(&mut self) {
+        // `try_with`: a `Leaves` dropped while the thread's locals are torn down has no list to
+        // leave.
+        let _ = SCOPES.try_with(|scopes| scopes.borrow_mut().retain(|(id, _)| *id != self.id));
+    }
+}
+
 impl<'m, M: Params> Leaves<'m, M> {
     /// Tracks `model`'s tensors. Nothing is copied until [`Leaves::var`] asks for a tensor.
     #[must_use]
     pub fn new(model: &'m M) -> Self {
-        Self {
-            model,
+        let table = Rc::new(Table {
+            ranges: (0..M::COUNT)
+                .map(|i| {
+                    let s = model.slice(i);
+                    (s.as_ptr() as usize, s.len())
+                })
+                .collect(),
             vars: RefCell::new((0..M::COUNT).map(|_| None).collect()),
-        }
+        });
+        let id = NEXT_ID.with(|n| {
+            let id = n.get();
+            n.set(id + 1);
+            id
+        });
+        SCOPES.with(|scopes| {
+            scopes
+                .borrow_mut()
+                .push((id, Rc::clone(&table) as Rc<dyn Any>));
+        });
+        Self { model, table, id }
     }
 
     /// The model whose tensors these are.
@@ -167,17 +271,7 @@ impl<'m, M: Params> Leaves<'m, M> {
         i: usize,
         make: impl FnOnce() -> Var<M::Elem, S, St>,
     ) -> Var<M::Elem, S, St> {
-        let mut vars = self.vars.borrow_mut();
-        let slot = vars[i].get_or_insert_with(|| Box::new(make()));
-        slot.as_any()
-            .downcast_ref::<Var<M::Elem, S, St>>()
-            .unwrap_or_else(|| {
-                panic!(
-                    "Leaves: tensor `{}` of the model was asked for as two different types",
-                    M::path(i)
-                )
-            })
-            .clone()
+        leaf_of(&self.table, i, M::path, make)
     }
 
     /// The gradient of the model, as a value of its type: tensor `i` is what the backward passes
@@ -185,7 +279,7 @@ impl<'m, M: Params> Leaves<'m, M> {
     #[must_use]
     pub fn grads(&self) -> M {
         let mut g = self.model.zeros_like();
-        for (i, v) in self.vars.borrow().iter().enumerate() {
+        for (i, v) in self.table.vars.borrow().iter().enumerate() {
             if let Some(v) = v {
                 v.grad_into(g.slice_mut(i));
             }
@@ -195,7 +289,7 @@ impl<'m, M: Params> Leaves<'m, M> {
 
     /// Clears the gradients of every leaf, to start accumulating again.
     pub fn zero_grads(&self) {
-        for v in self.vars.borrow().iter().flatten() {
+        for v in self.table.vars.borrow().iter().flatten() {
             v.zero_grad();
         }
     }

@@ -258,7 +258,9 @@ impl<T: Float, S: Shape, St: Storage> fmt::Display for Var<T, S, St> {
 
 /// Something an op on tracked tensors accepts as an input: a [`Var`] (tracked if it requires
 /// gradients) or a constant: a [`Tensor`], a scalar of type `f32`/`f64` (as a rank-0 tensor), or,
-/// with the `nalgebra` feature, an nalgebra `SMatrix<T, M, N>` (as an `(M, N)` tensor).
+/// with the `nalgebra` feature, an nalgebra `SMatrix<T, M, N>` (as an `(M, N)` tensor). A
+/// reference to a tensor of a model that a live [`Leaves`](super::Leaves) tracks is that
+/// tensor's leaf instead of a constant.
 pub trait Operand {
     /// The element type.
     type Elem: Float;
@@ -301,8 +303,9 @@ impl<T: Float, S: Shape, St: Storage> Operand for &Tensor<T, S, St> {
     type Elem = T;
     type Shape = S;
     type Storage = St;
+    /// A constant, or the leaf of a tracked model's tensor (see [`Leaves`](super::Leaves)).
     fn into_var(self) -> Var<T, S, St> {
-        Var::constant(self.clone())
+        super::leaves::promoted(self).unwrap_or_else(|| Var::constant(self.clone()))
     }
 }
 

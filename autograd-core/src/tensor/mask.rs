@@ -137,6 +137,26 @@ impl<S: Shape, St: Storage> Mask<S, St> {
     }
 }
 
+impl<const L: usize, St: Storage> Mask<(crate::shape::D<L>, crate::shape::D<L>), St> {
+    /// The causal mask of `L` positions: row `i` (a query) is `true` at the columns `j <= i` (the
+    /// keys it may attend to), the lower triangle with its diagonal. `mask.select(&scores, &low)`
+    /// keeps the allowed scores.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let m: Mask<Shape![3, 3]> = Mask::causal();
+    /// assert_eq!(m.to_array(), [[true, false, false], [true, true, false], [true, true, true]]);
+    /// ```
+    #[must_use]
+    pub fn causal() -> Self {
+        let mut m = Self::full(false);
+        for (k, b) in m.as_mut_slice().iter_mut().enumerate() {
+            *b = k % L <= k / L;
+        }
+        m
+    }
+}
+
 impl<S: Shape, St: Storage> PartialEq for Mask<S, St> {
     fn eq(&self, other: &Self) -> bool {
         self.as_slice() == other.as_slice()

@@ -857,7 +857,7 @@ impl<'a> Names<'a> {
         inputs.extend(extra);
         let out = &f.output;
         let grad_ty = self.grad_ty();
-        let fname_path = self.callee(f.name());
+        let fname_path = self.callee(f.plain_name());
         let turbofish = self.turbofish();
         let body = if super::SELF_CHECK.with(std::cell::Cell::get) {
             self.self_checked(
