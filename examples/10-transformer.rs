@@ -45,7 +45,10 @@ mod trainer;
 mod plot;
 
 #[path = "digits/console.rs"]
-#[allow(dead_code, reason = "its closing line counts rows; this example prints its own")]
+#[allow(
+    dead_code,
+    reason = "its closing line counts rows; this example prints its own"
+)]
 mod console;
 
 use autograd_core::differentiable;

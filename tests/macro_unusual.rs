@@ -1413,3 +1413,68 @@ fn every_function_is_checked() {
         "functions no test checks: {unreached:?}"
     );
 }
+
+/// A model whose configuration fields (`Copy`, skipped by `Params`) a method reads by value:
+/// `let flag = self.flag;` and `let (on, p) = (self.on, self.p);` are copies, as in Rust (they
+/// were references in the generated code: "expected `bool`, found `&bool`").
+#[derive(Clone, Params)]
+struct Configured {
+    w: Tensor![f64; 3],
+    #[params(skip)]
+    flag: bool,
+    #[params(skip)]
+    on: bool,
+    #[params(skip)]
+    p: f64,
+}
+
+#[differentiable]
+impl Configured {
+    fn forward(&self, x: &Tensor![f64; 3]) -> Tensor![f64; 3] {
+        let flag = self.flag;
+        let (on, p) = (self.on, self.p);
+        let y = x * &self.w;
+        if flag && on {
+            y.powf(autograd_core::detach(&p))
+        } else {
+            y * p
+        }
+    }
+}
+
+#[differentiable]
+fn configured_loss(m: &Configured, x: &Tensor![f64; 3]) -> f64 {
+    m.forward(x).sum().item()
+}
+
+#[test]
+fn copies_of_configuration_fields_are_values() {
+    for (flag, on) in [(true, true), (true, false), (false, true)] {
+        let m = Configured {
+            w: Tensor::new([0.7, -0.4, 0.6]),
+            flag,
+            on,
+            p: 3.0,
+        };
+        let x = Tensor::new([0.3, 0.2, 0.5]);
+        let (value, g) = configured_loss_grad(&m, &x);
+        assert_eq!(value, configured_loss(&m, &x));
+        check_gradient(|x| configured_loss(&m, x), &x, &g.x, Tolerance::default())
+            .unwrap_or_else(|e| panic!("x: {e}"));
+        let f = |w: &V| {
+            let m = Configured {
+                w: w.clone(),
+                ..m.clone()
+            };
+            configured_loss(&m, &x)
+        };
+        check_gradient(f, &m.w, &g.m.w, Tolerance::default()).unwrap_or_else(|e| panic!("w: {e}"));
+        // By hand: sum((x w)^3) gives 3 x^3 w^2; 3 sum(x w) gives 3 x.
+        let want = if flag && on {
+            3.0 * 0.3f64.powi(3) * 0.49
+        } else {
+            3.0 * 0.3
+        };
+        assert!((g.m.w.to_array()[0] - want).abs() < 1e-12);
+    }
+}

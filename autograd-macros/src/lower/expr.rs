@@ -50,7 +50,12 @@ impl Lower<'_> {
             return Some(self.bind_inert(e, None));
         }
         if let Some(v) = self.try_lower_place(e) {
-            return v;
+            // A place read by value (`let p = self.p;`) is a copy, as in Rust, where only a
+            // `Copy` field can be read so; the projection itself is a reference into the model.
+            return v.map(|v| {
+                let active = self.vars[v].active;
+                self.bind(Value::Copy(v), active)
+            });
         }
         match e {
             Expr::Binary(b) => self.lower_binary(e, b),
