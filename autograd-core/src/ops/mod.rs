@@ -95,6 +95,7 @@ pub use reduce::{All, AlongAxis, KeepAxis, Region};
 pub use reshape::Reshape;
 pub(crate) use reshape::SameCount;
 pub use select::Select;
+pub(crate) use select::{SelectShape, SelectStorage};
 pub(crate) use slice::InRange;
 pub use slice::Slice;
 pub use stack::{Stack, Stackable};

@@ -82,5 +82,4 @@ pub use mode::{
 };
 pub use record::{record_binary, record_unary};
 pub use select::{OnTape, OnTensors, SelectEngine, SelectOperand};
-pub(crate) use select::{SelectShape, SelectStorage};
 pub use var::{Compared, Operand, Var};

@@ -7,17 +7,12 @@
 //! error of the user's call; the traits here only route the call.
 
 use super::var::{Operand, Var};
+use crate::ops::{SelectShape, SelectStorage};
 use crate::rules::{BinaryRule, Select};
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Shape};
 use crate::storage::{Join, Storage};
 use crate::tensor::{Mask, Tensor};
-
-/// The output shape of `mask.select(a, b)` with a mask of shape `M`: the three shapes broadcast.
-pub(crate) type SelectShape<M, L, R> = <M as Broadcast<<L as Broadcast<R>>::Out>>::Out;
-
-/// The output storage: inline only when the mask and both operands are.
-pub(crate) type SelectStorage<SL, SR, MSt> = <<SL as Join<SR>>::Out as Join<MSt>>::Out;
 
 /// An operand of [`Mask::select`]: a [`Tensor`] or a [`Var`], by value or by reference (a
 /// reference to a reference too, as `&x` of a parameter `x: &Tensor<..>` is).
@@ -192,6 +187,63 @@ macro_rules! on_tape {
     )*};
 }
 on_tape!((OnTape, OnTape), (OnTape, OnTensors), (OnTensors, OnTape));
+
+// `Mask::select` lives here, with the engines it dispatches to: the rules below it (`ops/`)
+// know nothing of the tape.
+impl<M: Shape, MSt: Storage> Mask<M, MSt> {
+    /// `a` where the mask is true, `b` where it is false (numpy's `where(mask, a, b)`); its VJPs
+    /// route the cotangent to the operand that was picked, and the mask gets none.
+    ///
+    /// The mask, `a` and `b` broadcast together, as in numpy (see [`Select`](crate::rules::Select) for the bounds).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let scores = Tensor::new([[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+    /// let keep = Mask::new([true, false, true]); // one flag per column
+    /// let masked = keep.select(&scores, &Tensor::new(-1e9f32));
+    /// assert_eq!(masked.to_array(), [[1.0, -1e9, 3.0], [4.0, -1e9, 6.0]]);
+    /// ```
+    ///
+    /// The operands are tensors or tape values ([`SelectOperand`]), by value or by reference: with
+    /// two tensors the result is a tensor, with a [`Var`](crate::tape::Var) among them it is a
+    /// `Var` and the select is recorded (as [`Var::select`](crate::tape::Var::select)):
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let x = Var::param(Tensor::new([-2.0f64, 0.5, 3.0]));
+    /// // A leaky ReLU: x where x > 0, 0.1 x elsewhere.
+    /// let y = x.gt_scalar(0.0).select(&x, &x * 0.1);
+    /// assert_eq!(y.value().to_array(), [-0.2, 0.5, 3.0]);
+    /// y.sum().backward().unwrap();
+    /// assert_eq!(x.grad().unwrap().to_array(), [0.1, 1.0, 1.0]);
+    /// ```
+    #[must_use]
+    #[track_caller]
+    #[allow(
+        clippy::type_complexity,
+        reason = "the broadcast of three shapes, spelled out"
+    )]
+    pub fn select<A, B>(
+        &self,
+        a: A,
+        b: B,
+    ) -> <(A::Engine, B::Engine) as SelectEngine>::Out<
+        A::Elem,
+        SelectShape<M, A::Shape, B::Shape>,
+        SelectStorage<A::Storage, B::Storage, MSt>,
+    >
+    where
+        A: SelectOperand,
+        B: SelectOperand<Elem = A::Elem>,
+        (A::Engine, B::Engine): SelectEngine,
+        A::Shape: Broadcast<B::Shape>,
+        A::Storage: Join<B::Storage>,
+        <A::Storage as Join<B::Storage>>::Out: Join<MSt>,
+        M: Broadcast<<A::Shape as Broadcast<B::Shape>>::Out>,
+    {
+        <(A::Engine, B::Engine)>::select(self, a, b)
+    }
+}
 
 #[cfg(test)]
 mod tests {
