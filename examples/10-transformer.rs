@@ -3,7 +3,8 @@
 //! AdamW on the gradient of one `#[differentiable]` loss, and scored by greedy decoding.
 //!
 //! ```text
-//! cargo run --release --example 10-transformer -- [--steps N] [--seed S] [--lr PEAK] [--plot PATH]
+//! cargo run --release --example 10-transformer -- [--steps N] [--seed S] [--lr PEAK]
+//!     [--eval-every N] [--plot PATH]
 //! ```
 //!
 //! Each sequence is 8 random digits, a separator, then the same digits sorted: the model reads
@@ -334,7 +335,9 @@ pub fn train(
 }
 
 fn usage(problem: &str) -> ! {
-    eprintln!("{problem}\nusage: 10-transformer [--steps N] [--seed S] [--lr PEAK] [--plot PATH]");
+    eprintln!(
+        "{problem}\nusage: 10-transformer [--steps N] [--seed S] [--lr PEAK] [--eval-every N] [--plot PATH]"
+    );
     std::process::exit(2)
 }
 
@@ -359,6 +362,13 @@ fn parse_args() -> (Config, PathBuf) {
                     .unwrap_or_else(|_| usage("--seed: a number"));
             }
             "--lr" => cfg.lr = value().parse().unwrap_or_else(|_| usage("--lr: a number")),
+            "--eval-every" => {
+                cfg.eval_every = value()
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .unwrap_or_else(|| usage("--eval-every: a positive count of steps"));
+            }
             "--plot" => plot = value().into(),
             "-h" | "--help" => usage("Trains a small transformer to sort sequences of digits."),
             other => usage(&format!("unknown argument `{other}`")),
