@@ -11,22 +11,8 @@ use autograd_core::differentiable;
 use autograd_core::nn::{LayerNorm, Linear, MultiHeadAttention, TransformerBlock};
 use autograd_core::prelude::*;
 use autograd_core::tape::Leaves;
-
-/// `0.5 sin(0.37 k + seed)` for `k = 0, 1, ..`, as the script fills every tensor.
-fn fill<S: Shape>(seed: f64) -> Tensor<f64, S> {
-    Tensor::try_from_iter((0..S::NUMEL).map(|k| 0.5 * (0.37 * k as f64 + seed).sin()))
-        .expect("NUMEL elements")
-}
-
-fn assert_close(what: &str, got: &[f64], want: &[f64], tol: f64) {
-    assert_eq!(got.len(), want.len(), "{what}");
-    for (k, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (g - w).abs() <= tol * w.abs().max(1.0),
-            "{what}[{k}]: {g} against {w}"
-        );
-    }
-}
+// The script's fill and the comparison, shared with the recurrent layers' tests.
+use super::recurrent_layers::{assert_close, fill};
 
 type Attn = MultiHeadAttention<f64, 4, 2, 2>;
 type Block = TransformerBlock<f64, 4, 2, 2, 6>;
