@@ -146,12 +146,24 @@ pub(crate) fn promoted<T: Float, S: Shape, St: Storage>(
         })
     });
     let (table, i) = table?;
-    Some(leaf_of(
-        &table,
-        i,
-        |i| format!("tensor {i}"),
-        || Var::param(t.clone()),
-    ))
+    let mut vars = table.vars.borrow_mut();
+    if let Some(existing) = &vars[i] {
+        // The leaf made for this address, if it still holds these elements. Another type, or
+        // other elements, mean another tensor now sits where a tracked one was: a `Leaves` that
+        // was never dropped (`mem::forget`) still lists a model that is gone. That tensor is a
+        // constant, as it would be untracked.
+        let leaf = existing.as_any().downcast_ref::<Var<T, S, St>>()?;
+        let same = leaf
+            .value()
+            .as_slice()
+            .iter()
+            .zip(t.as_slice())
+            .all(|(a, b)| a.to_f64().to_bits() == b.to_f64().to_bits());
+        return same.then(|| leaf.clone());
+    }
+    let leaf = Var::param(t.clone());
+    vars[i] = Some(Box::new(leaf.clone()));
+    Some(leaf)
 }
 
 /// The leaf of tensor `i` of `table`, made by `make` the first time.
@@ -393,6 +405,29 @@ mod tests {
         let s = tracked.scalar(&model);
         (&s * &s).backward().unwrap();
         assert_eq!(tracked.grads(), 6.0);
+    }
+
+    /// A `Leaves` that is never dropped keeps its model's addresses listed; a tensor that later
+    /// sits at one of them, with other elements, is a constant, not the old leaf.
+    #[test]
+    fn a_leaked_tracking_does_not_capture_a_new_tensor() {
+        let leaked = Box::new(Tensor::<f64, Shape![3]>::new([1.0, 2.0, 3.0]));
+        let at = leaked.as_slice().as_ptr();
+        let tracked = Leaves::new(&*leaked);
+        // The leaf is made with the first use, then the tracking is leaked.
+        let y = Var::param(Tensor::new([1.0, 1.0, 1.0])) * &*leaked;
+        assert_eq!(y.value().to_array(), [1.0, 2.0, 3.0]);
+        drop(y);
+        core::mem::forget(tracked);
+        drop(leaked);
+        // A new tensor, most likely at the same address, with other elements.
+        let fresh = Box::new(Tensor::<f64, Shape![3]>::new([10.0, 20.0, 30.0]));
+        let same_place = fresh.as_slice().as_ptr() == at;
+        let x = Var::param(Tensor::new([1.0, 1.0, 1.0]));
+        let z = (&x * &*fresh).sum();
+        assert_eq!(z.item(), 60.0, "same address: {same_place}");
+        z.backward().unwrap();
+        assert_eq!(x.grad().unwrap().to_array(), [10.0, 20.0, 30.0]);
     }
 
     #[test]
