@@ -465,3 +465,58 @@ fn an_untracked_layer_is_a_constant_on_the_tape() {
     let y = layer.forward(&Var::constant(x.clone()));
     assert!(!y.requires_grad());
 }
+
+/// A regressor with one output: the layer gives `(D<B>, D<1>)`, and the target is written
+/// `Tensor![f64; B, 1]` (the broadcastable `One`), which fits it. The macro's gradient equals
+/// central differences of the function as written and the tape's gradient from the same calls.
+#[derive(Clone, Params)]
+struct Regressor {
+    fc1: Linear<f64, 3, 5>,
+    fc2: Linear<f64, 5, 1>,
+}
+
+#[differentiable(wrt(model))]
+fn regression_loss(model: &Regressor, x: &Tensor![f64; 6, 3], y: &Tensor![f64; 6, 1]) -> f64 {
+    let pred = model.fc2.forward(&model.fc1.forward(x).tanh());
+    pred.mse(y).item()
+}
+
+#[test]
+fn a_width_one_output_takes_a_column_target() {
+    let mut rng = Rng::new(50);
+    let model = Regressor {
+        fc1: Linear::new(Init::XavierNormal, &mut rng),
+        fc2: Linear::new(Init::XavierNormal, &mut rng),
+    };
+    let x: Tensor![f64; 6, 3] = Tensor::randn(51);
+    let y: Tensor![f64; 6, 1] = Tensor::randn(52);
+    let (value, g) = regression_loss_grad(&model, &x, &y);
+    assert_eq!(value, regression_loss(&model, &x, &y));
+    // The same loss as the target written with the layer's own fixed axis.
+    let fixed: Tensor![f64; 6, D<1>] = y.reshape();
+    let pred = model.fc2.forward(&model.fc1.forward(&x).tanh());
+    assert_eq!(value, pred.mse(&fixed).item());
+    for i in 0..Regressor::COUNT {
+        let h = 1e-6;
+        for k in 0..g.model.slice(i).len() {
+            let mut m = model.clone();
+            m.slice_mut(i)[k] += h;
+            let up = regression_loss(&m, &x, &y);
+            m.slice_mut(i)[k] -= 2.0 * h;
+            let down = regression_loss(&m, &x, &y);
+            let fd = (up - down) / (2.0 * h);
+            let got = g.model.slice(i)[k];
+            assert!(
+                (fd - got).abs() <= 1e-8,
+                "{}[{k}]: central differences {fd}, gradient {got}",
+                Regressor::path(i)
+            );
+        }
+    }
+    let tracked = Leaves::new(&model);
+    let xv = Var::constant(x.clone());
+    let loss = model.fc2.forward(&model.fc1.forward(&xv).tanh()).mse(&y);
+    loss.backward().unwrap();
+    assert_eq!(loss.item(), value);
+    assert_params_close("regressor", &tracked.grads(), &g.model, 1e-12);
+}

@@ -202,7 +202,7 @@ pub mod prelude {
     pub use crate::forward::Dual;
     pub use crate::ops::{Convolve1d, Convolve2d, ConvolveTranspose2d};
     pub use crate::params::Params;
-    pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs, SameShape};
+    pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs, TargetShape};
     pub use crate::tape::{Var, no_grad};
     pub use crate::{D, Dim, Erf, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }

@@ -20,6 +20,22 @@ use crate::tensor::Tensor;
 /// assert_eq!(y.to_array(), [[6.0], [7.0]]);
 /// ```
 ///
+/// A layer of width 1 gives the fixed size-1 axis `D<1>`, written `Tensor![f64; B, D<1>]`. A
+/// regression target may be written so, or as `Tensor![f64; B, 1]`, whose `1` is the
+/// broadcastable [`One`](crate::One): a loss takes a target that broadcasts to the prediction.
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// use autograd_core::nn::Linear;
+/// let layer = Linear::<f64, 2, 1> {
+///     weight: Tensor::new([[2.0], [3.0]]),
+///     bias: Tensor::new([1.0]),
+/// };
+/// let pred: Tensor![f64; 2, D<1>] = layer.forward(&Tensor::new([[1.0, 1.0], [0.0, 2.0]]));
+/// let target: Tensor![f64; 2, 1] = Tensor::new([[5.0], [9.0]]);
+/// assert_eq!(pred.mse(&target).item(), 2.5); // (1 + 4) / 2
+/// ```
+///
 /// Its tensors are inline by default; a layer too big for the stack keeps them on the heap with
 /// storage [`Heap`](crate::Heap), and then takes and gives heap batches:
 ///

@@ -75,32 +75,102 @@ pub trait Broadcast<R: Shape>: Shape {
 pub trait BroadcastTo<Target: Shape>: Broadcast<Target, Out = Target> {}
 impl<S: Broadcast<T, Out = T>, T: Shape> BroadcastTo<T> for S {}
 
-/// A shape that is `R`, for an op whose operands must match exactly (a loss and its target: the
-/// target's shape is `SameShape<prediction's>`). A mismatch is reported as this trait's message,
-/// naming both shapes, and says what a `Tensor![_; B, 1]` target (`One`) against a `(D<B>, D<1>)`
-/// prediction should be written as.
+/// A shape that a loss's target may have against a prediction of shape `P`: `P` itself, or a
+/// shape that broadcasts to `P` (numpy's `broadcast_to`). So a `Tensor![f32; B, 1]` target, whose
+/// `1` is the broadcastable [`One`], fits the `(D<B>, D<1>)` output of a layer of width 1, and a
+/// `(One, D<F>)` row of targets is the same target for every row of the batch. A target that
+/// would make the prediction broadcast instead (numpy's silent `(B, 1)` against `(B,)`, which
+/// gives `(B, B)`) does not compile, and the message names both shapes.
+///
+/// Every shape fits itself, also in code generic over the shape (no bound needed for `p.mse(t)`
+/// with both of shape `S`).
 ///
 /// ```
 /// use autograd_core::prelude::*;
-/// fn same<A: Shape, B: SameShape<A>>() {}
-/// same::<Shape![8, 3], Shape![8, 3]>();
+/// fn fits<P: Shape, T: TargetShape<P>>() {}
+/// fits::<Shape![8, 3], Shape![8, 3]>();
+/// fits::<(D<8>, D<1>), Shape![8, 1]>();
+/// fits::<Shape![8, 3], Shape![3]>();
+/// fn generic<S: Shape>() {
+///     fits::<S, S>();
+/// }
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "expected two tensors of the same shape, found `{R}` and `{Self}`",
-    label = "these shapes differ",
-    note = "the literal `1` in `Tensor![..]` is the broadcastable `One`, not the fixed size 1 of a layer of width 1 (`Linear<_, _, 1>` gives `(D<B>, D<1>)`); write that axis as `D<1>`: `Tensor<f32, (D<B>, D<1>)>`"
+    message = "a target of shape `{Self}` does not fit a prediction of shape `{P}`",
+    label = "this target's shape is neither the prediction's nor broadcasts to it",
+    note = "a target has the prediction's shape or broadcasts to it: axes are aligned on the last one, and only a `One` axis (the literal `1` in `Tensor![..]`) stretches; a fixed `D<1>` does not"
 )]
-pub trait SameShape<R> {}
+pub trait TargetShape<P>: Shape {}
 
-impl<S: Shape> SameShape<S> for S {}
+impl<S: Shape> TargetShape<S> for S {}
 
-/// Never a shape: its impl of [`SameShape`] is a second one, so that rustc infers an operand's
-/// shape from the operand rather than from the only impl, and reports a mismatch as
-/// [`SameShape`]'s message rather than as the operand's type.
-#[doc(hidden)]
-pub struct NotAShape<S>(core::marker::PhantomData<S>);
+/// The impls for a target that is not the prediction's shape but broadcasts to it, one per
+/// pattern: right-aligned, each target axis either is the prediction's (`P<k>`, the same type on
+/// both sides) or is `One` against a `D<N>`, and the target may lack leading axes. Each pattern
+/// differs from the identity above at some axis (`One` against `D<N>`) or in rank, so none
+/// overlaps it or another, which lets the identity hold for a generic shape. All 52 patterns of
+/// ranks 0 to 4.
+macro_rules! fits {
+    ($([$($g:tt)*] $target:ty => $pred:ty;)*) => {$(
+        #[diagnostic::do_not_recommend]
+        impl<$($g)*> TargetShape<$pred> for $target {}
+    )*};
+}
 
-impl<S: Shape> SameShape<S> for NotAShape<S> {}
+fits! {
+    [P0: Dim] () => (P0,);
+    [const N0: usize] (One,) => (D<N0>,);
+    [P0: Dim, P1: Dim] () => (P0, P1,);
+    [P0: Dim, P1: Dim] (P1,) => (P0, P1,);
+    [P0: Dim, const N1: usize] (One,) => (P0, D<N1>,);
+    [P0: Dim, const N1: usize] (P0, One,) => (P0, D<N1>,);
+    [const N0: usize, P1: Dim] (One, P1,) => (D<N0>, P1,);
+    [const N0: usize, const N1: usize] (One, One,) => (D<N0>, D<N1>,);
+    [P0: Dim, P1: Dim, P2: Dim] () => (P0, P1, P2,);
+    [P0: Dim, P1: Dim, P2: Dim] (P2,) => (P0, P1, P2,);
+    [P0: Dim, P1: Dim, const N2: usize] (One,) => (P0, P1, D<N2>,);
+    [P0: Dim, P1: Dim, P2: Dim] (P1, P2,) => (P0, P1, P2,);
+    [P0: Dim, P1: Dim, const N2: usize] (P1, One,) => (P0, P1, D<N2>,);
+    [P0: Dim, const N1: usize, P2: Dim] (One, P2,) => (P0, D<N1>, P2,);
+    [P0: Dim, const N1: usize, const N2: usize] (One, One,) => (P0, D<N1>, D<N2>,);
+    [P0: Dim, P1: Dim, const N2: usize] (P0, P1, One,) => (P0, P1, D<N2>,);
+    [P0: Dim, const N1: usize, P2: Dim] (P0, One, P2,) => (P0, D<N1>, P2,);
+    [P0: Dim, const N1: usize, const N2: usize] (P0, One, One,) => (P0, D<N1>, D<N2>,);
+    [const N0: usize, P1: Dim, P2: Dim] (One, P1, P2,) => (D<N0>, P1, P2,);
+    [const N0: usize, P1: Dim, const N2: usize] (One, P1, One,) => (D<N0>, P1, D<N2>,);
+    [const N0: usize, const N1: usize, P2: Dim] (One, One, P2,) => (D<N0>, D<N1>, P2,);
+    [const N0: usize, const N1: usize, const N2: usize] (One, One, One,) => (D<N0>, D<N1>, D<N2>,);
+    [P0: Dim, P1: Dim, P2: Dim, P3: Dim] () => (P0, P1, P2, P3,);
+    [P0: Dim, P1: Dim, P2: Dim, P3: Dim] (P3,) => (P0, P1, P2, P3,);
+    [P0: Dim, P1: Dim, P2: Dim, const N3: usize] (One,) => (P0, P1, P2, D<N3>,);
+    [P0: Dim, P1: Dim, P2: Dim, P3: Dim] (P2, P3,) => (P0, P1, P2, P3,);
+    [P0: Dim, P1: Dim, P2: Dim, const N3: usize] (P2, One,) => (P0, P1, P2, D<N3>,);
+    [P0: Dim, P1: Dim, const N2: usize, P3: Dim] (One, P3,) => (P0, P1, D<N2>, P3,);
+    [P0: Dim, P1: Dim, const N2: usize, const N3: usize] (One, One,) => (P0, P1, D<N2>, D<N3>,);
+    [P0: Dim, P1: Dim, P2: Dim, P3: Dim] (P1, P2, P3,) => (P0, P1, P2, P3,);
+    [P0: Dim, P1: Dim, P2: Dim, const N3: usize] (P1, P2, One,) => (P0, P1, P2, D<N3>,);
+    [P0: Dim, P1: Dim, const N2: usize, P3: Dim] (P1, One, P3,) => (P0, P1, D<N2>, P3,);
+    [P0: Dim, P1: Dim, const N2: usize, const N3: usize] (P1, One, One,) => (P0, P1, D<N2>, D<N3>,);
+    [P0: Dim, const N1: usize, P2: Dim, P3: Dim] (One, P2, P3,) => (P0, D<N1>, P2, P3,);
+    [P0: Dim, const N1: usize, P2: Dim, const N3: usize] (One, P2, One,) => (P0, D<N1>, P2, D<N3>,);
+    [P0: Dim, const N1: usize, const N2: usize, P3: Dim] (One, One, P3,) => (P0, D<N1>, D<N2>, P3,);
+    [P0: Dim, const N1: usize, const N2: usize, const N3: usize] (One, One, One,) => (P0, D<N1>, D<N2>, D<N3>,);
+    [P0: Dim, P1: Dim, P2: Dim, const N3: usize] (P0, P1, P2, One,) => (P0, P1, P2, D<N3>,);
+    [P0: Dim, P1: Dim, const N2: usize, P3: Dim] (P0, P1, One, P3,) => (P0, P1, D<N2>, P3,);
+    [P0: Dim, P1: Dim, const N2: usize, const N3: usize] (P0, P1, One, One,) => (P0, P1, D<N2>, D<N3>,);
+    [P0: Dim, const N1: usize, P2: Dim, P3: Dim] (P0, One, P2, P3,) => (P0, D<N1>, P2, P3,);
+    [P0: Dim, const N1: usize, P2: Dim, const N3: usize] (P0, One, P2, One,) => (P0, D<N1>, P2, D<N3>,);
+    [P0: Dim, const N1: usize, const N2: usize, P3: Dim] (P0, One, One, P3,) => (P0, D<N1>, D<N2>, P3,);
+    [P0: Dim, const N1: usize, const N2: usize, const N3: usize] (P0, One, One, One,) => (P0, D<N1>, D<N2>, D<N3>,);
+    [const N0: usize, P1: Dim, P2: Dim, P3: Dim] (One, P1, P2, P3,) => (D<N0>, P1, P2, P3,);
+    [const N0: usize, P1: Dim, P2: Dim, const N3: usize] (One, P1, P2, One,) => (D<N0>, P1, P2, D<N3>,);
+    [const N0: usize, P1: Dim, const N2: usize, P3: Dim] (One, P1, One, P3,) => (D<N0>, P1, D<N2>, P3,);
+    [const N0: usize, P1: Dim, const N2: usize, const N3: usize] (One, P1, One, One,) => (D<N0>, P1, D<N2>, D<N3>,);
+    [const N0: usize, const N1: usize, P2: Dim, P3: Dim] (One, One, P2, P3,) => (D<N0>, D<N1>, P2, P3,);
+    [const N0: usize, const N1: usize, P2: Dim, const N3: usize] (One, One, P2, One,) => (D<N0>, D<N1>, P2, D<N3>,);
+    [const N0: usize, const N1: usize, const N2: usize, P3: Dim] (One, One, One, P3,) => (D<N0>, D<N1>, D<N2>, P3,);
+    [const N0: usize, const N1: usize, const N2: usize, const N3: usize] (One, One, One, One,) => (D<N0>, D<N1>, D<N2>, D<N3>,);
+}
 
 /// Sizes of `dims` right-aligned into rank 4: `[2, 3]` of rank 2 becomes `[1, 1, 2, 3]`.
 #[must_use]

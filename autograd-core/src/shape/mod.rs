@@ -10,7 +10,7 @@ mod dim;
 mod matmul;
 
 pub use axis::{Axis, ReplaceAxis};
-pub use broadcast::{Broadcast, BroadcastDim, BroadcastTo, SameShape};
+pub use broadcast::{Broadcast, BroadcastDim, BroadcastTo, TargetShape};
 pub use dim::{D, Dim, One};
 pub use matmul::MatMulRhs;
 
@@ -151,8 +151,11 @@ pub const fn strides(dims: Dims, rank: usize) -> Dims {
 /// Writes a `Tensor` type with its shape: `Tensor![f32; 2, 3]` is `Tensor<f32, (D<2>, D<3>)>`.
 ///
 /// Each size is a literal, a const generic, or a `{ const expression }`; the literal `1` is the
-/// broadcastable unit axis [`One`]. A trailing `; Heap` stores the tensor on the heap (see
-/// [`Heap`](crate::Heap)).
+/// broadcastable unit axis [`One`]. A fixed size 1, an axis that does not stretch (the output of
+/// a layer of width 1, `Linear<_, _, 1>`), is written `D<1>`: `Tensor![f32; B, D<1>]` is
+/// `Tensor<f32, (D<B>, D<1>)>`. (`{1}` would say the same, but rustc's `unused_braces` lint
+/// suggests dropping the braces, which turns the axis into `One`.) A trailing `; Heap` stores the
+/// tensor on the heap (see [`Heap`](crate::Heap)).
 ///
 /// ```
 /// use autograd_core::prelude::*;
@@ -164,24 +167,58 @@ pub const fn strides(dims: Dims, rank: usize) -> Dims {
 /// assert_eq!(bias_add(&x, &b).to_array()[1], [2.0, 3.0, 4.0, 5.0]);
 /// let scalar: Tensor![f64] = Tensor::new(1.5);
 /// assert_eq!(scalar.item(), 1.5);
+/// // The broadcastable `One` and the fixed `D<1>`.
+/// let column: Tensor![f32; 2, 1] = Tensor::new([[1.0], [2.0]]);
+/// let fixed: Tensor![f32; 2, D<1>] = Tensor::new([[1.0], [2.0]]);
+/// let _: Tensor<f32, (D<2>, One)> = column;
+/// let _: Tensor<f32, (D<2>, D<1>), Heap> = Tensor::<f32, Shape![2, D<1>], Heap>::zeros();
+/// let _: Tensor![f32; 2, D<1>; Heap] = Tensor::zeros();
+/// assert_eq!(fixed.to_array(), [[1.0], [2.0]]);
 /// ```
 #[macro_export]
 macro_rules! Tensor {
     ($t:ty) => { $crate::Tensor<$t, ()> };
-    ($t:ty; $($d:tt),+ ; Heap) => { $crate::Tensor<$t, ($($crate::__dim!($d),)+), $crate::Heap> };
-    ($t:ty; $($d:tt),+ $(,)?) => { $crate::Tensor<$t, ($($crate::__dim!($d),)+)> };
+    ($t:ty; $($d:tt)+) => { $crate::__shape!(@tensor [$t] [] $($d)+) };
 }
 
-/// Writes a shape tuple: `Shape![2, 1, B]` is `(D<2>, One, D<B>)`.
+/// Writes a shape tuple: `Shape![2, 1, B]` is `(D<2>, One, D<B>)`, and `Shape![B, D<1>]` is
+/// `(D<B>, D<1>)` (see [`Tensor!`](crate::Tensor!) for `One` and `D<1>`).
 ///
 /// ```
 /// use autograd_core::prelude::*;
 /// assert_eq!(<Shape![2, 1, 5] as Shape>::dims(), vec![2, 1, 5]);
+/// let _: (D<3>, D<1>) = <Shape![3, D<1>]>::default();
 /// ```
 #[macro_export]
 macro_rules! Shape {
     () => { () };
-    ($($d:tt),+ $(,)?) => { ($($crate::__dim!($d),)+) };
+    ($($d:tt)+) => { $crate::__shape!(@shape [] $($d)+) };
+}
+
+/// Reads the sizes of [`Tensor!`](crate::Tensor!) and [`Shape!`](crate::Shape!) one at a time:
+/// a size is one token (a literal, a const generic, a braced expression) or `D<..>`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __shape {
+    (@tensor [$t:ty] [$($out:ty,)*]) => { $crate::Tensor<$t, ($($out,)*)> };
+    (@tensor [$t:ty] [$($out:ty,)*] ; Heap) => { $crate::Tensor<$t, ($($out,)*), $crate::Heap> };
+    (@tensor [$t:ty] [$($out:ty,)*] , $($rest:tt)*) => {
+        $crate::__shape!(@tensor [$t] [$($out,)*] $($rest)*)
+    };
+    (@tensor [$t:ty] [$($out:ty,)*] D<$n:tt> $($rest:tt)*) => {
+        $crate::__shape!(@tensor [$t] [$($out,)* $crate::D<$n>,] $($rest)*)
+    };
+    (@tensor [$t:ty] [$($out:ty,)*] $d:tt $($rest:tt)*) => {
+        $crate::__shape!(@tensor [$t] [$($out,)* $crate::__dim!($d),] $($rest)*)
+    };
+    (@shape [$($out:ty,)*]) => { ($($out,)*) };
+    (@shape [$($out:ty,)*] , $($rest:tt)*) => { $crate::__shape!(@shape [$($out,)*] $($rest)*) };
+    (@shape [$($out:ty,)*] D<$n:tt> $($rest:tt)*) => {
+        $crate::__shape!(@shape [$($out,)* $crate::D<$n>,] $($rest)*)
+    };
+    (@shape [$($out:ty,)*] $d:tt $($rest:tt)*) => {
+        $crate::__shape!(@shape [$($out,)* $crate::__dim!($d),] $($rest)*)
+    };
 }
 
 #[doc(hidden)]

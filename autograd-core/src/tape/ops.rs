@@ -10,7 +10,7 @@ use crate::rules::{
     Select,
 };
 use crate::scalar::{Erf, Float};
-use crate::shape::{Axis, Broadcast, D, Dim, One, ReplaceAxis, Shape};
+use crate::shape::{Axis, Broadcast, D, Dim, One, ReplaceAxis, Shape, TargetShape};
 use crate::storage::{Inline, Join, Storage};
 use crate::tensor::{Mask, Tensor};
 
@@ -138,12 +138,13 @@ impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
     }
 
     /// [`Tensor::mse`], recorded: the mean squared error against `target` (a `Var` or a constant
-    /// tensor of the same shape).
+    /// tensor of the prediction's shape or one that broadcasts to it).
     #[must_use]
     #[track_caller]
     pub fn mse<O>(&self, target: O) -> Var<T, (), <St as Join<O::Storage>>::Out>
     where
-        O: Operand<Elem = T, Shape = S>,
+        O: Operand<Elem = T>,
+        O::Shape: TargetShape<S>,
         St: Join<O::Storage>,
     {
         record_binary(Mse, self, &target.into_var())
