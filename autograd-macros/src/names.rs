@@ -34,6 +34,7 @@ pub const OWN: &[&str] = &[
     "written",
     "result",
     "updated",
+    "ct",
 ];
 
 /// The prefixes of the names the generated code derives from a variable's (`__saved_x` for `__x`)

@@ -973,6 +973,45 @@ impl<T> Cotangents<T> for T {
     }
 }
 
+/// How a parameter or the output of a `#[custom_vjp]` function appears in its generated `f_tape`:
+/// a tensor as a `Var` of its shape, a float as a rank-0 `Var`.
+pub trait OnTape: Sized {
+    /// The tape's value of this type.
+    type Var;
+    /// The tensor a `Var` of this type holds (its cotangents are of this type too).
+    type Tensor;
+    /// This value as that tensor.
+    fn into_tensor(self) -> Self::Tensor;
+    /// Calls `f` with that tensor as a value of this type.
+    fn with_tensor<R>(t: &Self::Tensor, f: impl FnOnce(&Self) -> R) -> R;
+}
+
+impl<T: Float, S: Shape, St: Storage> OnTape for Tensor<T, S, St> {
+    type Var = crate::tape::Var<T, S, St>;
+    type Tensor = Self;
+    #[inline]
+    fn into_tensor(self) -> Self {
+        self
+    }
+    #[inline]
+    fn with_tensor<R>(t: &Self, f: impl FnOnce(&Self) -> R) -> R {
+        f(t)
+    }
+}
+
+impl<T: Float> OnTape for T {
+    type Var = crate::tape::Var<T, ()>;
+    type Tensor = Tensor<T, ()>;
+    #[inline]
+    fn into_tensor(self) -> Tensor<T, ()> {
+        Tensor::full(self)
+    }
+    #[inline]
+    fn with_tensor<R>(t: &Tensor<T, ()>, f: impl FnOnce(&Self) -> R) -> R {
+        f(&t.item())
+    }
+}
+
 /// How generated code checks a custom backward's result: `bwd(..).checked_cotangents::<E>()`.
 pub trait CheckCotangents: Sized {
     /// The cotangents, if they are the ones the rule needs.
