@@ -20,6 +20,7 @@
 
 mod adam;
 mod clip;
+pub mod freeze;
 pub mod schedule;
 mod sgd;
 
@@ -27,6 +28,7 @@ use crate::params::Params;
 
 pub use adam::Adam;
 pub use clip::{clip_grad_norm, clip_grad_value, global_norm};
+pub use freeze::Frozen;
 pub use sgd::Sgd;
 
 /// An update rule: `step` moves the parameters against their gradients.
