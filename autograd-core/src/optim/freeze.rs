@@ -335,7 +335,7 @@ mod tests {
 #[cfg(all(test, feature = "macros"))]
 mod every_optimizer {
     use crate::nn::{Init, Linear};
-    use crate::optim::{Adam, Optimizer, Sgd};
+    use crate::optim::{Adagrad, Adam, Optimizer, RmsProp, Sgd};
     use crate::prelude::*;
 
     #[derive(Clone, Debug, PartialEq, Params)]
@@ -437,5 +437,54 @@ mod every_optimizer {
             |h| Sgd::new(h, 0.01).nesterov(0.9).weight_decay(0.1),
         );
         assert!(bits(&opt.velocity().backbone).iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn rmsprop_centered_with_momentum() {
+        let opt = hundred_steps(
+            |m| {
+                RmsProp::new(m, 0.01)
+                    .momentum(0.9)
+                    .centered(true)
+                    .weight_decay(0.1)
+                    .freeze("backbone.*")
+            },
+            |h| {
+                RmsProp::new(h, 0.01)
+                    .momentum(0.9)
+                    .centered(true)
+                    .weight_decay(0.1)
+            },
+        );
+        let state = [
+            opt.square_avg(),
+            opt.grad_avg().unwrap(),
+            opt.momentum_buffer().unwrap(),
+        ];
+        for s in state {
+            assert!(bits(&s.backbone).iter().all(|&b| b == 0));
+        }
+    }
+
+    #[test]
+    fn adagrad() {
+        let opt = hundred_steps(
+            |m| {
+                Adagrad::new(m, 0.1)
+                    .lr_decay(0.01)
+                    .weight_decay(0.1)
+                    .initial_accumulator_value(0.5)
+                    .freeze("backbone.fc")
+                    .freeze("*.scale")
+            },
+            |h| {
+                Adagrad::new(h, 0.1)
+                    .lr_decay(0.01)
+                    .weight_decay(0.1)
+                    .initial_accumulator_value(0.5)
+            },
+        );
+        let sum = opt.sum();
+        assert!((0..Backbone::COUNT).all(|i| sum.backbone.slice(i).iter().all(|&s| s == 0.5)));
     }
 }

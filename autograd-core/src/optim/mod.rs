@@ -18,17 +18,21 @@
 //! w.assert_close(&Tensor::new([0.46, -0.92]), 1e-12, 1e-12);
 //! ```
 
+mod adagrad;
 mod adam;
 mod clip;
 pub mod freeze;
+mod rmsprop;
 pub mod schedule;
 mod sgd;
 
 use crate::params::Params;
 
+pub use adagrad::Adagrad;
 pub use adam::Adam;
 pub use clip::{clip_grad_norm, clip_grad_value, global_norm};
 pub use freeze::Frozen;
+pub use rmsprop::RmsProp;
 pub use sgd::Sgd;
 
 /// An update rule: `step` moves the parameters against their gradients.
