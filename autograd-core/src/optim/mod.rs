@@ -22,6 +22,7 @@ mod adagrad;
 mod adam;
 mod clip;
 pub mod freeze;
+mod lbfgs;
 mod rmsprop;
 pub mod schedule;
 mod sgd;
@@ -32,6 +33,7 @@ pub use adagrad::Adagrad;
 pub use adam::Adam;
 pub use clip::{clip_grad_norm, clip_grad_value, global_norm};
 pub use freeze::Frozen;
+pub use lbfgs::{Lbfgs, LbfgsReport, LbfgsStop, LineSearch};
 pub use rmsprop::RmsProp;
 pub use sgd::Sgd;
 
