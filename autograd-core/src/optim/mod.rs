@@ -18,9 +18,11 @@
 //! w.assert_close(&Tensor::new([0.46, -0.92]), 1e-12, 1e-12);
 //! ```
 
+mod accumulate;
 mod adagrad;
 mod adam;
 mod clip;
+mod ema;
 pub mod freeze;
 mod lbfgs;
 mod rmsprop;
@@ -29,9 +31,11 @@ mod sgd;
 
 use crate::params::Params;
 
+pub use accumulate::Accumulate;
 pub use adagrad::Adagrad;
 pub use adam::Adam;
 pub use clip::{clip_grad_norm, clip_grad_value, global_norm};
+pub use ema::Ema;
 pub use freeze::Frozen;
 pub use lbfgs::{Lbfgs, LbfgsReport, LbfgsStop, LineSearch};
 pub use rmsprop::RmsProp;
