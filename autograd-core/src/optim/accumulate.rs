@@ -34,7 +34,15 @@ pub struct Accumulate<P: Params> {
 }
 
 impl<P: Params> Accumulate<P> {
-    /// An empty accumulator for gradients shaped like `params`.
+    /// An empty accumulator for gradients shaped like `params` (its two buffers are the only
+    /// allocations, for a `Heap` model).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::optim::Accumulate;
+    /// let acc = Accumulate::new(&(Tensor::new([1.0f64, 2.0]), 3.0f64));
+    /// assert_eq!((acc.count(), acc.sum().1), (0, 0.0));
+    /// ```
     pub fn new(params: &P) -> Self {
         Self {
             sum: params.zeros_like(),

@@ -81,16 +81,36 @@ impl<P: Params> Ema<P> {
     }
 
     /// The average.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::optim::Ema;
+    /// let mut ema = Ema::new(&Tensor::new([1.0f64, 2.0]), 0.9);
+    /// ema.update(&Tensor::new([3.0, 4.0]));
+    /// assert_eq!(ema.get().to_array(), [3.0, 4.0]);
+    /// ```
     pub fn get(&self) -> &P {
         &self.avg
     }
 
     /// The number of updates so far (`AveragedModel`'s `n_averaged`).
+    ///
+    /// ```
+    /// use autograd_core::optim::Ema;
+    /// let mut ema = Ema::new(&1.0f32, 0.9);
+    /// ema.update(&2.0);
+    /// assert_eq!(ema.updates(), 1);
+    /// ```
     pub fn updates(&self) -> u64 {
         self.updates
     }
 
     /// The decay.
+    ///
+    /// ```
+    /// use autograd_core::optim::Ema;
+    /// assert_eq!(Ema::new(&1.0f64, 0.999).decay(), 0.999);
+    /// ```
     pub fn decay(&self) -> P::Elem {
         self.decay
     }

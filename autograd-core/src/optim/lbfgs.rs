@@ -158,6 +158,13 @@ impl<P: Params> Lbfgs<P> {
     /// L-BFGS for parameters shaped like `params`, with `PyTorch`'s defaults: `lr` 1, `max_iter`
     /// 20, `max_eval` `max_iter * 5 / 4`, `tolerance_grad` 1e-7, `tolerance_change` 1e-9,
     /// `history_size` 100, and no line search ([`LineSearch::FixedStep`]).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::optim::Lbfgs;
+    /// let opt = Lbfgs::new(&Tensor::new([1.0f64, 2.0]));
+    /// assert_eq!((opt.get_lr(), opt.iterations()), (1.0, 0));
+    /// ```
     pub fn new(params: &P) -> Self {
         let n = params.numel();
         let zero = P::Elem::ZERO;
@@ -314,7 +321,12 @@ impl<P: Params> Lbfgs<P> {
         self
     }
 
-    /// The learning rate.
+    /// The learning rate (`get_lr`, since `lr` is the builder).
+    ///
+    /// ```
+    /// use autograd_core::optim::Lbfgs;
+    /// assert_eq!(Lbfgs::new(&0.0f64).get_lr(), 1.0);
+    /// ```
     pub fn get_lr(&self) -> P::Elem {
         self.lr
     }
@@ -333,11 +345,20 @@ impl<P: Params> Lbfgs<P> {
     }
 
     /// The iterations of every step so far.
+    ///
+    /// ```
+    /// use autograd_core::optim::Lbfgs;
+    /// let mut x = 3.0f64;
+    /// let mut opt = Lbfgs::new(&x).lr(0.1).max_iter(4);
+    /// opt.step(&mut x, |x| (x * x, 2.0 * x));
+    /// opt.step(&mut x, |x| (x * x, 2.0 * x));
+    /// assert_eq!((opt.iterations(), opt.evaluations()), (8, 8));
+    /// ```
     pub fn iterations(&self) -> u64 {
         self.n_iter
     }
 
-    /// The evaluations of every step so far.
+    /// The evaluations of every step so far (see [`iterations`](Self::iterations)).
     pub fn evaluations(&self) -> u64 {
         self.func_evals
     }
