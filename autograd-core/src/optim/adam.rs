@@ -6,7 +6,7 @@
 //! `wd p` to the gradient (L2, so it is rescaled by `v_hat` like the gradient); `AdamW`'s is decoupled:
 //! `p -= lr wd p` before the update, untouched by the moment estimates.
 
-use super::Optimizer;
+use super::{Frozen, Optimizer};
 use crate::params::Params;
 use crate::scalar::Float;
 
@@ -31,6 +31,7 @@ pub struct Adam<P: Params> {
     decoupled: bool,
     m: P,
     v: P,
+    frozen: Frozen,
     steps: u64,
     /// The first tensor the last step left a non-finite parameter or second moment in.
     non_finite: Option<usize>,
@@ -47,6 +48,7 @@ impl<P: Params> Adam<P> {
             decoupled: false,
             m: params.zeros_like(),
             v: params.zeros_like(),
+            frozen: Frozen::new(),
             steps: 0,
             non_finite: None,
         }
@@ -80,6 +82,52 @@ impl<P: Params> Adam<P> {
     pub fn eps(mut self, eps: P::Elem) -> Self {
         self.eps = eps;
         self
+    }
+
+    /// Leaves the tensors whose dotted paths match `pattern` untouched (see
+    /// [`Frozen::add_pattern`] and the [`freeze`](super::freeze) module); several calls add up.
+    ///
+    /// # Panics
+    /// If `pattern` matches no tensor of `P` (the message lists the model's paths).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::optim::{Optimizer, Adam};
+    /// let mut w = (Tensor::new([1.0f64, 2.0]), 3.0f64);
+    /// let mut opt = Adam::adamw(&w, 0.1, 0.1).freeze("1");
+    /// opt.step(&mut w, &(Tensor::new([1.0, 1.0]), 1.0));
+    /// assert_eq!(w.1, 3.0);
+    /// assert_ne!(w.0.to_array(), [1.0, 2.0]);
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn freeze(mut self, pattern: &str) -> Self {
+        self.frozen.add_pattern::<P>(pattern);
+        self
+    }
+
+    /// Leaves the tensors whose dotted paths `frozen` accepts untouched (see
+    /// [`Frozen::add_where`]).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::nn::Linear;
+    /// use autograd_core::optim::{Optimizer, Adam};
+    /// let mut fc: Linear<f64, 2, 2> = Linear { weight: Tensor::ones(), bias: Tensor::ones() };
+    /// let mut opt = Adam::adamw(&fc, 0.1, 0.1).freeze_where(|path| path == "bias");
+    /// let g = Linear { weight: Tensor::ones(), bias: Tensor::ones() };
+    /// opt.step(&mut fc, &g);
+    /// assert_eq!(fc.bias.to_array(), [1.0, 1.0]);
+    /// ```
+    #[must_use]
+    pub fn freeze_where(mut self, frozen: impl FnMut(&str) -> bool) -> Self {
+        self.frozen.add_where::<P>(frozen);
+        self
+    }
+
+    /// The frozen tensors.
+    pub fn frozen(&self) -> &Frozen {
+        &self.frozen
     }
 
     /// The first and second moment estimates (for checkpoints).
@@ -141,6 +189,9 @@ impl<P: Params> Optimizer<P> for Adam<P> {
         };
         self.non_finite = None;
         for i in 0..P::COUNT {
+            if self.frozen.contains(i) {
+                continue;
+            }
             let finite = k.update(
                 params.slice_mut(i),
                 grads.slice(i),

@@ -5,6 +5,15 @@
 //! per-parameter state as values of the model's own type (made by `zeros_like`), so the state of
 //! an inline model is inline too, and a step allocates nothing.
 //!
+//! - Update rules ([`Optimizer`]): [`Sgd`] (momentum, Nesterov), [`Adam`] (and `AdamW`),
+//!   [`RmsProp`] and [`Adagrad`], each with `PyTorch`'s formulas and defaults, and each able to
+//!   leave parts of the model untouched ([`freeze`], [`Frozen`]).
+//! - [`Lbfgs`] for full-batch problems, `torch.optim.LBFGS` with its strong Wolfe line search:
+//!   its `step` takes the function to minimize, which it evaluates several times.
+//! - Around a step: gradient clipping ([`clip_grad_norm`], [`clip_grad_value`]),
+//!   [`Accumulate`] to average the gradients of micro-batches, learning-rate schedules
+//!   ([`schedule`]), and [`Ema`], an exponential moving average of the parameters.
+//!
 //! ```
 //! use autograd_core::prelude::*;
 //! use autograd_core::optim::{Optimizer, Sgd};
@@ -18,15 +27,27 @@
 //! w.assert_close(&Tensor::new([0.46, -0.92]), 1e-12, 1e-12);
 //! ```
 
+mod accumulate;
+mod adagrad;
 mod adam;
 mod clip;
+mod ema;
+pub mod freeze;
+pub mod lbfgs;
+mod rmsprop;
 pub mod schedule;
 mod sgd;
 
 use crate::params::Params;
 
+pub use accumulate::Accumulate;
+pub use adagrad::Adagrad;
 pub use adam::Adam;
 pub use clip::{clip_grad_norm, clip_grad_value, global_norm};
+pub use ema::Ema;
+pub use freeze::Frozen;
+pub use lbfgs::{Lbfgs, LbfgsReport, LbfgsStop, LineSearch};
+pub use rmsprop::RmsProp;
 pub use sgd::Sgd;
 
 /// An update rule: `step` moves the parameters against their gradients.

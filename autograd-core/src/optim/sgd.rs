@@ -4,7 +4,7 @@
 //! `g = grad + wd p`; `buf = mu buf + g` (buf starts at 0, so the first step's buf is g);
 //! `p -= lr (g + mu buf)` with Nesterov, else `p -= lr buf`.
 
-use super::Optimizer;
+use super::{Frozen, Optimizer};
 use crate::params::Params;
 use crate::scalar::Float;
 
@@ -25,6 +25,7 @@ pub struct Sgd<P: Params> {
     nesterov: bool,
     weight_decay: P::Elem,
     velocity: P,
+    frozen: Frozen,
     steps: u64,
 }
 
@@ -37,6 +38,7 @@ impl<P: Params> Sgd<P> {
             nesterov: false,
             weight_decay: P::Elem::ZERO,
             velocity: params.zeros_like(),
+            frozen: Frozen::new(),
             steps: 0,
         }
     }
@@ -63,6 +65,52 @@ impl<P: Params> Sgd<P> {
         self
     }
 
+    /// Leaves the tensors whose dotted paths match `pattern` untouched (see
+    /// [`Frozen::add_pattern`] and the [`freeze`](super::freeze) module); several calls add up.
+    ///
+    /// # Panics
+    /// If `pattern` matches no tensor of `P` (the message lists the model's paths).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::optim::{Optimizer, Sgd};
+    /// let mut w = (Tensor::new([1.0f64, 2.0]), 3.0f64);
+    /// let mut opt = Sgd::new(&w, 0.1).weight_decay(0.1).freeze("1");
+    /// opt.step(&mut w, &(Tensor::new([1.0, 1.0]), 1.0));
+    /// assert_eq!(w.1, 3.0);
+    /// assert_ne!(w.0.to_array(), [1.0, 2.0]);
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn freeze(mut self, pattern: &str) -> Self {
+        self.frozen.add_pattern::<P>(pattern);
+        self
+    }
+
+    /// Leaves the tensors whose dotted paths `frozen` accepts untouched (see
+    /// [`Frozen::add_where`]).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::nn::Linear;
+    /// use autograd_core::optim::{Optimizer, Sgd};
+    /// let mut fc: Linear<f64, 2, 2> = Linear { weight: Tensor::ones(), bias: Tensor::ones() };
+    /// let mut opt = Sgd::new(&fc, 0.1).weight_decay(0.1).freeze_where(|path| path == "bias");
+    /// let g = Linear { weight: Tensor::ones(), bias: Tensor::ones() };
+    /// opt.step(&mut fc, &g);
+    /// assert_eq!(fc.bias.to_array(), [1.0, 1.0]);
+    /// ```
+    #[must_use]
+    pub fn freeze_where(mut self, frozen: impl FnMut(&str) -> bool) -> Self {
+        self.frozen.add_where::<P>(frozen);
+        self
+    }
+
+    /// The frozen tensors.
+    pub fn frozen(&self) -> &Frozen {
+        &self.frozen
+    }
+
     /// The momentum buffers (for checkpoints).
     pub fn velocity(&self) -> &P {
         &self.velocity
@@ -80,6 +128,9 @@ impl<P: Params> Optimizer<P> for Sgd<P> {
         // By index rather than `zip_mut`: three values of `P` walk together, and no path is built.
         let (lr, mu, wd, nesterov) = (self.lr, self.momentum, self.weight_decay, self.nesterov);
         for i in 0..P::COUNT {
+            if self.frozen.contains(i) {
+                continue;
+            }
             let (p, g, buf) = (
                 params.slice_mut(i),
                 grads.slice(i),
