@@ -140,6 +140,38 @@ pub trait Params: Clone {
         }
     }
 
+    /// A table of the parameters, for printing: each tensor's path, shape and number of
+    /// elements, and the total (`{:?}` of a model prints every weight).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::nn::{Init, Linear};
+    ///
+    /// #[derive(Clone, Params)]
+    /// struct Mlp {
+    ///     fc1: Linear<f32, 4, 16>,
+    ///     fc2: Linear<f32, 16, 3>,
+    /// }
+    ///
+    /// let mut rng = Rng::new(0);
+    /// let model = Mlp {
+    ///     fc1: Linear::new(Init::KaimingUniform, &mut rng),
+    ///     fc2: Linear::new(Init::KaimingUniform, &mut rng),
+    /// };
+    /// let table = "\
+    /// parameter   shape    count
+    /// fc1.weight  [4, 16]     64
+    /// fc1.bias    [16]        16
+    /// fc2.weight  [16, 3]     48
+    /// fc2.bias    [3]          3
+    /// total                  131 (4 tensors, 524 bytes)
+    /// ";
+    /// assert_eq!(model.summary().to_string(), table);
+    /// ```
+    fn summary(&self) -> Summary<'_, Self> {
+        Summary(self)
+    }
+
     /// Calls `f(mine, theirs)` for every tensor of `self` with the same tensor of `other` (a
     /// model with its gradient, say). Allocates nothing.
     fn zip_mut(&mut self, other: &Self, mut f: impl FnMut(&mut [Self::Elem], &[Self::Elem])) {
@@ -208,6 +240,57 @@ impl<T: Float> Params for T {
     #[inline]
     fn add_assign(&mut self, other: &Self) {
         *self += *other;
+    }
+}
+
+/// The table [`Params::summary`] prints: a line per tensor (its path, shape and number of
+/// elements), then the total.
+pub struct Summary<'a, P: ?Sized>(&'a P);
+
+impl<P: Params> core::fmt::Display for Summary<'_, P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let rows: Vec<(String, String, usize)> = (0..P::COUNT)
+            .map(|i| {
+                let path = P::path(i);
+                let path = if path.is_empty() {
+                    "(self)".into()
+                } else {
+                    path
+                };
+                (path, format!("{:?}", self.0.dims(i)), self.0.slice(i).len())
+            })
+            .collect();
+        let total: usize = rows.iter().map(|r| r.2).sum();
+        let path_w = rows
+            .iter()
+            .map(|r| r.0.len())
+            .chain([9, 5])
+            .max()
+            .unwrap_or(0);
+        let shape_w = rows.iter().map(|r| r.1.len()).chain([5]).max().unwrap_or(0);
+        let count_w = rows
+            .iter()
+            .map(|r| r.2.to_string().len())
+            .chain([5, total.to_string().len()])
+            .max()
+            .unwrap_or(0);
+        writeln!(
+            f,
+            "{:path_w$}  {:shape_w$}  {:>count_w$}",
+            "parameter", "shape", "count"
+        )?;
+        for (path, shape, count) in &rows {
+            writeln!(f, "{path:path_w$}  {shape:shape_w$}  {count:>count_w$}")?;
+        }
+        let bytes = total * core::mem::size_of::<P::Elem>();
+        let tensors = if P::COUNT == 1 { "tensor" } else { "tensors" };
+        writeln!(
+            f,
+            "{:path_w$}  {:shape_w$}  {total:>count_w$} ({} {tensors}, {bytes} bytes)",
+            "total",
+            "",
+            P::COUNT
+        )
     }
 }
 
@@ -595,6 +678,27 @@ mod tests {
         g.add_assign(&Scalars { a: 0.5, b: 0.25 });
         assert_eq!((g.a, g.b), (1.5, 2.25));
         assert_eq!(<Scalars<f32>>::path(1), "b");
+    }
+
+    /// A lone tensor has no path: its row says `(self)`; a float is a shape `[]` of one
+    /// element; f64 counts 8 bytes per element.
+    #[test]
+    fn summary_of_a_tensor_and_a_tuple() {
+        let t: Tensor<f64, crate::Shape![2, 3]> = Tensor::zeros();
+        let want = "\
+parameter  shape   count
+(self)     [2, 3]      6
+total                  6 (1 tensor, 48 bytes)
+";
+        assert_eq!(t.summary().to_string(), want);
+        let pair = (t, 1.5f64);
+        let want = "\
+parameter  shape   count
+0          [2, 3]      6
+1          []          1
+total                  7 (2 tensors, 56 bytes)
+";
+        assert_eq!(pair.summary().to_string(), want);
     }
 
     #[test]
