@@ -18,10 +18,37 @@
 //! let msg = "line 3: the label 2 is out of range for 2 classes (labels 0 to 1)";
 //! assert_eq!(err.to_string(), msg);
 //! ```
+//!
+//! [`Regression`] is for float targets: one or several target columns, chosen by header name or
+//! by index, the other columns the features. Its errors name the line, the column and the
+//! column's name; [`Regression::split`] holds out seeded random rows, [`Standardize`] scales by
+//! the training rows, and [`Regression::batches`] yields shuffled `(B, F)` and `(B, Y)` tensors.
+//!
+//! ```
+//! use autograd_core::prelude::*;
+//! use autograd_core::data::{Regression, Standardize, Targets};
+//! let csv = "age,bmi,target\n59,32.1,151\n48,21.6,75\n72,30.5,141\n24,25.3,206\n";
+//! let data = Regression::<f32, 2, 1>::parse_csv(csv, &Targets::named(&["target"])).unwrap();
+//! let (mut train, mut valid) = data.split(1, 0);
+//! let (sx, sy) = (Standardize::fit(train.features()), Standardize::fit(train.targets()));
+//! for part in [&mut train, &mut valid] {
+//!     part.standardize_features(&sx);
+//!     part.standardize_targets(&sy);
+//! }
+//! for (x, y) in train.batches::<3>(&mut Rng::new(1)) {
+//!     // `D<1>`, what `nn::Linear<f32, H, 1>` outputs (`Tensor![f32; 3, 1]` is `(D<3>, One)`).
+//!     let _: (Tensor![f32; 3, 2], Tensor<f32, (D<3>, D<1>)>) = (x, y);
+//! }
+//! let bad = "age,bmi,target\n59,32.1,151\n48,,75\n";
+//! let err = Regression::<f32, 2, 1>::parse_csv(bad, &Targets::named(&["target"])).unwrap_err();
+//! assert_eq!(err.to_string(), "line 3, column 2 (bmi): the cell is empty");
+//! ```
 
 mod classes;
+mod regression;
 
 pub use classes::Dataset;
+pub use regression::{Batch, Batches, PaddedBatches, Regression, Standardize, Targets};
 
 /// What was wrong with a data file, and where.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -114,6 +141,142 @@ pub enum DataError {
     /// The file could not be read.
     #[error("cannot read the data file: {0}")]
     Io(String),
+    /// A cell of a [`Regression`] file that is not a number the element type can train on.
+    #[error("line {line}, column {column} ({name}): {}", problem.describe(text))]
+    Cell {
+        /// 1-based line number.
+        line: usize,
+        /// 1-based column number.
+        column: usize,
+        /// The column's name in the header, or without a header its role (`feature 2`,
+        /// `target 1`).
+        name: String,
+        /// The cell's text, trimmed.
+        text: String,
+        /// What is wrong with it.
+        problem: CellProblem,
+    },
+    /// A row of a [`Regression`] file with more or fewer cells than the header (or, without a
+    /// header, the first row).
+    #[error("line {line}: {found} cells where line {like} has {expected}{}", missing_cells(*found, *expected, missing.as_deref()))]
+    Cells {
+        /// 1-based line number.
+        line: usize,
+        /// The cells found.
+        found: usize,
+        /// The cells of line `like`.
+        expected: usize,
+        /// The line that set the number of cells: the header, or the first row.
+        like: usize,
+        /// The name of the first missing column, when cells are missing.
+        missing: Option<String>,
+    },
+    /// A target column named that the header does not have.
+    #[error("no column is named `{name}`; the header has {}", header.join(", "))]
+    UnknownColumn {
+        /// The name asked for.
+        name: String,
+        /// The header's names, in order.
+        header: Vec<String>,
+    },
+    /// A target column index past the last column.
+    #[error("there is no column index {index}: the rows have {columns} columns (indices 0 to {})", columns.saturating_sub(1))]
+    ColumnIndex {
+        /// The 0-based index asked for.
+        index: usize,
+        /// The number of columns.
+        columns: usize,
+    },
+    /// A column chosen as a target twice.
+    #[error("column {column} ({name}) is chosen as a target twice")]
+    DuplicateTarget {
+        /// 1-based column number.
+        column: usize,
+        /// The column's name (or role).
+        name: String,
+    },
+    /// A number of target columns other than the type's `Y`.
+    #[error("{found} target columns are chosen, but the data set's type has Y = {expected}")]
+    TargetCount {
+        /// `Y`.
+        expected: usize,
+        /// The target columns chosen.
+        found: usize,
+    },
+    /// Rows whose columns, less the targets, are not the type's `F` features.
+    #[error(
+        "line {line}: {columns} columns less {targets} target columns leave {found} features, but the data set's type has F = {expected}"
+    )]
+    FeatureCount {
+        /// The line that set the number of columns: the header, or the first row.
+        line: usize,
+        /// The columns of that line.
+        columns: usize,
+        /// The target columns.
+        targets: usize,
+        /// `F`.
+        expected: usize,
+        /// The feature columns left.
+        found: usize,
+    },
+}
+
+/// What is wrong with a cell that should hold a number ([`DataError::Cell`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellProblem {
+    /// Nothing between the commas.
+    Empty,
+    /// Text that does not parse as a number.
+    NotANumber,
+    /// `NaN` or an infinity.
+    NotFinite,
+    /// A finite number that becomes infinite in the element type (`1e39` in `f32`).
+    Overflow {
+        /// The element type, `f32` or `f64`.
+        ty: &'static str,
+    },
+    /// A number whose square is infinite in the element type (beyond `1.8e19` in `f32`): a
+    /// loss, a norm or Adam's second moment would square it.
+    SquareOverflow {
+        /// The element type, `f32` or `f64`.
+        ty: &'static str,
+    },
+}
+
+impl CellProblem {
+    /// The problem in words, for the cell `text`.
+    ///
+    /// ```
+    /// use autograd_core::data::CellProblem;
+    /// assert_eq!(CellProblem::NotANumber.describe("n/a"), "`n/a` is not a number");
+    /// assert_eq!(CellProblem::Empty.describe(""), "the cell is empty");
+    /// ```
+    #[must_use]
+    pub fn describe(self, text: &str) -> String {
+        match self {
+            Self::Empty => "the cell is empty".to_string(),
+            Self::NotANumber => format!("`{text}` is not a number"),
+            Self::NotFinite => format!("`{text}` is not a finite number"),
+            Self::Overflow { ty } => {
+                format!("`{text}` is too large for {ty} (it would become infinite)")
+            }
+            Self::SquareOverflow { ty } => format!(
+                "`{text}` is too large to train on in {ty}: its square is infinite (a loss, a norm or Adam's second moment squares it); rescale the column"
+            ),
+        }
+    }
+}
+
+/// The end of [`DataError::Cells`]'s message: which column is the first missing.
+fn missing_cells(found: usize, expected: usize, missing: Option<&str>) -> String {
+    match (expected - found.min(expected), missing) {
+        (0, _) | (_, None) => String::new(),
+        (1, Some(name)) => format!(": column {expected} ({name}) is missing"),
+        (_, Some(name)) => format!(
+            ": the cells from column {} ({name}) on are missing",
+            found + 1
+        ),
+    }
 }
 
 /// What is wrong with a label out of range.
