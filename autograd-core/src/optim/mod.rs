@@ -20,6 +20,7 @@
 
 mod adam;
 mod clip;
+mod early_stopping;
 pub mod schedule;
 mod sgd;
 
@@ -27,6 +28,9 @@ use crate::params::Params;
 
 pub use adam::Adam;
 pub use clip::{clip_grad_norm, clip_grad_value, global_norm};
+#[cfg(feature = "checkpoint")]
+pub use early_stopping::BEST_PREFIX;
+pub use early_stopping::{EarlyStopping, Progress};
 pub use sgd::Sgd;
 
 /// An update rule: `step` moves the parameters against their gradients.
