@@ -42,5 +42,7 @@ mod parallel_grad;
     reason = "it includes the examples' PNG writer, as the digits examples in `model_examples` do"
 )]
 mod png_writer;
+#[path = "../regression_example.rs"]
+mod regression_example;
 #[path = "../training.rs"]
 mod training;

@@ -13,6 +13,7 @@
 //! - Around a step: gradient clipping ([`clip_grad_norm`], [`clip_grad_value`]),
 //!   [`Accumulate`] to average the gradients of micro-batches, learning-rate schedules
 //!   ([`schedule`]), and [`Ema`], an exponential moving average of the parameters.
+//! - Around the training loop: [`EarlyStopping`], which keeps the best parameters.
 //!
 //! ```
 //! use autograd_core::prelude::*;
@@ -31,6 +32,7 @@ mod accumulate;
 mod adagrad;
 mod adam;
 mod clip;
+mod early_stopping;
 mod ema;
 pub mod freeze;
 pub mod lbfgs;
@@ -44,6 +46,9 @@ pub use accumulate::Accumulate;
 pub use adagrad::Adagrad;
 pub use adam::Adam;
 pub use clip::{clip_grad_norm, clip_grad_value, global_norm};
+#[cfg(feature = "checkpoint")]
+pub use early_stopping::BEST_PREFIX;
+pub use early_stopping::{EarlyStopping, Progress};
 pub use ema::Ema;
 pub use freeze::Frozen;
 pub use lbfgs::{Lbfgs, LbfgsReport, LbfgsStop, LineSearch};
