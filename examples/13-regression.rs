@@ -56,7 +56,7 @@ pub const TRAIN: usize = 353;
 const VALIDATION: usize = 53;
 
 /// One target column, the disease-progression score.
-type Target<const B: usize> = Tensor<f32, (D<B>, D<1>)>;
+type Target<const B: usize> = Tensor![f32; B, D<1>];
 
 /// Ten measurements to `HIDDEN` units (ReLU) to one prediction.
 #[derive(Clone, Debug, Params)]

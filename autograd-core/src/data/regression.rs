@@ -589,7 +589,8 @@ fn shuffle<R: rand_core::Rng + ?Sized>(order: &mut [usize], rng: &mut R) {
 
 /// A batch of `B` rows: the features as a `(B, F)` tensor and the targets as a `(B, Y)` one.
 /// The axes are `D<F>` and `D<Y>` even when `Y` is 1, as `nn::Linear<T, H, Y>` outputs them (so
-/// one target is `Tensor<T, (D<B>, D<1>)>`, not `Tensor![T; B, 1]`, whose `1` is `One`).
+/// one target is `Tensor![T; B, D<1>]`; a loss also takes a `Tensor![T; B, 1]` target, whose `1`
+/// is the broadcastable `One`).
 ///
 /// ```
 /// use autograd_core::prelude::*;
