@@ -113,13 +113,15 @@ fn reads(line: &str, name: &str) -> bool {
 }
 
 /// A new op of the rule library is generated in the corpus as soon as it is registered: this
-/// fails, naming it, until `RULES` lists it (and the generator knows its arguments).
+/// fails, naming it, until `RULES` lists it (and the generator knows its arguments). Not listed:
+/// `item`, and `matmul_loose`, a hidden spelling of `matmul` with the same rule (`LooseMatMul`,
+/// which every `matmul` in the corpus runs), for library code generic over shapes.
 #[test]
 fn every_op_of_the_registry_is_generated() {
     let missing: Vec<&str> = autograd_core::__private::RULE_METHODS
         .iter()
         .copied()
-        .filter(|op| *op != "item" && !RULES.contains(op))
+        .filter(|op| !["item", "matmul_loose"].contains(op) && !RULES.contains(op))
         .collect();
     assert!(missing.is_empty(), "add to RULES: {missing:?}");
 }

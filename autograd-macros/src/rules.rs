@@ -57,6 +57,7 @@ pub const RULE_METHODS: &[&str] = &[
     "logsumexp_axis",
     "logsumexp_keepdim",
     "matmul",
+    "matmul_loose",
     "max",
     "max_axis",
     "max_keepdim",

@@ -70,6 +70,7 @@ const SHAPE_ERROR_CASES: &[&str] = &[
     "differentiable/conv1d_output_size",
     "differentiable/conv2d_output_size",
     "differentiable/conv_transpose2d_output_size",
+    "differentiable/linear_chain_mismatch",
     "differentiable/matmul_mismatch",
     "differentiable/matmul_ranks",
     "differentiable/max_pool2d_output_size",

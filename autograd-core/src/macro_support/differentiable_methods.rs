@@ -60,6 +60,7 @@ plain! {
     neg: 1 => Unary(Neg);
     // Under `LooseMatMulRhs`, so that a mismatch is reported once, by the user's own call.
     matmul: 2 => Binary(crate::ops::LooseMatMul);
+    matmul_loose: 2 => Binary(crate::ops::LooseMatMul);
     mse: 2 => Binary(crate::ops::LooseMse);
 }
 

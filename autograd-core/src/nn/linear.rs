@@ -1,9 +1,11 @@
 //! A fully connected layer `y = x W + b` with its sizes in its type.
 
 use super::{Init, Input};
+use crate::ops::LooseMatMulRhs;
 use crate::scalar::Float;
 use crate::shape::{Broadcast, D, MatMulRhs, Shape};
 use crate::storage::{Inline, Join, Storage};
+use crate::tape::Var;
 use crate::tensor::Tensor;
 
 /// `y = x W + b` from `I` inputs to `O` outputs: `W` is `(I, O)` (so the product needs no
@@ -72,6 +74,10 @@ impl<T: Float, const I: usize, const O: usize, St: Storage> Linear<T, I, O, St> 
 /// of size `I`, replaced by one of size `O`.
 pub type LinearOut<S, const I: usize, const O: usize> = <(D<I>, D<O>) as MatMulRhs<S>>::Out;
 
+/// [`LinearOut`] under the hidden `LooseMatMulRhs` (the same shape where `MatMulRhs` holds).
+type LooseLinearOut<S, const I: usize, const O: usize> =
+    <(D<I>, D<O>) as LooseMatMulRhs<S>>::LooseOut;
+
 impl<T: Float, const I: usize, const O: usize, St: Join<St, Out = St>> Linear<T, I, O, St> {
     /// `x W + b` over the last axis of `x`, of size `I`, for any leading axes: `(I,)`, `(B, I)`,
     /// `(B, L, I)` or `(N, B, L, I)`, one matrix product over the flattened leading axes; the
@@ -93,16 +99,71 @@ impl<T: Float, const I: usize, const O: usize, St: Join<St, Out = St>> Linear<T,
     /// assert_eq!(layer.forward(&Tensor::new([1.0, 1.0])).to_array(), [6.0]);
     /// ```
     #[must_use]
-    pub fn forward<X>(&self, x: X) -> X::Out<LinearOut<X::Shape, I, O>>
-    where
-        X: Input<Elem = T, Storage = St>,
-        (D<I>, D<O>): MatMulRhs<X::Shape>,
-        LinearOut<X::Shape, I, O>: Broadcast<(D<O>,), Out = LinearOut<X::Shape, I, O>>,
-    {
+    pub fn forward<X: Input<Elem = T, Storage = St, Shape: LinearInput<I, O>>>(
+        &self,
+        x: X,
+    ) -> X::Out<<X::Shape as LinearInput<I, O>>::Out> {
         x.run(
-            |x| self.forward_tensor(x),
-            |x| x.matmul(&self.weight) + &self.bias,
+            |x| X::Shape::on_tensor(self, x),
+            |x| X::Shape::on_tape(self, x),
         )
+    }
+}
+
+/// A shape that a [`Linear`] with `I` inputs and `O` outputs takes: its last axis has `I`
+/// features, after any leading axes (`(I,)`, `(B, I)`, `(B, L, I)`, `(N, B, L, I)`). A shape
+/// whose last axis differs is reported as this trait's message, naming the layer's sizes and the
+/// shape.
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// use autograd_core::nn::LinearInput;
+/// fn takes<S: LinearInput<3, 2>>() {}
+/// takes::<Shape![3]>();
+/// takes::<Shape![8, 5, 3]>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "a `Linear` layer with {I} inputs cannot take an input of shape `{Self}`",
+    label = "its last axis must have {I} features",
+    note = "`Linear<_, I, O>` takes `(I,)`, `(B, I)`, `(B, L, I)` or `(N, B, L, I)`, and gives the same leading axes with `O` features"
+)]
+pub trait LinearInput<const I: usize, const O: usize>: Shape {
+    /// The output's shape: this shape with its last axis of size `O`.
+    type Out: Shape;
+    /// [`Linear::forward`] on a tensor.
+    #[doc(hidden)]
+    fn on_tensor<T: Float, St: Join<St, Out = St>>(
+        layer: &Linear<T, I, O, St>,
+        x: &Tensor<T, Self, St>,
+    ) -> Tensor<T, Self::Out, St>;
+    /// [`Linear::forward`] on the tape.
+    #[doc(hidden)]
+    fn on_tape<T: Float, St: Join<St, Out = St>>(
+        layer: &Linear<T, I, O, St>,
+        x: &Var<T, Self, St>,
+    ) -> Var<T, Self::Out, St>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<S: Shape, const I: usize, const O: usize> LinearInput<I, O> for S
+where
+    (D<I>, D<O>): MatMulRhs<S>,
+    LinearOut<S, I, O>: Broadcast<(D<O>,), Out = LinearOut<S, I, O>>,
+{
+    type Out = LinearOut<S, I, O>;
+    #[inline]
+    fn on_tensor<T: Float, St: Join<St, Out = St>>(
+        layer: &Linear<T, I, O, St>,
+        x: &Tensor<T, S, St>,
+    ) -> Tensor<T, LinearOut<S, I, O>, St> {
+        layer.forward_tensor(x)
+    }
+    #[inline]
+    fn on_tape<T: Float, St: Join<St, Out = St>>(
+        layer: &Linear<T, I, O, St>,
+        x: &Var<T, S, St>,
+    ) -> Var<T, LinearOut<S, I, O>, St> {
+        x.matmul(&layer.weight) + &layer.bias
     }
 }
 
@@ -111,17 +172,23 @@ impl<T: Float, const I: usize, const O: usize, St: Join<St, Out = St>> Linear<T,
 #[cfg_attr(feature = "macros", crate::differentiable(crate = crate, as = forward))]
 impl<T: Float, const I: usize, const O: usize, St: Join<St, Out = St>> Linear<T, I, O, St> {
     /// [`forward`](Self::forward) on a tensor.
+    ///
+    /// Under the hidden `LooseMatMulRhs` bound, which `forward`'s `MatMulRhs` implies with the same
+    /// output: a `#[differentiable]` caller's generated code calls this method's generated
+    /// siblings, which repeat its bounds, and under `MatMulRhs` an input of the wrong size was
+    /// reported there again (6 errors for one mistake); now only the caller's own `forward`
+    /// reports it.
     #[doc(hidden)]
     #[must_use]
     pub fn forward_tensor<S: Shape>(
         &self,
         x: &Tensor<T, S, St>,
-    ) -> Tensor<T, LinearOut<S, I, O>, St>
+    ) -> Tensor<T, LooseLinearOut<S, I, O>, St>
     where
-        (D<I>, D<O>): MatMulRhs<S>,
-        LinearOut<S, I, O>: Broadcast<(D<O>,), Out = LinearOut<S, I, O>>,
+        (D<I>, D<O>): LooseMatMulRhs<S>,
+        LooseLinearOut<S, I, O>: Broadcast<(D<O>,), Out = LooseLinearOut<S, I, O>>,
     {
-        &x.matmul(&self.weight) + &self.bias
+        &x.matmul_loose(&self.weight) + &self.bias
     }
 }
 

@@ -44,7 +44,7 @@ pub use dropout::Dropout;
 pub use embedding::Embedding;
 pub use init::Init;
 pub use input::{Engine, Input};
-pub use linear::{Linear, LinearOut};
+pub use linear::{Linear, LinearInput, LinearOut};
 pub use norm::{BatchNorm, BatchNorm1d, BatchNorm2d, LayerNorm};
 pub use recurrent::{GruCell, LstmCell};
 #[doc(hidden)]

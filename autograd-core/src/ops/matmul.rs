@@ -560,6 +560,34 @@ impl<T: Float, L: Shape, SL: Storage> Tensor<T, L, SL> {
         let () = crate::storage::InlineLimit::<<SL as Join<SR>>::Out, T, R::Out>::OK;
         MatMul.forward(self, rhs).0
     }
+
+    /// [`matmul`](Self::matmul) under the hidden [`LooseMatMulRhs`] bound, which every pair of
+    /// shapes of the same ranks meets: for a library function that is generic over the shapes and
+    /// differentiated by `#[differentiable]` (`nn::Linear`'s tensor path), whose users reach it
+    /// through a caller that states [`MatMulRhs`]. Under `MatMulRhs`'s bound, the code generated for
+    /// a user's call repeated the user's size mismatch at every generated call; under this one,
+    /// the user's own call reports it once. Sizes that differ are rejected when the product is
+    /// compiled for them (a post-monomorphization check), which the user's error keeps from
+    /// happening.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let x: Tensor![f32; 2, 3] = Tensor::new([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+    /// let w: Tensor![f32; 3, 2] = Tensor::new([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]);
+    /// assert_eq!(x.matmul_loose(&w), x.matmul(&w));
+    /// ```
+    #[doc(hidden)]
+    #[must_use]
+    pub fn matmul_loose<R: LooseMatMulRhs<L>, SR: Storage>(
+        &self,
+        rhs: &Tensor<T, R, SR>,
+    ) -> Tensor<T, R::LooseOut, <SL as Join<SR>>::Out>
+    where
+        SL: Join<SR>,
+    {
+        let () = crate::storage::InlineLimit::<<SL as Join<SR>>::Out, T, R::LooseOut>::OK;
+        LooseMatMul.forward(self, rhs).0
+    }
 }
 
 #[cfg(test)]

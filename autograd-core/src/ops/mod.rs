@@ -216,6 +216,7 @@ macro_rules! for_each_op {
                         .conv2d::<1, 1, 1, 1, 3, 3>(&y.reshape::<Shape![1, 1, 2, 3]>())
                 };
                 matmul: |x, y| x.matmul(&y.t());
+                matmul_loose: |x, y| x.matmul_loose(&y.t()), var |x, y| x.matmul(&y.t());
                 select: |x, y| x.gt(y).select(x, y), var |x, y| Var::select(&x.gt(y), x, y);
                 concat: |x, y| x.concat::<0, 4, _>(y);
                 transpose: |x, y| { let _ = y; x.transpose::<0, 1>() };
