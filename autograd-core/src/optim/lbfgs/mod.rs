@@ -167,7 +167,7 @@ impl<P: Params> Lbfgs<P> {
     /// use autograd_core::prelude::*;
     /// use autograd_core::optim::Lbfgs;
     /// let opt = Lbfgs::new(&Tensor::new([1.0f64, 2.0]));
-    /// assert_eq!((opt.get_lr(), opt.iterations()), (1.0, 0));
+    /// assert_eq!((opt.lr(), opt.iterations()), (1.0, 0));
     /// ```
     pub fn new(params: &P) -> Self {
         let n = params.numel();
@@ -203,11 +203,11 @@ impl<P: Params> Lbfgs<P> {
     /// ```
     /// use autograd_core::prelude::*;
     /// use autograd_core::optim::Lbfgs;
-    /// let opt = Lbfgs::new(&1.0f64).lr(0.5);
-    /// assert_eq!(opt.get_lr(), 0.5);
+    /// let opt = Lbfgs::new(&1.0f64).with_lr(0.5);
+    /// assert_eq!(opt.lr(), 0.5);
     /// ```
     #[must_use]
-    pub fn lr(mut self, lr: P::Elem) -> Self {
+    pub fn with_lr(mut self, lr: P::Elem) -> Self {
         self.lr = lr;
         self
     }
@@ -219,7 +219,7 @@ impl<P: Params> Lbfgs<P> {
     /// use autograd_core::prelude::*;
     /// use autograd_core::optim::{Lbfgs, LbfgsStop};
     /// let mut x = 3.0f64;
-    /// let mut opt = Lbfgs::new(&x).lr(0.1).max_iter(4);
+    /// let mut opt = Lbfgs::new(&x).with_lr(0.1).max_iter(4);
     /// let report = opt.step(&mut x, |x| (x * x, 2.0 * x));
     /// assert_eq!((report.iterations, report.stop), (4, LbfgsStop::MaxIter));
     /// // Without a line search the last iteration's point is not evaluated: 1 + 3 evaluations.
@@ -237,7 +237,7 @@ impl<P: Params> Lbfgs<P> {
     /// use autograd_core::prelude::*;
     /// use autograd_core::optim::{Lbfgs, LbfgsStop};
     /// let mut x = 3.0f64;
-    /// let mut opt = Lbfgs::new(&x).lr(0.1).max_eval(3);
+    /// let mut opt = Lbfgs::new(&x).with_lr(0.1).max_eval(3);
     /// let report = opt.step(&mut x, |x| (x * x, 2.0 * x));
     /// assert_eq!((report.evaluations, report.stop), (3, LbfgsStop::MaxEval));
     /// ```
@@ -271,7 +271,7 @@ impl<P: Params> Lbfgs<P> {
     /// use autograd_core::prelude::*;
     /// use autograd_core::optim::{Lbfgs, LbfgsStop};
     /// let mut x = 1.0f64;
-    /// let mut opt = Lbfgs::new(&x).lr(0.01).tolerance_change(1.0);
+    /// let mut opt = Lbfgs::new(&x).with_lr(0.01).tolerance_change(1.0);
     /// // The first step moves x by 0.01 * min(1, 1 / 2) * 2: less than 1.
     /// let report = opt.step(&mut x, |x| (x * x, 2.0 * x));
     /// assert_eq!((report.iterations, report.stop), (1, LbfgsStop::StepTolerance));
@@ -325,13 +325,14 @@ impl<P: Params> Lbfgs<P> {
         self
     }
 
-    /// The learning rate (`get_lr`, since `lr` is the builder).
+    /// The learning rate, as [`Optimizer::lr`](super::Optimizer::lr) gives it for the other
+    /// optimizers.
     ///
     /// ```
     /// use autograd_core::optim::Lbfgs;
-    /// assert_eq!(Lbfgs::new(&0.0f64).get_lr(), 1.0);
+    /// assert_eq!(Lbfgs::new(&0.0f64).lr(), 1.0);
     /// ```
-    pub fn get_lr(&self) -> P::Elem {
+    pub fn lr(&self) -> P::Elem {
         self.lr
     }
 
@@ -342,7 +343,7 @@ impl<P: Params> Lbfgs<P> {
     /// use autograd_core::optim::Lbfgs;
     /// let mut opt = Lbfgs::new(&1.0f64);
     /// opt.set_lr(0.25);
-    /// assert_eq!(opt.get_lr(), 0.25);
+    /// assert_eq!(opt.lr(), 0.25);
     /// ```
     pub fn set_lr(&mut self, lr: P::Elem) {
         self.lr = lr;
@@ -353,7 +354,7 @@ impl<P: Params> Lbfgs<P> {
     /// ```
     /// use autograd_core::optim::Lbfgs;
     /// let mut x = 3.0f64;
-    /// let mut opt = Lbfgs::new(&x).lr(0.1).max_iter(4);
+    /// let mut opt = Lbfgs::new(&x).with_lr(0.1).max_iter(4);
     /// opt.step(&mut x, |x| (x * x, 2.0 * x));
     /// opt.step(&mut x, |x| (x * x, 2.0 * x));
     /// assert_eq!((opt.iterations(), opt.evaluations()), (8, 8));

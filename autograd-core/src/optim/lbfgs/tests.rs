@@ -356,7 +356,7 @@ fn logistic_regression_fixed_step_like_pytorch() {
 #[test]
 fn rosenbrock_fixed_step_like_pytorch() {
     let mut p = Tensor::new([-1.5, 2.0]);
-    let mut opt = Lbfgs::new(&p).lr(0.01).max_iter(10);
+    let mut opt = Lbfgs::new(&p).with_lr(0.01).max_iter(10);
     let want = (
         ROSENBROCK_FIXED_ITERS,
         ROSENBROCK_FIXED_EVALS,
