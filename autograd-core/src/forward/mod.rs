@@ -22,6 +22,9 @@
 //! - [`hessian_hvp`]: the Hessian by one HVP per input element (tape);
 //!   [`hessian_of_gradient`]: the same from any gradient function on duals.
 //! - [`jacobian_rev`]: the Jacobian through the tape, one backward pass per output element.
+//! - [`jacobian_nalgebra`] (feature `nalgebra`): the value and Jacobian of a function of nalgebra
+//!   vectors, whose elements are duals: `Dual` implements the number traits nalgebra's generic
+//!   code asks for (one pass per input element).
 //!
 //! Hessian-vector products through any other reverse engine use the same helpers: run the
 //! gradient code on `seed(x, v)` and read `tangent` of the gradient; that is
@@ -94,8 +97,12 @@ mod jacobian_rev;
 mod jvp;
 mod layout;
 mod model;
+#[cfg(feature = "nalgebra")]
+mod nalgebra;
 mod seed;
 
+#[cfg(feature = "nalgebra")]
+pub use self::nalgebra::jacobian_nalgebra;
 pub use dual::Dual;
 pub use hessian::hessian;
 pub use hvp::{hessian_hvp, hessian_of_gradient, hvp_tape, seeded_param, split_grad};
