@@ -8,7 +8,7 @@
 //! has no derivative and no subgradient: both VJPs are `0/0 = NaN` there, as in PyTorch and JAX,
 //! and anomaly mode names the op.
 
-use crate::rule::BinaryRule;
+use super::BinaryOperand;
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Shape};
 use crate::storage::{Join, Storage};
@@ -47,14 +47,16 @@ impl<T: Float, L: Shape, SL: Storage> Tensor<T, L, SL> {
     /// assert_eq!(y.atan2(&x).to_array(), [0.0, FRAC_PI_2, PI]);
     /// ```
     #[must_use]
-    pub fn atan2<R: Shape, SR: Storage>(&self, x: &Tensor<T, R, SR>) -> Tensor<T, L::Out, SL::Out>
+    #[track_caller]
+    pub fn atan2<O>(&self, x: O) -> O::Out<L::Out, SL::Out>
     where
-        L: Broadcast<R>,
-        SL: Join<SR>,
+        O: BinaryOperand<Elem = T>,
+        L: Broadcast<O::Shape>,
+        SL: Join<O::Storage>,
     {
         // An output over the inline limit is reported at the user's call.
         let () = crate::storage::InlineLimit::<SL::Out, T, L::Out>::OK;
-        Atan2.forward(self, x).0
+        O::apply(Atan2, self, x)
     }
 }
 

@@ -90,6 +90,48 @@ fn compare_scalar<T: Float, S: Shape, St: Storage>(
     m
 }
 
+/// What a comparison reads the value of: a [`Tensor`], or a tape [`Var`](crate::tape::Var)
+/// (its current value). Comparisons have no gradient, so neither is recorded and a tensor is not
+/// copied. The tape implements it for its `Var`.
+///
+/// ```
+/// use autograd_core::prelude::*;
+/// let a = Tensor::new([1.0f64, 5.0]);
+/// let v = Var::param(Tensor::new([2.0f64, 2.0]));
+/// assert_eq!(a.gt(&v).to_array(), [false, true]); // a tensor against a `Var`
+/// assert_eq!(v.lt(&a).to_array(), [false, true]); // and the other way round
+/// ```
+pub trait Compared {
+    /// The element type.
+    type Elem: Float;
+    /// The shape.
+    type Shape: Shape;
+    /// The storage.
+    type Storage: Storage;
+    /// The value compared.
+    fn compared(&self) -> &Tensor<Self::Elem, Self::Shape, Self::Storage>;
+}
+
+impl<T: Float, S: Shape, St: Storage> Compared for Tensor<T, S, St> {
+    type Elem = T;
+    type Shape = S;
+    type Storage = St;
+    fn compared(&self) -> &Tensor<T, S, St> {
+        self
+    }
+}
+
+/// A reference to an operand (`&x` of a parameter `x: &Tensor<..>`), as the deref coercion of a
+/// method taking `&Tensor` accepted it.
+impl<X: Compared> Compared for &X {
+    type Elem = X::Elem;
+    type Shape = X::Shape;
+    type Storage = X::Storage;
+    fn compared(&self) -> &Tensor<X::Elem, X::Shape, X::Storage> {
+        (**self).compared()
+    }
+}
+
 /// Writes the tensor-tensor and tensor-scalar method of one comparison.
 macro_rules! comparison {
     ($cmp:ident, $name:ident, $scalar:ident, $sym:literal, $example:literal, $scalar_example:literal) => {
@@ -102,12 +144,13 @@ macro_rules! comparison {
         #[doc = concat!("assert_eq!(a.", stringify!($name), "(&b).to_array(), ", $example, ");")]
         /// ```
         #[must_use]
-        pub fn $name<R: Shape, SR: Storage>(&self, other: &Tensor<T, R, SR>) -> Mask<L::Out, SL::Out>
+        pub fn $name<O>(&self, other: &O) -> Mask<L::Out, SL::Out>
         where
-            L: Broadcast<R>,
-            SL: Join<SR>,
+            O: Compared<Elem = T>,
+            L: Broadcast<O::Shape>,
+            SL: Join<O::Storage>,
         {
-            compare(Cmp::$cmp, self, other)
+            compare(Cmp::$cmp, self, other.compared())
         }
 
         #[doc = concat!("`x ", $sym, " c` elementwise for a scalar `c` (a constant [`Mask`] of `x`'s shape).")]

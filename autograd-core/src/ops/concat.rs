@@ -9,8 +9,9 @@
 //! a type on stable Rust, so the caller names it as `N` (or writes `_` and lets an annotation give
 //! it) and a compile-time assertion confirms it.
 
-use super::UncheckedBinary;
+use super::BinaryOperand;
 use super::movement::{Msg, copy_along};
+use super::{Prechecked, UncheckedBinary};
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
 use crate::shape::{Axis, D, Dim, Shape};
@@ -223,19 +224,22 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// assert_eq!(rows.to_array()[3], [3.0, 4.0]);
     /// ```
     #[must_use]
-    pub fn concat<const AXIS: usize, const N: usize, R: Axis<AXIS>>(
+    #[track_caller]
+    pub fn concat<const AXIS: usize, const N: usize, O>(
         &self,
-        other: &Tensor<T, R, impl Storage>,
-    ) -> Tensor<T, S::Replaced<D<N>>, St>
+        other: O,
+    ) -> O::Out<S::Replaced<D<N>>, St>
     where
-        S: ConcatShape<R, AXIS>,
+        O: BinaryOperand<Elem = T>,
+        O::Shape: Axis<AXIS>,
+        S: ConcatShape<O::Shape, AXIS>,
     {
-        let () = JoinedSize::<S, R, AXIS, N>::OK;
+        let () = JoinedSize::<S, O::Shape, AXIS, N>::OK;
         // An output over the inline limit is reported at the user's call.
         let () = crate::storage::InlineLimit::<St, T, S::Replaced<D<N>>>::OK;
         // The rule's forward minus its check, so that a failed check is reported once, here,
         // pointing at the caller's line (`forward` would repeat it from inside the library).
-        unchecked::<AXIS, N, _, _, _, _, _>(self, other)
+        O::apply(Prechecked::new(Concat::<AXIS, N>), self, other)
     }
 }
 

@@ -9,7 +9,7 @@
 //! into every parameter an optimizer updates; `hypot(a, b)` is the norm of `(a, b)`, so the
 //! norm's convention is the one taken).
 
-use crate::rule::BinaryRule;
+use super::BinaryOperand;
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Shape};
 use crate::storage::{Join, Storage};
@@ -51,17 +51,16 @@ impl<T: Float, L: Shape, SL: Storage> Tensor<T, L, SL> {
     /// assert_eq!(a.hypot(&b).to_array(), [5.0, 1e300 * std::f64::consts::SQRT_2]);
     /// ```
     #[must_use]
-    pub fn hypot<R: Shape, SR: Storage>(
-        &self,
-        other: &Tensor<T, R, SR>,
-    ) -> Tensor<T, L::Out, SL::Out>
+    #[track_caller]
+    pub fn hypot<O>(&self, other: O) -> O::Out<L::Out, SL::Out>
     where
-        L: Broadcast<R>,
-        SL: Join<SR>,
+        O: BinaryOperand<Elem = T>,
+        L: Broadcast<O::Shape>,
+        SL: Join<O::Storage>,
     {
         // An output over the inline limit is reported at the user's call.
         let () = crate::storage::InlineLimit::<SL::Out, T, L::Out>::OK;
-        Hypot.forward(self, other).0
+        O::apply(Hypot, self, other)
     }
 }
 

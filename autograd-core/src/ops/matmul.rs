@@ -5,6 +5,7 @@
 //! batch. All three products run through [`Float::gemm`] with strides, so the transposes are free:
 //! no transposed copy is ever made.
 
+use super::BinaryOperand;
 use super::movement::Msg;
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
@@ -549,16 +550,25 @@ impl<T: Float, L: Shape, SL: Storage> Tensor<T, L, SL> {
     /// assert_eq!(ys.to_array()[3], [[2.0, 2.0], [2.0, 2.0]]);
     /// ```
     #[must_use]
-    pub fn matmul<R: MatMulRhs<L>, SR: Storage>(
+    #[track_caller]
+    #[allow(
+        clippy::type_complexity,
+        reason = "the product's shape and storage, spelled out"
+    )]
+    pub fn matmul<O: BinaryOperand<Elem = T, Shape: MatMulRhs<L>>>(
         &self,
-        rhs: &Tensor<T, R, SR>,
-    ) -> Tensor<T, R::Out, <SL as Join<SR>>::Out>
+        rhs: O,
+    ) -> O::Out<<O::Shape as MatMulRhs<L>>::Out, <SL as Join<O::Storage>>::Out>
     where
-        SL: Join<SR>,
+        SL: Join<O::Storage>,
     {
         // An output over the inline limit is reported at the user's call.
-        let () = crate::storage::InlineLimit::<<SL as Join<SR>>::Out, T, R::Out>::OK;
-        MatMul.forward(self, rhs).0
+        let () = crate::storage::InlineLimit::<
+            <SL as Join<O::Storage>>::Out,
+            T,
+            <O::Shape as MatMulRhs<L>>::Out,
+        >::OK;
+        O::apply(MatMul, self, rhs)
     }
 
     /// [`matmul`](Self::matmul) under the hidden [`LooseMatMulRhs`] bound, which every pair of

@@ -9,7 +9,7 @@
 //! a `ReLU` written as a select (`(x > 0).select(x, 0)`, gradient 0 at 0): `maximum(x, 0)` has 0.5.
 
 use super::pointwise::{Pointwise2, with_scalar_rhs};
-use crate::rule::BinaryRule;
+use super::BinaryOperand;
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Shape};
 use crate::storage::{Join, Storage};
@@ -102,17 +102,16 @@ impl<T: Float, L: Shape, SL: Storage> Tensor<T, L, SL> {
     /// assert_eq!(x.maximum(&floor).to_array(), [[3.0, 1.0], [0.5, 2.0]]);
     /// ```
     #[must_use]
-    pub fn maximum<R: Shape, SR: Storage>(
-        &self,
-        other: &Tensor<T, R, SR>,
-    ) -> Tensor<T, L::Out, SL::Out>
+    #[track_caller]
+    pub fn maximum<O>(&self, other: O) -> O::Out<L::Out, SL::Out>
     where
-        L: Broadcast<R>,
-        SL: Join<SR>,
+        O: BinaryOperand<Elem = T>,
+        L: Broadcast<O::Shape>,
+        SL: Join<O::Storage>,
     {
         // An output over the inline limit is reported at the user's call.
         let () = crate::storage::InlineLimit::<SL::Out, T, L::Out>::OK;
-        Maximum.forward(self, other).0
+        O::apply(Maximum, self, other)
     }
 
     /// `max(x, c)` elementwise for a constant `c`: [`Tensor::maximum`] with a rank-0 `c` (the same

@@ -7,7 +7,7 @@
 
 use super::maximum::choose;
 use super::pointwise::{Pointwise2, with_scalar_rhs};
-use crate::rule::BinaryRule;
+use super::BinaryOperand;
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Shape};
 use crate::storage::{Join, Storage};
@@ -44,17 +44,16 @@ impl<T: Float, L: Shape, SL: Storage> Tensor<T, L, SL> {
     /// assert_eq!(x.minimum(&cap).to_array(), [[1.0, -1.0], [0.5, 0.0]]);
     /// ```
     #[must_use]
-    pub fn minimum<R: Shape, SR: Storage>(
-        &self,
-        other: &Tensor<T, R, SR>,
-    ) -> Tensor<T, L::Out, SL::Out>
+    #[track_caller]
+    pub fn minimum<O>(&self, other: O) -> O::Out<L::Out, SL::Out>
     where
-        L: Broadcast<R>,
-        SL: Join<SR>,
+        O: BinaryOperand<Elem = T>,
+        L: Broadcast<O::Shape>,
+        SL: Join<O::Storage>,
     {
         // An output over the inline limit is reported at the user's call.
         let () = crate::storage::InlineLimit::<SL::Out, T, L::Out>::OK;
-        Minimum.forward(self, other).0
+        O::apply(Minimum, self, other)
     }
 
     /// `min(x, c)` elementwise for a constant `c`: [`Tensor::minimum`] with a rank-0 `c` (the same

@@ -10,15 +10,17 @@
 //!    broadcasting forward and VJP; for an op that needs the error function, a `PointwiseErf` impl
 //!    and `pointwise_erf_rule!`), its formulas in the module doc, the `Tensor` method with a
 //!    runnable example, and tests of hand-worked values and of the gradient (`check_unary`,
-//!    `check_binary`).
+//!    `check_binary`). A binary op's method takes its other operand as `O: BinaryOperand` and
+//!    runs `O::apply(rule, self, other)`: given a tensor it returns a tensor, given a `Var` it
+//!    records the op and returns a `Var`, so the one method serves both engines.
 //! 2. Add its line to the registry, [`for_each_op!`], in the section of its form. That line
 //!    declares the module and re-exports the rule here, and generates the op's [`Var`] method
 //!    (`tape/ops.rs`), its entry in the table `#[differentiable]` reads
 //!    (`macro_support/differentiable_methods.rs`) and its name in `RULE_METHODS`, and adds it to
 //!    the test that runs every op on a `Tensor` and a `Var` and compares the values bit for bit.
-//!    An op of an irregular form goes into `written_out` with a probe, and its `Var` method and
-//!    table entry are written by hand beside the others of its kind; the tests below fail until
-//!    both exist.
+//!    An op of an irregular form goes into `written_out` with a probe; its `Var` method is one
+//!    entry of the second table, `tape/written_out.rs`, and its `#[differentiable]` entry is
+//!    written beside the others of its kind; the tests below fail until both exist.
 //! 3. Add its name to `RULE_METHODS` in `autograd-macros/src/rules.rs` (the macro crate cannot read
 //!    this crate; `the_macro_knows_every_op` fails, naming the op, until it is there), and
 //!    regenerate the corpus (`REGENERATE=1 cargo test --test macro macro_corpus`), which then
@@ -53,6 +55,7 @@ mod max_pool;
 mod mse;
 mod neg;
 mod one_hot;
+mod operand;
 mod pad;
 mod permute;
 mod prechecked;
@@ -69,6 +72,7 @@ pub use batch_norm::BatchNormalize;
 pub(crate) use batch_norm::Channels;
 pub use broadcast_to::Expand;
 pub use cast::Cast;
+pub use compare::Compared;
 pub(crate) use concat::JoinedSize;
 pub use concat::{Concat, ConcatShape};
 pub use conv_transpose2d::{ConvTranspose2d, ConvolveTranspose2d};
@@ -85,6 +89,7 @@ pub use matmul::{LooseMatMul, LooseMatMulRhs, MatMul};
 pub use max_pool::{MaxPool1d, MaxPool2d};
 pub use mse::{LooseMse, Mse};
 pub use neg::Neg;
+pub use operand::BinaryOperand;
 pub(crate) use pad::NewSize;
 pub use pad::Pad;
 pub(crate) use permute::IsPermutation;
@@ -441,6 +446,14 @@ mod registry_tests {
                 $(
                     check(stringify!($b), a.$b(&b).bits(), va.$b(&vb).bits());
                     $(check(stringify!($bs), a.$bs(0.5).bits(), va.$bs(0.5).bits());)?
+                    // The same method on a tensor, given a `Var`: recorded, the same values.
+                    let mixed: Var<f64, _> = a.$b(&vb);
+                    assert_eq!(
+                        mixed.bits(),
+                        va.$b(&vb).bits(),
+                        "{}: a tensor given a `Var`",
+                        stringify!($b)
+                    );
                 )*
                 $(check(
                     stringify!($op),

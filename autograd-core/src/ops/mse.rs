@@ -8,6 +8,7 @@
 //! Fused rather than `(p - t)^2` then a mean: one pass forward, and no intermediate of the inputs'
 //! size kept for the backward (the difference is recomputed from the inputs).
 
+use super::BinaryOperand;
 use super::movement::Msg;
 use crate::kernels::for_each_broadcast;
 use crate::rule::BinaryRule;
@@ -223,14 +224,15 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// assert_eq!(pred.mse(&target).item(), 2.5); // (1 + 4) / 2
     /// ```
     #[must_use]
-    pub fn mse<S2: TargetShape<S>, St2: Storage>(
+    #[track_caller]
+    pub fn mse<O: BinaryOperand<Elem = T, Shape: TargetShape<S>>>(
         &self,
-        target: &Tensor<T, S2, St2>,
-    ) -> Tensor<T, (), St::Out>
+        target: O,
+    ) -> O::Out<(), St::Out>
     where
-        St: Join<St2>,
+        St: Join<O::Storage>,
     {
-        Mse.forward(self, target).0
+        O::apply(Mse, self, target)
     }
 }
 

@@ -5,7 +5,7 @@
 //! constant exponent use [`Tensor::powf`], which has no such restriction.
 
 use super::pointwise::Pointwise2;
-use crate::rule::BinaryRule;
+use super::BinaryOperand;
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Shape};
 use crate::storage::{Join, Storage};
@@ -55,12 +55,16 @@ impl<T: Float, L: Shape, SL: Storage> Tensor<T, L, SL> {
     /// assert_eq!(a.pow(&b).to_array(), [[1.0, 2.0f64.sqrt()], [9.0, 2.0]]);
     /// ```
     #[must_use]
-    pub fn pow<R: Shape, SR: Storage>(&self, other: &Tensor<T, R, SR>) -> Tensor<T, L::Out, SL::Out>
+    #[track_caller]
+    pub fn pow<O>(&self, other: O) -> O::Out<L::Out, SL::Out>
     where
-        L: Broadcast<R>,
-        SL: Join<SR>,
+        O: BinaryOperand<Elem = T>,
+        L: Broadcast<O::Shape>,
+        SL: Join<O::Storage>,
     {
-        Pow.forward(self, other).0
+        // An output over the inline limit is reported at the user's call.
+        let () = crate::storage::InlineLimit::<SL::Out, T, L::Out>::OK;
+        O::apply(Pow, self, other)
     }
 }
 

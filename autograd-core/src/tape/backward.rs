@@ -5,7 +5,6 @@
 //! because one of its inputs did, so every VJP that runs lies on a path from the output to a leaf
 //! that requires gradients, and constant operands cost no VJP call.
 
-// Re-exported here for the files that import it from this one (`movement.rs`).
 use super::error::BackwardError;
 use super::mode;
 use super::node::AnyNode;

@@ -61,16 +61,18 @@ mod error;
 mod interop;
 mod leaves;
 mod mode;
-mod movement;
 mod node;
+mod operand;
 mod ops;
-mod pool_norm;
 mod record;
 mod select;
+mod stack;
 #[cfg(test)]
 pub(crate) mod test_models;
 mod var;
+mod written_out;
 
+pub use crate::ops::Compared;
 pub use anomaly::{Anomaly, Phase, detect_anomaly};
 pub use backward::Rank0;
 pub(crate) use backward::backward_from;
@@ -82,4 +84,4 @@ pub use mode::{
 };
 pub use record::{record_binary, record_unary};
 pub use select::{OnTape, OnTensors, SelectEngine, SelectOperand};
-pub use var::{Compared, Operand, Var};
+pub use var::{Operand, Var};

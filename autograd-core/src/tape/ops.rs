@@ -1,16 +1,16 @@
 //! The ops of the rule library on tracked tensors: each method or operator is one call to
 //! [`record_unary`] or [`record_binary`] with the op's rule. The regular ones are generated from
-//! the registry (`for_each_op!` in `ops/mod.rs`); the others are written out below.
+//! the registry (`for_each_op!` in `ops/mod.rs`), as are the operators; the ops of irregular
+//! forms are listed in the second table, `written_out.rs`. Below, the operators and the
+//! comparisons (which read values and record nothing).
 
 use super::record::{record_binary, record_unary};
-use super::var::{Compared, Operand, Var};
+use super::var::{Operand, Var};
+use crate::ops::Compared;
 use crate::ops::for_each_op;
-use crate::rules::{
-    All, AlongAxis, BatchLabels, Cast, CrossEntropy, Dropout, Gather, KeepAxis, Mse, Neg, Rows,
-    Select,
-};
+use crate::rules::{All, AlongAxis, KeepAxis, Neg};
 use crate::scalar::{Erf, Float};
-use crate::shape::{Axis, Broadcast, D, Dim, One, ReplaceAxis, Shape, TargetShape};
+use crate::shape::{Axis, Broadcast, One, Shape};
 use crate::storage::{Inline, Join, Storage};
 use crate::tensor::{Mask, Tensor};
 
@@ -102,117 +102,6 @@ macro_rules! broadcast_methods {
             )?
         )*}
     };
-}
-
-impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
-    /// [`Tensor::cast`], recorded: the gradient comes back in this tensor's element type.
-    #[must_use]
-    #[track_caller]
-    pub fn cast<U: Float>(&self) -> Var<U, S, St> {
-        record_unary(Cast::<U>::new(), self)
-    }
-
-    /// [`Tensor::dropout`], recorded: the same mask as the `Tensor` method for the same `seed`,
-    /// saved by the forward and reused by backward.
-    ///
-    /// # Panics
-    /// If `p` is not in `[0, 1)` (or is NaN).
-    #[must_use]
-    #[track_caller]
-    pub fn dropout(&self, p: f64, seed: u64) -> Self {
-        record_unary(Dropout::new(p, seed), self)
-    }
-
-    /// [`Tensor::gather`], recorded: its VJP scatter-adds, so an index picked twice receives both
-    /// cotangents.
-    #[must_use]
-    #[track_caller]
-    pub fn gather<const AXIS: usize, const K: usize>(
-        &self,
-        indices: &[usize; K],
-    ) -> Var<T, ReplaceAxis<S, AXIS, D<K>>, St>
-    where
-        S: Axis<AXIS>,
-    {
-        record_unary(Gather::<AXIS, K> { indices: *indices }, self)
-    }
-
-    /// [`Tensor::mse`], recorded: the mean squared error against `target` (a `Var` or a constant
-    /// tensor of the prediction's shape or one that broadcasts to it).
-    #[must_use]
-    #[track_caller]
-    pub fn mse<O>(&self, target: O) -> Var<T, (), <St as Join<O::Storage>>::Out>
-    where
-        O: Operand<Elem = T>,
-        O::Shape: TargetShape<S>,
-        St: Join<O::Storage>,
-    {
-        record_binary(Mse, self, &target.into_var())
-    }
-
-    /// [`Mask::select`] on tracked tensors: `a` where the mask is true, `b` elsewhere, with the
-    /// mask, `a` and `b` broadcast together. Each operand is a `Var` or a constant tensor; the
-    /// cotangent goes to the operand each element came from.
-    ///
-    /// The same as the method [`Mask::select`] with a `Var` among its operands
-    /// (`mask.select(&x, &y)`), which calls this. The mask comes from a comparison of `Var`s, which
-    /// reads their values and is not recorded:
-    ///
-    /// ```
-    /// use autograd_core::prelude::*;
-    /// let x = Var::param(Tensor::new([-2.0f64, 0.5, 3.0]));
-    /// // A leaky ReLU: x where x > 0, 0.1 x elsewhere.
-    /// let y = Var::select(&x.gt_scalar(0.0), &x, &x * 0.1);
-    /// assert_eq!(y.value().to_array(), [-0.2, 0.5, 3.0]);
-    /// y.sum().backward().unwrap();
-    /// assert_eq!(x.grad().unwrap().to_array(), [0.1, 1.0, 1.0]);
-    /// ```
-    #[must_use]
-    #[track_caller]
-    #[allow(
-        clippy::type_complexity,
-        reason = "the broadcast of three shapes, spelled out"
-    )]
-    pub fn select<M, MSt, A, B>(
-        mask: &Mask<M, MSt>,
-        a: A,
-        b: B,
-    ) -> Var<
-        T,
-        <M as Broadcast<<S as Broadcast<B::Shape>>::Out>>::Out,
-        <<St as Join<B::Storage>>::Out as Join<MSt>>::Out,
-    >
-    where
-        A: Operand<Elem = T, Shape = S, Storage = St>,
-        B: Operand<Elem = T>,
-        S: Broadcast<B::Shape>,
-        St: Join<B::Storage>,
-        <St as Join<B::Storage>>::Out: Join<MSt>,
-        M: Broadcast<<S as Broadcast<B::Shape>>::Out>,
-        MSt: Storage,
-    {
-        let rule = Select { mask: mask.clone() };
-        record_binary(rule, &a.into_var(), &b.into_var())
-    }
-}
-
-impl<T: Float, St: Storage, Bd: Dim, const N: usize> Var<T, (Bd, D<N>), St> {
-    /// [`Tensor::cross_entropy`], recorded: mean softmax cross-entropy of these `(B, N)` logits
-    /// against one class index per row (the labels are constants carried by the rule).
-    #[must_use]
-    #[track_caller]
-    pub fn cross_entropy<const B: usize, L>(&self, labels: &L) -> Var<T, (), St>
-    where
-        Bd: Rows<B>,
-        L: BatchLabels<B>,
-    {
-        record_unary(
-            CrossEntropy {
-                labels: labels.to_batch(),
-            },
-            self,
-        )
-    }
 }
 
 impl<T: Float, S: Shape, St: Storage> core::ops::Neg for &Var<T, S, St> {

@@ -1,6 +1,7 @@
 //! [`Var`]: a tensor that remembers how it was computed.
 
 use super::node::{Core, LeafNode, NodeRef};
+use crate::ops::Compared;
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::{Inline, Storage};
@@ -309,34 +310,12 @@ impl<T: Float, S: Shape, St: Storage> Operand for &Tensor<T, S, St> {
     }
 }
 
-/// What a comparison on tracked tensors reads the value of: a [`Var`] or a [`Tensor`]. Comparisons
-/// have no gradient, so neither is recorded and a tensor is not copied into a constant.
-pub trait Compared {
-    /// The element type.
-    type Elem: Float;
-    /// The shape.
-    type Shape: Shape;
-    /// The storage.
-    type Storage: Storage;
-    /// The value compared.
-    fn compared(&self) -> &Tensor<Self::Elem, Self::Shape, Self::Storage>;
-}
-
 impl<T: Float, S: Shape, St: Storage> Compared for Var<T, S, St> {
     type Elem = T;
     type Shape = S;
     type Storage = St;
     fn compared(&self) -> &Tensor<T, S, St> {
         self.value()
-    }
-}
-
-impl<T: Float, S: Shape, St: Storage> Compared for Tensor<T, S, St> {
-    type Elem = T;
-    type Shape = S;
-    type Storage = St;
-    fn compared(&self) -> &Tensor<T, S, St> {
-        self
     }
 }
 
