@@ -41,52 +41,55 @@ fn usage(problem: &str) -> ! {
     std::process::exit(2)
 }
 
-fn parse_args() -> Args {
+/// The command line, parsed by lexopt.
+fn parse_args() -> Result<Args, lexopt::Error> {
+    use lexopt::prelude::*;
     let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
     let mut cfg = trainer::default_config(&target);
     let mut plot = target.join("digits-curves.png");
-    let mut args = std::env::args().skip(1);
-    let mut start: Option<(String, Start)> = None;
-    while let Some(flag) = args.next() {
-        let mut value = || {
-            args.next()
-                .unwrap_or_else(|| usage(&format!("{flag} needs a value")))
-        };
-        let number = |v: String| -> u64 {
-            v.parse()
-                .unwrap_or_else(|_| usage(&format!("{flag}: `{v}` is not a number")))
-        };
-        match flag.as_str() {
-            "--epochs" => {
-                cfg.epochs = usize::try_from(number(value())).expect("--epochs: a count of epochs");
+    let mut start: Option<(&str, Start)> = None;
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        let (flag, mode) = match arg {
+            Long("epochs") => {
+                cfg.epochs = parser.value()?.parse()?;
+                continue;
             }
-            "--seed" => cfg.seed = number(value()),
-            "--checkpoint-every" => cfg.checkpoint_every = Some(number(value()).max(1)),
-            "--checkpoint" => cfg.checkpoint = value().into(),
-            "--resume" | "--resume-if-present" | "--overwrite-checkpoint" => {
-                let mode = match flag.as_str() {
-                    "--resume" => Start::Resume,
-                    "--resume-if-present" => Start::ResumeIfPresent,
-                    _ => Start::Overwrite,
-                };
-                if let Some((first, _)) = start.as_ref().filter(|(f, _)| *f != flag) {
-                    usage(&format!("{first} and {flag} exclude each other"));
-                }
-                start = Some((flag.clone(), mode));
+            Long("seed") => {
+                cfg.seed = parser.value()?.parse()?;
+                continue;
             }
-            "--plot" => plot = value().into(),
-            "-h" | "--help" => usage("Trains an MLP on the digits data set."),
-            other => usage(&format!("unknown argument `{other}`")),
+            Long("checkpoint-every") => {
+                cfg.checkpoint_every = Some(parser.value()?.parse::<u64>()?.max(1));
+                continue;
+            }
+            Long("checkpoint") => {
+                cfg.checkpoint = parser.value()?.into();
+                continue;
+            }
+            Long("plot") => {
+                plot = parser.value()?.into();
+                continue;
+            }
+            Long("resume") => ("--resume", Start::Resume),
+            Long("resume-if-present") => ("--resume-if-present", Start::ResumeIfPresent),
+            Long("overwrite-checkpoint") => ("--overwrite-checkpoint", Start::Overwrite),
+            Short('h') | Long("help") => usage("Trains an MLP on the digits data set."),
+            _ => return Err(arg.unexpected()),
+        };
+        if let Some((first, _)) = start.as_ref().filter(|(f, _)| *f != flag) {
+            usage(&format!("{first} and {flag} exclude each other"));
         }
+        start = Some((flag, mode));
     }
     if let Some((_, mode)) = start {
         cfg.start = mode;
     }
-    Args { cfg, plot }
+    Ok(Args { cfg, plot })
 }
 
 fn main() {
-    let Args { cfg, plot } = parse_args();
+    let Args { cfg, plot } = parse_args().unwrap_or_else(|e| usage(&e.to_string()));
     let started = Instant::now();
     let data_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/data/digits.csv.gz");
     let data = trainer::read_digits(&data_path).unwrap_or_else(|e| {

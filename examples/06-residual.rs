@@ -276,30 +276,22 @@ fn usage(problem: &str) -> ! {
     std::process::exit(2)
 }
 
-fn parse_args() -> (Config, PathBuf) {
+/// The command line, parsed by lexopt.
+fn parse_args() -> Result<(Config, PathBuf), lexopt::Error> {
+    use lexopt::prelude::*;
     let mut cfg = DEFAULT;
     let mut plot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/residual-curves.png");
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let mut value = || {
-            args.next()
-                .unwrap_or_else(|| usage(&format!("{flag} needs a value")))
-        };
-        let number = |v: String| -> u64 {
-            v.parse()
-                .unwrap_or_else(|_| usage(&format!("{flag}: `{v}` is not a number")))
-        };
-        match flag.as_str() {
-            "--epochs" => {
-                cfg.epochs = usize::try_from(number(value())).expect("--epochs: a count of epochs");
-            }
-            "--seed" => cfg.seed = number(value()),
-            "--plot" => plot = value().into(),
-            "-h" | "--help" => usage("Trains a residual MLP on the digits data set."),
-            other => usage(&format!("unknown argument `{other}`")),
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("epochs") => cfg.epochs = parser.value()?.parse()?,
+            Long("seed") => cfg.seed = parser.value()?.parse()?,
+            Long("plot") => plot = parser.value()?.into(),
+            Short('h') | Long("help") => usage("Trains a residual MLP on the digits data set."),
+            _ => return Err(arg.unexpected()),
         }
     }
-    (cfg, plot)
+    Ok((cfg, plot))
 }
 
 /// The stack of the thread that trains, which [`loss`] declares (`stack = STACK_BYTES`). A
@@ -316,7 +308,7 @@ fn main() {
 }
 
 fn run() {
-    let (cfg, plot) = parse_args();
+    let (cfg, plot) = parse_args().unwrap_or_else(|e| usage(&e.to_string()));
     let started = Instant::now();
     let (train_rows, test_rows) = digits(cfg.seed).unwrap_or_else(|e| {
         eprintln!("{e}");

@@ -231,6 +231,24 @@ pub fn train(cfg: &Config, mut observe: impl FnMut(usize, f32, f32)) -> (SeqNet,
     (model, acc)
 }
 
+/// The command line, parsed by lexopt.
+fn parse_args() -> Result<Config, lexopt::Error> {
+    use lexopt::prelude::*;
+    let mut cfg = DEFAULT;
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("epochs") => cfg.epochs = parser.value()?.parse()?,
+            Long("seed") => cfg.seed = parser.value()?.parse()?,
+            Short('h') | Long("help") => {
+                usage("Trains a GRU to name the most frequent symbol of a noisy sequence.");
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    Ok(cfg)
+}
+
 fn usage(problem: &str) -> ! {
     eprintln!("{problem}\nusage: 07-sequence [--epochs N] [--seed S]");
     std::process::exit(2)
@@ -250,26 +268,7 @@ fn main() {
 }
 
 fn run() {
-    let mut cfg = DEFAULT;
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        if flag == "-h" || flag == "--help" {
-            usage("Trains a GRU to name the most frequent symbol of a noisy sequence.");
-        }
-        let value = args
-            .next()
-            .unwrap_or_else(|| usage(&format!("{flag} needs a value")));
-        let number: u64 = value
-            .parse()
-            .unwrap_or_else(|_| usage(&format!("{flag}: `{value}` is not a number")));
-        match flag.as_str() {
-            "--epochs" => {
-                cfg.epochs = usize::try_from(number).expect("--epochs: a count of epochs");
-            }
-            "--seed" => cfg.seed = number,
-            other => usage(&format!("unknown argument `{other}`")),
-        }
-    }
+    let cfg = parse_args().unwrap_or_else(|e| usage(&e.to_string()));
     let started = Instant::now();
     println!(
         "sequences: {} train / {} test, {STEPS} steps of {SYMBOLS} noisy symbols, GRU {SYMBOLS} -> {HIDDEN} -> {SYMBOLS} ({} parameters), AdamW lr {}, batch {BATCH}, {} epochs",

@@ -285,43 +285,31 @@ fn usage(problem: &str) -> ! {
     std::process::exit(2)
 }
 
-fn parse_args() -> (Config, PathBuf) {
+/// The command line, parsed by lexopt.
+fn parse_args() -> Result<(Config, PathBuf), lexopt::Error> {
+    use lexopt::prelude::*;
     let mut cfg = DEFAULT;
     let mut plot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/digits-cnn-curves.png");
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let mut value = || {
-            args.next()
-                .unwrap_or_else(|| usage(&format!("{flag} needs a value")))
-        };
-        let number = |v: String| -> u64 {
-            v.parse()
-                .unwrap_or_else(|_| usage(&format!("{flag}: `{v}` is not a number")))
-        };
-        let real = |v: String| -> f32 {
-            v.parse()
-                .unwrap_or_else(|_| usage(&format!("{flag}: `{v}` is not a number")))
-        };
-        match flag.as_str() {
-            "--epochs" => {
-                cfg.epochs = usize::try_from(number(value())).expect("--epochs: a count of epochs");
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("epochs") => cfg.epochs = parser.value()?.parse()?,
+            Long("seed") => cfg.seed = parser.value()?.parse()?,
+            Long("lr") => cfg.lr = parser.value()?.parse()?,
+            Long("weight-decay") => cfg.weight_decay = parser.value()?.parse()?,
+            Long("warmup") => cfg.warmup = parser.value()?.parse()?,
+            Long("plot") => plot = parser.value()?.into(),
+            Short('h') | Long("help") => {
+                usage("Trains a convolutional network on the digits data set.");
             }
-            "--seed" => cfg.seed = number(value()),
-            "--lr" => cfg.lr = real(value()),
-            "--weight-decay" => cfg.weight_decay = real(value()),
-            "--warmup" => {
-                cfg.warmup = usize::try_from(number(value())).expect("--warmup: a count of epochs");
-            }
-            "--plot" => plot = value().into(),
-            "-h" | "--help" => usage("Trains a convolutional network on the digits data set."),
-            other => usage(&format!("unknown argument `{other}`")),
+            _ => return Err(arg.unexpected()),
         }
     }
-    (cfg, plot)
+    Ok((cfg, plot))
 }
 
 fn main() {
-    let (cfg, plot) = parse_args();
+    let (cfg, plot) = parse_args().unwrap_or_else(|e| usage(&e.to_string()));
     let started = Instant::now();
     let (train_rows, test_rows) = digits(cfg.seed).unwrap_or_else(|e| {
         eprintln!("{e}");

@@ -42,38 +42,34 @@ fn usage(problem: &str) -> ! {
     std::process::exit(2)
 }
 
-fn parse_args() -> trainer::Config {
+/// The command line, parsed by lexopt.
+fn parse_args() -> Result<trainer::Config, lexopt::Error> {
+    use lexopt::prelude::*;
     let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
     let mut cfg = trainer::default_config(&target);
     cfg.checkpoint = target.join("digits-mpi-checkpoint.safetensors");
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let mut value = || {
-            args.next()
-                .unwrap_or_else(|| usage(&format!("{flag} needs a value")))
-        };
-        let number = |v: String| -> u64 {
-            v.parse()
-                .unwrap_or_else(|_| usage(&format!("{flag}: `{v}` is not a number")))
-        };
-        match flag.as_str() {
-            "--epochs" => {
-                cfg.epochs = usize::try_from(number(value())).expect("--epochs: a count of epochs");
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("epochs") => cfg.epochs = parser.value()?.parse()?,
+            Long("seed") => cfg.seed = parser.value()?.parse()?,
+            Long("checkpoint-every") => {
+                cfg.checkpoint_every = Some(parser.value()?.parse::<u64>()?.max(1));
             }
-            "--seed" => cfg.seed = number(value()),
-            "--checkpoint-every" => cfg.checkpoint_every = Some(number(value()).max(1)),
-            "--checkpoint" => cfg.checkpoint = value().into(),
-            "--resume" => cfg.start = Start::Resume,
-            "--resume-if-present" => cfg.start = Start::ResumeIfPresent,
-            "-h" | "--help" => usage("Trains an MLP on the digits data set on MPI ranks."),
-            other => usage(&format!("unknown argument `{other}`")),
+            Long("checkpoint") => cfg.checkpoint = parser.value()?.into(),
+            Long("resume") => cfg.start = Start::Resume,
+            Long("resume-if-present") => cfg.start = Start::ResumeIfPresent,
+            Short('h') | Long("help") => {
+                usage("Trains an MLP on the digits data set on MPI ranks.")
+            }
+            _ => return Err(arg.unexpected()),
         }
     }
-    cfg
+    Ok(cfg)
 }
 
 fn main() {
-    let cfg = parse_args();
+    let cfg = parse_args().unwrap_or_else(|e| usage(&e.to_string()));
     let Some(universe) = mpi::initialize() else {
         usage("MPI was already initialized")
     };

@@ -341,44 +341,35 @@ fn usage(problem: &str) -> ! {
     std::process::exit(2)
 }
 
-fn parse_args() -> (Config, PathBuf) {
+/// The command line, parsed by lexopt.
+fn parse_args() -> Result<(Config, PathBuf), lexopt::Error> {
+    use lexopt::prelude::*;
     let mut cfg = DEFAULT;
     let mut plot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/transformer-curves.png");
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        let mut value = || {
-            args.next()
-                .unwrap_or_else(|| usage(&format!("{flag} needs a value")))
-        };
-        match flag.as_str() {
-            "--steps" => {
-                cfg.steps = value()
-                    .parse()
-                    .unwrap_or_else(|_| usage("--steps: a count of steps"));
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("steps") => cfg.steps = parser.value()?.parse()?,
+            Long("seed") => cfg.seed = parser.value()?.parse()?,
+            Long("lr") => cfg.lr = parser.value()?.parse()?,
+            Long("eval-every") => {
+                cfg.eval_every = parser.value()?.parse()?;
+                if cfg.eval_every == 0 {
+                    usage("--eval-every: a positive count of steps");
+                }
             }
-            "--seed" => {
-                cfg.seed = value()
-                    .parse()
-                    .unwrap_or_else(|_| usage("--seed: a number"));
+            Long("plot") => plot = parser.value()?.into(),
+            Short('h') | Long("help") => {
+                usage("Trains a small transformer to sort sequences of digits.");
             }
-            "--lr" => cfg.lr = value().parse().unwrap_or_else(|_| usage("--lr: a number")),
-            "--eval-every" => {
-                cfg.eval_every = value()
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .unwrap_or_else(|| usage("--eval-every: a positive count of steps"));
-            }
-            "--plot" => plot = value().into(),
-            "-h" | "--help" => usage("Trains a small transformer to sort sequences of digits."),
-            other => usage(&format!("unknown argument `{other}`")),
+            _ => return Err(arg.unexpected()),
         }
     }
-    (cfg, plot)
+    Ok((cfg, plot))
 }
 
 fn main() {
-    let (cfg, plot) = parse_args();
+    let (cfg, plot) = parse_args().unwrap_or_else(|e| usage(&e.to_string()));
     let started = Instant::now();
     let test = generate(cfg.test, &mut Rng::new(cfg.seed ^ 0x7e57));
     println!(

@@ -298,10 +298,24 @@ pub fn train(
 }
 
 /// A flag's value as a number, or the usage.
-fn number<N: std::str::FromStr>(flag: &str, value: &str) -> N {
-    value
-        .parse()
-        .unwrap_or_else(|_| usage(&format!("{flag}: `{value}` is not a number")))
+/// The command line, parsed by lexopt.
+fn parse_args() -> Result<Config, lexopt::Error> {
+    use lexopt::prelude::*;
+    let mut cfg = DEFAULT;
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("epochs") => cfg.epochs = parser.value()?.parse()?,
+            Long("seed") => cfg.seed = parser.value()?.parse()?,
+            Long("lr") => cfg.lr = parser.value()?.parse()?,
+            Long("weight-decay") => cfg.weight_decay = parser.value()?.parse()?,
+            Short('h') | Long("help") => {
+                usage("Trains an MLP on the diabetes data and compares it with least squares.");
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    Ok(cfg)
 }
 
 fn usage(problem: &str) -> ! {
@@ -312,23 +326,7 @@ fn usage(problem: &str) -> ! {
 }
 
 fn main() {
-    let mut cfg = DEFAULT;
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        if flag == "-h" || flag == "--help" {
-            usage("Trains an MLP on the diabetes data and compares it with least squares.");
-        }
-        let value = args
-            .next()
-            .unwrap_or_else(|| usage(&format!("{flag} needs a value")));
-        match flag.as_str() {
-            "--epochs" => cfg.epochs = number(&flag, &value),
-            "--seed" => cfg.seed = number(&flag, &value),
-            "--lr" => cfg.lr = number(&flag, &value),
-            "--weight-decay" => cfg.weight_decay = number(&flag, &value),
-            other => usage(&format!("unknown argument `{other}`")),
-        }
-    }
+    let cfg = parse_args().unwrap_or_else(|e| usage(&e.to_string()));
     let (data, data64) = match (diabetes::<f32>(), diabetes::<f64>()) {
         (Ok(a), Ok(b)) => (a, b),
         (Err(e), _) | (_, Err(e)) => {
