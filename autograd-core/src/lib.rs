@@ -96,6 +96,7 @@ pub mod forward;
 mod gemm;
 pub mod gradcheck;
 mod kernels;
+mod msg;
 pub mod nn;
 mod ops;
 pub mod optim;

@@ -70,7 +70,7 @@
 //! let _ = deep_grad(&w, &w);
 //! ```
 
-use crate::ops::movement::Msg;
+use crate::msg::Msg;
 use core::marker::PhantomData;
 
 /// The stack a `#[differentiable]` gradient may assume unless its attribute says otherwise

@@ -16,7 +16,7 @@
 //! 32 of each of 16 lengths per element type and thread, where glibc's own cache of 7 per size
 //! overflowed.
 
-use crate::ops::movement::Msg;
+use crate::msg::Msg;
 use crate::shape::Shape;
 use core::any::{Any, TypeId};
 use core::cell::RefCell;

@@ -10,6 +10,7 @@
 //! [`jacobian_rev`]: super::jacobian_rev
 //! [`hessian_hvp`]: super::hessian_hvp
 
+use crate::msg::Msg;
 use crate::shape::{Dims, Shape};
 use core::marker::PhantomData;
 
@@ -66,18 +67,18 @@ impl<J: Shape, A: Shape, B: Shape> Layout<J, A, B> {
     /// input `B` (here `A = B`) and the input is small enough.
     pub(crate) const HESSIAN: () = if !is_pair_shape::<J, A, B>() {
         let msg = Msg::new()
-            .str("hessian: the input is a ")
-            .dims::<B>()
-            .str(" tensor, so annotate the Hessian as ")
+            .s("hessian: the input is a ")
+            .shape::<B>()
+            .s(" tensor, so annotate the Hessian as ")
             .layouts::<A, B>()
-            .str(", not ")
-            .dims::<J>();
+            .s(", not ")
+            .shape::<J>();
         msg.fail();
     } else if B::NUMEL > MAX_HESSIAN_INPUTS {
         let msg = Msg::new()
-            .str("hessian: the input has ")
-            .num(B::NUMEL)
-            .str(" elements; nested duals take at most 64 (N(N+1)/2 passes)");
+            .s("hessian: the input has ")
+            .n(B::NUMEL)
+            .s(" elements; nested duals take at most 64 (N(N+1)/2 passes)");
         msg.fail();
     };
 
@@ -85,109 +86,54 @@ impl<J: Shape, A: Shape, B: Shape> Layout<J, A, B> {
     /// [`hessian_of_gradient`](super::hessian_of_gradient).
     pub(crate) const HESSIAN_HVP: () = if !is_pair_shape::<J, A, B>() {
         let msg = Msg::new()
-            .str("hessian_hvp: the input is a ")
-            .dims::<B>()
-            .str(" tensor, so annotate the Hessian as ")
+            .s("hessian_hvp: the input is a ")
+            .shape::<B>()
+            .s(" tensor, so annotate the Hessian as ")
             .layouts::<A, B>()
-            .str(", not ")
-            .dims::<J>();
+            .s(", not ")
+            .shape::<J>();
         msg.fail();
     } else if B::NUMEL > MAX_HESSIAN_INPUTS {
         let msg = Msg::new()
-            .str("hessian_hvp: the input has ")
-            .num(B::NUMEL)
-            .str(" elements; Hessians by HVPs take at most 64 (one HVP per element)");
+            .s("hessian_hvp: the input has ")
+            .n(B::NUMEL)
+            .s(" elements; Hessians by HVPs take at most 64 (one HVP per element)");
         msg.fail();
     };
 }
 
-/// A message assembled at compile time (const panics take a `&str`, not format arguments).
-struct Msg {
-    buf: [u8; 256],
-    len: usize,
-}
-
+/// The messages of the Jacobian and Hessian checks: `Msg` (`crate::msg`) with the shapes of this
+/// module's checks.
 impl Msg {
-    const fn new() -> Self {
-        Self {
-            buf: [0; 256],
-            len: 0,
-        }
-    }
-
     /// The message for a wrong Jacobian annotation `J` in the function `name`.
     const fn jacobian<J: Shape, A: Shape, B: Shape>(name: &str) -> Self {
         Self::new()
-            .str(name)
-            .str(": f maps a ")
-            .dims::<B>()
-            .str(" tensor to a ")
-            .dims::<A>()
-            .str(" tensor, so annotate the Jacobian as ")
+            .s(name)
+            .s(": f maps a ")
+            .shape::<B>()
+            .s(" tensor to a ")
+            .shape::<A>()
+            .s(" tensor, so annotate the Jacobian as ")
             .layouts::<A, B>()
-            .str(", not ")
-            .dims::<J>()
-    }
-
-    /// Fails the compile-time check that wrote this message, reported at the caller's line (see
-    /// `ops::movement::Msg::fail`, the same for the ops' checks).
-    #[allow(
-        clippy::unnecessary_literal_unwrap,
-        clippy::expect_fun_call,
-        reason = "a const panic whose report is the caller's line, as explained above"
-    )]
-    #[track_caller]
-    const fn fail(&self) -> ! {
-        match None::<core::convert::Infallible>.expect(self.as_str()) {}
-    }
-
-    const fn str(mut self, s: &str) -> Self {
-        let b = s.as_bytes();
-        let mut i = 0;
-        while i < b.len() && self.len < self.buf.len() {
-            self.buf[self.len] = b[i];
-            self.len += 1;
-            i += 1;
-        }
-        self
-    }
-
-    const fn num(mut self, mut n: usize) -> Self {
-        let mut digits = [0u8; 20];
-        let mut k = 0;
-        loop {
-            #[allow(clippy::cast_possible_truncation, reason = "n % 10 is below 10")]
-            let digit = (n % 10) as u8;
-            digits[k] = b'0' + digit;
-            k += 1;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        while k > 0 && self.len < self.buf.len() {
-            k -= 1;
-            self.buf[self.len] = digits[k];
-            self.len += 1;
-        }
-        self
+            .s(", not ")
+            .shape::<J>()
     }
 
     /// `S`'s sizes as `[2, 3]`.
-    const fn dims<S: Shape>(self) -> Self {
-        self.str("[").list(S::DIMS, S::RANK, true).str("]")
+    const fn shape<S: Shape>(self) -> Self {
+        self.s("[").list(S::DIMS, S::RANK, true).s("]")
     }
 
     /// The two accepted layouts: `[M, N]` and, when it differs, `[A..., B...]`.
     const fn layouts<A: Shape, B: Shape>(self) -> Self {
-        let s = self.str("[").num(A::NUMEL).str(", ").num(B::NUMEL).str("]");
+        let s = self.s("[").n(A::NUMEL).s(", ").n(B::NUMEL).s("]");
         if A::RANK + B::RANK > 4 || (A::RANK == 1 && B::RANK == 1) {
             return s;
         }
-        s.str(" or [")
+        s.s(" or [")
             .list(A::DIMS, A::RANK, true)
             .list(B::DIMS, B::RANK, A::RANK == 0)
-            .str("]")
+            .s("]")
     }
 
     /// `2, 3` (with a leading `, ` unless `first`).
@@ -195,19 +141,12 @@ impl Msg {
         let mut k = 0;
         while k < rank {
             if k > 0 || !first {
-                self = self.str(", ");
+                self = self.s(", ");
             }
-            self = self.num(dims[k]);
+            self = self.n(dims[k]);
             k += 1;
         }
         self
-    }
-
-    const fn as_str(&self) -> &str {
-        match core::str::from_utf8(self.buf.split_at(self.len).0) {
-            Ok(s) => s,
-            Err(_) => "invalid shape message",
-        }
     }
 }
 
@@ -219,14 +158,14 @@ mod tests {
     #[test]
     fn messages_name_the_shapes() {
         let m = Msg::new()
-            .dims::<Shape![2, 1, 3]>()
-            .str(" ")
+            .shape::<Shape![2, 1, 3]>()
+            .s(" ")
             .layouts::<Shape![4], Shape![2, 3]>()
-            .str(" ")
+            .s(" ")
             .layouts::<(), Shape![5]>()
-            .str(" ")
-            .num(1234)
-            .dims::<()>();
+            .s(" ")
+            .n(1234)
+            .shape::<()>();
         assert_eq!(
             m.as_str(),
             "[2, 1, 3] [4, 6] or [4, 2, 3] [1, 5] or [5] 1234[]"

@@ -1,8 +1,8 @@
 //! A fully connected layer `y = x W + b` with its sizes in its type.
 
 use super::{Init, Input};
-use crate::ops::LooseMatMulRhs;
 use crate::scalar::Float;
+use crate::shape::LooseMatMulRhs;
 use crate::shape::{Broadcast, D, MatMulRhs, Shape};
 use crate::storage::{Inline, Join, Storage};
 use crate::tape::Var;

@@ -184,7 +184,7 @@ struct PerChannel<P, S>(core::marker::PhantomData<(P, S)>);
 
 impl<P: Shape, S: Shape> PerChannel<P, S> {
     const OK: () = if S::RANK < 2 || P::NUMEL != S::DIMS[1] {
-        let m = crate::ops::movement::Msg::new()
+        let m = crate::msg::Msg::new()
             .s("BatchNorm: per-channel tensors of shape ")
             .dims(P::DIMS, P::RANK)
             .s(" do not hold one value per channel (axis 1) of a ")

@@ -13,7 +13,7 @@
 
 use super::UncheckedUnary;
 use super::layer_norm::{normalize_group, normalize_group_vjp};
-use super::movement::Msg;
+use crate::msg::Msg;
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
 use crate::shape::Shape;

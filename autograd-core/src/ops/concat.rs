@@ -10,8 +10,9 @@
 //! it) and a compile-time assertion confirms it.
 
 use super::BinaryOperand;
-use super::movement::{Msg, copy_along};
+use super::movement::copy_along;
 use super::{Prechecked, UncheckedBinary};
+use crate::msg::Msg;
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
 use crate::shape::{Axis, D, Dim, Shape};

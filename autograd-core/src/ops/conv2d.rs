@@ -56,7 +56,7 @@
 //! and rust-analyzer do not.
 
 use super::UncheckedBinary;
-use super::movement::Msg;
+use crate::msg::Msg;
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
 use crate::shape::{D, Dim, Shape};

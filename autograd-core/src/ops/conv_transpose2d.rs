@@ -17,7 +17,7 @@
 
 use super::UncheckedBinary;
 use super::conv2d::{Geometry, forward, input_vjp, kernel_vjp};
-use super::movement::Msg;
+use crate::msg::Msg;
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
 use crate::shape::{D, Dim, Shape};

@@ -6,10 +6,10 @@
 //! no transposed copy is ever made.
 
 use super::BinaryOperand;
-use super::movement::Msg;
+use crate::msg::Msg;
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
-use crate::shape::{Dim, MatMulRhs, Shape};
+use crate::shape::{LooseMatMulRhs, MatMulRhs, Shape};
 use crate::storage::{Join, Storage};
 use crate::tensor::Tensor;
 use core::marker::PhantomData;
@@ -261,120 +261,6 @@ macro_rules! matmul_rule {
 }
 
 matmul_rule!(MatMul, MatMulRhs, Out, const { layout::<L, R>() });
-
-/// [`MatMulRhs`] without its equalities, for the code `#[differentiable]` generates: the ranks
-/// pair as in `MatMulRhs`'s table, but the contracted and batch sizes are free, compared by a const
-/// assertion ([`LooseMatMul`]'s forward and VJPs) instead of by unification.
-///
-/// The user's own function, which the macro keeps as written, calls [`Tensor::matmul`], whose
-/// `MatMulRhs` bound reports a mismatch when the function is type-checked. Under the same bound,
-/// the generated code reported it a second time (20 lines more); under this one it type-checks, and
-/// the build stops at the user's error, before the assertion could run. The assertion is there for
-/// a generated call whose user call compiled, which the shared shapes rule out.
-///
-/// `MatMulRhs` is a subtrait with the same product (`LooseOut = Out`), so that generated code
-/// generic over the shapes compiles under the user's `R: MatMulRhs<L>` bound.
-#[doc(hidden)]
-pub trait LooseMatMulRhs<L: Shape>: Shape {
-    /// The product's shape, [`MatMulRhs::Out`] for shapes that multiply. (Named apart from
-    /// `MatMulRhs`'s items, as are the constants, since `MatMulRhs` is a subtrait: `R::Out` under
-    /// `R: MatMulRhs<L>` would be ambiguous otherwise.)
-    type LooseOut: Shape;
-    /// [`MatMulRhs::BATCH`].
-    const PRODUCTS: usize;
-    /// [`MatMulRhs::M`].
-    const ROWS: usize;
-    /// [`MatMulRhs::K`], the left operand's.
-    const INNER: usize;
-    /// [`MatMulRhs::N`].
-    const COLS: usize;
-    /// [`MatMulRhs::LHS_BATCHED`].
-    const LEFT_BATCHED: bool;
-    /// [`MatMulRhs::RHS_BATCHED`].
-    const RIGHT_BATCHED: bool;
-    /// Whether the contracted sizes, and the batch sizes of two batched operands, are equal.
-    const SAME: bool;
-    /// Whether the ranks pair as in [`MatMulRhs`]'s table (false for the pairs it lacks, which have
-    /// impls only so that a rank mismatch in `#[differentiable]` code is reported once).
-    const RANKS_PAIR: bool = true;
-}
-
-/// One impl per row of [`MatMulRhs`]'s table, with a dimension of its own for every axis of the
-/// right operand (`J` contracted, `C`, `G` batch) and the pairs that must be equal listed last.
-macro_rules! impl_loose_matmul_rhs {
-    ($(
-        [$($g:ident),+] $l:ty, $r:ty => $o:ty;
-        ($($b:ident)*), $m:tt, $k:ident, $n:tt; $lb:literal, $rb:literal; $(($x:ident, $y:ident))+;
-    )*) => {$(
-        impl<$($g: Dim),+> LooseMatMulRhs<$l> for $r {
-            type LooseOut = $o;
-            const PRODUCTS: usize = 1 $(* $b::SIZE)*;
-            const ROWS: usize = impl_loose_matmul_rhs!(@size $m);
-            const INNER: usize = $k::SIZE;
-            const COLS: usize = impl_loose_matmul_rhs!(@size $n);
-            const LEFT_BATCHED: bool = $lb;
-            const RIGHT_BATCHED: bool = $rb;
-            const SAME: bool = true $(&& $x::SIZE == $y::SIZE)+;
-        }
-    )*};
-    (@size 1) => { 1 };
-    (@size $d:ident) => { $d::SIZE };
-}
-
-impl_loose_matmul_rhs! {
-    [K, J] (K,), (J,) => (); (), 1, K, 1; false, false; (K, J);
-    [K, J, N] (K,), (J, N) => (N,); (), 1, K, N; false, false; (K, J);
-    [M, K, J] (M, K), (J,) => (M,); (), M, K, 1; false, false; (K, J);
-    [M, K, J, N] (M, K), (J, N) => (M, N); (), M, K, N; false, false; (K, J);
-    [B, M, K, J, N] (M, K), (B, J, N) => (B, M, N); (B), M, K, N; false, true; (K, J);
-    [B, M, K, J] (B, M, K), (J,) => (B, M); (B), M, K, 1; true, false; (K, J);
-    [B, M, K, J, N] (B, M, K), (J, N) => (B, M, N); (B), M, K, N; true, false; (K, J);
-    [B, M, K, C, J, N] (B, M, K), (C, J, N) => (B, M, N); (B), M, K, N; true, true; (K, J) (B, C);
-    [B, H, M, K, J, N] (B, H, M, K), (J, N) => (B, H, M, N); (B H), M, K, N; true, false; (K, J);
-    [B, H, M, K, C, G, J, N] (B, H, M, K), (C, G, J, N) => (B, H, M, N);
-        (B H), M, K, N; true, true; (K, J) (B, C) (H, G);
-}
-
-/// The rank pairs that [`MatMulRhs`]'s table lacks, so that every pair of shapes has an impl: a
-/// rank mismatch in `#[differentiable]` code is then reported once, by the user's own call, whose
-/// `MatMulRhs` bound fails when the function is type-checked (without these impls, the generated
-/// call failed its `LooseMatMulRhs` bound too and reported the mismatch a second time).
-///
-/// The product's shape (`LooseOut`) is a placeholder, the left operand's shape: the build stops at
-/// the user's error before any code runs, and `SameInner` would reject the pair if it were reached.
-macro_rules! impl_loose_ranks_apart {
-    ($([$($g:ident),*] $l:ty, $r:ty;)*) => {$(
-        impl<$($g: Dim),*> LooseMatMulRhs<$l> for $r {
-            type LooseOut = $l;
-            const PRODUCTS: usize = 1;
-            const ROWS: usize = 1;
-            const INNER: usize = 1;
-            const COLS: usize = 1;
-            const LEFT_BATCHED: bool = false;
-            const RIGHT_BATCHED: bool = false;
-            const SAME: bool = false;
-            const RANKS_PAIR: bool = false;
-        }
-    )*};
-}
-
-impl_loose_ranks_apart! {
-    [] (), ();
-    [A] (), (A,);
-    [A, B] (), (A, B);
-    [A, B, C] (), (A, B, C);
-    [A, B, C, E] (), (A, B, C, E);
-    [A] (A,), ();
-    [A, B] (A, B), ();
-    [A, B, C] (A, B, C), ();
-    [A, B, C, E] (A, B, C, E), ();
-    [A, B, C, E] (A,), (B, C, E);
-    [A, B, C, E, F] (A,), (B, C, E, F);
-    [A, B, C, E, F, G] (A, B), (C, E, F, G);
-    [A, B, C, E, F, G, H] (A, B, C), (E, F, G, H);
-    [A, B, C, E, F] (A, B, C, E), (F,);
-    [A, B, C, E, F, G, H] (A, B, C, E), (F, G, H);
-}
 
 /// The compile-time check of [`LooseMatMul`]: the sizes that [`MatMulRhs`] unifies are equal.
 struct SameInner<L, R>(PhantomData<(L, R)>);

@@ -67,6 +67,7 @@ mod transpose;
 pub(crate) mod window;
 pub(crate) use window::PoolSize;
 
+pub use crate::shape::LooseMatMulRhs;
 pub use avg_pool::{AvgPool1d, AvgPool2d};
 pub use batch_norm::BatchNormalize;
 pub(crate) use batch_norm::Channels;
@@ -85,7 +86,7 @@ pub use flip::Flip;
 pub use gather::Gather;
 pub use global_avg_pool::GlobalAvgPool;
 pub use layer_norm::LayerNormalize;
-pub use matmul::{LooseMatMul, LooseMatMulRhs, MatMul};
+pub use matmul::{LooseMatMul, MatMul};
 pub use max_pool::{MaxPool1d, MaxPool2d};
 pub use mse::{LooseMse, Mse};
 pub use neg::Neg;

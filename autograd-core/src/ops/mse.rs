@@ -9,8 +9,8 @@
 //! size kept for the backward (the difference is recomputed from the inputs).
 
 use super::BinaryOperand;
-use super::movement::Msg;
 use crate::kernels::for_each_broadcast;
+use crate::msg::Msg;
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
 use crate::shape::broadcast::{broadcast_strides, right_aligned};

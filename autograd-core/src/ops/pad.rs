@@ -8,7 +8,8 @@
 //! it as `NEW` (or lets an annotation infer it with `_`) and a compile-time check confirms it.
 
 use super::UncheckedUnary;
-use super::movement::{Msg, copy_along};
+use super::movement::copy_along;
+use crate::msg::Msg;
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
 use crate::shape::{Axis, D, Shape};

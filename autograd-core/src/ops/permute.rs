@@ -6,7 +6,8 @@
 //! non-self-inverse permutation, such as a 3-cycle, exposes.)
 
 use super::UncheckedUnary;
-use super::movement::{Msg, inverse, permute_into, repeated_axis};
+use super::movement::{inverse, permute_into, repeated_axis};
+use crate::msg::Msg;
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
 use crate::shape::{Axis, Dim, Shape};

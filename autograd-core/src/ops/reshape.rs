@@ -5,7 +5,7 @@
 //! elements).
 
 use super::UncheckedUnary;
-use super::movement::Msg;
+use crate::msg::Msg;
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
 use crate::shape::Shape;

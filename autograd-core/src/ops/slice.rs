@@ -5,7 +5,8 @@
 //! `START` before and `SIZE - START - LEN` after): the dropped elements get no gradient.
 
 use super::UncheckedUnary;
-use super::movement::{Msg, copy_along};
+use super::movement::copy_along;
+use crate::msg::Msg;
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
 use crate::shape::{Axis, D, Shape};

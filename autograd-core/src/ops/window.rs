@@ -12,7 +12,7 @@
 //! checks run after monomorphization: `cargo build` and `cargo test` report them, `cargo check`
 //! and rust-analyzer do not.
 
-use super::movement::Msg;
+use crate::msg::Msg;
 use crate::shape::Shape;
 use core::marker::PhantomData;
 

@@ -12,6 +12,8 @@ mod matmul;
 pub use axis::{Axis, ReplaceAxis};
 pub use broadcast::{Broadcast, BroadcastDim, BroadcastTo, TargetShape};
 pub use dim::{D, Dim, One};
+#[doc(hidden)]
+pub use matmul::LooseMatMulRhs;
 pub use matmul::MatMulRhs;
 
 use core::fmt::Debug;
