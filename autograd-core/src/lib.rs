@@ -202,7 +202,9 @@ pub mod prelude {
     pub use crate::forward::Dual;
     pub use crate::ops::{Convolve1d, Convolve2d, ConvolveTranspose2d};
     pub use crate::params::Params;
-    pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs, TargetShape};
+    pub use crate::shape::{
+        Axis, Broadcast, BroadcastTo, MatMulRhs, SolveRhs, SquareMatrix, TargetShape,
+    };
     pub use crate::tape::{Var, no_grad};
     pub use crate::{D, Dim, Erf, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }

@@ -31,6 +31,7 @@ pub const RULE_METHODS: &[&str] = &[
     "cos",
     "cosh",
     "cross_entropy",
+    "det",
     "div",
     "dropout",
     "erf",

@@ -62,6 +62,7 @@ plain! {
     matmul: 2 => Binary(crate::ops::LooseMatMul);
     matmul_loose: 2 => Binary(crate::ops::LooseMatMul);
     mse: 2 => Binary(crate::ops::LooseMse);
+    det: 1 => Unary(crate::ops::Det);
 }
 
 /// `name<const ..>: Wrapper(Rule)`: an entry for a unary rule whose parameters are all consts.

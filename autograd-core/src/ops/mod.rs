@@ -41,6 +41,7 @@ pub(crate) mod conv1d;
 pub(crate) mod conv2d;
 pub(crate) mod conv_transpose2d;
 mod cross_entropy;
+mod det;
 mod detach;
 mod dropout;
 mod flip;
@@ -48,6 +49,7 @@ mod gather;
 mod global_avg_pool;
 mod layer_norm;
 mod lines;
+mod lu;
 mod matmul;
 mod max_pool;
 mod mse;
@@ -75,6 +77,7 @@ pub use conv_transpose2d::{ConvTranspose2d, ConvolveTranspose2d};
 pub use conv1d::{Conv1d, Convolve1d};
 pub use conv2d::{Conv2d, Convolve2d};
 pub use cross_entropy::{BatchLabels, CrossEntropy, Rows};
+pub use det::Det;
 pub use detach::Detach;
 pub use dropout::Dropout;
 pub use flip::Flip;
@@ -236,6 +239,8 @@ macro_rules! for_each_op {
                 global_avg_pool1d: |x, y| { let _ = y; x.reshape::<Shape![1, 2, 3]>().global_avg_pool1d() };
                 layer_norm: |x, y| { let _ = y; x.layer_norm(1e-5) };
                 batch_norm: |x, y| { let _ = y; x.batch_norm(1e-5) };
+                // The left 2 x 2 block of x: [[0.25, 0.5], [0.125, 0.375]], determinant 1/32.
+                det: |x, y| { let _ = y; x.slice::<1, 0, 2>().det() };
             }
         }
     };

@@ -8,11 +8,13 @@ mod axis;
 pub mod broadcast;
 mod dim;
 mod matmul;
+mod square;
 
 pub use axis::{Axis, ReplaceAxis};
 pub use broadcast::{Broadcast, BroadcastDim, BroadcastTo, TargetShape};
 pub use dim::{D, Dim, One};
 pub use matmul::MatMulRhs;
+pub use square::{SolveRhs, SquareMatrix};
 
 use core::fmt::Debug;
 

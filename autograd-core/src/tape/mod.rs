@@ -60,6 +60,7 @@ mod error;
 #[cfg(feature = "nalgebra")]
 mod interop;
 mod leaves;
+mod linalg;
 mod mode;
 mod movement;
 mod node;

@@ -1,0 +1,64 @@
+"""PyTorch's torch.linalg.det, inv and solve on fixed matrices, in float64: the numbers that the
+tests of autograd-core/src/ops/{det,inv,solve}.rs copy.
+
+    python3 tests/reference/pytorch_linalg.py > /tmp/reference.txt
+
+Every input is built from `fill(seed, n)[k] = 0.5 * sin(0.37 k + seed)`, which the Rust tests
+compute the same way, so that no input needs copying: a matrix is `fill(seed, ..) + 2 I` (each
+row's off-diagonal entries sum to at most 1 < 2 - 0.5, so it is diagonally dominant and well
+conditioned), a right-hand side is `fill(seed, ..)`. Each case prints the output and the gradient
+of `sum(out * c)` (`c = fill(99, ..)` of the output's shape, so the gradient is the VJP with
+cotangent `c`) with respect to every input, as Rust arrays, row-major.
+"""
+import math
+
+import torch
+
+torch.set_default_dtype(torch.float64)
+
+
+def fill(seed, *shape):
+    n = math.prod(shape)
+    return torch.tensor([0.5 * math.sin(0.37 * k + seed) for k in range(n)]).reshape(shape)
+
+
+def matrix(seed, *shape):
+    n = shape[-1]
+    return fill(seed, *shape) + 2.0 * torch.eye(n)
+
+
+def show(name, t):
+    # repr: the shortest decimal that reads back as the same double.
+    flat = ", ".join(repr(v) for v in t.detach().flatten().tolist())
+    print(f"const {name}: [f64; {t.numel()}] = [{flat}];")
+
+
+def unary(name, f, a_shape, seed):
+    a = matrix(seed, *a_shape).requires_grad_()
+    out = f(a)
+    c = fill(99, *out.shape)
+    (out * c).sum().backward()
+    show(f"{name}_OUT", out)
+    show(f"{name}_GRAD", a.grad)
+
+
+def solve(name, a_shape, b_shape, seed):
+    a = matrix(seed, *a_shape).requires_grad_()
+    b = fill(seed + 10, *b_shape).requires_grad_()
+    out = torch.linalg.solve(a, b)
+    c = fill(99, *out.shape)
+    (out * c).sum().backward()
+    show(f"{name}_OUT", out)
+    show(f"{name}_GRAD_A", a.grad)
+    show(f"{name}_GRAD_B", b.grad)
+
+
+print(f"// torch {torch.__version__}")
+unary("DET_3", torch.linalg.det, (3, 3), 1)
+unary("DET_2_3", torch.linalg.det, (2, 3, 3), 2)
+unary("INV_3", torch.linalg.inv, (3, 3), 1)
+unary("INV_2_3", torch.linalg.inv, (2, 3, 3), 2)
+solve("SOLVE_3_VEC", (3, 3), (3,), 1)
+solve("SOLVE_3_MAT", (3, 3), (3, 2), 1)
+solve("SOLVE_2_3_VEC", (2, 3, 3), (2, 3), 2)
+solve("SOLVE_2_3_MAT", (2, 3, 3), (2, 3, 2), 2)
