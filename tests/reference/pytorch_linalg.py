@@ -3,7 +3,7 @@ tests of autograd-core/src/ops/{det,inv,solve}.rs copy.
 
     python3 tests/reference/pytorch_linalg.py > /tmp/reference.txt
 
-Every input is built from `fill(seed, n)[k] = 0.5 * sin(0.37 k + seed)`, which the Rust tests
+Every other input is built from `fill(seed, n)[k] = 0.5 * sin(0.37 k + seed)`, which the Rust tests
 compute the same way, so that no input needs copying: a matrix is `fill(seed, ..) + 2 I` (each
 row's off-diagonal entries sum to at most 1 < 2 - 0.5, so it is diagonally dominant and well
 conditioned), a right-hand side is `fill(seed, ..)`. Each case prints the output and the gradient
@@ -56,6 +56,12 @@ def solve(name, a_shape, b_shape, seed):
 print(f"// torch {torch.__version__}")
 unary("DET_3", torch.linalg.det, (3, 3), 1)
 unary("DET_2_3", torch.linalg.det, (2, 3, 3), 2)
+# A singular matrix of rank 2: the gradient of det is the cofactor matrix. PyTorch's first-order
+# backward returns 0 there (it solves with a perturbed LU against det(A) = 0); with
+# create_graph=True it takes the SVD path, which gives the cofactors up to rounding.
+singular = torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, 1.0, 7.0]], requires_grad=True)
+(g,) = torch.autograd.grad(torch.linalg.det(singular), singular, create_graph=True)
+show("DET_SINGULAR_GRAD", g)
 unary("INV_3", torch.linalg.inv, (3, 3), 1)
 unary("INV_2_3", torch.linalg.inv, (2, 3, 3), 2)
 solve("SOLVE_3_VEC", (3, 3), (3,), 1)

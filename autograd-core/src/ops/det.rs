@@ -6,10 +6,14 @@
 //! 2.2.2): `A_bar = c d A^{-T}` for the cotangent `c` of `d`, with `A^{-T}` found by eliminating a
 //! transposed copy of `A` against the identity.
 //!
-//! A singular matrix (a pivot exactly zero) has determinant 0. Its gradient, the transposed
-//! adjugate, is not what the VJP computes: `A^{-T}` has infinities there, and `c * 0 * inf` gives
-//! NaN, which the tape's anomaly mode reports as a non-finite cotangent of `det`. A nearly
-//! singular matrix gets a finite but inaccurate gradient, as with any formula through `A^{-1}`.
+//! A singular matrix (a pivot exactly zero) has determinant exactly 0, and its gradient is still
+//! defined (`det` is a polynomial): the cofactor matrix `cof(A) = adj(A)^T`, which `d A^{-T}` equals
+//! wherever `A` is invertible. There `A^{-T}` does not exist, so the VJP computes `c cof(A)`
+//! directly, each cofactor `C_ij` as the determinant of `A` with row `i` replaced by the unit row
+//! `e_j` (`O(N^5)` per singular matrix, in the same stack scratch). A matrix of rank `N - 1` gets a
+//! nonzero gradient (`[[1, 2], [2, 4]]` gets `c [[4, -2], [-2, 1]]`), one of lower rank gets 0.
+//! This is the value `torch.linalg.det` gives when its gradient is taken with `create_graph=True`
+//! (through an SVD); its first-order path returns 0 there instead.
 
 use super::lu::{eliminate, identities, solve_each, transposed};
 use crate::rule::UnaryRule;
@@ -61,9 +65,23 @@ impl<T: Float, S: SquareMatrix, St: Storage> UnaryRule<Tensor<T, S, St>> for Det
         let mut g = identities::<T, S, St>();
         solve_each(m.as_mut_slice(), g.as_mut_slice(), n, n, S::BATCH);
         let g_flat = g.as_mut_slice();
+        // Scratch for the cofactors of a singular matrix (a copy of the input, so on the stack for
+        // an inline tensor).
+        let mut scratch = a.clone();
         for (b, (&c, &d)) in ct.as_slice().iter().zip(d.as_slice()).enumerate() {
+            let block = b * nn..(b + 1) * nn;
+            if d == T::ZERO {
+                cofactors(
+                    &a.as_slice()[block.clone()],
+                    &mut scratch.as_mut_slice()[block.clone()],
+                    &mut g_flat[block],
+                    n,
+                    c,
+                );
+                continue;
+            }
             let s = c * d;
-            for v in &mut g_flat[b * nn..(b + 1) * nn] {
+            for v in &mut g_flat[block] {
                 *v *= s;
             }
         }
@@ -71,11 +89,27 @@ impl<T: Float, S: SquareMatrix, St: Storage> UnaryRule<Tensor<T, S, St>> for Det
     }
 }
 
+/// `out = c cof(A)` for one `n x n` matrix `a` (row-major): the cofactor `C_ij` is the determinant
+/// of `A` with row `i` replaced by the unit row `e_j` (Laplace expansion along row `i`), found by
+/// elimination in `scratch` (`n x n`). Used where `A` is singular and `det(A) A^{-T}` cannot be
+/// formed.
+fn cofactors<T: Float>(a: &[T], scratch: &mut [T], out: &mut [T], n: usize, c: T) {
+    for i in 0..n {
+        for j in 0..n {
+            scratch.copy_from_slice(a);
+            for (q, v) in scratch[i * n..(i + 1) * n].iter_mut().enumerate() {
+                *v = if q == j { T::ONE } else { T::ZERO };
+            }
+            out[i * n + j] = c * eliminate(scratch, &mut [], n, 0);
+        }
+    }
+}
+
 impl<T: Float, S: SquareMatrix, St: Storage> Tensor<T, S, St> {
     /// The determinant of a square matrix `(N, N)` (a rank-0 tensor), or of each matrix of a batch
     /// `(B, N, N)` (a vector of `B`), by Gaussian elimination with partial pivoting.
     ///
-    /// A singular matrix gives 0 (its gradient through the tape is NaN: see the rule,
+    /// A singular matrix gives 0, and its gradient is the cofactor matrix, finite (see the rule,
     /// [`Det`](crate::rules::Det)).
     ///
     /// ```
@@ -232,21 +266,72 @@ pub(crate) mod tests {
         println!("det against PyTorch, worst relative errors: {e1:e} {e2:e} {e3:e} {e4:e}");
     }
 
+    // Printed by the same script: the gradient of `torch.linalg.det` at a singular matrix of rank
+    // 2, taken with `create_graph=True` (PyTorch's SVD path, the cofactors up to rounding; its
+    // first-order path returns 0 there). By hand: `[[22, -11, 0], [-11, 5.5, 0], [0, 0, 0]]`.
+    const DET_SINGULAR_GRAD: [f64; 9] = [
+        22.00000000000001,
+        -11.000000000000009,
+        1.2790327847991218e-15,
+        -11.000000000000002,
+        5.5000000000000036,
+        -8.554188911167579e-16,
+        3.578015355936729e-15,
+        -3.084422670271548e-15,
+        8.636099948687891e-16,
+    ];
+
     #[test]
-    fn singular_gives_zero_and_a_nan_gradient_named_by_anomaly_mode() {
-        use crate::tape::{BackwardError, Phase, detect_anomaly};
-        let a = Var::param(Tensor::new([[1.0f64, 2.0], [2.0, 4.0]]));
-        let d = a.det();
-        assert_eq!(d.value().item(), 0.0);
-        let err = detect_anomaly(|| d.backward()).unwrap_err();
-        let BackwardError::NonFinite(anomaly) = err else {
-            panic!("{err:?}")
-        };
-        assert_eq!((anomaly.op, anomaly.phase), ("det", Phase::Backward(0)));
-        // Without anomaly mode the pass runs and the NaN reaches the leaf.
-        a.zero_grad();
-        d.backward().unwrap();
-        assert!(a.grad().unwrap().as_slice().iter().all(|v| v.is_nan()));
+    fn singular_gives_zero_and_the_cofactors_as_gradient() {
+        use crate::tape::detect_anomaly;
+        // Rank 1 of 2: the cofactors [[4, -2], [-2, 1]], times the cotangent.
+        let a = Tensor::new([[1.0f64, 2.0], [2.0, 4.0]]);
+        let (d, res) = Det.forward(&a);
+        assert_eq!(d.item(), 0.0);
+        let g = Det.vjp(&a, &d, &res, &Tensor::new(0.5));
+        assert_eq!(g.to_array(), [[2.0, -1.0], [-1.0, 0.5]]);
+        // A zero first column (the first pivot is zero): cof = [[3, -1], [0, 0]].
+        let a = Tensor::new([[0.0f64, 1.0], [0.0, 3.0]]);
+        let (d, res) = Det.forward(&a);
+        assert_eq!(d.item(), 0.0);
+        assert_eq!(
+            Det.vjp(&a, &d, &res, &Tensor::new(1.0)).to_array(),
+            [[3.0, 0.0], [-1.0, 0.0]]
+        );
+        // Rank 2 of 3, against PyTorch and by hand.
+        let a = Tensor::new([[1.0f64, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, 1.0, 7.0]]);
+        let (d, res) = Det.forward(&a);
+        assert_eq!(d.item(), 0.0);
+        let g = Det.vjp(&a, &d, &res, &Tensor::new(1.0));
+        assert_eq!(
+            g.to_array(),
+            [[22.0, -11.0, 0.0], [-11.0, 5.5, 0.0], [0.0, 0.0, 0.0]]
+        );
+        let e = assert_rel(g.as_slice(), &DET_SINGULAR_GRAD, 1e-10, "det singular");
+        println!("det of a singular matrix against PyTorch, relative error: {e:e}");
+        // Rank 1 of 3: every 2 x 2 minor vanishes, so does the gradient.
+        let a = Tensor::new([[1.0f64, 2.0, 3.0], [2.0, 4.0, 6.0], [3.0, 6.0, 9.0]]);
+        let (d, res) = Det.forward(&a);
+        assert_eq!(d.item(), 0.0);
+        assert!(
+            Det.vjp(&a, &d, &res, &Tensor::new(1.0))
+                .as_slice()
+                .iter()
+                .all(|v| *v == 0.0)
+        );
+        // On the tape, in a batch beside a regular matrix: finite, so anomaly mode has nothing to
+        // report.
+        let x = Var::param(Tensor::new([
+            [[1.0f64, 2.0], [2.0, 4.0]],
+            [[2.0, 1.0], [1.0, 1.0]],
+        ]));
+        let d = x.det();
+        assert_eq!(d.value().to_array(), [0.0, 1.0]);
+        detect_anomaly(|| d.sum().backward()).unwrap();
+        let want = [[[4.0, -2.0], [-2.0, 1.0]], [[1.0, -1.0], [-1.0, 2.0]]];
+        x.grad()
+            .unwrap()
+            .assert_close(&Tensor::new(want), 1e-15, 1e-15);
     }
 
     #[test]

@@ -9,8 +9,8 @@ use crate::shape::SquareMatrix;
 use crate::storage::Storage;
 
 impl<T: Float, S: SquareMatrix, St: Storage> Var<T, S, St> {
-    /// [`Tensor::det`](crate::Tensor::det), recorded: its VJP is `c det(A) A^{-T}` (NaN at a
-    /// singular matrix, which anomaly mode reports as a non-finite cotangent of `det`).
+    /// [`Tensor::det`](crate::Tensor::det), recorded: its VJP is `c det(A) A^{-T}`, the cofactor
+    /// matrix times `c` (computed from the cofactors themselves at a singular matrix).
     ///
     /// ```
     /// use autograd_core::prelude::*;
