@@ -435,32 +435,24 @@ use super::*;
 #[differentiable]
 fn g000(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = ((b) + (a));
-    let v2 = (&v1).logsumexp();
-    let v3 = (((&v2) * ((&v1).mean()))).tanh();
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).softplus()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let k5: Tensor![f64] = Tensor::rand_uniform(277, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v2 = (&v1).logsumexp_axis::<1>();
+    let v3 = ((&v2) * ((&v1).mean()));
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(933, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v3, &v2);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g000_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = ((b) + (a));
-    let v2 = (&v1).logsumexp();
-    let v3 = (((&v2) * ((&v1).mean()))).tanh();
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).softplus()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let k5: Tensor![f64] = Tensor::rand_uniform(277, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v2 = (&v1).logsumexp_axis::<1>();
+    let v3 = ((&v2) * ((&v1).mean()));
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(933, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v3, &v2);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -486,7 +478,7 @@ fn g000_gradient() {
 fn g001(a: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(891, -1.0, 1.0);
     let v2 = ((a) - (((a) + &k1)));
-    let v3 = (&v2).logsumexp_axis::<0>();
+    let v3 = (&v2).logsumexp_keepdim::<0>();
     let mut v4 = v2.clone();
     for _ in 0..3 {
         v4 = ((&v4 * &v3).tanh().exp()).tanh() + &v2 * 0.5;
@@ -504,7 +496,7 @@ fn g001(a: &Tensor![f64; 2, 1]) -> f64 {
 fn g001_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(891, -1.0, 1.0);
     let v2 = ((a) - (((a) + &k1)));
-    let v3 = (&v2).logsumexp_axis::<0>();
+    let v3 = (&v2).logsumexp_keepdim::<0>();
     let mut v4 = v2.clone();
     for _ in 0..3 {
         v4 = ((&v4 * &v3).tanh().exp()).tanh() + &v2 * 0.5;
@@ -537,36 +529,32 @@ fn g001_gradient() {
 #[differentiable]
 fn g002(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = ((a) * (a));
-    let v2 = (a).logsumexp_keepdim::<1>();
-    let mut v3 = v1.clone();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
+    let v3 = ((a).softmax::<1>() * &k2);
+    let mut v4 = v3.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((m.layers[i].forward(&v3)).square() + 1.0).sqrt();
-        }
-        v3 = &v3 - &m.layers[i].bias * 0.25;
+        v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let v4 = (&m.layers[1].weight).square();
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(839, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(499, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(469, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v5 = (&m.layers[1].weight).square();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(839, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(499, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(469, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g002_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = ((a) * (a));
-    let v2 = (a).logsumexp_keepdim::<1>();
-    let mut v3 = v1.clone();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
+    let v3 = ((a).softmax::<1>() * &k2);
+    let mut v4 = v3.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((m.layers[i].forward(&v3)).square() + 1.0).sqrt();
-        }
-        v3 = &v3 - &m.layers[i].bias * 0.25;
+        v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let v4 = (&m.layers[1].weight).square();
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(839, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(499, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(469, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v5 = (&m.layers[1].weight).square();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(839, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(499, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(469, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -593,7 +581,7 @@ fn g003(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 1]) -> f64 {
     let v1 = ((b) / ((a).square() + 1.0));
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(366, -1.0, 1.0);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(468, -1.0, 1.0);
-    let v4 = ((((&v1).mean() * &k2)).softmax::<1>() * &k3);
+    let v4 = ((((&v1).mean() * &k2)).log_softmax::<1>() * &k3);
     let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { (&v4).tanh().powf(3.0) };
     let v6 = if b.detach().sum().item() < 0.0 { (&v5).softplus() } else { ((&v5) * (&v4)) };
     let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(915, -1.0, 1.0);
@@ -604,7 +592,7 @@ fn g003_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 1]>) -> Var<f64,
     let v1 = ((b) / ((a).square() + 1.0));
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(366, -1.0, 1.0);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(468, -1.0, 1.0);
-    let v4 = ((((&v1).mean() * &k2)).softmax::<1>() * &k3);
+    let v4 = ((((&v1).mean() * &k2)).log_softmax::<1>() * &k3);
     let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { (&v4).tanh().powf(3.0) };
     let v6 = if b.detach().sum().item() < 0.0 { (&v5).softplus() } else { ((&v5) * (&v4)) };
     let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(915, -1.0, 1.0);
@@ -633,38 +621,24 @@ fn g003_gradient() {
 #[differentiable]
 fn g004(a: &Tensor![f64]) -> f64 {
     let v1 = (-(a));
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(473, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let v4 = ((((&v1) + &k2)).log_softmax::<0>() * &k3);
-    let v5 = ((&v4) * (&v1));
-    let mut v6 = v5.clone();
-    for _ in 0..4 {
-        v6 = (((&v6 * &v5).square() + 1.0).ln()).tanh() + &v5 * 0.5;
-    }
-    let mut v7 = v6.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * &v1).sigmoid()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(363, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(473, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).transpose::<0, 1>();
+    let v4 = ((&v3).maximum(&v1)).mean();
+    let v5 = (&v4).tanh();
+    let v6 = (((&v1).tanh()) * ((((&v3).square() + 1.0).pow(&(&v5).tanh())).mean()));
+    let k7: Tensor![f64] = Tensor::rand_uniform(66, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g004_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (-(a));
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(473, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let v4 = ((((&v1) + &k2)).log_softmax::<0>() * &k3);
-    let v5 = ((&v4) * (&v1));
-    let mut v6 = v5.clone();
-    for _ in 0..4 {
-        v6 = (((&v6 * &v5).square() + 1.0).ln()).tanh() + &v5 * 0.5;
-    }
-    let mut v7 = v6.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * &v1).sigmoid()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(363, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(473, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).transpose::<0, 1>();
+    let v4 = ((&v3).maximum(&v1)).mean();
+    let v5 = (&v4).tanh();
+    let v6 = (((&v1).tanh()) * ((((&v3).square() + 1.0).pow(&(&v5).tanh())).mean()));
+    let k7: Tensor![f64] = Tensor::rand_uniform(66, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -685,30 +659,36 @@ fn g004_gradient() {
 #[differentiable]
 fn g005(m: &Net, a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = ((&m.fc2.weight).square() + 1.0).pow(&(&m.fc2.bias).tanh());
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(209, -1.0, 1.0);
-    let v3 = (((a) + &k2)).transpose::<0, 2>();
-    let v4 = (m.fc1.forward(&v1)).tanh().exp();
-    let mut v5 = v3.clone();
-    for _ in 0..3 {
-        v5 = ((&v5 * &v3).softplus()).tanh() + &v3 * 0.5;
+    let v2 = (a).t();
+    let v3 = (m.fc1.forward(a)).tanh();
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
     }
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(957, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(883, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(215, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(957, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g005_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = ((&m.fc2.weight).square() + 1.0).pow(&(&m.fc2.bias).tanh());
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(209, -1.0, 1.0);
-    let v3 = (((a) + &k2)).transpose::<0, 2>();
-    let v4 = (m.fc1.forward(&v1)).tanh().exp();
-    let mut v5 = v3.clone();
-    for _ in 0..3 {
-        v5 = ((&v5 * &v3).softplus()).tanh() + &v3 * 0.5;
+    let v2 = (a).t();
+    let v3 = (m.fc1.forward(a)).tanh();
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
     }
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(957, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(883, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(215, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(957, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -733,30 +713,26 @@ fn g005_gradient() {
 #[differentiable]
 fn g006(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (b).maximum(a);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(382, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).t();
-    let mut v4 = v3.clone();
-    for _ in 0..4 {
-        v4 = ((&v4 * &v3).softplus()).tanh() + &v3 * 0.5;
-    }
-    let v5 = if b.detach().sum().item() > 0.0 { ((&v4) * 1.5).gelu() } else { ((&v4) * (&v3)) };
-    let v6 = ((&v5).sum_keepdim::<0>()).dropout(0.25, 435);
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(907, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(382, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).flip::<1>();
+    let v4 = ((b).sigmoid()).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&((&v3).matmul(&(&v3).t())).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![3, 5]>();
+    let v5 = if b.detach().sum().item() < 0.0 { (a).tanh() } else { ((a) * (a)) };
+    let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { (&v5).cos() };
+    let k7: Tensor![f64; 3, 5] = Tensor::rand_uniform(934, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g006_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (b).maximum(a);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(382, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).t();
-    let mut v4 = v3.clone();
-    for _ in 0..4 {
-        v4 = ((&v4 * &v3).softplus()).tanh() + &v3 * 0.5;
-    }
-    let v5 = if b.detach().sum().item() > 0.0 { ((&v4) * 1.5).gelu() } else { ((&v4) * (&v3)) };
-    let v6 = ((&v5).sum_keepdim::<0>()).dropout(0.25, 435);
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(907, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(382, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).flip::<1>();
+    let v4 = ((b).sigmoid()).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&((&v3).matmul(&(&v3).t())).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![3, 5]>();
+    let v5 = if b.detach().sum().item() < 0.0 { (a).tanh() } else { ((a) * (a)) };
+    let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { (&v5).cos() };
+    let k7: Tensor![f64; 3, 5] = Tensor::rand_uniform(934, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -782,19 +758,23 @@ fn g006_gradient() {
 fn g007(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = (a).minimum(a);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(712, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).flip::<1>();
-    let v4 = ((((&v3) * ((&v1).mean()))) * 1.5).erfc();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(791, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v3 = (((a).mean() * &k2)).slice::<1, 0, 2>();
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
+    let v5 = ((&v1) * 1.5).gelu_tanh();
+    let v6 = ((&v4) * ((&v5).mean()));
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(209, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g007_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = (a).minimum(a);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(712, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).flip::<1>();
-    let v4 = ((((&v3) * ((&v1).mean()))) * 1.5).erfc();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(791, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v3 = (((a).mean() * &k2)).slice::<1, 0, 2>();
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
+    let v5 = ((&v1) * 1.5).gelu_tanh();
+    let v6 = ((&v4) * ((&v5).mean()));
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(209, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -815,30 +795,22 @@ fn g007_gradient() {
 #[differentiable]
 fn g008(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (b).maximum_scalar(0.1);
-    let v2 = (a).slice::<2, 0, 2>();
-    let mut v3 = v2.clone();
-    for _ in 0..2 {
-        v3 = ((&v3 * &v1).sigmoid()).tanh() + &v2 * 0.5;
-    }
-    let v4 = ((&v1).tanh()).tanh();
-    let v5 = ((&v4).atan2(&((&v3).square() + 0.5))).max();
-    let v6 = if a.detach().sum().item() < 0.0 { (&v5).sin() } else { ((&v5) * (&v1)) };
-    let k7: Tensor![f64] = Tensor::rand_uniform(517, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v2 = (a).pad::<0, 1, 0, 3>();
+    let v3 = ((&v2) + (&v1));
+    let v4 = ((&v1).tanh()).sigmoid();
+    let k5: Tensor![f64; 3, 1, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(201, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g008_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).maximum_scalar(0.1);
-    let v2 = (a).slice::<2, 0, 2>();
-    let mut v3 = v2.clone();
-    for _ in 0..2 {
-        v3 = ((&v3 * &v1).sigmoid()).tanh() + &v2 * 0.5;
-    }
-    let v4 = ((&v1).tanh()).tanh();
-    let v5 = ((&v4).atan2(&((&v3).square() + 0.5))).max();
-    let v6 = if a.detach().sum().item() < 0.0 { (&v5).sin() } else { ((&v5) * (&v1)) };
-    let k7: Tensor![f64] = Tensor::rand_uniform(517, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v2 = (a).pad::<0, 1, 0, 3>();
+    let v3 = ((&v2) + (&v1));
+    let v4 = ((&v1).tanh()).sigmoid();
+    let k5: Tensor![f64; 3, 1, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(201, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -863,28 +835,32 @@ fn g008_gradient() {
 #[differentiable]
 fn g009(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (&m.blocks[0].bias).minimum_scalar(-0.1);
-    let v2 = (a).pad::<1, 1, 1, 5>();
-    let mut v3 = m.blocks[1].weight.clone();
+    let v2 = (&m.blocks[1].weight).permute::<1, 0>();
+    let mut v3 = v2.clone();
     for i in 0..2 {
-        v3 = (m.blocks[1 - i].forward(&v3)).sin() + &v3 * 0.5;
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
     }
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(598, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 5] = Tensor::rand_uniform(149, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(135, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v4 = (-(a));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(106, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(598, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(149, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g009_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (&m.blocks[0].bias).minimum_scalar(-0.1);
-    let v2 = (a).pad::<1, 1, 1, 5>();
-    let mut v3 = m.blocks[1].weight.clone();
+    let v2 = (&m.blocks[1].weight).permute::<1, 0>();
+    let mut v3 = v2.clone();
     for i in 0..2 {
-        v3 = (m.blocks[1 - i].forward(&v3)).sin() + &v3 * 0.5;
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
     }
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(598, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 5] = Tensor::rand_uniform(149, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(135, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v4 = (-(a));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(106, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(598, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(149, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -910,33 +886,19 @@ fn g009_gradient() {
 fn g010(a: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(157, -1.0, 1.0);
     let v2 = (a).mse(&((a) + &k1));
-    let v3 = (a).permute::<1, 0>();
-    let v4 = if a.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2).square() + 1.0).powf(-0.5) };
-    let mut v5 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = ((-(&v5 * &v4))).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v3 = (a).cross_entropy(&[3usize, 0usize, 0usize]);
+    let k4: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(404, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g010_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(157, -1.0, 1.0);
     let v2 = (a).mse(&((a) + &k1));
-    let v3 = (a).permute::<1, 0>();
-    let v4 = if a.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2).square() + 1.0).powf(-0.5) };
-    let mut v5 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = ((-(&v5 * &v4))).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v3 = (a).cross_entropy(&[3usize, 0usize, 0usize]);
+    let k4: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(404, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -958,21 +920,23 @@ fn g010_gradient() {
 fn g011(a: &Tensor![f64; 2, 1], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 1, 2] = Tensor::rand_uniform(28, -1.0, 1.0);
     let v2 = (a).matmul(&((b) + &k1));
-    let v3 = (&v2).cross_entropy(&[0usize, 1usize]);
-    let v4 = if b.detach().sum().item() > 0.0 { (b).tanh().exp() } else { ((b) * (b)) };
-    let k5: Tensor![f64] = Tensor::rand_uniform(767, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(37, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v3 = (&v2).gather::<0, 3>(&[0, 0, 0]);
+    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(767, -1.0, 1.0);
+    let v5 = (((&v3).matmul(&k4)) * 3.0).round();
+    let v6 = if a.detach().sum().item() > 0.0 { ((&v5) * 1.5).gelu() } else { ((&v5) * (&v3)) };
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(899, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g011_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 1, 2] = Tensor::rand_uniform(28, -1.0, 1.0);
     let v2 = (a).matmul(&((b) + &k1));
-    let v3 = (&v2).cross_entropy(&[0usize, 1usize]);
-    let v4 = if b.detach().sum().item() > 0.0 { (b).tanh().exp() } else { ((b) * (b)) };
-    let k5: Tensor![f64] = Tensor::rand_uniform(767, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(37, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v3 = (&v2).gather::<0, 3>(&[0, 0, 0]);
+    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(767, -1.0, 1.0);
+    let v5 = (((&v3).matmul(&k4)) * 3.0).round();
+    let v6 = if a.detach().sum().item() > 0.0 { ((&v5) * 1.5).gelu() } else { ((&v5) * (&v3)) };
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(899, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -998,29 +962,31 @@ fn g011_gradient() {
 fn g012(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 4]) -> f64 {
     let v1 = (b).tanh().exp();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(125, -1.0, 1.0);
-    let v3 = (((&m.gain).mean() * &k2)).gather::<0, 2>(&[3, 3]);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(648, -1.0, 1.0);
-    let v5 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&((a) + &k4))).square() + 1.0).sqrt() } else { (m.fc2.forward(&((a) + &k4))).cos() };
-    let v6 = ((&m.fc2.bias) * 1.5).gelu();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(774, -1.0, 1.0);
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(717, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(869, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v3 = (((&m.gain).mean() * &k2)).cast::<f64>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(828, -1.0, 1.0);
+    let v5 = if a.detach().sum().item() > 0.0 { (-(m.fc2.forward(&((&v1) + &k4)))) } else { (m.fc2.forward(&((&v1) + &k4))).cos() };
+    let v6 = ((a).square() + 1.0).sqrt();
+    let v7 = (&m.fc2.bias).cos();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(830, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(487, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(774, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g012_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (b).tanh().exp();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(125, -1.0, 1.0);
-    let v3 = (((&m.gain).mean() * &k2)).gather::<0, 2>(&[3, 3]);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(648, -1.0, 1.0);
-    let v5 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&((a) + &k4))).square() + 1.0).sqrt() } else { (m.fc2.forward(&((a) + &k4))).cos() };
-    let v6 = ((&m.fc2.bias) * 1.5).gelu();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(774, -1.0, 1.0);
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(717, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(869, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v3 = (((&m.gain).mean() * &k2)).cast::<f64>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(828, -1.0, 1.0);
+    let v5 = if a.detach().sum().item() > 0.0 { (-(m.fc2.forward(&((&v1) + &k4)))) } else { (m.fc2.forward(&((&v1) + &k4))).cos() };
+    let v6 = ((a).square() + 1.0).sqrt();
+    let v7 = (&m.fc2.bias).cos();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(830, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(487, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(774, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -1050,29 +1016,27 @@ fn g012_gradient() {
 fn g013(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (b).tanh().exp2();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
-    let v3 = (((b) + &k2)).cast::<f64>();
+    let v3 = (((b) + &k2)).reshape::<Shape![6]>();
     let mut v4 = v1.clone();
     for _ in 0..1 {
-        v4 = ((&v4 * &v3).sigmoid()).tanh() + &v1 * 0.5;
+        v4 = ((&v4 * a).sigmoid()).tanh() + &v1 * 0.5;
     }
-    let v5 = (a).cos();
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(421, -1.0, 1.0);
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(244, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(203, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g013_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (b).tanh().exp2();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
-    let v3 = (((b) + &k2)).cast::<f64>();
+    let v3 = (((b) + &k2)).reshape::<Shape![6]>();
     let mut v4 = v1.clone();
     for _ in 0..1 {
-        v4 = ((&v4 * &v3).sigmoid()).tanh() + &v1 * 0.5;
+        v4 = ((&v4 * a).sigmoid()).tanh() + &v1 * 0.5;
     }
-    let v5 = (a).cos();
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(421, -1.0, 1.0);
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(244, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(203, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -1097,19 +1061,19 @@ fn g013_gradient() {
 #[differentiable]
 fn g014(a: &Tensor![f64; 4], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = ((b).square() + 1.0).ln();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).reshape::<Shape![12]>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let v3 = (((a) + &k2)).broadcast_to::<Shape![2, 3, 4]>();
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
-    let k5: Tensor![f64; 12] = Tensor::rand_uniform(691, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(691, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g014_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = ((b).square() + 1.0).ln();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).reshape::<Shape![12]>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let v3 = (((a) + &k2)).broadcast_to::<Shape![2, 3, 4]>();
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
-    let k5: Tensor![f64; 12] = Tensor::rand_uniform(691, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(691, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
@@ -1135,26 +1099,48 @@ fn g014_gradient() {
 #[differentiable]
 fn g015(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = ((a).square() + 1.0).log2();
-    let v2 = (a).broadcast_to::<Shape![2]>();
-    let v3 = (((b) * (&v1))).sin();
-    let mut v4 = v2.clone();
-    for _ in 0..2 {
-        v4 = ((&v4 * &v3).tanh()).tanh() + &v2 * 0.5;
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let v4 = (((&v1) + &k2)).concat::<0, 4, _>(&((b) + &k3));
+    let v5 = ((&v1) + (&v4));
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(56, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v5, &v1);
+    let mut v9 = v8.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v9 = ((&v9 * &v8).tanh().exp()).tanh();
+        }
+        v9 = &v9 - &v8 * 0.25;
     }
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(948, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(974, -1.0, 1.0);
+    let v11 = (&v5).matmul(&k10);
+    let k12: Tensor![f64; 4, 3] = Tensor::rand_uniform(741, -1.0, 1.0);
+    let k13: Tensor![f64; 4, 4] = Tensor::rand_uniform(391, -1.0, 1.0);
+    ((&v9 * &k12).sum() + (&v11 * &k13).sum()).item()
 }
 
 fn g015_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.0).log2();
-    let v2 = (a).broadcast_to::<Shape![2]>();
-    let v3 = (((b) * (&v1))).sin();
-    let mut v4 = v2.clone();
-    for _ in 0..2 {
-        v4 = ((&v4 * &v3).tanh()).tanh() + &v2 * 0.5;
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let v4 = (((&v1) + &k2)).concat::<0, 4, _>(&((b) + &k3));
+    let v5 = ((&v1) + (&v4));
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(56, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v5, &v1);
+    let mut v9 = v8.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v9 = ((&v9 * &v8).tanh().exp()).tanh();
+        }
+        v9 = &v9 - &v8 * 0.25;
     }
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(948, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(974, -1.0, 1.0);
+    let v11 = (&v5).matmul(&k10);
+    let k12: Tensor![f64; 4, 3] = Tensor::rand_uniform(741, -1.0, 1.0);
+    let k13: Tensor![f64; 4, 4] = Tensor::rand_uniform(391, -1.0, 1.0);
+    (&v9 * &k12).sum() + (&v11 * &k13).sum()
 }
 
 #[test]
@@ -1180,41 +1166,39 @@ fn g015_gradient() {
 fn g016(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
     let v2 = ((((&m.layers[0].bias) + &k1)).square() + 1.0).sqrt();
-    let v3 = (&v2).concat::<0, 5, _>(a);
-    let mut v4 = m.proj.weight.clone();
+    let v3 = (a).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 7>(&(b).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![7]>();
+    let mut v4 = m.layers[1].weight.clone();
     for i in 0..2 {
         let layer = &m.layers[i];
         v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let v5 = ((&m.layers[0].bias) * 3.0).sign();
-    let v6 = (b).softplus();
-    let v7 = (&m.layers[1].weight).cos();
-    let k8: Tensor![f64; 5, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let v5 = (&m.layers[0].bias).tanh().sinh();
+    let v6 = (&m.proj.weight).softplus();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k8: Tensor![f64; 7] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
     let k10: Tensor![f64; 3] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
 fn g016_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
     let v2 = ((((&m.layers[0].bias) + &k1)).square() + 1.0).sqrt();
-    let v3 = (&v2).concat::<0, 5, _>(a);
-    let mut v4 = m.proj.weight.clone();
+    let v3 = (a).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 7>(&(b).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![7]>();
+    let mut v4 = m.layers[1].weight.clone();
     for i in 0..2 {
         let layer = &m.layers[i];
         v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let v5 = ((&m.layers[0].bias) * 3.0).sign();
-    let v6 = (b).softplus();
-    let v7 = (&m.layers[1].weight).cos();
-    let k8: Tensor![f64; 5, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let v5 = (&m.layers[0].bias).tanh().sinh();
+    let v6 = (&m.proj.weight).softplus();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k8: Tensor![f64; 7] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
     let k10: Tensor![f64; 3] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
 #[test]
@@ -1243,15 +1227,15 @@ fn g016_gradient() {
 #[differentiable]
 fn g017(a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = ((a).square() + 1.0).recip();
-    let v2 = (&v1).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
-    let k3: Tensor![f64; 1] = Tensor::rand_uniform(971, -1.0, 1.0);
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
+    let k3: Tensor![f64; 1, 1] = Tensor::rand_uniform(971, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g017_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.0).recip();
-    let v2 = (&v1).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
-    let k3: Tensor![f64; 1] = Tensor::rand_uniform(971, -1.0, 1.0);
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
+    let k3: Tensor![f64; 1, 1] = Tensor::rand_uniform(971, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
 
@@ -1274,8 +1258,8 @@ fn g017_gradient() {
 fn g018(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (a).square();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(372, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 0, 1, 1, 1, 2>(&(b).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 2]>();
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 6>(&(b).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 6]>();
+    let k4: Tensor![f64; 6, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
     let v5 = (&v3).matmul(&k4);
     let v6 = if b.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { (&v1).tanh().exp() };
     let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(630, -1.0, 1.0);
@@ -1286,8 +1270,8 @@ fn g018(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
 fn g018_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (a).square();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(372, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 0, 1, 1, 1, 2>(&(b).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 2]>();
-    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 6>(&(b).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 6]>();
+    let k4: Tensor![f64; 6, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
     let v5 = (&v3).matmul(&k4);
     let v6 = if b.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { (&v1).tanh().exp() };
     let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(630, -1.0, 1.0);
@@ -1317,30 +1301,32 @@ fn g018_gradient() {
 #[differentiable]
 fn g019(m: &Res, a: &Tensor![f64; 3]) -> f64 {
     let v1 = (&m.layers[1].bias).sin();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(162, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 5>(&(&v1).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![2, 5]>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(956, -1.0, 1.0);
-    let mut v5 = ((&v3).mean() * &k4);
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(74, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(a, &v1);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(956, -1.0, 1.0);
+    let mut v6 = ((&v4) + &k5);
     for i in 0..2 {
         let layer = &m.layers[i];
-        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
+        v6 = (layer.forward(&v6)).tanh() + &layer.bias * 0.5;
     }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g019_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (&m.layers[1].bias).sin();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(162, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 5>(&(&v1).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![2, 5]>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(956, -1.0, 1.0);
-    let mut v5 = ((&v3).mean() * &k4);
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(74, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, a, &v1);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(956, -1.0, 1.0);
+    let mut v6 = ((&v4) + &k5);
     for i in 0..2 {
         let layer = &m.layers[i];
-        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
+        v6 = (layer.forward(&v6)).tanh() + &layer.bias * 0.5;
     }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -1366,43 +1352,17 @@ fn g019_gradient() {
 fn g020(a: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(264, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).cos();
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let v3 = (&v2).dropout(0.25, 142);
     let k4: Tensor![f64; 4] = Tensor::rand_uniform(309, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v2, &((&v2) + &k3));
-    let mut v7 = v6.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v7 = (((&v7 * &v2).square() + 1.0).ln()).tanh();
-        }
-        v7 = &v7 - &v2 * 0.25;
-    }
-    let v8 = (((&v7) * (&v2))).tanh();
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let v10 = ((((&v7).square() + 1.0).pow(&(&v8).tanh())).softmax::<0>() * &k9);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(638, -1.0, 1.0);
-    ((&v10 * &k11).sum()).item()
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g020_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(264, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).cos();
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let v3 = (&v2).dropout(0.25, 142);
     let k4: Tensor![f64; 4] = Tensor::rand_uniform(309, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v2, &((&v2) + &k3));
-    let mut v7 = v6.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v7 = (((&v7 * &v2).square() + 1.0).ln()).tanh();
-        }
-        v7 = &v7 - &v2 * 0.25;
-    }
-    let v8 = (((&v7) * (&v2))).tanh();
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let v10 = ((((&v7).square() + 1.0).pow(&(&v8).tanh())).softmax::<0>() * &k9);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(638, -1.0, 1.0);
-    (&v10 * &k11).sum()
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -1423,18 +1383,18 @@ fn g020_gradient() {
 #[differentiable]
 fn g021(a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
     let v1 = (a).tanh();
-    let v2 = (&v1).dropout(0.25, 587);
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
     let v3 = (b).tanh();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(412, -1.0, 1.0);
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(412, -1.0, 1.0);
     let k5: Tensor![f64] = Tensor::rand_uniform(138, -1.0, 1.0);
     ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g021_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).tanh();
-    let v2 = (&v1).dropout(0.25, 587);
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
     let v3 = (b).tanh();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(412, -1.0, 1.0);
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(412, -1.0, 1.0);
     let k5: Tensor![f64] = Tensor::rand_uniform(138, -1.0, 1.0);
     (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
@@ -1462,7 +1422,7 @@ fn g021_gradient() {
 fn g022(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     let v1 = (b).sigmoid();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(98, -1.0, 1.0);
-    let v3 = (((b) + &k2)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = (((b) + &k2)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
     let v4 = if b.detach().sum().item() < 0.0 { (a).softplus() } else { (a).sin() };
     let v5 = (-(c));
     let k6: Tensor![f64] = Tensor::rand_uniform(975, -1.0, 1.0);
@@ -1475,7 +1435,7 @@ fn g022(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
 fn g022_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).sigmoid();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(98, -1.0, 1.0);
-    let v3 = (((b) + &k2)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = (((b) + &k2)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
     let v4 = if b.detach().sum().item() < 0.0 { (a).softplus() } else { (a).sin() };
     let v5 = (-(c));
     let k6: Tensor![f64] = Tensor::rand_uniform(975, -1.0, 1.0);
@@ -1512,7 +1472,7 @@ fn g022_gradient() {
 fn g023(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = ((&m.fc1.bias) + 0.25).relu();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
-    let v3 = (((b).mean() * &k2)).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
+    let v3 = (((b).mean() * &k2)).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
     let v5 = ((m.fc1.forward(&((&v1).mean() * &k4))).square() + 1.0).recip();
     let mut v6 = v3.clone();
@@ -1521,7 +1481,7 @@ fn g023(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 2, 2, 3]) -> f64 {
     }
     let v7 = (a).tanh().exp();
     let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(919, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(435, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(435, -1.0, 1.0);
     let k10: Tensor![f64] = Tensor::rand_uniform(32, -1.0, 1.0);
     ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
@@ -1529,7 +1489,7 @@ fn g023(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 2, 2, 3]) -> f64 {
 fn g023_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = ((&m.fc1.bias) + 0.25).relu();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
-    let v3 = (((b).mean() * &k2)).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
+    let v3 = (((b).mean() * &k2)).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
     let v5 = ((m.fc1.forward(&((&v1).mean() * &k4))).square() + 1.0).recip();
     let mut v6 = v3.clone();
@@ -1538,7 +1498,7 @@ fn g023_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 2, 3]>) ->
     }
     let v7 = (a).tanh().exp();
     let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(919, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(435, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(435, -1.0, 1.0);
     let k10: Tensor![f64] = Tensor::rand_uniform(32, -1.0, 1.0);
     (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
@@ -1569,24 +1529,22 @@ fn g023_gradient() {
 #[differentiable]
 fn g024(a: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
-    let v3 = (((&v2) * 3.0).round()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 2, 3>(&((&v2).concat::<0, 2, _>(&v2)).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![2, 3]>();
-    let v4 = (((&v3) * ((&v1).mean()))).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
-    let v5 = (&v2).minimum(&v1);
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(457, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v2 = (&v1).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
+    let v3 = (((&v2) * 1.5).gelu()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v2).atan2(&((&v2).square() + 0.5))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v4 = (((&v3) * (&v1))).tanh();
+    let v5 = (&v4).reshape::<Shape![3]>();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(889, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g024_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
-    let v3 = (((&v2) * 3.0).round()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 2, 3>(&((&v2).concat::<0, 2, _>(&v2)).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![2, 3]>();
-    let v4 = (((&v3) * ((&v1).mean()))).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
-    let v5 = (&v2).minimum(&v1);
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(457, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v2 = (&v1).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
+    let v3 = (((&v2) * 1.5).gelu()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v2).atan2(&((&v2).square() + 0.5))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v4 = (((&v3) * (&v1))).tanh();
+    let v5 = (&v4).reshape::<Shape![3]>();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(889, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -1607,24 +1565,22 @@ fn g024_gradient() {
 #[differentiable]
 fn g025(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = ((b) * 1.5).gelu_tanh();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(825, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
-    let v4 = if a.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (a)) };
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(968, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(981, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(515, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v2 = (&v1).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v3 = if b.detach().sum().item() < 0.0 { (&v2).sin() } else { (&v2).tanh().exp() };
+    let v4 = (a).atan();
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(515, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(399, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g025_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = ((b) * 1.5).gelu_tanh();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(825, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
-    let v4 = if a.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (a)) };
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(968, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(981, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(515, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v2 = (&v1).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v3 = if b.detach().sum().item() < 0.0 { (&v2).sin() } else { (&v2).tanh().exp() };
+    let v4 = (a).atan();
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(515, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(399, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -1649,30 +1605,30 @@ fn g025_gradient() {
 #[differentiable]
 fn g026(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = ((&m.fc2.weight) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(103, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v4 = ((m.fc1.forward(&v1)) * 1.5).gelu();
-    let v5 = (b).cos();
-    let v6 = ((&m.fc1.bias).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(536, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(184, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(4, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(455, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v2 = (&v1).reshape::<Shape![1, 4, 3]>().global_avg_pool1d();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(684, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((b).mean() * &k3))).cos() } else { ((m.fc2.forward(&((b).mean() * &k3))).square() + 1.0).powf(-0.5) };
+    let v5 = (a).softplus();
+    let v6 = ((&m.fc1.bias).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(467, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(88, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g026_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = ((&m.fc2.weight) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(103, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v4 = ((m.fc1.forward(&v1)) * 1.5).gelu();
-    let v5 = (b).cos();
-    let v6 = ((&m.fc1.bias).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(536, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(184, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(4, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(455, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v2 = (&v1).reshape::<Shape![1, 4, 3]>().global_avg_pool1d();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(684, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((b).mean() * &k3))).cos() } else { ((m.fc2.forward(&((b).mean() * &k3))).square() + 1.0).powf(-0.5) };
+    let v5 = (a).softplus();
+    let v6 = ((&m.fc1.bias).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(467, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(88, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -1701,24 +1657,26 @@ fn g026_gradient() {
 #[differentiable]
 fn g027(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = ((a) * 1.5).erf();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3]>().global_avg_pool1d();
-    let v3 = ((c).permute::<1, 0>()).tanh();
-    let v4 = (b).softplus();
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(938, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(121, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(679, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let v3 = ((&v1).layer_norm(1e-5) * &k2);
+    let v4 = (c).tanh();
+    let v5 = (b).square();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(81, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(938, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g027_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = ((a) * 1.5).erf();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3]>().global_avg_pool1d();
-    let v3 = ((c).permute::<1, 0>()).tanh();
-    let v4 = (b).softplus();
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(938, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(121, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(679, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let v3 = ((&v1).layer_norm(1e-5) * &k2);
+    let v4 = (c).tanh();
+    let v5 = (b).square();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(81, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(938, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -1748,39 +1706,37 @@ fn g027_gradient() {
 fn g028(a: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(799, -1.0, 1.0);
     let v2 = ((((a).mean() * &k1)) * 1.5).erfc();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(531, -1.0, 1.0);
-    let v4 = ((&v2).layer_norm(1e-5) * &k3);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(690, -1.0, 1.0);
-    let v6 = (((&v4).maximum(&v2)) * (((a).matmul(&k5)).mean()));
-    let v7 = if a.detach().sum().item() > 0.0 { (&v6).cos() } else { ((&v6) * (&v2)) };
-    let mut v8 = v6.clone();
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(531, -1.0, 1.0);
+    let v4 = ((a).batch_norm(1e-5) * &k3);
+    let v5 = ((((&v2) * ((a).mean()))) * ((((&v4).square() + 1.5).acosh()).mean()));
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).cos() } else { ((&v5) * (&v5)) };
+    let mut v7 = v5.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v8 = ((&v8 * &v7).softplus()).tanh();
+            v7 = ((&v7 * &v6).softplus()).tanh();
         }
-        v8 = &v8 - &v7 * 0.25;
+        v7 = &v7 - &v6 * 0.25;
     }
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(877, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(877, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g028_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(799, -1.0, 1.0);
     let v2 = ((((a).mean() * &k1)) * 1.5).erfc();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(531, -1.0, 1.0);
-    let v4 = ((&v2).layer_norm(1e-5) * &k3);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(690, -1.0, 1.0);
-    let v6 = (((&v4).maximum(&v2)) * (((a).matmul(&k5)).mean()));
-    let v7 = if a.detach().sum().item() > 0.0 { (&v6).cos() } else { ((&v6) * (&v2)) };
-    let mut v8 = v6.clone();
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(531, -1.0, 1.0);
+    let v4 = ((a).batch_norm(1e-5) * &k3);
+    let v5 = ((((&v2) * ((a).mean()))) * ((((&v4).square() + 1.5).acosh()).mean()));
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).cos() } else { ((&v5) * (&v5)) };
+    let mut v7 = v5.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v8 = ((&v8 * &v7).softplus()).tanh();
+            v7 = ((&v7 * &v6).softplus()).tanh();
         }
-        v8 = &v8 - &v7 * 0.25;
+        v7 = &v7 - &v6 * 0.25;
     }
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(877, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(877, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -1801,26 +1757,24 @@ fn g028_gradient() {
 #[differentiable]
 fn g029(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (b).abs();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(596, -1.0, 1.0);
-    let v3 = ((a).batch_norm(1e-5) * &k2);
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(39, -1.0, 1.0);
-    let v5 = ((&v3).cos()).matmul(&k4);
-    let v6 = if a.detach().sum().item() < 0.0 { (&v3).cos() } else { ((&v3) * (&v1)) };
-    let v7 = (&v6).matmul(&(&v5).t());
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(426, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v2 = (a).tanh().tan();
+    let mut v3 = v2.clone();
+    for _ in 0..2 {
+        v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + &v2 * 0.5;
+    }
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(897, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g029_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (b).abs();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(596, -1.0, 1.0);
-    let v3 = ((a).batch_norm(1e-5) * &k2);
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(39, -1.0, 1.0);
-    let v5 = ((&v3).cos()).matmul(&k4);
-    let v6 = if a.detach().sum().item() < 0.0 { (&v3).cos() } else { ((&v3) * (&v1)) };
-    let v7 = (&v6).matmul(&(&v5).t());
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(426, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v2 = (a).tanh().tan();
+    let mut v3 = v2.clone();
+    for _ in 0..2 {
+        v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + &v2 * 0.5;
+    }
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(897, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -1846,7 +1800,7 @@ fn g029_gradient() {
 fn g030(m: &Stack, a: &Tensor![f64; 4]) -> f64 {
     let v1 = (&m.blocks[2].bias).softplus();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(409, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).tanh().tan();
+    let v3 = ((((a).mean() * &k2)).tanh() * 0.9).asin();
     let mut v4 = v3.clone();
     for i in 0..2 {
         v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
@@ -1863,7 +1817,7 @@ fn g030(m: &Stack, a: &Tensor![f64; 4]) -> f64 {
 fn g030_tape(m: &TStack, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (&m.blocks[2].bias).softplus();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(409, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).tanh().tan();
+    let v3 = ((((a).mean() * &k2)).tanh() * 0.9).asin();
     let mut v4 = v3.clone();
     for i in 0..2 {
         v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
@@ -1899,30 +1853,42 @@ fn g030_gradient() {
 #[differentiable]
 fn g031(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 1, 1, 3]) -> f64 {
     let v1 = (a).silu();
-    let v2 = ((b).tanh() * 0.9).asin();
+    let v2 = ((b).tanh() * 0.9).acos();
     let mut v3 = v2.clone();
     for _ in 0..4 {
         v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
     }
-    let v4 = ((c).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 4, 5>(&(&v1).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![4, 5]>()).abs();
-    let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).ln() } else { ((&v4) * (&v4)) };
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(305, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 5] = Tensor::rand_uniform(530, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v4 = (((c).maximum(&v1)) + 0.25).relu();
+    let mut v5 = v2.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v3) * 1.5).gelu()).tanh();
+        }
+        v5 = &v5 - &v3 * 0.25;
+    }
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(530, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g031_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![1, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).silu();
-    let v2 = ((b).tanh() * 0.9).asin();
+    let v2 = ((b).tanh() * 0.9).acos();
     let mut v3 = v2.clone();
     for _ in 0..4 {
         v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
     }
-    let v4 = ((c).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 4, 5>(&(&v1).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![4, 5]>()).abs();
-    let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).ln() } else { ((&v4) * (&v4)) };
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(305, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 5] = Tensor::rand_uniform(530, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v4 = (((c).maximum(&v1)) + 0.25).relu();
+    let mut v5 = v2.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v3) * 1.5).gelu()).tanh();
+        }
+        v5 = &v5 - &v3 * 0.25;
+    }
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(530, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -1952,22 +1918,22 @@ fn g031_gradient() {
 fn g032(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(821, -1.0, 1.0);
     let v2 = (((c).mean() * &k1)).tanh().powf(3.0);
-    let v3 = ((a).tanh() * 0.9).acos();
-    let v4 = (b).min_keepdim::<0>();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(273, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(231, -1.0, 1.0);
+    let v3 = (a).atan();
+    let v4 = ((b).tanh() * 0.9).atanh();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(224, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g032_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(821, -1.0, 1.0);
     let v2 = (((c).mean() * &k1)).tanh().powf(3.0);
-    let v3 = ((a).tanh() * 0.9).acos();
-    let v4 = (b).min_keepdim::<0>();
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(273, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(231, -1.0, 1.0);
+    let v3 = (a).atan();
+    let v4 = ((b).tanh() * 0.9).atanh();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(224, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
@@ -1998,38 +1964,38 @@ fn g032_gradient() {
 fn g033(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(967, -1.0, 1.0);
     let v2 = (((&m.head.weight) + &k1)).tanh().powi(3);
-    let v3 = (&v2).atan();
+    let v3 = (&v2).tanh().sinh();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(756, -1.0, 1.0);
     let mut v5 = ((&v3).mean() * &k4);
     for i in 0..2 {
         v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v6 = (((a) * 1.5).gelu_tanh()).permute::<1, 0>();
-    let v7 = (b).softplus();
-    let v8 = (&m.blocks[1].bias).sin();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(405, -1.0, 1.0);
-    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(536, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let v6 = (((a).var()).tanh() * 0.9).acos();
+    let v7 = (b).sigmoid();
+    let v8 = (&m.blocks[1].bias).softplus();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(405, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(536, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(819, -1.0, 1.0);
     ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
 fn g033_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(967, -1.0, 1.0);
     let v2 = (((&m.head.weight) + &k1)).tanh().powi(3);
-    let v3 = (&v2).atan();
+    let v3 = (&v2).tanh().sinh();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(756, -1.0, 1.0);
     let mut v5 = ((&v3).mean() * &k4);
     for i in 0..2 {
         v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v6 = (((a) * 1.5).gelu_tanh()).permute::<1, 0>();
-    let v7 = (b).softplus();
-    let v8 = (&m.blocks[1].bias).sin();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(405, -1.0, 1.0);
-    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(536, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let v6 = (((a).var()).tanh() * 0.9).acos();
+    let v7 = (b).sigmoid();
+    let v8 = (&m.blocks[1].bias).softplus();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(405, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(536, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(819, -1.0, 1.0);
     (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
@@ -2059,16 +2025,16 @@ fn g033_gradient() {
 #[differentiable]
 fn g034(a: &Tensor![f64; 3], b: &Tensor![f64; 1]) -> f64 {
     let v1 = (a).sum();
-    let v2 = (&v1).tanh().sinh();
-    let v3 = ((b).maximum(&v2)).cos();
+    let v2 = (&v1).tanh().cosh();
+    let v3 = (((b) * (&v2))).tanh();
     let k4: Tensor![f64; 1] = Tensor::rand_uniform(321, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g034_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (a).sum();
-    let v2 = (&v1).tanh().sinh();
-    let v3 = ((b).maximum(&v2)).cos();
+    let v2 = (&v1).tanh().cosh();
+    let v3 = (((b) * (&v2))).tanh();
     let k4: Tensor![f64; 1] = Tensor::rand_uniform(321, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
@@ -2095,7 +2061,7 @@ fn g034_gradient() {
 #[differentiable]
 fn g035(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (b).sum_axis::<0>();
-    let v2 = (a).tanh().cosh();
+    let v2 = (a).asinh();
     let v3 = ((c).square() + 1.0).ln();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(228, -1.0, 1.0);
     let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(186, -1.0, 1.0);
@@ -2105,7 +2071,7 @@ fn g035(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 1
 
 fn g035_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (b).sum_axis::<0>();
-    let v2 = (a).tanh().cosh();
+    let v2 = (a).asinh();
     let v3 = ((c).square() + 1.0).ln();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(228, -1.0, 1.0);
     let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(186, -1.0, 1.0);
@@ -2139,14 +2105,14 @@ fn g035_gradient() {
 #[differentiable]
 fn g036(a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).sum_keepdim::<1>();
-    let v2 = (&v1).asinh();
+    let v2 = ((&v1).square() + 1.5).acosh();
     let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(873, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g036_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).sum_keepdim::<1>();
-    let v2 = (&v1).asinh();
+    let v2 = ((&v1).square() + 1.5).acosh();
     let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(873, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
@@ -2170,7 +2136,7 @@ fn g036_gradient() {
 fn g037(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
     let v2 = (((&m.blocks[2].bias) + &k1)).mean();
-    let v3 = ((a).square() + 1.5).acosh();
+    let v3 = ((a).tanh() * 0.9).atanh();
     let mut v4 = m.blocks[2].weight.clone();
     for i in 0..2 {
         v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
@@ -2188,7 +2154,7 @@ fn g037(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
 fn g037_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
     let v2 = (((&m.blocks[2].bias) + &k1)).mean();
-    let v3 = ((a).square() + 1.5).acosh();
+    let v3 = ((a).tanh() * 0.9).atanh();
     let mut v4 = m.blocks[2].weight.clone();
     for i in 0..2 {
         v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
@@ -2229,12 +2195,12 @@ fn g037_gradient() {
 #[differentiable]
 fn g038(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (a).mean_axis::<0>();
-    let v2 = ((c).tanh() * 0.9).atanh();
+    let v2 = (c).square().log1p();
     let mut v3 = v2.clone();
     for _ in 0..3 {
         v3 = (((&v3 * &v1).square() + 1.0).recip()).tanh() + &v2 * 0.5;
     }
-    let v4 = ((&v3).cos()).tanh();
+    let v4 = ((&v3).square()).maximum_scalar(0.1);
     let v5 = (b).sigmoid();
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(805, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
@@ -2243,12 +2209,12 @@ fn g038(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1]) -> 
 
 fn g038_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (a).mean_axis::<0>();
-    let v2 = ((c).tanh() * 0.9).atanh();
+    let v2 = (c).square().log1p();
     let mut v3 = v2.clone();
     for _ in 0..3 {
         v3 = (((&v3 * &v1).square() + 1.0).recip()).tanh() + &v2 * 0.5;
     }
-    let v4 = ((&v3).cos()).tanh();
+    let v4 = ((&v3).square()).maximum_scalar(0.1);
     let v5 = (b).sigmoid();
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(805, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
@@ -2282,7 +2248,7 @@ fn g038_gradient() {
 fn g039(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(423, -1.0, 1.0);
     let v2 = (((a) + &k1)).mean_keepdim::<0>();
-    let v3 = (&v2).square().log1p();
+    let v3 = (&v2).tanh().expm1();
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(808, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
@@ -2290,7 +2256,7 @@ fn g039(a: &Tensor![f64]) -> f64 {
 fn g039_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(423, -1.0, 1.0);
     let v2 = (((a) + &k1)).mean_keepdim::<0>();
-    let v3 = (&v2).square().log1p();
+    let v3 = (&v2).tanh().expm1();
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(808, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
@@ -2313,29 +2279,29 @@ fn g039_gradient() {
 #[differentiable]
 fn g040(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
     let v1 = (&m.layers[1].weight).max();
-    let v2 = (a).tanh().expm1();
+    let v2 = ((a) * 3.0).floor();
     let mut v3 = m.proj.weight.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let v4 = (((&v2).reshape::<Shape![1, 1, 2, 4]>().conv_transpose2d::<1, 0, 1, 3, 7>(&(&v2).reshape::<Shape![1, 1, 2, 4]>()).reshape::<Shape![3, 7]>()) + 0.25).relu();
+    let v4 = (((&v2).matmul(&(&v2).t())) * 1.5).gelu_erf();
     let k5: Tensor![f64] = Tensor::rand_uniform(806, -1.0, 1.0);
     let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(362, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 7] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(184, -1.0, 1.0);
     ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g040_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v1 = (&m.layers[1].weight).max();
-    let v2 = (a).tanh().expm1();
+    let v2 = ((a) * 3.0).floor();
     let mut v3 = m.proj.weight.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let v4 = (((&v2).reshape::<Shape![1, 1, 2, 4]>().conv_transpose2d::<1, 0, 1, 3, 7>(&(&v2).reshape::<Shape![1, 1, 2, 4]>()).reshape::<Shape![3, 7]>()) + 0.25).relu();
+    let v4 = (((&v2).matmul(&(&v2).t())) * 1.5).gelu_erf();
     let k5: Tensor![f64] = Tensor::rand_uniform(806, -1.0, 1.0);
     let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(362, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 7] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(184, -1.0, 1.0);
     (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
@@ -2361,30 +2327,26 @@ fn g040_gradient() {
 #[differentiable]
 fn g041(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (c).max_axis::<1>();
-    let v2 = ((&v1) * 3.0).floor();
-    let v3 = ((&v2).mean()).sigmoid();
-    let v4 = (&v2).flip::<0>();
-    let v5 = (a).sin();
-    let v6 = (b).cos();
-    let k7: Tensor![f64] = Tensor::rand_uniform(412, -1.0, 1.0);
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(432, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(750, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(381, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v2 = ((&v1) * 3.0).ceil();
+    let v3 = ((&v2).broadcast_to::<Shape![2, 2]>()).dropout(0.25, 488);
+    let v4 = ((&v1).mean()).maximum(&((b) * (b)));
+    let v5 = (a).tanh();
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(743, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(673, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(140, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g041_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (c).max_axis::<1>();
-    let v2 = ((&v1) * 3.0).floor();
-    let v3 = ((&v2).mean()).sigmoid();
-    let v4 = (&v2).flip::<0>();
-    let v5 = (a).sin();
-    let v6 = (b).cos();
-    let k7: Tensor![f64] = Tensor::rand_uniform(412, -1.0, 1.0);
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(432, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(750, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(381, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v2 = ((&v1) * 3.0).ceil();
+    let v3 = ((&v2).broadcast_to::<Shape![2, 2]>()).dropout(0.25, 488);
+    let v4 = ((&v1).mean()).maximum(&((b) * (b)));
+    let v5 = (a).tanh();
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(743, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(673, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(140, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -2413,40 +2375,28 @@ fn g041_gradient() {
 #[differentiable]
 fn g042(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
     let v1 = (b).max_keepdim::<0>();
-    let v2 = ((a) * 3.0).ceil();
-    let v3 = ((&v1).maximum(&v2)).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((&v2) * 1.5).erfc()).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![1, 1]>();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).mean_axis::<1>();
-    let mut v6 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).softplus()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let v7 = (&v1).min();
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(370, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(321, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v2 = ((a) * 3.0).round();
+    let v3 = (((&v1).hypot(&((&v2).square() + 0.5))) + ((&v2).reshape::<Shape![2]>()));
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
+    let v5 = (((&v3).matmul(&k4)).square() + 1.0).log2();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
+    let v7 = ((&v5).matmul(&k6)).broadcast_to::<Shape![2, 2, 3]>();
+    let v8 = ((&v7).cast::<f64>()).mean_keepdim::<2>();
+    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(686, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g042_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (b).max_keepdim::<0>();
-    let v2 = ((a) * 3.0).ceil();
-    let v3 = ((&v1).maximum(&v2)).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((&v2) * 1.5).erfc()).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![1, 1]>();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).mean_axis::<1>();
-    let mut v6 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).softplus()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let v7 = (&v1).min();
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(370, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(321, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v2 = ((a) * 3.0).round();
+    let v3 = (((&v1).hypot(&((&v2).square() + 0.5))) + ((&v2).reshape::<Shape![2]>()));
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
+    let v5 = (((&v3).matmul(&k4)).square() + 1.0).log2();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
+    let v7 = ((&v5).matmul(&k6)).broadcast_to::<Shape![2, 2, 3]>();
+    let v8 = ((&v7).cast::<f64>()).mean_keepdim::<2>();
+    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(686, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -2471,7 +2421,7 @@ fn g042_gradient() {
 #[differentiable]
 fn g043(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 1], c: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (a).min();
-    let v2 = ((b) * 3.0).round();
+    let v2 = ((b) * 3.0).sign();
     let mut v3 = v2.clone();
     for _ in 0..4 {
         v3 = ((&v3 * &v1).square()).tanh() + &v2 * 0.5;
@@ -2491,7 +2441,7 @@ fn g043(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 1], c: &Tensor![f64; 2, 1
 
 fn g043_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 1]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).min();
-    let v2 = ((b) * 3.0).round();
+    let v2 = ((b) * 3.0).sign();
     let mut v3 = v2.clone();
     for _ in 0..4 {
         v3 = ((&v3 * &v1).square()).tanh() + &v2 * 0.5;
@@ -2536,7 +2486,7 @@ fn g043_gradient() {
 fn g044(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(322, -1.0, 1.0);
     let v2 = (((&m.gain) + &k1)).min_axis::<0>();
-    let v3 = ((a) * 3.0).sign();
+    let v3 = (a).clamp(-0.5, 0.5);
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(345, -1.0, 1.0);
     let v5 = (m.fc2.forward(&((&v2).mean() * &k4))).softplus();
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
@@ -2547,7 +2497,7 @@ fn g044(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
 fn g044_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(322, -1.0, 1.0);
     let v2 = (((&m.gain) + &k1)).min_axis::<0>();
-    let v3 = ((a) * 3.0).sign();
+    let v3 = (a).clamp(-0.5, 0.5);
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(345, -1.0, 1.0);
     let v5 = (m.fc2.forward(&((&v2).mean() * &k4))).softplus();
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
@@ -2577,30 +2527,16 @@ fn g044_gradient() {
 #[differentiable]
 fn g045(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (a).min_keepdim::<1>();
-    let v2 = (&v1).clamp(-0.5, 0.5);
-    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(356, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(551, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v1, &((&v1) + &k3));
-    let v7 = ((&v6).min()).tanh();
-    let v8 = (&v7).tanh();
-    let v9 = (((&v8).maximum(&v2)) / ((((&v6) + 0.25).relu()).square() + 1.0));
-    let k10: Tensor![f64; 3, 1] = Tensor::rand_uniform(60, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+    let v2 = (&v1).atan2(&((&v1).square() + 0.5));
+    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(144, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g045_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (a).min_keepdim::<1>();
-    let v2 = (&v1).clamp(-0.5, 0.5);
-    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(356, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(551, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v1, &((&v1) + &k3));
-    let v7 = ((&v6).min()).tanh();
-    let v8 = (&v7).tanh();
-    let v9 = (((&v8).maximum(&v2)) / ((((&v6) + 0.25).relu()).square() + 1.0));
-    let k10: Tensor![f64; 3, 1] = Tensor::rand_uniform(60, -1.0, 1.0);
-    (&v9 * &k10).sum()
+    let v2 = (&v1).atan2(&((&v1).square() + 0.5));
+    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(144, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -2621,30 +2557,28 @@ fn g045_gradient() {
 #[differentiable]
 fn g046(a: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (a).var();
-    let v2 = (a).atan2(&((&v1).square() + 0.5));
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(240, -1.0, 1.0);
-    let v4 = ((&v2).log_softmax::<1>() * &k3);
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(290, -1.0, 1.0);
-    let v6 = (&v4).matmul(&k5);
-    let v7 = (&v6).flip::<1>();
-    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(716, -1.0, 1.0);
-    let v9 = (((&v7).minimum(&v1)).log_softmax::<1>() * &k8);
-    let k10: Tensor![f64; 1, 2] = Tensor::rand_uniform(723, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+    let v2 = (a).hypot(&((&v1).square() + 0.5));
+    let v3 = (&v2).reshape::<Shape![1, 1, 3]>().global_avg_pool1d();
+    let v4 = ((&v3) * 1.5).gelu();
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(757, -1.0, 1.0);
+    let v6 = (&v2).matmul(&k5);
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(445, -1.0, 1.0);
+    let v8 = (((&v4) * ((&v6).mean()))).matmul(&k7);
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(890, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g046_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (a).var();
-    let v2 = (a).atan2(&((&v1).square() + 0.5));
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(240, -1.0, 1.0);
-    let v4 = ((&v2).log_softmax::<1>() * &k3);
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(290, -1.0, 1.0);
-    let v6 = (&v4).matmul(&k5);
-    let v7 = (&v6).flip::<1>();
-    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(716, -1.0, 1.0);
-    let v9 = (((&v7).minimum(&v1)).log_softmax::<1>() * &k8);
-    let k10: Tensor![f64; 1, 2] = Tensor::rand_uniform(723, -1.0, 1.0);
-    (&v9 * &k10).sum()
+    let v2 = (a).hypot(&((&v1).square() + 0.5));
+    let v3 = (&v2).reshape::<Shape![1, 1, 3]>().global_avg_pool1d();
+    let v4 = ((&v3) * 1.5).gelu();
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(757, -1.0, 1.0);
+    let v6 = (&v2).matmul(&k5);
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(445, -1.0, 1.0);
+    let v8 = (((&v4) * ((&v6).mean()))).matmul(&k7);
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(890, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -2665,30 +2599,38 @@ fn g046_gradient() {
 #[differentiable]
 fn g047(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (b).var_axis::<1>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(997, -1.0, 1.0);
-    let v3 = (((&m.blocks[2].bias).mean() * &k2)).hypot(&((&v1).square() + 0.5));
-    let mut v4 = a.clone();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((&m.blocks[2].bias) + &k2)).tanh() * 0.2 + &k3)).det();
+    let mut v5 = a.clone();
     for i in 0..3 {
-        let layer = &m.blocks[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+        if i % 2 == 0 {
+            v5 = ((m.blocks[i].forward(&v5)).square() + 1.0).powf(-0.5);
+        }
+        v5 = &v5 - &m.blocks[i].bias * 0.25;
     }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(19, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(174, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g047_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (b).var_axis::<1>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(997, -1.0, 1.0);
-    let v3 = (((&m.blocks[2].bias).mean() * &k2)).hypot(&((&v1).square() + 0.5));
-    let mut v4 = a.clone();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((&m.blocks[2].bias) + &k2)).tanh() * 0.2 + &k3)).det();
+    let mut v5 = a.clone();
     for i in 0..3 {
-        let layer = &m.blocks[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+        if i % 2 == 0 {
+            v5 = ((m.blocks[i].forward(&v5)).square() + 1.0).powf(-0.5);
+        }
+        v5 = &v5 - &m.blocks[i].bias * 0.25;
     }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(19, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(174, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -2718,26 +2660,26 @@ fn g047_gradient() {
 fn g048(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).var_keepdim::<0>();
     let k2: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
-    let v3 = (((&v1).tanh() * 0.2 + &k2)).det();
-    let v4 = ((((b) * 1.5).erf()) * (((&v3).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>()).mean()));
-    let v5 = (&v1).tanh();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(115, -1.0, 1.0);
+    let v3 = (((&v1).tanh() * 0.2 + &k2)).inv();
+    let v4 = (((b).sum()) - (((&v3) * ((&v3).mean()))));
+    let v5 = (&v1).minimum_scalar(-0.1);
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(115, -1.0, 1.0);
     let m7 = k6.gt_scalar(0.0);
     let v8 = m7.select(&v5, &v4);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(570, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(570, -1.0, 1.0);
     ((&v8 * &k9).sum()).item()
 }
 
 fn g048_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).var_keepdim::<0>();
     let k2: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
-    let v3 = (((&v1).tanh() * 0.2 + &k2)).det();
-    let v4 = ((((b) * 1.5).erf()) * (((&v3).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>()).mean()));
-    let v5 = (&v1).tanh();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(115, -1.0, 1.0);
+    let v3 = (((&v1).tanh() * 0.2 + &k2)).inv();
+    let v4 = (((b).sum()) - (((&v3) * ((&v3).mean()))));
+    let v5 = (&v1).minimum_scalar(-0.1);
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(115, -1.0, 1.0);
     let m7 = k6.gt_scalar(0.0);
     let v8 = Var::select(&m7, &v5, &v4);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(570, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(570, -1.0, 1.0);
     (&v8 * &k9).sum()
 }
 
@@ -2763,18 +2705,32 @@ fn g048_gradient() {
 #[differentiable]
 fn g049(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (b).logsumexp();
-    let v2 = ((a) + (&v1));
-    let v3 = (((&v2) * (&v1))).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 5>(&((b).maximum(&v1)).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 5]>();
-    let k4: Tensor![f64; 1, 5] = Tensor::rand_uniform(425, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(126, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).solve(b);
+    let v5 = (((&v4).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>()) * (((&v1) * ((&v4).mean()))));
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(a, &v1);
+    let v9 = if b.detach().sum().item() > 0.0 { (&v8).tanh().exp() } else { ((&v8).square() + 1.0).sqrt() };
+    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(596, -1.0, 1.0);
+    ((&v5 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g049_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (b).logsumexp();
-    let v2 = ((a) + (&v1));
-    let v3 = (((&v2) * (&v1))).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 5>(&((b).maximum(&v1)).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 5]>();
-    let k4: Tensor![f64; 1, 5] = Tensor::rand_uniform(425, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(126, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).solve(b);
+    let v5 = (((&v4).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>()) * (((&v1) * ((&v4).mean()))));
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, a, &v1);
+    let v9 = if b.detach().sum().item() > 0.0 { (&v8).tanh().exp() } else { ((&v8).square() + 1.0).sqrt() };
+    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(596, -1.0, 1.0);
+    (&v5 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -2800,8 +2756,8 @@ fn g049_gradient() {
 fn g050(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (b).logsumexp_axis::<1>();
     let k2: Tensor![f64; 2] = Tensor::rand_uniform(386, -1.0, 1.0);
-    let v3 = ((&v1) - (((a).mean() * &k2)));
-    let v4 = ((((&v3) * 1.5).gelu_tanh()) + ((-(&v3))));
+    let v3 = ((&v1) + (((a).mean() * &k2)));
+    let v4 = (((&v3) + 0.25).relu()).maximum(&((&v3) * 3.0).round());
     let mut v5 = v4.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -2809,7 +2765,7 @@ fn g050(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
         }
         v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = ((&v1) + (&v5));
+    let v6 = ((&v1).square() + 1.0).pow(&(&v5).tanh());
     let k7: Tensor![f64; 2] = Tensor::rand_uniform(227, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
@@ -2817,8 +2773,8 @@ fn g050(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
 fn g050_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (b).logsumexp_axis::<1>();
     let k2: Tensor![f64; 2] = Tensor::rand_uniform(386, -1.0, 1.0);
-    let v3 = ((&v1) - (((a).mean() * &k2)));
-    let v4 = ((((&v3) * 1.5).gelu_tanh()) + ((-(&v3))));
+    let v3 = ((&v1) + (((a).mean() * &k2)));
+    let v4 = (((&v3) + 0.25).relu()).maximum(&((&v3) * 3.0).round());
     let mut v5 = v4.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -2826,7 +2782,7 @@ fn g050_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f
         }
         v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = ((&v1) + (&v5));
+    let v6 = ((&v1).square() + 1.0).pow(&(&v5).tanh());
     let k7: Tensor![f64; 2] = Tensor::rand_uniform(227, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
@@ -2853,7 +2809,7 @@ fn g050_gradient() {
 #[differentiable]
 fn g051(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 2, 4]) -> f64 {
     let v1 = (&m.norm[0]).logsumexp_keepdim::<0>();
-    let v2 = ((&m.layers[0].bias) * (&m.layers[1].bias));
+    let v2 = ((&m.layers[0].bias) - (&m.layers[1].bias));
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(685, -1.0, 1.0);
     let v4 = m.layers[0].forward(&((&v2) + &k3));
     let mut v5 = v4.clone();
@@ -2871,7 +2827,7 @@ fn g051(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 2, 4]) -> f64 {
 
 fn g051_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v1 = (&m.norm[0]).logsumexp_keepdim::<0>();
-    let v2 = ((&m.layers[0].bias) * (&m.layers[1].bias));
+    let v2 = ((&m.layers[0].bias) - (&m.layers[1].bias));
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(685, -1.0, 1.0);
     let v4 = m.layers[0].forward(&((&v2) + &k3));
     let mut v5 = v4.clone();
@@ -2914,26 +2870,32 @@ fn g051_gradient() {
 fn g052(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
     let v2 = ((a).softmax::<1>() * &k1);
-    let v3 = ((b) / ((&v2).square() + 1.0));
+    let v3 = ((b) * (&v2));
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = m5.select(&v2, &v3);
-    let v7 = (((&v6).dropout(0.25, 31)) * 1.5).gelu_tanh();
-    let v8 = (&v7).tanh().powf(3.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(665, -1.0, 1.0);
+    let v7 = ((&v6).reshape::<Shape![3]>()).sum_keepdim::<0>();
+    let mut v8 = v7.clone();
+    for _ in 0..4 {
+        v8 = (((&v8 * &v7) * 1.5).gelu()).tanh() + &v7 * 0.5;
+    }
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(315, -1.0, 1.0);
     ((&v8 * &k9).sum()).item()
 }
 
 fn g052_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
     let v2 = ((a).softmax::<1>() * &k1);
-    let v3 = ((b) / ((&v2).square() + 1.0));
+    let v3 = ((b) * (&v2));
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = Var::select(&m5, &v2, &v3);
-    let v7 = (((&v6).dropout(0.25, 31)) * 1.5).gelu_tanh();
-    let v8 = (&v7).tanh().powf(3.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(665, -1.0, 1.0);
+    let v7 = ((&v6).reshape::<Shape![3]>()).sum_keepdim::<0>();
+    let mut v8 = v7.clone();
+    for _ in 0..4 {
+        v8 = (((&v8 * &v7) * 1.5).gelu()).tanh() + &v7 * 0.5;
+    }
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(315, -1.0, 1.0);
     (&v8 * &k9).sum()
 }
 
@@ -2960,34 +2922,22 @@ fn g052_gradient() {
 fn g053(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
     let v2 = ((c).log_softmax::<0>() * &k1);
-    let v3 = (-(b));
-    let v4 = (((&v3).atan2(&((&v2).square() + 0.5))).square() + 1.0).pow(&((c).tanh()).tanh());
-    let mut v5 = a.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * a).tanh().powf(3.0)).tanh();
-        }
-        v5 = &v5 - a * 0.25;
-    }
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(811, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(969, -1.0, 1.0);
+    let v3 = ((b) / ((&v2).square() + 1.0));
+    let v4 = (&v3).sum_axis::<2>();
+    let v5 = (a).sin();
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(424, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(887, -1.0, 1.0);
     ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g053_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
     let v2 = ((c).log_softmax::<0>() * &k1);
-    let v3 = (-(b));
-    let v4 = (((&v3).atan2(&((&v2).square() + 0.5))).square() + 1.0).pow(&((c).tanh()).tanh());
-    let mut v5 = a.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * a).tanh().powf(3.0)).tanh();
-        }
-        v5 = &v5 - a * 0.25;
-    }
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(811, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(969, -1.0, 1.0);
+    let v3 = ((b) / ((&v2).square() + 1.0));
+    let v4 = (&v3).sum_axis::<2>();
+    let v5 = (a).sin();
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(424, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(887, -1.0, 1.0);
     (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
@@ -3019,24 +2969,28 @@ fn g054(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).transpose::<1, 2>();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let v4 = ((((&m.fc1.weight).mean() * &k3)).square() + 1.0).pow(&(a).tanh());
-    let v5 = m.fc2.forward(&m.fc1.weight);
-    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(724, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v4 = (-(((&m.fc1.weight).mean() * &k3)));
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
+    let v6 = m.fc1.forward(&((&v2).mean() * &k5));
+    let v7 = (a).cos();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(974, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(86, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g054_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).transpose::<1, 2>();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let v4 = ((((&m.fc1.weight).mean() * &k3)).square() + 1.0).pow(&(a).tanh());
-    let v5 = m.fc2.forward(&m.fc1.weight);
-    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(724, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v4 = (-(((&m.fc1.weight).mean() * &k3)));
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
+    let v6 = m.fc1.forward(&((&v2).mean() * &k5));
+    let v7 = (a).cos();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(974, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(86, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -3066,28 +3020,28 @@ fn g054_gradient() {
 fn g055(a: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).t();
-    let v3 = (&v2).maximum(&v2);
+    let v3 = ((&v2).square() + 1.0).pow(&(&v2).tanh());
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(383, -1.0, 1.0);
     let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(428, -1.0, 1.0);
     let m6 = k5.gt_scalar(0.0);
     let v7 = m6.select(&v3, &((&v3) + &k4));
-    let v8 = ((&v2).square() + 1.0).powf(-0.5);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(132, -1.0, 1.0);
+    let v8 = (&v2).broadcast_to::<Shape![2, 3, 3]>();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(375, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
     ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g055_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).t();
-    let v3 = (&v2).maximum(&v2);
+    let v3 = ((&v2).square() + 1.0).pow(&(&v2).tanh());
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(383, -1.0, 1.0);
     let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(428, -1.0, 1.0);
     let m6 = k5.gt_scalar(0.0);
     let v7 = Var::select(&m6, &v3, &((&v3) + &k4));
-    let v8 = ((&v2).square() + 1.0).powf(-0.5);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(132, -1.0, 1.0);
+    let v8 = (&v2).broadcast_to::<Shape![2, 3, 3]>();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(375, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
     (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
@@ -3111,12 +3065,12 @@ fn g056(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).flip::<0>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(193, -1.0, 1.0);
     let k3: Tensor![f64; 4] = Tensor::rand_uniform(134, -1.0, 1.0);
-    let v4 = (((b).mean() * &k2)).minimum(&((&v1).mean() * &k3));
+    let v4 = (((b).mean() * &k2)).maximum(&((&v1).mean() * &k3));
     let mut v5 = v4.clone();
     for _ in 0..2 {
         v5 = ((&v5 * &v4).tanh().exp()).tanh() + &v4 * 0.5;
     }
-    let v6 = ((&v5) * ((&v4).mean()));
+    let v6 = ((&v5) + (&v4));
     let k7: Tensor![f64; 4] = Tensor::rand_uniform(173, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
@@ -3125,12 +3079,12 @@ fn g056_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()
     let v1 = (a).flip::<0>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(193, -1.0, 1.0);
     let k3: Tensor![f64; 4] = Tensor::rand_uniform(134, -1.0, 1.0);
-    let v4 = (((b).mean() * &k2)).minimum(&((&v1).mean() * &k3));
+    let v4 = (((b).mean() * &k2)).maximum(&((&v1).mean() * &k3));
     let mut v5 = v4.clone();
     for _ in 0..2 {
         v5 = ((&v5 * &v4).tanh().exp()).tanh() + &v4 * 0.5;
     }
-    let v6 = ((&v5) * ((&v4).mean()));
+    let v6 = ((&v5) + (&v4));
     let k7: Tensor![f64; 4] = Tensor::rand_uniform(173, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
@@ -3157,36 +3111,16 @@ fn g056_gradient() {
 #[differentiable]
 fn g057(a: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).slice::<0, 1, 2>();
-    let v2 = (&v1).maximum_scalar(0.1);
-    let mut v3 = v2.clone();
-    for _ in 0..2 {
-        v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
-    }
-    let v4 = ((((&v1) * 1.5).gelu_tanh()).tanh() * 0.9).asin();
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = (((&v5 * &v3).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
-    }
-    let v6 = ((&v5).tanh()).tanh().tan();
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(809, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v2 = (&v1).minimum(&v1);
+    let k3: Tensor![f64; 2] = Tensor::rand_uniform(261, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g057_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).slice::<0, 1, 2>();
-    let v2 = (&v1).maximum_scalar(0.1);
-    let mut v3 = v2.clone();
-    for _ in 0..2 {
-        v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
-    }
-    let v4 = ((((&v1) * 1.5).gelu_tanh()).tanh() * 0.9).asin();
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = (((&v5 * &v3).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
-    }
-    let v6 = ((&v5).tanh()).tanh().tan();
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(809, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v2 = (&v1).minimum(&v1);
+    let k3: Tensor![f64; 2] = Tensor::rand_uniform(261, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -3207,7 +3141,7 @@ fn g057_gradient() {
 #[differentiable]
 fn g058(m: &Net, a: &Tensor![f64; 3]) -> f64 {
     let v1 = (&m.gain).pad::<0, 2, 1, 6>();
-    let v2 = (&m.gain).minimum_scalar(-0.1);
+    let v2 = (&m.gain).maximum_scalar(0.1);
     let v3 = m.fc2.forward(&m.fc1.weight);
     let v4 = if a.detach().sum().item() > 0.0 { ((&m.fc1.bias).square() + 1.0).ln() } else { ((&m.fc1.bias).square() + 1.0).sqrt() };
     let v5 = (a).square();
@@ -3221,7 +3155,7 @@ fn g058(m: &Net, a: &Tensor![f64; 3]) -> f64 {
 
 fn g058_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (&m.gain).pad::<0, 2, 1, 6>();
-    let v2 = (&m.gain).minimum_scalar(-0.1);
+    let v2 = (&m.gain).maximum_scalar(0.1);
     let v3 = m.fc2.forward(&m.fc1.weight);
     let v4 = if a.detach().sum().item() > 0.0 { ((&m.fc1.bias).square() + 1.0).ln() } else { ((&m.fc1.bias).square() + 1.0).sqrt() };
     let v5 = (a).square();
@@ -3256,33 +3190,21 @@ fn g058_gradient() {
 fn g059(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 2, 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(328, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).permute::<2, 1, 0>();
-    let v3 = (a).mse(a);
-    let v4 = (((&v2).max()) * (((&v2).tanh().exp2()).mean()));
-    let v5 = ((&v2).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(671, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v5, &v4);
-    let v9 = ((c) * 1.5).gelu();
-    let k10: Tensor![f64] = Tensor::rand_uniform(148, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(381, -1.0, 1.0);
-    let k12: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(184, -1.0, 1.0);
-    ((&v3 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
+    let v3 = (a).minimum_scalar(-0.1);
+    let v4 = (((&v3) * ((&v2).mean()))).reshape::<Shape![1, 1, 4, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((c) * 1.5).gelu_tanh()).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![1, 1]>();
+    let v5 = (&v4).max();
+    let k6: Tensor![f64] = Tensor::rand_uniform(243, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g059_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(328, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).permute::<2, 1, 0>();
-    let v3 = (a).mse(a);
-    let v4 = (((&v2).max()) * (((&v2).tanh().exp2()).mean()));
-    let v5 = ((&v2).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(671, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v5, &v4);
-    let v9 = ((c) * 1.5).gelu();
-    let k10: Tensor![f64] = Tensor::rand_uniform(148, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(381, -1.0, 1.0);
-    let k12: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(184, -1.0, 1.0);
-    (&v3 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
+    let v3 = (a).minimum_scalar(-0.1);
+    let v4 = (((&v3) * ((&v2).mean()))).reshape::<Shape![1, 1, 4, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((c) * 1.5).gelu_tanh()).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![1, 1]>();
+    let v5 = (&v4).max();
+    let k6: Tensor![f64] = Tensor::rand_uniform(243, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -3311,21 +3233,21 @@ fn g059_gradient() {
 #[differentiable]
 fn g060(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (a).cross_entropy(&[2usize, 0usize]);
-    let v2 = (a).matmul(&(b).t());
-    let v3 = (c).tanh();
+    let v2 = (c).mse(c);
+    let v3 = (b).tanh();
     let k4: Tensor![f64] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(181, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(947, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(947, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g060_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).cross_entropy(&[2usize, 0usize]);
-    let v2 = (a).matmul(&(b).t());
-    let v3 = (c).tanh();
+    let v2 = (c).mse(c);
+    let v3 = (b).tanh();
     let k4: Tensor![f64] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(181, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(947, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(947, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
@@ -3355,52 +3277,34 @@ fn g060_gradient() {
 #[differentiable]
 fn g061(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (&m.head.bias).gather::<0, 4>(&[0, 0, 0, 2]);
-    let v2 = (&m.blocks[1].weight).tanh().exp();
+    let v2 = (a).matmul(&(b).t());
     let mut v3 = m.blocks[1].weight.clone();
-    for i in 0..2 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
     }
-    let mut v4 = v2.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).powf(-0.5)).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let v5 = ((a).square() + 1.0).recip();
-    let v6 = ((b) * 1.5).gelu();
-    let v7 = (-(&m.head.weight));
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(664, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(437, -1.0, 1.0);
-    ((&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+    let v4 = (&m.head.weight).tanh().powf(3.0);
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(127, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(992, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(275, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(195, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
 }
 
 fn g061_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (&m.head.bias).gather::<0, 4>(&[0, 0, 0, 2]);
-    let v2 = (&m.blocks[1].weight).tanh().exp();
+    let v2 = (a).matmul(&(b).t());
     let mut v3 = m.blocks[1].weight.clone();
-    for i in 0..2 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
     }
-    let mut v4 = v2.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).powf(-0.5)).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let v5 = ((a).square() + 1.0).recip();
-    let v6 = ((b) * 1.5).gelu();
-    let v7 = (-(&m.head.weight));
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(664, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(437, -1.0, 1.0);
-    (&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+    let v4 = (&m.head.weight).tanh().powf(3.0);
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(127, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(992, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(275, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(195, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
 }
 
 #[test]
@@ -3429,36 +3333,36 @@ fn g061_gradient() {
 #[differentiable]
 fn g062(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (b).cast::<f64>();
-    let v2 = (a).tanh().exp2();
-    let v3 = ((b).square() + 1.0).sqrt();
+    let v2 = (a).tanh().exp();
+    let v3 = (b).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![1, 2]>();
     let mut v4 = v3.clone();
     for _ in 0..2 {
-        v4 = (((&v4 * &v1) * 1.5).gelu()).tanh() + &v3 * 0.5;
+        v4 = (((&v4 * &v3) * 1.5).gelu()).tanh() + &v3 * 0.5;
     }
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(675, -1.0, 1.0);
-    let v6 = ((c).layer_norm(1e-5) * &k5);
-    let v7 = ((((&v3) * 3.0).floor()) - ((&v6).broadcast_to::<Shape![2, 1, 3]>()));
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(771, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(664, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(527, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v5 = (c).dropout(0.25, 675);
+    let v6 = ((&v3).var()).maximum(&(&v2).gather::<1, 3>(&[0, 2, 2]));
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(323, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(998, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(855, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g062_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (b).cast::<f64>();
-    let v2 = (a).tanh().exp2();
-    let v3 = ((b).square() + 1.0).sqrt();
+    let v2 = (a).tanh().exp();
+    let v3 = (b).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![1, 2]>();
     let mut v4 = v3.clone();
     for _ in 0..2 {
-        v4 = (((&v4 * &v1) * 1.5).gelu()).tanh() + &v3 * 0.5;
+        v4 = (((&v4 * &v3) * 1.5).gelu()).tanh() + &v3 * 0.5;
     }
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(675, -1.0, 1.0);
-    let v6 = ((c).layer_norm(1e-5) * &k5);
-    let v7 = ((((&v3) * 3.0).floor()) - ((&v6).broadcast_to::<Shape![2, 1, 3]>()));
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(771, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(664, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(527, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v7 * &k10).sum()
+    let v5 = (c).dropout(0.25, 675);
+    let v6 = ((&v3).var()).maximum(&(&v2).gather::<1, 3>(&[0, 2, 2]));
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(323, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(998, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(855, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -3488,7 +3392,7 @@ fn g062_gradient() {
 fn g063(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).reshape::<Shape![12]>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(406, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).ln();
+    let v3 = (((&v1).mean() * &k2)).tanh().exp2();
     let v4 = (-(b));
     let k5: Tensor![f64; 4] = Tensor::rand_uniform(694, -1.0, 1.0);
     let k6: Tensor![f64; 3] = Tensor::rand_uniform(729, -1.0, 1.0);
@@ -3498,7 +3402,7 @@ fn g063(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3]) -> f64 {
 fn g063_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![12]>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(406, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).ln();
+    let v3 = (((&v1).mean() * &k2)).tanh().exp2();
     let v4 = (-(b));
     let k5: Tensor![f64; 4] = Tensor::rand_uniform(694, -1.0, 1.0);
     let k6: Tensor![f64; 3] = Tensor::rand_uniform(729, -1.0, 1.0);
@@ -3528,20 +3432,20 @@ fn g063_gradient() {
 fn g064(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(53, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 4]>();
-    let v3 = ((&v2).square() + 1.0).log2();
-    let v4 = (&v3).reshape::<Shape![1, 1, 24]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 24]>()).reshape::<Shape![1]>();
-    let v5 = ((&v4).tanh()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((&v4) - (&v4))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(77, -1.0, 1.0);
+    let v3 = ((&v2).square() + 1.0).ln();
+    let v4 = (&v3).maximum(&v3);
+    let v5 = (((&v4).dropout(0.25, 124)) * ((((&v3) * ((a).mean()))).mean()));
+    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(707, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g064_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(53, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 4]>();
-    let v3 = ((&v2).square() + 1.0).log2();
-    let v4 = (&v3).reshape::<Shape![1, 1, 24]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 24]>()).reshape::<Shape![1]>();
-    let v5 = ((&v4).tanh()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((&v4) - (&v4))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(77, -1.0, 1.0);
+    let v3 = ((&v2).square() + 1.0).ln();
+    let v4 = (&v3).maximum(&v3);
+    let v5 = (((&v4).dropout(0.25, 124)) * ((((&v3) * ((a).mean()))).mean()));
+    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(707, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -3564,7 +3468,7 @@ fn g064_gradient() {
 fn g065(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).concat::<0, 6, _>(&m.proj.weight);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(7, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).sqrt();
+    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).log2();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(510, -1.0, 1.0);
     let v5 = (m.proj.forward(&((&v3) + &k4))).square();
     let v6 = (b).tanh();
@@ -3576,7 +3480,7 @@ fn g065(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
 fn g065_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).concat::<0, 6, _>(&m.proj.weight);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(7, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).sqrt();
+    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).log2();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(510, -1.0, 1.0);
     let v5 = (m.proj.forward(&((&v3) + &k4))).square();
     let v6 = (b).tanh();
@@ -3611,10 +3515,10 @@ fn g065_gradient() {
 #[differentiable]
 fn g066(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 4]) -> f64 {
     let v1 = (b).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
-    let v2 = ((a).square() + 1.0).recip();
+    let v2 = ((a).square() + 1.0).sqrt();
     let v3 = if b.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * (&v1)) };
-    let v4 = (&v3).reshape::<Shape![1, 2, 1, 3]>().global_avg_pool2d();
-    let v5 = ((&v3) * ((&v4).mean()));
+    let v4 = (&v3).tanh().powi(3);
+    let v5 = (&v3).maximum(&v4);
     let mut v6 = v5.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -3628,10 +3532,10 @@ fn g066(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 4]) -> f64 {
 
 fn g066_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (b).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
-    let v2 = ((a).square() + 1.0).recip();
+    let v2 = ((a).square() + 1.0).sqrt();
     let v3 = if b.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * (&v1)) };
-    let v4 = (&v3).reshape::<Shape![1, 2, 1, 3]>().global_avg_pool2d();
-    let v5 = ((&v3) * ((&v4).mean()));
+    let v4 = (&v3).tanh().powi(3);
+    let v5 = (&v3).maximum(&v4);
     let mut v6 = v5.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -3665,9 +3569,9 @@ fn g066_gradient() {
 #[differentiable]
 fn g067(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
-    let v2 = (a).square();
-    let v3 = (&v1).minimum_scalar(-0.1);
-    let v4 = (((&v3).clamp(-0.5, 0.5)).square() + 1.5).acosh();
+    let v2 = ((a).square() + 1.0).recip();
+    let v3 = (&v1).tanh();
+    let v4 = (((&v3).tanh()) * 3.0).round();
     let mut v5 = v3.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -3675,16 +3579,16 @@ fn g067(a: &Tensor![f64; 3, 4]) -> f64 {
         }
         v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = ((((&v4) - (&v2))) * ((&v5).tanh()));
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(537, -1.0, 1.0);
+    let v6 = (((&v4) * ((&v2).mean()))).atan2(&(((&v5).tanh()).square() + 0.5));
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(537, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g067_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
-    let v2 = (a).square();
-    let v3 = (&v1).minimum_scalar(-0.1);
-    let v4 = (((&v3).clamp(-0.5, 0.5)).square() + 1.5).acosh();
+    let v2 = ((a).square() + 1.0).recip();
+    let v3 = (&v1).tanh();
+    let v4 = (((&v3).tanh()) * 3.0).round();
     let mut v5 = v3.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -3692,8 +3596,8 @@ fn g067_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
         }
         v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = ((((&v4) - (&v2))) * ((&v5).tanh()));
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(537, -1.0, 1.0);
+    let v6 = (((&v4) * ((&v2).mean()))).atan2(&(((&v5).tanh()).square() + 0.5));
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(537, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -3715,7 +3619,7 @@ fn g067_gradient() {
 #[differentiable]
 fn g068(m: &Res, a: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (a).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&m.layers[0].bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 5]>();
-    let v2 = (&m.norm[1]).sin();
+    let v2 = (&m.norm[1]).square();
     let mut v3 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3738,7 +3642,7 @@ fn g068(m: &Res, a: &Tensor![f64; 3, 3]) -> f64 {
 
 fn g068_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&m.layers[0].bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 5]>();
-    let v2 = (&m.norm[1]).sin();
+    let v2 = (&m.norm[1]).square();
     let mut v3 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3783,10 +3687,10 @@ fn g069(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
     let m2 = k1.gt_scalar(0.0);
     let v3 = m2.select(a, b);
-    let v4 = (a).cos();
-    let v5 = ((((b) * 3.0).sign()) * ((((&v4) / ((&v3).square() + 1.0))).mean()));
-    let v6 = (((&v5).broadcast_to::<Shape![2, 2, 3]>()) * (((&v3).matmul(&(&v5).t())).mean()));
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(982, -1.0, 1.0);
+    let v4 = (a).sin();
+    let v5 = (((b).abs()) / (((&v4).hypot(&((&v3).square() + 0.5))).square() + 1.0));
+    let v6 = (((&v5).square() + 1.0).sqrt()).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(((&v3).square() + 1.0).pow(&(&v5).tanh())).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(982, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
@@ -3794,10 +3698,10 @@ fn g069_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64,
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
     let m2 = k1.gt_scalar(0.0);
     let v3 = Var::select(&m2, a, b);
-    let v4 = (a).cos();
-    let v5 = ((((b) * 3.0).sign()) * ((((&v4) / ((&v3).square() + 1.0))).mean()));
-    let v6 = (((&v5).broadcast_to::<Shape![2, 2, 3]>()) * (((&v3).matmul(&(&v5).t())).mean()));
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(982, -1.0, 1.0);
+    let v4 = (a).sin();
+    let v5 = (((b).abs()) / (((&v4).hypot(&((&v3).square() + 0.5))).square() + 1.0));
+    let v6 = (((&v5).square() + 1.0).sqrt()).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(((&v3).square() + 1.0).pow(&(&v5).tanh())).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(982, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -3823,7 +3727,7 @@ fn g069_gradient() {
 #[differentiable]
 fn g070(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (a).dropout(0.25, 449);
-    let v2 = (&v1).tanh();
+    let v2 = (&v1).cos();
     let mut v3 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -3839,7 +3743,7 @@ fn g070(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
 
 fn g070_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (a).dropout(0.25, 449);
-    let v2 = (&v1).tanh();
+    let v2 = (&v1).cos();
     let mut v3 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -3876,8 +3780,8 @@ fn g070_gradient() {
 fn g071(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(783, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v3 = (&v2).sigmoid();
-    let v4 = ((&v3).square() + 1.0).sqrt();
+    let v3 = (&v2).tanh();
+    let v4 = (&v3).tanh();
     let mut v5 = v4.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3885,7 +3789,7 @@ fn g071(a: &Tensor![f64]) -> f64 {
         }
         v5 = &v5 - &v2 * 0.25;
     }
-    let v6 = (&v5).maximum(&v4);
+    let v6 = ((&v5) + (&v4));
     let mut v7 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3901,8 +3805,8 @@ fn g071(a: &Tensor![f64]) -> f64 {
 fn g071_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(783, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v3 = (&v2).sigmoid();
-    let v4 = ((&v3).square() + 1.0).sqrt();
+    let v3 = (&v2).tanh();
+    let v4 = (&v3).tanh();
     let mut v5 = v4.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3910,7 +3814,7 @@ fn g071_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
         }
         v5 = &v5 - &v2 * 0.25;
     }
-    let v6 = (&v5).maximum(&v4);
+    let v6 = ((&v5) + (&v4));
     let mut v7 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3942,7 +3846,7 @@ fn g071_gradient() {
 fn g072(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
     let v1 = (a).reshape::<Shape![1, 1, 2, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let v3 = ((((&m.proj.bias) + &k2)) + 0.25).relu();
+    let v3 = (((&m.proj.bias) + &k2)).sigmoid();
     let v4 = m.layers[0].forward(&v3);
     let mut v5 = v3.clone();
     for i in 0..2 {
@@ -3957,7 +3861,7 @@ fn g072(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
 fn g072_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![1, 1, 2, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let v3 = ((((&m.proj.bias) + &k2)) + 0.25).relu();
+    let v3 = (((&m.proj.bias) + &k2)).sigmoid();
     let v4 = m.layers[0].forward(&v3);
     let mut v5 = v3.clone();
     for i in 0..2 {
@@ -3992,7 +3896,7 @@ fn g072_gradient() {
 fn g073(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(930, -1.0, 1.0);
     let v2 = (((b) + &k1)).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v3 = ((&v2) * 1.5).gelu();
+    let v3 = ((&v2) + 0.25).relu();
     let mut v4 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -4009,7 +3913,7 @@ fn g073(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
 fn g073_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(930, -1.0, 1.0);
     let v2 = (((b) + &k1)).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v3 = ((&v2) * 1.5).gelu();
+    let v3 = ((&v2) + 0.25).relu();
     let mut v4 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -4046,11 +3950,11 @@ fn g073_gradient() {
 fn g074(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v3 = ((c) * 1.5).gelu_tanh();
+    let v3 = ((c) * 1.5).gelu();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(44, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = m5.select(&v2, c);
-    let v7 = (b).cos();
+    let v7 = ((b).tanh() * 0.9).acos();
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(459, -1.0, 1.0);
     let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(30, -1.0, 1.0);
     let k10: Tensor![f64] = Tensor::rand_uniform(397, -1.0, 1.0);
@@ -4060,11 +3964,11 @@ fn g074(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
 fn g074_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v3 = ((c) * 1.5).gelu_tanh();
+    let v3 = ((c) * 1.5).gelu();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(44, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = Var::select(&m5, &v2, c);
-    let v7 = (b).cos();
+    let v7 = ((b).tanh() * 0.9).acos();
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(459, -1.0, 1.0);
     let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(30, -1.0, 1.0);
     let k10: Tensor![f64] = Tensor::rand_uniform(397, -1.0, 1.0);
@@ -4098,7 +4002,7 @@ fn g074_gradient() {
 fn g075(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((&m.fc1.weight) * 1.5).gelu_erf();
+    let v3 = ((&m.fc1.weight) * 1.5).gelu_tanh();
     let v4 = (m.fc1.forward(a)).sin();
     let v5 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
     let v6 = ((&m.fc2.weight) * 1.5).gelu();
@@ -4113,7 +4017,7 @@ fn g075(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
 fn g075_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((&m.fc1.weight) * 1.5).gelu_erf();
+    let v3 = ((&m.fc1.weight) * 1.5).gelu_tanh();
     let v4 = (m.fc1.forward(a)).sin();
     let v5 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
     let v6 = ((&m.fc2.weight) * 1.5).gelu();
@@ -4152,7 +4056,7 @@ fn g075_gradient() {
 fn g076(a: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(123, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
-    let v3 = ((&v2) * 1.5).erf();
+    let v3 = ((&v2) * 1.5).gelu_erf();
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
@@ -4160,7 +4064,7 @@ fn g076(a: &Tensor![f64; 2, 1]) -> f64 {
 fn g076_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(123, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
-    let v3 = ((&v2) * 1.5).erf();
+    let v3 = ((&v2) * 1.5).gelu_erf();
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
@@ -4185,10 +4089,10 @@ fn g077(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(802, -1.0, 1.0);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(913, -1.0, 1.0);
     let v3 = ((((a) + &k1)).layer_norm(1e-5) * &k2);
-    let v4 = ((a) * 1.5).erfc();
-    let v5 = ((((&v4) * ((&v3).mean()))) - ((a).tanh()));
-    let v6 = (((&v4) * 1.5).gelu_tanh()).maximum(&(&v5).tanh());
-    let k7: Tensor![f64] = Tensor::rand_uniform(369, -1.0, 1.0);
+    let v4 = ((a) * 1.5).erf();
+    let v5 = (((&v4) * ((&v3).mean()))).maximum(&(a).tanh());
+    let v6 = ((&v4).tanh()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v5) * 1.5).gelu()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(369, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
@@ -4196,10 +4100,10 @@ fn g077_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(802, -1.0, 1.0);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(913, -1.0, 1.0);
     let v3 = ((((a) + &k1)).layer_norm(1e-5) * &k2);
-    let v4 = ((a) * 1.5).erfc();
-    let v5 = ((((&v4) * ((&v3).mean()))) - ((a).tanh()));
-    let v6 = (((&v4) * 1.5).gelu_tanh()).maximum(&(&v5).tanh());
-    let k7: Tensor![f64] = Tensor::rand_uniform(369, -1.0, 1.0);
+    let v4 = ((a) * 1.5).erf();
+    let v5 = (((&v4) * ((&v3).mean()))).maximum(&(a).tanh());
+    let v6 = ((&v4).tanh()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v5) * 1.5).gelu()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(369, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -4223,8 +4127,8 @@ fn g078(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(507, -1.0, 1.0);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
     let v3 = ((((a) + &k1)).batch_norm(1e-5) * &k2);
-    let v4 = (&v3).abs();
-    let v5 = ((((&v4).square() + 1.0).sqrt()).square() + 1.0).pow(&((&v3).min_keepdim::<1>()).tanh());
+    let v4 = ((&v3) * 1.5).erfc();
+    let v5 = (((&v4).sigmoid()) * (((&v3).max_axis::<1>()).mean()));
     let mut v6 = v5.clone();
     for _ in 0..1 {
         v6 = ((&v6 * b).square()).tanh() + &v5 * 0.5;
@@ -4237,8 +4141,8 @@ fn g078_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(507, -1.0, 1.0);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
     let v3 = ((((a) + &k1)).batch_norm(1e-5) * &k2);
-    let v4 = (&v3).abs();
-    let v5 = ((((&v4).square() + 1.0).sqrt()).square() + 1.0).pow(&((&v3).min_keepdim::<1>()).tanh());
+    let v4 = ((&v3) * 1.5).erfc();
+    let v5 = (((&v4).sigmoid()) * (((&v3).max_axis::<1>()).mean()));
     let mut v6 = v5.clone();
     for _ in 0..1 {
         v6 = ((&v6 * b).square()).tanh() + &v5 * 0.5;
@@ -4269,7 +4173,7 @@ fn g078_gradient() {
 #[differentiable]
 fn g079(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
     let v1 = (b).tanh().tan();
-    let v2 = (b).softplus();
+    let v2 = (b).abs();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(463, -1.0, 1.0);
     let v4 = if b.detach().sum().item() > 0.0 { (m.layers[1].forward(&((&v1) + &k3))).tanh() } else { (m.layers[1].forward(&((&v1) + &k3))).tanh().powf(3.0) };
     let v5 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2) * (&v1)) };
@@ -4286,7 +4190,7 @@ fn g079(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
 
 fn g079_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).tanh().tan();
-    let v2 = (b).softplus();
+    let v2 = (b).abs();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(463, -1.0, 1.0);
     let v4 = if b.detach().sum().item() > 0.0 { (m.layers[1].forward(&((&v1) + &k3))).tanh() } else { (m.layers[1].forward(&((&v1) + &k3))).tanh().powf(3.0) };
     let v5 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2) * (&v1)) };
@@ -4327,7 +4231,7 @@ fn g079_gradient() {
 #[differentiable]
 fn g080(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = ((a).tanh() * 0.9).asin();
-    let v2 = (b).silu();
+    let v2 = (b).softplus();
     let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
     let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(793, -1.0, 1.0);
     ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
@@ -4335,7 +4239,7 @@ fn g080(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
 
 fn g080_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = ((a).tanh() * 0.9).asin();
-    let v2 = (b).silu();
+    let v2 = (b).softplus();
     let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
     let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(793, -1.0, 1.0);
     (&v1 * &k3).sum() + (&v2 * &k4).sum()
@@ -4365,32 +4269,18 @@ fn g081(a: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(206, -1.0, 1.0);
     let v2 = ((((a).mean() * &k1)).tanh() * 0.9).acos();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(529, -1.0, 1.0);
-    let v4 = ((((&v2) + &k3)).square() + 1.0).powf(-0.5);
-    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * 1.5).gelu() };
-    let mut v6 = a.clone();
-    for _ in 0..4 {
-        v6 = ((-(&v6 * a))).tanh() + a * 0.5;
-    }
-    let v7 = if a.detach().sum().item() > 0.0 { (&v5).cos() } else { ((&v5).square() + 1.0).recip() };
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(758, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v4 = (((&v2) + &k3)).silu();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g081_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(206, -1.0, 1.0);
     let v2 = ((((a).mean() * &k1)).tanh() * 0.9).acos();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(529, -1.0, 1.0);
-    let v4 = ((((&v2) + &k3)).square() + 1.0).powf(-0.5);
-    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * 1.5).gelu() };
-    let mut v6 = a.clone();
-    for _ in 0..4 {
-        v6 = ((-(&v6 * a))).tanh() + a * 0.5;
-    }
-    let v7 = if a.detach().sum().item() > 0.0 { (&v5).cos() } else { ((&v5).square() + 1.0).recip() };
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(758, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v4 = (((&v2) + &k3)).silu();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -4412,33 +4302,31 @@ fn g081_gradient() {
 fn g082(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (a).atan();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(166, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).tanh().powi(3);
-    let mut v4 = m.layers[0].weight.clone();
-    for i in 0..2 {
-        let layer = &m.layers[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
-    }
-    let v5 = ((((&v3) * ((&m.layers[1].bias).mean()))) * ((((&v4) * 1.5).gelu_tanh()).mean()));
-    let v6 = ((b).square() + 1.0).recip();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(196, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v3 = (((&v1) + &k2)).tanh().powf(3.0);
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let v5 = ((m.layers[1].forward(&((&m.layers[1].bias) + &k4))) * 1.5).gelu();
+    let v6 = (m.layers[0].forward(&m.layers[0].weight)).tanh();
+    let v7 = (-(b));
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(414, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(968, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(672, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g082_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (a).atan();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(166, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).tanh().powi(3);
-    let mut v4 = m.layers[0].weight.clone();
-    for i in 0..2 {
-        let layer = &m.layers[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
-    }
-    let v5 = ((((&v3) * ((&m.layers[1].bias).mean()))) * ((((&v4) * 1.5).gelu_tanh()).mean()));
-    let v6 = ((b).square() + 1.0).recip();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(196, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v3 = (((&v1) + &k2)).tanh().powf(3.0);
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let v5 = ((m.layers[1].forward(&((&m.layers[1].bias) + &k4))) * 1.5).gelu();
+    let v6 = (m.layers[0].forward(&m.layers[0].weight)).tanh();
+    let v7 = (-(b));
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(414, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(968, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(672, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -4468,16 +4356,10 @@ fn g082_gradient() {
 fn g083(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (b).tanh().sinh();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).sum();
-    let v4 = ((&v3) * 3.0).floor();
-    let mut v5 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v1).cos()).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let v6 = if c.detach().sum().item() > 0.0 { (&v5).softplus() } else { ((&v5) * (&v4)) };
+    let v3 = (((&v1) + &k2)).tanh().powi(3);
+    let v4 = (&v3).broadcast_to::<Shape![2, 3, 4]>();
+    let v5 = ((&v1) * ((&v4).mean()));
+    let v6 = if c.detach().sum().item() > 0.0 { (&v5).softplus() } else { ((&v5) * (b)) };
     let v7 = if c.detach().sum().item() > 0.0 { (b).cos() } else { ((b) * (&v6)) };
     let v8 = (a).tanh();
     let v9 = ((c).square() + 1.0).recip();
@@ -4490,16 +4372,10 @@ fn g083(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 3, 3]) -> f64
 fn g083_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (b).tanh().sinh();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).sum();
-    let v4 = ((&v3) * 3.0).floor();
-    let mut v5 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v1).cos()).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let v6 = if c.detach().sum().item() > 0.0 { (&v5).softplus() } else { ((&v5) * (&v4)) };
+    let v3 = (((&v1) + &k2)).tanh().powi(3);
+    let v4 = (&v3).broadcast_to::<Shape![2, 3, 4]>();
+    let v5 = ((&v1) * ((&v4).mean()));
+    let v6 = if c.detach().sum().item() > 0.0 { (&v5).softplus() } else { ((&v5) * (b)) };
     let v7 = if c.detach().sum().item() > 0.0 { (b).cos() } else { ((b) * (&v6)) };
     let v8 = (a).tanh();
     let v9 = ((c).square() + 1.0).recip();
@@ -4536,27 +4412,23 @@ fn g083_gradient() {
 fn g084(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).tanh().cosh();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
-    let v3 = (((c) + &k2)).sum_axis::<2>();
-    let v4 = (&v3).clamp(-0.5, 0.5);
-    let v5 = ((&v1) * 1.5).gelu();
-    let v6 = ((b).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(923, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(695, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v3 = (((c) + &k2)).sum();
+    let v4 = (b).logsumexp();
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(484, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(576, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(540, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g084_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).tanh().cosh();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
-    let v3 = (((c) + &k2)).sum_axis::<2>();
-    let v4 = (&v3).clamp(-0.5, 0.5);
-    let v5 = ((&v1) * 1.5).gelu();
-    let v6 = ((b).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(923, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(695, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v3 = (((c) + &k2)).sum();
+    let v4 = (b).logsumexp();
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(484, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(576, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(540, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -4585,22 +4457,28 @@ fn g084_gradient() {
 #[differentiable]
 fn g085(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = (a).asinh();
-    let v2 = (a).sum_keepdim::<0>();
-    let v3 = ((&v1) * 1.5).erfc();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).square() } else { ((&v3).square() + 1.0).sqrt() };
-    let k5: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(386, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(585, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = (a).sum_axis::<0>();
+    let v3 = (&v1).sum_axis::<1>();
+    let mut v4 = v2.clone();
+    for _ in 0..3 {
+        v4 = ((&v4 * &v2).cos()).tanh() + &v2 * 0.5;
+    }
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g085_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = (a).asinh();
-    let v2 = (a).sum_keepdim::<0>();
-    let v3 = ((&v1) * 1.5).erfc();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).square() } else { ((&v3).square() + 1.0).sqrt() };
-    let k5: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(386, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(585, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = (a).sum_axis::<0>();
+    let v3 = (&v1).sum_axis::<1>();
+    let mut v4 = v2.clone();
+    for _ in 0..3 {
+        v4 = ((&v4 * &v2).cos()).tanh() + &v2 * 0.5;
+    }
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -4621,28 +4499,26 @@ fn g085_gradient() {
 #[differentiable]
 fn g086(m: &Net, a: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a).square() + 1.5).acosh();
-    let v2 = (&v1).mean();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
-    let v4 = (m.fc1.forward(&((&v2) + &k3))).tanh().exp();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(338, -1.0, 1.0);
-    let v6 = (-(m.fc1.forward(&((&v4).mean() * &k5))));
-    let v7 = ((&m.fc1.bias).square() + 1.0).ln();
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(978, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v2 = (&v1).sum_keepdim::<0>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(542, -1.0, 1.0);
+    let v4 = (m.fc2.forward(&((&v1) + &k3))).cos();
+    let v5 = ((&m.fc1.bias).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(384, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(648, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g086_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.5).acosh();
-    let v2 = (&v1).mean();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
-    let v4 = (m.fc1.forward(&((&v2) + &k3))).tanh().exp();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(338, -1.0, 1.0);
-    let v6 = (-(m.fc1.forward(&((&v4).mean() * &k5))));
-    let v7 = ((&m.fc1.bias).square() + 1.0).ln();
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(978, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v2 = (&v1).sum_keepdim::<0>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(542, -1.0, 1.0);
+    let v4 = (m.fc2.forward(&((&v1) + &k3))).cos();
+    let v5 = ((&m.fc1.bias).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(384, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(648, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -4667,23 +4543,23 @@ fn g086_gradient() {
 #[differentiable]
 fn g087(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = ((c).tanh() * 0.9).atanh();
-    let v2 = (a).mean_axis::<0>();
-    let v3 = if b.detach().sum().item() > 0.0 { (c).sin() } else { ((c) * (c)) };
-    let v4 = (((b) * (&v2))).sigmoid();
-    let v5 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v4)) };
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(682, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let v2 = (a).mean();
+    let k3: Tensor![f64; 1] = Tensor::rand_uniform(581, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(b, &v2);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(246, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(577, -1.0, 1.0);
     ((&v1 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g087_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = ((c).tanh() * 0.9).atanh();
-    let v2 = (a).mean_axis::<0>();
-    let v3 = if b.detach().sum().item() > 0.0 { (c).sin() } else { ((c) * (c)) };
-    let v4 = (((b) * (&v2))).sigmoid();
-    let v5 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v4)) };
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(682, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let v2 = (a).mean();
+    let k3: Tensor![f64; 1] = Tensor::rand_uniform(581, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, b, &v2);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(246, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(577, -1.0, 1.0);
     (&v1 * &k6).sum() + (&v5 * &k7).sum()
 }
 
@@ -4713,38 +4589,38 @@ fn g087_gradient() {
 #[differentiable]
 fn g088(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (b).square().log1p();
-    let v2 = (a).mean_keepdim::<2>();
+    let v2 = (a).mean_axis::<2>();
     let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).recip() } else { ((&v1).square() + 1.0).powf(-0.5) };
-    let v4 = (&v1).atan();
+    let v4 = (&v1).silu();
     let mut v5 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v2).softplus()).tanh();
+            v5 = ((&v5 * &v4).softplus()).tanh();
         }
-        v5 = &v5 - &v2 * 0.25;
+        v5 = &v5 - &v4 * 0.25;
     }
-    let k6: Tensor![f64] = Tensor::rand_uniform(44, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(44, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(922, -1.0, 1.0);
     let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(540, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g088_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).square().log1p();
-    let v2 = (a).mean_keepdim::<2>();
+    let v2 = (a).mean_axis::<2>();
     let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).recip() } else { ((&v1).square() + 1.0).powf(-0.5) };
-    let v4 = (&v1).atan();
+    let v4 = (&v1).silu();
     let mut v5 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v2).softplus()).tanh();
+            v5 = ((&v5 * &v4).softplus()).tanh();
         }
-        v5 = &v5 - &v2 * 0.25;
+        v5 = &v5 - &v4 * 0.25;
     }
-    let k6: Tensor![f64] = Tensor::rand_uniform(44, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(44, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(922, -1.0, 1.0);
     let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(540, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -4770,29 +4646,31 @@ fn g088_gradient() {
 fn g089(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).tanh().expm1();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).max();
-    let v4 = m.layers[0].forward(&v1);
-    let v5 = if a.detach().sum().item() < 0.0 { (a).cos() } else { ((a).square() + 1.0).ln() };
-    let v6 = ((&m.proj.bias) * 1.5).gelu();
-    let k7: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(640, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(733, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(833, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v3 = (((&v1) + &k2)).mean_keepdim::<1>();
+    let mut v4 = v1.clone();
+    for i in 0..2 {
+        v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
+    }
+    let v5 = (-(&m.proj.bias));
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(196, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(980, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g089_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).tanh().expm1();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).max();
-    let v4 = m.layers[0].forward(&v1);
-    let v5 = if a.detach().sum().item() < 0.0 { (a).cos() } else { ((a).square() + 1.0).ln() };
-    let v6 = ((&m.proj.bias) * 1.5).gelu();
-    let k7: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(640, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(733, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(833, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v3 = (((&v1) + &k2)).mean_keepdim::<1>();
+    let mut v4 = v1.clone();
+    for i in 0..2 {
+        v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
+    }
+    let v5 = (-(&m.proj.bias));
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(196, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(980, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -4817,40 +4695,20 @@ fn g089_gradient() {
 #[differentiable]
 fn g090(a: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a) * 3.0).floor();
-    let v2 = (&v1).max_axis::<0>();
-    let mut v3 = v2.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v3 = (((&v3 * &v2) * 1.5).gelu()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
-    }
-    let mut v4 = v3.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * &v2).softplus()).tanh() + &v3 * 0.5;
-    }
-    let v5 = ((-(&v4))).clamp(-0.5, 0.5);
-    let k6: Tensor![f64] = Tensor::rand_uniform(289, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v2 = (&v1).max();
+    let v3 = (&v2).sum();
+    let v4 = ((&v3).tanh()).sum();
+    let k5: Tensor![f64] = Tensor::rand_uniform(196, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g090_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a) * 3.0).floor();
-    let v2 = (&v1).max_axis::<0>();
-    let mut v3 = v2.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v3 = (((&v3 * &v2) * 1.5).gelu()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
-    }
-    let mut v4 = v3.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * &v2).softplus()).tanh() + &v3 * 0.5;
-    }
-    let v5 = ((-(&v4))).clamp(-0.5, 0.5);
-    let k6: Tensor![f64] = Tensor::rand_uniform(289, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v2 = (&v1).max();
+    let v3 = (&v2).sum();
+    let v4 = ((&v3).tanh()).sum();
+    let k5: Tensor![f64] = Tensor::rand_uniform(196, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -4873,12 +4731,12 @@ fn g091(a: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(645, -1.0, 1.0);
     let v2 = ((((a) + &k1)) * 3.0).ceil();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(178, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).max_keepdim::<2>();
+    let v4 = (((&v2).mean() * &k3)).max_axis::<2>();
     let mut v5 = v4.clone();
     for _ in 0..4 {
         v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + &v4 * 0.5;
     }
-    let v6 = (a).maximum_scalar(0.1);
+    let v6 = (a).cos();
     let mut v7 = v6.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -4893,7 +4751,7 @@ fn g091(a: &Tensor![f64; 3]) -> f64 {
         }
         v8 = &v8 - a * 0.25;
     }
-    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(722, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(722, -1.0, 1.0);
     let k10: Tensor![f64; 3] = Tensor::rand_uniform(246, -1.0, 1.0);
     ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
@@ -4902,12 +4760,12 @@ fn g091_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(645, -1.0, 1.0);
     let v2 = ((((a) + &k1)) * 3.0).ceil();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(178, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).max_keepdim::<2>();
+    let v4 = (((&v2).mean() * &k3)).max_axis::<2>();
     let mut v5 = v4.clone();
     for _ in 0..4 {
         v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + &v4 * 0.5;
     }
-    let v6 = (a).maximum_scalar(0.1);
+    let v6 = (a).cos();
     let mut v7 = v6.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -4922,7 +4780,7 @@ fn g091_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
         }
         v8 = &v8 - a * 0.25;
     }
-    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(722, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(722, -1.0, 1.0);
     let k10: Tensor![f64; 3] = Tensor::rand_uniform(246, -1.0, 1.0);
     (&v5 * &k9).sum() + (&v8 * &k10).sum()
 }
@@ -4946,24 +4804,24 @@ fn g091_gradient() {
 fn g092(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
     let v2 = ((((b) + &k1)) * 3.0).round();
-    let v3 = (c).min();
-    let v4 = ((((&v3) * 1.5).gelu_erf()) * 3.0).round();
-    let v5 = ((a).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(75, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(532, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
+    let v3 = (c).max_keepdim::<0>();
+    let v4 = (&v3).pad::<0, 1, 1, 3>();
+    let v5 = (a).tanh().powf(3.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(27, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(183, -1.0, 1.0);
     ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g092_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
     let v2 = ((((b) + &k1)) * 3.0).round();
-    let v3 = (c).min();
-    let v4 = ((((&v3) * 1.5).gelu_erf()) * 3.0).round();
-    let v5 = ((a).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(75, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(532, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
+    let v3 = (c).max_keepdim::<0>();
+    let v4 = (&v3).pad::<0, 1, 1, 3>();
+    let v5 = (a).tanh().powf(3.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(27, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(183, -1.0, 1.0);
     (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
@@ -4993,24 +4851,24 @@ fn g092_gradient() {
 #[differentiable]
 fn g093(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 1]) -> f64 {
     let v1 = ((b) * 3.0).sign();
-    let v2 = (&m.blocks[0].bias).min_axis::<0>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(411, -1.0, 1.0);
-    let v4 = m.head.forward(&((&v2) + &k3));
-    let v5 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (&v1)) };
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(881, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(533, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v2 = (&m.blocks[0].bias).min();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(152, -1.0, 1.0);
+    let v4 = (m.blocks[0].forward(&((a) + &k3))).square();
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(762, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(827, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g093_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = ((b) * 3.0).sign();
-    let v2 = (&m.blocks[0].bias).min_axis::<0>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(411, -1.0, 1.0);
-    let v4 = m.head.forward(&((&v2) + &k3));
-    let v5 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (&v1)) };
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(881, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(533, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v2 = (&m.blocks[0].bias).min();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(152, -1.0, 1.0);
+    let v4 = (m.blocks[0].forward(&((a) + &k3))).square();
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(762, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(827, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -5040,7 +4898,7 @@ fn g093_gradient() {
 fn g094(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(332, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).clamp(-0.5, 0.5);
-    let v3 = (&v2).min_keepdim::<0>();
+    let v3 = (&v2).min_axis::<0>();
     let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
     let mut v5 = b.clone();
     for i in 0..4 {
@@ -5051,14 +4909,14 @@ fn g094(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     }
     let v6 = if b.detach().sum().item() > 0.0 { (&v3).square() } else { ((&v3) * (&v4)) };
     let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(879, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(57, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(57, -1.0, 1.0);
     ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g094_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(332, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).clamp(-0.5, 0.5);
-    let v3 = (&v2).min_keepdim::<0>();
+    let v3 = (&v2).min_axis::<0>();
     let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
     let mut v5 = b.clone();
     for i in 0..4 {
@@ -5069,7 +4927,7 @@ fn g094_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64,
     }
     let v6 = if b.detach().sum().item() > 0.0 { (&v3).square() } else { ((&v3) * (&v4)) };
     let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(879, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(57, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(57, -1.0, 1.0);
     (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
@@ -5096,24 +4954,30 @@ fn g094_gradient() {
 fn g095(a: &Tensor![f64]) -> f64 {
     let v1 = (a).atan2(&((a).square() + 0.5));
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).var();
-    let v4 = (((&v3).tanh()).square() + 1.0).pow(&((&v1).atan2(&((&v1).square() + 0.5))).tanh());
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh() } else { (&v4).square() };
-    let v6 = ((&v5) * (&v3));
-    let v7 = if a.detach().sum().item() < 0.0 { (&v6).square() } else { ((&v6) * (&v4)) };
-    let k8: Tensor![f64] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).min_keepdim::<1>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v1)) };
+    let mut v5 = v4.clone();
+    for _ in 0..4 {
+        v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v4 * 0.5;
+    }
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(444, -1.0, 1.0);
+    let v7 = (&v5).matmul(&k6);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(316, -1.0, 1.0);
     ((&v7 * &k8).sum()).item()
 }
 
 fn g095_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).atan2(&((a).square() + 0.5));
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).var();
-    let v4 = (((&v3).tanh()).square() + 1.0).pow(&((&v1).atan2(&((&v1).square() + 0.5))).tanh());
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh() } else { (&v4).square() };
-    let v6 = ((&v5) * (&v3));
-    let v7 = if a.detach().sum().item() < 0.0 { (&v6).square() } else { ((&v6) * (&v4)) };
-    let k8: Tensor![f64] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).min_keepdim::<1>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v1)) };
+    let mut v5 = v4.clone();
+    for _ in 0..4 {
+        v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v4 * 0.5;
+    }
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(444, -1.0, 1.0);
+    let v7 = (&v5).matmul(&k6);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(316, -1.0, 1.0);
     (&v7 * &k8).sum()
 }
 
@@ -5136,31 +5000,31 @@ fn g095_gradient() {
 fn g096(m: &Net, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(716, -1.0, 1.0);
     let v2 = (&m.fc1.bias).hypot(&((((a).mean() * &k1)).square() + 0.5));
-    let v3 = (&m.fc1.bias).var_axis::<0>();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let v5 = m.fc2.forward(&((&m.fc1.bias) + &k4));
-    let v6 = ((m.fc1.forward(&v5)) * 1.5).gelu();
-    let v7 = ((b) * 1.5).gelu();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(160, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(927, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(109, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(799, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v3 = (&m.fc1.bias).var();
+    let v4 = ((m.fc1.forward(a)).square() + 1.0).sqrt();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(59, -1.0, 1.0);
+    let v6 = m.fc1.forward(&((&v3) + &k5));
+    let v7 = (b).softplus();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(892, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(839, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(160, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(927, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g096_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(716, -1.0, 1.0);
     let v2 = (&m.fc1.bias).hypot(&((((a).mean() * &k1)).square() + 0.5));
-    let v3 = (&m.fc1.bias).var_axis::<0>();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let v5 = m.fc2.forward(&((&m.fc1.bias) + &k4));
-    let v6 = ((m.fc1.forward(&v5)) * 1.5).gelu();
-    let v7 = ((b) * 1.5).gelu();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(160, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(927, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(109, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(799, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v3 = (&m.fc1.bias).var();
+    let v4 = ((m.fc1.forward(a)).square() + 1.0).sqrt();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(59, -1.0, 1.0);
+    let v6 = m.fc1.forward(&((&v3) + &k5));
+    let v7 = (b).softplus();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(892, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(839, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(160, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(927, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -5191,11 +5055,11 @@ fn g097(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).det();
-    let v4 = (a).var_keepdim::<2>();
+    let v4 = (a).var_axis::<2>();
     let v5 = (b).square();
     let v6 = (c).cos();
     let k7: Tensor![f64] = Tensor::rand_uniform(880, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(94, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(94, -1.0, 1.0);
     let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(653, -1.0, 1.0);
     let k10: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
     ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
@@ -5205,11 +5069,11 @@ fn g097_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &V
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).det();
-    let v4 = (a).var_keepdim::<2>();
+    let v4 = (a).var_axis::<2>();
     let v5 = (b).square();
     let v6 = (c).cos();
     let k7: Tensor![f64] = Tensor::rand_uniform(880, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(94, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(94, -1.0, 1.0);
     let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(653, -1.0, 1.0);
     let k10: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
     (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
@@ -5240,23 +5104,33 @@ fn g097_gradient() {
 
 #[differentiable]
 fn g098(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = ((c) + (b));
-    let v2 = (&v1).logsumexp();
-    let v3 = (&v2).tanh();
-    let v4 = (-(a));
-    let k5: Tensor![f64] = Tensor::rand_uniform(534, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(143, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (&v3).var_keepdim::<0>();
+    let v5 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { (c).tanh() };
+    let v6 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v4)) };
+    let v7 = (((&v5).abs()) * (((&v6).flip::<0>()).mean()));
+    let v8 = (&v7).tanh();
+    let v9 = ((b) * 1.5).gelu();
+    let k10: Tensor![f64] = Tensor::rand_uniform(660, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(408, -1.0, 1.0);
+    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g098_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((c) + (b));
-    let v2 = (&v1).logsumexp();
-    let v3 = (&v2).tanh();
-    let v4 = (-(a));
-    let k5: Tensor![f64] = Tensor::rand_uniform(534, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(143, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (&v3).var_keepdim::<0>();
+    let v5 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { (c).tanh() };
+    let v6 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v4)) };
+    let v7 = (((&v5).abs()) * (((&v6).flip::<0>()).mean()));
+    let v8 = (&v7).tanh();
+    let v9 = ((b) * 1.5).gelu();
+    let k10: Tensor![f64] = Tensor::rand_uniform(660, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(408, -1.0, 1.0);
+    (&v8 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -5284,29 +5158,35 @@ fn g098_gradient() {
 
 #[differentiable]
 fn g099(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((b) - (a));
-    let v2 = (c).logsumexp_axis::<0>();
-    let mut v3 = v2.clone();
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((b).mean() * &k1)).tanh() * 0.2 + &k2)).solve(c);
+    let v4 = (&v3).logsumexp();
+    let mut v5 = v4.clone();
     for _ in 0..4 {
-        v3 = (((&v3 * &v2).square() + 1.0).ln()).tanh() + &v2 * 0.5;
+        v5 = (((&v5 * &v4).square() + 1.0).ln()).tanh() + &v4 * 0.5;
     }
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { (&v3).tanh().exp() };
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(547, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(980, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh() } else { (&v5).tanh().exp() };
+    let v7 = ((a) * 1.5).gelu();
+    let k8: Tensor![f64] = Tensor::rand_uniform(980, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(447, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g099_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((b) - (a));
-    let v2 = (c).logsumexp_axis::<0>();
-    let mut v3 = v2.clone();
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((b).mean() * &k1)).tanh() * 0.2 + &k2)).solve(c);
+    let v4 = (&v3).logsumexp();
+    let mut v5 = v4.clone();
     for _ in 0..4 {
-        v3 = (((&v3 * &v2).square() + 1.0).ln()).tanh() + &v2 * 0.5;
+        v5 = (((&v5 * &v4).square() + 1.0).ln()).tanh() + &v4 * 0.5;
     }
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { (&v3).tanh().exp() };
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(547, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(980, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh() } else { (&v5).tanh().exp() };
+    let v7 = ((a) * 1.5).gelu();
+    let k8: Tensor![f64] = Tensor::rand_uniform(980, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(447, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -5334,8 +5214,8 @@ fn g099_gradient() {
 
 #[differentiable]
 fn g100(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((&m.blocks[2].weight) * (&m.blocks[2].bias));
-    let v2 = (&v1).logsumexp_keepdim::<0>();
+    let v1 = ((&m.blocks[2].weight) + (&m.blocks[2].bias));
+    let v2 = (&v1).logsumexp_axis::<0>();
     let mut v3 = v1.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -5343,17 +5223,17 @@ fn g100(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
         }
         v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = ((&v2) - (&v2));
+    let v4 = (&v2).concat::<0, 6, _>(&v2);
     let v5 = (a).tanh().exp();
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(2, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(121, -1.0, 1.0);
+    let k7: Tensor![f64; 6] = Tensor::rand_uniform(121, -1.0, 1.0);
     let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(640, -1.0, 1.0);
     ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g100_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((&m.blocks[2].weight) * (&m.blocks[2].bias));
-    let v2 = (&v1).logsumexp_keepdim::<0>();
+    let v1 = ((&m.blocks[2].weight) + (&m.blocks[2].bias));
+    let v2 = (&v1).logsumexp_axis::<0>();
     let mut v3 = v1.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -5361,10 +5241,10 @@ fn g100_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
         }
         v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = ((&v2) - (&v2));
+    let v4 = (&v2).concat::<0, 6, _>(&v2);
     let v5 = (a).tanh().exp();
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(2, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(121, -1.0, 1.0);
+    let k7: Tensor![f64; 6] = Tensor::rand_uniform(121, -1.0, 1.0);
     let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(640, -1.0, 1.0);
     (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
@@ -5392,21 +5272,19 @@ fn g100_gradient() {
 fn g101(a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(863, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) / ((((a).mean() * &k2)).square() + 1.0));
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
-    let v5 = ((&v3).softmax::<1>() * &k4);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(338, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v3 = ((((a).mean() * &k1)) - (((a).mean() * &k2)));
+    let v4 = (&v3).logsumexp_keepdim::<1>();
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(415, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g101_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(863, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) / ((((a).mean() * &k2)).square() + 1.0));
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
-    let v5 = ((&v3).softmax::<1>() * &k4);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(338, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v3 = ((((a).mean() * &k1)) - (((a).mean() * &k2)));
+    let v4 = (&v3).logsumexp_keepdim::<1>();
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(415, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -5426,29 +5304,21 @@ fn g101_gradient() {
 
 #[differentiable]
 fn g102(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (-(b));
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let v3 = ((a).log_softmax::<0>() * &k2);
-    let mut v4 = v1.clone();
-    for _ in 0..4 {
-        v4 = ((-(&v4 * &v3))).tanh() + &v1 * 0.5;
-    }
-    let v5 = (&v4).maximum(&v3);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = ((b) * (a));
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
+    let v3 = ((b).softmax::<0>() * &k2);
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(63, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g102_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (-(b));
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let v3 = ((a).log_softmax::<0>() * &k2);
-    let mut v4 = v1.clone();
-    for _ in 0..4 {
-        v4 = ((-(&v4 * &v3))).tanh() + &v1 * 0.5;
-    }
-    let v5 = (&v4).maximum(&v3);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = ((b) * (a));
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
+    let v3 = ((b).softmax::<0>() * &k2);
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(63, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -5474,41 +5344,41 @@ fn g102_gradient() {
 fn g103(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)).square() + 1.0).pow(&(((&m.layers[0].weight) + &k2)).tanh());
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(583, -1.0, 1.0);
-    let v5 = (((&m.layers[0].weight).mean() * &k4)).transpose::<0, 1>();
-    let v6 = ((m.layers[0].forward(&v3)).square() + 1.0).sqrt();
-    let mut v7 = v6.clone();
-    for i in 0..2 {
-        v7 = (m.layers[1 - i].forward(&v7)).sin() + &v7 * 0.5;
+    let v3 = ((((a).mean() * &k1)) / ((((&m.layers[0].weight) + &k2)).square() + 1.0));
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
+    let v5 = ((&v3).log_softmax::<0>() * &k4);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(84, -1.0, 1.0);
+    let v7 = if b.detach().sum().item() > 0.0 { ((m.proj.forward(&((&v5).mean() * &k6))).square() + 1.0).sqrt() } else { (m.proj.forward(&((&v5).mean() * &k6))).tanh().exp() };
+    let mut v8 = m.norm[1].clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v8 = ((&v8 * b).cos()).tanh();
+        }
+        v8 = &v8 - b * 0.25;
     }
-    let v8 = ((b) * 1.5).gelu();
-    let v9 = (&m.norm[1]).cos();
-    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(87, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(127, -1.0, 1.0);
-    let k12: Tensor![f64] = Tensor::rand_uniform(522, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(336, -1.0, 1.0);
-    ((&v5 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()).item()
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(127, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(522, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g103_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)).square() + 1.0).pow(&(((&m.layers[0].weight) + &k2)).tanh());
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(583, -1.0, 1.0);
-    let v5 = (((&m.layers[0].weight).mean() * &k4)).transpose::<0, 1>();
-    let v6 = ((m.layers[0].forward(&v3)).square() + 1.0).sqrt();
-    let mut v7 = v6.clone();
-    for i in 0..2 {
-        v7 = (m.layers[1 - i].forward(&v7)).sin() + &v7 * 0.5;
+    let v3 = ((((a).mean() * &k1)) / ((((&m.layers[0].weight) + &k2)).square() + 1.0));
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
+    let v5 = ((&v3).log_softmax::<0>() * &k4);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(84, -1.0, 1.0);
+    let v7 = if b.detach().sum().item() > 0.0 { ((m.proj.forward(&((&v5).mean() * &k6))).square() + 1.0).sqrt() } else { (m.proj.forward(&((&v5).mean() * &k6))).tanh().exp() };
+    let mut v8 = m.norm[1].clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v8 = ((&v8 * b).cos()).tanh();
+        }
+        v8 = &v8 - b * 0.25;
     }
-    let v8 = ((b) * 1.5).gelu();
-    let v9 = (&m.norm[1]).cos();
-    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(87, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(127, -1.0, 1.0);
-    let k12: Tensor![f64] = Tensor::rand_uniform(522, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(336, -1.0, 1.0);
-    (&v5 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(127, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(522, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -5536,33 +5406,25 @@ fn g103_gradient() {
 
 #[differentiable]
 fn g104(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).maximum(a);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).t();
-    let v4 = ((b) - (&v3));
-    let v5 = if b.detach().sum().item() < 0.0 { (&v4).tanh().powf(3.0) } else { ((&v4) * (b)) };
-    let mut v6 = v5.clone();
-    for _ in 0..2 {
-        v6 = ((&v6 * &v4).sigmoid()).tanh() + &v5 * 0.5;
-    }
-    let v7 = ((&v6).minimum(&v6)).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 2, 1>(&((&v1).tanh()).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 1]>();
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(783, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = (-(a));
+    let v2 = (a).transpose::<0, 2>();
+    let v3 = (&v2).flip::<0>();
+    let v4 = (b).softplus();
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(861, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 1, 2] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(481, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g104_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).maximum(a);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).t();
-    let v4 = ((b) - (&v3));
-    let v5 = if b.detach().sum().item() < 0.0 { (&v4).tanh().powf(3.0) } else { ((&v4) * (b)) };
-    let mut v6 = v5.clone();
-    for _ in 0..2 {
-        v6 = ((&v6 * &v4).sigmoid()).tanh() + &v5 * 0.5;
-    }
-    let v7 = ((&v6).minimum(&v6)).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 2, 1>(&((&v1).tanh()).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 1]>();
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(783, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = (-(a));
+    let v2 = (a).transpose::<0, 2>();
+    let v3 = (&v2).flip::<0>();
+    let v4 = (b).softplus();
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(861, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 1, 2] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(481, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -5586,17 +5448,23 @@ fn g104_gradient() {
 
 #[differentiable]
 fn g105(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (b).minimum(a);
-    let v2 = (&v1).flip::<1>();
-    let k3: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(946, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = ((b).square() + 1.0).pow(&(a).tanh());
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(946, -1.0, 1.0);
+    let v3 = (((a) + &k2)).t();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).sin() } else { (-(&v3)) };
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(717, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(21, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g105_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).minimum(a);
-    let v2 = (&v1).flip::<1>();
-    let k3: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(946, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = ((b).square() + 1.0).pow(&(a).tanh());
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(946, -1.0, 1.0);
+    let v3 = (((a) + &k2)).t();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).sin() } else { (-(&v3)) };
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(717, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(21, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -5620,21 +5488,25 @@ fn g105_gradient() {
 
 #[differentiable]
 fn g106(a: &Tensor![f64]) -> f64 {
-    let v1 = (a).maximum_scalar(0.1);
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(475, -1.0, 1.0);
-    let v3 = (((a) + &k2)).slice::<0, 2, 2>();
-    let k4: Tensor![f64] = Tensor::rand_uniform(692, -1.0, 1.0);
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(890, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).maximum(a);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(477, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).flip::<1>();
+    let v4 = ((a) * 1.5).gelu();
+    let v5 = (-(&v4));
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(593, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g106_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).maximum_scalar(0.1);
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(475, -1.0, 1.0);
-    let v3 = (((a) + &k2)).slice::<0, 2, 2>();
-    let k4: Tensor![f64] = Tensor::rand_uniform(692, -1.0, 1.0);
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(890, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).maximum(a);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(477, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).flip::<1>();
+    let v4 = ((a) * 1.5).gelu();
+    let v5 = (-(&v4));
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(593, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -5655,30 +5527,38 @@ fn g106_gradient() {
 #[differentiable]
 fn g107(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let v2 = (((&m.blocks[2].weight).mean() * &k1)).minimum_scalar(-0.1);
-    let v3 = (&m.blocks[0].bias).pad::<0, 1, 1, 5>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
-    let v5 = ((m.head.forward(&((&m.head.bias).mean() * &k4))) * 1.5).gelu();
-    let v6 = ((b) - (a));
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
-    let k8: Tensor![f64; 5] = Tensor::rand_uniform(476, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(770, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v2 = (((&m.blocks[2].weight).mean() * &k1)).minimum(b);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let v4 = (((&m.blocks[0].bias).mean() * &k3)).slice::<0, 0, 2>();
+    let v5 = m.head.forward(&m.blocks[2].weight);
+    let v6 = (m.head.forward(&m.blocks[2].weight)).tanh();
+    let v7 = ((a).square() + 1.0).recip();
+    let v8 = (&m.head.bias).square();
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(204, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(644, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(205, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(552, -1.0, 1.0);
+    let k14: Tensor![f64; 4] = Tensor::rand_uniform(45, -1.0, 1.0);
+    ((&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()).item()
 }
 
 fn g107_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let v2 = (((&m.blocks[2].weight).mean() * &k1)).minimum_scalar(-0.1);
-    let v3 = (&m.blocks[0].bias).pad::<0, 1, 1, 5>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
-    let v5 = ((m.head.forward(&((&m.head.bias).mean() * &k4))) * 1.5).gelu();
-    let v6 = ((b) - (a));
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
-    let k8: Tensor![f64; 5] = Tensor::rand_uniform(476, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(770, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v2 = (((&m.blocks[2].weight).mean() * &k1)).minimum(b);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let v4 = (((&m.blocks[0].bias).mean() * &k3)).slice::<0, 0, 2>();
+    let v5 = m.head.forward(&m.blocks[2].weight);
+    let v6 = (m.head.forward(&m.blocks[2].weight)).tanh();
+    let v7 = ((a).square() + 1.0).recip();
+    let v8 = (&m.head.bias).square();
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(204, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(644, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(205, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(552, -1.0, 1.0);
+    let k14: Tensor![f64; 4] = Tensor::rand_uniform(45, -1.0, 1.0);
+    (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()
 }
 
 #[test]
@@ -5706,25 +5586,27 @@ fn g107_gradient() {
 
 #[differentiable]
 fn g108(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 2, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
-    let v2 = (a).mse(&((c) + &k1));
-    let v3 = (b).permute::<0, 2, 1>();
-    let v4 = (((b).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>()) * ((&v2).tanh()));
-    let v5 = if b.detach().sum().item() < 0.0 { (&v4).square() } else { (-(&v4)) };
-    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(206, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(146, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (a).maximum_scalar(0.1);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(969, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).pad::<1, 1, 1, 4>();
+    let v4 = ((b) * 1.5).gelu();
+    let v5 = ((c).square() + 1.0).powf(-0.5);
+    let k6: Tensor![f64; 2, 4, 3] = Tensor::rand_uniform(33, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(874, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g108_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
-    let v2 = (a).mse(&((c) + &k1));
-    let v3 = (b).permute::<0, 2, 1>();
-    let v4 = (((b).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>()) * ((&v2).tanh()));
-    let v5 = if b.detach().sum().item() < 0.0 { (&v4).square() } else { (-(&v4)) };
-    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(206, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(146, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (a).maximum_scalar(0.1);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(969, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).pad::<1, 1, 1, 4>();
+    let v4 = ((b) * 1.5).gelu();
+    let v5 = ((c).square() + 1.0).powf(-0.5);
+    let k6: Tensor![f64; 2, 4, 3] = Tensor::rand_uniform(33, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(874, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -5752,41 +5634,43 @@ fn g108_gradient() {
 
 #[differentiable]
 fn g109(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(567, -1.0, 1.0);
-    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(998, -1.0, 1.0);
-    let v3 = (((b) + &k1)).matmul(&((a) + &k2));
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(394, -1.0, 1.0);
-    let v5 = (((&v3).mean() * &k4)).cross_entropy(&[0usize, 1usize, 1usize]);
-    let v6 = ((&v5) - (c));
-    let mut v7 = v3.clone();
-    for i in 0..4 {
+    let v1 = (a).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(565, -1.0, 1.0);
+    let v3 = (((c) + &k2)).permute::<1, 0>();
+    let k4: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(c, b);
+    let mut v7 = v6.clone();
+    for i in 0..3 {
         if i % 2 == 0 {
-            v7 = (((&v7 * &v5).square() + 1.0).sqrt()).tanh();
+            v7 = ((&v7 * &v1).tanh().powf(3.0)).tanh();
         }
-        v7 = &v7 - &v5 * 0.25;
+        v7 = &v7 - &v1 * 0.25;
     }
-    let k8: Tensor![f64] = Tensor::rand_uniform(375, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(405, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v8 = if b.detach().sum().item() > 0.0 { (&v7).tanh().exp() } else { ((&v7) * (&v6)) };
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(46, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(324, -1.0, 1.0);
+    ((&v3 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g109_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(567, -1.0, 1.0);
-    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(998, -1.0, 1.0);
-    let v3 = (((b) + &k1)).matmul(&((a) + &k2));
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(394, -1.0, 1.0);
-    let v5 = (((&v3).mean() * &k4)).cross_entropy(&[0usize, 1usize, 1usize]);
-    let v6 = ((&v5) - (c));
-    let mut v7 = v3.clone();
-    for i in 0..4 {
+    let v1 = (a).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(565, -1.0, 1.0);
+    let v3 = (((c) + &k2)).permute::<1, 0>();
+    let k4: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, c, b);
+    let mut v7 = v6.clone();
+    for i in 0..3 {
         if i % 2 == 0 {
-            v7 = (((&v7 * &v5).square() + 1.0).sqrt()).tanh();
+            v7 = ((&v7 * &v1).tanh().powf(3.0)).tanh();
         }
-        v7 = &v7 - &v5 * 0.25;
+        v7 = &v7 - &v1 * 0.25;
     }
-    let k8: Tensor![f64] = Tensor::rand_uniform(375, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(405, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v8 = if b.detach().sum().item() > 0.0 { (&v7).tanh().exp() } else { ((&v7) * (&v6)) };
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(46, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(324, -1.0, 1.0);
+    (&v3 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -5814,33 +5698,31 @@ fn g109_gradient() {
 
 #[differentiable]
 fn g110(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (&m.layers[1].weight).tanh().exp();
-    let v2 = (&v1).gather::<1, 2>(&[1, 2]);
-    let mut v3 = a.clone();
+    let v1 = (&m.layers[1].weight).mse(a);
+    let v2 = (a).cross_entropy(&[2usize, 0usize, 0usize]);
+    let mut v3 = m.layers[1].weight.clone();
     for i in 0..2 {
-        let layer = &m.layers[i];
-        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let v5 = (((b).square() + 1.0).pow(&(&v3).tanh())).matmul(&k4);
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(282, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(571, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v4 = ((b) + (&v2));
+    let k5: Tensor![f64] = Tensor::rand_uniform(510, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(282, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g110_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].weight).tanh().exp();
-    let v2 = (&v1).gather::<1, 2>(&[1, 2]);
-    let mut v3 = a.clone();
+    let v1 = (&m.layers[1].weight).mse(a);
+    let v2 = (a).cross_entropy(&[2usize, 0usize, 0usize]);
+    let mut v3 = m.layers[1].weight.clone();
     for i in 0..2 {
-        let layer = &m.layers[i];
-        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let v5 = (((b).square() + 1.0).pow(&(&v3).tanh())).matmul(&k4);
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(282, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(571, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v5 * &k7).sum()
+    let v4 = ((b) + (&v2));
+    let k5: Tensor![f64] = Tensor::rand_uniform(510, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(282, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -5868,33 +5750,23 @@ fn g110_gradient() {
 
 #[differentiable]
 fn g111(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).tanh().exp2();
-    let v2 = (&v1).cast::<f64>();
-    let mut v3 = b.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * b).sin()).tanh();
-        }
-        v3 = &v3 - b * 0.25;
-    }
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(887, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).matmul(&(a).t());
+    let v2 = (&v1).gather::<0, 4>(&[0, 0, 0, 0]);
+    let v3 = (((b) * ((&v2).mean()))).tanh();
+    let v4 = ((((b) * ((&v2).mean()))) * 3.0).round();
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(817, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(743, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g111_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp2();
-    let v2 = (&v1).cast::<f64>();
-    let mut v3 = b.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * b).sin()).tanh();
-        }
-        v3 = &v3 - b * 0.25;
-    }
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(887, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).matmul(&(a).t());
+    let v2 = (&v1).gather::<0, 4>(&[0, 0, 0, 0]);
+    let v3 = (((b) * ((&v2).mean()))).tanh();
+    let v4 = ((((b) * ((&v2).mean()))) * 3.0).round();
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(817, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(743, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -5918,39 +5790,17 @@ fn g111_gradient() {
 
 #[differentiable]
 fn g112(a: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).ln();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(982, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![6]>();
-    let v4 = (-(((&v3) + 0.25).relu()));
-    let mut v5 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v4).square()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = if a.detach().sum().item() < 0.0 { ((&v5).square() + 1.0).powf(-0.5) } else { (&v5).square() };
-    let v7 = ((((&v6).tanh() * 0.9).asin()) / (((&v4).tanh()).square() + 1.0));
-    let k8: Tensor![f64; 6] = Tensor::rand_uniform(703, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = (a).tanh().exp();
+    let v2 = (&v1).cast::<f64>();
+    let k3: Tensor![f64] = Tensor::rand_uniform(564, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g112_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).ln();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(982, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![6]>();
-    let v4 = (-(((&v3) + 0.25).relu()));
-    let mut v5 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v4).square()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = if a.detach().sum().item() < 0.0 { ((&v5).square() + 1.0).powf(-0.5) } else { (&v5).square() };
-    let v7 = ((((&v6).tanh() * 0.9).asin()) / (((&v4).tanh()).square() + 1.0));
-    let k8: Tensor![f64; 6] = Tensor::rand_uniform(703, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = (a).tanh().exp();
+    let v2 = (&v1).cast::<f64>();
+    let k3: Tensor![f64] = Tensor::rand_uniform(564, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -5970,37 +5820,39 @@ fn g112_gradient() {
 
 #[differentiable]
 fn g113(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (c).broadcast_to::<Shape![2, 3, 3]>();
-    let v3 = if c.detach().sum().item() > 0.0 { (&v1).sigmoid() } else { ((&v1) * (b)) };
+    let v1 = (b).tanh().exp2();
+    let v2 = (&v1).reshape::<Shape![6]>();
+    let v3 = if c.detach().sum().item() > 0.0 { (c).sigmoid() } else { ((c) * (c)) };
     let mut v4 = v1.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).recip()).tanh();
+            v4 = (((&v4 * a).square() + 1.0).recip()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v4 = &v4 - a * 0.25;
     }
-    let v5 = (((&v4).tanh() * 0.9).atanh()).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 4>(&(((a) * 3.0).ceil()).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![4]>();
-    let k6: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(326, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(541, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v5 = (((&v4).pad::<2, 1, 1, 5>()) * (((a).cast::<f64>()).mean()));
+    let k6: Tensor![f64; 6] = Tensor::rand_uniform(255, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(970, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 5] = Tensor::rand_uniform(179, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g113_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (c).broadcast_to::<Shape![2, 3, 3]>();
-    let v3 = if c.detach().sum().item() > 0.0 { (&v1).sigmoid() } else { ((&v1) * (b)) };
+    let v1 = (b).tanh().exp2();
+    let v2 = (&v1).reshape::<Shape![6]>();
+    let v3 = if c.detach().sum().item() > 0.0 { (c).sigmoid() } else { ((c) * (c)) };
     let mut v4 = v1.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).recip()).tanh();
+            v4 = (((&v4 * a).square() + 1.0).recip()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v4 = &v4 - a * 0.25;
     }
-    let v5 = (((&v4).tanh() * 0.9).atanh()).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 4>(&(((a) * 3.0).ceil()).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![4]>();
-    let k6: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(326, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(541, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v5 * &k7).sum()
+    let v5 = (((&v4).pad::<2, 1, 1, 5>()) * (((a).cast::<f64>()).mean()));
+    let k6: Tensor![f64; 6] = Tensor::rand_uniform(255, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(970, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 5] = Tensor::rand_uniform(179, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -6029,37 +5881,31 @@ fn g113_gradient() {
 #[differentiable]
 fn g114(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(191, -1.0, 1.0);
-    let v2 = ((((&m.blocks[0].bias).mean() * &k1)).square() + 1.0).sqrt();
-    let v3 = (&v2).concat::<0, 5, _>(a);
+    let v2 = ((((&m.blocks[0].bias).mean() * &k1)).square() + 1.0).ln();
+    let v3 = (&v2).broadcast_to::<Shape![2, 3, 4]>();
     let mut v4 = m.blocks[2].weight.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (m.blocks[i].forward(&v4)).sin();
-        }
-        v4 = &v4 - &m.blocks[i].bias * 0.25;
+    for i in 0..3 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].bias * 0.25;
     }
-    let v5 = (&m.blocks[1].bias).square();
-    let k6: Tensor![f64; 5, 4] = Tensor::rand_uniform(801, -1.0, 1.0);
+    let v5 = (a).square();
+    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(801, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(475, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(148, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(148, -1.0, 1.0);
     ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g114_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(191, -1.0, 1.0);
-    let v2 = ((((&m.blocks[0].bias).mean() * &k1)).square() + 1.0).sqrt();
-    let v3 = (&v2).concat::<0, 5, _>(a);
+    let v2 = ((((&m.blocks[0].bias).mean() * &k1)).square() + 1.0).ln();
+    let v3 = (&v2).broadcast_to::<Shape![2, 3, 4]>();
     let mut v4 = m.blocks[2].weight.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (m.blocks[i].forward(&v4)).sin();
-        }
-        v4 = &v4 - &m.blocks[i].bias * 0.25;
+    for i in 0..3 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].bias * 0.25;
     }
-    let v5 = (&m.blocks[1].bias).square();
-    let k6: Tensor![f64; 5, 4] = Tensor::rand_uniform(801, -1.0, 1.0);
+    let v5 = (a).square();
+    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(801, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(475, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(148, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(148, -1.0, 1.0);
     (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
@@ -6084,23 +5930,31 @@ fn g114_gradient() {
 
 #[differentiable]
 fn g115(a: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).recip();
-    let k2: Tensor![f64] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let v3 = (&v1).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { (&v3).tanh().exp() };
-    let v5 = ((&v4).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).asinh();
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(742, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = ((a).square() + 1.0).log2();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(388, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(922, -1.0, 1.0);
+    let v4 = (((&v1) + &k2)).concat::<0, 6, _>(&((a) + &k3));
+    let k5: Tensor![f64] = Tensor::rand_uniform(913, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(575, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v1, &((&v1) + &k5));
+    let k9: Tensor![f64; 6, 4] = Tensor::rand_uniform(32, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(51, -1.0, 1.0);
+    ((&v4 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g115_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).recip();
-    let k2: Tensor![f64] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let v3 = (&v1).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { (&v3).tanh().exp() };
-    let v5 = ((&v4).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).asinh();
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(742, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = ((a).square() + 1.0).log2();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(388, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(922, -1.0, 1.0);
+    let v4 = (((&v1) + &k2)).concat::<0, 6, _>(&((a) + &k3));
+    let k5: Tensor![f64] = Tensor::rand_uniform(913, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(575, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v1, &((&v1) + &k5));
+    let k9: Tensor![f64; 6, 4] = Tensor::rand_uniform(32, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(51, -1.0, 1.0);
+    (&v4 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -6120,27 +5974,27 @@ fn g115_gradient() {
 
 #[differentiable]
 fn g116(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).square();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 0, 1, 1, 2, 1>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 1]>();
-    let v3 = (c).pad::<1, 1, 1, 3>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let v5 = (&v3).matmul(&k4);
-    let v6 = (&v5).slice::<1, 0, 2>();
-    let v7 = ((&v2).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 1, 1, 1, 3, 2>(&(&v6).reshape::<Shape![1, 1, 2, 2]>()).reshape::<Shape![3, 2]>()).var();
-    let k8: Tensor![f64] = Tensor::rand_uniform(718, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = ((a).square() + 1.0).sqrt();
+    let v2 = (&v1).reshape::<Shape![1, 1, 2]>().conv1d::<1, 0, 1, 1, 2>(&(b).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![2]>();
+    let v3 = (c).softplus();
+    let v4 = ((&v3).square() + 1.0).log2();
+    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).ln() } else { (&v4).softplus() };
+    let v6 = (&v2).tanh();
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(119, -1.0, 1.0);
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(950, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g116_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).square();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 0, 1, 1, 2, 1>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 1]>();
-    let v3 = (c).pad::<1, 1, 1, 3>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let v5 = (&v3).matmul(&k4);
-    let v6 = (&v5).slice::<1, 0, 2>();
-    let v7 = ((&v2).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 1, 1, 1, 3, 2>(&(&v6).reshape::<Shape![1, 1, 2, 2]>()).reshape::<Shape![3, 2]>()).var();
-    let k8: Tensor![f64] = Tensor::rand_uniform(718, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = ((a).square() + 1.0).sqrt();
+    let v2 = (&v1).reshape::<Shape![1, 1, 2]>().conv1d::<1, 0, 1, 1, 2>(&(b).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![2]>();
+    let v3 = (c).softplus();
+    let v4 = ((&v3).square() + 1.0).log2();
+    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).ln() } else { (&v4).softplus() };
+    let v6 = (&v2).tanh();
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(119, -1.0, 1.0);
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(950, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -6168,8 +6022,8 @@ fn g116_gradient() {
 
 #[differentiable]
 fn g117(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (b).sin();
-    let v2 = (&m.blocks[1].bias).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(b).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![3, 5]>();
+    let v1 = ((b).square() + 1.0).recip();
+    let v2 = (&m.blocks[1].bias).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 1, 3>(&(b).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 3]>();
     let mut v3 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -6177,16 +6031,16 @@ fn g117(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
         }
         v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = (&v2).mse(&v2);
+    let v4 = (&v2).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
     let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(105, -1.0, 1.0);
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(334, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(79, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(79, -1.0, 1.0);
     ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g117_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (b).sin();
-    let v2 = (&m.blocks[1].bias).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(b).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![3, 5]>();
+    let v1 = ((b).square() + 1.0).recip();
+    let v2 = (&m.blocks[1].bias).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 1, 3>(&(b).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 3]>();
     let mut v3 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -6194,10 +6048,10 @@ fn g117_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3, 3]>)
         }
         v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = (&v2).mse(&v2);
+    let v4 = (&v2).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
     let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(105, -1.0, 1.0);
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(334, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(79, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(79, -1.0, 1.0);
     (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
@@ -6226,39 +6080,37 @@ fn g117_gradient() {
 
 #[differentiable]
 fn g118(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).cos();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(936, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(&v1, b);
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = (((&v5 * c).square() + 1.0).ln()).tanh() + &v4 * 0.5;
+    let v1 = (a).square();
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 3]>();
+    let v3 = (b).tanh();
+    let mut v4 = v2.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v3).square()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
     }
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v5, b);
-    let v9 = if b.detach().sum().item() < 0.0 { (&v4).cos() } else { ((&v4) * (&v8)) };
-    let v10 = if a.detach().sum().item() > 0.0 { (&v9).softplus() } else { ((&v9).square() + 1.0).ln() };
-    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(84, -1.0, 1.0);
-    ((&v10 * &k11).sum()).item()
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
+    let v6 = ((&v4).log_softmax::<0>() * &k5);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(639, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g118_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).cos();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(936, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, &v1, b);
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = (((&v5 * c).square() + 1.0).ln()).tanh() + &v4 * 0.5;
+    let v1 = (a).square();
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 3]>();
+    let v3 = (b).tanh();
+    let mut v4 = v2.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v3).square()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
     }
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v5, b);
-    let v9 = if b.detach().sum().item() < 0.0 { (&v4).cos() } else { ((&v4) * (&v8)) };
-    let v10 = if a.detach().sum().item() > 0.0 { (&v9).softplus() } else { ((&v9).square() + 1.0).ln() };
-    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(84, -1.0, 1.0);
-    (&v10 * &k11).sum()
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
+    let v6 = ((&v4).log_softmax::<0>() * &k5);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(639, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -6287,22 +6139,26 @@ fn g118_gradient() {
 #[differentiable]
 fn g119(a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh();
-    let v3 = (&v2).dropout(0.25, 601);
-    let v4 = (((&v3).pad::<0, 1, 1, 6>()).square() + 1.0).pow(&((&v3).sum_keepdim::<0>()).tanh());
-    let v5 = ((&v4).tanh()).reshape::<Shape![1, 1, 1, 6]>().conv2d::<1, 0, 1, 1, 1, 6>(&((&v3).var_axis::<0>()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 6]>();
-    let k6: Tensor![f64; 1, 6] = Tensor::rand_uniform(313, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v2 = (((a).mean() * &k1)).sin();
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let k4: Tensor![f64; 4] = Tensor::rand_uniform(65, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v2, &((a).mean() * &k3));
+    let v7 = ((&v6).tanh() * 0.9).acos();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(162, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g119_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh();
-    let v3 = (&v2).dropout(0.25, 601);
-    let v4 = (((&v3).pad::<0, 1, 1, 6>()).square() + 1.0).pow(&((&v3).sum_keepdim::<0>()).tanh());
-    let v5 = ((&v4).tanh()).reshape::<Shape![1, 1, 1, 6]>().conv2d::<1, 0, 1, 1, 1, 6>(&((&v3).var_axis::<0>()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 6]>();
-    let k6: Tensor![f64; 1, 6] = Tensor::rand_uniform(313, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v2 = (((a).mean() * &k1)).sin();
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let k4: Tensor![f64; 4] = Tensor::rand_uniform(65, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v2, &((a).mean() * &k3));
+    let v7 = ((&v6).tanh() * 0.9).acos();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(162, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -6322,23 +6178,27 @@ fn g119_gradient() {
 
 #[differentiable]
 fn g120(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).sigmoid();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(193, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let v4 = (((&v1).clamp(-0.5, 0.5)) * ((c).tanh().powi(3)));
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(940, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(40, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (b).cos();
+    let v2 = (c).dropout(0.25, 260);
+    let v3 = (&v1).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 3>(&(&v2).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![3]>();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(578, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v1, &v3);
+    let v7 = ((((&v6) / ((a).square() + 1.0))).square() + 1.0).ln();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(716, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g120_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).sigmoid();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(193, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let v4 = (((&v1).clamp(-0.5, 0.5)) * ((c).tanh().powi(3)));
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(940, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(40, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (b).cos();
+    let v2 = (c).dropout(0.25, 260);
+    let v3 = (&v1).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 3>(&(&v2).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![3]>();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(578, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v1, &v3);
+    let v7 = ((((&v6) / ((a).square() + 1.0))).square() + 1.0).ln();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(716, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -6366,8 +6226,8 @@ fn g120_gradient() {
 
 #[differentiable]
 fn g121(m: &Stack, a: &Tensor![f64]) -> f64 {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (&m.blocks[1].weight).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let v1 = (a).tanh();
+    let v2 = (&m.blocks[1].weight).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(413, -1.0, 1.0);
     let v4 = (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).tanh().exp();
     let k5: Tensor![f64] = Tensor::rand_uniform(993, -1.0, 1.0);
@@ -6377,8 +6237,8 @@ fn g121(m: &Stack, a: &Tensor![f64]) -> f64 {
 }
 
 fn g121_tape(m: &TStack, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (&m.blocks[1].weight).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let v1 = (a).tanh();
+    let v2 = (&m.blocks[1].weight).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(413, -1.0, 1.0);
     let v4 = (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).tanh().exp();
     let k5: Tensor![f64] = Tensor::rand_uniform(993, -1.0, 1.0);
@@ -6408,9 +6268,9 @@ fn g121_gradient() {
 
 #[differentiable]
 fn g122(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((b) * 1.5).gelu();
-    let v2 = (a).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v3 = (((&v1) * ((&v2).mean()))).sum_keepdim::<1>();
+    let v1 = (b).sigmoid();
+    let v2 = (a).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
+    let v3 = ((&v1).minimum(&v2)).var_keepdim::<1>();
     let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(502, -1.0, 1.0);
     let v5 = (&v3).matmul(&k4);
     let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(270, -1.0, 1.0);
@@ -6418,9 +6278,9 @@ fn g122(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
 }
 
 fn g122_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((b) * 1.5).gelu();
-    let v2 = (a).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v3 = (((&v1) * ((&v2).mean()))).sum_keepdim::<1>();
+    let v1 = (b).sigmoid();
+    let v2 = (a).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
+    let v3 = ((&v1).minimum(&v2)).var_keepdim::<1>();
     let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(502, -1.0, 1.0);
     let v5 = (&v3).matmul(&k4);
     let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(270, -1.0, 1.0);
@@ -6449,10 +6309,10 @@ fn g122_gradient() {
 #[differentiable]
 fn g123(a: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let v2 = ((((a) + &k1)) * 1.5).gelu_tanh();
-    let v3 = (&v2).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
+    let v2 = ((((a) + &k1)) + 0.25).relu();
+    let v3 = (&v2).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
     let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).min();
+    let v5 = ((&v3).matmul(&k4)).softplus();
     let mut v6 = v5.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -6460,16 +6320,16 @@ fn g123(a: &Tensor![f64; 1, 3]) -> f64 {
         }
         v6 = &v6 - &v5 * 0.25;
     }
-    let k7: Tensor![f64] = Tensor::rand_uniform(121, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(121, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g123_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let v2 = ((((a) + &k1)) * 1.5).gelu_tanh();
-    let v3 = (&v2).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
+    let v2 = ((((a) + &k1)) + 0.25).relu();
+    let v3 = (&v2).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
     let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).min();
+    let v5 = ((&v3).matmul(&k4)).softplus();
     let mut v6 = v5.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -6477,7 +6337,7 @@ fn g123_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
         }
         v6 = &v6 - &v5 * 0.25;
     }
-    let k7: Tensor![f64] = Tensor::rand_uniform(121, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(121, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -6498,41 +6358,27 @@ fn g123_gradient() {
 
 #[differentiable]
 fn g124(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(454, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let mut v4 = a.clone();
-    for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
-    }
-    let mut v5 = v1.clone();
-    for _ in 0..4 {
-        v5 = ((&v5 * &v4).tanh().exp()).tanh() + &v1 * 0.5;
-    }
-    let v6 = ((&m.layers[1].bias) * 1.5).gelu();
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(345, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(829, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(514, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = ((a) * 1.5).gelu();
+    let v2 = (&v1).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
+    let v4 = (m.proj.forward(&((a).mean() * &k3))).square();
+    let v5 = (&m.layers[1].bias).sin();
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(834, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(411, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g124_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(454, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let mut v4 = a.clone();
-    for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
-    }
-    let mut v5 = v1.clone();
-    for _ in 0..4 {
-        v5 = ((&v5 * &v4).tanh().exp()).tanh() + &v1 * 0.5;
-    }
-    let v6 = ((&m.layers[1].bias) * 1.5).gelu();
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(345, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(829, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(514, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = ((a) * 1.5).gelu();
+    let v2 = (&v1).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
+    let v4 = (m.proj.forward(&((a).mean() * &k3))).square();
+    let v5 = (&m.layers[1].bias).sin();
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(834, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(411, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -6556,19 +6402,23 @@ fn g124_gradient() {
 
 #[differentiable]
 fn g125(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((a) * 1.5).erf();
-    let v2 = (a).reshape::<Shape![1, 1, 3]>().global_avg_pool1d();
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(111, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { ((&v1) * (&v1)) };
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(789, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(740, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g125_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).erf();
-    let v2 = (a).reshape::<Shape![1, 1, 3]>().global_avg_pool1d();
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(111, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { ((&v1) * (&v1)) };
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(789, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(740, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -6588,27 +6438,31 @@ fn g125_gradient() {
 
 #[differentiable]
 fn g126(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) * 1.5).erfc();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(660, -1.0, 1.0);
-    let v3 = ((&v1).layer_norm(1e-5) * &k2);
-    let v4 = (((&v3).tanh() * 0.9).acos()).mean_keepdim::<0>();
-    let v5 = ((&v4).tanh().exp()).square().log1p();
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).ln() } else { (&v5).sin() };
-    let v7 = if a.detach().sum().item() > 0.0 { ((&v6).square() + 1.0).recip() } else { (&v6).tanh().exp() };
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(334, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = ((a) * 1.5).gelu_erf();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh() } else { (&v3).sin() };
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let v6 = (&v4).matmul(&k5);
+    let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh() } else { ((&v6) * (&v6)) };
+    let v8 = ((&v4).square().log1p()).max();
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(139, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g126_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).erfc();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(660, -1.0, 1.0);
-    let v3 = ((&v1).layer_norm(1e-5) * &k2);
-    let v4 = (((&v3).tanh() * 0.9).acos()).mean_keepdim::<0>();
-    let v5 = ((&v4).tanh().exp()).square().log1p();
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).ln() } else { (&v5).sin() };
-    let v7 = if a.detach().sum().item() > 0.0 { ((&v6).square() + 1.0).recip() } else { (&v6).tanh().exp() };
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(334, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = ((a) * 1.5).gelu_erf();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh() } else { (&v3).sin() };
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let v6 = (&v4).matmul(&k5);
+    let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh() } else { ((&v6) * (&v6)) };
+    let v8 = ((&v4).square().log1p()).max();
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(139, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -6628,29 +6482,27 @@ fn g126_gradient() {
 
 #[differentiable]
 fn g127(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).abs();
+    let v1 = ((a) * 1.5).erf();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(714, -1.0, 1.0);
-    let v3 = ((&v1).batch_norm(1e-5) * &k2);
+    let v3 = ((&v1).layer_norm(1e-5) * &k2);
     let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v3)) };
     let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { (&v4).sin() };
-    let v6 = ((((&v5) + (&v1))) * 3.0).floor();
-    let v7 = (((a) * ((a).mean()))).tanh().expm1();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(464, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v6 = ((&v5).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>()).tanh();
+    let v7 = if a.detach().sum().item() > 0.0 { (&v6).sin() } else { (&v6).tanh() };
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(981, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g127_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).abs();
+    let v1 = ((a) * 1.5).erf();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(714, -1.0, 1.0);
-    let v3 = ((&v1).batch_norm(1e-5) * &k2);
+    let v3 = ((&v1).layer_norm(1e-5) * &k2);
     let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v3)) };
     let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { (&v4).sin() };
-    let v6 = ((((&v5) + (&v1))) * 3.0).floor();
-    let v7 = (((a) * ((a).mean()))).tanh().expm1();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(464, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v6 = ((&v5).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>()).tanh();
+    let v7 = if a.detach().sum().item() > 0.0 { (&v6).sin() } else { (&v6).tanh() };
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(981, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -6670,25 +6522,35 @@ fn g127_gradient() {
 
 #[differentiable]
 fn g128(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).softplus();
-    let v2 = (a).tanh().tan();
-    let v3 = m.layers[1].forward(&v2);
-    let v4 = (-(&m.norm[0]));
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let v1 = ((a) * 1.5).erfc();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(785, -1.0, 1.0);
+    let v3 = ((a).batch_norm(1e-5) * &k2);
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let v5 = ((&m.norm[0]).square() + 1.0).ln();
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(384, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(485, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(485, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(56, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g128_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).softplus();
-    let v2 = (a).tanh().tan();
-    let v3 = m.layers[1].forward(&v2);
-    let v4 = (-(&m.norm[0]));
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let v1 = ((a) * 1.5).erfc();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(785, -1.0, 1.0);
+    let v3 = ((a).batch_norm(1e-5) * &k2);
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let v5 = ((&m.norm[0]).square() + 1.0).ln();
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(384, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(485, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(485, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(56, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -6712,15 +6574,15 @@ fn g128_gradient() {
 
 #[differentiable]
 fn g129(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).silu();
-    let v2 = ((&v1).tanh() * 0.9).asin();
+    let v1 = (a).abs();
+    let v2 = (&v1).tanh().tan();
     let k3: Tensor![f64; 4] = Tensor::rand_uniform(514, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g129_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).silu();
-    let v2 = ((&v1).tanh() * 0.9).asin();
+    let v1 = (a).abs();
+    let v2 = (&v1).tanh().tan();
     let k3: Tensor![f64; 4] = Tensor::rand_uniform(514, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
@@ -6742,23 +6604,27 @@ fn g129_gradient() {
 
 #[differentiable]
 fn g130(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).tanh().powf(3.0);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(251, -1.0, 1.0);
-    let v3 = ((((b) + &k2)).tanh() * 0.9).acos();
-    let v4 = (((c).broadcast_to::<Shape![2]>()) * (((&v1).tanh()).mean()));
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(148, -1.0, 1.0);
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(603, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (a).softplus();
+    let v2 = ((b).tanh() * 0.9).asin();
+    let v3 = ((&v1) * 1.5).gelu_tanh();
+    let v4 = (((&v2).tanh() * 0.9).acos()).tanh();
+    let v5 = (&v3).atan2(&((&v4).square() + 0.5));
+    let v6 = ((c).tanh()).tanh().expm1();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(722, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g130_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().powf(3.0);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(251, -1.0, 1.0);
-    let v3 = ((((b) + &k2)).tanh() * 0.9).acos();
-    let v4 = (((c).broadcast_to::<Shape![2]>()) * (((&v1).tanh()).mean()));
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(148, -1.0, 1.0);
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(603, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (a).softplus();
+    let v2 = ((b).tanh() * 0.9).asin();
+    let v3 = ((&v1) * 1.5).gelu_tanh();
+    let v4 = (((&v2).tanh() * 0.9).acos()).tanh();
+    let v5 = (&v3).atan2(&((&v4).square() + 0.5));
+    let v6 = ((c).tanh()).tanh().expm1();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(722, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -6787,8 +6653,8 @@ fn g130_gradient() {
 #[differentiable]
 fn g131(m: &Net, a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
-    let v2 = (((&m.gain).mean() * &k1)).tanh().powi(3);
-    let v3 = (&v2).atan();
+    let v2 = (((&m.gain).mean() * &k1)).silu();
+    let v3 = ((&v2).tanh() * 0.9).acos();
     let v4 = ((m.fc2.forward(&v3)).square() + 1.0).sqrt();
     let v5 = (-(a));
     let v6 = (&m.fc2.weight).sin();
@@ -6800,8 +6666,8 @@ fn g131(m: &Net, a: &Tensor![f64]) -> f64 {
 
 fn g131_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
-    let v2 = (((&m.gain).mean() * &k1)).tanh().powi(3);
-    let v3 = (&v2).atan();
+    let v2 = (((&m.gain).mean() * &k1)).silu();
+    let v3 = ((&v2).tanh() * 0.9).acos();
     let v4 = ((m.fc2.forward(&v3)).square() + 1.0).sqrt();
     let v5 = (-(a));
     let v6 = (&m.fc2.weight).sin();
@@ -6833,56 +6699,32 @@ fn g131_gradient() {
 #[differentiable]
 fn g132(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).sum();
-    let v3 = (&v2).tanh().sinh();
-    let mut v4 = v2.clone();
+    let v2 = (((a).mean() * &k1)).tanh().powf(3.0);
+    let v3 = (&v2).atan();
+    let mut v4 = v3.clone();
     for i in 0..2 {
         if i % 2 == 0 {
             v4 = (((&v4 * &v3).square() + 1.0).ln()).tanh();
         }
         v4 = &v4 - &v3 * 0.25;
     }
-    let mut v5 = v4.clone();
-    for _ in 0..3 {
-        v5 = (((&v5 * &v2).square() + 1.0).powf(-0.5)).tanh() + &v4 * 0.5;
-    }
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v4).square() + 1.0).sqrt()).tanh();
-        }
-        v6 = &v6 - &v4 * 0.25;
-    }
-    let v7 = if a.detach().sum().item() > 0.0 { ((&v6).square() + 1.0).powf(-0.5) } else { ((&v6) * (&v6)) };
-    let k8: Tensor![f64] = Tensor::rand_uniform(28, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(222, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g132_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).sum();
-    let v3 = (&v2).tanh().sinh();
-    let mut v4 = v2.clone();
+    let v2 = (((a).mean() * &k1)).tanh().powf(3.0);
+    let v3 = (&v2).atan();
+    let mut v4 = v3.clone();
     for i in 0..2 {
         if i % 2 == 0 {
             v4 = (((&v4 * &v3).square() + 1.0).ln()).tanh();
         }
         v4 = &v4 - &v3 * 0.25;
     }
-    let mut v5 = v4.clone();
-    for _ in 0..3 {
-        v5 = (((&v5 * &v2).square() + 1.0).powf(-0.5)).tanh() + &v4 * 0.5;
-    }
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v4).square() + 1.0).sqrt()).tanh();
-        }
-        v6 = &v6 - &v4 * 0.25;
-    }
-    let v7 = if a.detach().sum().item() > 0.0 { ((&v6).square() + 1.0).powf(-0.5) } else { ((&v6) * (&v6)) };
-    let k8: Tensor![f64] = Tensor::rand_uniform(28, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(222, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -6902,22 +6744,22 @@ fn g132_gradient() {
 
 #[differentiable]
 fn g133(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).sum_axis::<1>();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
-    let v3 = (((b) + &k2)).tanh().cosh();
-    let v4 = (&v1).reshape::<Shape![1, 1, 3]>().conv1d::<1, 2, 1, 1, 2>(&(&v3).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![2]>();
-    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v4)) };
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(217, -1.0, 1.0);
+    let v1 = (a).tanh().powi(3);
+    let v2 = (&v1).tanh().sinh();
+    let v3 = ((b).logsumexp()).tanh();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v3)) };
+    let v5 = ((&v2) * (&v4));
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(187, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g133_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).sum_axis::<1>();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
-    let v3 = (((b) + &k2)).tanh().cosh();
-    let v4 = (&v1).reshape::<Shape![1, 1, 3]>().conv1d::<1, 2, 1, 1, 2>(&(&v3).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![2]>();
-    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v4)) };
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(217, -1.0, 1.0);
+    let v1 = (a).tanh().powi(3);
+    let v2 = (&v1).tanh().sinh();
+    let v3 = ((b).logsumexp()).tanh();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v3)) };
+    let v5 = ((&v2) * (&v4));
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(187, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -6942,27 +6784,29 @@ fn g133_gradient() {
 
 #[differentiable]
 fn g134(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(597, -1.0, 1.0);
-    let v2 = (((b) + &k1)).sum_keepdim::<0>();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(24, -1.0, 1.0);
-    let v4 = (((a) + &k3)).asinh();
-    let v5 = ((b).dropout(0.25, 797)).tanh();
-    let k6: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(731, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(329, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (b).sum();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).tanh().cosh();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).softplus() };
+    let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { (b).sin() };
+    let v6 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).recip() } else { (a).cos() };
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(371, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(663, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g134_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(597, -1.0, 1.0);
-    let v2 = (((b) + &k1)).sum_keepdim::<0>();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(24, -1.0, 1.0);
-    let v4 = (((a) + &k3)).asinh();
-    let v5 = ((b).dropout(0.25, 797)).tanh();
-    let k6: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(731, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(329, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (b).sum();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).tanh().cosh();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).softplus() };
+    let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { (b).sin() };
+    let v6 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).recip() } else { (a).cos() };
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(371, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(663, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -6986,25 +6830,27 @@ fn g134_gradient() {
 
 #[differentiable]
 fn g135(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).mean();
-    let v2 = ((&v1).square() + 1.5).acosh();
+    let v1 = (a).sum_axis::<1>();
+    let v2 = (&v1).asinh();
     let v3 = (m.fc1.forward(&m.fc2.weight)).tanh().exp();
-    let v4 = ((&m.gain).square() + 1.0).ln();
-    let k5: Tensor![f64] = Tensor::rand_uniform(840, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(415, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(222, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v4 = (&m.fc2.weight).reshape::<Shape![1, 1, 12]>().conv1d::<1, 2, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 16]>()).reshape::<Shape![1]>();
+    let v5 = (&m.gain).tanh().exp();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(985, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(311, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(718, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g135_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).mean();
-    let v2 = ((&v1).square() + 1.5).acosh();
+    let v1 = (a).sum_axis::<1>();
+    let v2 = (&v1).asinh();
     let v3 = (m.fc1.forward(&m.fc2.weight)).tanh().exp();
-    let v4 = ((&m.gain).square() + 1.0).ln();
-    let k5: Tensor![f64] = Tensor::rand_uniform(840, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(415, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(222, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v4 = (&m.fc2.weight).reshape::<Shape![1, 1, 12]>().conv1d::<1, 2, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 16]>()).reshape::<Shape![1]>();
+    let v5 = (&m.gain).tanh().exp();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(985, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(311, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(718, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7028,20 +6874,20 @@ fn g135_gradient() {
 
 #[differentiable]
 fn g136(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).mean_axis::<0>();
-    let v2 = ((b).tanh() * 0.9).atanh();
+    let v1 = (a).sum_keepdim::<0>();
+    let v2 = ((b).square() + 1.5).acosh();
     let v3 = (c).tanh().exp();
-    let k4: Tensor![f64] = Tensor::rand_uniform(253, -1.0, 1.0);
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(253, -1.0, 1.0);
     let k5: Tensor![f64; 1] = Tensor::rand_uniform(994, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(477, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g136_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).mean_axis::<0>();
-    let v2 = ((b).tanh() * 0.9).atanh();
+    let v1 = (a).sum_keepdim::<0>();
+    let v2 = ((b).square() + 1.5).acosh();
     let v3 = (c).tanh().exp();
-    let k4: Tensor![f64] = Tensor::rand_uniform(253, -1.0, 1.0);
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(253, -1.0, 1.0);
     let k5: Tensor![f64; 1] = Tensor::rand_uniform(994, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(477, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
@@ -7072,33 +6918,31 @@ fn g136_gradient() {
 
 #[differentiable]
 fn g137(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 1]) -> f64 {
-    let v1 = (c).mean_keepdim::<0>();
-    let v2 = (&v1).square().log1p();
-    let v3 = ((((b) * 3.0).round()) * 1.5).erf();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let v5 = ((&v1).atan2(&((&v3).square() + 0.5))).matmul(&k4);
-    let v6 = (-(&v5));
-    let v7 = ((&v2).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).tanh();
-    let v8 = (a).tanh();
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(994, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(547, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
-    ((&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
+    let v1 = (c).mean();
+    let v2 = ((c).tanh() * 0.9).atanh();
+    let v3 = ((((&v1).square() + 1.5).acosh()) * (((&v2).mean_keepdim::<0>()).mean()));
+    let v4 = ((&v1) * (&v3));
+    let v5 = (((&v4).tanh()) / (((b).abs()).square() + 1.0));
+    let k6: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v7 = (((((&v5).tanh() * 0.2 + &k6)).inv()).tanh() * 0.9).acos();
+    let v8 = (a).tanh().exp();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(908, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(716, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g137_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (c).mean_keepdim::<0>();
-    let v2 = (&v1).square().log1p();
-    let v3 = ((((b) * 3.0).round()) * 1.5).erf();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let v5 = ((&v1).atan2(&((&v3).square() + 0.5))).matmul(&k4);
-    let v6 = (-(&v5));
-    let v7 = ((&v2).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).tanh();
-    let v8 = (a).tanh();
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(994, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(547, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
-    (&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
+    let v1 = (c).mean();
+    let v2 = ((c).tanh() * 0.9).atanh();
+    let v3 = ((((&v1).square() + 1.5).acosh()) * (((&v2).mean_keepdim::<0>()).mean()));
+    let v4 = ((&v1) * (&v3));
+    let v5 = (((&v4).tanh()) / (((b).abs()).square() + 1.0));
+    let k6: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v7 = (((((&v5).tanh() * 0.2 + &k6)).inv()).tanh() * 0.9).acos();
+    let v8 = (a).tanh().exp();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(908, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(716, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -7126,29 +6970,27 @@ fn g137_gradient() {
 
 #[differentiable]
 fn g138(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).max();
-    let v2 = (a).tanh().expm1();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let v4 = (m.layers[1].forward(&((a) + &k3))).tanh();
-    let v5 = ((&m.layers[0].bias).square() + 1.0).powf(-0.5);
+    let v1 = (b).mean_axis::<0>();
+    let v2 = (&m.layers[0].bias).square().log1p();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
+    let v4 = m.layers[0].forward(&((&v2) + &k3));
+    let v5 = ((a).square() + 1.0).powf(-0.5);
     let k6: Tensor![f64] = Tensor::rand_uniform(987, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(790, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g138_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).max();
-    let v2 = (a).tanh().expm1();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let v4 = (m.layers[1].forward(&((a) + &k3))).tanh();
-    let v5 = ((&m.layers[0].bias).square() + 1.0).powf(-0.5);
+    let v1 = (b).mean_axis::<0>();
+    let v2 = (&m.layers[0].bias).square().log1p();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
+    let v4 = m.layers[0].forward(&((&v2) + &k3));
+    let v5 = ((a).square() + 1.0).powf(-0.5);
     let k6: Tensor![f64] = Tensor::rand_uniform(987, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(790, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7176,31 +7018,27 @@ fn g138_gradient() {
 
 #[differentiable]
 fn g139(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).max_axis::<1>();
-    let v2 = ((a) * 3.0).floor();
-    let v3 = ((b) / ((b).square() + 1.0));
-    let v4 = (&v1).maximum(&v2);
-    let v5 = ((&v4).square()).min_axis::<0>();
-    let mut v6 = v3.clone();
-    for _ in 0..2 {
-        v6 = ((-(&v6 * &v5))).tanh() + &v3 * 0.5;
-    }
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (a).mean_keepdim::<1>();
+    let v2 = (a).tanh().expm1();
+    let v3 = ((b).square() + 1.0).pow(&(b).tanh());
+    let v4 = ((&v1) + (&v2));
+    let v5 = (((&v4).maximum_scalar(0.1)) + 0.25).relu();
+    let v6 = if a.detach().sum().item() > 0.0 { ((&v5) * 1.5).gelu() } else { (-(&v5)) };
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(513, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(612, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g139_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).max_axis::<1>();
-    let v2 = ((a) * 3.0).floor();
-    let v3 = ((b) / ((b).square() + 1.0));
-    let v4 = (&v1).maximum(&v2);
-    let v5 = ((&v4).square()).min_axis::<0>();
-    let mut v6 = v3.clone();
-    for _ in 0..2 {
-        v6 = ((-(&v6 * &v5))).tanh() + &v3 * 0.5;
-    }
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (a).mean_keepdim::<1>();
+    let v2 = (a).tanh().expm1();
+    let v3 = ((b).square() + 1.0).pow(&(b).tanh());
+    let v4 = ((&v1) + (&v2));
+    let v5 = (((&v4).maximum_scalar(0.1)) + 0.25).relu();
+    let v6 = if a.detach().sum().item() > 0.0 { ((&v5) * 1.5).gelu() } else { (-(&v5)) };
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(513, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(612, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -7224,25 +7062,21 @@ fn g139_gradient() {
 
 #[differentiable]
 fn g140(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).max_keepdim::<0>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(439, -1.0, 1.0);
-    let v3 = ((((a) + &k2)) * 3.0).ceil();
-    let v4 = ((&v1).silu()).tanh();
-    let v5 = if b.detach().sum().item() < 0.0 { (&v4).cos() } else { ((&v4) * (b)) };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(743, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (a).max();
+    let v2 = ((&v1) * 3.0).floor();
+    let v3 = (b).square();
+    let k4: Tensor![f64] = Tensor::rand_uniform(439, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(997, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g140_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).max_keepdim::<0>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(439, -1.0, 1.0);
-    let v3 = ((((a) + &k2)) * 3.0).ceil();
-    let v4 = ((&v1).silu()).tanh();
-    let v5 = if b.detach().sum().item() < 0.0 { (&v4).cos() } else { ((&v4) * (b)) };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(743, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (a).max();
+    let v2 = ((&v1) * 3.0).floor();
+    let v3 = (b).square();
+    let k4: Tensor![f64] = Tensor::rand_uniform(439, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(997, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -7266,25 +7100,41 @@ fn g140_gradient() {
 
 #[differentiable]
 fn g141(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).min();
-    let v2 = ((c) * 3.0).round();
-    let v3 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).sqrt() } else { (b).cos() };
-    let v4 = ((&v2).tanh() * 0.9).acos();
-    let k5: Tensor![f64] = Tensor::rand_uniform(276, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(858, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(838, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (a).max_axis::<0>();
+    let v2 = ((c) * 3.0).ceil();
+    let mut v3 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).cos()).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = (((&v2).minimum_scalar(-0.1)) * (((b).tanh()).mean()));
+    let v5 = if c.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (&v3)) };
+    let v6 = ((a).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(989, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(418, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(279, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g141_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).min();
-    let v2 = ((c) * 3.0).round();
-    let v3 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).sqrt() } else { (b).cos() };
-    let v4 = ((&v2).tanh() * 0.9).acos();
-    let k5: Tensor![f64] = Tensor::rand_uniform(276, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(858, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(838, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (a).max_axis::<0>();
+    let v2 = ((c) * 3.0).ceil();
+    let mut v3 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).cos()).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = (((&v2).minimum_scalar(-0.1)) * (((b).tanh()).mean()));
+    let v5 = if c.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (&v3)) };
+    let v6 = ((a).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(989, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(418, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(279, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -7313,15 +7163,15 @@ fn g141_gradient() {
 #[differentiable]
 fn g142(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(315, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).min_axis::<0>();
-    let v3 = ((&m.layers[0].bias) * 3.0).sign();
+    let v2 = (((&m.norm[1]).mean() * &k1)).max_keepdim::<0>();
+    let v3 = ((&m.layers[0].bias) * 3.0).round();
     let mut v4 = b.clone();
     for i in 0..2 {
         v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
     let v5 = (a).tanh();
     let v6 = (-(&m.layers[1].bias));
-    let k7: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(307, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(628, -1.0, 1.0);
     let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
     let k10: Tensor![f64] = Tensor::rand_uniform(887, -1.0, 1.0);
@@ -7331,15 +7181,15 @@ fn g142(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 2, 3]) -> f64 {
 
 fn g142_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(315, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).min_axis::<0>();
-    let v3 = ((&m.layers[0].bias) * 3.0).sign();
+    let v2 = (((&m.norm[1]).mean() * &k1)).max_keepdim::<0>();
+    let v3 = ((&m.layers[0].bias) * 3.0).round();
     let mut v4 = b.clone();
     for i in 0..2 {
         v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
     let v5 = (a).tanh();
     let v6 = (-(&m.layers[1].bias));
-    let k7: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(307, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(628, -1.0, 1.0);
     let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
     let k10: Tensor![f64] = Tensor::rand_uniform(887, -1.0, 1.0);
@@ -7372,25 +7222,41 @@ fn g142_gradient() {
 
 #[differentiable]
 fn g143(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).min_keepdim::<0>();
-    let v2 = (a).clamp(-0.5, 0.5);
-    let v3 = (&v2).reshape::<Shape![1, 1, 2, 1]>().conv_transpose2d::<1, 0, 1, 3, 1>(&(&v2).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![3, 1]>();
-    let v4 = (-(c));
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(644, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(277, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (b).min();
+    let v2 = ((a) * 3.0).sign();
+    let mut v3 = v1.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).tanh().powf(3.0)).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = ((&v1) * 3.0).round();
+    let v5 = ((c).square() + 1.0).recip();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(119, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(823, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(306, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g143_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).min_keepdim::<0>();
-    let v2 = (a).clamp(-0.5, 0.5);
-    let v3 = (&v2).reshape::<Shape![1, 1, 2, 1]>().conv_transpose2d::<1, 0, 1, 3, 1>(&(&v2).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![3, 1]>();
-    let v4 = (-(c));
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(644, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(277, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (b).min();
+    let v2 = ((a) * 3.0).sign();
+    let mut v3 = v1.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).tanh().powf(3.0)).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = ((&v1) * 3.0).round();
+    let v5 = ((c).square() + 1.0).recip();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(119, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(823, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(306, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -7419,24 +7285,24 @@ fn g143_gradient() {
 #[differentiable]
 fn g144(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).var();
-    let v3 = (c).atan2(&((&v2).square() + 0.5));
-    let v4 = if b.detach().sum().item() > 0.0 { (b).cos() } else { ((b) * (b)) };
-    let v5 = ((&v3).square() + 1.0).recip();
-    let k6: Tensor![f64] = Tensor::rand_uniform(602, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(268, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v2 = (((a).mean() * &k1)).min_axis::<0>();
+    let v3 = (c).clamp(-0.5, 0.5);
+    let v4 = if c.detach().sum().item() > 0.0 { (b).cos() } else { (b).cos() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(706, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g144_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).var();
-    let v3 = (c).atan2(&((&v2).square() + 0.5));
-    let v4 = if b.detach().sum().item() > 0.0 { (b).cos() } else { ((b) * (b)) };
-    let v5 = ((&v3).square() + 1.0).recip();
-    let k6: Tensor![f64] = Tensor::rand_uniform(602, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(268, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v2 = (((a).mean() * &k1)).min_axis::<0>();
+    let v3 = (c).clamp(-0.5, 0.5);
+    let v4 = if c.detach().sum().item() > 0.0 { (b).cos() } else { (b).cos() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(706, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -7464,8 +7330,8 @@ fn g144_gradient() {
 
 #[differentiable]
 fn g145(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 1]) -> f64 {
-    let v1 = (&m.blocks[2].bias).var_axis::<0>();
-    let v2 = (&v1).hypot(&((a).square() + 0.5));
+    let v1 = (&m.blocks[2].bias).min_keepdim::<0>();
+    let v2 = (&v1).atan2(&((a).square() + 0.5));
     let mut v3 = v2.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -7491,8 +7357,8 @@ fn g145(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 1]) -> f64 {
 }
 
 fn g145_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 1]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].bias).var_axis::<0>();
-    let v2 = (&v1).hypot(&((a).square() + 0.5));
+    let v1 = (&m.blocks[2].bias).min_keepdim::<0>();
+    let v2 = (&v1).atan2(&((a).square() + 0.5));
     let mut v3 = v2.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -7542,23 +7408,19 @@ fn g145_gradient() {
 
 #[differentiable]
 fn g146(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).var_keepdim::<0>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(253, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).det();
-    let v5 = ((a).tanh()).concat::<0, 6, _>(&((a).square() + 1.0).pow(&(&v4).tanh()));
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(323, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).var();
+    let v2 = (&v1).hypot(&((&v1).square() + 0.5));
+    let v3 = ((a).tanh().exp()).concat::<0, 6, _>(&(a).minimum(&v2));
+    let k4: Tensor![f64; 6] = Tensor::rand_uniform(323, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g146_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).var_keepdim::<0>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(253, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).det();
-    let v5 = ((a).tanh()).concat::<0, 6, _>(&((a).square() + 1.0).pow(&(&v4).tanh()));
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(323, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).var();
+    let v2 = (&v1).hypot(&((&v1).square() + 0.5));
+    let v3 = ((a).tanh().exp()).concat::<0, 6, _>(&(a).minimum(&v2));
+    let k4: Tensor![f64; 6] = Tensor::rand_uniform(323, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -7578,23 +7440,35 @@ fn g146_gradient() {
 
 #[differentiable]
 fn g147(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).logsumexp();
-    let v2 = ((b) + (&v1));
-    let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
-    let v4 = (a).sin();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(391, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (b).var_axis::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).det();
+    let mut v5 = a.clone();
+    for _ in 0..3 {
+        v5 = (((&v5 * &v1).square() + 1.0).ln()).tanh() + a * 0.5;
+    }
+    let v6 = (&v5).tanh();
+    let v7 = (&v4).maximum(&v6);
+    let v8 = if b.detach().sum().item() < 0.0 { ((&v7).square() + 1.0).sqrt() } else { (&v7).cos() };
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(452, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g147_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).logsumexp();
-    let v2 = ((b) + (&v1));
-    let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
-    let v4 = (a).sin();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(391, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (b).var_axis::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).det();
+    let mut v5 = a.clone();
+    for _ in 0..3 {
+        v5 = (((&v5 * &v1).square() + 1.0).ln()).tanh() + a * 0.5;
+    }
+    let v6 = (&v5).tanh();
+    let v7 = (&v4).maximum(&v6);
+    let v8 = if b.detach().sum().item() < 0.0 { ((&v7).square() + 1.0).sqrt() } else { (&v7).cos() };
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(452, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -7618,41 +7492,23 @@ fn g147_gradient() {
 
 #[differentiable]
 fn g148(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).logsumexp_axis::<2>();
-    let v2 = ((a) - (a));
-    let mut v3 = a.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v2).sin()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
-    }
-    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(287, -1.0, 1.0);
-    let v5 = (((&v1).matmul(&k4)) * ((((a).square() + 1.0).pow(&(a).tanh())).mean()));
-    let v6 = ((&v3) * ((&v3).mean()));
-    let v7 = ((&v5) * ((a).mean()));
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(242, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v1 = (a).var_keepdim::<2>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(618, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a).mean() * &k2)).tanh() * 0.2 + &k3)).inv();
+    let k5: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(714, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(523, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g148_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_axis::<2>();
-    let v2 = ((a) - (a));
-    let mut v3 = a.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v2).sin()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
-    }
-    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(287, -1.0, 1.0);
-    let v5 = (((&v1).matmul(&k4)) * ((((a).square() + 1.0).pow(&(a).tanh())).mean()));
-    let v6 = ((&v3) * ((&v3).mean()));
-    let v7 = ((&v5) * ((a).mean()));
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(242, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v1 = (a).var_keepdim::<2>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(618, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a).mean() * &k2)).tanh() * 0.2 + &k3)).inv();
+    let k5: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(714, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(523, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -7672,31 +7528,35 @@ fn g148_gradient() {
 
 #[differentiable]
 fn g149(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (&m.fc2.bias).logsumexp_keepdim::<0>();
-    let v2 = ((b) * (&m.fc2.weight));
-    let v3 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
-    let v4 = ((a).square() + 1.0).ln();
-    let v5 = (&m.fc1.bias).softplus();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(214, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(613, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(597, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum()).item()
+    let v1 = (&m.fc2.bias).logsumexp();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((b) + &k2)).tanh() * 0.2 + &k3)).solve(&m.fc2.bias);
+    let v5 = ((m.fc2.forward(a)).square() + 1.0).ln();
+    let v6 = ((&m.fc2.weight).square() + 1.0).ln();
+    let v7 = (&m.fc1.bias).softplus();
+    let k8: Tensor![f64] = Tensor::rand_uniform(214, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(176, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(597, -1.0, 1.0);
+    ((&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g149_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.bias).logsumexp_keepdim::<0>();
-    let v2 = ((b) * (&m.fc2.weight));
-    let v3 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
-    let v4 = ((a).square() + 1.0).ln();
-    let v5 = (&m.fc1.bias).softplus();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(214, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(613, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(597, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum()
+    let v1 = (&m.fc2.bias).logsumexp();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((b) + &k2)).tanh() * 0.2 + &k3)).solve(&m.fc2.bias);
+    let v5 = ((m.fc2.forward(a)).square() + 1.0).ln();
+    let v6 = ((&m.fc2.weight).square() + 1.0).ln();
+    let v7 = (&m.fc1.bias).softplus();
+    let k8: Tensor![f64] = Tensor::rand_uniform(214, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(176, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(597, -1.0, 1.0);
+    (&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -7724,19 +7584,23 @@ fn g149_gradient() {
 
 #[differentiable]
 fn g150(a: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
-    let v2 = ((a).softmax::<1>() * &k1);
-    let v3 = ((a) / ((&v2).square() + 1.0));
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (a).logsumexp_axis::<1>();
+    let v2 = ((&v1) + (a));
+    let v3 = ((&v2) * 1.5).gelu_erf();
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(338, -1.0, 1.0);
+    let v5 = (((&v3).matmul(&k4)).square() + 1.0).recip();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(143, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g150_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
-    let v2 = ((a).softmax::<1>() * &k1);
-    let v3 = ((a) / ((&v2).square() + 1.0));
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (a).logsumexp_axis::<1>();
+    let v2 = ((&v1) + (a));
+    let v3 = ((&v2) * 1.5).gelu_erf();
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(338, -1.0, 1.0);
+    let v5 = (((&v3).matmul(&k4)).square() + 1.0).recip();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(143, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -7756,47 +7620,27 @@ fn g150_gradient() {
 
 #[differentiable]
 fn g151(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(12, -1.0, 1.0);
-    let v2 = ((b).log_softmax::<0>() * &k1);
-    let v3 = (-(b));
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let v6 = ((&v3).matmul(&k4)).matmul(&k5);
-    let v7 = (a).tanh();
-    let v8 = (&v3).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 5, 4>(&(&v6).reshape::<Shape![1, 1, 3, 2]>()).reshape::<Shape![5, 4]>();
-    let mut v9 = v7.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v9 = ((&v9 * &v7).softplus()).tanh();
-        }
-        v9 = &v9 - &v7 * 0.25;
-    }
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
-    let k11: Tensor![f64; 5, 4] = Tensor::rand_uniform(799, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(848, -1.0, 1.0);
-    ((&v2 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
+    let v1 = (b).logsumexp_keepdim::<0>();
+    let v2 = ((b) - (&v1));
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(32, -1.0, 1.0);
+    let v4 = (((&v1) * ((a).mean()))).matmul(&k3);
+    let v5 = if a.detach().sum().item() > 0.0 { (&v2).tanh().powf(3.0) } else { ((&v2).square() + 1.0).recip() };
+    let v6 = (-((&v5).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 6>(&(&v4).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![6]>()));
+    let v7 = if b.detach().sum().item() < 0.0 { (&v6).cos() } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 6] = Tensor::rand_uniform(745, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g151_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(12, -1.0, 1.0);
-    let v2 = ((b).log_softmax::<0>() * &k1);
-    let v3 = (-(b));
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let v6 = ((&v3).matmul(&k4)).matmul(&k5);
-    let v7 = (a).tanh();
-    let v8 = (&v3).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 5, 4>(&(&v6).reshape::<Shape![1, 1, 3, 2]>()).reshape::<Shape![5, 4]>();
-    let mut v9 = v7.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v9 = ((&v9 * &v7).softplus()).tanh();
-        }
-        v9 = &v9 - &v7 * 0.25;
-    }
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
-    let k11: Tensor![f64; 5, 4] = Tensor::rand_uniform(799, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(848, -1.0, 1.0);
-    (&v2 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
+    let v1 = (b).logsumexp_keepdim::<0>();
+    let v2 = ((b) - (&v1));
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(32, -1.0, 1.0);
+    let v4 = (((&v1) * ((a).mean()))).matmul(&k3);
+    let v5 = if a.detach().sum().item() > 0.0 { (&v2).tanh().powf(3.0) } else { ((&v2).square() + 1.0).recip() };
+    let v6 = (-((&v5).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 6>(&(&v4).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![6]>()));
+    let v7 = if b.detach().sum().item() < 0.0 { (&v6).cos() } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 6] = Tensor::rand_uniform(745, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -7820,29 +7664,25 @@ fn g151_gradient() {
 
 #[differentiable]
 fn g152(m: &Net, a: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(494, -1.0, 1.0);
-    let v2 = (((&m.gain) + &k1)).transpose::<0, 1>();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(576, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(806, -1.0, 1.0);
-    let v5 = ((((a).mean() * &k3)).square() + 1.0).pow(&(((&v2) + &k4)).tanh());
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(145, -1.0, 1.0);
-    let v7 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&((&m.gain).mean() * &k6))).square() + 1.0).ln() } else { ((m.fc2.forward(&((&m.gain).mean() * &k6))).square() + 1.0).sqrt() };
-    let v8 = ((&v5).tanh()).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 5, 3>(&((&v2).reshape::<Shape![1, 1, 4, 3]>().conv2d::<1, 0, 1, 1, 2, 1>(&(&v7).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![2, 1]>()).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![5, 3]>();
-    let k9: Tensor![f64; 5, 3] = Tensor::rand_uniform(690, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(494, -1.0, 1.0);
+    let v2 = ((a).softmax::<1>() * &k1);
+    let v3 = ((&m.gain) * (&m.gain));
+    let v4 = (m.fc2.forward(&v2)).cos();
+    let v5 = m.fc1.forward(&v4);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(548, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(527, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g152_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(494, -1.0, 1.0);
-    let v2 = (((&m.gain) + &k1)).transpose::<0, 1>();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(576, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(806, -1.0, 1.0);
-    let v5 = ((((a).mean() * &k3)).square() + 1.0).pow(&(((&v2) + &k4)).tanh());
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(145, -1.0, 1.0);
-    let v7 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&((&m.gain).mean() * &k6))).square() + 1.0).ln() } else { ((m.fc2.forward(&((&m.gain).mean() * &k6))).square() + 1.0).sqrt() };
-    let v8 = ((&v5).tanh()).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 5, 3>(&((&v2).reshape::<Shape![1, 1, 4, 3]>().conv2d::<1, 0, 1, 1, 2, 1>(&(&v7).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![2, 1]>()).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![5, 3]>();
-    let k9: Tensor![f64; 5, 3] = Tensor::rand_uniform(690, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(494, -1.0, 1.0);
+    let v2 = ((a).softmax::<1>() * &k1);
+    let v3 = ((&m.gain) * (&m.gain));
+    let v4 = (m.fc2.forward(&v2)).cos();
+    let v5 = m.fc1.forward(&v4);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(548, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(527, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -7866,25 +7706,31 @@ fn g152_gradient() {
 
 #[differentiable]
 fn g153(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).t();
-    let v2 = (a).maximum(a);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(632, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(a, &v2);
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(34, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
+    let v2 = ((a).log_softmax::<0>() * &k1);
+    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let v4 = (((&v3).tanh().tan()) * 1.5).erf();
+    let mut v5 = v2.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v4).cos()).tanh() + &v2 * 0.5;
+    }
+    let v6 = ((&v3).concat::<0, 4, _>(&v5)).matmul(&(((&v4).square() + 1.0).pow(&(&v4).tanh())).t());
+    let k7: Tensor![f64; 4, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g153_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).t();
-    let v2 = (a).maximum(a);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(632, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, a, &v2);
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(34, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v5 * &k7).sum()
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
+    let v2 = ((a).log_softmax::<0>() * &k1);
+    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let v4 = (((&v3).tanh().tan()) * 1.5).erf();
+    let mut v5 = v2.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v4).cos()).tanh() + &v2 * 0.5;
+    }
+    let v6 = ((&v3).concat::<0, 4, _>(&v5)).matmul(&(((&v4).square() + 1.0).pow(&(&v4).tanh())).t());
+    let k7: Tensor![f64; 4, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -7904,39 +7750,27 @@ fn g153_gradient() {
 
 #[differentiable]
 fn g154(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).flip::<0>();
-    let v2 = (b).minimum(&v1);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(c, a);
-    let v6 = ((&v5) * ((&v2).mean()));
-    let mut v7 = v6.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v7 = (((&v7 * &v6).square() + 1.0).sqrt()).tanh();
-        }
-        v7 = &v7 - &v6 * 0.25;
-    }
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(741, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(302, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).transpose::<0, 1>();
+    let v3 = (-(b));
+    let v4 = if c.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (b)) };
+    let v5 = (c).square();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(674, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(916, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(529, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g154_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).flip::<0>();
-    let v2 = (b).minimum(&v1);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, c, a);
-    let v6 = ((&v5) * ((&v2).mean()));
-    let mut v7 = v6.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v7 = (((&v7 * &v6).square() + 1.0).sqrt()).tanh();
-        }
-        v7 = &v7 - &v6 * 0.25;
-    }
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(741, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(302, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).transpose::<0, 1>();
+    let v3 = (-(b));
+    let v4 = if c.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (b)) };
+    let v5 = (c).square();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(674, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(916, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(529, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7964,19 +7798,23 @@ fn g154_gradient() {
 
 #[differentiable]
 fn g155(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).slice::<0, 0, 2>();
-    let v2 = (a).maximum_scalar(0.1);
-    let k3: Tensor![f64; 2] = Tensor::rand_uniform(617, -1.0, 1.0);
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(7, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+    let v1 = (a).t();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(931, -1.0, 1.0);
+    let v3 = ((((a) + &k2)).square() + 1.0).pow(&(&v1).tanh());
+    let v4 = (b).sum_axis::<0>();
+    let v5 = if a.detach().sum().item() > 0.0 { (-(&v3)) } else { ((&v3) * (&v4)) };
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(792, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g155_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).slice::<0, 0, 2>();
-    let v2 = (a).maximum_scalar(0.1);
-    let k3: Tensor![f64; 2] = Tensor::rand_uniform(617, -1.0, 1.0);
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(7, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+    let v1 = (a).t();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(931, -1.0, 1.0);
+    let v3 = ((((a) + &k2)).square() + 1.0).pow(&(&v1).tanh());
+    let v4 = (b).sum_axis::<0>();
+    let v5 = if a.detach().sum().item() > 0.0 { (-(&v3)) } else { ((&v3) * (&v4)) };
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(792, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -8000,9 +7838,12 @@ fn g155_gradient() {
 
 #[differentiable]
 fn g156(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).pad::<0, 1, 1, 5>();
-    let v2 = (&v1).minimum_scalar(-0.1);
-    let v3 = (m.proj.forward(&v1)).sin();
+    let v1 = (a).flip::<0>();
+    let v2 = (&v1).maximum(b);
+    let mut v3 = m.proj.weight.clone();
+    for i in 0..2 {
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+    }
     let mut v4 = v3.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -8010,23 +7851,22 @@ fn g156(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
         }
         v4 = &v4 - &m.layers[i].bias * 0.25;
     }
-    let v5 = (b).sigmoid();
-    let v6 = (-(&m.norm[1]));
-    let v7 = (&m.proj.weight).cos();
-    let v8 = (-(&m.layers[0].bias));
-    let k9: Tensor![f64; 5, 4] = Tensor::rand_uniform(381, -1.0, 1.0);
-    let k10: Tensor![f64; 5, 3] = Tensor::rand_uniform(472, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(728, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(834, -1.0, 1.0);
-    let k13: Tensor![f64; 4, 3] = Tensor::rand_uniform(580, -1.0, 1.0);
-    let k14: Tensor![f64; 3] = Tensor::rand_uniform(184, -1.0, 1.0);
-    ((&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()).item()
+    let v5 = (&m.norm[1]).sigmoid();
+    let v6 = (-(&m.layers[0].bias));
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(364, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(472, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g156_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).pad::<0, 1, 1, 5>();
-    let v2 = (&v1).minimum_scalar(-0.1);
-    let v3 = (m.proj.forward(&v1)).sin();
+    let v1 = (a).flip::<0>();
+    let v2 = (&v1).maximum(b);
+    let mut v3 = m.proj.weight.clone();
+    for i in 0..2 {
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+    }
     let mut v4 = v3.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -8034,17 +7874,13 @@ fn g156_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> V
         }
         v4 = &v4 - &m.layers[i].bias * 0.25;
     }
-    let v5 = (b).sigmoid();
-    let v6 = (-(&m.norm[1]));
-    let v7 = (&m.proj.weight).cos();
-    let v8 = (-(&m.layers[0].bias));
-    let k9: Tensor![f64; 5, 4] = Tensor::rand_uniform(381, -1.0, 1.0);
-    let k10: Tensor![f64; 5, 3] = Tensor::rand_uniform(472, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(728, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(834, -1.0, 1.0);
-    let k13: Tensor![f64; 4, 3] = Tensor::rand_uniform(580, -1.0, 1.0);
-    let k14: Tensor![f64; 3] = Tensor::rand_uniform(184, -1.0, 1.0);
-    (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()
+    let v5 = (&m.norm[1]).sigmoid();
+    let v6 = (-(&m.layers[0].bias));
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(364, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(472, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -8072,25 +7908,35 @@ fn g156_gradient() {
 
 #[differentiable]
 fn g157(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).permute::<0, 2, 1>();
-    let v2 = (&v1).mse(&v1);
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2).square() + 1.0).powf(-0.5) };
-    let v4 = (&v1).max();
-    let v5 = (&v4).sum();
-    let k6: Tensor![f64] = Tensor::rand_uniform(316, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(680, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (a).slice::<2, 0, 2>();
+    let v2 = (a).minimum(a);
+    let mut v3 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).square()).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = ((&v3).tanh() * 0.9).atanh();
+    let v5 = ((&v4) * ((&v2).mean()));
+    let k6: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(965, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g157_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).permute::<0, 2, 1>();
-    let v2 = (&v1).mse(&v1);
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2).square() + 1.0).powf(-0.5) };
-    let v4 = (&v1).max();
-    let v5 = (&v4).sum();
-    let k6: Tensor![f64] = Tensor::rand_uniform(316, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(680, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (a).slice::<2, 0, 2>();
+    let v2 = (a).minimum(a);
+    let mut v3 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).square()).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = ((&v3).tanh() * 0.9).atanh();
+    let v5 = ((&v4) * ((&v2).mean()));
+    let k6: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(965, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -8110,35 +7956,35 @@ fn g157_gradient() {
 
 #[differentiable]
 fn g158(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(203, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).cross_entropy(&[3usize, 1usize, 2usize]);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(732, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(892, -1.0, 1.0);
-    let v5 = (((a).mean() * &k3)).matmul(&((&v2) + &k4));
-    let v6 = (&v5).maximum_scalar(0.1);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(519, -1.0, 1.0);
-    let v8 = (&v5).matmul(&k7);
-    let v9 = ((&v2) / ((&v8).square() + 1.0));
-    let v10 = (&v9).clamp(-0.5, 0.5);
-    let k11: Tensor![f64; 3, 2] = Tensor::rand_uniform(142, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(501, -1.0, 1.0);
-    ((&v6 * &k11).sum() + (&v10 * &k12).sum()).item()
+    let v1 = (a).pad::<2, 2, 1, 6>();
+    let v2 = (&v1).maximum_scalar(0.1);
+    let mut v3 = v2.clone();
+    for _ in 0..1 {
+        v3 = ((&v3 * &v1).tanh()).tanh() + &v2 * 0.5;
+    }
+    let mut v4 = v3.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v2).sigmoid()).tanh() + &v3 * 0.5;
+    }
+    let v5 = ((&v4) * ((&v4).mean()));
+    let k6: Tensor![f64; 2, 2, 6] = Tensor::rand_uniform(211, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g158_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(203, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).cross_entropy(&[3usize, 1usize, 2usize]);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(732, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(892, -1.0, 1.0);
-    let v5 = (((a).mean() * &k3)).matmul(&((&v2) + &k4));
-    let v6 = (&v5).maximum_scalar(0.1);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(519, -1.0, 1.0);
-    let v8 = (&v5).matmul(&k7);
-    let v9 = ((&v2) / ((&v8).square() + 1.0));
-    let v10 = (&v9).clamp(-0.5, 0.5);
-    let k11: Tensor![f64; 3, 2] = Tensor::rand_uniform(142, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(501, -1.0, 1.0);
-    (&v6 * &k11).sum() + (&v10 * &k12).sum()
+    let v1 = (a).pad::<2, 2, 1, 6>();
+    let v2 = (&v1).maximum_scalar(0.1);
+    let mut v3 = v2.clone();
+    for _ in 0..1 {
+        v3 = ((&v3 * &v1).tanh()).tanh() + &v2 * 0.5;
+    }
+    let mut v4 = v3.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v2).sigmoid()).tanh() + &v3 * 0.5;
+    }
+    let v5 = ((&v4) * ((&v4).mean()));
+    let k6: Tensor![f64; 2, 2, 6] = Tensor::rand_uniform(211, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -8158,27 +8004,37 @@ fn g158_gradient() {
 
 #[differentiable]
 fn g159(m: &Res, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (&m.norm[0]).gather::<0, 4>(&[2, 0, 2, 2]);
-    let v2 = (&v1).tanh().exp();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let v4 = (m.layers[1].forward(&((&v2).mean() * &k3))).cos();
-    let v5 = (&v4).asinh();
-    let v6 = (a).sin();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(153, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(449, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(512, -1.0, 1.0);
+    let v2 = (((a) + &k1)).permute::<1, 2, 0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(51, -1.0, 1.0);
+    let v4 = (((&m.norm[0]) + &k3)).minimum_scalar(-0.1);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let mut v6 = ((&v2).mean() * &k5);
+    for i in 0..2 {
+        v6 = (m.layers[i].forward(&v6)).tanh() + &v6 * 0.5 + &m.norm[0] * 0.25;
+    }
+    let k7: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v8 = (((&v6).tanh() * 0.2 + &k7)).det();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(644, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(153, -1.0, 1.0);
+    ((&v4 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g159_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (&m.norm[0]).gather::<0, 4>(&[2, 0, 2, 2]);
-    let v2 = (&v1).tanh().exp();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let v4 = (m.layers[1].forward(&((&v2).mean() * &k3))).cos();
-    let v5 = (&v4).asinh();
-    let v6 = (a).sin();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(153, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(449, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(512, -1.0, 1.0);
+    let v2 = (((a) + &k1)).permute::<1, 2, 0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(51, -1.0, 1.0);
+    let v4 = (((&m.norm[0]) + &k3)).minimum_scalar(-0.1);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let mut v6 = ((&v2).mean() * &k5);
+    for i in 0..2 {
+        v6 = (m.layers[i].forward(&v6)).tanh() + &v6 * 0.5 + &m.norm[0] * 0.25;
+    }
+    let k7: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v8 = (((&v6).tanh() * 0.2 + &k7)).det();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(644, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(153, -1.0, 1.0);
+    (&v4 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -8202,27 +8058,37 @@ fn g159_gradient() {
 
 #[differentiable]
 fn g160(a: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
-    let v2 = (((a) + &k1)).cast::<f64>();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).tanh().exp2();
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).square() } else { ((&v4) * (&v4)) };
-    let v6 = (((&v4).min_keepdim::<0>()) + 0.25).relu();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(702, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let v2 = (((a) + &k1)).cross_entropy(&[2usize, 2usize]);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(306, -1.0, 1.0);
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
+    let v5 = (((&v2) + &k3)).mse(&((&v2) + &k4));
+    let v6 = ((&v5).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(702, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = m8.select(a, &v6);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    let m11 = k10.gt_scalar(0.0);
+    let v12 = m11.select(&v9, &v5);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(362, -1.0, 1.0);
+    ((&v12 * &k13).sum()).item()
 }
 
 fn g160_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
-    let v2 = (((a) + &k1)).cast::<f64>();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).tanh().exp2();
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).square() } else { ((&v4) * (&v4)) };
-    let v6 = (((&v4).min_keepdim::<0>()) + 0.25).relu();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(702, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let v2 = (((a) + &k1)).cross_entropy(&[2usize, 2usize]);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(306, -1.0, 1.0);
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
+    let v5 = (((&v2) + &k3)).mse(&((&v2) + &k4));
+    let v6 = ((&v5).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(702, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = Var::select(&m8, a, &v6);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    let m11 = k10.gt_scalar(0.0);
+    let v12 = Var::select(&m11, &v9, &v5);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(362, -1.0, 1.0);
+    (&v12 * &k13).sum()
 }
 
 #[test]
@@ -8242,39 +8108,33 @@ fn g160_gradient() {
 
 #[differentiable]
 fn g161(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).reshape::<Shape![6]>();
-    let v2 = ((c).square() + 1.0).ln();
-    let v3 = if b.detach().sum().item() < 0.0 { (b).tanh() } else { ((b).square() + 1.0).ln() };
-    let mut v4 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v2).square() + 1.0).ln()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
+    let v1 = (a).gather::<1, 2>(&[0, 0]);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let k3: Tensor![f64; 4, 2] = Tensor::rand_uniform(400, -1.0, 1.0);
+    let v4 = (((b).mean() * &k2)).matmul(&((c) + &k3));
+    let mut v5 = v1.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * c).sigmoid()).tanh() + &v1 * 0.5;
     }
-    let v5 = (&v3).atan();
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(476, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(522, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v6 = if a.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (c)) };
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(857, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(745, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g161_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![6]>();
-    let v2 = ((c).square() + 1.0).ln();
-    let v3 = if b.detach().sum().item() < 0.0 { (b).tanh() } else { ((b).square() + 1.0).ln() };
-    let mut v4 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v2).square() + 1.0).ln()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
+    let v1 = (a).gather::<1, 2>(&[0, 0]);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let k3: Tensor![f64; 4, 2] = Tensor::rand_uniform(400, -1.0, 1.0);
+    let v4 = (((b).mean() * &k2)).matmul(&((c) + &k3));
+    let mut v5 = v1.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * c).sigmoid()).tanh() + &v1 * 0.5;
     }
-    let v5 = (&v3).atan();
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(476, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(522, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v6 = if a.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (c)) };
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(857, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(745, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -8302,23 +8162,23 @@ fn g161_gradient() {
 
 #[differentiable]
 fn g162(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 4]>();
-    let v3 = ((&v2).square() + 1.0).log2();
-    let v4 = if a.detach().sum().item() > 0.0 { (a).softplus() } else { ((a) * (a)) };
-    let v5 = ((&v3) * ((&v4).mean()));
-    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(291, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).cast::<f64>();
+    let v2 = (&v1).tanh().exp();
+    let v3 = (a).mse(&v1);
+    let v4 = ((&v2).square() + 1.0).recip();
+    let k5: Tensor![f64] = Tensor::rand_uniform(770, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(100, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g162_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 4]>();
-    let v3 = ((&v2).square() + 1.0).log2();
-    let v4 = if a.detach().sum().item() > 0.0 { (a).softplus() } else { ((a) * (a)) };
-    let v5 = ((&v3) * ((&v4).mean()));
-    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(291, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).cast::<f64>();
+    let v2 = (&v1).tanh().exp();
+    let v3 = (a).mse(&v1);
+    let v4 = ((&v2).square() + 1.0).recip();
+    let k5: Tensor![f64] = Tensor::rand_uniform(770, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(100, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -8338,33 +8198,25 @@ fn g162_gradient() {
 
 #[differentiable]
 fn g163(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (&m.layers[1].bias).concat::<0, 6, _>(&m.layers[1].bias);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k2)).square() + 1.0).sqrt();
-    let v4 = if a.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { ((m.proj.forward(a)).square() + 1.0).recip() };
-    let mut v5 = v3.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * b).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(7, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(350, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (&m.layers[1].bias).reshape::<Shape![3, 1]>();
+    let v2 = (&v1).tanh().exp2();
+    let v3 = (m.proj.forward(a)).square();
+    let v4 = (b).sin();
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(461, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(919, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g163_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].bias).concat::<0, 6, _>(&m.layers[1].bias);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k2)).square() + 1.0).sqrt();
-    let v4 = if a.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { ((m.proj.forward(a)).square() + 1.0).recip() };
-    let mut v5 = v3.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * b).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(7, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(350, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (&m.layers[1].bias).reshape::<Shape![3, 1]>();
+    let v2 = (&v1).tanh().exp2();
+    let v3 = (m.proj.forward(a)).square();
+    let v4 = (b).sin();
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(461, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(919, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -8392,23 +8244,25 @@ fn g163_gradient() {
 
 #[differentiable]
 fn g164(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 4], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 4>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![4]>();
-    let v2 = ((&v1).square() + 1.0).recip();
-    let v3 = if c.detach().sum().item() < 0.0 { ((a).square() + 1.0).recip() } else { ((a) * (a)) };
-    let v4 = if b.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3).square() + 1.0).sqrt() };
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(626, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(248, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (b).broadcast_to::<Shape![2, 4]>();
+    let v2 = ((&v1).square() + 1.0).ln();
+    let v3 = (a).tanh().exp();
+    let v4 = ((c).square() + 1.0).recip();
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(902, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(627, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(149, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g164_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 4>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![4]>();
-    let v2 = ((&v1).square() + 1.0).recip();
-    let v3 = if c.detach().sum().item() < 0.0 { ((a).square() + 1.0).recip() } else { ((a) * (a)) };
-    let v4 = if b.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3).square() + 1.0).sqrt() };
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(626, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(248, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (b).broadcast_to::<Shape![2, 4]>();
+    let v2 = ((&v1).square() + 1.0).ln();
+    let v3 = (a).tanh().exp();
+    let v4 = ((c).square() + 1.0).recip();
+    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(902, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(627, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(149, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -8436,19 +8290,19 @@ fn g164_gradient() {
 
 #[differentiable]
 fn g165(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1], c: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 3, 4>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 4]>();
+    let v1 = (a).concat::<0, 6, _>(c);
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(704, -1.0, 1.0);
-    let v3 = (((c).mean() * &k2)).square();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(836, -1.0, 1.0);
+    let v3 = ((((b) + &k2)).square() + 1.0).log2();
+    let k4: Tensor![f64; 6, 4] = Tensor::rand_uniform(836, -1.0, 1.0);
     let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(447, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g165_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 3, 4>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 4]>();
+    let v1 = (a).concat::<0, 6, _>(c);
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(704, -1.0, 1.0);
-    let v3 = (((c).mean() * &k2)).square();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(836, -1.0, 1.0);
+    let v3 = ((((b) + &k2)).square() + 1.0).log2();
+    let k4: Tensor![f64; 6, 4] = Tensor::rand_uniform(836, -1.0, 1.0);
     let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(447, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
@@ -8479,29 +8333,29 @@ fn g165_gradient() {
 #[differentiable]
 fn g166(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 2, 6>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 6]>();
-    let v3 = (&m.blocks[1].bias).sin();
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 4]>().conv1d::<1, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
+    let v3 = ((&m.blocks[1].bias).square() + 1.0).sqrt();
     let mut v4 = a.clone();
     for i in 0..3 {
         v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let v5 = (((&v2) * ((&v3).mean()))).cast::<f64>();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 6] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let v5 = ((((&v2) * ((&v3).mean()))) + 0.25).relu();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(155, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(62, -1.0, 1.0);
     ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g166_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 2, 6>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 6]>();
-    let v3 = (&m.blocks[1].bias).sin();
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 4]>().conv1d::<1, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
+    let v3 = ((&m.blocks[1].bias).square() + 1.0).sqrt();
     let mut v4 = a.clone();
     for i in 0..3 {
         v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let v5 = (((&v2) * ((&v3).mean()))).cast::<f64>();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 6] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let v5 = ((((&v2) * ((&v3).mean()))) + 0.25).relu();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(155, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(62, -1.0, 1.0);
     (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
@@ -8526,39 +8380,25 @@ fn g166_gradient() {
 
 #[differentiable]
 fn g167(a: &Tensor![f64], b: &Tensor![f64; 3, 4], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(918, -1.0, 1.0);
-    let m2 = k1.gt_scalar(0.0);
-    let v3 = m2.select(c, b);
-    let v4 = (&v3).cos();
-    let v5 = if b.detach().sum().item() < 0.0 { (a).square() } else { (a).sin() };
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).sin()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(551, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (a).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 2, 1, 1, 3, 2>(&(b).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![3, 2]>();
+    let v2 = ((c).square() + 1.0).recip();
+    let v3 = (&v1).atan2(&((&v1).square() + 0.5));
+    let v4 = (c).silu();
+    let v5 = ((((&v3) * 1.5).gelu_tanh()) * (((&v2).square() + 1.0).pow(&(&v2).tanh())));
+    let v6 = ((&v5) / ((&v4).square() + 1.0));
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(694, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g167_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(918, -1.0, 1.0);
-    let m2 = k1.gt_scalar(0.0);
-    let v3 = Var::select(&m2, c, b);
-    let v4 = (&v3).cos();
-    let v5 = if b.detach().sum().item() < 0.0 { (a).square() } else { (a).sin() };
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).sin()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(551, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (a).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 2, 1, 1, 3, 2>(&(b).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![3, 2]>();
+    let v2 = ((c).square() + 1.0).recip();
+    let v3 = (&v1).atan2(&((&v1).square() + 0.5));
+    let v4 = (c).silu();
+    let v5 = ((((&v3) * 1.5).gelu_tanh()) * (((&v2).square() + 1.0).pow(&(&v2).tanh())));
+    let v6 = ((&v5) / ((&v4).square() + 1.0));
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(694, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -8587,40 +8427,34 @@ fn g167_gradient() {
 #[differentiable]
 fn g168(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).dropout(0.25, 912);
-    let v3 = (a).tanh();
-    let v4 = (&v3).tanh();
-    let mut v5 = a.clone();
-    for i in 0..3 {
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 3, 4]>().conv_transpose2d::<1, 0, 1, 4, 6>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![4, 6]>();
+    let v3 = (&v2).square();
+    let mut v4 = v3.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v3).sin()).tanh();
+            v4 = ((&v4 * &v2).sigmoid()).tanh();
         }
-        v5 = &v5 - &v3 * 0.25;
+        v4 = &v4 - &v2 * 0.25;
     }
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v2) * 1.5).gelu() } else { ((&v2) * (&v2)) };
-    let v7 = ((&v4).square() + 1.0).pow(&(&v5).tanh());
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(588, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v5 = ((&v4).square() + 1.0).log2();
+    let k6: Tensor![f64; 4, 6] = Tensor::rand_uniform(857, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g168_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).dropout(0.25, 912);
-    let v3 = (a).tanh();
-    let v4 = (&v3).tanh();
-    let mut v5 = a.clone();
-    for i in 0..3 {
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 3, 4]>().conv_transpose2d::<1, 0, 1, 4, 6>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![4, 6]>();
+    let v3 = (&v2).square();
+    let mut v4 = v3.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v3).sin()).tanh();
+            v4 = ((&v4 * &v2).sigmoid()).tanh();
         }
-        v5 = &v5 - &v3 * 0.25;
+        v4 = &v4 - &v2 * 0.25;
     }
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v2) * 1.5).gelu() } else { ((&v2) * (&v2)) };
-    let v7 = ((&v4).square() + 1.0).pow(&(&v5).tanh());
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(588, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v5 = ((&v4).square() + 1.0).log2();
+    let k6: Tensor![f64; 4, 6] = Tensor::rand_uniform(857, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -8640,23 +8474,29 @@ fn g168_gradient() {
 
 #[differentiable]
 fn g169(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v2 = (a).sigmoid();
-    let v3 = (-(c));
-    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(637, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(204, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(528, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(a, &((b) + &k1));
+    let v5 = (b).sin();
+    let v6 = (c).cos();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(54, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(222, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g169_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v2 = (a).sigmoid();
-    let v3 = (-(c));
-    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(637, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(204, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(528, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, a, &((b) + &k1));
+    let v5 = (b).sin();
+    let v6 = (c).cos();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(54, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(222, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8684,41 +8524,41 @@ fn g169_gradient() {
 
 #[differentiable]
 fn g170(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.blocks[1].weight).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v2 = ((&v1) + 0.25).relu();
+    let v1 = (b).dropout(0.25, 599);
+    let v2 = (&v1).cos();
     let mut v3 = m.blocks[1].weight.clone();
-    for i in 0..2 {
-        v3 = (m.blocks[1 - i].forward(&v3)).sin() + &v3 * 0.5;
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = (m.blocks[i].forward(&v3)).sin();
+        }
+        v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = m.blocks[1].forward(&v3);
-    let v5 = (-(a));
-    let v6 = (b).tanh().exp();
-    let v7 = (&m.head.bias).sigmoid();
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(430, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(506, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(11, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(279, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+    let v4 = (a).tanh().exp();
+    let v5 = ((&m.head.bias) * 1.5).gelu();
+    let k6: Tensor![f64] = Tensor::rand_uniform(449, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(294, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(198, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(437, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g170_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[1].weight).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v2 = ((&v1) + 0.25).relu();
+    let v1 = (b).dropout(0.25, 599);
+    let v2 = (&v1).cos();
     let mut v3 = m.blocks[1].weight.clone();
-    for i in 0..2 {
-        v3 = (m.blocks[1 - i].forward(&v3)).sin() + &v3 * 0.5;
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = (m.blocks[i].forward(&v3)).sin();
+        }
+        v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = m.blocks[1].forward(&v3);
-    let v5 = (-(a));
-    let v6 = (b).tanh().exp();
-    let v7 = (&m.head.bias).sigmoid();
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(430, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(506, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(11, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(279, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+    let v4 = (a).tanh().exp();
+    let v5 = ((&m.head.bias) * 1.5).gelu();
+    let k6: Tensor![f64] = Tensor::rand_uniform(449, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(294, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(198, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(437, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -8746,30 +8586,30 @@ fn g170_gradient() {
 
 #[differentiable]
 fn g171(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
-    let v2 = ((&v1) * 1.5).gelu();
-    let v3 = ((a) * ((a).mean()));
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v2 = (&v1).tanh();
+    let v3 = (a).hypot(&((a).square() + 0.5));
     let mut v4 = v2.clone();
     for _ in 0..1 {
         v4 = ((&v4 * &v2).tanh().exp()).tanh() + &v2 * 0.5;
     }
     let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { (&v4).softplus() };
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(75, -1.0, 1.0);
     ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g171_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
-    let v2 = ((&v1) * 1.5).gelu();
-    let v3 = ((a) * ((a).mean()));
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v2 = (&v1).tanh();
+    let v3 = (a).hypot(&((a).square() + 0.5));
     let mut v4 = v2.clone();
     for _ in 0..1 {
         v4 = ((&v4 * &v2).tanh().exp()).tanh() + &v2 * 0.5;
     }
     let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { (&v4).softplus() };
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(75, -1.0, 1.0);
     (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
@@ -8791,27 +8631,27 @@ fn g171_gradient() {
 #[differentiable]
 fn g172(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let v3 = ((&v2) * 1.5).gelu_tanh();
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = (&v2).sigmoid();
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v3)) };
     let mut v5 = v4.clone();
     for _ in 0..4 {
         v5 = (((&v5 * &v4).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
     }
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g172_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let v3 = ((&v2) * 1.5).gelu_tanh();
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = (&v2).sigmoid();
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v3)) };
     let mut v5 = v4.clone();
     for _ in 0..4 {
         v5 = (((&v5 * &v4).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
     }
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -8832,31 +8672,41 @@ fn g172_gradient() {
 
 #[differentiable]
 fn g173(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(39, -1.0, 1.0);
-    let v2 = (((&m.layers[0].bias) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((&v2) * 1.5).gelu_erf();
-    let v4 = ((m.proj.forward(a)).square() + 1.0).recip();
-    let v5 = (b).tanh().exp();
-    let v6 = (&m.proj.bias).sigmoid();
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(60, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = (a).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(832, -1.0, 1.0);
+    let v3 = ((((&v1).mean() * &k2)) + 0.25).relu();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let mut v5 = ((b) + &k4);
+    for i in 0..2 {
+        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
+    }
+    let v6 = if b.detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { (a).tanh() };
+    let v7 = (&m.proj.bias).sin();
+    let v8 = ((&m.layers[0].bias).square() + 1.0).recip();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(980, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(740, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
 fn g173_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(39, -1.0, 1.0);
-    let v2 = (((&m.layers[0].bias) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((&v2) * 1.5).gelu_erf();
-    let v4 = ((m.proj.forward(a)).square() + 1.0).recip();
-    let v5 = (b).tanh().exp();
-    let v6 = (&m.proj.bias).sigmoid();
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(60, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = (a).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(832, -1.0, 1.0);
+    let v3 = ((((&v1).mean() * &k2)) + 0.25).relu();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let mut v5 = ((b) + &k4);
+    for i in 0..2 {
+        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
+    }
+    let v6 = if b.detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { (a).tanh() };
+    let v7 = (&m.proj.bias).sin();
+    let v8 = ((&m.layers[0].bias).square() + 1.0).recip();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(980, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(740, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
 #[test]
@@ -8884,21 +8734,29 @@ fn g173_gradient() {
 
 #[differentiable]
 fn g174(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 2, 3]>().global_avg_pool1d();
-    let v2 = ((&v1) * 1.5).erf();
-    let v3 = (b).cos();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(503, -1.0, 1.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(270, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let v2 = ((a) * 1.5).gelu();
+    let v3 = (&v2).tanh();
+    let v4 = (&v3).slice::<1, 1, 2>();
+    let v5 = if b.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
+    let v6 = (b).square();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(319, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(504, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(379, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g174_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 2, 3]>().global_avg_pool1d();
-    let v2 = ((&v1) * 1.5).erf();
-    let v3 = (b).cos();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(503, -1.0, 1.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(270, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let v2 = ((a) * 1.5).gelu();
+    let v3 = (&v2).tanh();
+    let v4 = (&v3).slice::<1, 1, 2>();
+    let v5 = if b.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
+    let v6 = (b).square();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(319, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(504, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(379, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8922,41 +8780,21 @@ fn g174_gradient() {
 
 #[differentiable]
 fn g175(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
-    let v2 = ((b).layer_norm(1e-5) * &k1);
-    let v3 = ((a) * 1.5).erfc();
-    let v4 = ((&v2).asinh()).logsumexp_axis::<0>();
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (&v4)) };
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v4) * 1.5).gelu()).tanh();
-        }
-        v6 = &v6 - &v4 * 0.25;
-    }
-    let v7 = (&v6).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(911, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v1 = (a).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(924, -1.0, 1.0);
+    let v3 = ((((b).mean() * &k2)) * 1.5).gelu_tanh();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(451, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(443, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g175_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
-    let v2 = ((b).layer_norm(1e-5) * &k1);
-    let v3 = ((a) * 1.5).erfc();
-    let v4 = ((&v2).asinh()).logsumexp_axis::<0>();
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (&v4)) };
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v4) * 1.5).gelu()).tanh();
-        }
-        v6 = &v6 - &v4 * 0.25;
-    }
-    let v7 = (&v6).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(911, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v7 * &k9).sum()
+    let v1 = (a).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(924, -1.0, 1.0);
+    let v3 = ((((b).mean() * &k2)) * 1.5).gelu_tanh();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(451, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(443, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -8980,39 +8818,47 @@ fn g175_gradient() {
 
 #[differentiable]
 fn g176(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(147, -1.0, 1.0);
-    let v2 = ((a).batch_norm(1e-5) * &k1);
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(385, -1.0, 1.0);
-    let v4 = (((a).mean() * &k3)).abs();
-    let mut v5 = b.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * c).sin()).tanh();
-        }
-        v5 = &v5 - c * 0.25;
+    let v1 = (a).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
+    let v2 = ((&v1) * 1.5).gelu_erf();
+    let v3 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { (-(c)) };
+    let mut v4 = a.clone();
+    for _ in 0..2 {
+        v4 = ((-(&v4 * &v3))).tanh() + a * 0.5;
     }
-    let v6 = ((&v2) * ((&v5).mean()));
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(584, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(625, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let mut v5 = v3.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v3 * 0.5;
+    }
+    let v6 = (&v1).maximum_scalar(0.1);
+    let v7 = ((b).square() + 1.0).sqrt();
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(503, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(406, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(160, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(870, -1.0, 1.0);
+    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(12, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g176_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(147, -1.0, 1.0);
-    let v2 = ((a).batch_norm(1e-5) * &k1);
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(385, -1.0, 1.0);
-    let v4 = (((a).mean() * &k3)).abs();
-    let mut v5 = b.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * c).sin()).tanh();
-        }
-        v5 = &v5 - c * 0.25;
+    let v1 = (a).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
+    let v2 = ((&v1) * 1.5).gelu_erf();
+    let v3 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { (-(c)) };
+    let mut v4 = a.clone();
+    for _ in 0..2 {
+        v4 = ((-(&v4 * &v3))).tanh() + a * 0.5;
     }
-    let v6 = ((&v2) * ((&v5).mean()));
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(584, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(625, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v6 * &k8).sum()
+    let mut v5 = v3.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v3 * 0.5;
+    }
+    let v6 = (&v1).maximum_scalar(0.1);
+    let v7 = ((b).square() + 1.0).sqrt();
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(503, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(406, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(160, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(870, -1.0, 1.0);
+    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(12, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -9040,33 +8886,35 @@ fn g176_gradient() {
 
 #[differentiable]
 fn g177(m: &Net, a: &Tensor![f64]) -> f64 {
-    let v1 = (&m.fc2.bias).tanh().tan();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(605, -1.0, 1.0);
-    let v3 = (((&m.fc2.bias).mean() * &k2)).softplus();
-    let v4 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
-    let v5 = ((a) * 1.5).gelu();
-    let v6 = ((&m.fc1.bias).square() + 1.0).ln();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(358, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(751, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(975, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(171, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(688, -1.0, 1.0);
+    let v2 = ((&m.fc2.bias).layer_norm(1e-5) * &k1);
+    let v3 = ((&m.fc2.bias) * 1.5).erf();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(192, -1.0, 1.0);
+    let v5 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&((&m.fc1.bias) + &k4))) * 1.5).gelu() } else { ((m.fc2.forward(&((&m.fc1.bias) + &k4))).square() + 1.0).ln() };
+    let v6 = (a).square();
+    let v7 = (&m.fc2.weight).tanh();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
+    let k12: Tensor![f64; 4, 3] = Tensor::rand_uniform(438, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g177_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.bias).tanh().tan();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(605, -1.0, 1.0);
-    let v3 = (((&m.fc2.bias).mean() * &k2)).softplus();
-    let v4 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
-    let v5 = ((a) * 1.5).gelu();
-    let v6 = ((&m.fc1.bias).square() + 1.0).ln();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(358, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(751, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(975, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(171, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(688, -1.0, 1.0);
+    let v2 = ((&m.fc2.bias).layer_norm(1e-5) * &k1);
+    let v3 = ((&m.fc2.bias) * 1.5).erf();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(192, -1.0, 1.0);
+    let v5 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&((&m.fc1.bias) + &k4))) * 1.5).gelu() } else { ((m.fc2.forward(&((&m.fc1.bias) + &k4))).square() + 1.0).ln() };
+    let v6 = (a).square();
+    let v7 = (&m.fc2.weight).tanh();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
+    let k12: Tensor![f64; 4, 3] = Tensor::rand_uniform(438, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -9090,23 +8938,25 @@ fn g177_gradient() {
 
 #[differentiable]
 fn g178(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = ((c).tanh() * 0.9).asin();
-    let v2 = (b).silu();
-    let v3 = ((a) * 1.5).gelu();
-    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(726, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(791, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(388, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
+    let v2 = ((a).batch_norm(1e-5) * &k1);
+    let v3 = ((&v2) * 1.5).erfc();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (c)) };
+    let v5 = (b).tanh().powf(3.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(910, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g178_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = ((c).tanh() * 0.9).asin();
-    let v2 = (b).silu();
-    let v3 = ((a) * 1.5).gelu();
-    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(726, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(791, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(388, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
+    let v2 = ((a).batch_norm(1e-5) * &k1);
+    let v3 = ((&v2) * 1.5).erfc();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (c)) };
+    let v5 = (b).tanh().powf(3.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(910, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -9134,23 +8984,23 @@ fn g178_gradient() {
 
 #[differentiable]
 fn g179(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a).tanh() * 0.9).acos();
-    let v2 = ((b).square() + 1.0).powf(-0.5);
-    let v3 = if b.detach().sum().item() < 0.0 { (&v2).softplus() } else { (-(&v2)) };
-    let v4 = ((&v1).cast::<f64>()).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 3>(&((b).cos()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![3]>();
-    let k5: Tensor![f64] = Tensor::rand_uniform(812, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(443, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (a).tanh().tan();
+    let v2 = (b).abs();
+    let v3 = if b.detach().sum().item() < 0.0 { (b).softplus() } else { (-(b)) };
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(493, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(963, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(223, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g179_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).tanh() * 0.9).acos();
-    let v2 = ((b).square() + 1.0).powf(-0.5);
-    let v3 = if b.detach().sum().item() < 0.0 { (&v2).softplus() } else { (-(&v2)) };
-    let v4 = ((&v1).cast::<f64>()).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 3>(&((b).cos()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![3]>();
-    let k5: Tensor![f64] = Tensor::rand_uniform(812, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(443, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (a).tanh().tan();
+    let v2 = (b).abs();
+    let v3 = if b.detach().sum().item() < 0.0 { (b).softplus() } else { (-(b)) };
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(493, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(963, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(223, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -9174,8 +9024,8 @@ fn g179_gradient() {
 
 #[differentiable]
 fn g180(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.layers[1].bias).atan();
-    let v2 = (&m.layers[1].bias).tanh().powi(3);
+    let v1 = ((&m.layers[1].bias).tanh() * 0.9).asin();
+    let v2 = (&m.layers[1].bias).softplus();
     let mut v3 = m.proj.weight.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
@@ -9189,8 +9039,8 @@ fn g180(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
 }
 
 fn g180_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].bias).atan();
-    let v2 = (&m.layers[1].bias).tanh().powi(3);
+    let v1 = ((&m.layers[1].bias).tanh() * 0.9).asin();
+    let v2 = (&m.layers[1].bias).softplus();
     let mut v3 = m.proj.weight.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
@@ -9228,25 +9078,35 @@ fn g180_gradient() {
 
 #[differentiable]
 fn g181(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).tanh().sinh();
-    let v2 = (&v1).sum();
-    let v3 = ((&v2).tanh().expm1()).tanh();
-    let v4 = (((&v3) * (&v3))).tanh();
-    let v5 = (b).square();
-    let k6: Tensor![f64] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(503, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = ((a).tanh() * 0.9).acos();
+    let v2 = (&v1).silu();
+    let v3 = ((((&v2).tanh() * 0.9).atanh()) * 1.5).gelu();
+    let mut v4 = b.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * b).square() + 1.0).sqrt()).tanh();
+        }
+        v4 = &v4 - b * 0.25;
+    }
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(253, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(995, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g181_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().sinh();
-    let v2 = (&v1).sum();
-    let v3 = ((&v2).tanh().expm1()).tanh();
-    let v4 = (((&v3) * (&v3))).tanh();
-    let v5 = (b).square();
-    let k6: Tensor![f64] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(503, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = ((a).tanh() * 0.9).acos();
+    let v2 = (&v1).silu();
+    let v3 = ((((&v2).tanh() * 0.9).atanh()) * 1.5).gelu();
+    let mut v4 = b.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * b).square() + 1.0).sqrt()).tanh();
+        }
+        v4 = &v4 - b * 0.25;
+    }
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(253, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(995, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -9270,27 +9130,21 @@ fn g181_gradient() {
 
 #[differentiable]
 fn g182(a: &Tensor![f64]) -> f64 {
-    let v1 = (a).tanh().cosh();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(697, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).sum_axis::<0>();
-    let v4 = (&v3).minimum(&v3);
-    let v5 = ((&v4).tanh() * 0.9).asin();
-    let v6 = ((&v5) * 3.0).round();
-    let v7 = (&v6).cast::<f64>();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(977, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = (a).atan();
+    let v2 = ((&v1).square() + 1.0).powf(-0.5);
+    let v3 = (&v2).tanh();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).square() } else { (&v3).softplus() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(736, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g182_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().cosh();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(697, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).sum_axis::<0>();
-    let v4 = (&v3).minimum(&v3);
-    let v5 = ((&v4).tanh() * 0.9).asin();
-    let v6 = ((&v5) * 3.0).round();
-    let v7 = (&v6).cast::<f64>();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(977, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = (a).atan();
+    let v2 = ((&v1).square() + 1.0).powf(-0.5);
+    let v3 = (&v2).tanh();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).square() } else { (&v3).softplus() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(736, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -9310,25 +9164,29 @@ fn g182_gradient() {
 
 #[differentiable]
 fn g183(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 1, 1]) -> f64 {
-    let v1 = (c).asinh();
-    let v2 = (&v1).sum_keepdim::<0>();
-    let v3 = ((a) * 1.5).gelu();
-    let v4 = (b).softplus();
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(763, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(269, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (c).tanh().sinh();
+    let v2 = (&v1).tanh().powi(3);
+    let k3: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
+    let v4 = ((((&v2).tanh() * 0.2 + &k3)).det()).tanh().exp2();
+    let v5 = (a).sin();
+    let v6 = (b).square();
+    let k7: Tensor![f64] = Tensor::rand_uniform(931, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(258, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g183_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let v1 = (c).asinh();
-    let v2 = (&v1).sum_keepdim::<0>();
-    let v3 = ((a) * 1.5).gelu();
-    let v4 = (b).softplus();
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(763, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(269, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (c).tanh().sinh();
+    let v2 = (&v1).tanh().powi(3);
+    let k3: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
+    let v4 = ((((&v2).tanh() * 0.2 + &k3)).det()).tanh().exp2();
+    let v5 = (a).sin();
+    let v6 = (b).square();
+    let k7: Tensor![f64] = Tensor::rand_uniform(931, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(258, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -9356,8 +9214,8 @@ fn g183_gradient() {
 
 #[differentiable]
 fn g184(m: &Net, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a).square() + 1.5).acosh();
-    let v2 = (&m.fc2.bias).mean();
+    let v1 = (a).tanh().cosh();
+    let v2 = (&m.fc2.bias).sum();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
     let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((a) + &k3))).tanh() } else { (m.fc1.forward(&((a) + &k3))).softplus() };
     let v5 = (&v2).tanh();
@@ -9368,8 +9226,8 @@ fn g184(m: &Net, a: &Tensor![f64; 3]) -> f64 {
 }
 
 fn g184_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.5).acosh();
-    let v2 = (&m.fc2.bias).mean();
+    let v1 = (a).tanh().cosh();
+    let v2 = (&m.fc2.bias).sum();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
     let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((a) + &k3))).tanh() } else { (m.fc1.forward(&((a) + &k3))).softplus() };
     let v5 = (&v2).tanh();
@@ -9401,8 +9259,8 @@ fn g184_gradient() {
 #[differentiable]
 fn g185(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(688, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).tanh() * 0.9).atanh();
-    let v3 = (&v2).mean_axis::<1>();
+    let v2 = (((a).mean() * &k1)).asinh();
+    let v3 = (&v2).sum_axis::<1>();
     let v4 = if c.detach().sum().item() > 0.0 { ((b) * 1.5).gelu() } else { ((b) * (&v3)) };
     let v5 = (c).sin();
     let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(65, -1.0, 1.0);
@@ -9412,8 +9270,8 @@ fn g185(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 3
 
 fn g185_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(688, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).tanh() * 0.9).atanh();
-    let v3 = (&v2).mean_axis::<1>();
+    let v2 = (((a).mean() * &k1)).asinh();
+    let v3 = (&v2).sum_axis::<1>();
     let v4 = if c.detach().sum().item() > 0.0 { ((b) * 1.5).gelu() } else { ((b) * (&v3)) };
     let v5 = (c).sin();
     let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(65, -1.0, 1.0);
@@ -9446,8 +9304,8 @@ fn g185_gradient() {
 
 #[differentiable]
 fn g186(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (c).square().log1p();
-    let v2 = (a).mean_keepdim::<0>();
+    let v1 = ((c).square() + 1.5).acosh();
+    let v2 = (a).sum_keepdim::<0>();
     let v3 = (b).square();
     let k4: Tensor![f64; 3] = Tensor::rand_uniform(256, -1.0, 1.0);
     let k5: Tensor![f64; 1] = Tensor::rand_uniform(830, -1.0, 1.0);
@@ -9456,8 +9314,8 @@ fn g186(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
 }
 
 fn g186_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (c).square().log1p();
-    let v2 = (a).mean_keepdim::<0>();
+    let v1 = ((c).square() + 1.5).acosh();
+    let v2 = (a).sum_keepdim::<0>();
     let v3 = (b).square();
     let k4: Tensor![f64; 3] = Tensor::rand_uniform(256, -1.0, 1.0);
     let k5: Tensor![f64; 1] = Tensor::rand_uniform(830, -1.0, 1.0);
@@ -9490,10 +9348,10 @@ fn g186_gradient() {
 
 #[differentiable]
 fn g187(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.blocks[1].bias).tanh().expm1();
-    let v2 = (&v1).max();
+    let v1 = ((&m.blocks[1].bias).tanh() * 0.9).atanh();
+    let v2 = (&v1).mean();
     let v3 = if a.detach().sum().item() > 0.0 { (m.blocks[0].forward(&m.blocks[1].weight)).sigmoid() } else { (m.blocks[0].forward(&m.blocks[1].weight)).softplus() };
-    let v4 = ((&v3) * ((&v1).mean()));
+    let v4 = (&v3).atan2(&((&v1).square() + 0.5));
     let v5 = (-(a));
     let v6 = ((b).square() + 1.0).ln();
     let k7: Tensor![f64] = Tensor::rand_uniform(200, -1.0, 1.0);
@@ -9504,10 +9362,10 @@ fn g187(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
 }
 
 fn g187_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[1].bias).tanh().expm1();
-    let v2 = (&v1).max();
+    let v1 = ((&m.blocks[1].bias).tanh() * 0.9).atanh();
+    let v2 = (&v1).mean();
     let v3 = if a.detach().sum().item() > 0.0 { (m.blocks[0].forward(&m.blocks[1].weight)).sigmoid() } else { (m.blocks[0].forward(&m.blocks[1].weight)).softplus() };
-    let v4 = ((&v3) * ((&v1).mean()));
+    let v4 = (&v3).atan2(&((&v1).square() + 0.5));
     let v5 = (-(a));
     let v6 = ((b).square() + 1.0).ln();
     let k7: Tensor![f64] = Tensor::rand_uniform(200, -1.0, 1.0);
@@ -9542,10 +9400,10 @@ fn g187_gradient() {
 
 #[differentiable]
 fn g188(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((a) * 3.0).floor();
+    let v1 = (a).square().log1p();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(258, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).max_axis::<0>();
-    let v4 = ((b) * 1.5).gelu_erf();
+    let v3 = (((&v1).mean() * &k2)).mean_axis::<0>();
+    let v4 = (b).tanh().exp();
     let k5: Tensor![f64; 4] = Tensor::rand_uniform(675, -1.0, 1.0);
     let m6 = k5.gt_scalar(0.0);
     let v7 = m6.select(&v3, &v4);
@@ -9568,10 +9426,10 @@ fn g188(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
 }
 
 fn g188_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((a) * 3.0).floor();
+    let v1 = (a).square().log1p();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(258, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).max_axis::<0>();
-    let v4 = ((b) * 1.5).gelu_erf();
+    let v3 = (((&v1).mean() * &k2)).mean_axis::<0>();
+    let v4 = (b).tanh().exp();
     let k5: Tensor![f64; 4] = Tensor::rand_uniform(675, -1.0, 1.0);
     let m6 = k5.gt_scalar(0.0);
     let v7 = Var::select(&m6, &v3, &v4);
@@ -9614,8 +9472,8 @@ fn g188_gradient() {
 
 #[differentiable]
 fn g189(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a) * 3.0).ceil();
-    let v2 = (a).max_keepdim::<1>();
+    let v1 = (a).tanh().expm1();
+    let v2 = (a).mean_keepdim::<1>();
     let v3 = (b).sigmoid();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
     let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(117, -1.0, 1.0);
@@ -9624,8 +9482,8 @@ fn g189(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g189_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 3.0).ceil();
-    let v2 = (a).max_keepdim::<1>();
+    let v1 = (a).tanh().expm1();
+    let v2 = (a).mean_keepdim::<1>();
     let v3 = (b).sigmoid();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
     let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(117, -1.0, 1.0);
@@ -9654,8 +9512,8 @@ fn g189_gradient() {
 
 #[differentiable]
 fn g190(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = ((a) * 3.0).round();
-    let v2 = (a).min();
+    let v1 = ((a) * 3.0).floor();
+    let v2 = (a).max();
     let mut v3 = v1.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -9678,8 +9536,8 @@ fn g190(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
 }
 
 fn g190_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 3.0).round();
-    let v2 = (a).min();
+    let v1 = ((a) * 3.0).floor();
+    let v2 = (a).max();
     let mut v3 = v1.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -9722,8 +9580,8 @@ fn g190_gradient() {
 
 #[differentiable]
 fn g191(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((&m.layers[0].bias) * 3.0).sign();
-    let v2 = (&m.layers[0].bias).min_axis::<0>();
+    let v1 = ((&m.layers[0].bias) * 3.0).ceil();
+    let v2 = (&m.layers[0].bias).max_axis::<0>();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
     let mut v4 = ((&v2) + &k3);
     for i in 0..2 {
@@ -9740,8 +9598,8 @@ fn g191(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
 }
 
 fn g191_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((&m.layers[0].bias) * 3.0).sign();
-    let v2 = (&m.layers[0].bias).min_axis::<0>();
+    let v1 = ((&m.layers[0].bias) * 3.0).ceil();
+    let v2 = (&m.layers[0].bias).max_axis::<0>();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
     let mut v4 = ((&v2) + &k3);
     for i in 0..2 {
@@ -9783,8 +9641,8 @@ fn g191_gradient() {
 #[differentiable]
 fn g192(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(250, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).clamp(-0.5, 0.5);
-    let v3 = (a).min_keepdim::<0>();
+    let v2 = ((((b).mean() * &k1)) * 3.0).round();
+    let v3 = (a).max_keepdim::<0>();
     let k4: Tensor![f64; 4] = Tensor::rand_uniform(725, -1.0, 1.0);
     let k5: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
     ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
@@ -9792,8 +9650,8 @@ fn g192(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
 
 fn g192_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(250, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).clamp(-0.5, 0.5);
-    let v3 = (a).min_keepdim::<0>();
+    let v2 = ((((b).mean() * &k1)) * 3.0).round();
+    let v3 = (a).max_keepdim::<0>();
     let k4: Tensor![f64; 4] = Tensor::rand_uniform(725, -1.0, 1.0);
     let k5: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
     (&v2 * &k4).sum() + (&v3 * &k5).sum()
@@ -9820,39 +9678,19 @@ fn g192_gradient() {
 
 #[differentiable]
 fn g193(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).atan2(&((a).square() + 0.5));
-    let v2 = (&v1).var();
-    let mut v3 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (((&v3 * &v2) * 1.5).gelu()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
-    }
-    let mut v4 = v3.clone();
-    for _ in 0..2 {
-        v4 = (((&v4 * b) * 1.5).gelu()).tanh() + &v3 * 0.5;
-    }
-    let k5: Tensor![f64] = Tensor::rand_uniform(816, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = ((b) * 3.0).sign();
+    let v2 = (a).min();
+    let k3: Tensor![f64] = Tensor::rand_uniform(757, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(66, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g193_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).atan2(&((a).square() + 0.5));
-    let v2 = (&v1).var();
-    let mut v3 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (((&v3 * &v2) * 1.5).gelu()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
-    }
-    let mut v4 = v3.clone();
-    for _ in 0..2 {
-        v4 = (((&v4 * b) * 1.5).gelu()).tanh() + &v3 * 0.5;
-    }
-    let k5: Tensor![f64] = Tensor::rand_uniform(816, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = ((b) * 3.0).sign();
+    let v2 = (a).min();
+    let k3: Tensor![f64] = Tensor::rand_uniform(757, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(66, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
 #[test]
@@ -9876,31 +9714,39 @@ fn g193_gradient() {
 
 #[differentiable]
 fn g194(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (&m.blocks[2].weight).hypot(&((a).square() + 0.5));
-    let v2 = (&m.head.bias).var_axis::<0>();
-    let mut v3 = v1.clone();
-    for i in 0..2 {
+    let v1 = (&m.blocks[2].weight).clamp(-0.5, 0.5);
+    let v2 = (&m.blocks[2].weight).min_axis::<1>();
+    let mut v3 = a.clone();
+    for i in 0..3 {
         v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].weight * 0.25;
     }
-    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(386, -1.0, 1.0);
-    let v5 = (&v3).matmul(&k4);
-    let k6: Tensor![f64] = Tensor::rand_uniform(4, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(298, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &v2 * 0.25;
+    }
+    let v5 = (&m.head.bias).tanh().powf(3.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(386, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(298, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g194_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].weight).hypot(&((a).square() + 0.5));
-    let v2 = (&m.head.bias).var_axis::<0>();
-    let mut v3 = v1.clone();
-    for i in 0..2 {
+    let v1 = (&m.blocks[2].weight).clamp(-0.5, 0.5);
+    let v2 = (&m.blocks[2].weight).min_axis::<1>();
+    let mut v3 = a.clone();
+    for i in 0..3 {
         v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].weight * 0.25;
     }
-    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(386, -1.0, 1.0);
-    let v5 = (&v3).matmul(&k4);
-    let k6: Tensor![f64] = Tensor::rand_uniform(4, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(298, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v5 * &k7).sum()
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &v2 * 0.25;
+    }
+    let v5 = (&m.head.bias).tanh().powf(3.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(386, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(298, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9924,25 +9770,23 @@ fn g194_gradient() {
 
 #[differentiable]
 fn g195(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v2 = (((b).tanh() * 0.2 + &k1)).det();
-    let v3 = (a).var_keepdim::<0>();
-    let v4 = (c).flip::<1>();
-    let k5: Tensor![f64] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(329, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(153, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (a).atan2(&((a).square() + 0.5));
+    let v2 = (b).min_keepdim::<0>();
+    let v3 = ((c).square() + 1.0).recip();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(411, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(423, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(213, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g195_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v2 = (((b).tanh() * 0.2 + &k1)).det();
-    let v3 = (a).var_keepdim::<0>();
-    let v4 = (c).flip::<1>();
-    let k5: Tensor![f64] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(329, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(153, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (a).atan2(&((a).square() + 0.5));
+    let v2 = (b).min_keepdim::<0>();
+    let v3 = ((c).square() + 1.0).recip();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(411, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(423, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(213, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -9971,27 +9815,27 @@ fn g195_gradient() {
 #[differentiable]
 fn g196(a: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let v2 = ((a) + (((a) + &k1)));
+    let v2 = (a).hypot(&((((a) + &k1)).square() + 0.5));
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(370, -1.0, 1.0);
-    let v4 = (((a) + &k3)).logsumexp();
+    let v4 = (((a) + &k3)).var();
     let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let v6 = (((a).matmul(&k5)) * 1.5).gelu_erf();
+    let v6 = ((a).matmul(&k5)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
     let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(884, -1.0, 1.0);
     let k8: Tensor![f64] = Tensor::rand_uniform(993, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
     ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g196_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let v2 = ((a) + (((a) + &k1)));
+    let v2 = (a).hypot(&((((a) + &k1)).square() + 0.5));
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(370, -1.0, 1.0);
-    let v4 = (((a) + &k3)).logsumexp();
+    let v4 = (((a) + &k3)).var();
     let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let v6 = (((a).matmul(&k5)) * 1.5).gelu_erf();
+    let v6 = ((a).matmul(&k5)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
     let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(884, -1.0, 1.0);
     let k8: Tensor![f64] = Tensor::rand_uniform(993, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
     (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()
 }
 
@@ -10012,35 +9856,37 @@ fn g196_gradient() {
 
 #[differentiable]
 fn g197(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((a) - (c));
-    let v2 = (&v1).logsumexp_axis::<0>();
-    let mut v3 = v2.clone();
-    for i in 0..1 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(787, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((c).mean() * &k1)).tanh() * 0.2 + &k2)).det();
+    let v4 = (c).var_axis::<0>();
+    let v5 = (((&v4).square() + 1.0).recip()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((b) * ((a).mean()))).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
         if i % 2 == 0 {
-            v3 = (((&v3 * b).square() + 1.0).powf(-0.5)).tanh();
+            v6 = ((&v6 * &v3).tanh().powf(3.0)).tanh();
         }
-        v3 = &v3 - b * 0.25;
+        v6 = &v6 - &v3 * 0.25;
     }
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let v5 = ((&v3).softmax::<0>() * &k4);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(269, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(979, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g197_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((a) - (c));
-    let v2 = (&v1).logsumexp_axis::<0>();
-    let mut v3 = v2.clone();
-    for i in 0..1 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(787, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((c).mean() * &k1)).tanh() * 0.2 + &k2)).det();
+    let v4 = (c).var_axis::<0>();
+    let v5 = (((&v4).square() + 1.0).recip()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((b) * ((a).mean()))).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
         if i % 2 == 0 {
-            v3 = (((&v3 * b).square() + 1.0).powf(-0.5)).tanh();
+            v6 = ((&v6 * &v3).tanh().powf(3.0)).tanh();
         }
-        v3 = &v3 - b * 0.25;
+        v6 = &v6 - &v3 * 0.25;
     }
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let v5 = ((&v3).softmax::<0>() * &k4);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(269, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(979, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10068,23 +9914,33 @@ fn g197_gradient() {
 
 #[differentiable]
 fn g198(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((&m.fc1.weight) * (b));
-    let v2 = (a).logsumexp_keepdim::<0>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(373, -1.0, 1.0);
-    let v4 = m.fc1.forward(&((&v2) + &k3));
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(343, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(177, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(499, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((&m.fc1.weight).mean() * &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (a).var_keepdim::<0>();
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh().exp() } else { (m.fc2.forward(&m.fc1.weight)).sin() };
+    let v6 = ((&v4).tanh()).sum();
+    let v7 = (b).tanh();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(514, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(732, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g198_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((&m.fc1.weight) * (b));
-    let v2 = (a).logsumexp_keepdim::<0>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(373, -1.0, 1.0);
-    let v4 = m.fc1.forward(&((&v2) + &k3));
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(343, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(177, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(499, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((&m.fc1.weight).mean() * &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (a).var_keepdim::<0>();
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh().exp() } else { (m.fc2.forward(&m.fc1.weight)).sin() };
+    let v6 = ((&v4).tanh()).sum();
+    let v7 = (b).tanh();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(514, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(732, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -10112,41 +9968,27 @@ fn g198_gradient() {
 
 #[differentiable]
 fn g199(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(553, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)) / ((b).square() + 1.0));
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(649, -1.0, 1.0);
-    let v4 = ((c).softmax::<1>() * &k3);
-    let v5 = (((&v4) * ((&v2).mean()))).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 3>(&((a).cross_entropy(&[1usize, 0usize, 0usize])).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![3]>();
-    let v6 = ((&v5) - (a));
-    let v7 = (&v6).atan2(&((&v4).square() + 0.5));
-    let mut v8 = v7.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v8 = ((-(&v8 * &v6))).tanh();
-        }
-        v8 = &v8 - &v6 * 0.25;
-    }
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(553, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).solve(a);
+    let v4 = (c).logsumexp();
+    let v5 = ((b) * 1.5).gelu();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(394, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(357, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(105, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g199_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(553, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)) / ((b).square() + 1.0));
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(649, -1.0, 1.0);
-    let v4 = ((c).softmax::<1>() * &k3);
-    let v5 = (((&v4) * ((&v2).mean()))).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 3>(&((a).cross_entropy(&[1usize, 0usize, 0usize])).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![3]>();
-    let v6 = ((&v5) - (a));
-    let v7 = (&v6).atan2(&((&v4).square() + 0.5));
-    let mut v8 = v7.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v8 = ((-(&v8 * &v6))).tanh();
-        }
-        v8 = &v8 - &v6 * 0.25;
-    }
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(553, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).solve(a);
+    let v4 = (c).logsumexp();
+    let v5 = ((b) * 1.5).gelu();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(394, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(357, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(105, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -10174,29 +10016,25 @@ fn g199_gradient() {
 
 #[differentiable]
 fn g200(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (-(b));
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(784, -1.0, 1.0);
-    let v3 = ((a).log_softmax::<1>() * &k2);
-    let v4 = ((((c) * ((&v1).mean()))) * 1.5).gelu();
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(544, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v3, b);
-    let k8: Tensor![f64] = Tensor::rand_uniform(245, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v1 = ((b) + (a));
+    let v2 = (a).logsumexp_axis::<1>();
+    let v3 = ((c).square() + 1.0).pow(&(c).tanh());
+    let v4 = if c.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (&v3)) };
+    let v5 = (&v2).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(561, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(637, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g200_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (-(b));
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(784, -1.0, 1.0);
-    let v3 = ((a).log_softmax::<1>() * &k2);
-    let v4 = ((((c) * ((&v1).mean()))) * 1.5).gelu();
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(544, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v3, b);
-    let k8: Tensor![f64] = Tensor::rand_uniform(245, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v7 * &k9).sum()
+    let v1 = ((b) + (a));
+    let v2 = (a).logsumexp_axis::<1>();
+    let v3 = ((c).square() + 1.0).pow(&(c).tanh());
+    let v4 = if c.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (&v3)) };
+    let v5 = (&v2).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(561, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(637, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -10224,31 +10062,31 @@ fn g200_gradient() {
 
 #[differentiable]
 fn g201(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
-    let v3 = (((&m.blocks[0].bias) + &k2)).transpose::<1, 2>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let mut v5 = ((&v1).mean() * &k4);
-    for i in 0..2 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    let v1 = ((a) - (a));
+    let v2 = (&m.blocks[0].bias).logsumexp_keepdim::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
+    let mut v4 = ((&v2) + &k3);
+    for i in 0..3 {
+        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(306, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v5 = if a.detach().sum().item() < 0.0 { (-(&v1)) } else { ((&v1) * (&v2)) };
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(776, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g201_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
-    let v3 = (((&m.blocks[0].bias) + &k2)).transpose::<1, 2>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let mut v5 = ((&v1).mean() * &k4);
-    for i in 0..2 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    let v1 = ((a) - (a));
+    let v2 = (&m.blocks[0].bias).logsumexp_keepdim::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
+    let mut v4 = ((&v2) + &k3);
+    for i in 0..3 {
+        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(306, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v5 = if a.detach().sum().item() < 0.0 { (-(&v1)) } else { ((&v1) * (&v2)) };
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(776, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -10273,24 +10111,36 @@ fn g201_gradient() {
 #[differentiable]
 fn g202(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(314, -1.0, 1.0);
-    let v2 = (a).maximum(&((b) + &k1));
-    let v3 = (&v2).t();
-    let v4 = if a.detach().sum().item() > 0.0 { (b).softplus() } else { (-(b)) };
-    let v5 = (((b).maximum(&v4)) * 1.5).erf();
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v2 = ((a) * (((b) + &k1)));
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(747, -1.0, 1.0);
+    let v4 = ((&v2).softmax::<0>() * &k3);
+    let mut v5 = v4.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((-(&v5 * &v4))).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let v6 = ((b) * ((&v5).mean()));
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(364, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g202_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(314, -1.0, 1.0);
-    let v2 = (a).maximum(&((b) + &k1));
-    let v3 = (&v2).t();
-    let v4 = if a.detach().sum().item() > 0.0 { (b).softplus() } else { (-(b)) };
-    let v5 = (((b).maximum(&v4)) * 1.5).erf();
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v2 = ((a) * (((b) + &k1)));
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(747, -1.0, 1.0);
+    let v4 = ((&v2).softmax::<0>() * &k3);
+    let mut v5 = v4.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((-(&v5 * &v4))).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let v6 = ((b) * ((&v5).mean()));
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(364, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10314,23 +10164,37 @@ fn g202_gradient() {
 
 #[differentiable]
 fn g203(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).minimum(a);
-    let v2 = (b).flip::<1>();
-    let v3 = if c.detach().sum().item() < 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v2)) };
-    let v4 = (c).sin();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = ((b) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(246, -1.0, 1.0);
+    let v3 = ((b).log_softmax::<1>() * &k2);
+    let mut v4 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(825, -1.0, 1.0);
+    let v6 = ((((&v4).square() + 1.5).acosh()) * (((c).matmul(&k5)).mean()));
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g203_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).minimum(a);
-    let v2 = (b).flip::<1>();
-    let v3 = if c.detach().sum().item() < 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v2)) };
-    let v4 = (c).sin();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = ((b) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(246, -1.0, 1.0);
+    let v3 = ((b).log_softmax::<1>() * &k2);
+    let mut v4 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(825, -1.0, 1.0);
+    let v6 = ((((&v4).square() + 1.5).acosh()) * (((c).matmul(&k5)).mean()));
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10358,21 +10222,21 @@ fn g203_gradient() {
 
 #[differentiable]
 fn g204(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).maximum_scalar(0.1);
-    let v2 = (b).slice::<0, 0, 2>();
-    let v3 = if a.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1) * (b)) };
-    let k4: Tensor![f64; 2] = Tensor::rand_uniform(105, -1.0, 1.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(649, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (-(a));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(261, -1.0, 1.0);
+    let v3 = (((b) + &k2)).transpose::<0, 1>();
+    let v4 = (((&v1) * ((&v3).mean()))).tanh();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(105, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g204_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).maximum_scalar(0.1);
-    let v2 = (b).slice::<0, 0, 2>();
-    let v3 = if a.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1) * (b)) };
-    let k4: Tensor![f64; 2] = Tensor::rand_uniform(105, -1.0, 1.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(649, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (-(a));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(261, -1.0, 1.0);
+    let v3 = (((b) + &k2)).transpose::<0, 1>();
+    let v4 = (((&v1) * ((&v3).mean()))).tanh();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(105, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -10396,43 +10260,35 @@ fn g204_gradient() {
 
 #[differentiable]
 fn g205(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).minimum_scalar(-0.1);
-    let v2 = (&m.blocks[1].bias).pad::<0, 2, 1, 6>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
-    let mut v4 = ((&v1) + &k3);
+    let v1 = ((a).square() + 1.0).pow(&(b).tanh());
+    let v2 = (&v1).t();
+    let mut v3 = v1.clone();
     for i in 0..3 {
-        v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
+        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let mut v5 = m.blocks[1].bias.clone();
-    for _ in 0..2 {
-        v5 = ((&v5 * &m.blocks[1].bias).softplus()).tanh() + &m.blocks[1].bias * 0.5;
-    }
-    let v6 = (b).square();
-    let k7: Tensor![f64; 6] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(634, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() < 0.0 { (b).tanh() } else { (b).softplus() };
+    let v5 = (&m.blocks[1].bias).tanh();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(441, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(634, -1.0, 1.0);
     let k9: Tensor![f64; 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(108, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g205_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).minimum_scalar(-0.1);
-    let v2 = (&m.blocks[1].bias).pad::<0, 2, 1, 6>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
-    let mut v4 = ((&v1) + &k3);
+    let v1 = ((a).square() + 1.0).pow(&(b).tanh());
+    let v2 = (&v1).t();
+    let mut v3 = v1.clone();
     for i in 0..3 {
-        v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
+        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let mut v5 = m.blocks[1].bias.clone();
-    for _ in 0..2 {
-        v5 = ((&v5 * &m.blocks[1].bias).softplus()).tanh() + &m.blocks[1].bias * 0.5;
-    }
-    let v6 = (b).square();
-    let k7: Tensor![f64; 6] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(634, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() < 0.0 { (b).tanh() } else { (b).softplus() };
+    let v5 = (&m.blocks[1].bias).tanh();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(441, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(634, -1.0, 1.0);
     let k9: Tensor![f64; 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(108, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -10460,33 +10316,35 @@ fn g205_gradient() {
 
 #[differentiable]
 fn g206(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).mse(b);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).permute::<1, 0>();
-    let mut v4 = v1.clone();
+    let v1 = (a).maximum(b);
+    let v2 = (&v1).flip::<0>();
+    let mut v3 = v1.clone();
     for _ in 0..3 {
-        v4 = (((&v4 * &v1).square() + 1.0).sqrt()).tanh() + &v1 * 0.5;
+        v3 = ((&v3 * &v1).square()).tanh() + &v1 * 0.5;
     }
-    let v5 = ((&v4).square() + 1.0).pow(&(&v4).tanh());
-    let v6 = if b.detach().sum().item() > 0.0 { (&v3).tanh().exp() } else { ((&v3) * (&v4)) };
-    let k7: Tensor![f64] = Tensor::rand_uniform(240, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(605, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v1)) };
+    let mut v5 = v2.clone();
+    for _ in 0..2 {
+        v5 = ((-(&v5 * &v4))).tanh() + &v2 * 0.5;
+    }
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(240, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g206_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).mse(b);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).permute::<1, 0>();
-    let mut v4 = v1.clone();
+    let v1 = (a).maximum(b);
+    let v2 = (&v1).flip::<0>();
+    let mut v3 = v1.clone();
     for _ in 0..3 {
-        v4 = (((&v4 * &v1).square() + 1.0).sqrt()).tanh() + &v1 * 0.5;
+        v3 = ((&v3 * &v1).square()).tanh() + &v1 * 0.5;
     }
-    let v5 = ((&v4).square() + 1.0).pow(&(&v4).tanh());
-    let v6 = if b.detach().sum().item() > 0.0 { (&v3).tanh().exp() } else { ((&v3) * (&v4)) };
-    let k7: Tensor![f64] = Tensor::rand_uniform(240, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(605, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v1)) };
+    let mut v5 = v2.clone();
+    for _ in 0..2 {
+        v5 = ((-(&v5 * &v4))).tanh() + &v2 * 0.5;
+    }
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(240, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -10510,27 +10368,25 @@ fn g206_gradient() {
 
 #[differentiable]
 fn g207(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).matmul(&(c).t());
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(654, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).cross_entropy(&[2usize, 1usize, 1usize]);
+    let v1 = (a).minimum(b);
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(654, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).slice::<0, 1, 3>();
     let v4 = if a.detach().sum().item() > 0.0 { ((c) * 1.5).gelu() } else { ((c) * (c)) };
-    let v5 = (((&v4) * 1.5).erf()).slice::<1, 1, 2>();
-    let v6 = (b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 2, 2>(&(&v5).reshape::<Shape![1, 1, 2, 2]>()).reshape::<Shape![2, 2]>();
-    let k7: Tensor![f64] = Tensor::rand_uniform(395, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(292, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v5 = (((&v4).tanh().powi(3)).square() + 1.5).acosh();
+    let v6 = (((&v5).mean()).square() + 1.0).pow(&((&v3).logsumexp_axis::<0>()).tanh());
+    let k7: Tensor![f64] = Tensor::rand_uniform(886, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g207_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).matmul(&(c).t());
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(654, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).cross_entropy(&[2usize, 1usize, 1usize]);
+    let v1 = (a).minimum(b);
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(654, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).slice::<0, 1, 3>();
     let v4 = if a.detach().sum().item() > 0.0 { ((c) * 1.5).gelu() } else { ((c) * (c)) };
-    let v5 = (((&v4) * 1.5).erf()).slice::<1, 1, 2>();
-    let v6 = (b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 2, 2>(&(&v5).reshape::<Shape![1, 1, 2, 2]>()).reshape::<Shape![2, 2]>();
-    let k7: Tensor![f64] = Tensor::rand_uniform(395, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(292, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v6 * &k8).sum()
+    let v5 = (((&v4).tanh().powi(3)).square() + 1.5).acosh();
+    let v6 = (((&v5).mean()).square() + 1.0).pow(&((&v3).logsumexp_axis::<0>()).tanh());
+    let k7: Tensor![f64] = Tensor::rand_uniform(886, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10559,36 +10415,26 @@ fn g207_gradient() {
 #[differentiable]
 fn g208(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(744, -1.0, 1.0);
-    let v2 = (((&m.fc1.bias).mean() * &k1)).tanh().exp();
-    let v3 = (a).gather::<0, 3>(&[1, 1, 0]);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let v5 = m.fc2.forward(&((&v2).mean() * &k4));
-    let mut v6 = v5.clone();
-    for _ in 0..3 {
-        v6 = ((&v6 * &v5).square()).tanh() + &v5 * 0.5;
-    }
-    let v7 = ((b).square() + 1.0).ln();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(503, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(717, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(529, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v2 = (((&m.fc1.bias).mean() * &k1)).maximum_scalar(0.1);
+    let v3 = (a).pad::<0, 0, 1, 3>();
+    let v4 = (m.fc2.forward(&v3)).cos();
+    let v5 = (b).cos();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(505, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g208_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(744, -1.0, 1.0);
-    let v2 = (((&m.fc1.bias).mean() * &k1)).tanh().exp();
-    let v3 = (a).gather::<0, 3>(&[1, 1, 0]);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let v5 = m.fc2.forward(&((&v2).mean() * &k4));
-    let mut v6 = v5.clone();
-    for _ in 0..3 {
-        v6 = ((&v6 * &v5).square()).tanh() + &v5 * 0.5;
-    }
-    let v7 = ((b).square() + 1.0).ln();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(503, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(717, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(529, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v2 = (((&m.fc1.bias).mean() * &k1)).maximum_scalar(0.1);
+    let v3 = (a).pad::<0, 0, 1, 3>();
+    let v4 = (m.fc2.forward(&v3)).cos();
+    let v5 = (b).cos();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(505, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -10616,25 +10462,35 @@ fn g208_gradient() {
 
 #[differentiable]
 fn g209(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).tanh().exp2();
-    let v2 = (a).cast::<f64>();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).ln() } else { (-(&v1)) };
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v2)) };
-    let v5 = (&v4).tanh();
-    let v6 = ((((&v5) * (&v5))) * ((((&v5) / ((b).square() + 1.0))).mean()));
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(608, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (a).minimum_scalar(-0.1);
+    let v2 = (b).permute::<1, 0>();
+    let v3 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { (-(&v2)) };
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
+    let mut v5 = v2.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+    }
+    let v6 = (b).cos();
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(415, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(58, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g209_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp2();
-    let v2 = (a).cast::<f64>();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).ln() } else { (-(&v1)) };
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v2)) };
-    let v5 = (&v4).tanh();
-    let v6 = ((((&v5) * (&v5))) * ((((&v5) / ((b).square() + 1.0))).mean()));
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(608, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (a).minimum_scalar(-0.1);
+    let v2 = (b).permute::<1, 0>();
+    let v3 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { (-(&v2)) };
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
+    let mut v5 = v2.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+    }
+    let v6 = (b).cos();
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(415, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(58, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -10658,17 +10514,39 @@ fn g209_gradient() {
 
 #[differentiable]
 fn g210(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (&v1).reshape::<Shape![12]>();
-    let k3: Tensor![f64; 12] = Tensor::rand_uniform(935, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (a).mse(a);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(243, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).cross_entropy(&[2usize, 0usize]);
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).square() } else { (-(&v3)) };
+    let mut v5 = v4.clone();
+    for _ in 0..3 {
+        v5 = ((-(&v5 * &v1))).tanh() + &v4 * 0.5;
+    }
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh().exp() } else { ((&v5) * (&v4)) };
+    let mut v7 = v6.clone();
+    for _ in 0..4 {
+        v7 = (((&v7 * &v1).square() + 1.0).recip()).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64] = Tensor::rand_uniform(165, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g210_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (&v1).reshape::<Shape![12]>();
-    let k3: Tensor![f64; 12] = Tensor::rand_uniform(935, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (a).mse(a);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(243, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).cross_entropy(&[2usize, 0usize]);
+    let v4 = if a.detach().sum().item() < 0.0 { (&v3).square() } else { (-(&v3)) };
+    let mut v5 = v4.clone();
+    for _ in 0..3 {
+        v5 = ((-(&v5 * &v1))).tanh() + &v4 * 0.5;
+    }
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh().exp() } else { ((&v5) * (&v4)) };
+    let mut v7 = v6.clone();
+    for _ in 0..4 {
+        v7 = (((&v7 * &v1).square() + 1.0).recip()).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64] = Tensor::rand_uniform(165, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -10688,39 +10566,41 @@ fn g210_gradient() {
 
 #[differentiable]
 fn g211(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(878, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).square() + 1.0).log2();
-    let v3 = (c).broadcast_to::<Shape![2, 3]>();
-    let v4 = ((&v3).logsumexp_axis::<0>()).tanh();
-    let mut v5 = v2.clone();
-    for _ in 0..3 {
-        v5 = (((&v5 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(878, -1.0, 1.0);
+    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(159, -1.0, 1.0);
+    let v3 = (((a).mean() * &k1)).matmul(&((b) + &k2));
+    let v4 = (c).gather::<0, 4>(&[0, 1, 1, 0]);
+    let v5 = ((c).tanh() * 0.9).atanh();
+    let mut v6 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * b).sin()).tanh();
+        }
+        v6 = &v6 - b * 0.25;
     }
-    let v6 = if c.detach().sum().item() > 0.0 { (&v4).square() } else { ((&v4) * (&v4)) };
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(320, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = m8.select(&v5, b);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(238, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(406, -1.0, 1.0);
-    ((&v6 * &k10).sum() + (&v9 * &k11).sum()).item()
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(454, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(17, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(688, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g211_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(878, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).square() + 1.0).log2();
-    let v3 = (c).broadcast_to::<Shape![2, 3]>();
-    let v4 = ((&v3).logsumexp_axis::<0>()).tanh();
-    let mut v5 = v2.clone();
-    for _ in 0..3 {
-        v5 = (((&v5 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(878, -1.0, 1.0);
+    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(159, -1.0, 1.0);
+    let v3 = (((a).mean() * &k1)).matmul(&((b) + &k2));
+    let v4 = (c).gather::<0, 4>(&[0, 1, 1, 0]);
+    let v5 = ((c).tanh() * 0.9).atanh();
+    let mut v6 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * b).sin()).tanh();
+        }
+        v6 = &v6 - b * 0.25;
     }
-    let v6 = if c.detach().sum().item() > 0.0 { (&v4).square() } else { ((&v4) * (&v4)) };
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(320, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = Var::select(&m8, &v5, b);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(238, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(406, -1.0, 1.0);
-    (&v6 * &k10).sum() + (&v9 * &k11).sum()
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(454, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(17, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(688, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -10749,48 +10629,38 @@ fn g211_gradient() {
 #[differentiable]
 fn g212(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
-    let v2 = ((((&m.proj.weight).mean() * &k1)).square() + 1.0).sqrt();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(784, -1.0, 1.0);
-    let v4 = (&m.layers[0].weight).concat::<0, 6, _>(&((&v2).mean() * &k3));
-    let mut v5 = b.clone();
-    for i in 0..2 {
-        v5 = (m.layers[1 - i].forward(&v5)).sin() + &v5 * 0.5;
-    }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(783, -1.0, 1.0);
-    let mut v7 = ((&v5) + &k6);
-    for i in 0..2 {
-        v7 = (m.layers[1 - i].forward(&v7)).sin() + &v7 * 0.5;
-    }
-    let v8 = (a).tanh().exp();
-    let v9 = (&m.layers[1].weight).sin();
-    let k10: Tensor![f64; 6, 3] = Tensor::rand_uniform(652, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(367, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(354, -1.0, 1.0);
-    ((&v4 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()).item()
+    let v2 = (((&m.proj.weight).mean() * &k1)).tanh().exp();
+    let v3 = (&m.proj.weight).cast::<f64>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(420, -1.0, 1.0);
+    let v5 = (m.proj.forward(&((&m.layers[1].weight).mean() * &k4))).softplus();
+    let v6 = (a).sin();
+    let v7 = (-(b));
+    let v8 = (&m.layers[0].weight).tanh().exp();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(831, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(243, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(783, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(783, -1.0, 1.0);
+    let k14: Tensor![f64; 3, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
+    ((&v2 * &k9).sum() + (&v3 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()).item()
 }
 
 fn g212_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
-    let v2 = ((((&m.proj.weight).mean() * &k1)).square() + 1.0).sqrt();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(784, -1.0, 1.0);
-    let v4 = (&m.layers[0].weight).concat::<0, 6, _>(&((&v2).mean() * &k3));
-    let mut v5 = b.clone();
-    for i in 0..2 {
-        v5 = (m.layers[1 - i].forward(&v5)).sin() + &v5 * 0.5;
-    }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(783, -1.0, 1.0);
-    let mut v7 = ((&v5) + &k6);
-    for i in 0..2 {
-        v7 = (m.layers[1 - i].forward(&v7)).sin() + &v7 * 0.5;
-    }
-    let v8 = (a).tanh().exp();
-    let v9 = (&m.layers[1].weight).sin();
-    let k10: Tensor![f64; 6, 3] = Tensor::rand_uniform(652, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(367, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(354, -1.0, 1.0);
-    (&v4 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()
+    let v2 = (((&m.proj.weight).mean() * &k1)).tanh().exp();
+    let v3 = (&m.proj.weight).cast::<f64>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(420, -1.0, 1.0);
+    let v5 = (m.proj.forward(&((&m.layers[1].weight).mean() * &k4))).softplus();
+    let v6 = (a).sin();
+    let v7 = (-(b));
+    let v8 = (&m.layers[0].weight).tanh().exp();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(831, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(243, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(783, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(783, -1.0, 1.0);
+    let k14: Tensor![f64; 3, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
+    (&v2 * &k9).sum() + (&v3 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()
 }
 
 #[test]
@@ -10818,31 +10688,23 @@ fn g212_gradient() {
 
 #[differentiable]
 fn g213(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((c).square() + 1.0).recip();
-    let v2 = (b).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (&v2).cos() } else { ((&v2) * (&v2)) };
-    let v4 = if a.detach().sum().item() < 0.0 { (&v2).square() } else { ((&v2).square() + 1.0).recip() };
-    let v5 = (a).cast::<f64>();
-    let v6 = ((&v5).minimum_scalar(-0.1)).min_axis::<0>();
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(283, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(627, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(853, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(985, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = (c).tanh().exp2();
+    let v2 = (b).reshape::<Shape![3, 1]>();
+    let v3 = (a).sin();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(768, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(468, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(559, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g213_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((c).square() + 1.0).recip();
-    let v2 = (b).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (&v2).cos() } else { ((&v2) * (&v2)) };
-    let v4 = if a.detach().sum().item() < 0.0 { (&v2).square() } else { ((&v2).square() + 1.0).recip() };
-    let v5 = (a).cast::<f64>();
-    let v6 = ((&v5).minimum_scalar(-0.1)).min_axis::<0>();
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(283, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(627, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(853, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(985, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = (c).tanh().exp2();
+    let v2 = (b).reshape::<Shape![3, 1]>();
+    let v3 = (a).sin();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(768, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(468, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(559, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -10871,20 +10733,26 @@ fn g213_gradient() {
 #[differentiable]
 fn g214(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).square();
-    let v3 = (&v2).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 2, 3>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 3]>();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { (&v3).cos() };
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(414, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v2 = ((((a).mean() * &k1)).square() + 1.0).ln();
+    let v3 = (&v2).broadcast_to::<Shape![2, 2, 3]>();
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let v5 = (((&v3).log_softmax::<2>() * &k4)).sum();
+    let v6 = ((b).square() + 1.0).sqrt();
+    let k7: Tensor![f64] = Tensor::rand_uniform(123, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(414, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g214_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).square();
-    let v3 = (&v2).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 2, 3>(&(b).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 3]>();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { (&v3).cos() };
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(414, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v2 = ((((a).mean() * &k1)).square() + 1.0).ln();
+    let v3 = (&v2).broadcast_to::<Shape![2, 2, 3]>();
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let v5 = (((&v3).log_softmax::<2>() * &k4)).sum();
+    let v6 = ((b).square() + 1.0).sqrt();
+    let k7: Tensor![f64] = Tensor::rand_uniform(123, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(414, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -10908,23 +10776,37 @@ fn g214_gradient() {
 
 #[differentiable]
 fn g215(m: &Net, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (&m.fc1.bias).sin();
-    let v2 = (a).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 6>(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 6]>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(751, -1.0, 1.0);
+    let v1 = ((&m.fc1.bias).square() + 1.0).log2();
+    let v2 = (a).concat::<0, 6, _>(a);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
     let v4 = m.fc2.forward(&((&v1) + &k3));
-    let v5 = ((((&v2) * 3.0).floor()) * (((-(&v4))).mean()));
-    let k6: Tensor![f64; 1, 6] = Tensor::rand_uniform(179, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let mut v5 = v4.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).softplus()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let k6: Tensor![f64; 6] = Tensor::rand_uniform(658, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(763, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g215_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (&m.fc1.bias).sin();
-    let v2 = (a).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 6>(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 6]>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(751, -1.0, 1.0);
+    let v1 = ((&m.fc1.bias).square() + 1.0).log2();
+    let v2 = (a).concat::<0, 6, _>(a);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
     let v4 = m.fc2.forward(&((&v1) + &k3));
-    let v5 = ((((&v2) * 3.0).floor()) * (((-(&v4))).mean()));
-    let k6: Tensor![f64; 1, 6] = Tensor::rand_uniform(179, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let mut v5 = v4.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).softplus()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let k6: Tensor![f64; 6] = Tensor::rand_uniform(658, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(763, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -10948,21 +10830,25 @@ fn g215_gradient() {
 
 #[differentiable]
 fn g216(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).cos();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(&v1, a);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(771, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = ((a).square() + 1.0).sqrt();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let v3 = (a).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(((a) + &k2)).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>();
+    let v4 = if a.detach().sum().item() > 0.0 { (-(a)) } else { ((a) * (a)) };
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(505, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(265, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g216_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).cos();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, &v1, a);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(771, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = ((a).square() + 1.0).sqrt();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let v3 = (a).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(((a) + &k2)).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>();
+    let v4 = if a.detach().sum().item() > 0.0 { (-(a)) } else { ((a) * (a)) };
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(505, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(265, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -10982,17 +10868,25 @@ fn g216_gradient() {
 
 #[differentiable]
 fn g217(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).tanh();
-    let v2 = (&v1).dropout(0.25, 768);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(246, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = ((a).square() + 1.0).recip();
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
+    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * (&v2)) };
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(202, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v3, &v1);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(784, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g217_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).tanh();
-    let v2 = (&v1).dropout(0.25, 768);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(246, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = ((a).square() + 1.0).recip();
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
+    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * (&v2)) };
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(202, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v3, &v1);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(784, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -11012,31 +10906,35 @@ fn g217_gradient() {
 
 #[differentiable]
 fn g218(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).sigmoid();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v4 = ((a).tanh() * 0.9).atanh();
-    let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(532, -1.0, 1.0);
-    let v6 = ((&v3).matmul(&k5)).mean_keepdim::<1>();
-    let v7 = (((&v4).square() + 1.5).acosh()).dropout(0.25, 814);
-    let v8 = (&v7).tanh();
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(272, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(234, -1.0, 1.0);
-    ((&v6 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v1 = (b).square();
+    let k2: Tensor![f64; 2] = Tensor::rand_uniform(594, -1.0, 1.0);
+    let v3 = (a).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v3).tanh()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = if b.detach().sum().item() > 0.0 { (&v4).square() } else { (&v4).softplus() };
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(701, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g218_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).sigmoid();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v4 = ((a).tanh() * 0.9).atanh();
-    let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(532, -1.0, 1.0);
-    let v6 = ((&v3).matmul(&k5)).mean_keepdim::<1>();
-    let v7 = (((&v4).square() + 1.5).acosh()).dropout(0.25, 814);
-    let v8 = (&v7).tanh();
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(272, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(234, -1.0, 1.0);
-    (&v6 * &k9).sum() + (&v8 * &k10).sum()
+    let v1 = (b).square();
+    let k2: Tensor![f64; 2] = Tensor::rand_uniform(594, -1.0, 1.0);
+    let v3 = (a).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v3).tanh()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = if b.detach().sum().item() > 0.0 { (&v4).square() } else { (&v4).softplus() };
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(701, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -11060,33 +10958,29 @@ fn g218_gradient() {
 
 #[differentiable]
 fn g219(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(862, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v2).mean() * &k3))).sigmoid() } else { (m.fc2.forward(&((&v2).mean() * &k3))).softplus() };
-    let v5 = if a.detach().sum().item() < 0.0 { (&m.fc2.bias).sigmoid() } else { ((&m.fc2.bias) * (&m.fc2.bias)) };
-    let v6 = (b).tanh().powf(3.0);
-    let v7 = (&m.fc2.weight).sin();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(278, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(157, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(871, -1.0, 1.0);
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(385, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v1 = (a).sin();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(b, &m.fc2.bias);
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&m.fc2.weight)).sigmoid() } else { (m.fc1.forward(&m.fc2.weight)).softplus() };
+    let v6 = if a.detach().sum().item() < 0.0 { (&v1).sigmoid() } else { ((&v1) * (b)) };
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(911, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g219_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(862, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v2).mean() * &k3))).sigmoid() } else { (m.fc2.forward(&((&v2).mean() * &k3))).softplus() };
-    let v5 = if a.detach().sum().item() < 0.0 { (&m.fc2.bias).sigmoid() } else { ((&m.fc2.bias) * (&m.fc2.bias)) };
-    let v6 = (b).tanh().powf(3.0);
-    let v7 = (&m.fc2.weight).sin();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(278, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(157, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(871, -1.0, 1.0);
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(385, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v1 = (a).sin();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, b, &m.fc2.bias);
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&m.fc2.weight)).sigmoid() } else { (m.fc1.forward(&m.fc2.weight)).softplus() };
+    let v6 = if a.detach().sum().item() < 0.0 { (&v1).sigmoid() } else { ((&v1) * (b)) };
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(911, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]

@@ -50,3 +50,62 @@ fn det_through_the_macro() {
     let (_, g) = batch_dets_grad(&a, &w);
     check_gradient(|a| batch_dets(a, &w), &a, &g.a, Tolerance::default()).unwrap();
 }
+
+/// The quadratic form `r^T A^{-1} r` through `solve`, plus a weighted sum of `A^{-1}`.
+#[differentiable(wrt(a, r))]
+fn quadratic_form(a: &A, r: &Tensor![f64; 3], w: &A) -> f64 {
+    let x = a.solve(r);
+    let q = (x * r).sum();
+    (q + (a.inv() * w).sum()).item()
+}
+
+/// Batches: two right-hand sides per system, and one vector per system.
+#[differentiable(wrt(a, b, v))]
+fn batch_solves(
+    a: &Batch,
+    b: &Tensor![f64; 2, 3, 2],
+    v: &Tensor![f64; 2, 3],
+    w: &Tensor![f64; 2, 3, 2],
+) -> f64 {
+    let x = a.solve(b);
+    let y = a.solve(v);
+    ((x * w).sum() + y.square().sum() + a.inv().sum()).item()
+}
+
+#[test]
+fn inv_and_solve_through_the_macro() {
+    let (a, w) = (matrix::<Shape![3, 3]>(4), matrix::<Shape![3, 3]>(5));
+    let r: Tensor![f64; 3] = Tensor::rand_uniform(6, -1.0, 1.0);
+    let (v, g) = quadratic_form_grad(&a, &r, &w);
+    assert_eq!(v, quadratic_form(&a, &r, &w));
+    check_gradient(
+        |a| quadratic_form(a, &r, &w),
+        &a,
+        &g.a,
+        Tolerance::default(),
+    )
+    .unwrap();
+    check_gradient(
+        |r| quadratic_form(&a, r, &w),
+        &r,
+        &g.r,
+        Tolerance::default(),
+    )
+    .unwrap();
+    // The tape, on the same body.
+    let (x, y) = (Var::param(a.clone()), Var::param(r.clone()));
+    let q = (&x.solve(&y) * &y).sum();
+    (&q + &(&x.inv() * &w).sum()).backward().unwrap();
+    x.grad().unwrap().assert_close(&g.a, 1e-12, 1e-12);
+    y.grad().unwrap().assert_close(&g.r, 1e-12, 1e-12);
+
+    let a = matrix::<Shape![2, 3, 3]>(7);
+    let b: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(8, -1.0, 1.0);
+    let v: Tensor![f64; 2, 3] = Tensor::rand_uniform(9, -1.0, 1.0);
+    let w: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(10, -1.0, 1.0);
+    let (_, g) = batch_solves_grad(&a, &b, &v, &w);
+    let tol = Tolerance::default();
+    check_gradient(|a| batch_solves(a, &b, &v, &w), &a, &g.a, tol).unwrap();
+    check_gradient(|b| batch_solves(&a, b, &v, &w), &b, &g.b, tol).unwrap();
+    check_gradient(|v| batch_solves(&a, &b, v, &w), &v, &g.v, tol).unwrap();
+}

@@ -63,6 +63,8 @@ plain! {
     matmul_loose: 2 => Binary(crate::ops::LooseMatMul);
     mse: 2 => Binary(crate::ops::LooseMse);
     det: 1 => Unary(crate::ops::Det);
+    inv: 1 => Unary(crate::ops::Inverse);
+    solve: 2 => Binary(crate::ops::Solve);
 }
 
 /// `name<const ..>: Wrapper(Rule)`: an entry for a unary rule whose parameters are all consts.

@@ -47,6 +47,7 @@ mod dropout;
 mod flip;
 mod gather;
 mod global_avg_pool;
+mod inv;
 mod layer_norm;
 mod lines;
 mod lu;
@@ -61,6 +62,7 @@ mod prechecked;
 mod reshape;
 mod select;
 mod slice;
+mod solve;
 mod stack;
 mod transpose;
 pub(crate) mod window;
@@ -83,6 +85,7 @@ pub use dropout::Dropout;
 pub use flip::Flip;
 pub use gather::Gather;
 pub use global_avg_pool::GlobalAvgPool;
+pub use inv::Inverse;
 pub use layer_norm::LayerNormalize;
 pub use matmul::{LooseMatMul, LooseMatMulRhs, MatMul};
 pub use max_pool::{MaxPool1d, MaxPool2d};
@@ -101,6 +104,7 @@ pub use select::Select;
 pub(crate) use select::{SelectShape, SelectStorage};
 pub(crate) use slice::InRange;
 pub use slice::Slice;
+pub use solve::Solve;
 pub use stack::{Stack, Stackable};
 pub use transpose::{SwapAxes, Transpose};
 
@@ -241,6 +245,9 @@ macro_rules! for_each_op {
                 batch_norm: |x, y| { let _ = y; x.batch_norm(1e-5) };
                 // The left 2 x 2 block of x: [[0.25, 0.5], [0.125, 0.375]], determinant 1/32.
                 det: |x, y| { let _ = y; x.slice::<1, 0, 2>().det() };
+                inv: |x, y| { let _ = y; x.slice::<1, 0, 2>().inv() };
+                // The same block, solved for the left 2 x 2 block of y as two right-hand sides.
+                solve: |x, y| x.slice::<1, 0, 2>().solve(&y.slice::<1, 0, 2>());
             }
         }
     };

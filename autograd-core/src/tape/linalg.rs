@@ -1,12 +1,12 @@
 //! The linear-algebra ops on tracked tensors (`det`, `inv`, `solve`): one call to the rule each,
 //! like [`ops`](super::ops).
 
-use super::record::record_unary;
-use super::var::Var;
-use crate::rules::Det;
+use super::record::{record_binary, record_unary};
+use super::var::{Operand, Var};
+use crate::rules::{Det, Inverse, Solve};
 use crate::scalar::Float;
-use crate::shape::SquareMatrix;
-use crate::storage::Storage;
+use crate::shape::{SolveRhs, SquareMatrix};
+use crate::storage::{Join, Storage};
 
 impl<T: Float, S: SquareMatrix, St: Storage> Var<T, S, St> {
     /// [`Tensor::det`](crate::Tensor::det), recorded: its VJP is `c det(A) A^{-T}`, the cofactor
@@ -25,5 +25,49 @@ impl<T: Float, S: SquareMatrix, St: Storage> Var<T, S, St> {
     #[track_caller]
     pub fn det(&self) -> Var<T, S::Batch, St> {
         record_unary(Det, self)
+    }
+
+    /// [`Tensor::inv`](crate::Tensor::inv), recorded: its VJP is `-Y^T C Y^T` for `Y = A^{-1}`.
+    /// A singular matrix gives non-finite values, which anomaly mode reports at this call.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let a = Var::param(Tensor::new([[2.0f64, 0.0], [0.0, 4.0]]));
+    /// let y = a.inv();
+    /// assert_eq!(y.value().to_array(), [[0.5, 0.0], [0.0, 0.25]]);
+    /// y.sum().backward().unwrap();
+    /// // d (sum of A^{-1}) / d a_ij = -(sum of column i of A^{-1}) (sum of row j of A^{-1}).
+    /// assert_eq!(a.grad().unwrap().to_array(), [[-0.25, -0.125], [-0.125, -0.0625]]);
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn inv(&self) -> Self {
+        record_unary(Inverse, self)
+    }
+
+    /// [`Tensor::solve`](crate::Tensor::solve), recorded: the solution `X` of `A X = B` for a
+    /// right-hand side `b` that is a `Var` or a constant tensor. Its VJPs solve with `A^T`
+    /// (`B_bar = A^{-T} X_bar`, `A_bar = -B_bar X^T`) and never form `A^{-1}`.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let a = Var::param(Tensor::new([[2.0f64, 0.0], [0.0, 4.0]]));
+    /// let b = Var::param(Tensor::new([1.0, 1.0]));
+    /// let x = a.solve(&b);
+    /// assert_eq!(x.value().to_array(), [0.5, 0.25]);
+    /// x.sum().backward().unwrap();
+    /// // B_bar = A^{-T} [1, 1] = [1/2, 1/4]; A_bar = -B_bar x^T.
+    /// assert_eq!(b.grad().unwrap().to_array(), [0.5, 0.25]);
+    /// assert_eq!(a.grad().unwrap().to_array(), [[-0.25, -0.125], [-0.125, -0.0625]]);
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn solve<O>(&self, b: O) -> Var<T, O::Shape, <St as Join<O::Storage>>::Out>
+    where
+        O: Operand<Elem = T>,
+        O::Shape: SolveRhs<S>,
+        St: Join<O::Storage>,
+    {
+        record_binary(Solve, self, &b.into_var())
     }
 }
