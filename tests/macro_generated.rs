@@ -623,22 +623,30 @@ fn g004(a: &Tensor![f64]) -> f64 {
     let v1 = (-(a));
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(473, -1.0, 1.0);
     let v3 = (((&v1) + &k2)).transpose::<0, 1>();
-    let v4 = ((&v3).maximum(&v1)).mean();
-    let v5 = (&v4).tanh();
-    let v6 = (((&v1).tanh()) * ((((&v3).square() + 1.0).pow(&(&v5).tanh())).mean()));
-    let k7: Tensor![f64] = Tensor::rand_uniform(66, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v4 = ((&v3).maximum(&v1)).tanh();
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
+    let v6 = ((&v4).layer_norm(1e-5) * &k5);
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = ((&v7 * &v1).sigmoid()).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(363, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g004_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (-(a));
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(473, -1.0, 1.0);
     let v3 = (((&v1) + &k2)).transpose::<0, 1>();
-    let v4 = ((&v3).maximum(&v1)).mean();
-    let v5 = (&v4).tanh();
-    let v6 = (((&v1).tanh()) * ((((&v3).square() + 1.0).pow(&(&v5).tanh())).mean()));
-    let k7: Tensor![f64] = Tensor::rand_uniform(66, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v4 = ((&v3).maximum(&v1)).tanh();
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
+    let v6 = ((&v4).layer_norm(1e-5) * &k5);
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = ((&v7 * &v1).sigmoid()).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(363, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -715,7 +723,7 @@ fn g006(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (b).maximum(a);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(382, -1.0, 1.0);
     let v3 = (((&v1).mean() * &k2)).flip::<1>();
-    let v4 = ((b).sigmoid()).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&((&v3).matmul(&(&v3).t())).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![3, 5]>();
+    let v4 = (((b).square() + 1.0).recip()).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&((&v3).matmul(&(&v3).t())).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![3, 5]>();
     let v5 = if b.detach().sum().item() < 0.0 { (a).tanh() } else { ((a) * (a)) };
     let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { (&v5).cos() };
     let k7: Tensor![f64; 3, 5] = Tensor::rand_uniform(934, -1.0, 1.0);
@@ -727,7 +735,7 @@ fn g006_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64,
     let v1 = (b).maximum(a);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(382, -1.0, 1.0);
     let v3 = (((&v1).mean() * &k2)).flip::<1>();
-    let v4 = ((b).sigmoid()).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&((&v3).matmul(&(&v3).t())).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![3, 5]>();
+    let v4 = (((b).square() + 1.0).recip()).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&((&v3).matmul(&(&v3).t())).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![3, 5]>();
     let v5 = if b.detach().sum().item() < 0.0 { (a).tanh() } else { ((a) * (a)) };
     let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { (&v5).cos() };
     let k7: Tensor![f64; 3, 5] = Tensor::rand_uniform(934, -1.0, 1.0);
@@ -760,7 +768,7 @@ fn g007(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(712, -1.0, 1.0);
     let v3 = (((a).mean() * &k2)).slice::<1, 0, 2>();
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
-    let v5 = ((&v1) * 1.5).gelu_tanh();
+    let v5 = (&v1).tanh().expm1();
     let v6 = ((&v4) * ((&v5).mean()));
     let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(209, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
@@ -771,7 +779,7 @@ fn g007_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(712, -1.0, 1.0);
     let v3 = (((a).mean() * &k2)).slice::<1, 0, 2>();
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
-    let v5 = ((&v1) * 1.5).gelu_tanh();
+    let v5 = (&v1).tanh().expm1();
     let v6 = ((&v4) * ((&v5).mean()));
     let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(209, -1.0, 1.0);
     (&v6 * &k7).sum()
@@ -797,7 +805,7 @@ fn g008(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (b).maximum_scalar(0.1);
     let v2 = (a).pad::<0, 1, 0, 3>();
     let v3 = ((&v2) + (&v1));
-    let v4 = ((&v1).tanh()).sigmoid();
+    let v4 = (((&v1).tanh()) * 1.5).erfc();
     let k5: Tensor![f64; 3, 1, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(201, -1.0, 1.0);
     ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
@@ -807,7 +815,7 @@ fn g008_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, 
     let v1 = (b).maximum_scalar(0.1);
     let v2 = (a).pad::<0, 1, 0, 3>();
     let v3 = ((&v2) + (&v1));
-    let v4 = ((&v1).tanh()).sigmoid();
+    let v4 = (((&v1).tanh()) * 1.5).erfc();
     let k5: Tensor![f64; 3, 1, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(201, -1.0, 1.0);
     (&v3 * &k5).sum() + (&v4 * &k6).sum()
@@ -922,9 +930,9 @@ fn g011(a: &Tensor![f64; 2, 1], b: &Tensor![f64]) -> f64 {
     let v2 = (a).matmul(&((b) + &k1));
     let v3 = (&v2).gather::<0, 3>(&[0, 0, 0]);
     let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(767, -1.0, 1.0);
-    let v5 = (((&v3).matmul(&k4)) * 3.0).round();
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v5) * 1.5).gelu() } else { ((&v5) * (&v3)) };
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(899, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).flip::<1>();
+    let v6 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v5)) };
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(713, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
@@ -933,9 +941,9 @@ fn g011_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>) -> Var<f64, ()>
     let v2 = (a).matmul(&((b) + &k1));
     let v3 = (&v2).gather::<0, 3>(&[0, 0, 0]);
     let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(767, -1.0, 1.0);
-    let v5 = (((&v3).matmul(&k4)) * 3.0).round();
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v5) * 1.5).gelu() } else { ((&v5) * (&v3)) };
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(899, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).flip::<1>();
+    let v6 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v5)) };
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(713, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -1172,13 +1180,13 @@ fn g016(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
         let layer = &m.layers[i];
         v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let v5 = (&m.layers[0].bias).tanh().sinh();
-    let v6 = (&m.proj.weight).softplus();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    let k8: Tensor![f64; 7] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let v5 = (&m.layers[0].bias).sum_keepdim::<0>();
+    let v6 = (&m.proj.weight).cos();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k8: Tensor![f64; 7] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
     ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
@@ -1191,13 +1199,13 @@ fn g016_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -
         let layer = &m.layers[i];
         v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let v5 = (&m.layers[0].bias).tanh().sinh();
-    let v6 = (&m.proj.weight).softplus();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    let k8: Tensor![f64; 7] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let v5 = (&m.layers[0].bias).sum_keepdim::<0>();
+    let v6 = (&m.proj.weight).cos();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k8: Tensor![f64; 7] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
     (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
@@ -1530,20 +1538,20 @@ fn g023_gradient() {
 fn g024(a: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = ((a) * 1.5).gelu();
     let v2 = (&v1).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
-    let v3 = (((&v2) * 1.5).gelu()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v2).atan2(&((&v2).square() + 0.5))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let v4 = (((&v3) * (&v1))).tanh();
-    let v5 = (&v4).reshape::<Shape![3]>();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(889, -1.0, 1.0);
+    let v3 = (((&v2).square() + 1.5).acosh()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v2).atan2(&((&v2).square() + 0.5))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v4 = ((((&v3) * (&v1))).square() + 1.0).log2();
+    let v5 = (&v4).cast::<f64>();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(889, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g024_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = ((a) * 1.5).gelu();
     let v2 = (&v1).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
-    let v3 = (((&v2) * 1.5).gelu()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v2).atan2(&((&v2).square() + 0.5))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let v4 = (((&v3) * (&v1))).tanh();
-    let v5 = (&v4).reshape::<Shape![3]>();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(889, -1.0, 1.0);
+    let v3 = (((&v2).square() + 1.5).acosh()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v2).atan2(&((&v2).square() + 0.5))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v4 = ((((&v3) * (&v1))).square() + 1.0).log2();
+    let v5 = (&v4).cast::<f64>();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(889, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -1567,7 +1575,7 @@ fn g025(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = ((b) * 1.5).gelu_tanh();
     let v2 = (&v1).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
     let v3 = if b.detach().sum().item() < 0.0 { (&v2).sin() } else { (&v2).tanh().exp() };
-    let v4 = (a).atan();
+    let v4 = (a).tanh();
     let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(515, -1.0, 1.0);
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(399, -1.0, 1.0);
     ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
@@ -1577,7 +1585,7 @@ fn g025_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f
     let v1 = ((b) * 1.5).gelu_tanh();
     let v2 = (&v1).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
     let v3 = if b.detach().sum().item() < 0.0 { (&v2).sin() } else { (&v2).tanh().exp() };
-    let v4 = (a).atan();
+    let v4 = (a).tanh();
     let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(515, -1.0, 1.0);
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(399, -1.0, 1.0);
     (&v3 * &k5).sum() + (&v4 * &k6).sum()
@@ -1659,7 +1667,7 @@ fn g027(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 2, 1]) -> 
     let v1 = ((a) * 1.5).erf();
     let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
     let v3 = ((&v1).layer_norm(1e-5) * &k2);
-    let v4 = (c).tanh();
+    let v4 = (c).atan();
     let v5 = (b).square();
     let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
     let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(81, -1.0, 1.0);
@@ -1671,7 +1679,7 @@ fn g027_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, S
     let v1 = ((a) * 1.5).erf();
     let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
     let v3 = ((&v1).layer_norm(1e-5) * &k2);
-    let v4 = (c).tanh();
+    let v4 = (c).atan();
     let v5 = (b).square();
     let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
     let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(81, -1.0, 1.0);
@@ -1708,7 +1716,7 @@ fn g028(a: &Tensor![f64; 2, 1]) -> f64 {
     let v2 = ((((a).mean() * &k1)) * 1.5).erfc();
     let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(531, -1.0, 1.0);
     let v4 = ((a).batch_norm(1e-5) * &k3);
-    let v5 = ((((&v2) * ((a).mean()))) * ((((&v4).square() + 1.5).acosh()).mean()));
+    let v5 = ((((&v2) * ((a).mean()))) * ((((&v4).tanh() * 0.9).asin()).mean()));
     let v6 = if a.detach().sum().item() > 0.0 { (&v5).cos() } else { ((&v5) * (&v5)) };
     let mut v7 = v5.clone();
     for i in 0..1 {
@@ -1726,7 +1734,7 @@ fn g028_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v2 = ((((a).mean() * &k1)) * 1.5).erfc();
     let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(531, -1.0, 1.0);
     let v4 = ((a).batch_norm(1e-5) * &k3);
-    let v5 = ((((&v2) * ((a).mean()))) * ((((&v4).square() + 1.5).acosh()).mean()));
+    let v5 = ((((&v2) * ((a).mean()))) * ((((&v4).tanh() * 0.9).asin()).mean()));
     let v6 = if a.detach().sum().item() > 0.0 { (&v5).cos() } else { ((&v5) * (&v5)) };
     let mut v7 = v5.clone();
     for i in 0..1 {
@@ -1858,7 +1866,7 @@ fn g031(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 1, 1
     for _ in 0..4 {
         v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
     }
-    let v4 = (((c).maximum(&v1)) + 0.25).relu();
+    let v4 = ((c).maximum(&v1)).reshape::<Shape![12]>();
     let mut v5 = v2.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -1866,7 +1874,7 @@ fn g031(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 1, 1
         }
         v5 = &v5 - &v3 * 0.25;
     }
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k6: Tensor![f64; 12] = Tensor::rand_uniform(305, -1.0, 1.0);
     let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(530, -1.0, 1.0);
     ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
@@ -1878,7 +1886,7 @@ fn g031_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<
     for _ in 0..4 {
         v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
     }
-    let v4 = (((c).maximum(&v1)) + 0.25).relu();
+    let v4 = ((c).maximum(&v1)).reshape::<Shape![12]>();
     let mut v5 = v2.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -1886,7 +1894,7 @@ fn g031_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<
         }
         v5 = &v5 - &v3 * 0.25;
     }
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k6: Tensor![f64; 12] = Tensor::rand_uniform(305, -1.0, 1.0);
     let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(530, -1.0, 1.0);
     (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
@@ -1919,7 +1927,7 @@ fn g032(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3]) -> f64
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(821, -1.0, 1.0);
     let v2 = (((c).mean() * &k1)).tanh().powf(3.0);
     let v3 = (a).atan();
-    let v4 = ((b).tanh() * 0.9).atanh();
+    let v4 = (b).clamp(-0.5, 0.5);
     let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(224, -1.0, 1.0);
     let k6: Tensor![f64; 3] = Tensor::rand_uniform(819, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
@@ -1930,7 +1938,7 @@ fn g032_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, S
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(821, -1.0, 1.0);
     let v2 = (((c).mean() * &k1)).tanh().powf(3.0);
     let v3 = (a).atan();
-    let v4 = ((b).tanh() * 0.9).atanh();
+    let v4 = (b).clamp(-0.5, 0.5);
     let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(224, -1.0, 1.0);
     let k6: Tensor![f64; 3] = Tensor::rand_uniform(819, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
@@ -1970,13 +1978,13 @@ fn g033(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
     for i in 0..2 {
         v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v6 = (((a).var()).tanh() * 0.9).acos();
-    let v7 = (b).sigmoid();
+    let v6 = ((a).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>()).permute::<1, 0>();
+    let v7 = (b).sin();
     let v8 = (&m.blocks[1].bias).softplus();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(405, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(536, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(536, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(444, -1.0, 1.0);
     ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
@@ -1989,13 +1997,13 @@ fn g033_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>)
     for i in 0..2 {
         v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v6 = (((a).var()).tanh() * 0.9).acos();
-    let v7 = (b).sigmoid();
+    let v6 = ((a).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>()).permute::<1, 0>();
+    let v7 = (b).sin();
     let v8 = (&m.blocks[1].bias).softplus();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(405, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(536, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(536, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(907, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(444, -1.0, 1.0);
     (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
@@ -2200,7 +2208,7 @@ fn g038(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1]) -> 
     for _ in 0..3 {
         v3 = (((&v3 * &v1).square() + 1.0).recip()).tanh() + &v2 * 0.5;
     }
-    let v4 = ((&v3).square()).maximum_scalar(0.1);
+    let v4 = ((&v3).cos()).tanh().tan();
     let v5 = (b).sigmoid();
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(805, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
@@ -2214,7 +2222,7 @@ fn g038_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, S
     for _ in 0..3 {
         v3 = (((&v3 * &v1).square() + 1.0).recip()).tanh() + &v2 * 0.5;
     }
-    let v4 = ((&v3).square()).maximum_scalar(0.1);
+    let v4 = ((&v3).cos()).tanh().tan();
     let v5 = (b).sigmoid();
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(805, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
@@ -2284,7 +2292,7 @@ fn g040(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let v4 = (((&v2).matmul(&(&v2).t())) * 1.5).gelu_erf();
+    let v4 = ((&v2).matmul(&(&v2).t())).atan();
     let k5: Tensor![f64] = Tensor::rand_uniform(806, -1.0, 1.0);
     let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(362, -1.0, 1.0);
     let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(184, -1.0, 1.0);
@@ -2298,7 +2306,7 @@ fn g040_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let v4 = (((&v2).matmul(&(&v2).t())) * 1.5).gelu_erf();
+    let v4 = ((&v2).matmul(&(&v2).t())).atan();
     let k5: Tensor![f64] = Tensor::rand_uniform(806, -1.0, 1.0);
     let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(362, -1.0, 1.0);
     let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(184, -1.0, 1.0);
@@ -2328,25 +2336,29 @@ fn g040_gradient() {
 fn g041(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (c).max_axis::<1>();
     let v2 = ((&v1) * 3.0).ceil();
-    let v3 = ((&v2).broadcast_to::<Shape![2, 2]>()).dropout(0.25, 488);
-    let v4 = ((&v1).mean()).maximum(&((b) * (b)));
-    let v5 = (a).tanh();
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(743, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(673, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(140, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v3 = ((&v2).tanh()).tanh().expm1();
+    let v4 = ((&v2) * 1.5).gelu_erf();
+    let v5 = ((a).square() + 1.0).sqrt();
+    let v6 = (b).sin();
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(477, -1.0, 1.0);
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(412, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(432, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(750, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g041_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (c).max_axis::<1>();
     let v2 = ((&v1) * 3.0).ceil();
-    let v3 = ((&v2).broadcast_to::<Shape![2, 2]>()).dropout(0.25, 488);
-    let v4 = ((&v1).mean()).maximum(&((b) * (b)));
-    let v5 = (a).tanh();
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(743, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(673, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(140, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v3 = ((&v2).tanh()).tanh().expm1();
+    let v4 = ((&v2) * 1.5).gelu_erf();
+    let v5 = ((a).square() + 1.0).sqrt();
+    let v6 = (b).sin();
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(477, -1.0, 1.0);
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(412, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(432, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(750, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -2376,26 +2388,26 @@ fn g041_gradient() {
 fn g042(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
     let v1 = (b).max_keepdim::<0>();
     let v2 = ((a) * 3.0).round();
-    let v3 = (((&v1).hypot(&((&v2).square() + 0.5))) + ((&v2).reshape::<Shape![2]>()));
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
-    let v5 = (((&v3).matmul(&k4)).square() + 1.0).log2();
+    let v3 = (((&v1).hypot(&((&v2).square() + 0.5))) + ((&v2).sigmoid()));
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
+    let v5 = (((&v3).matmul(&k4)).square() + 1.0).ln();
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
-    let v7 = ((&v5).matmul(&k6)).broadcast_to::<Shape![2, 2, 3]>();
-    let v8 = ((&v7).cast::<f64>()).mean_keepdim::<2>();
-    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(686, -1.0, 1.0);
+    let v7 = ((&v5).matmul(&k6)).square();
+    let v8 = (((&v7) * 3.0).ceil()).logsumexp_keepdim::<0>();
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(888, -1.0, 1.0);
     ((&v8 * &k9).sum()).item()
 }
 
 fn g042_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (b).max_keepdim::<0>();
     let v2 = ((a) * 3.0).round();
-    let v3 = (((&v1).hypot(&((&v2).square() + 0.5))) + ((&v2).reshape::<Shape![2]>()));
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
-    let v5 = (((&v3).matmul(&k4)).square() + 1.0).log2();
+    let v3 = (((&v1).hypot(&((&v2).square() + 0.5))) + ((&v2).sigmoid()));
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
+    let v5 = (((&v3).matmul(&k4)).square() + 1.0).ln();
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
-    let v7 = ((&v5).matmul(&k6)).broadcast_to::<Shape![2, 2, 3]>();
-    let v8 = ((&v7).cast::<f64>()).mean_keepdim::<2>();
-    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(686, -1.0, 1.0);
+    let v7 = ((&v5).matmul(&k6)).square();
+    let v8 = (((&v7) * 3.0).ceil()).logsumexp_keepdim::<0>();
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(888, -1.0, 1.0);
     (&v8 * &k9).sum()
 }
 
@@ -2558,27 +2570,35 @@ fn g045_gradient() {
 fn g046(a: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (a).var();
     let v2 = (a).hypot(&((&v1).square() + 0.5));
-    let v3 = (&v2).reshape::<Shape![1, 1, 3]>().global_avg_pool1d();
-    let v4 = ((&v3) * 1.5).gelu();
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let v6 = (&v2).matmul(&k5);
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(445, -1.0, 1.0);
-    let v8 = (((&v4) * ((&v6).mean()))).matmul(&k7);
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(890, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v3 = (&v2).sum_axis::<0>();
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v3).sigmoid()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = (&v4).tanh();
+    let v6 = (((&v5) * (&v1))).tanh().exp();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(115, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g046_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (a).var();
     let v2 = (a).hypot(&((&v1).square() + 0.5));
-    let v3 = (&v2).reshape::<Shape![1, 1, 3]>().global_avg_pool1d();
-    let v4 = ((&v3) * 1.5).gelu();
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let v6 = (&v2).matmul(&k5);
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(445, -1.0, 1.0);
-    let v8 = (((&v4) * ((&v6).mean()))).matmul(&k7);
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(890, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v3 = (&v2).sum_axis::<0>();
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v3).sigmoid()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = (&v4).tanh();
+    let v6 = (((&v5) * (&v1))).tanh().exp();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(115, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -2661,12 +2681,12 @@ fn g048(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).var_keepdim::<0>();
     let k2: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
     let v3 = (((&v1).tanh() * 0.2 + &k2)).inv();
-    let v4 = (((b).sum()) - (((&v3) * ((&v3).mean()))));
-    let v5 = (&v1).minimum_scalar(-0.1);
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(115, -1.0, 1.0);
+    let v4 = (((b).tanh().powi(3)) - (((&v3) * ((&v3).mean()))));
+    let v5 = (&v1).abs();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(115, -1.0, 1.0);
     let m7 = k6.gt_scalar(0.0);
     let v8 = m7.select(&v5, &v4);
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(570, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(570, -1.0, 1.0);
     ((&v8 * &k9).sum()).item()
 }
 
@@ -2674,12 +2694,12 @@ fn g048_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()
     let v1 = (a).var_keepdim::<0>();
     let k2: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
     let v3 = (((&v1).tanh() * 0.2 + &k2)).inv();
-    let v4 = (((b).sum()) - (((&v3) * ((&v3).mean()))));
-    let v5 = (&v1).minimum_scalar(-0.1);
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(115, -1.0, 1.0);
+    let v4 = (((b).tanh().powi(3)) - (((&v3) * ((&v3).mean()))));
+    let v5 = (&v1).abs();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(115, -1.0, 1.0);
     let m7 = k6.gt_scalar(0.0);
     let v8 = Var::select(&m7, &v5, &v4);
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(570, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(570, -1.0, 1.0);
     (&v8 * &k9).sum()
 }
 
@@ -2755,36 +2775,28 @@ fn g049_gradient() {
 #[differentiable]
 fn g050(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (b).logsumexp_axis::<1>();
-    let k2: Tensor![f64; 2] = Tensor::rand_uniform(386, -1.0, 1.0);
-    let v3 = ((&v1) + (((a).mean() * &k2)));
-    let v4 = (((&v3) + 0.25).relu()).maximum(&((&v3) * 3.0).round());
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v1).square()).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let v6 = ((&v1).square() + 1.0).pow(&(&v5).tanh());
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(227, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(480, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((b).mean() * &k2)).tanh() * 0.2 + &k3)).log_abs_det();
+    let v5 = (&v1).mean_axis::<0>();
+    let v6 = ((a) * 1.5).gelu();
+    let k7: Tensor![f64] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(324, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(972, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g050_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (b).logsumexp_axis::<1>();
-    let k2: Tensor![f64; 2] = Tensor::rand_uniform(386, -1.0, 1.0);
-    let v3 = ((&v1) + (((a).mean() * &k2)));
-    let v4 = (((&v3) + 0.25).relu()).maximum(&((&v3) * 3.0).round());
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v1).square()).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let v6 = ((&v1).square() + 1.0).pow(&(&v5).tanh());
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(227, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(480, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((b).mean() * &k2)).tanh() * 0.2 + &k3)).log_abs_det();
+    let v5 = (&v1).mean_axis::<0>();
+    let v6 = ((a) * 1.5).gelu();
+    let k7: Tensor![f64] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(324, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(972, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -2809,7 +2821,7 @@ fn g050_gradient() {
 #[differentiable]
 fn g051(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 2, 4]) -> f64 {
     let v1 = (&m.norm[0]).logsumexp_keepdim::<0>();
-    let v2 = ((&m.layers[0].bias) - (&m.layers[1].bias));
+    let v2 = ((&m.layers[0].bias) + (&m.layers[1].bias));
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(685, -1.0, 1.0);
     let v4 = m.layers[0].forward(&((&v2) + &k3));
     let mut v5 = v4.clone();
@@ -2827,7 +2839,7 @@ fn g051(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 2, 4]) -> f64 {
 
 fn g051_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v1 = (&m.norm[0]).logsumexp_keepdim::<0>();
-    let v2 = ((&m.layers[0].bias) - (&m.layers[1].bias));
+    let v2 = ((&m.layers[0].bias) + (&m.layers[1].bias));
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(685, -1.0, 1.0);
     let v4 = m.layers[0].forward(&((&v2) + &k3));
     let mut v5 = v4.clone();
@@ -2870,32 +2882,26 @@ fn g051_gradient() {
 fn g052(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
     let v2 = ((a).softmax::<1>() * &k1);
-    let v3 = ((b) * (&v2));
+    let v3 = ((b) - (&v2));
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = m5.select(&v2, &v3);
-    let v7 = ((&v6).reshape::<Shape![3]>()).sum_keepdim::<0>();
-    let mut v8 = v7.clone();
-    for _ in 0..4 {
-        v8 = (((&v8 * &v7) * 1.5).gelu()).tanh() + &v7 * 0.5;
-    }
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(315, -1.0, 1.0);
+    let v7 = (((&v6).logsumexp_keepdim::<1>()) * 1.5).gelu_tanh();
+    let v8 = (&v7).asinh();
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(717, -1.0, 1.0);
     ((&v8 * &k9).sum()).item()
 }
 
 fn g052_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
     let v2 = ((a).softmax::<1>() * &k1);
-    let v3 = ((b) * (&v2));
+    let v3 = ((b) - (&v2));
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = Var::select(&m5, &v2, &v3);
-    let v7 = ((&v6).reshape::<Shape![3]>()).sum_keepdim::<0>();
-    let mut v8 = v7.clone();
-    for _ in 0..4 {
-        v8 = (((&v8 * &v7) * 1.5).gelu()).tanh() + &v7 * 0.5;
-    }
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(315, -1.0, 1.0);
+    let v7 = (((&v6).logsumexp_keepdim::<1>()) * 1.5).gelu_tanh();
+    let v8 = (&v7).asinh();
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(717, -1.0, 1.0);
     (&v8 * &k9).sum()
 }
 
@@ -2922,22 +2928,22 @@ fn g052_gradient() {
 fn g053(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
     let v2 = ((c).log_softmax::<0>() * &k1);
-    let v3 = ((b) / ((&v2).square() + 1.0));
-    let v4 = (&v3).sum_axis::<2>();
-    let v5 = (a).sin();
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(424, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let v3 = ((b) * (&v2));
+    let v4 = (&v3).tanh();
+    let v5 = (-(a));
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(424, -1.0, 1.0);
     ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g053_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
     let v2 = ((c).log_softmax::<0>() * &k1);
-    let v3 = ((b) / ((&v2).square() + 1.0));
-    let v4 = (&v3).sum_axis::<2>();
-    let v5 = (a).sin();
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(424, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let v3 = ((b) * (&v2));
+    let v4 = (&v3).tanh();
+    let v5 = (-(a));
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(424, -1.0, 1.0);
     (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
@@ -2969,28 +2975,24 @@ fn g054(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).transpose::<1, 2>();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let v4 = (-(((&m.fc1.weight).mean() * &k3)));
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
-    let v6 = m.fc1.forward(&((&v2).mean() * &k5));
-    let v7 = (a).cos();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(974, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(86, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v4 = ((((&m.fc1.weight).mean() * &k3)) / ((a).square() + 1.0));
+    let v5 = m.fc2.forward(&m.fc1.weight);
+    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(724, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g054_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).transpose::<1, 2>();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let v4 = (-(((&m.fc1.weight).mean() * &k3)));
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
-    let v6 = m.fc1.forward(&((&v2).mean() * &k5));
-    let v7 = (a).cos();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(974, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(86, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v4 = ((((&m.fc1.weight).mean() * &k3)) / ((a).square() + 1.0));
+    let v5 = m.fc2.forward(&m.fc1.weight);
+    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(724, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -3020,29 +3022,41 @@ fn g054_gradient() {
 fn g055(a: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).t();
-    let v3 = ((&v2).square() + 1.0).pow(&(&v2).tanh());
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(383, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(428, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v3, &((&v3) + &k4));
-    let v8 = (&v2).broadcast_to::<Shape![2, 3, 3]>();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(375, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v3 = (-(&v2));
+    let mut v4 = a.clone();
+    for _ in 0..2 {
+        v4 = (((&v4 * a).square() + 1.0).sqrt()).tanh() + a * 0.5;
+    }
+    let mut v5 = v4.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((-(&v5 * a))).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(157, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g055_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).t();
-    let v3 = ((&v2).square() + 1.0).pow(&(&v2).tanh());
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(383, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(428, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v3, &((&v3) + &k4));
-    let v8 = (&v2).broadcast_to::<Shape![2, 3, 3]>();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(375, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let v3 = (-(&v2));
+    let mut v4 = a.clone();
+    for _ in 0..2 {
+        v4 = (((&v4 * a).square() + 1.0).sqrt()).tanh() + a * 0.5;
+    }
+    let mut v5 = v4.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((-(&v5 * a))).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(157, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -3065,7 +3079,7 @@ fn g056(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).flip::<0>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(193, -1.0, 1.0);
     let k3: Tensor![f64; 4] = Tensor::rand_uniform(134, -1.0, 1.0);
-    let v4 = (((b).mean() * &k2)).maximum(&((&v1).mean() * &k3));
+    let v4 = ((((b).mean() * &k2)).square() + 1.0).pow(&(((&v1).mean() * &k3)).tanh());
     let mut v5 = v4.clone();
     for _ in 0..2 {
         v5 = ((&v5 * &v4).tanh().exp()).tanh() + &v4 * 0.5;
@@ -3079,7 +3093,7 @@ fn g056_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()
     let v1 = (a).flip::<0>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(193, -1.0, 1.0);
     let k3: Tensor![f64; 4] = Tensor::rand_uniform(134, -1.0, 1.0);
-    let v4 = (((b).mean() * &k2)).maximum(&((&v1).mean() * &k3));
+    let v4 = ((((b).mean() * &k2)).square() + 1.0).pow(&(((&v1).mean() * &k3)).tanh());
     let mut v5 = v4.clone();
     for _ in 0..2 {
         v5 = ((&v5 * &v4).tanh().exp()).tanh() + &v4 * 0.5;
@@ -3111,14 +3125,14 @@ fn g056_gradient() {
 #[differentiable]
 fn g057(a: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).slice::<0, 1, 2>();
-    let v2 = (&v1).minimum(&v1);
+    let v2 = (&v1).maximum(&v1);
     let k3: Tensor![f64; 2] = Tensor::rand_uniform(261, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g057_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).slice::<0, 1, 2>();
-    let v2 = (&v1).minimum(&v1);
+    let v2 = (&v1).maximum(&v1);
     let k3: Tensor![f64; 2] = Tensor::rand_uniform(261, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
@@ -3141,30 +3155,22 @@ fn g057_gradient() {
 #[differentiable]
 fn g058(m: &Net, a: &Tensor![f64; 3]) -> f64 {
     let v1 = (&m.gain).pad::<0, 2, 1, 6>();
-    let v2 = (&m.gain).maximum_scalar(0.1);
-    let v3 = m.fc2.forward(&m.fc1.weight);
-    let v4 = if a.detach().sum().item() > 0.0 { ((&m.fc1.bias).square() + 1.0).ln() } else { ((&m.fc1.bias).square() + 1.0).sqrt() };
-    let v5 = (a).square();
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(512, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(440, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(844, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(295, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(239, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum()).item()
+    let v2 = (&m.gain).minimum(a);
+    let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh() } else { (m.fc2.forward(&m.fc1.weight)).tanh().powf(3.0) };
+    let v4 = (((&v3).square() + 1.0).sqrt()).maximum(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 1, 1, 1, 3, 1>(&(&v1).reshape::<Shape![1, 1, 1, 6]>()).reshape::<Shape![3, 1]>());
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(539, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g058_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (&m.gain).pad::<0, 2, 1, 6>();
-    let v2 = (&m.gain).maximum_scalar(0.1);
-    let v3 = m.fc2.forward(&m.fc1.weight);
-    let v4 = if a.detach().sum().item() > 0.0 { ((&m.fc1.bias).square() + 1.0).ln() } else { ((&m.fc1.bias).square() + 1.0).sqrt() };
-    let v5 = (a).square();
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(512, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(440, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(844, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(295, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(239, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum()
+    let v2 = (&m.gain).minimum(a);
+    let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh() } else { (m.fc2.forward(&m.fc1.weight)).tanh().powf(3.0) };
+    let v4 = (((&v3).square() + 1.0).sqrt()).maximum(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 1, 1, 1, 3, 1>(&(&v1).reshape::<Shape![1, 1, 1, 6]>()).reshape::<Shape![3, 1]>());
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(539, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -3190,20 +3196,20 @@ fn g058_gradient() {
 fn g059(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 2, 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(328, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).permute::<2, 1, 0>();
-    let v3 = (a).minimum_scalar(-0.1);
-    let v4 = (((&v3) * ((&v2).mean()))).reshape::<Shape![1, 1, 4, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((c) * 1.5).gelu_tanh()).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![1, 1]>();
-    let v5 = (&v4).max();
-    let k6: Tensor![f64] = Tensor::rand_uniform(243, -1.0, 1.0);
+    let v3 = (a).maximum_scalar(0.1);
+    let v4 = (((&v3) * ((&v2).mean()))).reshape::<Shape![1, 1, 4, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&((c).tanh()).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![1, 1]>();
+    let v5 = (&v4).tanh();
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(243, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g059_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(328, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).permute::<2, 1, 0>();
-    let v3 = (a).minimum_scalar(-0.1);
-    let v4 = (((&v3) * ((&v2).mean()))).reshape::<Shape![1, 1, 4, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((c) * 1.5).gelu_tanh()).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![1, 1]>();
-    let v5 = (&v4).max();
-    let k6: Tensor![f64] = Tensor::rand_uniform(243, -1.0, 1.0);
+    let v3 = (a).maximum_scalar(0.1);
+    let v4 = (((&v3) * ((&v2).mean()))).reshape::<Shape![1, 1, 4, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&((c).tanh()).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![1, 1]>();
+    let v5 = (&v4).tanh();
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(243, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -3233,21 +3239,21 @@ fn g059_gradient() {
 #[differentiable]
 fn g060(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (a).cross_entropy(&[2usize, 0usize]);
-    let v2 = (c).mse(c);
-    let v3 = (b).tanh();
-    let k4: Tensor![f64] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(947, -1.0, 1.0);
+    let v2 = (c).minimum_scalar(-0.1);
+    let v3 = ((b).square() + 1.0).recip();
+    let k4: Tensor![f64] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(996, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g060_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).cross_entropy(&[2usize, 0usize]);
-    let v2 = (c).mse(c);
-    let v3 = (b).tanh();
-    let k4: Tensor![f64] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(947, -1.0, 1.0);
+    let v2 = (c).minimum_scalar(-0.1);
+    let v3 = ((b).square() + 1.0).recip();
+    let k4: Tensor![f64] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(996, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
@@ -3277,34 +3283,44 @@ fn g060_gradient() {
 #[differentiable]
 fn g061(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (&m.head.bias).gather::<0, 4>(&[0, 0, 0, 2]);
-    let v2 = (a).matmul(&(b).t());
+    let v2 = (&m.blocks[1].weight).mse(&m.blocks[1].weight);
     let mut v3 = m.blocks[1].weight.clone();
     for i in 0..3 {
-        let layer = &m.blocks[i];
-        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[1].weight * 0.25;
     }
-    let v4 = (&m.head.weight).tanh().powf(3.0);
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(127, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(992, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(275, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(195, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(512, -1.0, 1.0);
+    let v5 = ((m.head.forward(&((&v2) + &k4))) * 1.5).gelu();
+    let v6 = ((a) * 1.5).gelu();
+    let v7 = (b).square();
+    let v8 = ((&m.head.weight).square() + 1.0).ln();
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(775, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(191, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(717, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(131, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
+    let k14: Tensor![f64; 3, 4] = Tensor::rand_uniform(53, -1.0, 1.0);
+    ((&v1 * &k9).sum() + (&v3 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()).item()
 }
 
 fn g061_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (&m.head.bias).gather::<0, 4>(&[0, 0, 0, 2]);
-    let v2 = (a).matmul(&(b).t());
+    let v2 = (&m.blocks[1].weight).mse(&m.blocks[1].weight);
     let mut v3 = m.blocks[1].weight.clone();
     for i in 0..3 {
-        let layer = &m.blocks[i];
-        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[1].weight * 0.25;
     }
-    let v4 = (&m.head.weight).tanh().powf(3.0);
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(127, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(992, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(275, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(195, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(512, -1.0, 1.0);
+    let v5 = ((m.head.forward(&((&v2) + &k4))) * 1.5).gelu();
+    let v6 = ((a) * 1.5).gelu();
+    let v7 = (b).square();
+    let v8 = ((&m.head.weight).square() + 1.0).ln();
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(775, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(191, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(717, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(131, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
+    let k14: Tensor![f64; 3, 4] = Tensor::rand_uniform(53, -1.0, 1.0);
+    (&v1 * &k9).sum() + (&v3 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()
 }
 
 #[test]
@@ -3333,36 +3349,32 @@ fn g061_gradient() {
 #[differentiable]
 fn g062(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (b).cast::<f64>();
-    let v2 = (a).tanh().exp();
-    let v3 = (b).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![1, 2]>();
-    let mut v4 = v3.clone();
-    for _ in 0..2 {
-        v4 = (((&v4 * &v3) * 1.5).gelu()).tanh() + &v3 * 0.5;
+    let v2 = (a).matmul(&(c).t());
+    let mut v3 = v1.clone();
+    for _ in 0..4 {
+        v3 = ((&v3 * b).softplus()).tanh() + &v1 * 0.5;
     }
-    let v5 = (c).dropout(0.25, 675);
-    let v6 = ((&v3).var()).maximum(&(&v2).gather::<1, 3>(&[0, 2, 2]));
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(323, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(998, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(855, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(849, -1.0, 1.0);
+    let v5 = (((c) * (&v2))).matmul(&k4);
+    let v6 = if c.detach().sum().item() < 0.0 { (&v5).square() } else { (&v5).sin() };
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(405, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g062_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (b).cast::<f64>();
-    let v2 = (a).tanh().exp();
-    let v3 = (b).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![1, 2]>();
-    let mut v4 = v3.clone();
-    for _ in 0..2 {
-        v4 = (((&v4 * &v3) * 1.5).gelu()).tanh() + &v3 * 0.5;
+    let v2 = (a).matmul(&(c).t());
+    let mut v3 = v1.clone();
+    for _ in 0..4 {
+        v3 = ((&v3 * b).softplus()).tanh() + &v1 * 0.5;
     }
-    let v5 = (c).dropout(0.25, 675);
-    let v6 = ((&v3).var()).maximum(&(&v2).gather::<1, 3>(&[0, 2, 2]));
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(323, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(998, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(855, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(849, -1.0, 1.0);
+    let v5 = (((c) * (&v2))).matmul(&k4);
+    let v6 = if c.detach().sum().item() < 0.0 { (&v5).square() } else { (&v5).sin() };
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(405, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -3392,7 +3404,7 @@ fn g062_gradient() {
 fn g063(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).reshape::<Shape![12]>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(406, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).tanh().exp2();
+    let v3 = (((&v1).mean() * &k2)).tanh().exp();
     let v4 = (-(b));
     let k5: Tensor![f64; 4] = Tensor::rand_uniform(694, -1.0, 1.0);
     let k6: Tensor![f64; 3] = Tensor::rand_uniform(729, -1.0, 1.0);
@@ -3402,7 +3414,7 @@ fn g063(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3]) -> f64 {
 fn g063_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![12]>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(406, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).tanh().exp2();
+    let v3 = (((&v1).mean() * &k2)).tanh().exp();
     let v4 = (-(b));
     let k5: Tensor![f64; 4] = Tensor::rand_uniform(694, -1.0, 1.0);
     let k6: Tensor![f64; 3] = Tensor::rand_uniform(729, -1.0, 1.0);
@@ -3432,20 +3444,20 @@ fn g063_gradient() {
 fn g064(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(53, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 4]>();
-    let v3 = ((&v2).square() + 1.0).ln();
+    let v3 = (&v2).tanh().exp2();
     let v4 = (&v3).maximum(&v3);
-    let v5 = (((&v4).dropout(0.25, 124)) * ((((&v3) * ((a).mean()))).mean()));
-    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(707, -1.0, 1.0);
+    let v5 = (((&v4).tanh()) * ((((&v4) * ((&v4).mean()))).mean()));
+    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g064_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(53, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 4]>();
-    let v3 = ((&v2).square() + 1.0).ln();
+    let v3 = (&v2).tanh().exp2();
     let v4 = (&v3).maximum(&v3);
-    let v5 = (((&v4).dropout(0.25, 124)) * ((((&v3) * ((a).mean()))).mean()));
-    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(707, -1.0, 1.0);
+    let v5 = (((&v4).tanh()) * ((((&v4) * ((&v4).mean()))).mean()));
+    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -3468,7 +3480,7 @@ fn g064_gradient() {
 fn g065(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).concat::<0, 6, _>(&m.proj.weight);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(7, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).log2();
+    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).ln();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(510, -1.0, 1.0);
     let v5 = (m.proj.forward(&((&v3) + &k4))).square();
     let v6 = (b).tanh();
@@ -3480,7 +3492,7 @@ fn g065(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
 fn g065_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).concat::<0, 6, _>(&m.proj.weight);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(7, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).log2();
+    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).ln();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(510, -1.0, 1.0);
     let v5 = (m.proj.forward(&((&v3) + &k4))).square();
     let v6 = (b).tanh();
@@ -3515,9 +3527,9 @@ fn g065_gradient() {
 #[differentiable]
 fn g066(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 4]) -> f64 {
     let v1 = (b).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
-    let v2 = ((a).square() + 1.0).sqrt();
+    let v2 = ((a).square() + 1.0).log2();
     let v3 = if b.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * (&v1)) };
-    let v4 = (&v3).tanh().powi(3);
+    let v4 = ((&v3).tanh() * 0.9).acos();
     let v5 = (&v3).maximum(&v4);
     let mut v6 = v5.clone();
     for i in 0..3 {
@@ -3532,9 +3544,9 @@ fn g066(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 4]) -> f64 {
 
 fn g066_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (b).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
-    let v2 = ((a).square() + 1.0).sqrt();
+    let v2 = ((a).square() + 1.0).log2();
     let v3 = if b.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * (&v1)) };
-    let v4 = (&v3).tanh().powi(3);
+    let v4 = ((&v3).tanh() * 0.9).acos();
     let v5 = (&v3).maximum(&v4);
     let mut v6 = v5.clone();
     for i in 0..3 {
@@ -3569,9 +3581,9 @@ fn g066_gradient() {
 #[differentiable]
 fn g067(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
-    let v2 = ((a).square() + 1.0).recip();
-    let v3 = (&v1).tanh();
-    let v4 = (((&v3).tanh()) * 3.0).round();
+    let v2 = ((a).square() + 1.0).sqrt();
+    let v3 = ((&v1).square() + 1.0).log2();
+    let v4 = (((&v3) * 3.0).round()).min();
     let mut v5 = v3.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -3579,16 +3591,16 @@ fn g067(a: &Tensor![f64; 3, 4]) -> f64 {
         }
         v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = (((&v4) * ((&v2).mean()))).atan2(&(((&v5).tanh()).square() + 0.5));
+    let v6 = (((&v4) * ((&v2).mean()))).atan2(&(((&v5).tanh().tan()).square() + 0.5));
     let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(537, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g067_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
-    let v2 = ((a).square() + 1.0).recip();
-    let v3 = (&v1).tanh();
-    let v4 = (((&v3).tanh()) * 3.0).round();
+    let v2 = ((a).square() + 1.0).sqrt();
+    let v3 = ((&v1).square() + 1.0).log2();
+    let v4 = (((&v3) * 3.0).round()).min();
     let mut v5 = v3.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -3596,7 +3608,7 @@ fn g067_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
         }
         v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = (((&v4) * ((&v2).mean()))).atan2(&(((&v5).tanh()).square() + 0.5));
+    let v6 = (((&v4) * ((&v2).mean()))).atan2(&(((&v5).tanh().tan()).square() + 0.5));
     let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(537, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
@@ -3619,7 +3631,7 @@ fn g067_gradient() {
 #[differentiable]
 fn g068(m: &Res, a: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (a).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&m.layers[0].bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 5]>();
-    let v2 = (&m.norm[1]).square();
+    let v2 = ((&m.norm[1]).square() + 1.0).recip();
     let mut v3 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3642,7 +3654,7 @@ fn g068(m: &Res, a: &Tensor![f64; 3, 3]) -> f64 {
 
 fn g068_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&m.layers[0].bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 5]>();
-    let v2 = (&m.norm[1]).square();
+    let v2 = ((&m.norm[1]).square() + 1.0).recip();
     let mut v3 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3687,10 +3699,10 @@ fn g069(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
     let m2 = k1.gt_scalar(0.0);
     let v3 = m2.select(a, b);
-    let v4 = (a).sin();
-    let v5 = (((b).abs()) / (((&v4).hypot(&((&v3).square() + 0.5))).square() + 1.0));
-    let v6 = (((&v5).square() + 1.0).sqrt()).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(((&v3).square() + 1.0).pow(&(&v5).tanh())).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(982, -1.0, 1.0);
+    let v4 = (a).square();
+    let v5 = (((b).tanh().powf(3.0)) / (((&v3).tanh().expm1()).square() + 1.0));
+    let v6 = (((&v4).pad::<1, 1, 0, 4>()) * ((((&v5).square() + 1.0).log2()).mean()));
+    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(968, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
@@ -3698,10 +3710,10 @@ fn g069_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64,
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
     let m2 = k1.gt_scalar(0.0);
     let v3 = Var::select(&m2, a, b);
-    let v4 = (a).sin();
-    let v5 = (((b).abs()) / (((&v4).hypot(&((&v3).square() + 0.5))).square() + 1.0));
-    let v6 = (((&v5).square() + 1.0).sqrt()).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(((&v3).square() + 1.0).pow(&(&v5).tanh())).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(982, -1.0, 1.0);
+    let v4 = (a).square();
+    let v5 = (((b).tanh().powf(3.0)) / (((&v3).tanh().expm1()).square() + 1.0));
+    let v6 = (((&v4).pad::<1, 1, 0, 4>()) * ((((&v5).square() + 1.0).log2()).mean()));
+    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(968, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -3727,7 +3739,7 @@ fn g069_gradient() {
 #[differentiable]
 fn g070(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (a).dropout(0.25, 449);
-    let v2 = (&v1).cos();
+    let v2 = (&v1).sin();
     let mut v3 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -3743,7 +3755,7 @@ fn g070(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
 
 fn g070_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (a).dropout(0.25, 449);
-    let v2 = (&v1).cos();
+    let v2 = (&v1).sin();
     let mut v3 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -3780,8 +3792,8 @@ fn g070_gradient() {
 fn g071(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(783, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v3 = (&v2).tanh();
-    let v4 = (&v3).tanh();
+    let v3 = (&v2).cos();
+    let v4 = (&v3).cos();
     let mut v5 = v4.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3805,8 +3817,8 @@ fn g071(a: &Tensor![f64]) -> f64 {
 fn g071_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(783, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v3 = (&v2).tanh();
-    let v4 = (&v3).tanh();
+    let v3 = (&v2).cos();
+    let v4 = (&v3).cos();
     let mut v5 = v4.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3846,7 +3858,7 @@ fn g071_gradient() {
 fn g072(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
     let v1 = (a).reshape::<Shape![1, 1, 2, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let v3 = (((&m.proj.bias) + &k2)).sigmoid();
+    let v3 = (((&m.proj.bias) + &k2)).tanh();
     let v4 = m.layers[0].forward(&v3);
     let mut v5 = v3.clone();
     for i in 0..2 {
@@ -3861,7 +3873,7 @@ fn g072(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
 fn g072_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![1, 1, 2, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let v3 = (((&m.proj.bias) + &k2)).sigmoid();
+    let v3 = (((&m.proj.bias) + &k2)).tanh();
     let v4 = m.layers[0].forward(&v3);
     let mut v5 = v3.clone();
     for i in 0..2 {
@@ -3896,7 +3908,7 @@ fn g072_gradient() {
 fn g073(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(930, -1.0, 1.0);
     let v2 = (((b) + &k1)).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v3 = ((&v2) + 0.25).relu();
+    let v3 = (&v2).sigmoid();
     let mut v4 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -3913,7 +3925,7 @@ fn g073(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
 fn g073_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(930, -1.0, 1.0);
     let v2 = (((b) + &k1)).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v3 = ((&v2) + 0.25).relu();
+    let v3 = (&v2).sigmoid();
     let mut v4 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -3950,28 +3962,28 @@ fn g073_gradient() {
 fn g074(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v3 = ((c) * 1.5).gelu();
+    let v3 = ((c) + 0.25).relu();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(44, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = m5.select(&v2, c);
-    let v7 = ((b).tanh() * 0.9).acos();
+    let v7 = (b).broadcast_to::<Shape![2]>();
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(459, -1.0, 1.0);
     let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(397, -1.0, 1.0);
+    let k10: Tensor![f64; 2] = Tensor::rand_uniform(397, -1.0, 1.0);
     ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g074_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v3 = ((c) * 1.5).gelu();
+    let v3 = ((c) + 0.25).relu();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(44, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = Var::select(&m5, &v2, c);
-    let v7 = ((b).tanh() * 0.9).acos();
+    let v7 = (b).broadcast_to::<Shape![2]>();
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(459, -1.0, 1.0);
     let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(397, -1.0, 1.0);
+    let k10: Tensor![f64; 2] = Tensor::rand_uniform(397, -1.0, 1.0);
     (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
@@ -4002,7 +4014,7 @@ fn g074_gradient() {
 fn g075(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((&m.fc1.weight) * 1.5).gelu_tanh();
+    let v3 = ((&m.fc1.weight) * 1.5).gelu();
     let v4 = (m.fc1.forward(a)).sin();
     let v5 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
     let v6 = ((&m.fc2.weight) * 1.5).gelu();
@@ -4017,7 +4029,7 @@ fn g075(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
 fn g075_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((&m.fc1.weight) * 1.5).gelu_tanh();
+    let v3 = ((&m.fc1.weight) * 1.5).gelu();
     let v4 = (m.fc1.forward(a)).sin();
     let v5 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
     let v6 = ((&m.fc2.weight) * 1.5).gelu();
@@ -4056,7 +4068,7 @@ fn g075_gradient() {
 fn g076(a: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(123, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
-    let v3 = ((&v2) * 1.5).gelu_erf();
+    let v3 = ((&v2) * 1.5).gelu_tanh();
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
@@ -4064,7 +4076,7 @@ fn g076(a: &Tensor![f64; 2, 1]) -> f64 {
 fn g076_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(123, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
-    let v3 = ((&v2) * 1.5).gelu_erf();
+    let v3 = ((&v2) * 1.5).gelu_tanh();
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
@@ -4089,9 +4101,9 @@ fn g077(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(802, -1.0, 1.0);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(913, -1.0, 1.0);
     let v3 = ((((a) + &k1)).layer_norm(1e-5) * &k2);
-    let v4 = ((a) * 1.5).erf();
+    let v4 = ((a) * 1.5).gelu_erf();
     let v5 = (((&v4) * ((&v3).mean()))).maximum(&(a).tanh());
-    let v6 = ((&v4).tanh()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v5) * 1.5).gelu()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v6 = ((&v4).square().log1p()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v5) * 1.5).erfc()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
     let k7: Tensor![f64; 1] = Tensor::rand_uniform(369, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
@@ -4100,9 +4112,9 @@ fn g077_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(802, -1.0, 1.0);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(913, -1.0, 1.0);
     let v3 = ((((a) + &k1)).layer_norm(1e-5) * &k2);
-    let v4 = ((a) * 1.5).erf();
+    let v4 = ((a) * 1.5).gelu_erf();
     let v5 = (((&v4) * ((&v3).mean()))).maximum(&(a).tanh());
-    let v6 = ((&v4).tanh()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v5) * 1.5).gelu()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v6 = ((&v4).square().log1p()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v5) * 1.5).erfc()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
     let k7: Tensor![f64; 1] = Tensor::rand_uniform(369, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
@@ -4127,28 +4139,26 @@ fn g078(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(507, -1.0, 1.0);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
     let v3 = ((((a) + &k1)).batch_norm(1e-5) * &k2);
-    let v4 = ((&v3) * 1.5).erfc();
-    let v5 = (((&v4).sigmoid()) * (((&v3).max_axis::<1>()).mean()));
-    let mut v6 = v5.clone();
-    for _ in 0..1 {
-        v6 = ((&v6 * b).square()).tanh() + &v5 * 0.5;
-    }
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(813, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v4 = ((&v3) * 1.5).erf();
+    let v5 = (((&v4).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>()).square() + 1.0).pow(&((b).tanh()).tanh());
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(623, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(413, -1.0, 1.0);
+    let v8 = ((&v5).matmul(&k6)).matmul(&k7);
+    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(505, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g078_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(507, -1.0, 1.0);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
     let v3 = ((((a) + &k1)).batch_norm(1e-5) * &k2);
-    let v4 = ((&v3) * 1.5).erfc();
-    let v5 = (((&v4).sigmoid()) * (((&v3).max_axis::<1>()).mean()));
-    let mut v6 = v5.clone();
-    for _ in 0..1 {
-        v6 = ((&v6 * b).square()).tanh() + &v5 * 0.5;
-    }
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(813, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v4 = ((&v3) * 1.5).erf();
+    let v5 = (((&v4).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>()).square() + 1.0).pow(&((b).tanh()).tanh());
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(623, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(413, -1.0, 1.0);
+    let v8 = ((&v5).matmul(&k6)).matmul(&k7);
+    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(505, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -4173,7 +4183,7 @@ fn g078_gradient() {
 #[differentiable]
 fn g079(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
     let v1 = (b).tanh().tan();
-    let v2 = (b).abs();
+    let v2 = ((b) * 1.5).erfc();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(463, -1.0, 1.0);
     let v4 = if b.detach().sum().item() > 0.0 { (m.layers[1].forward(&((&v1) + &k3))).tanh() } else { (m.layers[1].forward(&((&v1) + &k3))).tanh().powf(3.0) };
     let v5 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2) * (&v1)) };
@@ -4190,7 +4200,7 @@ fn g079(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
 
 fn g079_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).tanh().tan();
-    let v2 = (b).abs();
+    let v2 = ((b) * 1.5).erfc();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(463, -1.0, 1.0);
     let v4 = if b.detach().sum().item() > 0.0 { (m.layers[1].forward(&((&v1) + &k3))).tanh() } else { (m.layers[1].forward(&((&v1) + &k3))).tanh().powf(3.0) };
     let v5 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2) * (&v1)) };
@@ -4231,7 +4241,7 @@ fn g079_gradient() {
 #[differentiable]
 fn g080(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = ((a).tanh() * 0.9).asin();
-    let v2 = (b).softplus();
+    let v2 = (b).abs();
     let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
     let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(793, -1.0, 1.0);
     ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
@@ -4239,7 +4249,7 @@ fn g080(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
 
 fn g080_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = ((a).tanh() * 0.9).asin();
-    let v2 = (b).softplus();
+    let v2 = (b).abs();
     let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
     let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(793, -1.0, 1.0);
     (&v1 * &k3).sum() + (&v2 * &k4).sum()
@@ -4269,7 +4279,7 @@ fn g081(a: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(206, -1.0, 1.0);
     let v2 = ((((a).mean() * &k1)).tanh() * 0.9).acos();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(529, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).silu();
+    let v4 = (((&v2) + &k3)).softplus();
     let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
     ((&v4 * &k5).sum()).item()
 }
@@ -4278,7 +4288,7 @@ fn g081_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(206, -1.0, 1.0);
     let v2 = ((((a).mean() * &k1)).tanh() * 0.9).acos();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(529, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).silu();
+    let v4 = (((&v2) + &k3)).softplus();
     let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
     (&v4 * &k5).sum()
 }
@@ -4302,31 +4312,35 @@ fn g081_gradient() {
 fn g082(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (a).atan();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(166, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).tanh().powf(3.0);
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(580, -1.0, 1.0);
-    let v5 = ((m.layers[1].forward(&((&m.layers[1].bias) + &k4))) * 1.5).gelu();
-    let v6 = (m.layers[0].forward(&m.layers[0].weight)).tanh();
-    let v7 = (-(b));
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(414, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(968, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(672, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v3 = (((&v1) + &k2)).silu();
+    let mut v4 = m.layers[0].weight.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let v6 = ((((&v3) * ((&m.layers[1].bias).mean()))) * ((((&v4).batch_norm(1e-5) * &k5)).mean()));
+    let v7 = (b).softplus();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g082_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (a).atan();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(166, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).tanh().powf(3.0);
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(580, -1.0, 1.0);
-    let v5 = ((m.layers[1].forward(&((&m.layers[1].bias) + &k4))) * 1.5).gelu();
-    let v6 = (m.layers[0].forward(&m.layers[0].weight)).tanh();
-    let v7 = (-(b));
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(414, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(968, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(672, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v3 = (((&v1) + &k2)).silu();
+    let mut v4 = m.layers[0].weight.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let v6 = ((((&v3) * ((&m.layers[1].bias).mean()))) * ((((&v4).batch_norm(1e-5) * &k5)).mean()));
+    let v7 = (b).softplus();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -4356,33 +4370,27 @@ fn g082_gradient() {
 fn g083(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (b).tanh().sinh();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).tanh().powi(3);
-    let v4 = (&v3).broadcast_to::<Shape![2, 3, 4]>();
-    let v5 = ((&v1) * ((&v4).mean()));
-    let v6 = if c.detach().sum().item() > 0.0 { (&v5).softplus() } else { ((&v5) * (b)) };
-    let v7 = if c.detach().sum().item() > 0.0 { (b).cos() } else { ((b) * (&v6)) };
-    let v8 = (a).tanh();
-    let v9 = ((c).square() + 1.0).recip();
-    let k10: Tensor![f64] = Tensor::rand_uniform(897, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(923, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
-    ((&v7 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
+    let v3 = ((((&v1) + &k2)).square() + 1.0).powf(-0.5);
+    let v4 = if c.detach().sum().item() > 0.0 { (c).tanh() } else { ((c) * (a)) };
+    let v5 = if c.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { (&v4).tanh() };
+    let v6 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).recip() } else { ((b) * (b)) };
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(905, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(796, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g083_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (b).tanh().sinh();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).tanh().powi(3);
-    let v4 = (&v3).broadcast_to::<Shape![2, 3, 4]>();
-    let v5 = ((&v1) * ((&v4).mean()));
-    let v6 = if c.detach().sum().item() > 0.0 { (&v5).softplus() } else { ((&v5) * (b)) };
-    let v7 = if c.detach().sum().item() > 0.0 { (b).cos() } else { ((b) * (&v6)) };
-    let v8 = (a).tanh();
-    let v9 = ((c).square() + 1.0).recip();
-    let k10: Tensor![f64] = Tensor::rand_uniform(897, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(923, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
-    (&v7 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
+    let v3 = ((((&v1) + &k2)).square() + 1.0).powf(-0.5);
+    let v4 = if c.detach().sum().item() > 0.0 { (c).tanh() } else { ((c) * (a)) };
+    let v5 = if c.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { (&v4).tanh() };
+    let v6 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).recip() } else { ((b) * (b)) };
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(905, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(796, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -4412,22 +4420,22 @@ fn g083_gradient() {
 fn g084(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).tanh().cosh();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
-    let v3 = (((c) + &k2)).sum();
-    let v4 = (b).logsumexp();
+    let v3 = (((c) + &k2)).tanh().powi(3);
+    let v4 = (b).tanh();
     let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(484, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(576, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(540, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(576, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(540, -1.0, 1.0);
     ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g084_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).tanh().cosh();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
-    let v3 = (((c) + &k2)).sum();
-    let v4 = (b).logsumexp();
+    let v3 = (((c) + &k2)).tanh().powi(3);
+    let v4 = (b).tanh();
     let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(484, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(576, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(540, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(576, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(540, -1.0, 1.0);
     (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
@@ -4457,28 +4465,22 @@ fn g084_gradient() {
 #[differentiable]
 fn g085(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = (a).asinh();
-    let v2 = (a).sum_axis::<0>();
-    let v3 = (&v1).sum_axis::<1>();
-    let mut v4 = v2.clone();
-    for _ in 0..3 {
-        v4 = ((&v4 * &v2).cos()).tanh() + &v2 * 0.5;
-    }
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = (a).sum();
+    let v3 = (a).transpose::<0, 2>();
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(402, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(587, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(903, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g085_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = (a).asinh();
-    let v2 = (a).sum_axis::<0>();
-    let v3 = (&v1).sum_axis::<1>();
-    let mut v4 = v2.clone();
-    for _ in 0..3 {
-        v4 = ((&v4 * &v2).cos()).tanh() + &v2 * 0.5;
-    }
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = (a).sum();
+    let v3 = (a).transpose::<0, 2>();
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(402, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(587, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(903, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -4499,11 +4501,11 @@ fn g085_gradient() {
 #[differentiable]
 fn g086(m: &Net, a: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a).square() + 1.5).acosh();
-    let v2 = (&v1).sum_keepdim::<0>();
+    let v2 = (&v1).sum_axis::<0>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(542, -1.0, 1.0);
     let v4 = (m.fc2.forward(&((&v1) + &k3))).cos();
     let v5 = ((&m.fc1.bias).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(384, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(384, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
     let k8: Tensor![f64; 4] = Tensor::rand_uniform(648, -1.0, 1.0);
     ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
@@ -4511,11 +4513,11 @@ fn g086(m: &Net, a: &Tensor![f64; 4]) -> f64 {
 
 fn g086_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.5).acosh();
-    let v2 = (&v1).sum_keepdim::<0>();
+    let v2 = (&v1).sum_axis::<0>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(542, -1.0, 1.0);
     let v4 = (m.fc2.forward(&((&v1) + &k3))).cos();
     let v5 = ((&m.fc1.bias).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(384, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(384, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
     let k8: Tensor![f64; 4] = Tensor::rand_uniform(648, -1.0, 1.0);
     (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
@@ -4543,24 +4545,28 @@ fn g086_gradient() {
 #[differentiable]
 fn g087(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = ((c).tanh() * 0.9).atanh();
-    let v2 = (a).mean();
-    let k3: Tensor![f64; 1] = Tensor::rand_uniform(581, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(b, &v2);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(246, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(577, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v2 = (a).sum_keepdim::<0>();
+    let v3 = if b.detach().sum().item() > 0.0 { (c).sin() } else { ((c) * (c)) };
+    let v4 = ((b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).permute::<1, 0>();
+    let v5 = ((&v2).cos()).tanh().cosh();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(846, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(833, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g087_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = ((c).tanh() * 0.9).atanh();
-    let v2 = (a).mean();
-    let k3: Tensor![f64; 1] = Tensor::rand_uniform(581, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, b, &v2);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(246, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(577, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v5 * &k7).sum()
+    let v2 = (a).sum_keepdim::<0>();
+    let v3 = if b.detach().sum().item() > 0.0 { (c).sin() } else { ((c) * (c)) };
+    let v4 = ((b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).permute::<1, 0>();
+    let v5 = ((&v2).cos()).tanh().cosh();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(846, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(833, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -4589,38 +4595,34 @@ fn g087_gradient() {
 #[differentiable]
 fn g088(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (b).square().log1p();
-    let v2 = (a).mean_axis::<2>();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).recip() } else { ((&v1).square() + 1.0).powf(-0.5) };
-    let v4 = (&v1).silu();
-    let mut v5 = a.clone();
-    for i in 0..2 {
+    let v2 = (&v1).mean();
+    let v3 = (&v1).square().log1p();
+    let mut v4 = v2.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v4).softplus()).tanh();
+            v4 = ((&v4 * &v3).softplus()).tanh();
         }
-        v5 = &v5 - &v4 * 0.25;
+        v4 = &v4 - &v3 * 0.25;
     }
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(44, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(922, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(540, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v5 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { ((a) * (&v4)) };
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(879, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g088_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).square().log1p();
-    let v2 = (a).mean_axis::<2>();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).recip() } else { ((&v1).square() + 1.0).powf(-0.5) };
-    let v4 = (&v1).silu();
-    let mut v5 = a.clone();
-    for i in 0..2 {
+    let v2 = (&v1).mean();
+    let v3 = (&v1).square().log1p();
+    let mut v4 = v2.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v4).softplus()).tanh();
+            v4 = ((&v4 * &v3).softplus()).tanh();
         }
-        v5 = &v5 - &v4 * 0.25;
+        v4 = &v4 - &v3 * 0.25;
     }
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(44, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(922, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(540, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
+    let v5 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { ((a) * (&v4)) };
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(879, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -4646,31 +4648,43 @@ fn g088_gradient() {
 fn g089(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).tanh().expm1();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).mean_keepdim::<1>();
-    let mut v4 = v1.clone();
+    let v3 = (((&v1) + &k2)).mean_axis::<1>();
+    let mut v4 = v3.clone();
     for i in 0..2 {
-        v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
+        if i % 2 == 0 {
+            v4 = (-(m.layers[i].forward(&v4)));
+        }
+        v4 = &v4 - &m.layers[i].bias * 0.25;
     }
-    let v5 = (-(&m.proj.bias));
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(196, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(980, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let mut v5 = v1.clone();
+    for _ in 0..3 {
+        v5 = ((&v5 * &v4).tanh()).tanh() + &v1 * 0.5;
+    }
+    let v6 = (&m.proj.bias).tanh().exp();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(585, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g089_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).tanh().expm1();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).mean_keepdim::<1>();
-    let mut v4 = v1.clone();
+    let v3 = (((&v1) + &k2)).mean_axis::<1>();
+    let mut v4 = v3.clone();
     for i in 0..2 {
-        v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
+        if i % 2 == 0 {
+            v4 = (-(m.layers[i].forward(&v4)));
+        }
+        v4 = &v4 - &m.layers[i].bias * 0.25;
     }
-    let v5 = (-(&m.proj.bias));
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(196, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(980, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let mut v5 = v1.clone();
+    for _ in 0..3 {
+        v5 = ((&v5 * &v4).tanh()).tanh() + &v1 * 0.5;
+    }
+    let v6 = (&m.proj.bias).tanh().exp();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(585, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -4695,20 +4709,40 @@ fn g089_gradient() {
 #[differentiable]
 fn g090(a: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a) * 3.0).floor();
-    let v2 = (&v1).max();
-    let v3 = (&v2).sum();
-    let v4 = ((&v3).tanh()).sum();
-    let k5: Tensor![f64] = Tensor::rand_uniform(196, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v2 = (&v1).mean_keepdim::<0>();
+    let mut v3 = v2.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = (((&v3 * &v2) * 1.5).gelu()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let mut v4 = v3.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v2).softplus()).tanh() + &v3 * 0.5;
+    }
+    let v5 = ((&v4).minimum_scalar(-0.1)).minimum_scalar(-0.1);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(289, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g090_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a) * 3.0).floor();
-    let v2 = (&v1).max();
-    let v3 = (&v2).sum();
-    let v4 = ((&v3).tanh()).sum();
-    let k5: Tensor![f64] = Tensor::rand_uniform(196, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v2 = (&v1).mean_keepdim::<0>();
+    let mut v3 = v2.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = (((&v3 * &v2) * 1.5).gelu()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let mut v4 = v3.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v2).softplus()).tanh() + &v3 * 0.5;
+    }
+    let v5 = ((&v4).minimum_scalar(-0.1)).minimum_scalar(-0.1);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(289, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -4731,58 +4765,26 @@ fn g091(a: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(645, -1.0, 1.0);
     let v2 = ((((a) + &k1)) * 3.0).ceil();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(178, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).max_axis::<2>();
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + &v4 * 0.5;
-    }
-    let v6 = (a).cos();
-    let mut v7 = v6.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * a).square()).tanh();
-        }
-        v7 = &v7 - a * 0.25;
-    }
-    let mut v8 = v7.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v8 = (((&v8 * a).square() + 1.0).ln()).tanh();
-        }
-        v8 = &v8 - a * 0.25;
-    }
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(722, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(246, -1.0, 1.0);
-    ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v4 = (((&v2).mean() * &k3)).max();
+    let v5 = if a.detach().sum().item() > 0.0 { (-(&v4)) } else { ((&v4) * (&v4)) };
+    let v6 = (a).sum_keepdim::<0>();
+    let v7 = ((((&v6) * 1.5).erf()) + 0.25).relu();
+    let k8: Tensor![f64] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(944, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g091_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(645, -1.0, 1.0);
     let v2 = ((((a) + &k1)) * 3.0).ceil();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(178, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).max_axis::<2>();
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + &v4 * 0.5;
-    }
-    let v6 = (a).cos();
-    let mut v7 = v6.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * a).square()).tanh();
-        }
-        v7 = &v7 - a * 0.25;
-    }
-    let mut v8 = v7.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v8 = (((&v8 * a).square() + 1.0).ln()).tanh();
-        }
-        v8 = &v8 - a * 0.25;
-    }
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(722, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(246, -1.0, 1.0);
-    (&v5 * &k9).sum() + (&v8 * &k10).sum()
+    let v4 = (((&v2).mean() * &k3)).max();
+    let v5 = if a.detach().sum().item() > 0.0 { (-(&v4)) } else { ((&v4) * (&v4)) };
+    let v6 = (a).sum_keepdim::<0>();
+    let v7 = ((((&v6) * 1.5).erf()) + 0.25).relu();
+    let k8: Tensor![f64] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(944, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -4804,24 +4806,24 @@ fn g091_gradient() {
 fn g092(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
     let v2 = ((((b) + &k1)) * 3.0).round();
-    let v3 = (c).max_keepdim::<0>();
-    let v4 = (&v3).pad::<0, 1, 1, 3>();
-    let v5 = (a).tanh().powf(3.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(27, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(183, -1.0, 1.0);
+    let v3 = (c).max_axis::<0>();
+    let v4 = (&v3).tanh();
+    let v5 = ((a).square() + 1.0).ln();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(242, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(532, -1.0, 1.0);
     ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g092_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
     let v2 = ((((b) + &k1)) * 3.0).round();
-    let v3 = (c).max_keepdim::<0>();
-    let v4 = (&v3).pad::<0, 1, 1, 3>();
-    let v5 = (a).tanh().powf(3.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(27, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(183, -1.0, 1.0);
+    let v3 = (c).max_axis::<0>();
+    let v4 = (&v3).tanh();
+    let v5 = ((a).square() + 1.0).ln();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(242, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(532, -1.0, 1.0);
     (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
@@ -4851,24 +4853,24 @@ fn g092_gradient() {
 #[differentiable]
 fn g093(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 1]) -> f64 {
     let v1 = ((b) * 3.0).sign();
-    let v2 = (&m.blocks[0].bias).min();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(152, -1.0, 1.0);
-    let v4 = (m.blocks[0].forward(&((a) + &k3))).square();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(695, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(762, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(827, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v2 = (&m.blocks[0].bias).max_keepdim::<0>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(411, -1.0, 1.0);
+    let v4 = m.head.forward(&((&v2) + &k3));
+    let v5 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (&v1)) };
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(881, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g093_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = ((b) * 3.0).sign();
-    let v2 = (&m.blocks[0].bias).min();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(152, -1.0, 1.0);
-    let v4 = (m.blocks[0].forward(&((a) + &k3))).square();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(695, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(762, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(827, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
+    let v2 = (&m.blocks[0].bias).max_keepdim::<0>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(411, -1.0, 1.0);
+    let v4 = m.head.forward(&((&v2) + &k3));
+    let v5 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (&v1)) };
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(881, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -4898,37 +4900,25 @@ fn g093_gradient() {
 fn g094(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(332, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).clamp(-0.5, 0.5);
-    let v3 = (&v2).min_axis::<0>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
-    let mut v5 = b.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * a) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - a * 0.25;
-    }
-    let v6 = if b.detach().sum().item() > 0.0 { (&v3).square() } else { ((&v3) * (&v4)) };
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(879, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(57, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v3 = (&v2).min();
+    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(537, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(b, a);
+    let k7: Tensor![f64] = Tensor::rand_uniform(665, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(782, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g094_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(332, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).clamp(-0.5, 0.5);
-    let v3 = (&v2).min_axis::<0>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
-    let mut v5 = b.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * a) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - a * 0.25;
-    }
-    let v6 = if b.detach().sum().item() > 0.0 { (&v3).square() } else { ((&v3) * (&v4)) };
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(879, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(57, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v3 = (&v2).min();
+    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(537, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, b, a);
+    let k7: Tensor![f64] = Tensor::rand_uniform(665, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(782, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -4954,31 +4944,29 @@ fn g094_gradient() {
 fn g095(a: &Tensor![f64]) -> f64 {
     let v1 = (a).atan2(&((a).square() + 0.5));
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).min_keepdim::<1>();
+    let v3 = (((&v1) + &k2)).min_axis::<1>();
     let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v1)) };
     let mut v5 = v4.clone();
     for _ in 0..4 {
         v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v4 * 0.5;
     }
-    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(444, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(316, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v6 = (&v5).tanh().exp2();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(510, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g095_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).atan2(&((a).square() + 0.5));
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).min_keepdim::<1>();
+    let v3 = (((&v1) + &k2)).min_axis::<1>();
     let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v1)) };
     let mut v5 = v4.clone();
     for _ in 0..4 {
         v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v4 * 0.5;
     }
-    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(444, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(316, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v6 = (&v5).tanh().exp2();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(510, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -5000,31 +4988,31 @@ fn g095_gradient() {
 fn g096(m: &Net, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(716, -1.0, 1.0);
     let v2 = (&m.fc1.bias).hypot(&((((a).mean() * &k1)).square() + 0.5));
-    let v3 = (&m.fc1.bias).var();
-    let v4 = ((m.fc1.forward(a)).square() + 1.0).sqrt();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(59, -1.0, 1.0);
-    let v6 = m.fc1.forward(&((&v3) + &k5));
-    let v7 = (b).softplus();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(892, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(839, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(160, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(927, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v3 = (&m.fc1.bias).min_keepdim::<0>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let v5 = m.fc2.forward(&((&m.fc1.bias) + &k4));
+    let v6 = ((m.fc1.forward(&v5)) * 1.5).gelu();
+    let v7 = ((b) * 1.5).gelu();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(160, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(927, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(109, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(799, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g096_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(716, -1.0, 1.0);
     let v2 = (&m.fc1.bias).hypot(&((((a).mean() * &k1)).square() + 0.5));
-    let v3 = (&m.fc1.bias).var();
-    let v4 = ((m.fc1.forward(a)).square() + 1.0).sqrt();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(59, -1.0, 1.0);
-    let v6 = m.fc1.forward(&((&v3) + &k5));
-    let v7 = (b).softplus();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(892, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(839, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(160, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(927, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v3 = (&m.fc1.bias).min_keepdim::<0>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let v5 = m.fc2.forward(&((&m.fc1.bias) + &k4));
+    let v6 = ((m.fc1.forward(&v5)) * 1.5).gelu();
+    let v7 = ((b) * 1.5).gelu();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(160, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(927, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(109, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(799, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -5055,28 +5043,30 @@ fn g097(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).det();
-    let v4 = (a).var_axis::<2>();
-    let v5 = (b).square();
-    let v6 = (c).cos();
-    let k7: Tensor![f64] = Tensor::rand_uniform(880, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(94, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(653, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v4 = (a).var();
+    let v5 = ((-(&v4))).tanh().tan();
+    let v6 = if c.detach().sum().item() < 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v5)) };
+    let v7 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).powf(-0.5) } else { ((c) * (&v4)) };
+    let v8 = ((&v7) + (&v6));
+    let v9 = (b).tanh().exp();
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(828, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(503, -1.0, 1.0);
+    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g097_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).det();
-    let v4 = (a).var_axis::<2>();
-    let v5 = (b).square();
-    let v6 = (c).cos();
-    let k7: Tensor![f64] = Tensor::rand_uniform(880, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(94, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(653, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v4 = (a).var();
+    let v5 = ((-(&v4))).tanh().tan();
+    let v6 = if c.detach().sum().item() < 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v5)) };
+    let v7 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).powf(-0.5) } else { ((c) * (&v4)) };
+    let v8 = ((&v7) + (&v6));
+    let v9 = (b).tanh().exp();
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(828, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(503, -1.0, 1.0);
+    (&v8 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -5107,14 +5097,20 @@ fn g098(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> 
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(143, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).inv();
-    let v4 = (&v3).var_keepdim::<0>();
+    let v4 = (&v3).var_axis::<0>();
     let v5 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { (c).tanh() };
-    let v6 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v4)) };
-    let v7 = (((&v5).abs()) * (((&v6).flip::<0>()).mean()));
-    let v8 = (&v7).tanh();
-    let v9 = ((b) * 1.5).gelu();
-    let k10: Tensor![f64] = Tensor::rand_uniform(660, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(408, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (c)) };
+    let v7 = (((&v5).tanh()) - (((&v6).tanh() * 0.9).acos()));
+    let mut v8 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v8 = ((&v8 * &v7).tanh().powf(3.0)).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let v9 = ((b).square() + 1.0).ln();
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(556, -1.0, 1.0);
     ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
@@ -5122,14 +5118,20 @@ fn g098_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(143, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).inv();
-    let v4 = (&v3).var_keepdim::<0>();
+    let v4 = (&v3).var_axis::<0>();
     let v5 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { (c).tanh() };
-    let v6 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v4)) };
-    let v7 = (((&v5).abs()) * (((&v6).flip::<0>()).mean()));
-    let v8 = (&v7).tanh();
-    let v9 = ((b) * 1.5).gelu();
-    let k10: Tensor![f64] = Tensor::rand_uniform(660, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(408, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (c)) };
+    let v7 = (((&v5).tanh()) - (((&v6).tanh() * 0.9).acos()));
+    let mut v8 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v8 = ((&v8 * &v7).tanh().powf(3.0)).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let v9 = ((b).square() + 1.0).ln();
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(556, -1.0, 1.0);
     (&v8 * &k10).sum() + (&v9 * &k11).sum()
 }
 
@@ -5161,32 +5163,38 @@ fn g099(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) 
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((b).mean() * &k1)).tanh() * 0.2 + &k2)).solve(c);
-    let v4 = (&v3).logsumexp();
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = (((&v5 * &v4).square() + 1.0).ln()).tanh() + &v4 * 0.5;
+    let v4 = (&v3).var_keepdim::<0>();
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(586, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(543, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v4, &((&v4) + &k5));
+    let mut v9 = v4.clone();
+    for _ in 0..1 {
+        v9 = ((&v9 * &v8).softplus()).tanh() + &v4 * 0.5;
     }
-    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh() } else { (&v5).tanh().exp() };
-    let v7 = ((a) * 1.5).gelu();
-    let k8: Tensor![f64] = Tensor::rand_uniform(980, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(447, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v10 = (a).atan();
+    let k11: Tensor![f64; 1] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    ((&v9 * &k11).sum() + (&v10 * &k12).sum()).item()
 }
 
 fn g099_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((b).mean() * &k1)).tanh() * 0.2 + &k2)).solve(c);
-    let v4 = (&v3).logsumexp();
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = (((&v5 * &v4).square() + 1.0).ln()).tanh() + &v4 * 0.5;
+    let v4 = (&v3).var_keepdim::<0>();
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(586, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(543, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v4, &((&v4) + &k5));
+    let mut v9 = v4.clone();
+    for _ in 0..1 {
+        v9 = ((&v9 * &v8).softplus()).tanh() + &v4 * 0.5;
     }
-    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh() } else { (&v5).tanh().exp() };
-    let v7 = ((a) * 1.5).gelu();
-    let k8: Tensor![f64] = Tensor::rand_uniform(980, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(447, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v10 = (a).atan();
+    let k11: Tensor![f64; 1] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    (&v9 * &k11).sum() + (&v10 * &k12).sum()
 }
 
 #[test]
@@ -5214,39 +5222,31 @@ fn g099_gradient() {
 
 #[differentiable]
 fn g100(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((&m.blocks[2].weight) + (&m.blocks[2].bias));
-    let v2 = (&v1).logsumexp_axis::<0>();
-    let mut v3 = v1.clone();
+    let k1: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v2 = (((&m.blocks[2].weight).tanh() * 0.2 + &k1)).log_abs_det();
+    let v3 = (&m.blocks[2].bias).logsumexp();
+    let mut v4 = a.clone();
     for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).tanh().exp();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+        v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let v4 = (&v2).concat::<0, 6, _>(&v2);
-    let v5 = (a).tanh().exp();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(2, -1.0, 1.0);
-    let k7: Tensor![f64; 6] = Tensor::rand_uniform(121, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(640, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k5: Tensor![f64] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(759, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g100_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((&m.blocks[2].weight) + (&m.blocks[2].bias));
-    let v2 = (&v1).logsumexp_axis::<0>();
-    let mut v3 = v1.clone();
+    let k1: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v2 = (((&m.blocks[2].weight).tanh() * 0.2 + &k1)).log_abs_det();
+    let v3 = (&m.blocks[2].bias).logsumexp();
+    let mut v4 = a.clone();
     for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).tanh().exp();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+        v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let v4 = (&v2).concat::<0, 6, _>(&v2);
-    let v5 = (a).tanh().exp();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(2, -1.0, 1.0);
-    let k7: Tensor![f64; 6] = Tensor::rand_uniform(121, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(640, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k5: Tensor![f64] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(759, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -5272,18 +5272,18 @@ fn g100_gradient() {
 fn g101(a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(863, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) - (((a).mean() * &k2)));
-    let v4 = (&v3).logsumexp_keepdim::<1>();
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(415, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k1)) + (((a).mean() * &k2)));
+    let v4 = (&v3).logsumexp_axis::<1>();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(415, -1.0, 1.0);
     ((&v4 * &k5).sum()).item()
 }
 
 fn g101_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(863, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) - (((a).mean() * &k2)));
-    let v4 = (&v3).logsumexp_keepdim::<1>();
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(415, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k1)) + (((a).mean() * &k2)));
+    let v4 = (&v3).logsumexp_axis::<1>();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(415, -1.0, 1.0);
     (&v4 * &k5).sum()
 }
 
@@ -5304,21 +5304,21 @@ fn g101_gradient() {
 
 #[differentiable]
 fn g102(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((b) * (a));
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let v3 = ((b).softmax::<0>() * &k2);
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(63, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = ((b) - (a));
+    let v2 = (b).logsumexp_keepdim::<0>();
+    let v3 = if b.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v1)) };
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(895, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g102_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((b) * (a));
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let v3 = ((b).softmax::<0>() * &k2);
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(63, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = ((b) - (a));
+    let v2 = (b).logsumexp_keepdim::<0>();
+    let v3 = if b.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v1)) };
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(895, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -5344,9 +5344,9 @@ fn g102_gradient() {
 fn g103(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) / ((((&m.layers[0].weight) + &k2)).square() + 1.0));
+    let v3 = ((((a).mean() * &k1)) * (((&m.layers[0].weight) + &k2)));
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
-    let v5 = ((&v3).log_softmax::<0>() * &k4);
+    let v5 = ((&v3).softmax::<0>() * &k4);
     let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(84, -1.0, 1.0);
     let v7 = if b.detach().sum().item() > 0.0 { ((m.proj.forward(&((&v5).mean() * &k6))).square() + 1.0).sqrt() } else { (m.proj.forward(&((&v5).mean() * &k6))).tanh().exp() };
     let mut v8 = m.norm[1].clone();
@@ -5364,9 +5364,9 @@ fn g103(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
 fn g103_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) / ((((&m.layers[0].weight) + &k2)).square() + 1.0));
+    let v3 = ((((a).mean() * &k1)) * (((&m.layers[0].weight) + &k2)));
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
-    let v5 = ((&v3).log_softmax::<0>() * &k4);
+    let v5 = ((&v3).softmax::<0>() * &k4);
     let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(84, -1.0, 1.0);
     let v7 = if b.detach().sum().item() > 0.0 { ((m.proj.forward(&((&v5).mean() * &k6))).square() + 1.0).sqrt() } else { (m.proj.forward(&((&v5).mean() * &k6))).tanh().exp() };
     let mut v8 = m.norm[1].clone();
@@ -5406,25 +5406,29 @@ fn g103_gradient() {
 
 #[differentiable]
 fn g104(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (-(a));
-    let v2 = (a).transpose::<0, 2>();
-    let v3 = (&v2).flip::<0>();
-    let v4 = (b).softplus();
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(861, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 1, 2] = Tensor::rand_uniform(395, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(481, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = ((a) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(880, -1.0, 1.0);
+    let v3 = ((b).log_softmax::<0>() * &k2);
+    let v4 = (((b) * (&v3))).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 2, 1>(&((&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 5>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![2, 5]>()).reshape::<Shape![1, 1, 2, 5]>()).reshape::<Shape![2, 1]>();
+    let v5 = if b.detach().sum().item() < 0.0 { (&v3).tanh() } else { ((&v3) * (b)) };
+    let v6 = (&v5).tanh().powi(3);
+    let v7 = if a.detach().sum().item() < 0.0 { (-(&v6)) } else { ((&v6) * (&v3)) };
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(783, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(864, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g104_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (-(a));
-    let v2 = (a).transpose::<0, 2>();
-    let v3 = (&v2).flip::<0>();
-    let v4 = (b).softplus();
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(861, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 1, 2] = Tensor::rand_uniform(395, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(481, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = ((a) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(880, -1.0, 1.0);
+    let v3 = ((b).log_softmax::<0>() * &k2);
+    let v4 = (((b) * (&v3))).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 2, 1>(&((&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 5>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![2, 5]>()).reshape::<Shape![1, 1, 2, 5]>()).reshape::<Shape![2, 1]>();
+    let v5 = if b.detach().sum().item() < 0.0 { (&v3).tanh() } else { ((&v3) * (b)) };
+    let v6 = (&v5).tanh().powi(3);
+    let v7 = if a.detach().sum().item() < 0.0 { (-(&v6)) } else { ((&v6) * (&v3)) };
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(783, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(864, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -5448,23 +5452,21 @@ fn g104_gradient() {
 
 #[differentiable]
 fn g105(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = ((b).square() + 1.0).pow(&(a).tanh());
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(946, -1.0, 1.0);
-    let v3 = (((a) + &k2)).t();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).sin() } else { (-(&v3)) };
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(717, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(21, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (-(b));
+    let v2 = (&v1).transpose::<0, 2>();
+    let v3 = (a).sin();
+    let k4: Tensor![f64; 3, 1, 2] = Tensor::rand_uniform(698, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(50, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g105_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).pow(&(a).tanh());
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(946, -1.0, 1.0);
-    let v3 = (((a) + &k2)).t();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).sin() } else { (-(&v3)) };
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(717, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(21, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (-(b));
+    let v2 = (&v1).transpose::<0, 2>();
+    let v3 = (a).sin();
+    let k4: Tensor![f64; 3, 1, 2] = Tensor::rand_uniform(698, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(50, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -5488,25 +5490,19 @@ fn g105_gradient() {
 
 #[differentiable]
 fn g106(a: &Tensor![f64]) -> f64 {
-    let v1 = (a).maximum(a);
+    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(477, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).flip::<1>();
-    let v4 = ((a) * 1.5).gelu();
-    let v5 = (-(&v4));
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(593, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v3 = (((&v1) + &k2)).t();
+    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g106_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).maximum(a);
+    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(477, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).flip::<1>();
-    let v4 = ((a) * 1.5).gelu();
-    let v5 = (-(&v4));
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(593, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v3 = (((&v1) + &k2)).t();
+    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -5527,38 +5523,40 @@ fn g106_gradient() {
 #[differentiable]
 fn g107(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let v2 = (((&m.blocks[2].weight).mean() * &k1)).minimum(b);
+    let v2 = (((&m.blocks[2].weight).mean() * &k1)).maximum(b);
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let v4 = (((&m.blocks[0].bias).mean() * &k3)).slice::<0, 0, 2>();
-    let v5 = m.head.forward(&m.blocks[2].weight);
-    let v6 = (m.head.forward(&m.blocks[2].weight)).tanh();
+    let v4 = (((&m.blocks[0].bias).mean() * &k3)).flip::<0>();
+    let mut v5 = m.blocks[2].weight.clone();
+    for i in 0..3 {
+        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + b * 0.25;
+    }
+    let v6 = (&m.head.bias).clamp(-0.5, 0.5);
     let v7 = ((a).square() + 1.0).recip();
-    let v8 = (&m.head.bias).square();
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(204, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(644, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(626, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(205, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(552, -1.0, 1.0);
-    let k14: Tensor![f64; 4] = Tensor::rand_uniform(45, -1.0, 1.0);
-    ((&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()).item()
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(204, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(644, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(205, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g107_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let v2 = (((&m.blocks[2].weight).mean() * &k1)).minimum(b);
+    let v2 = (((&m.blocks[2].weight).mean() * &k1)).maximum(b);
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let v4 = (((&m.blocks[0].bias).mean() * &k3)).slice::<0, 0, 2>();
-    let v5 = m.head.forward(&m.blocks[2].weight);
-    let v6 = (m.head.forward(&m.blocks[2].weight)).tanh();
+    let v4 = (((&m.blocks[0].bias).mean() * &k3)).flip::<0>();
+    let mut v5 = m.blocks[2].weight.clone();
+    for i in 0..3 {
+        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + b * 0.25;
+    }
+    let v6 = (&m.head.bias).clamp(-0.5, 0.5);
     let v7 = ((a).square() + 1.0).recip();
-    let v8 = (&m.head.bias).square();
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(204, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(644, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(626, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(205, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(552, -1.0, 1.0);
-    let k14: Tensor![f64; 4] = Tensor::rand_uniform(45, -1.0, 1.0);
-    (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(204, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(644, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(205, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -5586,27 +5584,25 @@ fn g107_gradient() {
 
 #[differentiable]
 fn g108(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).maximum_scalar(0.1);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(969, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).pad::<1, 1, 1, 4>();
-    let v4 = ((b) * 1.5).gelu();
-    let v5 = ((c).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64; 2, 4, 3] = Tensor::rand_uniform(33, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(874, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
+    let v2 = (a).minimum(&((c) + &k1));
+    let v3 = (b).slice::<2, 0, 2>();
+    let v4 = (((&v3).tanh().expm1()) * 1.5).gelu_tanh();
+    let v5 = if b.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v4)) };
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(831, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(558, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g108_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).maximum_scalar(0.1);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(969, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).pad::<1, 1, 1, 4>();
-    let v4 = ((b) * 1.5).gelu();
-    let v5 = ((c).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64; 2, 4, 3] = Tensor::rand_uniform(33, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(874, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
+    let v2 = (a).minimum(&((c) + &k1));
+    let v3 = (b).slice::<2, 0, 2>();
+    let v4 = (((&v3).tanh().expm1()) * 1.5).gelu_tanh();
+    let v5 = if b.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v4)) };
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(831, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(558, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -5634,43 +5630,27 @@ fn g108_gradient() {
 
 #[differentiable]
 fn g109(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).minimum_scalar(-0.1);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(565, -1.0, 1.0);
-    let v3 = (((c) + &k2)).permute::<1, 0>();
-    let k4: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(c, b);
-    let mut v7 = v6.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v1).tanh().powf(3.0)).tanh();
-        }
-        v7 = &v7 - &v1 * 0.25;
-    }
-    let v8 = if b.detach().sum().item() > 0.0 { (&v7).tanh().exp() } else { ((&v7) * (&v6)) };
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(46, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(324, -1.0, 1.0);
-    ((&v3 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v1 = (a).maximum_scalar(0.1);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(565, -1.0, 1.0);
+    let v3 = (((c) + &k2)).pad::<1, 1, 0, 3>();
+    let v4 = ((a).atan2(&((&v3).square() + 0.5))).maximum_scalar(0.1);
+    let v5 = ((&v1).square() + 1.0).pow(&(&v4).tanh());
+    let v6 = ((b).tanh()).tanh();
+    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(375, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g109_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).minimum_scalar(-0.1);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(565, -1.0, 1.0);
-    let v3 = (((c) + &k2)).permute::<1, 0>();
-    let k4: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, c, b);
-    let mut v7 = v6.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v1).tanh().powf(3.0)).tanh();
-        }
-        v7 = &v7 - &v1 * 0.25;
-    }
-    let v8 = if b.detach().sum().item() > 0.0 { (&v7).tanh().exp() } else { ((&v7) * (&v6)) };
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(46, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(324, -1.0, 1.0);
-    (&v3 * &k9).sum() + (&v8 * &k10).sum()
+    let v1 = (a).maximum_scalar(0.1);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(565, -1.0, 1.0);
+    let v3 = (((c) + &k2)).pad::<1, 1, 0, 3>();
+    let v4 = ((a).atan2(&((&v3).square() + 0.5))).maximum_scalar(0.1);
+    let v5 = ((&v1).square() + 1.0).pow(&(&v4).tanh());
+    let v6 = ((b).tanh()).tanh();
+    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(375, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -5698,31 +5678,35 @@ fn g109_gradient() {
 
 #[differentiable]
 fn g110(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (&m.layers[1].weight).mse(a);
-    let v2 = (a).cross_entropy(&[2usize, 0usize, 0usize]);
-    let mut v3 = m.layers[1].weight.clone();
+    let v1 = (&m.layers[1].weight).minimum_scalar(-0.1);
+    let v2 = (&v1).permute::<1, 0>();
+    let mut v3 = a.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let v4 = ((b) + (&v2));
-    let k5: Tensor![f64] = Tensor::rand_uniform(510, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(282, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let v5 = m.layers[1].forward(&((&v3).mean() * &k4));
+    let v6 = (b).sin();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(825, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g110_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].weight).mse(a);
-    let v2 = (a).cross_entropy(&[2usize, 0usize, 0usize]);
-    let mut v3 = m.layers[1].weight.clone();
+    let v1 = (&m.layers[1].weight).minimum_scalar(-0.1);
+    let v2 = (&v1).permute::<1, 0>();
+    let mut v3 = a.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let v4 = ((b) + (&v2));
-    let k5: Tensor![f64] = Tensor::rand_uniform(510, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(282, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let v5 = m.layers[1].forward(&((&v3).mean() * &k4));
+    let v6 = (b).sin();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(300, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(825, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -5750,23 +5734,21 @@ fn g110_gradient() {
 
 #[differentiable]
 fn g111(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).matmul(&(a).t());
-    let v2 = (&v1).gather::<0, 4>(&[0, 0, 0, 0]);
-    let v3 = (((b) * ((&v2).mean()))).tanh();
-    let v4 = ((((b) * ((&v2).mean()))) * 3.0).round();
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(817, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(743, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (a).mse(a);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(223, -1.0, 1.0);
+    let v3 = (((b).mean() * &k2)).cross_entropy(&[2usize, 1usize]);
+    let v4 = ((&v1).atan2(&((&v3).square() + 0.5))).silu();
+    let k5: Tensor![f64] = Tensor::rand_uniform(850, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g111_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).matmul(&(a).t());
-    let v2 = (&v1).gather::<0, 4>(&[0, 0, 0, 0]);
-    let v3 = (((b) * ((&v2).mean()))).tanh();
-    let v4 = ((((b) * ((&v2).mean()))) * 3.0).round();
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(817, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(743, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (a).mse(a);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(223, -1.0, 1.0);
+    let v3 = (((b).mean() * &k2)).cross_entropy(&[2usize, 1usize]);
+    let v4 = ((&v1).atan2(&((&v3).square() + 0.5))).silu();
+    let k5: Tensor![f64] = Tensor::rand_uniform(850, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -5790,17 +5772,21 @@ fn g111_gradient() {
 
 #[differentiable]
 fn g112(a: &Tensor![f64]) -> f64 {
-    let v1 = (a).tanh().exp();
-    let v2 = (&v1).cast::<f64>();
-    let k3: Tensor![f64] = Tensor::rand_uniform(564, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(892, -1.0, 1.0);
+    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(57, -1.0, 1.0);
+    let v3 = (((a) + &k1)).matmul(&((a) + &k2));
+    let v4 = (&v3).gather::<0, 3>(&[2, 1, 0]);
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(258, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g112_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp();
-    let v2 = (&v1).cast::<f64>();
-    let k3: Tensor![f64] = Tensor::rand_uniform(564, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(892, -1.0, 1.0);
+    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(57, -1.0, 1.0);
+    let v3 = (((a) + &k1)).matmul(&((a) + &k2));
+    let v4 = (&v3).gather::<0, 3>(&[2, 1, 0]);
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(258, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -5820,39 +5806,37 @@ fn g112_gradient() {
 
 #[differentiable]
 fn g113(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (b).tanh().exp2();
-    let v2 = (&v1).reshape::<Shape![6]>();
+    let v1 = (b).tanh().exp();
+    let v2 = (&v1).cast::<f64>();
     let v3 = if c.detach().sum().item() > 0.0 { (c).sigmoid() } else { ((c) * (c)) };
     let mut v4 = v1.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v4 = (((&v4 * a).square() + 1.0).recip()).tanh();
+            v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh();
         }
-        v4 = &v4 - a * 0.25;
+        v4 = &v4 - &v2 * 0.25;
     }
-    let v5 = (((&v4).pad::<2, 1, 1, 5>()) * (((a).cast::<f64>()).mean()));
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(255, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(970, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 5] = Tensor::rand_uniform(179, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v5 = (((&v4).square()) * ((((a) * 3.0).ceil()).mean()));
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(326, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g113_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (b).tanh().exp2();
-    let v2 = (&v1).reshape::<Shape![6]>();
+    let v1 = (b).tanh().exp();
+    let v2 = (&v1).cast::<f64>();
     let v3 = if c.detach().sum().item() > 0.0 { (c).sigmoid() } else { ((c) * (c)) };
     let mut v4 = v1.clone();
     for i in 0..4 {
         if i % 2 == 0 {
-            v4 = (((&v4 * a).square() + 1.0).recip()).tanh();
+            v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh();
         }
-        v4 = &v4 - a * 0.25;
+        v4 = &v4 - &v2 * 0.25;
     }
-    let v5 = (((&v4).pad::<2, 1, 1, 5>()) * (((a).cast::<f64>()).mean()));
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(255, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(970, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 5] = Tensor::rand_uniform(179, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
+    let v5 = (((&v4).square()) * ((((a) * 3.0).ceil()).mean()));
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(326, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -5881,14 +5865,14 @@ fn g113_gradient() {
 #[differentiable]
 fn g114(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(191, -1.0, 1.0);
-    let v2 = ((((&m.blocks[0].bias).mean() * &k1)).square() + 1.0).ln();
-    let v3 = (&v2).broadcast_to::<Shape![2, 3, 4]>();
+    let v2 = (((&m.blocks[0].bias).mean() * &k1)).tanh().exp2();
+    let v3 = (&v2).reshape::<Shape![12]>();
     let mut v4 = m.blocks[2].weight.clone();
     for i in 0..3 {
         v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].bias * 0.25;
     }
     let v5 = (a).square();
-    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(801, -1.0, 1.0);
+    let k6: Tensor![f64; 12] = Tensor::rand_uniform(801, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(475, -1.0, 1.0);
     let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(148, -1.0, 1.0);
     ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
@@ -5896,14 +5880,14 @@ fn g114(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
 
 fn g114_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(191, -1.0, 1.0);
-    let v2 = ((((&m.blocks[0].bias).mean() * &k1)).square() + 1.0).ln();
-    let v3 = (&v2).broadcast_to::<Shape![2, 3, 4]>();
+    let v2 = (((&m.blocks[0].bias).mean() * &k1)).tanh().exp2();
+    let v3 = (&v2).reshape::<Shape![12]>();
     let mut v4 = m.blocks[2].weight.clone();
     for i in 0..3 {
         v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].bias * 0.25;
     }
     let v5 = (a).square();
-    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(801, -1.0, 1.0);
+    let k6: Tensor![f64; 12] = Tensor::rand_uniform(801, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(475, -1.0, 1.0);
     let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(148, -1.0, 1.0);
     (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
@@ -5930,31 +5914,25 @@ fn g114_gradient() {
 
 #[differentiable]
 fn g115(a: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).log2();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(388, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(922, -1.0, 1.0);
-    let v4 = (((&v1) + &k2)).concat::<0, 6, _>(&((a) + &k3));
-    let k5: Tensor![f64] = Tensor::rand_uniform(913, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(575, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v1, &((&v1) + &k5));
-    let k9: Tensor![f64; 6, 4] = Tensor::rand_uniform(32, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(51, -1.0, 1.0);
-    ((&v4 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v1 = ((a).square() + 1.0).ln();
+    let v2 = (&v1).broadcast_to::<Shape![2]>();
+    let v3 = (&v2).max_axis::<0>();
+    let v4 = (a).sigmoid();
+    let v5 = ((&v4).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(861, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(95, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g115_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).log2();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(388, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(922, -1.0, 1.0);
-    let v4 = (((&v1) + &k2)).concat::<0, 6, _>(&((a) + &k3));
-    let k5: Tensor![f64] = Tensor::rand_uniform(913, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(575, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v1, &((&v1) + &k5));
-    let k9: Tensor![f64; 6, 4] = Tensor::rand_uniform(32, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(51, -1.0, 1.0);
-    (&v4 * &k9).sum() + (&v8 * &k10).sum()
+    let v1 = ((a).square() + 1.0).ln();
+    let v2 = (&v1).broadcast_to::<Shape![2]>();
+    let v3 = (&v2).max_axis::<0>();
+    let v4 = (a).sigmoid();
+    let v5 = ((&v4).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(861, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(95, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -5974,27 +5952,37 @@ fn g115_gradient() {
 
 #[differentiable]
 fn g116(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2]>().conv1d::<1, 0, 1, 1, 2>(&(b).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![2]>();
-    let v3 = (c).softplus();
-    let v4 = ((&v3).square() + 1.0).log2();
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).ln() } else { (&v4).softplus() };
-    let v6 = (&v2).tanh();
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(119, -1.0, 1.0);
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(950, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).concat::<0, 4, _>(c);
+    let v3 = (b).asinh();
+    let v4 = ((((&v3).square() + 1.0).ln()) * (((&v2).reshape::<Shape![4]>()).mean()));
+    let mut v5 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).square()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let v6 = (((&v5).square() + 1.0).pow(&(&v5).tanh())).silu();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(857, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g116_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2]>().conv1d::<1, 0, 1, 1, 2>(&(b).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![2]>();
-    let v3 = (c).softplus();
-    let v4 = ((&v3).square() + 1.0).log2();
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).ln() } else { (&v4).softplus() };
-    let v6 = (&v2).tanh();
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(119, -1.0, 1.0);
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(950, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).concat::<0, 4, _>(c);
+    let v3 = (b).asinh();
+    let v4 = ((((&v3).square() + 1.0).ln()) * (((&v2).reshape::<Shape![4]>()).mean()));
+    let mut v5 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).square()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let v6 = (((&v5).square() + 1.0).pow(&(&v5).tanh())).silu();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(857, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -6022,8 +6010,8 @@ fn g116_gradient() {
 
 #[differentiable]
 fn g117(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((b).square() + 1.0).recip();
-    let v2 = (&m.blocks[1].bias).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 1, 3>(&(b).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 3]>();
+    let v1 = ((b).square() + 1.0).sqrt();
+    let v2 = (&m.blocks[1].bias).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&m.blocks[1].bias).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
     let mut v3 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -6031,7 +6019,7 @@ fn g117(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
         }
         v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = (&v2).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let v4 = (&v2).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
     let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(105, -1.0, 1.0);
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(334, -1.0, 1.0);
     let k7: Tensor![f64; 1] = Tensor::rand_uniform(79, -1.0, 1.0);
@@ -6039,8 +6027,8 @@ fn g117(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g117_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).recip();
-    let v2 = (&m.blocks[1].bias).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 1, 3>(&(b).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 3]>();
+    let v1 = ((b).square() + 1.0).sqrt();
+    let v2 = (&m.blocks[1].bias).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&m.blocks[1].bias).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
     let mut v3 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -6048,7 +6036,7 @@ fn g117_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3, 3]>)
         }
         v3 = &v3 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = (&v2).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let v4 = (&v2).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
     let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(105, -1.0, 1.0);
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(334, -1.0, 1.0);
     let k7: Tensor![f64; 1] = Tensor::rand_uniform(79, -1.0, 1.0);
@@ -6080,9 +6068,9 @@ fn g117_gradient() {
 
 #[differentiable]
 fn g118(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).square();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 3]>();
-    let v3 = (b).tanh();
+    let v1 = ((a).square() + 1.0).recip();
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 2, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 3]>();
+    let v3 = ((b).square() + 1.0).sqrt();
     let mut v4 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -6090,16 +6078,15 @@ fn g118(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
         }
         v4 = &v4 - &v3 * 0.25;
     }
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let v6 = ((&v4).log_softmax::<0>() * &k5);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(639, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v5 = (&v4).cast::<f64>();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(812, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g118_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).square();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 3]>();
-    let v3 = (b).tanh();
+    let v1 = ((a).square() + 1.0).recip();
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 2, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 3]>();
+    let v3 = ((b).square() + 1.0).sqrt();
     let mut v4 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -6107,10 +6094,9 @@ fn g118_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, S
         }
         v4 = &v4 - &v3 * 0.25;
     }
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let v6 = ((&v4).log_softmax::<0>() * &k5);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(639, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v5 = (&v4).cast::<f64>();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(812, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -6139,26 +6125,18 @@ fn g118_gradient() {
 #[differentiable]
 fn g119(a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).sin();
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(65, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v2, &((a).mean() * &k3));
-    let v7 = ((&v6).tanh() * 0.9).acos();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(162, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v2 = (((a).mean() * &k1)).square();
+    let v3 = (&v2).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 2, 6>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 6]>();
+    let k4: Tensor![f64; 2, 6] = Tensor::rand_uniform(821, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g119_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).sin();
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(65, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v2, &((a).mean() * &k3));
-    let v7 = ((&v6).tanh() * 0.9).acos();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(162, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v2 = (((a).mean() * &k1)).square();
+    let v3 = (&v2).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 2, 6>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 6]>();
+    let k4: Tensor![f64; 2, 6] = Tensor::rand_uniform(821, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -6178,27 +6156,29 @@ fn g119_gradient() {
 
 #[differentiable]
 fn g120(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).cos();
-    let v2 = (c).dropout(0.25, 260);
-    let v3 = (&v1).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 3>(&(&v2).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![3]>();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(578, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v1, &v3);
-    let v7 = ((((&v6) / ((a).square() + 1.0))).square() + 1.0).ln();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(716, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = (b).sin();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(651, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(c, b);
+    let v5 = (((&v1).min()) + (((c).square() + 1.0).recip()));
+    let v6 = ((a).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(40, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(578, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(898, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g120_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).cos();
-    let v2 = (c).dropout(0.25, 260);
-    let v3 = (&v1).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 3>(&(&v2).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![3]>();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(578, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v1, &v3);
-    let v7 = ((((&v6) / ((a).square() + 1.0))).square() + 1.0).ln();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(716, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = (b).sin();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(651, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, c, b);
+    let v5 = (((&v1).min()) + (((c).square() + 1.0).recip()));
+    let v6 = ((a).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(40, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(578, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(898, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -6226,25 +6206,27 @@ fn g120_gradient() {
 
 #[differentiable]
 fn g121(m: &Stack, a: &Tensor![f64]) -> f64 {
-    let v1 = (a).tanh();
-    let v2 = (&m.blocks[1].weight).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let v1 = (a).cos();
+    let v2 = (&v1).dropout(0.25, 392);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(413, -1.0, 1.0);
     let v4 = (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).tanh().exp();
-    let k5: Tensor![f64] = Tensor::rand_uniform(993, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(118, -1.0, 1.0);
+    let v5 = (&m.blocks[1].weight).square();
+    let k6: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
     let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(154, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(713, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g121_tape(m: &TStack, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).tanh();
-    let v2 = (&m.blocks[1].weight).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let v1 = (a).cos();
+    let v2 = (&v1).dropout(0.25, 392);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(413, -1.0, 1.0);
     let v4 = (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).tanh().exp();
-    let k5: Tensor![f64] = Tensor::rand_uniform(993, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(118, -1.0, 1.0);
+    let v5 = (&m.blocks[1].weight).square();
+    let k6: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
     let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(154, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(713, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -6268,23 +6250,21 @@ fn g121_gradient() {
 
 #[differentiable]
 fn g122(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (b).sigmoid();
-    let v2 = (a).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v3 = ((&v1).minimum(&v2)).var_keepdim::<1>();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(502, -1.0, 1.0);
-    let v5 = (&v3).matmul(&k4);
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(270, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (b).tanh();
+    let v2 = (a).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
+    let v3 = (((&v1).minimum(&v2)) * 1.5).gelu_erf();
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(270, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g122_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (b).sigmoid();
-    let v2 = (a).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v3 = ((&v1).minimum(&v2)).var_keepdim::<1>();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(502, -1.0, 1.0);
-    let v5 = (&v3).matmul(&k4);
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(270, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (b).tanh();
+    let v2 = (a).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
+    let v3 = (((&v1).minimum(&v2)) * 1.5).gelu_erf();
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(270, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -6309,35 +6289,23 @@ fn g122_gradient() {
 #[differentiable]
 fn g123(a: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let v2 = ((((a) + &k1)) + 0.25).relu();
-    let v3 = (&v2).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
+    let v2 = (((a) + &k1)).sigmoid();
+    let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
     let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).softplus();
-    let mut v6 = v5.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).tanh().exp()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(121, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).min_keepdim::<1>();
+    let v6 = (((&v5).square() + 1.0).ln()).minimum(&(&v5).tanh().sinh());
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(790, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g123_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let v2 = ((((a) + &k1)) + 0.25).relu();
-    let v3 = (&v2).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
+    let v2 = (((a) + &k1)).sigmoid();
+    let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
     let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).softplus();
-    let mut v6 = v5.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).tanh().exp()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(121, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).min_keepdim::<1>();
+    let v6 = (((&v5).square() + 1.0).ln()).minimum(&(&v5).tanh().sinh());
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(790, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -6358,8 +6326,8 @@ fn g123_gradient() {
 
 #[differentiable]
 fn g124(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let v1 = ((a) + 0.25).relu();
+    let v2 = (&v1).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
     let v4 = (m.proj.forward(&((a).mean() * &k3))).square();
     let v5 = (&m.layers[1].bias).sin();
@@ -6370,8 +6338,8 @@ fn g124(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
 }
 
 fn g124_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let v1 = ((a) + 0.25).relu();
+    let v2 = (&v1).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
     let v4 = (m.proj.forward(&((a).mean() * &k3))).square();
     let v5 = (&m.layers[1].bias).sin();
@@ -6402,23 +6370,23 @@ fn g124_gradient() {
 
 #[differentiable]
 fn g125(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((a) * 1.5).gelu_tanh();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { ((&v1) * (&v1)) };
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(789, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(740, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = ((a) * 1.5).gelu();
+    let v2 = (a).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
+    let v3 = (&v1).cast::<f64>();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v1)) };
+    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(314, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g125_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu_tanh();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { ((&v1) * (&v1)) };
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(789, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(740, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = ((a) * 1.5).gelu();
+    let v2 = (a).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
+    let v3 = (&v1).cast::<f64>();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v1)) };
+    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(314, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -6438,30 +6406,30 @@ fn g125_gradient() {
 
 #[differentiable]
 fn g126(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
     let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh() } else { (&v3).sin() };
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(545, -1.0, 1.0);
     let v6 = (&v4).matmul(&k5);
-    let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh() } else { ((&v6) * (&v6)) };
-    let v8 = ((&v4).square().log1p()).max();
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
+    let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh() } else { ((&v6) * (&v4)) };
+    let v8 = ((&v4).permute::<1, 0>()).sum_axis::<1>();
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(403, -1.0, 1.0);
+    let k10: Tensor![f64; 2] = Tensor::rand_uniform(529, -1.0, 1.0);
     ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g126_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
     let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh() } else { (&v3).sin() };
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(545, -1.0, 1.0);
     let v6 = (&v4).matmul(&k5);
-    let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh() } else { ((&v6) * (&v6)) };
-    let v8 = ((&v4).square().log1p()).max();
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
+    let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh() } else { ((&v6) * (&v4)) };
+    let v8 = ((&v4).permute::<1, 0>()).sum_axis::<1>();
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(403, -1.0, 1.0);
+    let k10: Tensor![f64; 2] = Tensor::rand_uniform(529, -1.0, 1.0);
     (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
@@ -6482,27 +6450,37 @@ fn g126_gradient() {
 
 #[differentiable]
 fn g127(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a) * 1.5).erf();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(714, -1.0, 1.0);
-    let v3 = ((&v1).layer_norm(1e-5) * &k2);
-    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v3)) };
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { (&v4).sin() };
-    let v6 = ((&v5).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>()).tanh();
-    let v7 = if a.detach().sum().item() > 0.0 { (&v6).sin() } else { (&v6).tanh() };
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(981, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = ((a) * 1.5).gelu_erf();
+    let v2 = (&v1).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v3 = (&v2).concat::<0, 2, _>(&v2);
+    let v4 = (&v3).minimum(&v3);
+    let mut v5 = v4.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v4).square() + 1.0).powf(-0.5)).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let v6 = (&v5).sin();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g127_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).erf();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(714, -1.0, 1.0);
-    let v3 = ((&v1).layer_norm(1e-5) * &k2);
-    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v3)) };
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { (&v4).sin() };
-    let v6 = ((&v5).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>()).tanh();
-    let v7 = if a.detach().sum().item() > 0.0 { (&v6).sin() } else { (&v6).tanh() };
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(981, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = ((a) * 1.5).gelu_erf();
+    let v2 = (&v1).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v3 = (&v2).concat::<0, 2, _>(&v2);
+    let v4 = (&v3).minimum(&v3);
+    let mut v5 = v4.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v4).square() + 1.0).powf(-0.5)).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let v6 = (&v5).sin();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -6522,9 +6500,9 @@ fn g127_gradient() {
 
 #[differentiable]
 fn g128(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a) * 1.5).erfc();
+    let v1 = ((a) * 1.5).erf();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(785, -1.0, 1.0);
-    let v3 = ((a).batch_norm(1e-5) * &k2);
+    let v3 = ((a).layer_norm(1e-5) * &k2);
     let mut v4 = v3.clone();
     for i in 0..2 {
         let layer = &m.layers[i];
@@ -6538,9 +6516,9 @@ fn g128(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
 }
 
 fn g128_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).erfc();
+    let v1 = ((a) * 1.5).erf();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(785, -1.0, 1.0);
-    let v3 = ((a).batch_norm(1e-5) * &k2);
+    let v3 = ((a).layer_norm(1e-5) * &k2);
     let mut v4 = v3.clone();
     for i in 0..2 {
         let layer = &m.layers[i];
@@ -6574,17 +6552,35 @@ fn g128_gradient() {
 
 #[differentiable]
 fn g129(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).abs();
-    let v2 = (&v1).tanh().tan();
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(514, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = ((a) * 1.5).erfc();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(18, -1.0, 1.0);
+    let v4 = ((((&v1).mean() * &k2)).batch_norm(1e-5) * &k3);
+    let v5 = ((a).cast::<f64>()).softplus();
+    let mut v6 = v5.clone();
+    for _ in 0..3 {
+        v6 = (((&v6 * &v1) * 1.5).gelu()).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let v8 = ((&v6).mse(&v1)).maximum(&(&v4).matmul(&k7));
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(908, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g129_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).abs();
-    let v2 = (&v1).tanh().tan();
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(514, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = ((a) * 1.5).erfc();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(18, -1.0, 1.0);
+    let v4 = ((((&v1).mean() * &k2)).batch_norm(1e-5) * &k3);
+    let v5 = ((a).cast::<f64>()).softplus();
+    let mut v6 = v5.clone();
+    for _ in 0..3 {
+        v6 = (((&v6 * &v1) * 1.5).gelu()).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let v8 = ((&v6).mse(&v1)).maximum(&(&v4).matmul(&k7));
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(908, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -6604,27 +6600,37 @@ fn g129_gradient() {
 
 #[differentiable]
 fn g130(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).softplus();
-    let v2 = ((b).tanh() * 0.9).asin();
-    let v3 = ((&v1) * 1.5).gelu_tanh();
-    let v4 = (((&v2).tanh() * 0.9).acos()).tanh();
-    let v5 = (&v3).atan2(&((&v4).square() + 0.5));
-    let v6 = ((c).tanh()).tanh().expm1();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(722, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (a).abs();
+    let v2 = (b).tanh().tan();
+    let v3 = ((&v1).square() + 1.5).acosh();
+    let v4 = (((&v2).sigmoid()).square() + 1.0).powf(-0.5);
+    let v5 = ((((&v4) * (c))) * ((&v4).max()));
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v3) * 1.5).gelu()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(460, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g130_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).softplus();
-    let v2 = ((b).tanh() * 0.9).asin();
-    let v3 = ((&v1) * 1.5).gelu_tanh();
-    let v4 = (((&v2).tanh() * 0.9).acos()).tanh();
-    let v5 = (&v3).atan2(&((&v4).square() + 0.5));
-    let v6 = ((c).tanh()).tanh().expm1();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(722, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (a).abs();
+    let v2 = (b).tanh().tan();
+    let v3 = ((&v1).square() + 1.5).acosh();
+    let v4 = (((&v2).sigmoid()).square() + 1.0).powf(-0.5);
+    let v5 = ((((&v4) * (c))) * ((&v4).max()));
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v3) * 1.5).gelu()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(460, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -6653,8 +6659,8 @@ fn g130_gradient() {
 #[differentiable]
 fn g131(m: &Net, a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
-    let v2 = (((&m.gain).mean() * &k1)).silu();
-    let v3 = ((&v2).tanh() * 0.9).acos();
+    let v2 = (((&m.gain).mean() * &k1)).softplus();
+    let v3 = ((&v2).tanh() * 0.9).asin();
     let v4 = ((m.fc2.forward(&v3)).square() + 1.0).sqrt();
     let v5 = (-(a));
     let v6 = (&m.fc2.weight).sin();
@@ -6666,8 +6672,8 @@ fn g131(m: &Net, a: &Tensor![f64]) -> f64 {
 
 fn g131_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
-    let v2 = (((&m.gain).mean() * &k1)).silu();
-    let v3 = ((&v2).tanh() * 0.9).acos();
+    let v2 = (((&m.gain).mean() * &k1)).softplus();
+    let v3 = ((&v2).tanh() * 0.9).asin();
     let v4 = ((m.fc2.forward(&v3)).square() + 1.0).sqrt();
     let v5 = (-(a));
     let v6 = (&m.fc2.weight).sin();
@@ -6699,32 +6705,56 @@ fn g131_gradient() {
 #[differentiable]
 fn g132(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh().powf(3.0);
-    let v3 = (&v2).atan();
-    let mut v4 = v3.clone();
+    let v2 = (((a).mean() * &k1)).silu();
+    let v3 = ((&v2).tanh() * 0.9).acos();
+    let mut v4 = v2.clone();
     for i in 0..2 {
         if i % 2 == 0 {
             v4 = (((&v4 * &v3).square() + 1.0).ln()).tanh();
         }
         v4 = &v4 - &v3 * 0.25;
     }
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(222, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let mut v5 = v4.clone();
+    for _ in 0..3 {
+        v5 = (((&v5 * &v2).square() + 1.0).powf(-0.5)).tanh() + &v4 * 0.5;
+    }
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v4).square() + 1.0).sqrt()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let v7 = if a.detach().sum().item() > 0.0 { ((&v6).square() + 1.0).powf(-0.5) } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g132_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh().powf(3.0);
-    let v3 = (&v2).atan();
-    let mut v4 = v3.clone();
+    let v2 = (((a).mean() * &k1)).silu();
+    let v3 = ((&v2).tanh() * 0.9).acos();
+    let mut v4 = v2.clone();
     for i in 0..2 {
         if i % 2 == 0 {
             v4 = (((&v4 * &v3).square() + 1.0).ln()).tanh();
         }
         v4 = &v4 - &v3 * 0.25;
     }
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(222, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let mut v5 = v4.clone();
+    for _ in 0..3 {
+        v5 = (((&v5 * &v2).square() + 1.0).powf(-0.5)).tanh() + &v4 * 0.5;
+    }
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v4).square() + 1.0).sqrt()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let v7 = if a.detach().sum().item() > 0.0 { ((&v6).square() + 1.0).powf(-0.5) } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -6744,22 +6774,22 @@ fn g132_gradient() {
 
 #[differentiable]
 fn g133(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).tanh().powi(3);
-    let v2 = (&v1).tanh().sinh();
-    let v3 = ((b).logsumexp()).tanh();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v3)) };
-    let v5 = ((&v2) * (&v4));
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(187, -1.0, 1.0);
+    let v1 = (a).tanh().powf(3.0);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
+    let v3 = (((b) + &k2)).atan();
+    let v4 = ((&v1) * ((&v3).mean()));
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v1)) };
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(217, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g133_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().powi(3);
-    let v2 = (&v1).tanh().sinh();
-    let v3 = ((b).logsumexp()).tanh();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v3)) };
-    let v5 = ((&v2) * (&v4));
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(187, -1.0, 1.0);
+    let v1 = (a).tanh().powf(3.0);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
+    let v3 = (((b) + &k2)).atan();
+    let v4 = ((&v1) * ((&v3).mean()));
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v1)) };
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(217, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -6784,9 +6814,9 @@ fn g133_gradient() {
 
 #[differentiable]
 fn g134(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).sum();
+    let v1 = (b).tanh().powi(3);
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).tanh().cosh();
+    let v3 = (((&v1) + &k2)).tanh().sinh();
     let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).softplus() };
     let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { (b).sin() };
     let v6 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).recip() } else { (a).cos() };
@@ -6797,9 +6827,9 @@ fn g134(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
 }
 
 fn g134_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).sum();
+    let v1 = (b).tanh().powi(3);
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).tanh().cosh();
+    let v3 = (((&v1) + &k2)).tanh().sinh();
     let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).softplus() };
     let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { (b).sin() };
     let v6 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).recip() } else { (a).cos() };
@@ -6830,27 +6860,25 @@ fn g134_gradient() {
 
 #[differentiable]
 fn g135(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).sum_axis::<1>();
-    let v2 = (&v1).asinh();
+    let v1 = (a).sum();
+    let v2 = (&v1).tanh().cosh();
     let v3 = (m.fc1.forward(&m.fc2.weight)).tanh().exp();
-    let v4 = (&m.fc2.weight).reshape::<Shape![1, 1, 12]>().conv1d::<1, 2, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 16]>()).reshape::<Shape![1]>();
-    let v5 = (&m.gain).tanh().exp();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(985, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(718, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v4 = ((&m.gain).square() + 1.0).ln();
+    let k5: Tensor![f64] = Tensor::rand_uniform(840, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(415, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(222, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g135_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).sum_axis::<1>();
-    let v2 = (&v1).asinh();
+    let v1 = (a).sum();
+    let v2 = (&v1).tanh().cosh();
     let v3 = (m.fc1.forward(&m.fc2.weight)).tanh().exp();
-    let v4 = (&m.fc2.weight).reshape::<Shape![1, 1, 12]>().conv1d::<1, 2, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 16]>()).reshape::<Shape![1]>();
-    let v5 = (&m.gain).tanh().exp();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(985, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(718, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v4 = ((&m.gain).square() + 1.0).ln();
+    let k5: Tensor![f64] = Tensor::rand_uniform(840, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(415, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(222, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -6874,20 +6902,20 @@ fn g135_gradient() {
 
 #[differentiable]
 fn g136(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).sum_keepdim::<0>();
-    let v2 = ((b).square() + 1.5).acosh();
+    let v1 = (a).sum_axis::<0>();
+    let v2 = (b).asinh();
     let v3 = (c).tanh().exp();
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(253, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(253, -1.0, 1.0);
     let k5: Tensor![f64; 1] = Tensor::rand_uniform(994, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(477, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g136_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).sum_keepdim::<0>();
-    let v2 = ((b).square() + 1.5).acosh();
+    let v1 = (a).sum_axis::<0>();
+    let v2 = (b).asinh();
     let v3 = (c).tanh().exp();
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(253, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(253, -1.0, 1.0);
     let k5: Tensor![f64; 1] = Tensor::rand_uniform(994, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(477, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
@@ -6918,31 +6946,31 @@ fn g136_gradient() {
 
 #[differentiable]
 fn g137(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 1]) -> f64 {
-    let v1 = (c).mean();
-    let v2 = ((c).tanh() * 0.9).atanh();
-    let v3 = ((((&v1).square() + 1.5).acosh()) * (((&v2).mean_keepdim::<0>()).mean()));
-    let v4 = ((&v1) * (&v3));
-    let v5 = (((&v4).tanh()) / (((b).abs()).square() + 1.0));
-    let k6: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v7 = (((((&v5).tanh() * 0.2 + &k6)).inv()).tanh() * 0.9).acos();
-    let v8 = (a).tanh().exp();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(908, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(716, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v1 = (c).sum_keepdim::<0>();
+    let v2 = ((&v1).square() + 1.5).acosh();
+    let v3 = ((b).reshape::<Shape![9]>()).var();
+    let v4 = if c.detach().sum().item() < 0.0 { (-(&v3)) } else { ((&v3) * (&v3)) };
+    let v5 = if c.detach().sum().item() < 0.0 { (&v4).tanh() } else { ((&v4) * (&v4)) };
+    let v6 = ((&v5).tanh()).tanh();
+    let v7 = (a).sigmoid();
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(433, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(569, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g137_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (c).mean();
-    let v2 = ((c).tanh() * 0.9).atanh();
-    let v3 = ((((&v1).square() + 1.5).acosh()) * (((&v2).mean_keepdim::<0>()).mean()));
-    let v4 = ((&v1) * (&v3));
-    let v5 = (((&v4).tanh()) / (((b).abs()).square() + 1.0));
-    let k6: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v7 = (((((&v5).tanh() * 0.2 + &k6)).inv()).tanh() * 0.9).acos();
-    let v8 = (a).tanh().exp();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(908, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(716, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let v1 = (c).sum_keepdim::<0>();
+    let v2 = ((&v1).square() + 1.5).acosh();
+    let v3 = ((b).reshape::<Shape![9]>()).var();
+    let v4 = if c.detach().sum().item() < 0.0 { (-(&v3)) } else { ((&v3) * (&v3)) };
+    let v5 = if c.detach().sum().item() < 0.0 { (&v4).tanh() } else { ((&v4) * (&v4)) };
+    let v6 = ((&v5).tanh()).tanh();
+    let v7 = (a).sigmoid();
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(433, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(569, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -6970,27 +6998,29 @@ fn g137_gradient() {
 
 #[differentiable]
 fn g138(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).mean_axis::<0>();
-    let v2 = (&m.layers[0].bias).square().log1p();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
-    let v4 = m.layers[0].forward(&((&v2) + &k3));
-    let v5 = ((a).square() + 1.0).powf(-0.5);
+    let v1 = (b).mean();
+    let v2 = ((a).tanh() * 0.9).atanh();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
+    let v4 = (m.layers[1].forward(&((a) + &k3))).tanh();
+    let v5 = ((&m.layers[0].bias).square() + 1.0).powf(-0.5);
     let k6: Tensor![f64] = Tensor::rand_uniform(987, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(790, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g138_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).mean_axis::<0>();
-    let v2 = (&m.layers[0].bias).square().log1p();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
-    let v4 = m.layers[0].forward(&((&v2) + &k3));
-    let v5 = ((a).square() + 1.0).powf(-0.5);
+    let v1 = (b).mean();
+    let v2 = ((a).tanh() * 0.9).atanh();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
+    let v4 = (m.layers[1].forward(&((a) + &k3))).tanh();
+    let v5 = ((&m.layers[0].bias).square() + 1.0).powf(-0.5);
     let k6: Tensor![f64] = Tensor::rand_uniform(987, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(790, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -7018,26 +7048,26 @@ fn g138_gradient() {
 
 #[differentiable]
 fn g139(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).mean_keepdim::<1>();
-    let v2 = (a).tanh().expm1();
+    let v1 = (a).mean_axis::<1>();
+    let v2 = (a).square().log1p();
     let v3 = ((b).square() + 1.0).pow(&(b).tanh());
     let v4 = ((&v1) + (&v2));
-    let v5 = (((&v4).maximum_scalar(0.1)) + 0.25).relu();
+    let v5 = (((&v4).logsumexp_axis::<1>()).tanh() * 0.9).atanh();
     let v6 = if a.detach().sum().item() > 0.0 { ((&v5) * 1.5).gelu() } else { (-(&v5)) };
     let k7: Tensor![f64; 3] = Tensor::rand_uniform(513, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(612, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(612, -1.0, 1.0);
     ((&v3 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g139_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).mean_keepdim::<1>();
-    let v2 = (a).tanh().expm1();
+    let v1 = (a).mean_axis::<1>();
+    let v2 = (a).square().log1p();
     let v3 = ((b).square() + 1.0).pow(&(b).tanh());
     let v4 = ((&v1) + (&v2));
-    let v5 = (((&v4).maximum_scalar(0.1)) + 0.25).relu();
+    let v5 = (((&v4).logsumexp_axis::<1>()).tanh() * 0.9).atanh();
     let v6 = if a.detach().sum().item() > 0.0 { ((&v5) * 1.5).gelu() } else { (-(&v5)) };
     let k7: Tensor![f64; 3] = Tensor::rand_uniform(513, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(612, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(612, -1.0, 1.0);
     (&v3 * &k7).sum() + (&v6 * &k8).sum()
 }
 
@@ -7062,21 +7092,25 @@ fn g139_gradient() {
 
 #[differentiable]
 fn g140(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).max();
-    let v2 = ((&v1) * 3.0).floor();
-    let v3 = (b).square();
-    let k4: Tensor![f64] = Tensor::rand_uniform(439, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(997, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).mean_keepdim::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(439, -1.0, 1.0);
+    let v3 = (((a) + &k2)).tanh().expm1();
+    let v4 = (((&v1) + 0.25).relu()).softplus();
+    let v5 = if b.detach().sum().item() < 0.0 { (&v4).cos() } else { ((&v4) * (b)) };
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(743, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g140_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).max();
-    let v2 = ((&v1) * 3.0).floor();
-    let v3 = (b).square();
-    let k4: Tensor![f64] = Tensor::rand_uniform(439, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(997, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).mean_keepdim::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(439, -1.0, 1.0);
+    let v3 = (((a) + &k2)).tanh().expm1();
+    let v4 = (((&v1) + 0.25).relu()).softplus();
+    let v5 = if b.detach().sum().item() < 0.0 { (&v4).cos() } else { ((&v4) * (b)) };
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(743, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -7100,41 +7134,25 @@ fn g140_gradient() {
 
 #[differentiable]
 fn g141(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).max_axis::<0>();
-    let v2 = ((c) * 3.0).ceil();
-    let mut v3 = v1.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v1).cos()).tanh();
-        }
-        v3 = &v3 - &v1 * 0.25;
-    }
-    let v4 = (((&v2).minimum_scalar(-0.1)) * (((b).tanh()).mean()));
-    let v5 = if c.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (&v3)) };
-    let v6 = ((a).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(989, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(418, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(279, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = (a).max();
+    let v2 = ((c) * 3.0).floor();
+    let v3 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).sqrt() } else { (b).cos() };
+    let v4 = ((&v2) * 3.0).ceil();
+    let k5: Tensor![f64] = Tensor::rand_uniform(276, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(858, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(838, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g141_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).max_axis::<0>();
-    let v2 = ((c) * 3.0).ceil();
-    let mut v3 = v1.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v1).cos()).tanh();
-        }
-        v3 = &v3 - &v1 * 0.25;
-    }
-    let v4 = (((&v2).minimum_scalar(-0.1)) * (((b).tanh()).mean()));
-    let v5 = if c.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (&v3)) };
-    let v6 = ((a).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(989, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(418, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(279, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = (a).max();
+    let v2 = ((c) * 3.0).floor();
+    let v3 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).sqrt() } else { (b).cos() };
+    let v4 = ((&v2) * 3.0).ceil();
+    let k5: Tensor![f64] = Tensor::rand_uniform(276, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(858, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(838, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -7163,15 +7181,15 @@ fn g141_gradient() {
 #[differentiable]
 fn g142(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(315, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).max_keepdim::<0>();
-    let v3 = ((&m.layers[0].bias) * 3.0).round();
+    let v2 = (((&m.norm[1]).mean() * &k1)).max_axis::<0>();
+    let v3 = ((&m.layers[0].bias) * 3.0).ceil();
     let mut v4 = b.clone();
     for i in 0..2 {
         v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
     let v5 = (a).tanh();
     let v6 = (-(&m.layers[1].bias));
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(307, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(628, -1.0, 1.0);
     let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
     let k10: Tensor![f64] = Tensor::rand_uniform(887, -1.0, 1.0);
@@ -7181,15 +7199,15 @@ fn g142(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 2, 3]) -> f64 {
 
 fn g142_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(315, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).max_keepdim::<0>();
-    let v3 = ((&m.layers[0].bias) * 3.0).round();
+    let v2 = (((&m.norm[1]).mean() * &k1)).max_axis::<0>();
+    let v3 = ((&m.layers[0].bias) * 3.0).ceil();
     let mut v4 = b.clone();
     for i in 0..2 {
         v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
     let v5 = (a).tanh();
     let v6 = (-(&m.layers[1].bias));
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(307, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(628, -1.0, 1.0);
     let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
     let k10: Tensor![f64] = Tensor::rand_uniform(887, -1.0, 1.0);
@@ -7222,41 +7240,25 @@ fn g142_gradient() {
 
 #[differentiable]
 fn g143(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).min();
-    let v2 = ((a) * 3.0).sign();
-    let mut v3 = v1.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v1).tanh().powf(3.0)).tanh();
-        }
-        v3 = &v3 - &v1 * 0.25;
-    }
-    let v4 = ((&v1) * 3.0).round();
-    let v5 = ((c).square() + 1.0).recip();
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(119, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(823, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(647, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(306, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v1 = (b).max_keepdim::<0>();
+    let v2 = ((a) * 3.0).round();
+    let v3 = ((&v2) + (&v2));
+    let v4 = (-(c));
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(644, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(541, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(277, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g143_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).min();
-    let v2 = ((a) * 3.0).sign();
-    let mut v3 = v1.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v1).tanh().powf(3.0)).tanh();
-        }
-        v3 = &v3 - &v1 * 0.25;
-    }
-    let v4 = ((&v1) * 3.0).round();
-    let v5 = ((c).square() + 1.0).recip();
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(119, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(823, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(647, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(306, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v1 = (b).max_keepdim::<0>();
+    let v2 = ((a) * 3.0).round();
+    let v3 = ((&v2) + (&v2));
+    let v4 = (-(c));
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(644, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(541, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(277, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -7285,8 +7287,8 @@ fn g143_gradient() {
 #[differentiable]
 fn g144(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).min_axis::<0>();
-    let v3 = (c).clamp(-0.5, 0.5);
+    let v2 = (((a).mean() * &k1)).min();
+    let v3 = ((c) * 3.0).sign();
     let v4 = if c.detach().sum().item() > 0.0 { (b).cos() } else { (b).cos() };
     let k5: Tensor![f64] = Tensor::rand_uniform(144, -1.0, 1.0);
     let k6: Tensor![f64; 1] = Tensor::rand_uniform(580, -1.0, 1.0);
@@ -7296,8 +7298,8 @@ fn g144(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
 
 fn g144_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).min_axis::<0>();
-    let v3 = (c).clamp(-0.5, 0.5);
+    let v2 = (((a).mean() * &k1)).min();
+    let v3 = ((c) * 3.0).sign();
     let v4 = if c.detach().sum().item() > 0.0 { (b).cos() } else { (b).cos() };
     let k5: Tensor![f64] = Tensor::rand_uniform(144, -1.0, 1.0);
     let k6: Tensor![f64; 1] = Tensor::rand_uniform(580, -1.0, 1.0);
@@ -7330,57 +7332,27 @@ fn g144_gradient() {
 
 #[differentiable]
 fn g145(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 1]) -> f64 {
-    let v1 = (&m.blocks[2].bias).min_keepdim::<0>();
-    let v2 = (&v1).atan2(&((a).square() + 0.5));
-    let mut v3 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).square();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
-    }
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((m.blocks[i].forward(&v4)) * 1.5).gelu();
-        }
-        v4 = &v4 - &m.blocks[i].bias * 0.25;
-    }
-    let v5 = (b).tanh().powf(3.0);
-    let v6 = (&m.blocks[0].bias).sigmoid();
-    let v7 = (&m.blocks[2].weight).sin();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 1] = Tensor::rand_uniform(970, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(999, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(341, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v1 = (&m.blocks[2].bias).min_axis::<0>();
+    let v2 = (&v1).clamp(-0.5, 0.5);
+    let v3 = ((m.head.forward(a)) * 1.5).gelu();
+    let v4 = ((&m.blocks[0].bias).tanh()).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 1, 3>(&(((&m.blocks[2].weight) * ((&v3).mean()))).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 3]>();
+    let v5 = ((b).square() + 1.0).sqrt();
+    let k6: Tensor![f64] = Tensor::rand_uniform(970, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(999, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(341, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g145_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 1]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].bias).min_keepdim::<0>();
-    let v2 = (&v1).atan2(&((a).square() + 0.5));
-    let mut v3 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).square();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
-    }
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((m.blocks[i].forward(&v4)) * 1.5).gelu();
-        }
-        v4 = &v4 - &m.blocks[i].bias * 0.25;
-    }
-    let v5 = (b).tanh().powf(3.0);
-    let v6 = (&m.blocks[0].bias).sigmoid();
-    let v7 = (&m.blocks[2].weight).sin();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 1] = Tensor::rand_uniform(970, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(999, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(341, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v1 = (&m.blocks[2].bias).min_axis::<0>();
+    let v2 = (&v1).clamp(-0.5, 0.5);
+    let v3 = ((m.head.forward(a)) * 1.5).gelu();
+    let v4 = ((&m.blocks[0].bias).tanh()).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 1, 3>(&(((&m.blocks[2].weight) * ((&v3).mean()))).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 3]>();
+    let v5 = ((b).square() + 1.0).sqrt();
+    let k6: Tensor![f64] = Tensor::rand_uniform(970, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(999, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(341, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7408,19 +7380,21 @@ fn g145_gradient() {
 
 #[differentiable]
 fn g146(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).var();
-    let v2 = (&v1).hypot(&((&v1).square() + 0.5));
-    let v3 = ((a).tanh().exp()).concat::<0, 6, _>(&(a).minimum(&v2));
-    let k4: Tensor![f64; 6] = Tensor::rand_uniform(323, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (a).min_keepdim::<0>();
+    let v2 = (a).atan2(&((a).square() + 0.5));
+    let v3 = ((&v2) * (a));
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(727, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(94, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g146_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).var();
-    let v2 = (&v1).hypot(&((&v1).square() + 0.5));
-    let v3 = ((a).tanh().exp()).concat::<0, 6, _>(&(a).minimum(&v2));
-    let k4: Tensor![f64; 6] = Tensor::rand_uniform(323, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (a).min_keepdim::<0>();
+    let v2 = (a).atan2(&((a).square() + 0.5));
+    let v3 = ((&v2) * (a));
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(727, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(94, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -7440,35 +7414,23 @@ fn g146_gradient() {
 
 #[differentiable]
 fn g147(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).var_axis::<1>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).det();
-    let mut v5 = a.clone();
-    for _ in 0..3 {
-        v5 = (((&v5 * &v1).square() + 1.0).ln()).tanh() + a * 0.5;
-    }
-    let v6 = (&v5).tanh();
-    let v7 = (&v4).maximum(&v6);
-    let v8 = if b.detach().sum().item() < 0.0 { ((&v7).square() + 1.0).sqrt() } else { (&v7).cos() };
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(452, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v1 = (b).var();
+    let v2 = (b).hypot(&((&v1).square() + 0.5));
+    let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
+    let v4 = (a).sin();
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(391, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g147_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).var_axis::<1>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).det();
-    let mut v5 = a.clone();
-    for _ in 0..3 {
-        v5 = (((&v5 * &v1).square() + 1.0).ln()).tanh() + a * 0.5;
-    }
-    let v6 = (&v5).tanh();
-    let v7 = (&v4).maximum(&v6);
-    let v8 = if b.detach().sum().item() < 0.0 { ((&v7).square() + 1.0).sqrt() } else { (&v7).cos() };
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(452, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v1 = (b).var();
+    let v2 = (b).hypot(&((&v1).square() + 0.5));
+    let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
+    let v4 = (a).sin();
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(391, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -7492,23 +7454,25 @@ fn g147_gradient() {
 
 #[differentiable]
 fn g148(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).var_keepdim::<2>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(618, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((a).mean() * &k2)).tanh() * 0.2 + &k3)).inv();
-    let k5: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(714, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(523, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (a).var_axis::<2>();
+    let k2: Tensor![f64; 2, 2] = Tensor::new([[1.0, 0.0], [0.0, 1.0]]);
+    let v3 = (((&v1).tanh() * 0.2 + &k2)).det();
+    let v4 = ((&v3) * ((a).mean()));
+    let v5 = (((&v4).tanh()) * 1.5).gelu_tanh();
+    let v6 = (&v5).tanh().expm1();
+    let k7: Tensor![f64] = Tensor::rand_uniform(624, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g148_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).var_keepdim::<2>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(618, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((a).mean() * &k2)).tanh() * 0.2 + &k3)).inv();
-    let k5: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(714, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(523, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (a).var_axis::<2>();
+    let k2: Tensor![f64; 2, 2] = Tensor::new([[1.0, 0.0], [0.0, 1.0]]);
+    let v3 = (((&v1).tanh() * 0.2 + &k2)).det();
+    let v4 = ((&v3) * ((a).mean()));
+    let v5 = (((&v4).tanh()) * 1.5).gelu_tanh();
+    let v6 = (&v5).tanh().expm1();
+    let k7: Tensor![f64] = Tensor::rand_uniform(624, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -7528,35 +7492,37 @@ fn g148_gradient() {
 
 #[differentiable]
 fn g149(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (&m.fc2.bias).logsumexp();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
+    let v1 = (&m.fc2.bias).var_keepdim::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((b) + &k2)).tanh() * 0.2 + &k3)).solve(&m.fc2.bias);
-    let v5 = ((m.fc2.forward(a)).square() + 1.0).ln();
-    let v6 = ((&m.fc2.weight).square() + 1.0).ln();
-    let v7 = (&m.fc1.bias).softplus();
-    let k8: Tensor![f64] = Tensor::rand_uniform(214, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(597, -1.0, 1.0);
-    ((&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+    let v4 = (((((&m.fc1.bias).mean() * &k2)).tanh() * 0.2 + &k3)).inv();
+    let v5 = m.fc1.forward(&v4);
+    let v6 = ((a) * 1.5).gelu();
+    let v7 = ((b).square() + 1.0).ln();
+    let v8 = (&m.fc2.weight).square();
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(345, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(79, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(214, -1.0, 1.0);
+    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let k13: Tensor![f64; 4, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
+    ((&v1 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
 }
 
 fn g149_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.bias).logsumexp();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
+    let v1 = (&m.fc2.bias).var_keepdim::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((b) + &k2)).tanh() * 0.2 + &k3)).solve(&m.fc2.bias);
-    let v5 = ((m.fc2.forward(a)).square() + 1.0).ln();
-    let v6 = ((&m.fc2.weight).square() + 1.0).ln();
-    let v7 = (&m.fc1.bias).softplus();
-    let k8: Tensor![f64] = Tensor::rand_uniform(214, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(597, -1.0, 1.0);
-    (&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+    let v4 = (((((&m.fc1.bias).mean() * &k2)).tanh() * 0.2 + &k3)).inv();
+    let v5 = m.fc1.forward(&v4);
+    let v6 = ((a) * 1.5).gelu();
+    let v7 = ((b).square() + 1.0).ln();
+    let v8 = (&m.fc2.weight).square();
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(345, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(79, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(214, -1.0, 1.0);
+    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let k13: Tensor![f64; 4, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
+    (&v1 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
 }
 
 #[test]
@@ -7584,23 +7550,25 @@ fn g149_gradient() {
 
 #[differentiable]
 fn g150(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).logsumexp_axis::<1>();
-    let v2 = ((&v1) + (a));
-    let v3 = ((&v2) * 1.5).gelu_erf();
-    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(338, -1.0, 1.0);
-    let v5 = (((&v3).matmul(&k4)).square() + 1.0).recip();
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(143, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).logsumexp();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(156, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((a).tanh() * 0.2 + &k3)).solve(&((&v1) + &k2));
+    let v5 = (&v4).maximum_scalar(0.1);
+    let v6 = ((&v5).maximum_scalar(0.1)).sum_keepdim::<0>();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(294, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g150_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_axis::<1>();
-    let v2 = ((&v1) + (a));
-    let v3 = ((&v2) * 1.5).gelu_erf();
-    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(338, -1.0, 1.0);
-    let v5 = (((&v3).matmul(&k4)).square() + 1.0).recip();
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(143, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).logsumexp();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(156, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((a).tanh() * 0.2 + &k3)).solve(&((&v1) + &k2));
+    let v5 = (&v4).maximum_scalar(0.1);
+    let v6 = ((&v5).maximum_scalar(0.1)).sum_keepdim::<0>();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(294, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -7620,27 +7588,25 @@ fn g150_gradient() {
 
 #[differentiable]
 fn g151(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (b).logsumexp_keepdim::<0>();
-    let v2 = ((b) - (&v1));
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(32, -1.0, 1.0);
-    let v4 = (((&v1) * ((a).mean()))).matmul(&k3);
-    let v5 = if a.detach().sum().item() > 0.0 { (&v2).tanh().powf(3.0) } else { ((&v2).square() + 1.0).recip() };
-    let v6 = (-((&v5).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 6>(&(&v4).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![6]>()));
-    let v7 = if b.detach().sum().item() < 0.0 { (&v6).cos() } else { ((&v6) * (&v6)) };
-    let k8: Tensor![f64; 6] = Tensor::rand_uniform(745, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = (b).logsumexp_axis::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((b).tanh() * 0.2 + &k2)).log_abs_det();
+    let v4 = (a).square();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(750, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(459, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g151_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (b).logsumexp_keepdim::<0>();
-    let v2 = ((b) - (&v1));
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(32, -1.0, 1.0);
-    let v4 = (((&v1) * ((a).mean()))).matmul(&k3);
-    let v5 = if a.detach().sum().item() > 0.0 { (&v2).tanh().powf(3.0) } else { ((&v2).square() + 1.0).recip() };
-    let v6 = (-((&v5).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 6>(&(&v4).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![6]>()));
-    let v7 = if b.detach().sum().item() < 0.0 { (&v6).cos() } else { ((&v6) * (&v6)) };
-    let k8: Tensor![f64; 6] = Tensor::rand_uniform(745, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = (b).logsumexp_axis::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((b).tanh() * 0.2 + &k2)).log_abs_det();
+    let v4 = (a).square();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(750, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(459, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -7664,25 +7630,31 @@ fn g151_gradient() {
 
 #[differentiable]
 fn g152(m: &Net, a: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(494, -1.0, 1.0);
-    let v2 = ((a).softmax::<1>() * &k1);
-    let v3 = ((&m.gain) * (&m.gain));
-    let v4 = (m.fc2.forward(&v2)).cos();
-    let v5 = m.fc1.forward(&v4);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(548, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(527, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (a).logsumexp_keepdim::<1>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let v3 = ((((&m.gain).mean() * &k2)) + (&v1));
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
+    let v5 = ((m.fc1.forward(&((&v3).mean() * &k4))).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(468, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = m8.select(&v5, &((&v5) + &k6));
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(408, -1.0, 1.0);
+    ((&v9 * &k10).sum()).item()
 }
 
 fn g152_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(494, -1.0, 1.0);
-    let v2 = ((a).softmax::<1>() * &k1);
-    let v3 = ((&m.gain) * (&m.gain));
-    let v4 = (m.fc2.forward(&v2)).cos();
-    let v5 = m.fc1.forward(&v4);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(548, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(527, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (a).logsumexp_keepdim::<1>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let v3 = ((((&m.gain).mean() * &k2)) + (&v1));
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
+    let v5 = ((m.fc1.forward(&((&v3).mean() * &k4))).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(468, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = Var::select(&m8, &v5, &((&v5) + &k6));
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(408, -1.0, 1.0);
+    (&v9 * &k10).sum()
 }
 
 #[test]
@@ -7707,29 +7679,29 @@ fn g152_gradient() {
 #[differentiable]
 fn g153(a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let v2 = ((a).log_softmax::<0>() * &k1);
-    let v3 = ((&v2) / ((&v2).square() + 1.0));
-    let v4 = (((&v3).tanh().tan()) * 1.5).erf();
-    let mut v5 = v2.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * &v4).cos()).tanh() + &v2 * 0.5;
+    let v2 = ((a).softmax::<0>() * &k1);
+    let v3 = ((&v2) - (&v2));
+    let v4 = ((&v3).mean_keepdim::<1>()).gather::<1, 4>(&[0, 0, 0, 0]);
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v4 * 0.5;
     }
-    let v6 = ((&v3).concat::<0, 4, _>(&v5)).matmul(&(((&v4).square() + 1.0).pow(&(&v4).tanh())).t());
-    let k7: Tensor![f64; 4, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh() } else { ((&v5) * (&v4)) };
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(700, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g153_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let v2 = ((a).log_softmax::<0>() * &k1);
-    let v3 = ((&v2) / ((&v2).square() + 1.0));
-    let v4 = (((&v3).tanh().tan()) * 1.5).erf();
-    let mut v5 = v2.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * &v4).cos()).tanh() + &v2 * 0.5;
+    let v2 = ((a).softmax::<0>() * &k1);
+    let v3 = ((&v2) - (&v2));
+    let v4 = ((&v3).mean_keepdim::<1>()).gather::<1, 4>(&[0, 0, 0, 0]);
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v4 * 0.5;
     }
-    let v6 = ((&v3).concat::<0, 4, _>(&v5)).matmul(&(((&v4).square() + 1.0).pow(&(&v4).tanh())).t());
-    let k7: Tensor![f64; 4, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
+    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh() } else { ((&v5) * (&v4)) };
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(700, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -7750,27 +7722,39 @@ fn g153_gradient() {
 
 #[differentiable]
 fn g154(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(302, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).transpose::<0, 1>();
-    let v3 = (-(b));
-    let v4 = if c.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (b)) };
-    let v5 = (c).square();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(674, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(916, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(529, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(302, -1.0, 1.0);
+    let v2 = ((b).log_softmax::<0>() * &k1);
+    let v3 = ((&v2) * (&v2));
+    let v4 = ((c) * ((&v3).mean()));
+    let v5 = ((((&v2) * ((&v4).mean()))) * 3.0).round();
+    let mut v6 = a.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * c).sin()).tanh();
+        }
+        v6 = &v6 - c * 0.25;
+    }
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(167, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g154_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(302, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).transpose::<0, 1>();
-    let v3 = (-(b));
-    let v4 = if c.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (b)) };
-    let v5 = (c).square();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(674, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(916, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(529, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(302, -1.0, 1.0);
+    let v2 = ((b).log_softmax::<0>() * &k1);
+    let v3 = ((&v2) * (&v2));
+    let v4 = ((c) * ((&v3).mean()));
+    let v5 = ((((&v2) * ((&v4).mean()))) * 3.0).round();
+    let mut v6 = a.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * c).sin()).tanh();
+        }
+        v6 = &v6 - c * 0.25;
+    }
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(167, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -7798,23 +7782,29 @@ fn g154_gradient() {
 
 #[differentiable]
 fn g155(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).t();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(931, -1.0, 1.0);
-    let v3 = ((((a) + &k2)).square() + 1.0).pow(&(&v1).tanh());
-    let v4 = (b).sum_axis::<0>();
-    let v5 = if a.detach().sum().item() > 0.0 { (-(&v3)) } else { ((&v3) * (&v4)) };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(792, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(966, -1.0, 1.0);
+    let v2 = (((b) + &k1)).transpose::<1, 2>();
+    let v3 = ((a) / ((a).square() + 1.0));
+    let v4 = (&v3).tanh();
+    let v5 = (&v2).max_axis::<1>();
+    let v6 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).recip() } else { (-(&v3)) };
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(120, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(538, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(420, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g155_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).t();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(931, -1.0, 1.0);
-    let v3 = ((((a) + &k2)).square() + 1.0).pow(&(&v1).tanh());
-    let v4 = (b).sum_axis::<0>();
-    let v5 = if a.detach().sum().item() > 0.0 { (-(&v3)) } else { ((&v3) * (&v4)) };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(792, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(966, -1.0, 1.0);
+    let v2 = (((b) + &k1)).transpose::<1, 2>();
+    let v3 = ((a) / ((a).square() + 1.0));
+    let v4 = (&v3).tanh();
+    let v5 = (&v2).max_axis::<1>();
+    let v6 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).recip() } else { (-(&v3)) };
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(120, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(538, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(420, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -7838,49 +7828,37 @@ fn g155_gradient() {
 
 #[differentiable]
 fn g156(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).flip::<0>();
-    let v2 = (&v1).maximum(b);
-    let mut v3 = m.proj.weight.clone();
-    for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
-    }
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (m.layers[i].forward(&v4)).cos();
-        }
-        v4 = &v4 - &m.layers[i].bias * 0.25;
-    }
-    let v5 = (&m.norm[1]).sigmoid();
-    let v6 = (-(&m.layers[0].bias));
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(364, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(381, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(472, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = (&m.proj.weight).t();
+    let v2 = (-(&v1));
+    let v3 = if b.detach().sum().item() > 0.0 { (m.layers[0].forward(&m.proj.weight)).tanh().exp() } else { (m.layers[0].forward(&m.proj.weight)).softplus() };
+    let v4 = (a).sin();
+    let v5 = ((b).square() + 1.0).ln();
+    let v6 = (-(&m.norm[1]));
+    let v7 = (&m.layers[0].bias).square();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(646, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(769, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(689, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(36, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(107, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()).item()
 }
 
 fn g156_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).flip::<0>();
-    let v2 = (&v1).maximum(b);
-    let mut v3 = m.proj.weight.clone();
-    for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
-    }
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (m.layers[i].forward(&v4)).cos();
-        }
-        v4 = &v4 - &m.layers[i].bias * 0.25;
-    }
-    let v5 = (&m.norm[1]).sigmoid();
-    let v6 = (-(&m.layers[0].bias));
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(364, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(381, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(472, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = (&m.proj.weight).t();
+    let v2 = (-(&v1));
+    let v3 = if b.detach().sum().item() > 0.0 { (m.layers[0].forward(&m.proj.weight)).tanh().exp() } else { (m.layers[0].forward(&m.proj.weight)).softplus() };
+    let v4 = (a).sin();
+    let v5 = ((b).square() + 1.0).ln();
+    let v6 = (-(&m.norm[1]));
+    let v7 = (&m.layers[0].bias).square();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(646, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(769, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(689, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(36, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(107, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()
 }
 
 #[test]
@@ -7908,35 +7886,25 @@ fn g156_gradient() {
 
 #[differentiable]
 fn g157(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).slice::<2, 0, 2>();
-    let v2 = (a).minimum(a);
-    let mut v3 = v1.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v1).square()).tanh();
-        }
-        v3 = &v3 - &v1 * 0.25;
-    }
-    let v4 = ((&v3).tanh() * 0.9).atanh();
-    let v5 = ((&v4) * ((&v2).mean()));
-    let k6: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(965, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).flip::<1>();
+    let v2 = ((&v1).square() + 1.0).pow(&(a).tanh());
+    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2).square() + 1.0).powf(-0.5) };
+    let v4 = (&v1).tanh().expm1();
+    let v5 = (&v4).sigmoid();
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(680, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g157_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).slice::<2, 0, 2>();
-    let v2 = (a).minimum(a);
-    let mut v3 = v1.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v1).square()).tanh();
-        }
-        v3 = &v3 - &v1 * 0.25;
-    }
-    let v4 = ((&v3).tanh() * 0.9).atanh();
-    let v5 = ((&v4) * ((&v2).mean()));
-    let k6: Tensor![f64; 2, 1, 2] = Tensor::rand_uniform(965, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).flip::<1>();
+    let v2 = ((&v1).square() + 1.0).pow(&(a).tanh());
+    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2).square() + 1.0).powf(-0.5) };
+    let v4 = (&v1).tanh().expm1();
+    let v5 = (&v4).sigmoid();
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(680, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -7956,34 +7924,22 @@ fn g157_gradient() {
 
 #[differentiable]
 fn g158(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).pad::<2, 2, 1, 6>();
-    let v2 = (&v1).maximum_scalar(0.1);
-    let mut v3 = v2.clone();
-    for _ in 0..1 {
-        v3 = ((&v3 * &v1).tanh()).tanh() + &v2 * 0.5;
-    }
-    let mut v4 = v3.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * &v2).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let v5 = ((&v4) * ((&v4).mean()));
-    let k6: Tensor![f64; 2, 2, 6] = Tensor::rand_uniform(211, -1.0, 1.0);
+    let v1 = (a).slice::<2, 1, 2>();
+    let v2 = (&v1).maximum(&v1);
+    let v3 = (&v2).clamp(-0.5, 0.5);
+    let v4 = ((&v3).var()).tanh();
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64] = Tensor::rand_uniform(519, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g158_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).pad::<2, 2, 1, 6>();
-    let v2 = (&v1).maximum_scalar(0.1);
-    let mut v3 = v2.clone();
-    for _ in 0..1 {
-        v3 = ((&v3 * &v1).tanh()).tanh() + &v2 * 0.5;
-    }
-    let mut v4 = v3.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * &v2).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let v5 = ((&v4) * ((&v4).mean()));
-    let k6: Tensor![f64; 2, 2, 6] = Tensor::rand_uniform(211, -1.0, 1.0);
+    let v1 = (a).slice::<2, 1, 2>();
+    let v2 = (&v1).maximum(&v1);
+    let v3 = (&v2).clamp(-0.5, 0.5);
+    let v4 = ((&v3).var()).tanh();
+    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64] = Tensor::rand_uniform(519, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -8004,37 +7960,31 @@ fn g158_gradient() {
 
 #[differentiable]
 fn g159(m: &Res, a: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(512, -1.0, 1.0);
-    let v2 = (((a) + &k1)).permute::<1, 2, 0>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(51, -1.0, 1.0);
-    let v4 = (((&m.norm[0]) + &k3)).minimum_scalar(-0.1);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let mut v6 = ((&v2).mean() * &k5);
+    let v1 = (&m.norm[0]).pad::<0, 1, 1, 5>();
+    let v2 = (&v1).minimum(&v1);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let mut v4 = ((a) + &k3);
     for i in 0..2 {
-        v6 = (m.layers[i].forward(&v6)).tanh() + &v6 * 0.5 + &m.norm[0] * 0.25;
+        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.norm[0] * 0.25;
     }
-    let k7: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v8 = (((&v6).tanh() * 0.2 + &k7)).det();
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(644, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(153, -1.0, 1.0);
-    ((&v4 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v5 = ((&v4) * 1.5).gelu();
+    let k6: Tensor![f64; 5] = Tensor::rand_uniform(644, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(153, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g159_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(512, -1.0, 1.0);
-    let v2 = (((a) + &k1)).permute::<1, 2, 0>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(51, -1.0, 1.0);
-    let v4 = (((&m.norm[0]) + &k3)).minimum_scalar(-0.1);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let mut v6 = ((&v2).mean() * &k5);
+    let v1 = (&m.norm[0]).pad::<0, 1, 1, 5>();
+    let v2 = (&v1).minimum(&v1);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let mut v4 = ((a) + &k3);
     for i in 0..2 {
-        v6 = (m.layers[i].forward(&v6)).tanh() + &v6 * 0.5 + &m.norm[0] * 0.25;
+        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.norm[0] * 0.25;
     }
-    let k7: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v8 = (((&v6).tanh() * 0.2 + &k7)).det();
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(644, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(153, -1.0, 1.0);
-    (&v4 * &k9).sum() + (&v8 * &k10).sum()
+    let v5 = ((&v4) * 1.5).gelu();
+    let k6: Tensor![f64; 5] = Tensor::rand_uniform(644, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(153, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -8058,37 +8008,27 @@ fn g159_gradient() {
 
 #[differentiable]
 fn g160(a: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
-    let v2 = (((a) + &k1)).cross_entropy(&[2usize, 2usize]);
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(306, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
-    let v5 = (((&v2) + &k3)).mse(&((&v2) + &k4));
-    let v6 = ((&v5).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(702, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = m8.select(a, &v6);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
-    let m11 = k10.gt_scalar(0.0);
-    let v12 = m11.select(&v9, &v5);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(362, -1.0, 1.0);
-    ((&v12 * &k13).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).permute::<1, 0>();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(216, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).maximum_scalar(0.1);
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).square() } else { ((&v4) * (&v4)) };
+    let v6 = (((-(&v4))).square() + 1.5).acosh();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(220, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g160_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
-    let v2 = (((a) + &k1)).cross_entropy(&[2usize, 2usize]);
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(306, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
-    let v5 = (((&v2) + &k3)).mse(&((&v2) + &k4));
-    let v6 = ((&v5).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(702, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = Var::select(&m8, a, &v6);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
-    let m11 = k10.gt_scalar(0.0);
-    let v12 = Var::select(&m11, &v9, &v5);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(362, -1.0, 1.0);
-    (&v12 * &k13).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).permute::<1, 0>();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(216, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).maximum_scalar(0.1);
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).square() } else { ((&v4) * (&v4)) };
+    let v6 = (((-(&v4))).square() + 1.5).acosh();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(220, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -8108,32 +8048,26 @@ fn g160_gradient() {
 
 #[differentiable]
 fn g161(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).gather::<1, 2>(&[0, 0]);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(626, -1.0, 1.0);
-    let k3: Tensor![f64; 4, 2] = Tensor::rand_uniform(400, -1.0, 1.0);
-    let v4 = (((b).mean() * &k2)).matmul(&((c) + &k3));
-    let mut v5 = v1.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * c).sigmoid()).tanh() + &v1 * 0.5;
-    }
-    let v6 = if a.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (c)) };
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(857, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(745, -1.0, 1.0);
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(262, -1.0, 1.0);
+    let v2 = (((b).mean() * &k1)).cross_entropy(&[1usize, 2usize, 1usize]);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let v4 = (((a).mean() * &k3)).minimum_scalar(-0.1);
+    let v5 = (((&v2).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>()).tanh() * 0.9).asin();
+    let v6 = if a.detach().sum().item() < 0.0 { (&v4).cos() } else { (&v4).tanh().exp() };
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(504, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(522, -1.0, 1.0);
     ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g161_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).gather::<1, 2>(&[0, 0]);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(626, -1.0, 1.0);
-    let k3: Tensor![f64; 4, 2] = Tensor::rand_uniform(400, -1.0, 1.0);
-    let v4 = (((b).mean() * &k2)).matmul(&((c) + &k3));
-    let mut v5 = v1.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * c).sigmoid()).tanh() + &v1 * 0.5;
-    }
-    let v6 = if a.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (c)) };
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(857, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(745, -1.0, 1.0);
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(262, -1.0, 1.0);
+    let v2 = (((b).mean() * &k1)).cross_entropy(&[1usize, 2usize, 1usize]);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let v4 = (((a).mean() * &k3)).minimum_scalar(-0.1);
+    let v5 = (((&v2).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>()).tanh() * 0.9).asin();
+    let v6 = if a.detach().sum().item() < 0.0 { (&v4).cos() } else { (&v4).tanh().exp() };
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(504, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(522, -1.0, 1.0);
     (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
@@ -8162,23 +8096,21 @@ fn g161_gradient() {
 
 #[differentiable]
 fn g162(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).cast::<f64>();
-    let v2 = (&v1).tanh().exp();
-    let v3 = (a).mse(&v1);
-    let v4 = ((&v2).square() + 1.0).recip();
-    let k5: Tensor![f64] = Tensor::rand_uniform(770, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(100, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (a).gather::<1, 3>(&[1, 1, 1]);
+    let v2 = (&v1).mse(&v1);
+    let v3 = ((&v1).reshape::<Shape![1, 2, 3, 3]>().global_avg_pool2d()).tanh().exp2();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * (&v2)) };
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(89, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g162_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).cast::<f64>();
-    let v2 = (&v1).tanh().exp();
-    let v3 = (a).mse(&v1);
-    let v4 = ((&v2).square() + 1.0).recip();
-    let k5: Tensor![f64] = Tensor::rand_uniform(770, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(100, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (a).gather::<1, 3>(&[1, 1, 1]);
+    let v2 = (&v1).mse(&v1);
+    let v3 = ((&v1).reshape::<Shape![1, 2, 3, 3]>().global_avg_pool2d()).tanh().exp2();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * (&v2)) };
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(89, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -8198,25 +8130,35 @@ fn g162_gradient() {
 
 #[differentiable]
 fn g163(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (&m.layers[1].bias).reshape::<Shape![3, 1]>();
-    let v2 = (&v1).tanh().exp2();
-    let v3 = (m.proj.forward(a)).square();
-    let v4 = (b).sin();
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(461, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(919, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (&m.layers[1].bias).cast::<f64>();
+    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(939, -1.0, 1.0);
+    let v3 = (a).matmul(&((&v1).mean() * &k2));
+    let v4 = if a.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { ((m.proj.forward(a)).square() + 1.0).recip() };
+    let mut v5 = v3.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v3).sigmoid()).tanh() + &v3 * 0.5;
+    }
+    let v6 = (b).cos();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(350, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g163_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].bias).reshape::<Shape![3, 1]>();
-    let v2 = (&v1).tanh().exp2();
-    let v3 = (m.proj.forward(a)).square();
-    let v4 = (b).sin();
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(461, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(919, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (&m.layers[1].bias).cast::<f64>();
+    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(939, -1.0, 1.0);
+    let v3 = (a).matmul(&((&v1).mean() * &k2));
+    let v4 = if a.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { ((m.proj.forward(a)).square() + 1.0).recip() };
+    let mut v5 = v3.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v3).sigmoid()).tanh() + &v3 * 0.5;
+    }
+    let v6 = (b).cos();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(350, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8244,22 +8186,22 @@ fn g163_gradient() {
 
 #[differentiable]
 fn g164(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 4], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).broadcast_to::<Shape![2, 4]>();
-    let v2 = ((&v1).square() + 1.0).ln();
+    let v1 = (b).reshape::<Shape![2, 2]>();
+    let v2 = (&v1).tanh().exp();
     let v3 = (a).tanh().exp();
     let v4 = ((c).square() + 1.0).recip();
-    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(902, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(902, -1.0, 1.0);
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(627, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(149, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g164_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).broadcast_to::<Shape![2, 4]>();
-    let v2 = ((&v1).square() + 1.0).ln();
+    let v1 = (b).reshape::<Shape![2, 2]>();
+    let v2 = (&v1).tanh().exp();
     let v3 = (a).tanh().exp();
     let v4 = ((c).square() + 1.0).recip();
-    let k5: Tensor![f64; 2, 4] = Tensor::rand_uniform(902, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(902, -1.0, 1.0);
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(627, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(149, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
@@ -8290,21 +8232,35 @@ fn g164_gradient() {
 
 #[differentiable]
 fn g165(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1], c: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).concat::<0, 6, _>(c);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(704, -1.0, 1.0);
-    let v3 = ((((b) + &k2)).square() + 1.0).log2();
-    let k4: Tensor![f64; 6, 4] = Tensor::rand_uniform(836, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(447, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).broadcast_to::<Shape![2, 3, 4]>();
+    let v2 = (c).tanh().exp2();
+    let mut v3 = v1.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * b).cos()).tanh();
+        }
+        v3 = &v3 - b * 0.25;
+    }
+    let v4 = (&v2).gather::<1, 2>(&[0, 2]);
+    let k5: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(623, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(966, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g165_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).concat::<0, 6, _>(c);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(704, -1.0, 1.0);
-    let v3 = ((((b) + &k2)).square() + 1.0).log2();
-    let k4: Tensor![f64; 6, 4] = Tensor::rand_uniform(836, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(447, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).broadcast_to::<Shape![2, 3, 4]>();
+    let v2 = (c).tanh().exp2();
+    let mut v3 = v1.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * b).cos()).tanh();
+        }
+        v3 = &v3 - b * 0.25;
+    }
+    let v4 = (&v2).gather::<1, 2>(&[0, 2]);
+    let k5: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(623, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(966, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -8332,30 +8288,24 @@ fn g165_gradient() {
 
 #[differentiable]
 fn g166(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 4]>().conv1d::<1, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
-    let v3 = ((&m.blocks[1].bias).square() + 1.0).sqrt();
-    let mut v4 = a.clone();
-    for i in 0..3 {
-        v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
-    }
-    let v5 = ((((&v2) * ((&v3).mean()))) + 0.25).relu();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(155, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(62, -1.0, 1.0);
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).concat::<0, 5, _>(a);
+    let v3 = ((&m.blocks[1].bias).square() + 1.0).ln();
+    let v4 = (m.blocks[2].forward(&v2)).sin();
+    let v5 = (((&v2) * ((&v3).mean()))).cos();
+    let k6: Tensor![f64; 5, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
+    let k7: Tensor![f64; 5, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
     ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g166_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 4]>().conv1d::<1, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
-    let v3 = ((&m.blocks[1].bias).square() + 1.0).sqrt();
-    let mut v4 = a.clone();
-    for i in 0..3 {
-        v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
-    }
-    let v5 = ((((&v2) * ((&v3).mean()))) + 0.25).relu();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(155, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(62, -1.0, 1.0);
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).concat::<0, 5, _>(a);
+    let v3 = ((&m.blocks[1].bias).square() + 1.0).ln();
+    let v4 = (m.blocks[2].forward(&v2)).sin();
+    let v5 = (((&v2) * ((&v3).mean()))).cos();
+    let k6: Tensor![f64; 5, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
+    let k7: Tensor![f64; 5, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
     (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
@@ -8380,24 +8330,24 @@ fn g166_gradient() {
 
 #[differentiable]
 fn g167(a: &Tensor![f64], b: &Tensor![f64; 3, 4], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 2, 1, 1, 3, 2>(&(b).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![3, 2]>();
-    let v2 = ((c).square() + 1.0).recip();
+    let v1 = (a).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v2 = ((b).square() + 1.0).log2();
     let v3 = (&v1).atan2(&((&v1).square() + 0.5));
-    let v4 = (c).silu();
-    let v5 = ((((&v3) * 1.5).gelu_tanh()) * (((&v2).square() + 1.0).pow(&(&v2).tanh())));
-    let v6 = ((&v5) / ((&v4).square() + 1.0));
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(694, -1.0, 1.0);
+    let v4 = (c).tanh();
+    let v5 = (((&v3).asinh()) * ((&v2).minimum_scalar(-0.1)));
+    let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (&v4)) };
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(456, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g167_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 2, 1, 1, 3, 2>(&(b).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![3, 2]>();
-    let v2 = ((c).square() + 1.0).recip();
+    let v1 = (a).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v2 = ((b).square() + 1.0).log2();
     let v3 = (&v1).atan2(&((&v1).square() + 0.5));
-    let v4 = (c).silu();
-    let v5 = ((((&v3) * 1.5).gelu_tanh()) * (((&v2).square() + 1.0).pow(&(&v2).tanh())));
-    let v6 = ((&v5) / ((&v4).square() + 1.0));
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(694, -1.0, 1.0);
+    let v4 = (c).tanh();
+    let v5 = (((&v3).asinh()) * ((&v2).minimum_scalar(-0.1)));
+    let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (&v4)) };
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(456, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -8427,8 +8377,8 @@ fn g167_gradient() {
 #[differentiable]
 fn g168(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 3, 4]>().conv_transpose2d::<1, 0, 1, 4, 6>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![4, 6]>();
-    let v3 = (&v2).square();
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 2, 2>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 2]>();
+    let v3 = ((&v2).square() + 1.0).sqrt();
     let mut v4 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -8436,15 +8386,15 @@ fn g168(a: &Tensor![f64; 2, 1, 3]) -> f64 {
         }
         v4 = &v4 - &v2 * 0.25;
     }
-    let v5 = ((&v4).square() + 1.0).log2();
-    let k6: Tensor![f64; 4, 6] = Tensor::rand_uniform(857, -1.0, 1.0);
+    let v5 = (&v4).sum();
+    let k6: Tensor![f64] = Tensor::rand_uniform(857, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g168_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 3, 4]>().conv_transpose2d::<1, 0, 1, 4, 6>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![4, 6]>();
-    let v3 = (&v2).square();
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 2, 2>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 2]>();
+    let v3 = ((&v2).square() + 1.0).sqrt();
     let mut v4 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -8452,8 +8402,8 @@ fn g168_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
         }
         v4 = &v4 - &v2 * 0.25;
     }
-    let v5 = ((&v4).square() + 1.0).log2();
-    let k6: Tensor![f64; 4, 6] = Tensor::rand_uniform(857, -1.0, 1.0);
+    let v5 = (&v4).sum();
+    let k6: Tensor![f64] = Tensor::rand_uniform(857, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -8474,28 +8424,40 @@ fn g168_gradient() {
 
 #[differentiable]
 fn g169(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(528, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(a, &((b) + &k1));
-    let v5 = (b).sin();
-    let v6 = (c).cos();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(54, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(222, -1.0, 1.0);
+    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 5, 5>(&(a).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![5, 5]>();
+    let v2 = ((b).square() + 1.0).recip();
+    let mut v3 = c.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * c).tanh()).tanh();
+        }
+        v3 = &v3 - c * 0.25;
+    }
+    let v4 = (&v2).max_keepdim::<1>();
+    let v5 = ((&v1) * 1.5).gelu_erf();
+    let v6 = (&v3).gather::<0, 2>(&[2, 0]);
+    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let k8: Tensor![f64; 5, 5] = Tensor::rand_uniform(350, -1.0, 1.0);
+    let k9: Tensor![f64; 2] = Tensor::rand_uniform(495, -1.0, 1.0);
     ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g169_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(528, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, a, &((b) + &k1));
-    let v5 = (b).sin();
-    let v6 = (c).cos();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(54, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(222, -1.0, 1.0);
+    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 5, 5>(&(a).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![5, 5]>();
+    let v2 = ((b).square() + 1.0).recip();
+    let mut v3 = c.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * c).tanh()).tanh();
+        }
+        v3 = &v3 - c * 0.25;
+    }
+    let v4 = (&v2).max_keepdim::<1>();
+    let v5 = ((&v1) * 1.5).gelu_erf();
+    let v6 = (&v3).gather::<0, 2>(&[2, 0]);
+    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let k8: Tensor![f64; 5, 5] = Tensor::rand_uniform(350, -1.0, 1.0);
+    let k9: Tensor![f64; 2] = Tensor::rand_uniform(495, -1.0, 1.0);
     (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
@@ -8524,41 +8486,31 @@ fn g169_gradient() {
 
 #[differentiable]
 fn g170(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).dropout(0.25, 599);
-    let v2 = (&v1).cos();
-    let mut v3 = m.blocks[1].weight.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).sin();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
-    }
-    let v4 = (a).tanh().exp();
-    let v5 = ((&m.head.bias) * 1.5).gelu();
-    let k6: Tensor![f64] = Tensor::rand_uniform(449, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(294, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(437, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let m2 = k1.gt_scalar(0.0);
+    let v3 = m2.select(b, &m.blocks[1].weight);
+    let v4 = (a).square();
+    let v5 = (m.head.forward(&v3)).cos();
+    let v6 = (&v5).tanh();
+    let v7 = (&m.head.bias).tanh();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(279, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g170_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).dropout(0.25, 599);
-    let v2 = (&v1).cos();
-    let mut v3 = m.blocks[1].weight.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).sin();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
-    }
-    let v4 = (a).tanh().exp();
-    let v5 = ((&m.head.bias) * 1.5).gelu();
-    let k6: Tensor![f64] = Tensor::rand_uniform(449, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(294, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(437, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let m2 = k1.gt_scalar(0.0);
+    let v3 = Var::select(&m2, b, &m.blocks[1].weight);
+    let v4 = (a).square();
+    let v5 = (m.head.forward(&v3)).cos();
+    let v6 = (&v5).tanh();
+    let v7 = (&m.head.bias).tanh();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(279, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -8586,31 +8538,29 @@ fn g170_gradient() {
 
 #[differentiable]
 fn g171(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v2 = (&v1).tanh();
+    let v1 = (a).dropout(0.25, 337);
+    let v2 = (&v1).sin();
     let v3 = (a).hypot(&((a).square() + 0.5));
     let mut v4 = v2.clone();
     for _ in 0..1 {
-        v4 = ((&v4 * &v2).tanh().exp()).tanh() + &v2 * 0.5;
+        v4 = ((&v4 * &v3).tanh().exp()).tanh() + &v2 * 0.5;
     }
     let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { (&v4).softplus() };
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(75, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g171_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v2 = (&v1).tanh();
+    let v1 = (a).dropout(0.25, 337);
+    let v2 = (&v1).sin();
     let v3 = (a).hypot(&((a).square() + 0.5));
     let mut v4 = v2.clone();
     for _ in 0..1 {
-        v4 = ((&v4 * &v2).tanh().exp()).tanh() + &v2 * 0.5;
+        v4 = ((&v4 * &v3).tanh().exp()).tanh() + &v2 * 0.5;
     }
     let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { (&v4).softplus() };
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(75, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -8631,8 +8581,8 @@ fn g171_gradient() {
 #[differentiable]
 fn g172(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
-    let v3 = (&v2).sigmoid();
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = (&v2).cos();
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v3)) };
     let mut v5 = v4.clone();
     for _ in 0..4 {
@@ -8644,8 +8594,8 @@ fn g172(a: &Tensor![f64; 2, 1, 3]) -> f64 {
 
 fn g172_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
-    let v3 = (&v2).sigmoid();
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = (&v2).cos();
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v3)) };
     let mut v5 = v4.clone();
     for _ in 0..4 {
@@ -8672,9 +8622,9 @@ fn g172_gradient() {
 
 #[differentiable]
 fn g173(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
+    let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(832, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)) + 0.25).relu();
+    let v3 = (((&v1).mean() * &k2)).tanh();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
     let mut v5 = ((b) + &k4);
     for i in 0..2 {
@@ -8691,9 +8641,9 @@ fn g173(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g173_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
+    let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(832, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)) + 0.25).relu();
+    let v3 = (((&v1).mean() * &k2)).tanh();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
     let mut v5 = ((b) + &k4);
     for i in 0..2 {
@@ -8734,29 +8684,25 @@ fn g173_gradient() {
 
 #[differentiable]
 fn g174(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let v2 = ((a) * 1.5).gelu();
-    let v3 = (&v2).tanh();
-    let v4 = (&v3).slice::<1, 1, 2>();
+    let v1 = (a).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let v2 = (a).sigmoid();
+    let v3 = (&v2).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v4 = (((b) * ((&v1).mean()))).maximum_scalar(0.1);
     let v5 = if b.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
-    let v6 = (b).square();
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(319, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(379, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(73, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(507, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g174_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let v2 = ((a) * 1.5).gelu();
-    let v3 = (&v2).tanh();
-    let v4 = (&v3).slice::<1, 1, 2>();
+    let v1 = (a).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let v2 = (a).sigmoid();
+    let v3 = (&v2).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v4 = (((b) * ((&v1).mean()))).maximum_scalar(0.1);
     let v5 = if b.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
-    let v6 = (b).square();
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(319, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(379, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(73, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(507, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -8780,21 +8726,27 @@ fn g174_gradient() {
 
 #[differentiable]
 fn g175(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(924, -1.0, 1.0);
-    let v3 = ((((b).mean() * &k2)) * 1.5).gelu_tanh();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(451, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(443, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (b).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
+    let v2 = ((a) + 0.25).relu();
+    let v3 = (((&v1).tanh().sinh()).square() + 1.0).ln();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (a)) };
+    let v5 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).recip() } else { ((&v3) * (&v1)) };
+    let v6 = (&v5).minimum(&v3);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(911, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g175_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(924, -1.0, 1.0);
-    let v3 = ((((b).mean() * &k2)) * 1.5).gelu_tanh();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(451, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(443, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (b).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
+    let v2 = ((a) + 0.25).relu();
+    let v3 = (((&v1).tanh().sinh()).square() + 1.0).ln();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (a)) };
+    let v5 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).recip() } else { ((&v3) * (&v1)) };
+    let v6 = (&v5).minimum(&v3);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(911, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -8818,47 +8770,29 @@ fn g175_gradient() {
 
 #[differentiable]
 fn g176(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
-    let v2 = ((&v1) * 1.5).gelu_erf();
-    let v3 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { (-(c)) };
-    let mut v4 = a.clone();
-    for _ in 0..2 {
-        v4 = ((-(&v4 * &v3))).tanh() + a * 0.5;
-    }
-    let mut v5 = v3.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v3 * 0.5;
-    }
-    let v6 = (&v1).maximum_scalar(0.1);
-    let v7 = ((b).square() + 1.0).sqrt();
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(503, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(406, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(160, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(870, -1.0, 1.0);
-    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(12, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(94, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v3 = ((a) * 1.5).gelu();
+    let v4 = (b).cos();
+    let v5 = (c).cos();
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(249, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(532, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(948, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(80, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g176_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
-    let v2 = ((&v1) * 1.5).gelu_erf();
-    let v3 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { (-(c)) };
-    let mut v4 = a.clone();
-    for _ in 0..2 {
-        v4 = ((-(&v4 * &v3))).tanh() + a * 0.5;
-    }
-    let mut v5 = v3.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v3 * 0.5;
-    }
-    let v6 = (&v1).maximum_scalar(0.1);
-    let v7 = ((b).square() + 1.0).sqrt();
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(503, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(406, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(160, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(870, -1.0, 1.0);
-    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(12, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(94, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v3 = ((a) * 1.5).gelu();
+    let v4 = (b).cos();
+    let v5 = (c).cos();
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(249, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(532, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(948, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(80, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -8886,35 +8820,33 @@ fn g176_gradient() {
 
 #[differentiable]
 fn g177(m: &Net, a: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(688, -1.0, 1.0);
-    let v2 = ((&m.fc2.bias).layer_norm(1e-5) * &k1);
-    let v3 = ((&m.fc2.bias) * 1.5).erf();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(192, -1.0, 1.0);
-    let v5 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&((&m.fc1.bias) + &k4))) * 1.5).gelu() } else { ((m.fc2.forward(&((&m.fc1.bias) + &k4))).square() + 1.0).ln() };
-    let v6 = (a).square();
-    let v7 = (&m.fc2.weight).tanh();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
-    let k12: Tensor![f64; 4, 3] = Tensor::rand_uniform(438, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+    let v1 = (&m.fc2.weight).reshape::<Shape![1, 4, 3]>().global_avg_pool1d();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(605, -1.0, 1.0);
+    let v3 = ((((&m.fc2.bias).mean() * &k2)) * 1.5).gelu_tanh();
+    let v4 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
+    let v5 = ((a) * 1.5).gelu();
+    let v6 = ((&m.fc1.bias).square() + 1.0).ln();
+    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(358, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(751, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(975, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(171, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
 fn g177_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(688, -1.0, 1.0);
-    let v2 = ((&m.fc2.bias).layer_norm(1e-5) * &k1);
-    let v3 = ((&m.fc2.bias) * 1.5).erf();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(192, -1.0, 1.0);
-    let v5 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&((&m.fc1.bias) + &k4))) * 1.5).gelu() } else { ((m.fc2.forward(&((&m.fc1.bias) + &k4))).square() + 1.0).ln() };
-    let v6 = (a).square();
-    let v7 = (&m.fc2.weight).tanh();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
-    let k12: Tensor![f64; 4, 3] = Tensor::rand_uniform(438, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+    let v1 = (&m.fc2.weight).reshape::<Shape![1, 4, 3]>().global_avg_pool1d();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(605, -1.0, 1.0);
+    let v3 = ((((&m.fc2.bias).mean() * &k2)) * 1.5).gelu_tanh();
+    let v4 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
+    let v5 = ((a) * 1.5).gelu();
+    let v6 = ((&m.fc1.bias).square() + 1.0).ln();
+    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(358, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(751, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(975, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(171, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
 #[test]
@@ -8939,8 +8871,8 @@ fn g177_gradient() {
 #[differentiable]
 fn g178(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
-    let v2 = ((a).batch_norm(1e-5) * &k1);
-    let v3 = ((&v2) * 1.5).erfc();
+    let v2 = ((a).layer_norm(1e-5) * &k1);
+    let v3 = ((&v2) * 1.5).gelu_erf();
     let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (c)) };
     let v5 = (b).tanh().powf(3.0);
     let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(910, -1.0, 1.0);
@@ -8950,8 +8882,8 @@ fn g178(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1, 3]) 
 
 fn g178_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
-    let v2 = ((a).batch_norm(1e-5) * &k1);
-    let v3 = ((&v2) * 1.5).erfc();
+    let v2 = ((a).layer_norm(1e-5) * &k1);
+    let v3 = ((&v2) * 1.5).gelu_erf();
     let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (c)) };
     let v5 = (b).tanh().powf(3.0);
     let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(910, -1.0, 1.0);
@@ -8984,23 +8916,39 @@ fn g178_gradient() {
 
 #[differentiable]
 fn g179(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).tanh().tan();
-    let v2 = (b).abs();
-    let v3 = if b.detach().sum().item() < 0.0 { (b).softplus() } else { (-(b)) };
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(493, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(963, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(223, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(417, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(944, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k1)).batch_norm(1e-5) * &k2);
+    let v4 = ((&v3) * 1.5).erf();
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = ((&v5 * &v4).tanh().powf(3.0)).tanh() + &v4 * 0.5;
+    }
+    let v6 = (b).clamp(-0.5, 0.5);
+    let v7 = (((&v6) * ((&v4).mean()))).cast::<f64>();
+    let k8: Tensor![f64; 4, 2] = Tensor::rand_uniform(501, -1.0, 1.0);
+    let v9 = (&v5).matmul(&k8);
+    let k10: Tensor![f64] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 2] = Tensor::rand_uniform(133, -1.0, 1.0);
+    ((&v7 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g179_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().tan();
-    let v2 = (b).abs();
-    let v3 = if b.detach().sum().item() < 0.0 { (b).softplus() } else { (-(b)) };
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(493, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(963, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(223, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(417, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(944, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k1)).batch_norm(1e-5) * &k2);
+    let v4 = ((&v3) * 1.5).erf();
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = ((&v5 * &v4).tanh().powf(3.0)).tanh() + &v4 * 0.5;
+    }
+    let v6 = (b).clamp(-0.5, 0.5);
+    let v7 = (((&v6) * ((&v4).mean()))).cast::<f64>();
+    let k8: Tensor![f64; 4, 2] = Tensor::rand_uniform(501, -1.0, 1.0);
+    let v9 = (&v5).matmul(&k8);
+    let k10: Tensor![f64] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 2] = Tensor::rand_uniform(133, -1.0, 1.0);
+    (&v7 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -9024,8 +8972,8 @@ fn g179_gradient() {
 
 #[differentiable]
 fn g180(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((&m.layers[1].bias).tanh() * 0.9).asin();
-    let v2 = (&m.layers[1].bias).softplus();
+    let v1 = (&m.layers[1].bias).tanh().tan();
+    let v2 = ((&m.layers[1].bias) * 1.5).erfc();
     let mut v3 = m.proj.weight.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
@@ -9039,8 +8987,8 @@ fn g180(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
 }
 
 fn g180_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((&m.layers[1].bias).tanh() * 0.9).asin();
-    let v2 = (&m.layers[1].bias).softplus();
+    let v1 = (&m.layers[1].bias).tanh().tan();
+    let v2 = ((&m.layers[1].bias) * 1.5).erfc();
     let mut v3 = m.proj.weight.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
@@ -9078,9 +9026,9 @@ fn g180_gradient() {
 
 #[differentiable]
 fn g181(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a).tanh() * 0.9).acos();
-    let v2 = (&v1).silu();
-    let v3 = ((((&v2).tanh() * 0.9).atanh()) * 1.5).gelu();
+    let v1 = ((a).tanh() * 0.9).asin();
+    let v2 = (&v1).abs();
+    let v3 = ((&v2).tanh()).tanh().expm1();
     let mut v4 = b.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -9094,9 +9042,9 @@ fn g181(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g181_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).tanh() * 0.9).acos();
-    let v2 = (&v1).silu();
-    let v3 = ((((&v2).tanh() * 0.9).atanh()) * 1.5).gelu();
+    let v1 = ((a).tanh() * 0.9).asin();
+    let v2 = (&v1).abs();
+    let v3 = ((&v2).tanh()).tanh().expm1();
     let mut v4 = b.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -9130,21 +9078,21 @@ fn g181_gradient() {
 
 #[differentiable]
 fn g182(a: &Tensor![f64]) -> f64 {
-    let v1 = (a).atan();
-    let v2 = ((&v1).square() + 1.0).powf(-0.5);
-    let v3 = (&v2).tanh();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).square() } else { (&v3).softplus() };
-    let k5: Tensor![f64] = Tensor::rand_uniform(736, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = ((a).tanh() * 0.9).acos();
+    let v2 = (&v1).softplus();
+    let v3 = (a).abs();
+    let k4: Tensor![f64] = Tensor::rand_uniform(84, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(226, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g182_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).atan();
-    let v2 = ((&v1).square() + 1.0).powf(-0.5);
-    let v3 = (&v2).tanh();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).square() } else { (&v3).softplus() };
-    let k5: Tensor![f64] = Tensor::rand_uniform(736, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = ((a).tanh() * 0.9).acos();
+    let v2 = (&v1).softplus();
+    let v3 = (a).abs();
+    let k4: Tensor![f64] = Tensor::rand_uniform(84, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(226, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -9164,28 +9112,28 @@ fn g182_gradient() {
 
 #[differentiable]
 fn g183(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 1, 1]) -> f64 {
-    let v1 = (c).tanh().sinh();
-    let v2 = (&v1).tanh().powi(3);
-    let k3: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
-    let v4 = ((((&v2).tanh() * 0.2 + &k3)).det()).tanh().exp2();
-    let v5 = (a).sin();
-    let v6 = (b).square();
-    let k7: Tensor![f64] = Tensor::rand_uniform(931, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(258, -1.0, 1.0);
+    let v1 = (c).atan();
+    let v2 = (&v1).silu();
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
+    let v4 = ((&v2).tanh()).matmul(&k3);
+    let v5 = (a).square();
+    let v6 = ((b).square() + 1.0).ln();
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(258, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(299, -1.0, 1.0);
     ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g183_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let v1 = (c).tanh().sinh();
-    let v2 = (&v1).tanh().powi(3);
-    let k3: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
-    let v4 = ((((&v2).tanh() * 0.2 + &k3)).det()).tanh().exp2();
-    let v5 = (a).sin();
-    let v6 = (b).square();
-    let k7: Tensor![f64] = Tensor::rand_uniform(931, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(258, -1.0, 1.0);
+    let v1 = (c).atan();
+    let v2 = (&v1).silu();
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
+    let v4 = ((&v2).tanh()).matmul(&k3);
+    let v5 = (a).square();
+    let v6 = ((b).square() + 1.0).ln();
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(258, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(299, -1.0, 1.0);
     (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
@@ -9214,27 +9162,25 @@ fn g183_gradient() {
 
 #[differentiable]
 fn g184(m: &Net, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).tanh().cosh();
-    let v2 = (&m.fc2.bias).sum();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((a) + &k3))).tanh() } else { (m.fc1.forward(&((a) + &k3))).softplus() };
-    let v5 = (&v2).tanh();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(764, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(395, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(188, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (a).tanh().sinh();
+    let v2 = ((&m.fc2.bias).square() + 1.0).powf(-0.5);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v1).mean() * &k3))).tanh() } else { (m.fc2.forward(&((&v1).mean() * &k3))).softplus() };
+    let v5 = (&v4).tanh().exp2();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g184_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().cosh();
-    let v2 = (&m.fc2.bias).sum();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((a) + &k3))).tanh() } else { (m.fc1.forward(&((a) + &k3))).softplus() };
-    let v5 = (&v2).tanh();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(764, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(395, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(188, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (a).tanh().sinh();
+    let v2 = ((&m.fc2.bias).square() + 1.0).powf(-0.5);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v1).mean() * &k3))).tanh() } else { (m.fc2.forward(&((&v1).mean() * &k3))).softplus() };
+    let v5 = (&v4).tanh().exp2();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -9259,24 +9205,26 @@ fn g184_gradient() {
 #[differentiable]
 fn g185(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(688, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).asinh();
-    let v3 = (&v2).sum_axis::<1>();
-    let v4 = if c.detach().sum().item() > 0.0 { ((b) * 1.5).gelu() } else { ((b) * (&v3)) };
-    let v5 = (c).sin();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(65, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(665, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v2 = (((a).mean() * &k1)).tanh().cosh();
+    let v3 = (&v2).tanh().powi(3);
+    let v4 = (b).sigmoid();
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(14, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(47, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g185_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(688, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).asinh();
-    let v3 = (&v2).sum_axis::<1>();
-    let v4 = if c.detach().sum().item() > 0.0 { ((b) * 1.5).gelu() } else { ((b) * (&v3)) };
-    let v5 = (c).sin();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(65, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(665, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v2 = (((a).mean() * &k1)).tanh().cosh();
+    let v3 = (&v2).tanh().powi(3);
+    let v4 = (b).sigmoid();
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(14, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(47, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9304,22 +9252,22 @@ fn g185_gradient() {
 
 #[differentiable]
 fn g186(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((c).square() + 1.5).acosh();
-    let v2 = (a).sum_keepdim::<0>();
-    let v3 = (b).square();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(256, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(830, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let v1 = (c).asinh();
+    let v2 = (a).sum();
+    let v3 = (b).sigmoid();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(396, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(256, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(830, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g186_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((c).square() + 1.5).acosh();
-    let v2 = (a).sum_keepdim::<0>();
-    let v3 = (b).square();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(256, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(830, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let v1 = (c).asinh();
+    let v2 = (a).sum();
+    let v3 = (b).sigmoid();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(396, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(256, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(830, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
@@ -9348,31 +9296,37 @@ fn g186_gradient() {
 
 #[differentiable]
 fn g187(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((&m.blocks[1].bias).tanh() * 0.9).atanh();
-    let v2 = (&v1).mean();
-    let v3 = if a.detach().sum().item() > 0.0 { (m.blocks[0].forward(&m.blocks[1].weight)).sigmoid() } else { (m.blocks[0].forward(&m.blocks[1].weight)).softplus() };
-    let v4 = (&v3).atan2(&((&v1).square() + 0.5));
-    let v5 = (-(a));
-    let v6 = ((b).square() + 1.0).ln();
-    let k7: Tensor![f64] = Tensor::rand_uniform(200, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(947, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(66, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = ((&m.blocks[1].bias).square() + 1.5).acosh();
+    let v2 = (&v1).sum_axis::<0>();
+    let mut v3 = m.blocks[1].weight.clone();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+    }
+    let v4 = (a).softplus();
+    let v5 = ((b).square() + 1.0).recip();
+    let k6: Tensor![f64] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g187_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((&m.blocks[1].bias).tanh() * 0.9).atanh();
-    let v2 = (&v1).mean();
-    let v3 = if a.detach().sum().item() > 0.0 { (m.blocks[0].forward(&m.blocks[1].weight)).sigmoid() } else { (m.blocks[0].forward(&m.blocks[1].weight)).softplus() };
-    let v4 = (&v3).atan2(&((&v1).square() + 0.5));
-    let v5 = (-(a));
-    let v6 = ((b).square() + 1.0).ln();
-    let k7: Tensor![f64] = Tensor::rand_uniform(200, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(947, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(66, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = ((&m.blocks[1].bias).square() + 1.5).acosh();
+    let v2 = (&v1).sum_axis::<0>();
+    let mut v3 = m.blocks[1].weight.clone();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+    }
+    let v4 = (a).softplus();
+    let v5 = ((b).square() + 1.0).recip();
+    let k6: Tensor![f64] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -9400,11 +9354,11 @@ fn g187_gradient() {
 
 #[differentiable]
 fn g188(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).square().log1p();
+    let v1 = ((a).tanh() * 0.9).atanh();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(258, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).mean_axis::<0>();
-    let v4 = (b).tanh().exp();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(675, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).sum_keepdim::<0>();
+    let v4 = (b).sum();
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(675, -1.0, 1.0);
     let m6 = k5.gt_scalar(0.0);
     let v7 = m6.select(&v3, &v4);
     let mut v8 = v7.clone();
@@ -9417,20 +9371,21 @@ fn g188(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
     let mut v9 = v4.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v9 = (((&v9 * &v8) * 1.5).gelu()).tanh();
+            v9 = (((&v9 * &v4) * 1.5).gelu()).tanh();
         }
-        v9 = &v9 - &v8 * 0.25;
+        v9 = &v9 - &v4 * 0.25;
     }
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(649, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(649, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(141, -1.0, 1.0);
+    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g188_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).square().log1p();
+    let v1 = ((a).tanh() * 0.9).atanh();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(258, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).mean_axis::<0>();
-    let v4 = (b).tanh().exp();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(675, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).sum_keepdim::<0>();
+    let v4 = (b).sum();
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(675, -1.0, 1.0);
     let m6 = k5.gt_scalar(0.0);
     let v7 = Var::select(&m6, &v3, &v4);
     let mut v8 = v7.clone();
@@ -9443,12 +9398,13 @@ fn g188_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()
     let mut v9 = v4.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v9 = (((&v9 * &v8) * 1.5).gelu()).tanh();
+            v9 = (((&v9 * &v4) * 1.5).gelu()).tanh();
         }
-        v9 = &v9 - &v8 * 0.25;
+        v9 = &v9 - &v4 * 0.25;
     }
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(649, -1.0, 1.0);
-    (&v9 * &k10).sum()
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(649, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(141, -1.0, 1.0);
+    (&v8 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -9472,23 +9428,29 @@ fn g188_gradient() {
 
 #[differentiable]
 fn g189(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).tanh().expm1();
-    let v2 = (a).mean_keepdim::<1>();
-    let v3 = (b).sigmoid();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = (a).square().log1p();
+    let v2 = (a).mean();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1).square() + 1.0).recip() };
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(235, -1.0, 1.0);
+    let v5 = ((&v3).log_softmax::<1>() * &k4);
+    let v6 = (b).cos();
+    let k7: Tensor![f64] = Tensor::rand_uniform(641, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(679, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(598, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g189_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().expm1();
-    let v2 = (a).mean_keepdim::<1>();
-    let v3 = (b).sigmoid();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = (a).square().log1p();
+    let v2 = (a).mean();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1).square() + 1.0).recip() };
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(235, -1.0, 1.0);
+    let v5 = ((&v3).log_softmax::<1>() * &k4);
+    let v6 = (b).cos();
+    let k7: Tensor![f64] = Tensor::rand_uniform(641, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(679, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(598, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -9512,51 +9474,23 @@ fn g189_gradient() {
 
 #[differentiable]
 fn g190(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = ((a) * 3.0).floor();
-    let v2 = (a).max();
-    let mut v3 = v1.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * a).sin()).tanh();
-        }
-        v3 = &v3 - a * 0.25;
-    }
-    let mut v4 = b.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * b).softplus()).tanh();
-        }
-        v4 = &v4 - b * 0.25;
-    }
-    let v5 = if a.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2) * (&v2)) };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(337, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(60, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (a).tanh().expm1();
+    let v2 = (a).mean_axis::<1>();
+    let v3 = if a.detach().sum().item() < 0.0 { (b).square() } else { (b).sigmoid() };
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(471, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g190_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 3.0).floor();
-    let v2 = (a).max();
-    let mut v3 = v1.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * a).sin()).tanh();
-        }
-        v3 = &v3 - a * 0.25;
-    }
-    let mut v4 = b.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * b).softplus()).tanh();
-        }
-        v4 = &v4 - b * 0.25;
-    }
-    let v5 = if a.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2) * (&v2)) };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(337, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(60, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (a).tanh().expm1();
+    let v2 = (a).mean_axis::<1>();
+    let v3 = if a.detach().sum().item() < 0.0 { (b).square() } else { (b).sigmoid() };
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(471, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -9580,8 +9514,8 @@ fn g190_gradient() {
 
 #[differentiable]
 fn g191(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((&m.layers[0].bias) * 3.0).ceil();
-    let v2 = (&m.layers[0].bias).max_axis::<0>();
+    let v1 = ((&m.layers[0].bias) * 3.0).floor();
+    let v2 = (&m.layers[0].bias).mean_keepdim::<0>();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
     let mut v4 = ((&v2) + &k3);
     for i in 0..2 {
@@ -9598,8 +9532,8 @@ fn g191(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
 }
 
 fn g191_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((&m.layers[0].bias) * 3.0).ceil();
-    let v2 = (&m.layers[0].bias).max_axis::<0>();
+    let v1 = ((&m.layers[0].bias) * 3.0).floor();
+    let v2 = (&m.layers[0].bias).mean_keepdim::<0>();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
     let mut v4 = ((&v2) + &k3);
     for i in 0..2 {
@@ -9641,20 +9575,22 @@ fn g191_gradient() {
 #[differentiable]
 fn g192(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(250, -1.0, 1.0);
-    let v2 = ((((b).mean() * &k1)) * 3.0).round();
-    let v3 = (a).max_keepdim::<0>();
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(725, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v2 = ((((b).mean() * &k1)) * 3.0).ceil();
+    let v3 = (a).max();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * 1.5).gelu() };
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(318, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(207, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g192_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(250, -1.0, 1.0);
-    let v2 = ((((b).mean() * &k1)) * 3.0).round();
-    let v3 = (a).max_keepdim::<0>();
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(725, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v2 = ((((b).mean() * &k1)) * 3.0).ceil();
+    let v3 = (a).max();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * 1.5).gelu() };
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(318, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(207, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -9678,19 +9614,25 @@ fn g192_gradient() {
 
 #[differentiable]
 fn g193(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((b) * 3.0).sign();
-    let v2 = (a).min();
-    let k3: Tensor![f64] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let k4: Tensor![f64] = Tensor::rand_uniform(66, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+    let v1 = ((b) * 3.0).round();
+    let v2 = (a).max_axis::<2>();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v2).sigmoid() } else { ((&v2).square() + 1.0).recip() };
+    let v4 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { (b).square() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(133, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(129, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g193_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b) * 3.0).sign();
-    let v2 = (a).min();
-    let k3: Tensor![f64] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let k4: Tensor![f64] = Tensor::rand_uniform(66, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+    let v1 = ((b) * 3.0).round();
+    let v2 = (a).max_axis::<2>();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v2).sigmoid() } else { ((&v2).square() + 1.0).recip() };
+    let v4 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { (b).square() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(133, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(129, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -9714,8 +9656,8 @@ fn g193_gradient() {
 
 #[differentiable]
 fn g194(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (&m.blocks[2].weight).clamp(-0.5, 0.5);
-    let v2 = (&m.blocks[2].weight).min_axis::<1>();
+    let v1 = ((&m.blocks[2].weight) * 3.0).sign();
+    let v2 = (&m.blocks[2].weight).max_keepdim::<1>();
     let mut v3 = a.clone();
     for i in 0..3 {
         v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].weight * 0.25;
@@ -9732,8 +9674,8 @@ fn g194(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g194_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].weight).clamp(-0.5, 0.5);
-    let v2 = (&m.blocks[2].weight).min_axis::<1>();
+    let v1 = ((&m.blocks[2].weight) * 3.0).sign();
+    let v2 = (&m.blocks[2].weight).max_keepdim::<1>();
     let mut v3 = a.clone();
     for i in 0..3 {
         v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].weight * 0.25;
@@ -9770,23 +9712,37 @@ fn g194_gradient() {
 
 #[differentiable]
 fn g195(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).atan2(&((a).square() + 0.5));
-    let v2 = (b).min_keepdim::<0>();
-    let v3 = ((c).square() + 1.0).recip();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(411, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(423, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(213, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = (a).clamp(-0.5, 0.5);
+    let v2 = (b).min();
+    let v3 = (&v2).hypot(&((&v1).square() + 0.5));
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v1).square()).tanh();
+        }
+        v4 = &v4 - &v1 * 0.25;
+    }
+    let v5 = (c).sin();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(21, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g195_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).atan2(&((a).square() + 0.5));
-    let v2 = (b).min_keepdim::<0>();
-    let v3 = ((c).square() + 1.0).recip();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(411, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(423, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(213, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = (a).clamp(-0.5, 0.5);
+    let v2 = (b).min();
+    let v3 = (&v2).hypot(&((&v1).square() + 0.5));
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v1).square()).tanh();
+        }
+        v4 = &v4 - &v1 * 0.25;
+    }
+    let v5 = (c).sin();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(21, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -9815,28 +9771,34 @@ fn g195_gradient() {
 #[differentiable]
 fn g196(a: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let v2 = (a).hypot(&((((a) + &k1)).square() + 0.5));
+    let v2 = (a).atan2(&((((a) + &k1)).square() + 0.5));
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(370, -1.0, 1.0);
-    let v4 = (((a) + &k3)).var();
+    let v4 = (((a) + &k3)).min_axis::<0>();
     let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let v6 = ((a).matmul(&k5)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(993, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v6 = (a).matmul(&k5);
+    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(561, -1.0, 1.0);
+    let v8 = ((a).matmul(&k7)).var_axis::<1>();
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(17, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(398, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(242, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(634, -1.0, 1.0);
+    ((&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v6 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
 fn g196_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let v2 = (a).hypot(&((((a) + &k1)).square() + 0.5));
+    let v2 = (a).atan2(&((((a) + &k1)).square() + 0.5));
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(370, -1.0, 1.0);
-    let v4 = (((a) + &k3)).var();
+    let v4 = (((a) + &k3)).min_axis::<0>();
     let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let v6 = ((a).matmul(&k5)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(993, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()
+    let v6 = (a).matmul(&k5);
+    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(561, -1.0, 1.0);
+    let v8 = ((a).matmul(&k7)).var_axis::<1>();
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(17, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(398, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(242, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(634, -1.0, 1.0);
+    (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v6 * &k11).sum() + (&v8 * &k12).sum()
 }
 
 #[test]
@@ -9856,37 +9818,33 @@ fn g196_gradient() {
 
 #[differentiable]
 fn g197(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(787, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((c).mean() * &k1)).tanh() * 0.2 + &k2)).det();
-    let v4 = (c).var_axis::<0>();
-    let v5 = (((&v4).square() + 1.0).recip()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((b) * ((a).mean()))).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let mut v6 = v5.clone();
-    for i in 0..4 {
+    let v1 = (a).hypot(&((c).square() + 0.5));
+    let v2 = (&v1).min_keepdim::<0>();
+    let mut v3 = v2.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v6 = ((&v6 * &v3).tanh().powf(3.0)).tanh();
+            v3 = (((&v3 * b).square() + 1.0).powf(-0.5)).tanh();
         }
-        v6 = &v6 - &v3 * 0.25;
+        v3 = &v3 - b * 0.25;
     }
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(979, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v4 = (&v3).min();
+    let k5: Tensor![f64] = Tensor::rand_uniform(846, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g197_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(787, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((c).mean() * &k1)).tanh() * 0.2 + &k2)).det();
-    let v4 = (c).var_axis::<0>();
-    let v5 = (((&v4).square() + 1.0).recip()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((b) * ((a).mean()))).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let mut v6 = v5.clone();
-    for i in 0..4 {
+    let v1 = (a).hypot(&((c).square() + 0.5));
+    let v2 = (&v1).min_keepdim::<0>();
+    let mut v3 = v2.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v6 = ((&v6 * &v3).tanh().powf(3.0)).tanh();
+            v3 = (((&v3 * b).square() + 1.0).powf(-0.5)).tanh();
         }
-        v6 = &v6 - &v3 * 0.25;
+        v3 = &v3 - b * 0.25;
     }
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(979, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v4 = (&v3).min();
+    let k5: Tensor![f64] = Tensor::rand_uniform(846, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -9916,31 +9874,33 @@ fn g197_gradient() {
 fn g198(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(499, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((&m.fc1.weight).mean() * &k1)).tanh() * 0.2 + &k2)).inv();
-    let v4 = (a).var_keepdim::<0>();
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh().exp() } else { (m.fc2.forward(&m.fc1.weight)).sin() };
-    let v6 = ((&v4).tanh()).sum();
-    let v7 = (b).tanh();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(514, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(206, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(732, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v3 = (((((&m.fc1.weight).mean() * &k1)).tanh() * 0.2 + &k2)).det();
+    let v4 = (a).var();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(186, -1.0, 1.0);
+    let v6 = (m.fc1.forward(&((a) + &k5))).sin();
+    let v7 = ((&v4).tanh()).tanh();
+    let v8 = (b).tanh();
+    let k9: Tensor![f64] = Tensor::rand_uniform(514, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(732, -1.0, 1.0);
+    ((&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
 fn g198_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(499, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((&m.fc1.weight).mean() * &k1)).tanh() * 0.2 + &k2)).inv();
-    let v4 = (a).var_keepdim::<0>();
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh().exp() } else { (m.fc2.forward(&m.fc1.weight)).sin() };
-    let v6 = ((&v4).tanh()).sum();
-    let v7 = (b).tanh();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(514, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(206, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(732, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v3 = (((((&m.fc1.weight).mean() * &k1)).tanh() * 0.2 + &k2)).det();
+    let v4 = (a).var();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(186, -1.0, 1.0);
+    let v6 = (m.fc1.forward(&((a) + &k5))).sin();
+    let v7 = ((&v4).tanh()).tanh();
+    let v8 = (b).tanh();
+    let k9: Tensor![f64] = Tensor::rand_uniform(514, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(732, -1.0, 1.0);
+    (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
 #[test]
@@ -9970,25 +9930,39 @@ fn g198_gradient() {
 fn g199(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(553, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).solve(a);
-    let v4 = (c).logsumexp();
-    let v5 = ((b) * 1.5).gelu();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(394, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(357, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(105, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (&v3).var_axis::<0>();
+    let v5 = if b.detach().sum().item() < 0.0 { (b).tanh().exp() } else { ((b) * (b)) };
+    let mut v6 = c.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v4).square() + 1.0).recip()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let v7 = if a.detach().sum().item() < 0.0 { (&v5).sigmoid() } else { ((&v5) * (b)) };
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(51, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(562, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g199_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(553, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).solve(a);
-    let v4 = (c).logsumexp();
-    let v5 = ((b) * 1.5).gelu();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(394, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(357, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(105, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (&v3).var_axis::<0>();
+    let v5 = if b.detach().sum().item() < 0.0 { (b).tanh().exp() } else { ((b) * (b)) };
+    let mut v6 = c.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v4).square() + 1.0).recip()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let v7 = if a.detach().sum().item() < 0.0 { (&v5).sigmoid() } else { ((&v5) * (b)) };
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(51, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(562, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -10016,25 +9990,39 @@ fn g199_gradient() {
 
 #[differentiable]
 fn g200(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = ((b) + (a));
-    let v2 = (a).logsumexp_axis::<1>();
-    let v3 = ((c).square() + 1.0).pow(&(c).tanh());
-    let v4 = if c.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (&v3)) };
-    let v5 = (&v2).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(561, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(637, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a) + &k1)).tanh() * 0.2 + &k3)).solve(&((c) + &k2));
+    let v5 = (b).var_keepdim::<0>();
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(625, -1.0, 1.0);
+    let v7 = (&v4).matmul(&k6);
+    let v8 = (((&v5).sin()) * 1.5).erf();
+    let k9: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(561, -1.0, 1.0);
+    let m10 = k9.gt_scalar(0.0);
+    let v11 = m10.select(&v5, &v8);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(488, -1.0, 1.0);
+    let v13 = (((&v7).layer_norm(1e-5) * &k12)).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((&v7) * ((&v11).mean()))).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
+    let k14: Tensor![f64; 1, 1] = Tensor::rand_uniform(133, -1.0, 1.0);
+    ((&v13 * &k14).sum()).item()
 }
 
 fn g200_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b) + (a));
-    let v2 = (a).logsumexp_axis::<1>();
-    let v3 = ((c).square() + 1.0).pow(&(c).tanh());
-    let v4 = if c.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (&v3)) };
-    let v5 = (&v2).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(561, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(637, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v5 * &k7).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(945, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a) + &k1)).tanh() * 0.2 + &k3)).solve(&((c) + &k2));
+    let v5 = (b).var_keepdim::<0>();
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(625, -1.0, 1.0);
+    let v7 = (&v4).matmul(&k6);
+    let v8 = (((&v5).sin()) * 1.5).erf();
+    let k9: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(561, -1.0, 1.0);
+    let m10 = k9.gt_scalar(0.0);
+    let v11 = Var::select(&m10, &v5, &v8);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(488, -1.0, 1.0);
+    let v13 = (((&v7).layer_norm(1e-5) * &k12)).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((&v7) * ((&v11).mean()))).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
+    let k14: Tensor![f64; 1, 1] = Tensor::rand_uniform(133, -1.0, 1.0);
+    (&v13 * &k14).sum()
 }
 
 #[test]
@@ -10062,31 +10050,41 @@ fn g200_gradient() {
 
 #[differentiable]
 fn g201(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = ((a) - (a));
-    let v2 = (&m.blocks[0].bias).logsumexp_keepdim::<0>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
-    let mut v4 = ((&v2) + &k3);
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((&m.blocks[0].bias) + &k1)).tanh() * 0.2 + &k2)).log_abs_det();
+    let v4 = (a).logsumexp();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(260, -1.0, 1.0);
+    let v6 = m.head.forward(&((&v3) + &k5));
+    let mut v7 = v4.clone();
     for i in 0..3 {
-        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        if i % 2 == 0 {
+            v7 = ((&v7 * &v4).sigmoid()).tanh();
+        }
+        v7 = &v7 - &v4 * 0.25;
     }
-    let v5 = if a.detach().sum().item() < 0.0 { (-(&v1)) } else { ((&v1) * (&v2)) };
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(776, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(585, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(997, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g201_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = ((a) - (a));
-    let v2 = (&m.blocks[0].bias).logsumexp_keepdim::<0>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
-    let mut v4 = ((&v2) + &k3);
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((&m.blocks[0].bias) + &k1)).tanh() * 0.2 + &k2)).log_abs_det();
+    let v4 = (a).logsumexp();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(260, -1.0, 1.0);
+    let v6 = m.head.forward(&((&v3) + &k5));
+    let mut v7 = v4.clone();
     for i in 0..3 {
-        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        if i % 2 == 0 {
+            v7 = ((&v7 * &v4).sigmoid()).tanh();
+        }
+        v7 = &v7 - &v4 * 0.25;
     }
-    let v5 = if a.detach().sum().item() < 0.0 { (-(&v1)) } else { ((&v1) * (&v2)) };
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(776, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(585, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(997, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -10111,36 +10109,22 @@ fn g201_gradient() {
 #[differentiable]
 fn g202(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(314, -1.0, 1.0);
-    let v2 = ((a) * (((b) + &k1)));
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(747, -1.0, 1.0);
-    let v4 = ((&v2).softmax::<0>() * &k3);
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((-(&v5 * &v4))).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = ((b) * ((&v5).mean()));
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(364, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v2 = ((a) + (((b) + &k1)));
+    let v3 = (&v2).logsumexp_axis::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).softplus() } else { (-(&v3)) };
+    let v5 = (((b) * ((&v4).mean()))).tanh();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g202_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(314, -1.0, 1.0);
-    let v2 = ((a) * (((b) + &k1)));
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(747, -1.0, 1.0);
-    let v4 = ((&v2).softmax::<0>() * &k3);
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((-(&v5 * &v4))).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = ((b) * ((&v5).mean()));
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(364, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v2 = ((a) + (((b) + &k1)));
+    let v3 = (&v2).logsumexp_axis::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).softplus() } else { (-(&v3)) };
+    let v5 = (((b) * ((&v4).mean()))).tanh();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -10164,37 +10148,23 @@ fn g202_gradient() {
 
 #[differentiable]
 fn g203(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((b) / ((a).square() + 1.0));
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(246, -1.0, 1.0);
-    let v3 = ((b).log_softmax::<1>() * &k2);
-    let mut v4 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(825, -1.0, 1.0);
-    let v6 = ((((&v4).square() + 1.5).acosh()) * (((c).matmul(&k5)).mean()));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = ((b) - (a));
+    let v2 = (b).logsumexp_keepdim::<1>();
+    let v3 = if c.detach().sum().item() < 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v2)) };
+    let v4 = (c).sin();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g203_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((b) / ((a).square() + 1.0));
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(246, -1.0, 1.0);
-    let v3 = ((b).log_softmax::<1>() * &k2);
-    let mut v4 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(825, -1.0, 1.0);
-    let v6 = ((((&v4).square() + 1.5).acosh()) * (((c).matmul(&k5)).mean()));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = ((b) - (a));
+    let v2 = (b).logsumexp_keepdim::<1>();
+    let v3 = if c.detach().sum().item() < 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v2)) };
+    let v4 = (c).sin();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -10222,21 +10192,23 @@ fn g203_gradient() {
 
 #[differentiable]
 fn g204(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (-(a));
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(261, -1.0, 1.0);
-    let v3 = (((b) + &k2)).transpose::<0, 1>();
-    let v4 = (((&v1) * ((&v3).mean()))).tanh();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(105, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = ((a) * (b));
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(755, -1.0, 1.0);
+    let v3 = ((a).softmax::<0>() * &k2);
+    let v4 = (&v1).minimum(b);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(514, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(746, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g204_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (-(a));
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(261, -1.0, 1.0);
-    let v3 = (((b) + &k2)).transpose::<0, 1>();
-    let v4 = (((&v1) * ((&v3).mean()))).tanh();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(105, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = ((a) * (b));
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(755, -1.0, 1.0);
+    let v3 = ((a).softmax::<0>() * &k2);
+    let v4 = (&v1).minimum(b);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(514, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(746, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -10260,35 +10232,41 @@ fn g204_gradient() {
 
 #[differentiable]
 fn g205(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a).square() + 1.0).pow(&(b).tanh());
-    let v2 = (&v1).t();
-    let mut v3 = v1.clone();
+    let v1 = ((a) / ((b).square() + 1.0));
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<1>() * &k2);
+    let mut v4 = v3.clone();
     for i in 0..3 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        if i % 2 == 0 {
+            v4 = (m.blocks[i].forward(&v4)).tanh().exp();
+        }
+        v4 = &v4 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = if a.detach().sum().item() < 0.0 { (b).tanh() } else { (b).softplus() };
-    let v5 = (&m.blocks[1].bias).tanh();
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(441, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(634, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
+    let v6 = ((&v4).log_softmax::<1>() * &k5);
+    let v7 = (-(&m.blocks[1].bias));
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(108, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g205_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).pow(&(b).tanh());
-    let v2 = (&v1).t();
-    let mut v3 = v1.clone();
+    let v1 = ((a) / ((b).square() + 1.0));
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<1>() * &k2);
+    let mut v4 = v3.clone();
     for i in 0..3 {
-        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+        if i % 2 == 0 {
+            v4 = (m.blocks[i].forward(&v4)).tanh().exp();
+        }
+        v4 = &v4 - &m.blocks[i].bias * 0.25;
     }
-    let v4 = if a.detach().sum().item() < 0.0 { (b).tanh() } else { (b).softplus() };
-    let v5 = (&m.blocks[1].bias).tanh();
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(441, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(634, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
+    let v6 = ((&v4).log_softmax::<1>() * &k5);
+    let v7 = (-(&m.blocks[1].bias));
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(108, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -10316,35 +10294,27 @@ fn g205_gradient() {
 
 #[differentiable]
 fn g206(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).maximum(b);
-    let v2 = (&v1).flip::<0>();
-    let mut v3 = v1.clone();
-    for _ in 0..3 {
-        v3 = ((&v3 * &v1).square()).tanh() + &v1 * 0.5;
-    }
-    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v1)) };
-    let mut v5 = v2.clone();
-    for _ in 0..2 {
-        v5 = ((-(&v5 * &v4))).tanh() + &v2 * 0.5;
-    }
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(240, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (-(a));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(167, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).transpose::<1, 2>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v1).sin() } else { ((&v1).square() + 1.0).recip() };
+    let v5 = ((b).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(231, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(811, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(986, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g206_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).maximum(b);
-    let v2 = (&v1).flip::<0>();
-    let mut v3 = v1.clone();
-    for _ in 0..3 {
-        v3 = ((&v3 * &v1).square()).tanh() + &v1 * 0.5;
-    }
-    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v1)) };
-    let mut v5 = v2.clone();
-    for _ in 0..2 {
-        v5 = ((-(&v5 * &v4))).tanh() + &v2 * 0.5;
-    }
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(240, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (-(a));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(167, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).transpose::<1, 2>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v1).sin() } else { ((&v1).square() + 1.0).recip() };
+    let v5 = ((b).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(231, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(811, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(986, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -10368,25 +10338,23 @@ fn g206_gradient() {
 
 #[differentiable]
 fn g207(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).minimum(b);
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(654, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).slice::<0, 1, 3>();
-    let v4 = if a.detach().sum().item() > 0.0 { ((c) * 1.5).gelu() } else { ((c) * (c)) };
-    let v5 = (((&v4).tanh().powi(3)).square() + 1.5).acosh();
-    let v6 = (((&v5).mean()).square() + 1.0).pow(&((&v3).logsumexp_axis::<0>()).tanh());
-    let k7: Tensor![f64] = Tensor::rand_uniform(886, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = ((a).square() + 1.0).pow(&(b).tanh());
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(654, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).t();
+    let v4 = (-(c));
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(109, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g207_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).minimum(b);
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(654, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).slice::<0, 1, 3>();
-    let v4 = if a.detach().sum().item() > 0.0 { ((c) * 1.5).gelu() } else { ((c) * (c)) };
-    let v5 = (((&v4).tanh().powi(3)).square() + 1.5).acosh();
-    let v6 = (((&v5).mean()).square() + 1.0).pow(&((&v3).logsumexp_axis::<0>()).tanh());
-    let k7: Tensor![f64] = Tensor::rand_uniform(886, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = ((a).square() + 1.0).pow(&(b).tanh());
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(654, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).t();
+    let v4 = (-(c));
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(109, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -10415,26 +10383,30 @@ fn g207_gradient() {
 #[differentiable]
 fn g208(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(744, -1.0, 1.0);
-    let v2 = (((&m.fc1.bias).mean() * &k1)).maximum_scalar(0.1);
-    let v3 = (a).pad::<0, 0, 1, 3>();
-    let v4 = (m.fc2.forward(&v3)).cos();
-    let v5 = (b).cos();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(505, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(852, -1.0, 1.0);
+    let v3 = (((&m.fc1.bias).mean() * &k1)).maximum(&((a).mean() * &k2));
+    let v4 = (a).flip::<1>();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { ((m.fc1.forward(&((&v3).mean() * &k5))) * 1.5).gelu() } else { (-(m.fc1.forward(&((&v3).mean() * &k5)))) };
+    let v7 = (b).tanh();
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(392, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(313, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g208_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(744, -1.0, 1.0);
-    let v2 = (((&m.fc1.bias).mean() * &k1)).maximum_scalar(0.1);
-    let v3 = (a).pad::<0, 0, 1, 3>();
-    let v4 = (m.fc2.forward(&v3)).cos();
-    let v5 = (b).cos();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(505, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(852, -1.0, 1.0);
+    let v3 = (((&m.fc1.bias).mean() * &k1)).maximum(&((a).mean() * &k2));
+    let v4 = (a).flip::<1>();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { ((m.fc1.forward(&((&v3).mean() * &k5))) * 1.5).gelu() } else { (-(m.fc1.forward(&((&v3).mean() * &k5)))) };
+    let v7 = (b).tanh();
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(392, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(313, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -10462,35 +10434,35 @@ fn g208_gradient() {
 
 #[differentiable]
 fn g209(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).minimum_scalar(-0.1);
-    let v2 = (b).permute::<1, 0>();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { (-(&v2)) };
+    let v1 = (a).minimum(a);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).slice::<0, 0, 2>();
     let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
-    let mut v5 = v2.clone();
+    let mut v5 = v1.clone();
     for _ in 0..2 {
-        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+        v5 = (((&v5 * a).square() + 1.0).recip()).tanh() + &v1 * 0.5;
     }
-    let v6 = (b).cos();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(415, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(664, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(58, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v6 = (-(b));
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(940, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(375, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g209_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).minimum_scalar(-0.1);
-    let v2 = (b).permute::<1, 0>();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { (-(&v2)) };
+    let v1 = (a).minimum(a);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).slice::<0, 0, 2>();
     let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
-    let mut v5 = v2.clone();
+    let mut v5 = v1.clone();
     for _ in 0..2 {
-        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+        v5 = (((&v5 * a).square() + 1.0).recip()).tanh() + &v1 * 0.5;
     }
-    let v6 = (b).cos();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(415, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(664, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(58, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v6 = (-(b));
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(940, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(375, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -10514,39 +10486,17 @@ fn g209_gradient() {
 
 #[differentiable]
 fn g210(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).mse(a);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(243, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).cross_entropy(&[2usize, 0usize]);
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).square() } else { (-(&v3)) };
-    let mut v5 = v4.clone();
-    for _ in 0..3 {
-        v5 = ((-(&v5 * &v1))).tanh() + &v4 * 0.5;
-    }
-    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh().exp() } else { ((&v5) * (&v4)) };
-    let mut v7 = v6.clone();
-    for _ in 0..4 {
-        v7 = (((&v7 * &v1).square() + 1.0).recip()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64] = Tensor::rand_uniform(165, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = (a).maximum_scalar(0.1);
+    let v2 = (&v1).pad::<0, 2, 1, 5>();
+    let k3: Tensor![f64; 5, 2, 3] = Tensor::rand_uniform(552, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g210_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).mse(a);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(243, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).cross_entropy(&[2usize, 0usize]);
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).square() } else { (-(&v3)) };
-    let mut v5 = v4.clone();
-    for _ in 0..3 {
-        v5 = ((-(&v5 * &v1))).tanh() + &v4 * 0.5;
-    }
-    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh().exp() } else { ((&v5) * (&v4)) };
-    let mut v7 = v6.clone();
-    for _ in 0..4 {
-        v7 = (((&v7 * &v1).square() + 1.0).recip()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64] = Tensor::rand_uniform(165, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = (a).maximum_scalar(0.1);
+    let v2 = (&v1).pad::<0, 2, 1, 5>();
+    let k3: Tensor![f64; 5, 2, 3] = Tensor::rand_uniform(552, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -10566,41 +10516,33 @@ fn g210_gradient() {
 
 #[differentiable]
 fn g211(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(878, -1.0, 1.0);
-    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(159, -1.0, 1.0);
-    let v3 = (((a).mean() * &k1)).matmul(&((b) + &k2));
-    let v4 = (c).gather::<0, 4>(&[0, 1, 1, 0]);
-    let v5 = ((c).tanh() * 0.9).atanh();
-    let mut v6 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * b).sin()).tanh();
-        }
-        v6 = &v6 - b * 0.25;
-    }
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(454, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(17, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(688, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(878, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).minimum_scalar(-0.1);
+    let v3 = (a).permute::<2, 1, 0>();
+    let v4 = (&v3).max_axis::<0>();
+    let v5 = ((&v2) * ((&v4).mean()));
+    let v6 = ((c) * 1.5).gelu_erf();
+    let v7 = if b.detach().sum().item() > 0.0 { (&v5).softplus() } else { (&v5).tanh().exp() };
+    let v8 = ((b).square() + 1.0).ln();
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(72, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(614, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
+    ((&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
 }
 
 fn g211_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(878, -1.0, 1.0);
-    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(159, -1.0, 1.0);
-    let v3 = (((a).mean() * &k1)).matmul(&((b) + &k2));
-    let v4 = (c).gather::<0, 4>(&[0, 1, 1, 0]);
-    let v5 = ((c).tanh() * 0.9).atanh();
-    let mut v6 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * b).sin()).tanh();
-        }
-        v6 = &v6 - b * 0.25;
-    }
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(454, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(17, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(688, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(878, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).minimum_scalar(-0.1);
+    let v3 = (a).permute::<2, 1, 0>();
+    let v4 = (&v3).max_axis::<0>();
+    let v5 = ((&v2) * ((&v4).mean()));
+    let v6 = ((c) * 1.5).gelu_erf();
+    let v7 = if b.detach().sum().item() > 0.0 { (&v5).softplus() } else { (&v5).tanh().exp() };
+    let v8 = ((b).square() + 1.0).ln();
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(72, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(614, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
+    (&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
 }
 
 #[test]
@@ -10629,38 +10571,42 @@ fn g211_gradient() {
 #[differentiable]
 fn g212(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
-    let v2 = (((&m.proj.weight).mean() * &k1)).tanh().exp();
-    let v3 = (&m.proj.weight).cast::<f64>();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(420, -1.0, 1.0);
-    let v5 = (m.proj.forward(&((&m.layers[1].weight).mean() * &k4))).softplus();
-    let v6 = (a).sin();
-    let v7 = (-(b));
-    let v8 = (&m.layers[0].weight).tanh().exp();
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(831, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(243, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(783, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(783, -1.0, 1.0);
-    let k14: Tensor![f64; 3, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
-    ((&v2 * &k9).sum() + (&v3 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()).item()
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(185, -1.0, 1.0);
+    let v3 = (((&m.proj.weight).mean() * &k1)).mse(&((&m.layers[0].weight).mean() * &k2));
+    let v4 = (b).cross_entropy(&[1usize, 2usize, 1usize]);
+    let v5 = (m.layers[1].forward(&m.layers[1].weight)).square();
+    let mut v6 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).sin()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let v7 = (a).sigmoid();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(920, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(686, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(786, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g212_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
-    let v2 = (((&m.proj.weight).mean() * &k1)).tanh().exp();
-    let v3 = (&m.proj.weight).cast::<f64>();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(420, -1.0, 1.0);
-    let v5 = (m.proj.forward(&((&m.layers[1].weight).mean() * &k4))).softplus();
-    let v6 = (a).sin();
-    let v7 = (-(b));
-    let v8 = (&m.layers[0].weight).tanh().exp();
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(831, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(243, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(783, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(783, -1.0, 1.0);
-    let k14: Tensor![f64; 3, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
-    (&v2 * &k9).sum() + (&v3 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(185, -1.0, 1.0);
+    let v3 = (((&m.proj.weight).mean() * &k1)).mse(&((&m.layers[0].weight).mean() * &k2));
+    let v4 = (b).cross_entropy(&[1usize, 2usize, 1usize]);
+    let v5 = (m.layers[1].forward(&m.layers[1].weight)).square();
+    let mut v6 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).sin()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let v7 = (a).sigmoid();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(920, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(686, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(786, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -10688,23 +10634,25 @@ fn g212_gradient() {
 
 #[differentiable]
 fn g213(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (c).tanh().exp2();
-    let v2 = (b).reshape::<Shape![3, 1]>();
-    let v3 = (a).sin();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(768, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(468, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(559, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = (c).matmul(&(a).t());
+    let v2 = (a).gather::<1, 3>(&[0, 2, 0]);
+    let v3 = ((&v2) * 1.5).erfc();
+    let v4 = (((&v1).tanh().exp()).square() + 1.0).ln();
+    let v5 = (&v4).sum();
+    let v6 = (((&v3).square() + 1.0).sqrt()).minimum(&((&v5) * ((b).mean())));
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(897, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g213_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (c).tanh().exp2();
-    let v2 = (b).reshape::<Shape![3, 1]>();
-    let v3 = (a).sin();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(768, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(468, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(559, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = (c).matmul(&(a).t());
+    let v2 = (a).gather::<1, 3>(&[0, 2, 0]);
+    let v3 = ((&v2) * 1.5).erfc();
+    let v4 = (((&v1).tanh().exp()).square() + 1.0).ln();
+    let v5 = (&v4).sum();
+    let v6 = (((&v3).square() + 1.0).sqrt()).minimum(&((&v5) * ((b).mean())));
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(897, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10733,25 +10681,25 @@ fn g213_gradient() {
 #[differentiable]
 fn g214(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).square() + 1.0).ln();
-    let v3 = (&v2).broadcast_to::<Shape![2, 2, 3]>();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(607, -1.0, 1.0);
-    let v5 = (((&v3).log_softmax::<2>() * &k4)).sum();
-    let v6 = ((b).square() + 1.0).sqrt();
-    let k7: Tensor![f64] = Tensor::rand_uniform(123, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(414, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).tanh().exp();
+    let v3 = (&v2).cast::<f64>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).clamp(-0.5, 0.5);
+    let v6 = (b).cos();
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(414, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(597, -1.0, 1.0);
     ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g214_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).square() + 1.0).ln();
-    let v3 = (&v2).broadcast_to::<Shape![2, 2, 3]>();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(607, -1.0, 1.0);
-    let v5 = (((&v3).log_softmax::<2>() * &k4)).sum();
-    let v6 = ((b).square() + 1.0).sqrt();
-    let k7: Tensor![f64] = Tensor::rand_uniform(123, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(414, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).tanh().exp();
+    let v3 = (&v2).cast::<f64>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).clamp(-0.5, 0.5);
+    let v6 = (b).cos();
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(414, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(597, -1.0, 1.0);
     (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
@@ -10776,37 +10724,23 @@ fn g214_gradient() {
 
 #[differentiable]
 fn g215(m: &Net, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((&m.fc1.bias).square() + 1.0).log2();
-    let v2 = (a).concat::<0, 6, _>(a);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
-    let v4 = m.fc2.forward(&((&v1) + &k3));
-    let mut v5 = v4.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v4).softplus()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(658, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(763, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (&m.fc1.bias).tanh().exp2();
+    let v2 = (a).reshape::<Shape![3, 1]>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let v4 = ((m.fc2.forward(&((&v2) + &k3))).square() + 1.0).powf(-0.5);
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(751, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g215_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((&m.fc1.bias).square() + 1.0).log2();
-    let v2 = (a).concat::<0, 6, _>(a);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
-    let v4 = m.fc2.forward(&((&v1) + &k3));
-    let mut v5 = v4.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v4).softplus()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(658, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(763, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (&m.fc1.bias).tanh().exp2();
+    let v2 = (a).reshape::<Shape![3, 1]>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let v4 = ((m.fc2.forward(&((&v2) + &k3))).square() + 1.0).powf(-0.5);
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(751, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -10830,25 +10764,29 @@ fn g215_gradient() {
 
 #[differentiable]
 fn g216(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(11, -1.0, 1.0);
-    let v3 = (a).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(((a) + &k2)).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>();
-    let v4 = if a.detach().sum().item() > 0.0 { (-(a)) } else { ((a) * (a)) };
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(505, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(265, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = ((a).square() + 1.0).ln();
+    let v2 = (a).broadcast_to::<Shape![2, 3, 3]>();
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * 1.5).gelu() };
+    let mut v4 = v1.clone();
+    for _ in 0..3 {
+        v4 = ((&v4 * &v1).tanh().exp()).tanh() + &v1 * 0.5;
+    }
+    let v5 = ((&v4).maximum(&v3)).max_keepdim::<1>();
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(374, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g216_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(11, -1.0, 1.0);
-    let v3 = (a).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(((a) + &k2)).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>();
-    let v4 = if a.detach().sum().item() > 0.0 { (-(a)) } else { ((a) * (a)) };
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(505, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(265, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = ((a).square() + 1.0).ln();
+    let v2 = (a).broadcast_to::<Shape![2, 3, 3]>();
+    let v3 = if a.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * 1.5).gelu() };
+    let mut v4 = v1.clone();
+    for _ in 0..3 {
+        v4 = ((&v4 * &v1).tanh().exp()).tanh() + &v1 * 0.5;
+    }
+    let v5 = ((&v4).maximum(&v3)).max_keepdim::<1>();
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(374, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -10868,25 +10806,29 @@ fn g216_gradient() {
 
 #[differentiable]
 fn g217(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = ((a).square() + 1.0).recip();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * (&v2)) };
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).concat::<0, 6, _>(a);
+    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * (a)) };
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(202, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v3, &v1);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(784, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(784, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = m6.select(&v3, &((&v3) + &k4));
+    let k8: Tensor![f64; 6, 4] = Tensor::rand_uniform(875, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g217_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).recip();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * (&v2)) };
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).concat::<0, 6, _>(a);
+    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * (a)) };
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(202, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v3, &v1);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(784, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(784, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = Var::select(&m6, &v3, &((&v3) + &k4));
+    let k8: Tensor![f64; 6, 4] = Tensor::rand_uniform(875, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -10906,9 +10848,9 @@ fn g217_gradient() {
 
 #[differentiable]
 fn g218(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).square();
-    let k2: Tensor![f64; 2] = Tensor::rand_uniform(594, -1.0, 1.0);
-    let v3 = (a).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
+    let v1 = ((b).square() + 1.0).sqrt();
+    let k2: Tensor![f64] = Tensor::rand_uniform(594, -1.0, 1.0);
+    let v3 = (a).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
     let mut v4 = v3.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -10917,14 +10859,14 @@ fn g218(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
         v4 = &v4 - &v3 * 0.25;
     }
     let v5 = if b.detach().sum().item() > 0.0 { (&v4).square() } else { (&v4).softplus() };
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(701, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(701, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g218_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).square();
-    let k2: Tensor![f64; 2] = Tensor::rand_uniform(594, -1.0, 1.0);
-    let v3 = (a).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
+    let v1 = ((b).square() + 1.0).sqrt();
+    let k2: Tensor![f64] = Tensor::rand_uniform(594, -1.0, 1.0);
+    let v3 = (a).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
     let mut v4 = v3.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -10933,7 +10875,7 @@ fn g218_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
         v4 = &v4 - &v3 * 0.25;
     }
     let v5 = if b.detach().sum().item() > 0.0 { (&v4).square() } else { (&v4).softplus() };
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(701, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(701, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -10958,29 +10900,25 @@ fn g218_gradient() {
 
 #[differentiable]
 fn g219(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).sin();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(b, &m.fc2.bias);
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&m.fc2.weight)).sigmoid() } else { (m.fc1.forward(&m.fc2.weight)).softplus() };
-    let v6 = if a.detach().sum().item() < 0.0 { (&v1).sigmoid() } else { ((&v1) * (b)) };
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(872, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(911, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = ((a).square() + 1.0).recip();
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 3, 2>(&(&m.fc2.bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 2]>();
+    let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&m.fc2.weight)).sigmoid() } else { (m.fc1.forward(&m.fc2.weight)).softplus() };
+    let v4 = if a.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g219_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).sin();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, b, &m.fc2.bias);
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&m.fc2.weight)).sigmoid() } else { (m.fc1.forward(&m.fc2.weight)).softplus() };
-    let v6 = if a.detach().sum().item() < 0.0 { (&v1).sigmoid() } else { ((&v1) * (b)) };
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(872, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(911, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = ((a).square() + 1.0).recip();
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 3, 2>(&(&m.fc2.bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 2]>();
+    let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&m.fc2.weight)).sigmoid() } else { (m.fc1.forward(&m.fc2.weight)).softplus() };
+    let v4 = if a.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]

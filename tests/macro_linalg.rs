@@ -1,6 +1,6 @@
-//! The linear-algebra ops (`det`, `inv`, `solve`) through `#[differentiable]`: the generated
-//! gradient equals central differences of the function as written, and the tape's gradient of the
-//! same body.
+//! The linear-algebra ops (`det`, `log_abs_det`, `inv`, `solve`) through `#[differentiable]`: the
+//! generated gradient equals central differences of the function as written, and the tape's
+//! gradient of the same body.
 
 use autograd_core::differentiable;
 use autograd_core::gradcheck::{Tolerance, check_gradient};
@@ -108,4 +108,58 @@ fn inv_and_solve_through_the_macro() {
     check_gradient(|a| batch_solves(a, &b, &v, &w), &a, &g.a, tol).unwrap();
     check_gradient(|b| batch_solves(&a, b, &v, &w), &b, &g.b, tol).unwrap();
     check_gradient(|v| batch_solves(&a, &b, v, &w), &v, &g.v, tol).unwrap();
+}
+
+/// A Gaussian negative log-likelihood `0.5 (ln |det S| + r^T S^{-1} r)` with `S = A A^T + I`.
+#[differentiable(wrt(a, r))]
+fn gaussian_nll(a: &A, r: &Tensor![f64; 3], eye: &A) -> f64 {
+    let s = a.matmul(&a.t()) + eye;
+    let q = (s.solve(r) * r).sum();
+    ((s.log_abs_det() + q) * 0.5).item()
+}
+
+/// A weighted sum of `ln |det|` over a batch.
+#[differentiable(wrt(a))]
+fn batch_log_abs_dets(a: &Batch, w: &Tensor![f64; 2]) -> f64 {
+    (a.log_abs_det() * w).sum().item()
+}
+
+#[test]
+fn log_abs_det_through_the_macro() {
+    let a = matrix::<Shape![3, 3]>(11);
+    let eye = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let r: Tensor![f64; 3] = Tensor::rand_uniform(12, -1.0, 1.0);
+    let (v, g) = gaussian_nll_grad(&a, &r, &eye);
+    assert_eq!(v, gaussian_nll(&a, &r, &eye));
+    check_gradient(
+        |a| gaussian_nll(a, &r, &eye),
+        &a,
+        &g.a,
+        Tolerance::default(),
+    )
+    .unwrap();
+    check_gradient(
+        |r| gaussian_nll(&a, r, &eye),
+        &r,
+        &g.r,
+        Tolerance::default(),
+    )
+    .unwrap();
+    // The tape, on the same body.
+    let (x, y) = (Var::param(a.clone()), Var::param(r.clone()));
+    let s = &x.matmul(&x.t()) + &eye;
+    let q = (&s.solve(&y) * &y).sum();
+    (&(&s.log_abs_det() + &q) * 0.5).backward().unwrap();
+    x.grad().unwrap().assert_close(&g.a, 1e-12, 1e-12);
+    y.grad().unwrap().assert_close(&g.r, 1e-12, 1e-12);
+
+    let (a, w) = (matrix::<Shape![2, 3, 3]>(13), Tensor::new([0.7, -1.3]));
+    let (_, g) = batch_log_abs_dets_grad(&a, &w);
+    check_gradient(
+        |a| batch_log_abs_dets(a, &w),
+        &a,
+        &g.a,
+        Tolerance::default(),
+    )
+    .unwrap();
 }

@@ -54,6 +54,7 @@ pub const RULE_METHODS: &[&str] = &[
     "ln",
     "log1p",
     "log2",
+    "log_abs_det",
     "log_softmax",
     "logsumexp",
     "logsumexp_axis",

@@ -1,5 +1,5 @@
-"""PyTorch's torch.linalg.det, inv and solve on fixed matrices, in float64: the numbers that the
-tests of autograd-core/src/ops/{det,inv,solve}.rs copy.
+"""PyTorch's torch.linalg.det, inv, solve, and slogdet on fixed matrices, in float64: the numbers that the
+tests of autograd-core/src/ops/{det,inv,solve,log_abs_det}.rs copy.
 
     python3 tests/reference/pytorch_linalg.py > /tmp/reference.txt
 
@@ -33,8 +33,8 @@ def show(name, t):
     print(f"const {name}: [f64; {t.numel()}] = [{flat}];")
 
 
-def unary(name, f, a_shape, seed):
-    a = matrix(seed, *a_shape).requires_grad_()
+def unary(name, f, a_shape, seed, a=None):
+    a = (matrix(seed, *a_shape) if a is None else a).requires_grad_()
     out = f(a)
     c = fill(99, *out.shape)
     (out * c).sum().backward()
@@ -68,3 +68,14 @@ solve("SOLVE_3_VEC", (3, 3), (3,), 1)
 solve("SOLVE_3_MAT", (3, 3), (3, 2), 1)
 solve("SOLVE_2_3_VEC", (2, 3, 3), (2, 3), 2)
 solve("SOLVE_2_3_MAT", (2, 3, 3), (2, 3, 2), 2)
+
+# slogdet's log|det|; the pivoted matrix needs row exchanges and has a negative determinant.
+def log_abs_det(a):
+    return torch.linalg.slogdet(a).logabsdet
+
+
+PIVOTED = torch.tensor([[0.2, 0.3, 2.1], [0.1, 1.9, -0.4], [2.2, -0.3, 0.25]])
+unary("LOG_ABS_DET_3", log_abs_det, (3, 3), 1)
+unary("LOG_ABS_DET_2_3", log_abs_det, (2, 3, 3), 2)
+unary("LOG_ABS_DET_PIVOTED", log_abs_det, (3, 3), None, a=PIVOTED.clone())
+

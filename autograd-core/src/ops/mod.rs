@@ -50,6 +50,7 @@ mod global_avg_pool;
 mod inv;
 mod layer_norm;
 mod lines;
+mod log_abs_det;
 mod lu;
 mod matmul;
 mod max_pool;
@@ -87,6 +88,7 @@ pub use gather::Gather;
 pub use global_avg_pool::GlobalAvgPool;
 pub use inv::Inverse;
 pub use layer_norm::LayerNormalize;
+pub use log_abs_det::LogAbsDet;
 pub use matmul::{LooseMatMul, LooseMatMulRhs, MatMul};
 pub use max_pool::{MaxPool1d, MaxPool2d};
 pub use mse::{LooseMse, Mse};
@@ -246,6 +248,7 @@ macro_rules! for_each_op {
                 // The left 2 x 2 block of x: [[0.25, 0.5], [0.125, 0.375]], determinant 1/32.
                 det: |x, y| { let _ = y; x.slice::<1, 0, 2>().det() };
                 inv: |x, y| { let _ = y; x.slice::<1, 0, 2>().inv() };
+                log_abs_det: |x, y| { let _ = y; x.slice::<1, 0, 2>().log_abs_det() };
                 // The same block, solved for the left 2 x 2 block of y as two right-hand sides.
                 solve: |x, y| x.slice::<1, 0, 2>().solve(&y.slice::<1, 0, 2>());
             }

@@ -1,9 +1,9 @@
-//! The linear-algebra ops on tracked tensors (`det`, `inv`, `solve`): one call to the rule each,
+//! The linear-algebra ops on tracked tensors (`det`, `log_abs_det`, `inv`, `solve`): one call to the rule each,
 //! like [`ops`](super::ops).
 
 use super::record::{record_binary, record_unary};
 use super::var::{Operand, Var};
-use crate::rules::{Det, Inverse, Solve};
+use crate::rules::{Det, Inverse, LogAbsDet, Solve};
 use crate::scalar::Float;
 use crate::shape::{SolveRhs, SquareMatrix};
 use crate::storage::{Join, Storage};
@@ -25,6 +25,23 @@ impl<T: Float, S: SquareMatrix, St: Storage> Var<T, S, St> {
     #[track_caller]
     pub fn det(&self) -> Var<T, S::Batch, St> {
         record_unary(Det, self)
+    }
+
+    /// [`Tensor::log_abs_det`](crate::Tensor::log_abs_det), recorded: `ln |det(A)|`, whose VJP
+    /// is `c A^{-T}`. A singular matrix gives `-inf`, which anomaly mode reports at this call.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let a = Var::param(Tensor::new([[2.0f64, 0.0], [0.0, -4.0]]));
+    /// let l = a.log_abs_det();
+    /// assert_eq!(l.value().item(), 8.0f64.ln());
+    /// l.backward().unwrap();
+    /// assert_eq!(a.grad().unwrap().to_array(), [[0.5, 0.0], [0.0, -0.25]]);
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn log_abs_det(&self) -> Var<T, S::Batch, St> {
+        record_unary(LogAbsDet, self)
     }
 
     /// [`Tensor::inv`](crate::Tensor::inv), recorded: its VJP is `-Y^T C Y^T` for `Y = A^{-1}`.
