@@ -435,23 +435,23 @@ use super::*;
 #[differentiable]
 fn g000(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = ((b) + (a));
-    let v2 = (&v1).logsumexp_axis::<1>();
+    let v2 = (&v1).logsumexp_keepdim::<1>();
     let v3 = ((&v2) * ((&v1).mean()));
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(933, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(933, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = m5.select(&v3, &v2);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(546, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g000_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = ((b) + (a));
-    let v2 = (&v1).logsumexp_axis::<1>();
+    let v2 = (&v1).logsumexp_keepdim::<1>();
     let v3 = ((&v2) * ((&v1).mean()));
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(933, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(933, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = Var::select(&m5, &v3, &v2);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(546, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -478,37 +478,29 @@ fn g000_gradient() {
 fn g001(a: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(891, -1.0, 1.0);
     let v2 = ((a) - (((a) + &k1)));
-    let v3 = (&v2).logsumexp_keepdim::<0>();
-    let mut v4 = v2.clone();
-    for _ in 0..3 {
-        v4 = ((&v4 * &v3).tanh().exp()).tanh() + &v2 * 0.5;
-    }
-    let mut v5 = v4.clone();
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(708, -1.0, 1.0);
+    let v4 = ((&v2).softmax::<0>() * &k3);
+    let mut v5 = a.clone();
     for _ in 0..2 {
-        v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v4 * 0.5;
+        v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + a * 0.5;
     }
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(580, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v6 = (((&v5) + (a))).tanh().exp2();
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(157, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g001_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(891, -1.0, 1.0);
     let v2 = ((a) - (((a) + &k1)));
-    let v3 = (&v2).logsumexp_keepdim::<0>();
-    let mut v4 = v2.clone();
-    for _ in 0..3 {
-        v4 = ((&v4 * &v3).tanh().exp()).tanh() + &v2 * 0.5;
-    }
-    let mut v5 = v4.clone();
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(708, -1.0, 1.0);
+    let v4 = ((&v2).softmax::<0>() * &k3);
+    let mut v5 = a.clone();
     for _ in 0..2 {
-        v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v4 * 0.5;
+        v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + a * 0.5;
     }
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(580, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v6 = (((&v5) + (a))).tanh().exp2();
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(157, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -530,7 +522,7 @@ fn g001_gradient() {
 fn g002(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = ((a) * (a));
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
-    let v3 = ((a).softmax::<1>() * &k2);
+    let v3 = ((a).log_softmax::<1>() * &k2);
     let mut v4 = v3.clone();
     for i in 0..2 {
         v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
@@ -545,7 +537,7 @@ fn g002(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
 fn g002_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = ((a) * (a));
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
-    let v3 = ((a).softmax::<1>() * &k2);
+    let v3 = ((a).log_softmax::<1>() * &k2);
     let mut v4 = v3.clone();
     for i in 0..2 {
         v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
@@ -579,23 +571,23 @@ fn g002_gradient() {
 #[differentiable]
 fn g003(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 1]) -> f64 {
     let v1 = ((b) / ((a).square() + 1.0));
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(366, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(468, -1.0, 1.0);
-    let v4 = ((((&v1).mean() * &k2)).log_softmax::<1>() * &k3);
-    let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { (&v4).tanh().powf(3.0) };
-    let v6 = if b.detach().sum().item() < 0.0 { (&v5).softplus() } else { ((&v5) * (&v4)) };
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(915, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(366, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).transpose::<0, 1>();
+    let v4 = (((&v3) * ((&v1).mean()))).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v5 = if b.detach().sum().item() < 0.0 { (&v4).softplus() } else { ((&v4) * (&v4)) };
+    let v6 = ((((&v4) - (&v5))) * ((&v5).tanh().exp2()));
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(697, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g003_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 1]>) -> Var<f64, ()> {
     let v1 = ((b) / ((a).square() + 1.0));
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(366, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(468, -1.0, 1.0);
-    let v4 = ((((&v1).mean() * &k2)).log_softmax::<1>() * &k3);
-    let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { (&v4).tanh().powf(3.0) };
-    let v6 = if b.detach().sum().item() < 0.0 { (&v5).softplus() } else { ((&v5) * (&v4)) };
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(915, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(366, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).transpose::<0, 1>();
+    let v4 = (((&v3) * ((&v1).mean()))).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v5 = if b.detach().sum().item() < 0.0 { (&v4).softplus() } else { ((&v4) * (&v4)) };
+    let v6 = ((((&v4) - (&v5))) * ((&v5).tanh().exp2()));
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(697, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -621,32 +613,18 @@ fn g003_gradient() {
 #[differentiable]
 fn g004(a: &Tensor![f64]) -> f64 {
     let v1 = (-(a));
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(473, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).transpose::<0, 1>();
-    let v4 = ((&v3).maximum(&v1)).tanh();
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let v6 = ((&v4).layer_norm(1e-5) * &k5);
-    let mut v7 = v6.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * &v1).sigmoid()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(363, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(473, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).t();
+    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g004_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (-(a));
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(473, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).transpose::<0, 1>();
-    let v4 = ((&v3).maximum(&v1)).tanh();
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let v6 = ((&v4).layer_norm(1e-5) * &k5);
-    let mut v7 = v6.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * &v1).sigmoid()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(363, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(473, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).t();
+    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -667,36 +645,32 @@ fn g004_gradient() {
 #[differentiable]
 fn g005(m: &Net, a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = ((&m.fc2.weight).square() + 1.0).pow(&(&m.fc2.bias).tanh());
-    let v2 = (a).t();
-    let v3 = (m.fc1.forward(a)).tanh();
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
+    let v2 = (a).flip::<0>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(938, -1.0, 1.0);
+    let v4 = (m.fc2.forward(&((&v2).mean() * &k3))).tanh().exp();
+    let mut v5 = v2.clone();
+    for _ in 0..3 {
+        v5 = ((&v5 * a).softplus()).tanh() + &v2 * 0.5;
     }
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(215, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(957, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(957, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(883, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g005_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = ((&m.fc2.weight).square() + 1.0).pow(&(&m.fc2.bias).tanh());
-    let v2 = (a).t();
-    let v3 = (m.fc1.forward(a)).tanh();
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
+    let v2 = (a).flip::<0>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(938, -1.0, 1.0);
+    let v4 = (m.fc2.forward(&((&v2).mean() * &k3))).tanh().exp();
+    let mut v5 = v2.clone();
+    for _ in 0..3 {
+        v5 = ((&v5 * a).softplus()).tanh() + &v2 * 0.5;
     }
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(215, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(957, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(957, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(883, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -722,25 +696,23 @@ fn g005_gradient() {
 fn g006(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (b).maximum(a);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(382, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).flip::<1>();
-    let v4 = (((b).square() + 1.0).recip()).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&((&v3).matmul(&(&v3).t())).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![3, 5]>();
-    let v5 = if b.detach().sum().item() < 0.0 { (a).tanh() } else { ((a) * (a)) };
-    let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { (&v5).cos() };
-    let k7: Tensor![f64; 3, 5] = Tensor::rand_uniform(934, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v3 = (((&v1).mean() * &k2)).slice::<1, 0, 3>();
+    let v4 = if a.detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * (b)) };
+    let v5 = ((&v3) * (a));
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g006_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (b).maximum(a);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(382, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).flip::<1>();
-    let v4 = (((b).square() + 1.0).recip()).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&((&v3).matmul(&(&v3).t())).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![3, 5]>();
-    let v5 = if b.detach().sum().item() < 0.0 { (a).tanh() } else { ((a) * (a)) };
-    let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { (&v5).cos() };
-    let k7: Tensor![f64; 3, 5] = Tensor::rand_uniform(934, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v6 * &k8).sum()
+    let v3 = (((&v1).mean() * &k2)).slice::<1, 0, 3>();
+    let v4 = if a.detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * (b)) };
+    let v5 = ((&v3) * (a));
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -766,23 +738,45 @@ fn g006_gradient() {
 fn g007(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = (a).minimum(a);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(712, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).slice::<1, 0, 2>();
-    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
-    let v5 = (&v1).tanh().expm1();
-    let v6 = ((&v4) * ((&v5).mean()));
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(209, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v3 = (((a).mean() * &k2)).pad::<1, 1, 1, 6>();
+    let mut v4 = a.clone();
+    for _ in 0..2 {
+        v4 = (((&v4 * &v1).square() + 1.0).ln()).tanh() + a * 0.5;
+    }
+    let v5 = (&v3).tanh().exp2();
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((-(&v6 * &v3))).tanh() + &v5 * 0.5;
+    }
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * &v5).square() + 1.0).powf(-0.5)).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(74, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 6] = Tensor::rand_uniform(187, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g007_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = (a).minimum(a);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(712, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).slice::<1, 0, 2>();
-    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
-    let v5 = (&v1).tanh().expm1();
-    let v6 = ((&v4) * ((&v5).mean()));
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(209, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v3 = (((a).mean() * &k2)).pad::<1, 1, 1, 6>();
+    let mut v4 = a.clone();
+    for _ in 0..2 {
+        v4 = (((&v4 * &v1).square() + 1.0).ln()).tanh() + a * 0.5;
+    }
+    let v5 = (&v3).tanh().exp2();
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((-(&v6 * &v3))).tanh() + &v5 * 0.5;
+    }
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * &v5).square() + 1.0).powf(-0.5)).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(74, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 6] = Tensor::rand_uniform(187, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -803,22 +797,46 @@ fn g007_gradient() {
 #[differentiable]
 fn g008(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (b).maximum_scalar(0.1);
-    let v2 = (a).pad::<0, 1, 0, 3>();
-    let v3 = ((&v2) + (&v1));
-    let v4 = (((&v1).tanh()) * 1.5).erfc();
-    let k5: Tensor![f64; 3, 1, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(201, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = (a).permute::<0, 2, 1>();
+    let mut v3 = a.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).square()).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((-(&v4 * &v3))).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let k5: Tensor![f64; 2, 3, 1] = Tensor::rand_uniform(531, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g008_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).maximum_scalar(0.1);
-    let v2 = (a).pad::<0, 1, 0, 3>();
-    let v3 = ((&v2) + (&v1));
-    let v4 = (((&v1).tanh()) * 1.5).erfc();
-    let k5: Tensor![f64; 3, 1, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(201, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = (a).permute::<0, 2, 1>();
+    let mut v3 = a.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).square()).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((-(&v4 * &v3))).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let k5: Tensor![f64; 2, 3, 1] = Tensor::rand_uniform(531, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -843,32 +861,36 @@ fn g008_gradient() {
 #[differentiable]
 fn g009(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (&m.blocks[0].bias).minimum_scalar(-0.1);
-    let v2 = (&m.blocks[1].weight).permute::<1, 0>();
-    let mut v3 = v2.clone();
+    let v2 = (&m.blocks[1].weight).cross_entropy(&[2usize, 0usize, 1usize]);
+    let mut v3 = m.blocks[1].weight.clone();
     for i in 0..2 {
         let layer = &m.blocks[i];
         v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
     }
-    let v4 = (-(a));
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(106, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(598, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(149, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).sigmoid() };
+    let v5 = (a).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(110, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(99, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(244, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g009_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (&m.blocks[0].bias).minimum_scalar(-0.1);
-    let v2 = (&m.blocks[1].weight).permute::<1, 0>();
-    let mut v3 = v2.clone();
+    let v2 = (&m.blocks[1].weight).cross_entropy(&[2usize, 0usize, 1usize]);
+    let mut v3 = m.blocks[1].weight.clone();
     for i in 0..2 {
         let layer = &m.blocks[i];
         v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
     }
-    let v4 = (-(a));
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(106, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(598, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(149, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).sigmoid() };
+    let v5 = (a).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(110, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(99, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(244, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -894,19 +916,27 @@ fn g009_gradient() {
 fn g010(a: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(157, -1.0, 1.0);
     let v2 = (a).mse(&((a) + &k1));
-    let v3 = (a).cross_entropy(&[3usize, 0usize, 0usize]);
-    let k4: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(404, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v3 = (a).gather::<1, 2>(&[0, 2]);
+    let v4 = if a.detach().sum().item() < 0.0 { (&v2).tanh().exp() } else { ((&v2).square() + 1.0).ln() };
+    let v5 = if a.detach().sum().item() < 0.0 { (&v3).square() } else { (&v3).tanh() };
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(733, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v5, &v4);
+    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g010_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(157, -1.0, 1.0);
     let v2 = (a).mse(&((a) + &k1));
-    let v3 = (a).cross_entropy(&[3usize, 0usize, 0usize]);
-    let k4: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(404, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v3 = (a).gather::<1, 2>(&[0, 2]);
+    let v4 = if a.detach().sum().item() < 0.0 { (&v2).tanh().exp() } else { ((&v2).square() + 1.0).ln() };
+    let v5 = if a.detach().sum().item() < 0.0 { (&v3).square() } else { (&v3).tanh() };
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(733, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v5, &v4);
+    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -928,23 +958,17 @@ fn g010_gradient() {
 fn g011(a: &Tensor![f64; 2, 1], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 1, 2] = Tensor::rand_uniform(28, -1.0, 1.0);
     let v2 = (a).matmul(&((b) + &k1));
-    let v3 = (&v2).gather::<0, 3>(&[0, 0, 0]);
-    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(767, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).flip::<1>();
-    let v6 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v5)) };
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(713, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v3 = (&v2).cast::<f64>();
+    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(717, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g011_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 1, 2] = Tensor::rand_uniform(28, -1.0, 1.0);
     let v2 = (a).matmul(&((b) + &k1));
-    let v3 = (&v2).gather::<0, 3>(&[0, 0, 0]);
-    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(767, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).flip::<1>();
-    let v6 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v5)) };
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(713, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v3 = (&v2).cast::<f64>();
+    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(717, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -970,12 +994,12 @@ fn g011_gradient() {
 fn g012(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 4]) -> f64 {
     let v1 = (b).tanh().exp();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(125, -1.0, 1.0);
-    let v3 = (((&m.gain).mean() * &k2)).cast::<f64>();
+    let v3 = (((&m.gain).mean() * &k2)).reshape::<Shape![2, 2]>();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(828, -1.0, 1.0);
     let v5 = if a.detach().sum().item() > 0.0 { (-(m.fc2.forward(&((&v1) + &k4)))) } else { (m.fc2.forward(&((&v1) + &k4))).cos() };
     let v6 = ((a).square() + 1.0).sqrt();
     let v7 = (&m.fc2.bias).cos();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(830, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(830, -1.0, 1.0);
     let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(487, -1.0, 1.0);
     let k10: Tensor![f64] = Tensor::rand_uniform(774, -1.0, 1.0);
     let k11: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
@@ -985,12 +1009,12 @@ fn g012(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 4]) -> f64 {
 fn g012_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (b).tanh().exp();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(125, -1.0, 1.0);
-    let v3 = (((&m.gain).mean() * &k2)).cast::<f64>();
+    let v3 = (((&m.gain).mean() * &k2)).reshape::<Shape![2, 2]>();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(828, -1.0, 1.0);
     let v5 = if a.detach().sum().item() > 0.0 { (-(m.fc2.forward(&((&v1) + &k4)))) } else { (m.fc2.forward(&((&v1) + &k4))).cos() };
     let v6 = ((a).square() + 1.0).sqrt();
     let v7 = (&m.fc2.bias).cos();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(830, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(830, -1.0, 1.0);
     let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(487, -1.0, 1.0);
     let k10: Tensor![f64] = Tensor::rand_uniform(774, -1.0, 1.0);
     let k11: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
@@ -1023,26 +1047,26 @@ fn g012_gradient() {
 #[differentiable]
 fn g013(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (b).tanh().exp2();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
-    let v3 = (((b) + &k2)).reshape::<Shape![6]>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(591, -1.0, 1.0);
+    let v3 = (((b).mean() * &k2)).broadcast_to::<Shape![2, 3, 4]>();
     let mut v4 = v1.clone();
     for _ in 0..1 {
         v4 = ((&v4 * a).sigmoid()).tanh() + &v1 * 0.5;
     }
-    let k5: Tensor![f64; 6] = Tensor::rand_uniform(421, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(421, -1.0, 1.0);
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(244, -1.0, 1.0);
     ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g013_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (b).tanh().exp2();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
-    let v3 = (((b) + &k2)).reshape::<Shape![6]>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(591, -1.0, 1.0);
+    let v3 = (((b).mean() * &k2)).broadcast_to::<Shape![2, 3, 4]>();
     let mut v4 = v1.clone();
     for _ in 0..1 {
         v4 = ((&v4 * a).sigmoid()).tanh() + &v1 * 0.5;
     }
-    let k5: Tensor![f64; 6] = Tensor::rand_uniform(421, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(421, -1.0, 1.0);
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(244, -1.0, 1.0);
     (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
@@ -1070,19 +1094,35 @@ fn g013_gradient() {
 fn g014(a: &Tensor![f64; 4], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = ((b).square() + 1.0).ln();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let v3 = (((a) + &k2)).broadcast_to::<Shape![2, 3, 4]>();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(691, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(794, -1.0, 1.0);
+    let v4 = (((a) + &k2)).concat::<0, 6, _>(&((&v1).mean() * &k3));
+    let mut v5 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * a).tanh().exp()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let v6 = if b.detach().sum().item() < 0.0 { (&v5).sigmoid() } else { ((&v5) * (a)) };
+    let k7: Tensor![f64; 6, 4] = Tensor::rand_uniform(204, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g014_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = ((b).square() + 1.0).ln();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let v3 = (((a) + &k2)).broadcast_to::<Shape![2, 3, 4]>();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(691, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(794, -1.0, 1.0);
+    let v4 = (((a) + &k2)).concat::<0, 6, _>(&((&v1).mean() * &k3));
+    let mut v5 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * a).tanh().exp()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let v6 = if b.detach().sum().item() < 0.0 { (&v5).sigmoid() } else { ((&v5) * (a)) };
+    let k7: Tensor![f64; 6, 4] = Tensor::rand_uniform(204, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -1107,48 +1147,20 @@ fn g014_gradient() {
 #[differentiable]
 fn g015(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
     let v1 = ((a).square() + 1.0).log2();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(695, -1.0, 1.0);
-    let v4 = (((&v1) + &k2)).concat::<0, 4, _>(&((b) + &k3));
-    let v5 = ((&v1) + (&v4));
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(56, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v5, &v1);
-    let mut v9 = v8.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v9 = ((&v9 * &v8).tanh().exp()).tanh();
-        }
-        v9 = &v9 - &v8 * 0.25;
-    }
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(974, -1.0, 1.0);
-    let v11 = (&v5).matmul(&k10);
-    let k12: Tensor![f64; 4, 3] = Tensor::rand_uniform(741, -1.0, 1.0);
-    let k13: Tensor![f64; 4, 4] = Tensor::rand_uniform(391, -1.0, 1.0);
-    ((&v9 * &k12).sum() + (&v11 * &k13).sum()).item()
+    let v2 = (a).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v3 = ((b).square() + 1.0).powf(-0.5);
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(679, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(909, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g015_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.0).log2();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(695, -1.0, 1.0);
-    let v4 = (((&v1) + &k2)).concat::<0, 4, _>(&((b) + &k3));
-    let v5 = ((&v1) + (&v4));
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(56, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v5, &v1);
-    let mut v9 = v8.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v9 = ((&v9 * &v8).tanh().exp()).tanh();
-        }
-        v9 = &v9 - &v8 * 0.25;
-    }
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(974, -1.0, 1.0);
-    let v11 = (&v5).matmul(&k10);
-    let k12: Tensor![f64; 4, 3] = Tensor::rand_uniform(741, -1.0, 1.0);
-    let k13: Tensor![f64; 4, 4] = Tensor::rand_uniform(391, -1.0, 1.0);
-    (&v9 * &k12).sum() + (&v11 * &k13).sum()
+    let v2 = (a).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v3 = ((b).square() + 1.0).powf(-0.5);
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(679, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(909, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -1174,38 +1186,38 @@ fn g015_gradient() {
 fn g016(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
     let v2 = ((((&m.layers[0].bias) + &k1)).square() + 1.0).sqrt();
-    let v3 = (a).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 7>(&(b).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![7]>();
+    let v3 = (a).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 3, 1>(&(b).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 1]>();
     let mut v4 = m.layers[1].weight.clone();
     for i in 0..2 {
         let layer = &m.layers[i];
         v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let v5 = (&m.layers[0].bias).sum_keepdim::<0>();
-    let v6 = (&m.proj.weight).cos();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let k8: Tensor![f64; 7] = Tensor::rand_uniform(960, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(142, -1.0, 1.0);
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
+    let v5 = (&m.layers[0].bias).minimum_scalar(-0.1);
+    let v6 = (&m.proj.weight).softplus();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
     ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
 fn g016_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
     let v2 = ((((&m.layers[0].bias) + &k1)).square() + 1.0).sqrt();
-    let v3 = (a).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 7>(&(b).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![7]>();
+    let v3 = (a).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 3, 1>(&(b).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 1]>();
     let mut v4 = m.layers[1].weight.clone();
     for i in 0..2 {
         let layer = &m.layers[i];
         v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let v5 = (&m.layers[0].bias).sum_keepdim::<0>();
-    let v6 = (&m.proj.weight).cos();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let k8: Tensor![f64; 7] = Tensor::rand_uniform(960, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(142, -1.0, 1.0);
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
+    let v5 = (&m.layers[0].bias).minimum_scalar(-0.1);
+    let v6 = (&m.proj.weight).softplus();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
     (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
@@ -1235,15 +1247,15 @@ fn g016_gradient() {
 #[differentiable]
 fn g017(a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = ((a).square() + 1.0).recip();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
-    let k3: Tensor![f64; 1, 1] = Tensor::rand_uniform(971, -1.0, 1.0);
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&v1).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 5]>();
+    let k3: Tensor![f64; 3, 5] = Tensor::rand_uniform(971, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g017_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.0).recip();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
-    let k3: Tensor![f64; 1, 1] = Tensor::rand_uniform(971, -1.0, 1.0);
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&v1).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 5]>();
+    let k3: Tensor![f64; 3, 5] = Tensor::rand_uniform(971, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
 
@@ -1265,26 +1277,34 @@ fn g017_gradient() {
 #[differentiable]
 fn g018(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (a).square();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(372, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 6>(&(b).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 6]>();
-    let k4: Tensor![f64; 6, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let v5 = (&v3).matmul(&k4);
-    let v6 = if b.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { (&v1).tanh().exp() };
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(630, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(776, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(169, -1.0, 1.0);
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(651, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(a, &((a) + &k2));
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let v7 = (&v5).matmul(&k6);
+    let v8 = if b.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { (&v1).tanh().exp() };
+    let v9 = (b).tanh();
+    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(776, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(119, -1.0, 1.0);
+    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
+    ((&v7 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
 }
 
 fn g018_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (a).square();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(372, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 6>(&(b).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 6]>();
-    let k4: Tensor![f64; 6, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let v5 = (&v3).matmul(&k4);
-    let v6 = if b.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { (&v1).tanh().exp() };
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(630, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(776, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(169, -1.0, 1.0);
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(651, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, a, &((a) + &k2));
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let v7 = (&v5).matmul(&k6);
+    let v8 = if b.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { (&v1).tanh().exp() };
+    let v9 = (b).tanh();
+    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(776, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(119, -1.0, 1.0);
+    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
+    (&v7 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
 }
 
 #[test]
@@ -1309,32 +1329,28 @@ fn g018_gradient() {
 #[differentiable]
 fn g019(m: &Res, a: &Tensor![f64; 3]) -> f64 {
     let v1 = (&m.layers[1].bias).sin();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(74, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(a, &v1);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(956, -1.0, 1.0);
-    let mut v6 = ((&v4) + &k5);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(162, -1.0, 1.0);
+    let v3 = (((a) + &k2)).dropout(0.25, 71);
+    let mut v4 = v3.clone();
     for i in 0..2 {
-        let layer = &m.layers[i];
-        v6 = (layer.forward(&v6)).tanh() + &layer.bias * 0.5;
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(956, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g019_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (&m.layers[1].bias).sin();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(74, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, a, &v1);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(956, -1.0, 1.0);
-    let mut v6 = ((&v4) + &k5);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(162, -1.0, 1.0);
+    let v3 = (((a) + &k2)).dropout(0.25, 71);
+    let mut v4 = v3.clone();
     for i in 0..2 {
-        let layer = &m.layers[i];
-        v6 = (layer.forward(&v6)).tanh() + &layer.bias * 0.5;
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
     }
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(956, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -1360,17 +1376,27 @@ fn g019_gradient() {
 fn g020(a: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(264, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).cos();
-    let v3 = (&v2).dropout(0.25, 142);
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(309, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v5 = ((((&v2) / ((&v4).square() + 1.0))) / ((((&v4) * ((&v2).mean()))).square() + 1.0));
+    let v6 = ((&v2).clamp(-0.5, 0.5)).atan();
+    let v7 = (((&v5).maximum(&v6)) * ((((a) * ((&v5).mean()))).mean()));
+    let v8 = (&v7).matmul(&(&v5).t());
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(134, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g020_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(264, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).cos();
-    let v3 = (&v2).dropout(0.25, 142);
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(309, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v5 = ((((&v2) / ((&v4).square() + 1.0))) / ((((&v4) * ((&v2).mean()))).square() + 1.0));
+    let v6 = ((&v2).clamp(-0.5, 0.5)).atan();
+    let v7 = (((&v5).maximum(&v6)) * ((((a) * ((&v5).mean()))).mean()));
+    let v8 = (&v7).matmul(&(&v5).t());
+    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(134, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -1391,8 +1417,8 @@ fn g020_gradient() {
 #[differentiable]
 fn g021(a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
     let v1 = (a).tanh();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let v3 = (b).tanh();
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = (b).minimum_scalar(-0.1);
     let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(412, -1.0, 1.0);
     let k5: Tensor![f64] = Tensor::rand_uniform(138, -1.0, 1.0);
     ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
@@ -1400,8 +1426,8 @@ fn g021(a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
 
 fn g021_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).tanh();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let v3 = (b).tanh();
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = (b).minimum_scalar(-0.1);
     let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(412, -1.0, 1.0);
     let k5: Tensor![f64] = Tensor::rand_uniform(138, -1.0, 1.0);
     (&v2 * &k4).sum() + (&v3 * &k5).sum()
@@ -1430,11 +1456,11 @@ fn g021_gradient() {
 fn g022(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     let v1 = (b).sigmoid();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(98, -1.0, 1.0);
-    let v3 = (((b) + &k2)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = (((b) + &k2)).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
     let v4 = if b.detach().sum().item() < 0.0 { (a).softplus() } else { (a).sin() };
     let v5 = (-(c));
     let k6: Tensor![f64] = Tensor::rand_uniform(975, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(963, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(963, -1.0, 1.0);
     let k8: Tensor![f64] = Tensor::rand_uniform(388, -1.0, 1.0);
     let k9: Tensor![f64] = Tensor::rand_uniform(39, -1.0, 1.0);
     ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
@@ -1443,11 +1469,11 @@ fn g022(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
 fn g022_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).sigmoid();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(98, -1.0, 1.0);
-    let v3 = (((b) + &k2)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = (((b) + &k2)).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
     let v4 = if b.detach().sum().item() < 0.0 { (a).softplus() } else { (a).sin() };
     let v5 = (-(c));
     let k6: Tensor![f64] = Tensor::rand_uniform(975, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(963, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(963, -1.0, 1.0);
     let k8: Tensor![f64] = Tensor::rand_uniform(388, -1.0, 1.0);
     let k9: Tensor![f64] = Tensor::rand_uniform(39, -1.0, 1.0);
     (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
@@ -1480,7 +1506,7 @@ fn g022_gradient() {
 fn g023(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = ((&m.fc1.bias) + 0.25).relu();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
-    let v3 = (((b).mean() * &k2)).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
+    let v3 = (((b).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
     let v5 = ((m.fc1.forward(&((&v1).mean() * &k4))).square() + 1.0).recip();
     let mut v6 = v3.clone();
@@ -1497,7 +1523,7 @@ fn g023(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 2, 2, 3]) -> f64 {
 fn g023_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = ((&m.fc1.bias) + 0.25).relu();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
-    let v3 = (((b).mean() * &k2)).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
+    let v3 = (((b).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
     let v5 = ((m.fc1.forward(&((&v1).mean() * &k4))).square() + 1.0).recip();
     let mut v6 = v3.clone();
@@ -1537,22 +1563,24 @@ fn g023_gradient() {
 #[differentiable]
 fn g024(a: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
-    let v3 = (((&v2).square() + 1.5).acosh()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v2).atan2(&((&v2).square() + 0.5))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let v4 = ((((&v3) * (&v1))).square() + 1.0).log2();
-    let v5 = (&v4).cast::<f64>();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(889, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(249, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v4 = ((&v3).min_keepdim::<1>()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 1, 2>(&((&v3).reshape::<Shape![1, 1, 1, 2]>().conv2d::<1, 1, 1, 1, 3, 2>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 2]>()).reshape::<Shape![1, 1, 3, 2]>()).reshape::<Shape![1, 2]>();
+    let v5 = ((&v4).flip::<0>()).hypot(&(((&v4).sigmoid()).square() + 0.5));
+    let v6 = ((((&v5).tanh() * 0.9).acos()) * 3.0).sign();
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(643, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g024_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
-    let v3 = (((&v2).square() + 1.5).acosh()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v2).atan2(&((&v2).square() + 0.5))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let v4 = ((((&v3) * (&v1))).square() + 1.0).log2();
-    let v5 = (&v4).cast::<f64>();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(889, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(249, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v4 = ((&v3).min_keepdim::<1>()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 1, 2>(&((&v3).reshape::<Shape![1, 1, 1, 2]>().conv2d::<1, 1, 1, 1, 3, 2>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 2]>()).reshape::<Shape![1, 1, 3, 2]>()).reshape::<Shape![1, 2]>();
+    let v5 = ((&v4).flip::<0>()).hypot(&(((&v4).sigmoid()).square() + 0.5));
+    let v6 = ((((&v5).tanh() * 0.9).acos()) * 3.0).sign();
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(643, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -1573,22 +1601,26 @@ fn g024_gradient() {
 #[differentiable]
 fn g025(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = ((b) * 1.5).gelu_tanh();
-    let v2 = (&v1).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = if b.detach().sum().item() < 0.0 { (&v2).sin() } else { (&v2).tanh().exp() };
-    let v4 = (a).tanh();
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(515, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(399, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(825, -1.0, 1.0);
+    let v3 = (((a) + &k2)).reshape::<Shape![1, 2, 3]>().global_avg_pool1d();
+    let v4 = ((&v3).reshape::<Shape![1, 1, 2]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>()).gather::<0, 3>(&[0, 0, 0]);
+    let v5 = (&v3).max_keepdim::<1>();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(792, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(211, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(146, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g025_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = ((b) * 1.5).gelu_tanh();
-    let v2 = (&v1).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = if b.detach().sum().item() < 0.0 { (&v2).sin() } else { (&v2).tanh().exp() };
-    let v4 = (a).tanh();
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(515, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(399, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(825, -1.0, 1.0);
+    let v3 = (((a) + &k2)).reshape::<Shape![1, 2, 3]>().global_avg_pool1d();
+    let v4 = ((&v3).reshape::<Shape![1, 1, 2]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>()).gather::<0, 3>(&[0, 0, 0]);
+    let v5 = (&v3).max_keepdim::<1>();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(792, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(211, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(146, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -1613,30 +1645,34 @@ fn g025_gradient() {
 #[differentiable]
 fn g026(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = ((&m.fc2.weight) * 1.5).gelu_erf();
-    let v2 = (&v1).reshape::<Shape![1, 4, 3]>().global_avg_pool1d();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(684, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((b).mean() * &k3))).cos() } else { ((m.fc2.forward(&((b).mean() * &k3))).square() + 1.0).powf(-0.5) };
-    let v5 = (a).softplus();
-    let v6 = ((&m.fc1.bias).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(455, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(467, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(88, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let k2: Tensor![f64; 4, 3] = Tensor::rand_uniform(103, -1.0, 1.0);
+    let v3 = ((&m.fc2.weight).layer_norm(1e-5) * &k2);
+    let v4 = ((m.fc1.forward(&v3)) * 1.5).gelu();
+    let v5 = (a).cos();
+    let v6 = ((b).square() + 1.0).powf(-0.5);
+    let v7 = (&m.fc1.bias).softplus();
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(511, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(467, -1.0, 1.0);
+    ((&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g026_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = ((&m.fc2.weight) * 1.5).gelu_erf();
-    let v2 = (&v1).reshape::<Shape![1, 4, 3]>().global_avg_pool1d();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(684, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((b).mean() * &k3))).cos() } else { ((m.fc2.forward(&((b).mean() * &k3))).square() + 1.0).powf(-0.5) };
-    let v5 = (a).softplus();
-    let v6 = ((&m.fc1.bias).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(455, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(467, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(88, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let k2: Tensor![f64; 4, 3] = Tensor::rand_uniform(103, -1.0, 1.0);
+    let v3 = ((&m.fc2.weight).layer_norm(1e-5) * &k2);
+    let v4 = ((m.fc1.forward(&v3)) * 1.5).gelu();
+    let v5 = (a).cos();
+    let v6 = ((b).square() + 1.0).powf(-0.5);
+    let v7 = (&m.fc1.bias).softplus();
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(511, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(467, -1.0, 1.0);
+    (&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -1665,24 +1701,24 @@ fn g026_gradient() {
 #[differentiable]
 fn g027(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = ((a) * 1.5).erf();
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
-    let v3 = ((&v1).layer_norm(1e-5) * &k2);
-    let v4 = (c).atan();
+    let k2: Tensor![f64; 2, 1] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let v3 = ((c).batch_norm(1e-5) * &k2);
+    let v4 = (&v1).tanh();
     let v5 = (b).square();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(81, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(81, -1.0, 1.0);
     let k8: Tensor![f64; 4] = Tensor::rand_uniform(938, -1.0, 1.0);
     ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g027_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = ((a) * 1.5).erf();
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
-    let v3 = ((&v1).layer_norm(1e-5) * &k2);
-    let v4 = (c).atan();
+    let k2: Tensor![f64; 2, 1] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let v3 = ((c).batch_norm(1e-5) * &k2);
+    let v4 = (&v1).tanh();
     let v5 = (b).square();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(81, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(81, -1.0, 1.0);
     let k8: Tensor![f64; 4] = Tensor::rand_uniform(938, -1.0, 1.0);
     (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
@@ -1714,37 +1750,23 @@ fn g027_gradient() {
 fn g028(a: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(799, -1.0, 1.0);
     let v2 = ((((a).mean() * &k1)) * 1.5).erfc();
-    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(531, -1.0, 1.0);
-    let v4 = ((a).batch_norm(1e-5) * &k3);
-    let v5 = ((((&v2) * ((a).mean()))) * ((((&v4).tanh() * 0.9).asin()).mean()));
-    let v6 = if a.detach().sum().item() > 0.0 { (&v5).cos() } else { ((&v5) * (&v5)) };
-    let mut v7 = v5.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v6).softplus()).tanh();
-        }
-        v7 = &v7 - &v6 * 0.25;
-    }
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(877, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v3 = (a).tanh().tan();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
+    let v5 = (&v3).matmul(&k4);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g028_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(799, -1.0, 1.0);
     let v2 = ((((a).mean() * &k1)) * 1.5).erfc();
-    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(531, -1.0, 1.0);
-    let v4 = ((a).batch_norm(1e-5) * &k3);
-    let v5 = ((((&v2) * ((a).mean()))) * ((((&v4).tanh() * 0.9).asin()).mean()));
-    let v6 = if a.detach().sum().item() > 0.0 { (&v5).cos() } else { ((&v5) * (&v5)) };
-    let mut v7 = v5.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v6).softplus()).tanh();
-        }
-        v7 = &v7 - &v6 * 0.25;
-    }
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(877, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v3 = (a).tanh().tan();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
+    let v5 = (&v3).matmul(&k4);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -1765,7 +1787,7 @@ fn g028_gradient() {
 #[differentiable]
 fn g029(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (b).abs();
-    let v2 = (a).tanh().tan();
+    let v2 = ((a).tanh() * 0.9).asin();
     let mut v3 = v2.clone();
     for _ in 0..2 {
         v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + &v2 * 0.5;
@@ -1776,7 +1798,7 @@ fn g029(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 1]) -> f64 {
 
 fn g029_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (b).abs();
-    let v2 = (a).tanh().tan();
+    let v2 = ((a).tanh() * 0.9).asin();
     let mut v3 = v2.clone();
     for _ in 0..2 {
         v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + &v2 * 0.5;
@@ -1808,7 +1830,7 @@ fn g029_gradient() {
 fn g030(m: &Stack, a: &Tensor![f64; 4]) -> f64 {
     let v1 = (&m.blocks[2].bias).softplus();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(409, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k2)).tanh() * 0.9).asin();
+    let v3 = ((((a).mean() * &k2)).tanh() * 0.9).acos();
     let mut v4 = v3.clone();
     for i in 0..2 {
         v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
@@ -1825,7 +1847,7 @@ fn g030(m: &Stack, a: &Tensor![f64; 4]) -> f64 {
 fn g030_tape(m: &TStack, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (&m.blocks[2].bias).softplus();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(409, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k2)).tanh() * 0.9).asin();
+    let v3 = ((((a).mean() * &k2)).tanh() * 0.9).acos();
     let mut v4 = v3.clone();
     for i in 0..2 {
         v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
@@ -1861,42 +1883,30 @@ fn g030_gradient() {
 #[differentiable]
 fn g031(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 1, 1, 3]) -> f64 {
     let v1 = (a).silu();
-    let v2 = ((b).tanh() * 0.9).acos();
+    let v2 = (b).atan();
     let mut v3 = v2.clone();
     for _ in 0..4 {
         v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
     }
-    let v4 = ((c).maximum(&v1)).reshape::<Shape![12]>();
-    let mut v5 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v3) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
-    }
-    let k6: Tensor![f64; 12] = Tensor::rand_uniform(305, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(530, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v4 = ((c).maximum(&v1)).mean_keepdim::<1>();
+    let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).ln() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(530, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g031_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![1, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).silu();
-    let v2 = ((b).tanh() * 0.9).acos();
+    let v2 = (b).atan();
     let mut v3 = v2.clone();
     for _ in 0..4 {
         v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
     }
-    let v4 = ((c).maximum(&v1)).reshape::<Shape![12]>();
-    let mut v5 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v3) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
-    }
-    let k6: Tensor![f64; 12] = Tensor::rand_uniform(305, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(530, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v4 = ((c).maximum(&v1)).mean_keepdim::<1>();
+    let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).ln() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(530, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -1926,22 +1936,22 @@ fn g031_gradient() {
 fn g032(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(821, -1.0, 1.0);
     let v2 = (((c).mean() * &k1)).tanh().powf(3.0);
-    let v3 = (a).atan();
-    let v4 = (b).clamp(-0.5, 0.5);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(224, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
+    let v3 = (a).tanh().sinh();
+    let v4 = (b).cross_entropy(&[2usize, 0usize, 0usize]);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(231, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(672, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g032_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(821, -1.0, 1.0);
     let v2 = (((c).mean() * &k1)).tanh().powf(3.0);
-    let v3 = (a).atan();
-    let v4 = (b).clamp(-0.5, 0.5);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(224, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
+    let v3 = (a).tanh().sinh();
+    let v4 = (b).cross_entropy(&[2usize, 0usize, 0usize]);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(231, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(672, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
@@ -1972,38 +1982,38 @@ fn g032_gradient() {
 fn g033(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(967, -1.0, 1.0);
     let v2 = (((&m.head.weight) + &k1)).tanh().powi(3);
-    let v3 = (&v2).tanh().sinh();
+    let v3 = (&v2).tanh().cosh();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(756, -1.0, 1.0);
     let mut v5 = ((&v3).mean() * &k4);
     for i in 0..2 {
         v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v6 = ((a).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>()).permute::<1, 0>();
-    let v7 = (b).sin();
-    let v8 = (&m.blocks[1].bias).softplus();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(536, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(444, -1.0, 1.0);
+    let v6 = ((((a).square() + 1.5).acosh()).square() + 1.0).ln();
+    let v7 = (b).softplus();
+    let v8 = (&m.blocks[1].bias).sin();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(405, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(536, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(907, -1.0, 1.0);
     ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
 fn g033_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(967, -1.0, 1.0);
     let v2 = (((&m.head.weight) + &k1)).tanh().powi(3);
-    let v3 = (&v2).tanh().sinh();
+    let v3 = (&v2).tanh().cosh();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(756, -1.0, 1.0);
     let mut v5 = ((&v3).mean() * &k4);
     for i in 0..2 {
         v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v6 = ((a).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>()).permute::<1, 0>();
-    let v7 = (b).sin();
-    let v8 = (&m.blocks[1].bias).softplus();
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(536, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(444, -1.0, 1.0);
+    let v6 = ((((a).square() + 1.5).acosh()).square() + 1.0).ln();
+    let v7 = (b).softplus();
+    let v8 = (&m.blocks[1].bias).sin();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(405, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(536, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(907, -1.0, 1.0);
     (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
@@ -2033,16 +2043,16 @@ fn g033_gradient() {
 #[differentiable]
 fn g034(a: &Tensor![f64; 3], b: &Tensor![f64; 1]) -> f64 {
     let v1 = (a).sum();
-    let v2 = (&v1).tanh().cosh();
-    let v3 = (((b) * (&v2))).tanh();
+    let v2 = (&v1).asinh();
+    let v3 = (((b) * (&v2))).minimum_scalar(-0.1);
     let k4: Tensor![f64; 1] = Tensor::rand_uniform(321, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g034_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (a).sum();
-    let v2 = (&v1).tanh().cosh();
-    let v3 = (((b) * (&v2))).tanh();
+    let v2 = (&v1).asinh();
+    let v3 = (((b) * (&v2))).minimum_scalar(-0.1);
     let k4: Tensor![f64; 1] = Tensor::rand_uniform(321, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
@@ -2069,7 +2079,7 @@ fn g034_gradient() {
 #[differentiable]
 fn g035(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (b).sum_axis::<0>();
-    let v2 = (a).asinh();
+    let v2 = ((a).square() + 1.5).acosh();
     let v3 = ((c).square() + 1.0).ln();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(228, -1.0, 1.0);
     let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(186, -1.0, 1.0);
@@ -2079,7 +2089,7 @@ fn g035(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 1
 
 fn g035_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (b).sum_axis::<0>();
-    let v2 = (a).asinh();
+    let v2 = ((a).square() + 1.5).acosh();
     let v3 = ((c).square() + 1.0).ln();
     let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(228, -1.0, 1.0);
     let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(186, -1.0, 1.0);
@@ -2113,14 +2123,14 @@ fn g035_gradient() {
 #[differentiable]
 fn g036(a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).sum_keepdim::<1>();
-    let v2 = ((&v1).square() + 1.5).acosh();
+    let v2 = ((&v1).tanh() * 0.9).atanh();
     let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(873, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g036_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).sum_keepdim::<1>();
-    let v2 = ((&v1).square() + 1.5).acosh();
+    let v2 = ((&v1).tanh() * 0.9).atanh();
     let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(873, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
@@ -2144,7 +2154,7 @@ fn g036_gradient() {
 fn g037(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
     let v2 = (((&m.blocks[2].bias) + &k1)).mean();
-    let v3 = ((a).tanh() * 0.9).atanh();
+    let v3 = (a).square().log1p();
     let mut v4 = m.blocks[2].weight.clone();
     for i in 0..2 {
         v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
@@ -2162,7 +2172,7 @@ fn g037(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
 fn g037_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
     let v2 = (((&m.blocks[2].bias) + &k1)).mean();
-    let v3 = ((a).tanh() * 0.9).atanh();
+    let v3 = (a).square().log1p();
     let mut v4 = m.blocks[2].weight.clone();
     for i in 0..2 {
         v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
@@ -2203,12 +2213,12 @@ fn g037_gradient() {
 #[differentiable]
 fn g038(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (a).mean_axis::<0>();
-    let v2 = (c).square().log1p();
+    let v2 = (c).tanh().expm1();
     let mut v3 = v2.clone();
     for _ in 0..3 {
         v3 = (((&v3 * &v1).square() + 1.0).recip()).tanh() + &v2 * 0.5;
     }
-    let v4 = ((&v3).cos()).tanh().tan();
+    let v4 = (((&v3).tanh().sinh()).square() + 1.0).log2();
     let v5 = (b).sigmoid();
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(805, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
@@ -2217,12 +2227,12 @@ fn g038(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1]) -> 
 
 fn g038_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (a).mean_axis::<0>();
-    let v2 = (c).square().log1p();
+    let v2 = (c).tanh().expm1();
     let mut v3 = v2.clone();
     for _ in 0..3 {
         v3 = (((&v3 * &v1).square() + 1.0).recip()).tanh() + &v2 * 0.5;
     }
-    let v4 = ((&v3).cos()).tanh().tan();
+    let v4 = (((&v3).tanh().sinh()).square() + 1.0).log2();
     let v5 = (b).sigmoid();
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(805, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
@@ -2256,7 +2266,7 @@ fn g038_gradient() {
 fn g039(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(423, -1.0, 1.0);
     let v2 = (((a) + &k1)).mean_keepdim::<0>();
-    let v3 = (&v2).tanh().expm1();
+    let v3 = ((&v2) * 3.0).floor();
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(808, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
@@ -2264,7 +2274,7 @@ fn g039(a: &Tensor![f64]) -> f64 {
 fn g039_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(423, -1.0, 1.0);
     let v2 = (((a) + &k1)).mean_keepdim::<0>();
-    let v3 = (&v2).tanh().expm1();
+    let v3 = ((&v2) * 3.0).floor();
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(808, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
@@ -2287,12 +2297,12 @@ fn g039_gradient() {
 #[differentiable]
 fn g040(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
     let v1 = (&m.layers[1].weight).max();
-    let v2 = ((a) * 3.0).floor();
+    let v2 = ((a) * 3.0).ceil();
     let mut v3 = m.proj.weight.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let v4 = ((&v2).matmul(&(&v2).t())).atan();
+    let v4 = ((&v2).matmul(&(&v2).t())).tanh().expm1();
     let k5: Tensor![f64] = Tensor::rand_uniform(806, -1.0, 1.0);
     let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(362, -1.0, 1.0);
     let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(184, -1.0, 1.0);
@@ -2301,12 +2311,12 @@ fn g040(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
 
 fn g040_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v1 = (&m.layers[1].weight).max();
-    let v2 = ((a) * 3.0).floor();
+    let v2 = ((a) * 3.0).ceil();
     let mut v3 = m.proj.weight.clone();
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let v4 = ((&v2).matmul(&(&v2).t())).atan();
+    let v4 = ((&v2).matmul(&(&v2).t())).tanh().expm1();
     let k5: Tensor![f64] = Tensor::rand_uniform(806, -1.0, 1.0);
     let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(362, -1.0, 1.0);
     let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(184, -1.0, 1.0);
@@ -2335,30 +2345,26 @@ fn g040_gradient() {
 #[differentiable]
 fn g041(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = (c).max_axis::<1>();
-    let v2 = ((&v1) * 3.0).ceil();
-    let v3 = ((&v2).tanh()).tanh().expm1();
-    let v4 = ((&v2) * 1.5).gelu_erf();
-    let v5 = ((a).square() + 1.0).sqrt();
-    let v6 = (b).sin();
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(477, -1.0, 1.0);
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(412, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(432, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(750, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v2 = ((&v1) * 3.0).round();
+    let v3 = (((&v2).pad::<0, 1, 1, 4>()).square() + 1.0).powf(-0.5);
+    let v4 = ((b).tanh()).tanh();
+    let v5 = (a).sigmoid();
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(973, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(153, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g041_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v1 = (c).max_axis::<1>();
-    let v2 = ((&v1) * 3.0).ceil();
-    let v3 = ((&v2).tanh()).tanh().expm1();
-    let v4 = ((&v2) * 1.5).gelu_erf();
-    let v5 = ((a).square() + 1.0).sqrt();
-    let v6 = (b).sin();
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(477, -1.0, 1.0);
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(412, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(432, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(750, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v2 = ((&v1) * 3.0).round();
+    let v3 = (((&v2).pad::<0, 1, 1, 4>()).square() + 1.0).powf(-0.5);
+    let v4 = ((b).tanh()).tanh();
+    let v5 = (a).sigmoid();
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(973, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(153, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -2387,28 +2393,42 @@ fn g041_gradient() {
 #[differentiable]
 fn g042(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
     let v1 = (b).max_keepdim::<0>();
-    let v2 = ((a) * 3.0).round();
-    let v3 = (((&v1).hypot(&((&v2).square() + 0.5))) + ((&v2).sigmoid()));
+    let v2 = ((a) * 3.0).sign();
+    let v3 = (((&v1).hypot(&((&v2).square() + 0.5))) + ((&v2).cast::<f64>()));
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
-    let v5 = (((&v3).matmul(&k4)).square() + 1.0).ln();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
-    let v7 = ((&v5).matmul(&k6)).square();
-    let v8 = (((&v7) * 3.0).ceil()).logsumexp_keepdim::<0>();
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(888, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v5 = ((&v3).matmul(&k4)).var_axis::<1>();
+    let mut v6 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * b).softplus()).tanh();
+        }
+        v6 = &v6 - b * 0.25;
+    }
+    let v7 = (&v1).tanh();
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(321, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(562, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g042_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (b).max_keepdim::<0>();
-    let v2 = ((a) * 3.0).round();
-    let v3 = (((&v1).hypot(&((&v2).square() + 0.5))) + ((&v2).sigmoid()));
+    let v2 = ((a) * 3.0).sign();
+    let v3 = (((&v1).hypot(&((&v2).square() + 0.5))) + ((&v2).cast::<f64>()));
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
-    let v5 = (((&v3).matmul(&k4)).square() + 1.0).ln();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
-    let v7 = ((&v5).matmul(&k6)).square();
-    let v8 = (((&v7) * 3.0).ceil()).logsumexp_keepdim::<0>();
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(888, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v5 = ((&v3).matmul(&k4)).var_axis::<1>();
+    let mut v6 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * b).softplus()).tanh();
+        }
+        v6 = &v6 - b * 0.25;
+    }
+    let v7 = (&v1).tanh();
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(321, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(562, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -2433,7 +2453,7 @@ fn g042_gradient() {
 #[differentiable]
 fn g043(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 1], c: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (a).min();
-    let v2 = ((b) * 3.0).sign();
+    let v2 = (b).clamp(-0.5, 0.5);
     let mut v3 = v2.clone();
     for _ in 0..4 {
         v3 = ((&v3 * &v1).square()).tanh() + &v2 * 0.5;
@@ -2453,7 +2473,7 @@ fn g043(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 1], c: &Tensor![f64; 2, 1
 
 fn g043_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 1]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).min();
-    let v2 = ((b) * 3.0).sign();
+    let v2 = (b).clamp(-0.5, 0.5);
     let mut v3 = v2.clone();
     for _ in 0..4 {
         v3 = ((&v3 * &v1).square()).tanh() + &v2 * 0.5;
@@ -2498,23 +2518,21 @@ fn g043_gradient() {
 fn g044(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(322, -1.0, 1.0);
     let v2 = (((&m.gain) + &k1)).min_axis::<0>();
-    let v3 = (a).clamp(-0.5, 0.5);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(345, -1.0, 1.0);
-    let v5 = (m.fc2.forward(&((&v2).mean() * &k4))).softplus();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v3 = (a).atan2(&((&m.gain).square() + 0.5));
+    let v4 = (m.fc1.forward(&v3)).softplus();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(606, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g044_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(322, -1.0, 1.0);
     let v2 = (((&m.gain) + &k1)).min_axis::<0>();
-    let v3 = (a).clamp(-0.5, 0.5);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(345, -1.0, 1.0);
-    let v5 = (m.fc2.forward(&((&v2).mean() * &k4))).softplus();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v3 = (a).atan2(&((&m.gain).square() + 0.5));
+    let v4 = (m.fc1.forward(&v3)).softplus();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(606, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -2539,14 +2557,14 @@ fn g044_gradient() {
 #[differentiable]
 fn g045(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (a).min_keepdim::<1>();
-    let v2 = (&v1).atan2(&((&v1).square() + 0.5));
+    let v2 = (&v1).hypot(&((&v1).square() + 0.5));
     let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(144, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g045_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (a).min_keepdim::<1>();
-    let v2 = (&v1).atan2(&((&v1).square() + 0.5));
+    let v2 = (&v1).hypot(&((&v1).square() + 0.5));
     let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(144, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
@@ -2569,36 +2587,38 @@ fn g045_gradient() {
 #[differentiable]
 fn g046(a: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (a).var();
-    let v2 = (a).hypot(&((&v1).square() + 0.5));
-    let v3 = (&v2).sum_axis::<0>();
-    let mut v4 = v3.clone();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(635, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a) + &k2)).tanh() * 0.2 + &k3)).det();
+    let v5 = if a.detach().sum().item() < 0.0 { (&v1).sigmoid() } else { ((&v1).square() + 1.0).powf(-0.5) };
+    let mut v6 = v5.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v3).sigmoid()).tanh();
+            v6 = ((&v6 * &v4).sigmoid()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v6 = &v6 - &v4 * 0.25;
     }
-    let v5 = (&v4).tanh();
-    let v6 = (((&v5) * (&v1))).tanh().exp();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(115, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v7 = ((&v6).square() + 1.0).sqrt();
+    let k8: Tensor![f64] = Tensor::rand_uniform(35, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g046_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (a).var();
-    let v2 = (a).hypot(&((&v1).square() + 0.5));
-    let v3 = (&v2).sum_axis::<0>();
-    let mut v4 = v3.clone();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(635, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a) + &k2)).tanh() * 0.2 + &k3)).det();
+    let v5 = if a.detach().sum().item() < 0.0 { (&v1).sigmoid() } else { ((&v1).square() + 1.0).powf(-0.5) };
+    let mut v6 = v5.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v3).sigmoid()).tanh();
+            v6 = ((&v6 * &v4).sigmoid()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v6 = &v6 - &v4 * 0.25;
     }
-    let v5 = (&v4).tanh();
-    let v6 = (((&v5) * (&v1))).tanh().exp();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(115, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v7 = ((&v6).square() + 1.0).sqrt();
+    let k8: Tensor![f64] = Tensor::rand_uniform(35, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -2621,36 +2641,38 @@ fn g047(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (b).var_axis::<1>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((&m.blocks[2].bias) + &k2)).tanh() * 0.2 + &k3)).det();
-    let mut v5 = a.clone();
+    let v4 = (((((&m.blocks[2].bias) + &k2)).tanh() * 0.2 + &k3)).inv();
+    let mut v5 = v4.clone();
     for i in 0..3 {
         if i % 2 == 0 {
             v5 = ((m.blocks[i].forward(&v5)).square() + 1.0).powf(-0.5);
         }
         v5 = &v5 - &m.blocks[i].bias * 0.25;
     }
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(174, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let v6 = (a).cos();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(19, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(878, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g047_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (b).var_axis::<1>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((&m.blocks[2].bias) + &k2)).tanh() * 0.2 + &k3)).det();
-    let mut v5 = a.clone();
+    let v4 = (((((&m.blocks[2].bias) + &k2)).tanh() * 0.2 + &k3)).inv();
+    let mut v5 = v4.clone();
     for i in 0..3 {
         if i % 2 == 0 {
             v5 = ((m.blocks[i].forward(&v5)).square() + 1.0).powf(-0.5);
         }
         v5 = &v5 - &m.blocks[i].bias * 0.25;
     }
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(174, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let v6 = (a).cos();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(19, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(878, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -2680,27 +2702,23 @@ fn g047_gradient() {
 fn g048(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).var_keepdim::<0>();
     let k2: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
-    let v3 = (((&v1).tanh() * 0.2 + &k2)).inv();
-    let v4 = (((b).tanh().powi(3)) - (((&v3) * ((&v3).mean()))));
-    let v5 = (&v1).abs();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(115, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v5, &v4);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(570, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v3 = (((&v1).tanh() * 0.2 + &k2)).solve(&v1);
+    let v4 = (((b) * ((&v3).mean()))).broadcast_to::<Shape![2, 3]>();
+    let v5 = ((&v1).tanh()).square().log1p();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(870, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g048_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).var_keepdim::<0>();
     let k2: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
-    let v3 = (((&v1).tanh() * 0.2 + &k2)).inv();
-    let v4 = (((b).tanh().powi(3)) - (((&v3) * ((&v3).mean()))));
-    let v5 = (&v1).abs();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(115, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v5, &v4);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(570, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v3 = (((&v1).tanh() * 0.2 + &k2)).solve(&v1);
+    let v4 = (((b) * ((&v3).mean()))).broadcast_to::<Shape![2, 3]>();
+    let v5 = ((&v1).tanh()).square().log1p();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(870, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -2727,30 +2745,54 @@ fn g049(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (b).logsumexp();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(126, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).solve(b);
-    let v5 = (((&v4).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>()) * (((&v1) * ((&v4).mean()))));
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(a, &v1);
-    let v9 = if b.detach().sum().item() > 0.0 { (&v8).tanh().exp() } else { ((&v8).square() + 1.0).sqrt() };
-    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(596, -1.0, 1.0);
-    ((&v5 * &k10).sum() + (&v9 * &k11).sum()).item()
+    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).log_abs_det();
+    let mut v5 = v4.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v1).tanh()).tanh() + &v4 * 0.5;
+    }
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v1).softplus()).tanh() + &v5 * 0.5;
+    }
+    let v7 = if a.detach().sum().item() < 0.0 { (&v6).sin() } else { ((&v6) * (&v6)) };
+    let mut v8 = b.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v8 = ((&v8 * &v7).tanh()).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let v9 = (a).square();
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(549, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
+    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
 fn g049_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (b).logsumexp();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(126, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).solve(b);
-    let v5 = (((&v4).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>()) * (((&v1) * ((&v4).mean()))));
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, a, &v1);
-    let v9 = if b.detach().sum().item() > 0.0 { (&v8).tanh().exp() } else { ((&v8).square() + 1.0).sqrt() };
-    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(596, -1.0, 1.0);
-    (&v5 * &k10).sum() + (&v9 * &k11).sum()
+    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).log_abs_det();
+    let mut v5 = v4.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v1).tanh()).tanh() + &v4 * 0.5;
+    }
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v1).softplus()).tanh() + &v5 * 0.5;
+    }
+    let v7 = if a.detach().sum().item() < 0.0 { (&v6).sin() } else { ((&v6) * (&v6)) };
+    let mut v8 = b.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v8 = ((&v8 * &v7).tanh()).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let v9 = (a).square();
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(549, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
+    (&v8 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
@@ -2777,12 +2819,12 @@ fn g050(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (b).logsumexp_axis::<1>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(480, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((b).mean() * &k2)).tanh() * 0.2 + &k3)).log_abs_det();
-    let v5 = (&v1).mean_axis::<0>();
-    let v6 = ((a) * 1.5).gelu();
-    let k7: Tensor![f64] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(324, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(972, -1.0, 1.0);
+    let v4 = (((((((b).mean() * &k2)).tanh() * 0.2 + &k3)) + &(((((b).mean() * &k2)).tanh() * 0.2 + &k3)).t()) * 0.5).cholesky();
+    let v5 = ((&v1) * 1.5).erfc();
+    let v6 = (a).sin();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(324, -1.0, 1.0);
     ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
@@ -2790,12 +2832,12 @@ fn g050_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f
     let v1 = (b).logsumexp_axis::<1>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(480, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((b).mean() * &k2)).tanh() * 0.2 + &k3)).log_abs_det();
-    let v5 = (&v1).mean_axis::<0>();
-    let v6 = ((a) * 1.5).gelu();
-    let k7: Tensor![f64] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(324, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(972, -1.0, 1.0);
+    let v4 = (((((((b).mean() * &k2)).tanh() * 0.2 + &k3)) + &(((((b).mean() * &k2)).tanh() * 0.2 + &k3)).t()) * 0.5).cholesky();
+    let v5 = ((&v1) * 1.5).erfc();
+    let v6 = (a).sin();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(324, -1.0, 1.0);
     (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
@@ -2886,9 +2928,12 @@ fn g052(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = m5.select(&v2, &v3);
-    let v7 = (((&v6).logsumexp_keepdim::<1>()) * 1.5).gelu_tanh();
-    let v8 = (&v7).asinh();
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(717, -1.0, 1.0);
+    let v7 = ((&v6).tanh().tan()).atan();
+    let mut v8 = v7.clone();
+    for _ in 0..4 {
+        v8 = (((&v8 * &v7) * 1.5).gelu()).tanh() + &v7 * 0.5;
+    }
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(315, -1.0, 1.0);
     ((&v8 * &k9).sum()).item()
 }
 
@@ -2899,9 +2944,12 @@ fn g052_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = Var::select(&m5, &v2, &v3);
-    let v7 = (((&v6).logsumexp_keepdim::<1>()) * 1.5).gelu_tanh();
-    let v8 = (&v7).asinh();
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(717, -1.0, 1.0);
+    let v7 = ((&v6).tanh().tan()).atan();
+    let mut v8 = v7.clone();
+    for _ in 0..4 {
+        v8 = (((&v8 * &v7) * 1.5).gelu()).tanh() + &v7 * 0.5;
+    }
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(315, -1.0, 1.0);
     (&v8 * &k9).sum()
 }
 
@@ -2929,9 +2977,9 @@ fn g053(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) -> 
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
     let v2 = ((c).log_softmax::<0>() * &k1);
     let v3 = ((b) * (&v2));
-    let v4 = (&v3).tanh();
+    let v4 = (&v3).min();
     let v5 = (-(a));
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(179, -1.0, 1.0);
     let k7: Tensor![f64; 3] = Tensor::rand_uniform(424, -1.0, 1.0);
     ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
@@ -2940,9 +2988,9 @@ fn g053_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
     let v2 = ((c).log_softmax::<0>() * &k1);
     let v3 = ((b) * (&v2));
-    let v4 = (&v3).tanh();
+    let v4 = (&v3).min();
     let v5 = (-(a));
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(179, -1.0, 1.0);
     let k7: Tensor![f64; 3] = Tensor::rand_uniform(424, -1.0, 1.0);
     (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
@@ -3157,7 +3205,7 @@ fn g058(m: &Net, a: &Tensor![f64; 3]) -> f64 {
     let v1 = (&m.gain).pad::<0, 2, 1, 6>();
     let v2 = (&m.gain).minimum(a);
     let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh() } else { (m.fc2.forward(&m.fc1.weight)).tanh().powf(3.0) };
-    let v4 = (((&v3).square() + 1.0).sqrt()).maximum(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 1, 1, 1, 3, 1>(&(&v1).reshape::<Shape![1, 1, 1, 6]>()).reshape::<Shape![3, 1]>());
+    let v4 = ((&v3).clamp(-0.5, 0.5)).maximum(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 1, 1, 1, 3, 1>(&(&v1).reshape::<Shape![1, 1, 1, 6]>()).reshape::<Shape![3, 1]>());
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(539, -1.0, 1.0);
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
@@ -3167,7 +3215,7 @@ fn g058_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (&m.gain).pad::<0, 2, 1, 6>();
     let v2 = (&m.gain).minimum(a);
     let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh() } else { (m.fc2.forward(&m.fc1.weight)).tanh().powf(3.0) };
-    let v4 = (((&v3).square() + 1.0).sqrt()).maximum(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 1, 1, 1, 3, 1>(&(&v1).reshape::<Shape![1, 1, 1, 6]>()).reshape::<Shape![3, 1]>());
+    let v4 = ((&v3).clamp(-0.5, 0.5)).maximum(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 1, 1, 1, 3, 1>(&(&v1).reshape::<Shape![1, 1, 1, 6]>()).reshape::<Shape![3, 1]>());
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(539, -1.0, 1.0);
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v4 * &k6).sum()
@@ -3197,9 +3245,9 @@ fn g059(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 2, 2
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(328, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).permute::<2, 1, 0>();
     let v3 = (a).maximum_scalar(0.1);
-    let v4 = (((&v3) * ((&v2).mean()))).reshape::<Shape![1, 1, 4, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&((c).tanh()).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![1, 1]>();
-    let v5 = (&v4).tanh();
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(243, -1.0, 1.0);
+    let v4 = (((&v3) * ((&v2).mean()))).reshape::<Shape![1, 1, 12]>().conv1d::<1, 2, 1, 1, 1>(&((c).pad::<2, 0, 1, 4>()).reshape::<Shape![1, 1, 16]>()).reshape::<Shape![1]>();
+    let v5 = (((&v2).tanh()) * (((&v4).square().log1p()).mean()));
+    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(656, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
@@ -3207,9 +3255,9 @@ fn g059_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(328, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).permute::<2, 1, 0>();
     let v3 = (a).maximum_scalar(0.1);
-    let v4 = (((&v3) * ((&v2).mean()))).reshape::<Shape![1, 1, 4, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&((c).tanh()).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![1, 1]>();
-    let v5 = (&v4).tanh();
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(243, -1.0, 1.0);
+    let v4 = (((&v3) * ((&v2).mean()))).reshape::<Shape![1, 1, 12]>().conv1d::<1, 2, 1, 1, 1>(&((c).pad::<2, 0, 1, 4>()).reshape::<Shape![1, 1, 16]>()).reshape::<Shape![1]>();
+    let v5 = (((&v2).tanh()) * (((&v4).square().log1p()).mean()));
+    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(656, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -3446,7 +3494,7 @@ fn g064(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 4]>();
     let v3 = (&v2).tanh().exp2();
     let v4 = (&v3).maximum(&v3);
-    let v5 = (((&v4).tanh()) * ((((&v4) * ((&v4).mean()))).mean()));
+    let v5 = ((((&v4).tanh() * 0.9).atanh()) * ((((&v4) * ((&v4).mean()))).mean()));
     let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
@@ -3456,7 +3504,7 @@ fn g064_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 4]>();
     let v3 = (&v2).tanh().exp2();
     let v4 = (&v3).maximum(&v3);
-    let v5 = (((&v4).tanh()) * ((((&v4) * ((&v4).mean()))).mean()));
+    let v5 = ((((&v4).tanh() * 0.9).atanh()) * ((((&v4) * ((&v4).mean()))).mean()));
     let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
@@ -3529,7 +3577,7 @@ fn g066(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 4]) -> f64 {
     let v1 = (b).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
     let v2 = ((a).square() + 1.0).log2();
     let v3 = if b.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * (&v1)) };
-    let v4 = ((&v3).tanh() * 0.9).acos();
+    let v4 = ((&v3).tanh() * 0.9).asin();
     let v5 = (&v3).maximum(&v4);
     let mut v6 = v5.clone();
     for i in 0..3 {
@@ -3546,7 +3594,7 @@ fn g066_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![4]>) -> Var<f64,
     let v1 = (b).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
     let v2 = ((a).square() + 1.0).log2();
     let v3 = if b.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * (&v1)) };
-    let v4 = ((&v3).tanh() * 0.9).acos();
+    let v4 = ((&v3).tanh() * 0.9).asin();
     let v5 = (&v3).maximum(&v4);
     let mut v6 = v5.clone();
     for i in 0..3 {
@@ -3582,8 +3630,8 @@ fn g066_gradient() {
 fn g067(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
     let v2 = ((a).square() + 1.0).sqrt();
-    let v3 = ((&v1).square() + 1.0).log2();
-    let v4 = (((&v3) * 3.0).round()).min();
+    let v3 = (-(&v1));
+    let v4 = ((&v3).clamp(-0.5, 0.5)).sin();
     let mut v5 = v3.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -3591,7 +3639,7 @@ fn g067(a: &Tensor![f64; 3, 4]) -> f64 {
         }
         v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = (((&v4) * ((&v2).mean()))).atan2(&(((&v5).tanh().tan()).square() + 0.5));
+    let v6 = (((&v4) * ((&v2).mean()))).atan2(&(((&v5).silu()).square() + 0.5));
     let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(537, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
@@ -3599,8 +3647,8 @@ fn g067(a: &Tensor![f64; 3, 4]) -> f64 {
 fn g067_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
     let v2 = ((a).square() + 1.0).sqrt();
-    let v3 = ((&v1).square() + 1.0).log2();
-    let v4 = (((&v3) * 3.0).round()).min();
+    let v3 = (-(&v1));
+    let v4 = ((&v3).clamp(-0.5, 0.5)).sin();
     let mut v5 = v3.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -3608,7 +3656,7 @@ fn g067_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
         }
         v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = (((&v4) * ((&v2).mean()))).atan2(&(((&v5).tanh().tan()).square() + 0.5));
+    let v6 = (((&v4) * ((&v2).mean()))).atan2(&(((&v5).silu()).square() + 0.5));
     let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(537, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
@@ -3700,9 +3748,9 @@ fn g069(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let m2 = k1.gt_scalar(0.0);
     let v3 = m2.select(a, b);
     let v4 = (a).square();
-    let v5 = (((b).tanh().powf(3.0)) / (((&v3).tanh().expm1()).square() + 1.0));
-    let v6 = (((&v4).pad::<1, 1, 0, 4>()) * ((((&v5).square() + 1.0).log2()).mean()));
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(968, -1.0, 1.0);
+    let v5 = (((b).broadcast_to::<Shape![2, 2, 3]>()) / (((&v4).hypot(&((&v3).square() + 0.5))).square() + 1.0));
+    let v6 = ((((&v5).square() + 1.0).log2()).square() + 1.0).pow(&((&v3).maximum(&v3)).tanh());
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(434, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
@@ -3711,9 +3759,9 @@ fn g069_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64,
     let m2 = k1.gt_scalar(0.0);
     let v3 = Var::select(&m2, a, b);
     let v4 = (a).square();
-    let v5 = (((b).tanh().powf(3.0)) / (((&v3).tanh().expm1()).square() + 1.0));
-    let v6 = (((&v4).pad::<1, 1, 0, 4>()) * ((((&v5).square() + 1.0).log2()).mean()));
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(968, -1.0, 1.0);
+    let v5 = (((b).broadcast_to::<Shape![2, 2, 3]>()) / (((&v4).hypot(&((&v3).square() + 0.5))).square() + 1.0));
+    let v6 = ((((&v5).square() + 1.0).log2()).square() + 1.0).pow(&((&v3).maximum(&v3)).tanh());
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(434, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -3793,7 +3841,7 @@ fn g071(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(783, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
     let v3 = (&v2).cos();
-    let v4 = (&v3).cos();
+    let v4 = (&v3).tanh().exp();
     let mut v5 = v4.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3818,7 +3866,7 @@ fn g071_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(783, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
     let v3 = (&v2).cos();
-    let v4 = (&v3).cos();
+    let v4 = (&v3).tanh().exp();
     let mut v5 = v4.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3966,10 +4014,10 @@ fn g074(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(44, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = m5.select(&v2, c);
-    let v7 = (b).broadcast_to::<Shape![2]>();
+    let v7 = (b).abs();
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(459, -1.0, 1.0);
     let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let k10: Tensor![f64; 2] = Tensor::rand_uniform(397, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(397, -1.0, 1.0);
     ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
@@ -3980,10 +4028,10 @@ fn g074_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape!
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(44, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = Var::select(&m5, &v2, c);
-    let v7 = (b).broadcast_to::<Shape![2]>();
+    let v7 = (b).abs();
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(459, -1.0, 1.0);
     let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let k10: Tensor![f64; 2] = Tensor::rand_uniform(397, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(397, -1.0, 1.0);
     (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
@@ -4102,8 +4150,8 @@ fn g077(a: &Tensor![f64]) -> f64 {
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(913, -1.0, 1.0);
     let v3 = ((((a) + &k1)).layer_norm(1e-5) * &k2);
     let v4 = ((a) * 1.5).gelu_erf();
-    let v5 = (((&v4) * ((&v3).mean()))).maximum(&(a).tanh());
-    let v6 = ((&v4).square().log1p()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v5) * 1.5).erfc()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v5 = (((&v4) * ((&v3).mean()))).maximum(&(a).tanh().exp());
+    let v6 = (((&v4).square() + 1.0).recip()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&((&v5).tanh()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
     let k7: Tensor![f64; 1] = Tensor::rand_uniform(369, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
@@ -4113,8 +4161,8 @@ fn g077_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(913, -1.0, 1.0);
     let v3 = ((((a) + &k1)).layer_norm(1e-5) * &k2);
     let v4 = ((a) * 1.5).gelu_erf();
-    let v5 = (((&v4) * ((&v3).mean()))).maximum(&(a).tanh());
-    let v6 = ((&v4).square().log1p()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v5) * 1.5).erfc()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v5 = (((&v4) * ((&v3).mean()))).maximum(&(a).tanh().exp());
+    let v6 = (((&v4).square() + 1.0).recip()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&((&v5).tanh()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
     let k7: Tensor![f64; 1] = Tensor::rand_uniform(369, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
@@ -4140,12 +4188,13 @@ fn g078(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
     let v3 = ((((a) + &k1)).batch_norm(1e-5) * &k2);
     let v4 = ((&v3) * 1.5).erf();
-    let v5 = (((&v4).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>()).square() + 1.0).pow(&((b).tanh()).tanh());
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(623, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(413, -1.0, 1.0);
-    let v8 = ((&v5).matmul(&k6)).matmul(&k7);
-    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(505, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v5 = ((((&v4) * 3.0).round()) * (((&v3).slice::<1, 0, 3>()).mean()));
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((&v6 * b).sin()).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(413, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g078_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
@@ -4153,12 +4202,13 @@ fn g078_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
     let v3 = ((((a) + &k1)).batch_norm(1e-5) * &k2);
     let v4 = ((&v3) * 1.5).erf();
-    let v5 = (((&v4).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>()).square() + 1.0).pow(&((b).tanh()).tanh());
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(623, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(413, -1.0, 1.0);
-    let v8 = ((&v5).matmul(&k6)).matmul(&k7);
-    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(505, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v5 = ((((&v4) * 3.0).round()) * (((&v3).slice::<1, 0, 3>()).mean()));
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((&v6 * b).sin()).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(413, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -4318,12 +4368,11 @@ fn g082(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 3, 3]) -> f64 {
         let layer = &m.layers[i];
         v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let v6 = ((((&v3) * ((&m.layers[1].bias).mean()))) * ((((&v4).batch_norm(1e-5) * &k5)).mean()));
-    let v7 = (b).softplus();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(219, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v5 = ((((&v3) * ((&m.layers[1].bias).mean()))) * (((&v4).max_axis::<0>()).mean()));
+    let v6 = (b).softplus();
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g082_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
@@ -4335,12 +4384,11 @@ fn g082_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 3]>) -> Va
         let layer = &m.layers[i];
         v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let v6 = ((((&v3) * ((&m.layers[1].bias).mean()))) * ((((&v4).batch_norm(1e-5) * &k5)).mean()));
-    let v7 = (b).softplus();
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(219, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v5 = ((((&v3) * ((&m.layers[1].bias).mean()))) * (((&v4).max_axis::<0>()).mean()));
+    let v6 = (b).softplus();
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -4421,7 +4469,7 @@ fn g084(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 3]) 
     let v1 = (a).tanh().cosh();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
     let v3 = (((c) + &k2)).tanh().powi(3);
-    let v4 = (b).tanh();
+    let v4 = ((b) * 3.0).round();
     let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(484, -1.0, 1.0);
     let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(576, -1.0, 1.0);
     let k7: Tensor![f64; 1] = Tensor::rand_uniform(540, -1.0, 1.0);
@@ -4432,7 +4480,7 @@ fn g084_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1]>, c: &Var<f64
     let v1 = (a).tanh().cosh();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
     let v3 = (((c) + &k2)).tanh().powi(3);
-    let v4 = (b).tanh();
+    let v4 = ((b) * 3.0).round();
     let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(484, -1.0, 1.0);
     let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(576, -1.0, 1.0);
     let k7: Tensor![f64; 1] = Tensor::rand_uniform(540, -1.0, 1.0);
@@ -4466,20 +4514,20 @@ fn g084_gradient() {
 fn g085(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = (a).asinh();
     let v2 = (a).sum();
-    let v3 = (a).transpose::<0, 2>();
+    let v3 = (a).sum_keepdim::<1>();
     let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(402, -1.0, 1.0);
     let k5: Tensor![f64] = Tensor::rand_uniform(587, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(903, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g085_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = (a).asinh();
     let v2 = (a).sum();
-    let v3 = (a).transpose::<0, 2>();
+    let v3 = (a).sum_keepdim::<1>();
     let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(402, -1.0, 1.0);
     let k5: Tensor![f64] = Tensor::rand_uniform(587, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(903, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
@@ -4547,12 +4595,12 @@ fn g087(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 2, 3]) -> 
     let v1 = ((c).tanh() * 0.9).atanh();
     let v2 = (a).sum_keepdim::<0>();
     let v3 = if b.detach().sum().item() > 0.0 { (c).sin() } else { ((c) * (c)) };
-    let v4 = ((b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).permute::<1, 0>();
-    let v5 = ((&v2).cos()).tanh().cosh();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(395, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let v4 = ((b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).max();
+    let v5 = ((&v2).tanh()).logsumexp_keepdim::<0>();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(748, -1.0, 1.0);
     ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
@@ -4560,12 +4608,12 @@ fn g087_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shap
     let v1 = ((c).tanh() * 0.9).atanh();
     let v2 = (a).sum_keepdim::<0>();
     let v3 = if b.detach().sum().item() > 0.0 { (c).sin() } else { ((c) * (c)) };
-    let v4 = ((b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).permute::<1, 0>();
-    let v5 = ((&v2).cos()).tanh().cosh();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(395, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let v4 = ((b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).max();
+    let v5 = ((&v2).tanh()).logsumexp_keepdim::<0>();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(748, -1.0, 1.0);
     (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
@@ -4596,7 +4644,7 @@ fn g087_gradient() {
 fn g088(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (b).square().log1p();
     let v2 = (&v1).mean();
-    let v3 = (&v1).square().log1p();
+    let v3 = (&v1).abs();
     let mut v4 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -4612,7 +4660,7 @@ fn g088(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64]) -> f64 {
 fn g088_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).square().log1p();
     let v2 = (&v1).mean();
-    let v3 = (&v1).square().log1p();
+    let v3 = (&v1).abs();
     let mut v4 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -4721,8 +4769,8 @@ fn g090(a: &Tensor![f64; 4]) -> f64 {
     for _ in 0..1 {
         v4 = ((&v4 * &v2).softplus()).tanh() + &v3 * 0.5;
     }
-    let v5 = ((&v4).minimum_scalar(-0.1)).minimum_scalar(-0.1);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(289, -1.0, 1.0);
+    let v5 = (((&v4) * 1.5).gelu()).min_axis::<0>();
+    let k6: Tensor![f64] = Tensor::rand_uniform(515, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
@@ -4740,8 +4788,8 @@ fn g090_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     for _ in 0..1 {
         v4 = ((&v4 * &v2).softplus()).tanh() + &v3 * 0.5;
     }
-    let v5 = ((&v4).minimum_scalar(-0.1)).minimum_scalar(-0.1);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(289, -1.0, 1.0);
+    let v5 = (((&v4) * 1.5).gelu()).min_axis::<0>();
+    let k6: Tensor![f64] = Tensor::rand_uniform(515, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -4767,10 +4815,16 @@ fn g091(a: &Tensor![f64; 3]) -> f64 {
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(178, -1.0, 1.0);
     let v4 = (((&v2).mean() * &k3)).max();
     let v5 = if a.detach().sum().item() > 0.0 { (-(&v4)) } else { ((&v4) * (&v4)) };
-    let v6 = (a).sum_keepdim::<0>();
-    let v7 = ((((&v6) * 1.5).erf()) + 0.25).relu();
-    let k8: Tensor![f64] = Tensor::rand_uniform(923, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(944, -1.0, 1.0);
+    let v6 = ((a).square() + 1.5).acosh();
+    let mut v7 = v6.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * &v6).tanh().exp()).tanh();
+        }
+        v7 = &v7 - &v6 * 0.25;
+    }
+    let k8: Tensor![f64] = Tensor::rand_uniform(458, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(923, -1.0, 1.0);
     ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
@@ -4780,10 +4834,16 @@ fn g091_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(178, -1.0, 1.0);
     let v4 = (((&v2).mean() * &k3)).max();
     let v5 = if a.detach().sum().item() > 0.0 { (-(&v4)) } else { ((&v4) * (&v4)) };
-    let v6 = (a).sum_keepdim::<0>();
-    let v7 = ((((&v6) * 1.5).erf()) + 0.25).relu();
-    let k8: Tensor![f64] = Tensor::rand_uniform(923, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(944, -1.0, 1.0);
+    let v6 = ((a).square() + 1.5).acosh();
+    let mut v7 = v6.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * &v6).tanh().exp()).tanh();
+        }
+        v7 = &v7 - &v6 * 0.25;
+    }
+    let k8: Tensor![f64] = Tensor::rand_uniform(458, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(923, -1.0, 1.0);
     (&v5 * &k8).sum() + (&v7 * &k9).sum()
 }
 
@@ -4807,7 +4867,7 @@ fn g092(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 3]) -> 
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
     let v2 = ((((b) + &k1)) * 3.0).round();
     let v3 = (c).max_axis::<0>();
-    let v4 = (&v3).tanh();
+    let v4 = (&v3).atan();
     let v5 = ((a).square() + 1.0).ln();
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(242, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(75, -1.0, 1.0);
@@ -4819,7 +4879,7 @@ fn g092_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
     let v2 = ((((b) + &k1)) * 3.0).round();
     let v3 = (c).max_axis::<0>();
-    let v4 = (&v3).tanh();
+    let v4 = (&v3).atan();
     let v5 = ((a).square() + 1.0).ln();
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(242, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(75, -1.0, 1.0);
@@ -4950,7 +5010,7 @@ fn g095(a: &Tensor![f64]) -> f64 {
     for _ in 0..4 {
         v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v4 * 0.5;
     }
-    let v6 = (&v5).tanh().exp2();
+    let v6 = (&v5).tanh().sinh();
     let k7: Tensor![f64; 3] = Tensor::rand_uniform(510, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
@@ -4964,7 +5024,7 @@ fn g095_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     for _ in 0..4 {
         v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v4 * 0.5;
     }
-    let v6 = (&v5).tanh().exp2();
+    let v6 = (&v5).tanh().sinh();
     let k7: Tensor![f64; 3] = Tensor::rand_uniform(510, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
@@ -5044,7 +5104,7 @@ fn g097(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).det();
     let v4 = (a).var();
-    let v5 = ((-(&v4))).tanh().tan();
+    let v5 = (((&v4) * 3.0).sign()).tanh();
     let v6 = if c.detach().sum().item() < 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v5)) };
     let v7 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).powf(-0.5) } else { ((c) * (&v4)) };
     let v8 = ((&v7) + (&v6));
@@ -5059,7 +5119,7 @@ fn g097_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &V
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).det();
     let v4 = (a).var();
-    let v5 = ((-(&v4))).tanh().tan();
+    let v5 = (((&v4) * 3.0).sign()).tanh();
     let v6 = if c.detach().sum().item() < 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v5)) };
     let v7 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).powf(-0.5) } else { ((c) * (&v4)) };
     let v8 = ((&v7) + (&v6));
@@ -5100,18 +5160,13 @@ fn g098(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> 
     let v4 = (&v3).var_axis::<0>();
     let v5 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { (c).tanh() };
     let v6 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (c)) };
-    let v7 = (((&v5).tanh()) - (((&v6).tanh() * 0.9).acos()));
-    let mut v8 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v8 = ((&v8 * &v7).tanh().powf(3.0)).tanh();
-        }
-        v8 = &v8 - &v7 * 0.25;
-    }
-    let v9 = ((b).square() + 1.0).ln();
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(556, -1.0, 1.0);
-    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(140, -1.0, 1.0);
+    let v8 = (((&v5).broadcast_to::<Shape![2]>()) * ((((&v6).log_softmax::<0>() * &k7)).mean()));
+    let v9 = (&v8).asinh();
+    let v10 = ((b) * 1.5).gelu();
+    let k11: Tensor![f64; 2] = Tensor::rand_uniform(660, -1.0, 1.0);
+    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(408, -1.0, 1.0);
+    ((&v9 * &k11).sum() + (&v10 * &k12).sum()).item()
 }
 
 fn g098_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
@@ -5121,18 +5176,13 @@ fn g098_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<
     let v4 = (&v3).var_axis::<0>();
     let v5 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { (c).tanh() };
     let v6 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (c)) };
-    let v7 = (((&v5).tanh()) - (((&v6).tanh() * 0.9).acos()));
-    let mut v8 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v8 = ((&v8 * &v7).tanh().powf(3.0)).tanh();
-        }
-        v8 = &v8 - &v7 * 0.25;
-    }
-    let v9 = ((b).square() + 1.0).ln();
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(556, -1.0, 1.0);
-    (&v8 * &k10).sum() + (&v9 * &k11).sum()
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(140, -1.0, 1.0);
+    let v8 = (((&v5).broadcast_to::<Shape![2]>()) * ((((&v6).log_softmax::<0>() * &k7)).mean()));
+    let v9 = (&v8).asinh();
+    let v10 = ((b) * 1.5).gelu();
+    let k11: Tensor![f64; 2] = Tensor::rand_uniform(660, -1.0, 1.0);
+    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(408, -1.0, 1.0);
+    (&v9 * &k11).sum() + (&v10 * &k12).sum()
 }
 
 #[test]
@@ -5172,7 +5222,7 @@ fn g099(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) 
     for _ in 0..1 {
         v9 = ((&v9 * &v8).softplus()).tanh() + &v4 * 0.5;
     }
-    let v10 = (a).atan();
+    let v10 = ((a) * 1.5).gelu_tanh();
     let k11: Tensor![f64; 1] = Tensor::rand_uniform(545, -1.0, 1.0);
     let k12: Tensor![f64; 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
     ((&v9 * &k11).sum() + (&v10 * &k12).sum()).item()
@@ -5191,7 +5241,7 @@ fn g099_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<
     for _ in 0..1 {
         v9 = ((&v9 * &v8).softplus()).tanh() + &v4 * 0.5;
     }
-    let v10 = (a).atan();
+    let v10 = ((a) * 1.5).gelu_tanh();
     let k11: Tensor![f64; 1] = Tensor::rand_uniform(545, -1.0, 1.0);
     let k12: Tensor![f64; 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
     (&v9 * &k11).sum() + (&v10 * &k12).sum()
@@ -5271,20 +5321,40 @@ fn g100_gradient() {
 #[differentiable]
 fn g101(a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(863, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) + (((a).mean() * &k2)));
-    let v4 = (&v3).logsumexp_axis::<1>();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(415, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((((a).mean() * &k1)).tanh() * 0.2 + &k2)) + &(((((a).mean() * &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(65, -1.0, 1.0);
+    let v5 = (((&v3).mean() * &k4)).logsumexp_axis::<0>();
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v5).tanh()).tanh();
+        }
+        v6 = &v6 - &v5 * 0.25;
+    }
+    let v7 = (((&v6) * ((&v6).mean()))).sin();
+    let v8 = ((&v5).mse(&v7)).tanh();
+    let k9: Tensor![f64] = Tensor::rand_uniform(708, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g101_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(863, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) + (((a).mean() * &k2)));
-    let v4 = (&v3).logsumexp_axis::<1>();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(415, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((((a).mean() * &k1)).tanh() * 0.2 + &k2)) + &(((((a).mean() * &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(65, -1.0, 1.0);
+    let v5 = (((&v3).mean() * &k4)).logsumexp_axis::<0>();
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v5).tanh()).tanh();
+        }
+        v6 = &v6 - &v5 * 0.25;
+    }
+    let v7 = (((&v6) * ((&v6).mean()))).sin();
+    let v8 = ((&v5).mse(&v7)).tanh();
+    let k9: Tensor![f64] = Tensor::rand_uniform(708, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -5304,7 +5374,7 @@ fn g101_gradient() {
 
 #[differentiable]
 fn g102(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((b) - (a));
+    let v1 = ((b) + (a));
     let v2 = (b).logsumexp_keepdim::<0>();
     let v3 = if b.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v1)) };
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(895, -1.0, 1.0);
@@ -5313,7 +5383,7 @@ fn g102(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g102_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((b) - (a));
+    let v1 = ((b) + (a));
     let v2 = (b).logsumexp_keepdim::<0>();
     let v3 = if b.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v1)) };
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(895, -1.0, 1.0);
@@ -5344,7 +5414,7 @@ fn g102_gradient() {
 fn g103(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) * (((&m.layers[0].weight) + &k2)));
+    let v3 = ((((a).mean() * &k1)) - (((&m.layers[0].weight) + &k2)));
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
     let v5 = ((&v3).softmax::<0>() * &k4);
     let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(84, -1.0, 1.0);
@@ -5364,7 +5434,7 @@ fn g103(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
 fn g103_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) * (((&m.layers[0].weight) + &k2)));
+    let v3 = ((((a).mean() * &k1)) - (((&m.layers[0].weight) + &k2)));
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
     let v5 = ((&v3).softmax::<0>() * &k4);
     let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(84, -1.0, 1.0);
@@ -5406,28 +5476,28 @@ fn g103_gradient() {
 
 #[differentiable]
 fn g104(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) / ((a).square() + 1.0));
+    let v1 = ((a) * (a));
     let k2: Tensor![f64; 3] = Tensor::rand_uniform(880, -1.0, 1.0);
     let v3 = ((b).log_softmax::<0>() * &k2);
     let v4 = (((b) * (&v3))).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 2, 1>(&((&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 5>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![2, 5]>()).reshape::<Shape![1, 1, 2, 5]>()).reshape::<Shape![2, 1]>();
     let v5 = if b.detach().sum().item() < 0.0 { (&v3).tanh() } else { ((&v3) * (b)) };
-    let v6 = (&v5).tanh().powi(3);
-    let v7 = if a.detach().sum().item() < 0.0 { (-(&v6)) } else { ((&v6) * (&v3)) };
+    let v6 = (&v5).logsumexp();
+    let v7 = if a.detach().sum().item() < 0.0 { (-(&v6)) } else { ((&v6) * (&v6)) };
     let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(783, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(864, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(864, -1.0, 1.0);
     ((&v4 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g104_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) / ((a).square() + 1.0));
+    let v1 = ((a) * (a));
     let k2: Tensor![f64; 3] = Tensor::rand_uniform(880, -1.0, 1.0);
     let v3 = ((b).log_softmax::<0>() * &k2);
     let v4 = (((b) * (&v3))).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 2, 1>(&((&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 5>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![2, 5]>()).reshape::<Shape![1, 1, 2, 5]>()).reshape::<Shape![2, 1]>();
     let v5 = if b.detach().sum().item() < 0.0 { (&v3).tanh() } else { ((&v3) * (b)) };
-    let v6 = (&v5).tanh().powi(3);
-    let v7 = if a.detach().sum().item() < 0.0 { (-(&v6)) } else { ((&v6) * (&v3)) };
+    let v6 = (&v5).logsumexp();
+    let v7 = if a.detach().sum().item() < 0.0 { (-(&v6)) } else { ((&v6) * (&v6)) };
     let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(783, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(864, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(864, -1.0, 1.0);
     (&v4 * &k8).sum() + (&v7 * &k9).sum()
 }
 
@@ -5452,21 +5522,17 @@ fn g104_gradient() {
 
 #[differentiable]
 fn g105(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (-(b));
+    let v1 = ((b) / ((a).square() + 1.0));
     let v2 = (&v1).transpose::<0, 2>();
-    let v3 = (a).sin();
-    let k4: Tensor![f64; 3, 1, 2] = Tensor::rand_uniform(698, -1.0, 1.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(50, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let k3: Tensor![f64; 3, 1, 2] = Tensor::rand_uniform(946, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g105_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (-(b));
+    let v1 = ((b) / ((a).square() + 1.0));
     let v2 = (&v1).transpose::<0, 2>();
-    let v3 = (a).sin();
-    let k4: Tensor![f64; 3, 1, 2] = Tensor::rand_uniform(698, -1.0, 1.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(50, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let k3: Tensor![f64; 3, 1, 2] = Tensor::rand_uniform(946, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -5490,19 +5556,29 @@ fn g105_gradient() {
 
 #[differentiable]
 fn g106(a: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(477, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).t();
-    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+    let v1 = (-(a));
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(475, -1.0, 1.0);
+    let v3 = (((a) + &k2)).t();
+    let k4: Tensor![f64] = Tensor::rand_uniform(898, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(160, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = m6.select(a, &((&v1) + &k4));
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(737, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(638, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g106_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(477, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).t();
-    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
-    (&v3 * &k4).sum()
+    let v1 = (-(a));
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(475, -1.0, 1.0);
+    let v3 = (((a) + &k2)).t();
+    let k4: Tensor![f64] = Tensor::rand_uniform(898, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(160, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = Var::select(&m6, a, &((&v1) + &k4));
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(737, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(638, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -5523,14 +5599,14 @@ fn g106_gradient() {
 #[differentiable]
 fn g107(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let v2 = (((&m.blocks[2].weight).mean() * &k1)).maximum(b);
+    let v2 = ((((&m.blocks[2].weight).mean() * &k1)).square() + 1.0).pow(&(b).tanh());
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(5, -1.0, 1.0);
     let v4 = (((&m.blocks[0].bias).mean() * &k3)).flip::<0>();
     let mut v5 = m.blocks[2].weight.clone();
     for i in 0..3 {
         v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + b * 0.25;
     }
-    let v6 = (&m.head.bias).clamp(-0.5, 0.5);
+    let v6 = (&m.head.bias).tanh().exp2();
     let v7 = ((a).square() + 1.0).recip();
     let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
     let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(204, -1.0, 1.0);
@@ -5542,14 +5618,14 @@ fn g107(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
 
 fn g107_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let v2 = (((&m.blocks[2].weight).mean() * &k1)).maximum(b);
+    let v2 = ((((&m.blocks[2].weight).mean() * &k1)).square() + 1.0).pow(&(b).tanh());
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(5, -1.0, 1.0);
     let v4 = (((&m.blocks[0].bias).mean() * &k3)).flip::<0>();
     let mut v5 = m.blocks[2].weight.clone();
     for i in 0..3 {
         v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + b * 0.25;
     }
-    let v6 = (&m.head.bias).clamp(-0.5, 0.5);
+    let v6 = (&m.head.bias).tanh().exp2();
     let v7 = ((a).square() + 1.0).recip();
     let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
     let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(204, -1.0, 1.0);
@@ -5585,9 +5661,9 @@ fn g107_gradient() {
 #[differentiable]
 fn g108(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
-    let v2 = (a).minimum(&((c) + &k1));
+    let v2 = (a).maximum(&((c) + &k1));
     let v3 = (b).slice::<2, 0, 2>();
-    let v4 = (((&v3).tanh().expm1()) * 1.5).gelu_tanh();
+    let v4 = ((&v3).tanh()).sin();
     let v5 = if b.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v4)) };
     let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(831, -1.0, 1.0);
     let k7: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(558, -1.0, 1.0);
@@ -5596,9 +5672,9 @@ fn g108(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 2
 
 fn g108_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
-    let v2 = (a).minimum(&((c) + &k1));
+    let v2 = (a).maximum(&((c) + &k1));
     let v3 = (b).slice::<2, 0, 2>();
-    let v4 = (((&v3).tanh().expm1()) * 1.5).gelu_tanh();
+    let v4 = ((&v3).tanh()).sin();
     let v5 = if b.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v4)) };
     let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(831, -1.0, 1.0);
     let k7: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(558, -1.0, 1.0);
@@ -5630,27 +5706,29 @@ fn g108_gradient() {
 
 #[differentiable]
 fn g109(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).maximum_scalar(0.1);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(565, -1.0, 1.0);
-    let v3 = (((c) + &k2)).pad::<1, 1, 0, 3>();
-    let v4 = ((a).atan2(&((&v3).square() + 0.5))).maximum_scalar(0.1);
-    let v5 = ((&v1).square() + 1.0).pow(&(&v4).tanh());
-    let v6 = ((b).tanh()).tanh();
-    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(375, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k1: Tensor![f64] = Tensor::rand_uniform(778, -1.0, 1.0);
+    let v2 = (a).minimum(&((a) + &k1));
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(993, -1.0, 1.0);
+    let v4 = (((b) + &k3)).pad::<0, 1, 1, 6>();
+    let v5 = if c.detach().sum().item() > 0.0 { (&v2).sin() } else { (&v2).tanh().powf(3.0) };
+    let v6 = ((c).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 6] = Tensor::rand_uniform(515, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(681, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g109_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).maximum_scalar(0.1);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(565, -1.0, 1.0);
-    let v3 = (((c) + &k2)).pad::<1, 1, 0, 3>();
-    let v4 = ((a).atan2(&((&v3).square() + 0.5))).maximum_scalar(0.1);
-    let v5 = ((&v1).square() + 1.0).pow(&(&v4).tanh());
-    let v6 = ((b).tanh()).tanh();
-    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(375, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k1: Tensor![f64] = Tensor::rand_uniform(778, -1.0, 1.0);
+    let v2 = (a).minimum(&((a) + &k1));
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(993, -1.0, 1.0);
+    let v4 = (((b) + &k3)).pad::<0, 1, 1, 6>();
+    let v5 = if c.detach().sum().item() > 0.0 { (&v2).sin() } else { (&v2).tanh().powf(3.0) };
+    let v6 = ((c).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 6] = Tensor::rand_uniform(515, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(681, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -5678,7 +5756,7 @@ fn g109_gradient() {
 
 #[differentiable]
 fn g110(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (&m.layers[1].weight).minimum_scalar(-0.1);
+    let v1 = (&m.layers[1].weight).maximum_scalar(0.1);
     let v2 = (&v1).permute::<1, 0>();
     let mut v3 = a.clone();
     for i in 0..2 {
@@ -5694,7 +5772,7 @@ fn g110(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
 }
 
 fn g110_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].weight).minimum_scalar(-0.1);
+    let v1 = (&m.layers[1].weight).maximum_scalar(0.1);
     let v2 = (&v1).permute::<1, 0>();
     let mut v3 = a.clone();
     for i in 0..2 {
@@ -5734,21 +5812,25 @@ fn g110_gradient() {
 
 #[differentiable]
 fn g111(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).mse(a);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(223, -1.0, 1.0);
-    let v3 = (((b).mean() * &k2)).cross_entropy(&[2usize, 1usize]);
-    let v4 = ((&v1).atan2(&((&v3).square() + 0.5))).silu();
-    let k5: Tensor![f64] = Tensor::rand_uniform(850, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = (a).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(35, -1.0, 1.0);
+    let v3 = (((a) + &k2)).cross_entropy(&[1usize, 2usize]);
+    let v4 = ((b) * 1.5).gelu();
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(106, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(674, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g111_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).mse(a);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(223, -1.0, 1.0);
-    let v3 = (((b).mean() * &k2)).cross_entropy(&[2usize, 1usize]);
-    let v4 = ((&v1).atan2(&((&v3).square() + 0.5))).silu();
-    let k5: Tensor![f64] = Tensor::rand_uniform(850, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = (a).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(35, -1.0, 1.0);
+    let v3 = (((a) + &k2)).cross_entropy(&[1usize, 2usize]);
+    let v4 = ((b) * 1.5).gelu();
+    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(106, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(674, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -5772,21 +5854,37 @@ fn g111_gradient() {
 
 #[differentiable]
 fn g112(a: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(892, -1.0, 1.0);
-    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(57, -1.0, 1.0);
-    let v3 = (((a) + &k1)).matmul(&((a) + &k2));
-    let v4 = (&v3).gather::<0, 3>(&[2, 1, 0]);
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(258, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = (a).mse(a);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).gather::<1, 2>(&[2, 1]);
+    let v4 = ((&v1) * 1.5).gelu();
+    let mut v5 = v3.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v1).square() + 1.0).sqrt()).tanh();
+        }
+        v5 = &v5 - &v1 * 0.25;
+    }
+    let k6: Tensor![f64] = Tensor::rand_uniform(446, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(980, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g112_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(892, -1.0, 1.0);
-    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(57, -1.0, 1.0);
-    let v3 = (((a) + &k1)).matmul(&((a) + &k2));
-    let v4 = (&v3).gather::<0, 3>(&[2, 1, 0]);
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(258, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = (a).mse(a);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).gather::<1, 2>(&[2, 1]);
+    let v4 = ((&v1) * 1.5).gelu();
+    let mut v5 = v3.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v1).square() + 1.0).sqrt()).tanh();
+        }
+        v5 = &v5 - &v1 * 0.25;
+    }
+    let k6: Tensor![f64] = Tensor::rand_uniform(446, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(980, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -5806,37 +5904,25 @@ fn g112_gradient() {
 
 #[differentiable]
 fn g113(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (b).tanh().exp();
+    let v1 = (c).matmul(c);
     let v2 = (&v1).cast::<f64>();
-    let v3 = if c.detach().sum().item() > 0.0 { (c).sigmoid() } else { ((c) * (c)) };
-    let mut v4 = v1.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let v5 = (((&v4).square()) * ((((a) * 3.0).ceil()).mean()));
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(326, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v3 = (a).sin();
+    let v4 = ((b).square() + 1.0).ln();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(550, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(30, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(121, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g113_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (b).tanh().exp();
+    let v1 = (c).matmul(c);
     let v2 = (&v1).cast::<f64>();
-    let v3 = if c.detach().sum().item() > 0.0 { (c).sigmoid() } else { ((c) * (c)) };
-    let mut v4 = v1.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let v5 = (((&v4).square()) * ((((a) * 3.0).ceil()).mean()));
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(326, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v3 = (a).sin();
+    let v4 = ((b).square() + 1.0).ln();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(550, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(30, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(121, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -5865,7 +5951,7 @@ fn g113_gradient() {
 #[differentiable]
 fn g114(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(191, -1.0, 1.0);
-    let v2 = (((&m.blocks[0].bias).mean() * &k1)).tanh().exp2();
+    let v2 = (((&m.blocks[0].bias).mean() * &k1)).tanh().exp();
     let v3 = (&v2).reshape::<Shape![12]>();
     let mut v4 = m.blocks[2].weight.clone();
     for i in 0..3 {
@@ -5880,7 +5966,7 @@ fn g114(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
 
 fn g114_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(191, -1.0, 1.0);
-    let v2 = (((&m.blocks[0].bias).mean() * &k1)).tanh().exp2();
+    let v2 = (((&m.blocks[0].bias).mean() * &k1)).tanh().exp();
     let v3 = (&v2).reshape::<Shape![12]>();
     let mut v4 = m.blocks[2].weight.clone();
     for i in 0..3 {
@@ -5914,23 +6000,23 @@ fn g114_gradient() {
 
 #[differentiable]
 fn g115(a: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).ln();
+    let v1 = (a).tanh().exp2();
     let v2 = (&v1).broadcast_to::<Shape![2]>();
-    let v3 = (&v2).max_axis::<0>();
+    let v3 = (&v2).max_keepdim::<0>();
     let v4 = (a).sigmoid();
-    let v5 = ((&v4).square() + 1.0).ln();
-    let k6: Tensor![f64] = Tensor::rand_uniform(861, -1.0, 1.0);
+    let v5 = (&v4).maximum_scalar(0.1);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(861, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(95, -1.0, 1.0);
     ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g115_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).ln();
+    let v1 = (a).tanh().exp2();
     let v2 = (&v1).broadcast_to::<Shape![2]>();
-    let v3 = (&v2).max_axis::<0>();
+    let v3 = (&v2).max_keepdim::<0>();
     let v4 = (a).sigmoid();
-    let v5 = ((&v4).square() + 1.0).ln();
-    let k6: Tensor![f64] = Tensor::rand_uniform(861, -1.0, 1.0);
+    let v5 = (&v4).maximum_scalar(0.1);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(861, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(95, -1.0, 1.0);
     (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
@@ -5952,36 +6038,36 @@ fn g115_gradient() {
 
 #[differentiable]
 fn g116(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a).square() + 1.0).log2();
+    let v1 = ((a).square() + 1.0).ln();
     let v2 = (&v1).concat::<0, 4, _>(c);
-    let v3 = (b).asinh();
-    let v4 = ((((&v3).square() + 1.0).ln()) * (((&v2).reshape::<Shape![4]>()).mean()));
+    let v3 = (b).logsumexp();
+    let v4 = (((&v3).sin()) * ((((&v2).square() + 1.0).recip()).mean()));
     let mut v5 = v4.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v4).square()).tanh();
+            v5 = ((&v5 * &v3).square()).tanh();
         }
-        v5 = &v5 - &v4 * 0.25;
+        v5 = &v5 - &v3 * 0.25;
     }
-    let v6 = (((&v5).square() + 1.0).pow(&(&v5).tanh())).silu();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(857, -1.0, 1.0);
+    let v6 = ((((&v5).square() + 1.0).pow(&(&v5).tanh())) * 1.5).gelu_erf();
+    let k7: Tensor![f64] = Tensor::rand_uniform(857, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g116_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).log2();
+    let v1 = ((a).square() + 1.0).ln();
     let v2 = (&v1).concat::<0, 4, _>(c);
-    let v3 = (b).asinh();
-    let v4 = ((((&v3).square() + 1.0).ln()) * (((&v2).reshape::<Shape![4]>()).mean()));
+    let v3 = (b).logsumexp();
+    let v4 = (((&v3).sin()) * ((((&v2).square() + 1.0).recip()).mean()));
     let mut v5 = v4.clone();
     for i in 0..3 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v4).square()).tanh();
+            v5 = ((&v5 * &v3).square()).tanh();
         }
-        v5 = &v5 - &v4 * 0.25;
+        v5 = &v5 - &v3 * 0.25;
     }
-    let v6 = (((&v5).square() + 1.0).pow(&(&v5).tanh())).silu();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(857, -1.0, 1.0);
+    let v6 = ((((&v5).square() + 1.0).pow(&(&v5).tanh())) * 1.5).gelu_erf();
+    let k7: Tensor![f64] = Tensor::rand_uniform(857, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -6010,7 +6096,7 @@ fn g116_gradient() {
 
 #[differentiable]
 fn g117(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((b).square() + 1.0).sqrt();
+    let v1 = ((b).square() + 1.0).log2();
     let v2 = (&m.blocks[1].bias).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&m.blocks[1].bias).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
     let mut v3 = a.clone();
     for i in 0..2 {
@@ -6027,7 +6113,7 @@ fn g117(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g117_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).sqrt();
+    let v1 = ((b).square() + 1.0).log2();
     let v2 = (&m.blocks[1].bias).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&m.blocks[1].bias).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
     let mut v3 = a.clone();
     for i in 0..2 {
@@ -6068,9 +6154,9 @@ fn g117_gradient() {
 
 #[differentiable]
 fn g118(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).recip();
+    let v1 = ((a).square() + 1.0).sqrt();
     let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 2, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 3]>();
-    let v3 = ((b).square() + 1.0).sqrt();
+    let v3 = (b).cast::<f64>();
     let mut v4 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -6078,15 +6164,15 @@ fn g118(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
         }
         v4 = &v4 - &v3 * 0.25;
     }
-    let v5 = (&v4).cast::<f64>();
+    let v5 = ((&v4) * 3.0).sign();
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(812, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g118_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).recip();
+    let v1 = ((a).square() + 1.0).sqrt();
     let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 2, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 3]>();
-    let v3 = ((b).square() + 1.0).sqrt();
+    let v3 = (b).cast::<f64>();
     let mut v4 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -6094,7 +6180,7 @@ fn g118_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, S
         }
         v4 = &v4 - &v3 * 0.25;
     }
-    let v5 = (&v4).cast::<f64>();
+    let v5 = ((&v4) * 3.0).sign();
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(812, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
@@ -6125,7 +6211,7 @@ fn g118_gradient() {
 #[differentiable]
 fn g119(a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).square();
+    let v2 = ((((a).mean() * &k1)).square() + 1.0).recip();
     let v3 = (&v2).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 2, 6>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 6]>();
     let k4: Tensor![f64; 2, 6] = Tensor::rand_uniform(821, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
@@ -6133,7 +6219,7 @@ fn g119(a: &Tensor![f64; 2, 3]) -> f64 {
 
 fn g119_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).square();
+    let v2 = ((((a).mean() * &k1)).square() + 1.0).recip();
     let v3 = (&v2).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 2, 6>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 6]>();
     let k4: Tensor![f64; 2, 6] = Tensor::rand_uniform(821, -1.0, 1.0);
     (&v3 * &k4).sum()
@@ -6156,29 +6242,27 @@ fn g119_gradient() {
 
 #[differentiable]
 fn g120(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).sin();
+    let v1 = (b).square();
     let k2: Tensor![f64; 3] = Tensor::rand_uniform(651, -1.0, 1.0);
     let m3 = k2.gt_scalar(0.0);
     let v4 = m3.select(c, b);
-    let v5 = (((&v1).min()) + (((c).square() + 1.0).recip()));
+    let v5 = (((&v1).var_axis::<0>()) + ((&v4).tanh()));
     let v6 = ((a).square() + 1.0).sqrt();
     let k7: Tensor![f64; 3] = Tensor::rand_uniform(40, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(578, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(898, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(578, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g120_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).sin();
+    let v1 = (b).square();
     let k2: Tensor![f64; 3] = Tensor::rand_uniform(651, -1.0, 1.0);
     let m3 = k2.gt_scalar(0.0);
     let v4 = Var::select(&m3, c, b);
-    let v5 = (((&v1).min()) + (((c).square() + 1.0).recip()));
+    let v5 = (((&v1).var_axis::<0>()) + ((&v4).tanh()));
     let v6 = ((a).square() + 1.0).sqrt();
     let k7: Tensor![f64; 3] = Tensor::rand_uniform(40, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(578, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(898, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(578, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -6206,7 +6290,7 @@ fn g120_gradient() {
 
 #[differentiable]
 fn g121(m: &Stack, a: &Tensor![f64]) -> f64 {
-    let v1 = (a).cos();
+    let v1 = (a).sin();
     let v2 = (&v1).dropout(0.25, 392);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(413, -1.0, 1.0);
     let v4 = (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).tanh().exp();
@@ -6218,7 +6302,7 @@ fn g121(m: &Stack, a: &Tensor![f64]) -> f64 {
 }
 
 fn g121_tape(m: &TStack, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).cos();
+    let v1 = (a).sin();
     let v2 = (&v1).dropout(0.25, 392);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(413, -1.0, 1.0);
     let v4 = (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).tanh().exp();
@@ -6250,18 +6334,18 @@ fn g121_gradient() {
 
 #[differentiable]
 fn g122(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (b).tanh();
+    let v1 = (b).cos();
     let v2 = (a).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v3 = (((&v1).minimum(&v2)) * 1.5).gelu_erf();
+    let v3 = ((&v1).minimum(&v2)).sin();
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
     let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(270, -1.0, 1.0);
     ((&v4 * &k5).sum()).item()
 }
 
 fn g122_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (b).tanh();
+    let v1 = (b).cos();
     let v2 = (a).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v3 = (((&v1).minimum(&v2)) * 1.5).gelu_erf();
+    let v3 = ((&v1).minimum(&v2)).sin();
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
     let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(270, -1.0, 1.0);
     (&v4 * &k5).sum()
@@ -6289,23 +6373,35 @@ fn g122_gradient() {
 #[differentiable]
 fn g123(a: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let v2 = (((a) + &k1)).sigmoid();
+    let v2 = (((a) + &k1)).tanh();
     let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
     let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).min_keepdim::<1>();
-    let v6 = (((&v5).square() + 1.0).ln()).minimum(&(&v5).tanh().sinh());
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(790, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).sigmoid();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v5).tanh().exp()).tanh();
+        }
+        v6 = &v6 - &v5 * 0.25;
+    }
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(121, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g123_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let v2 = (((a) + &k1)).sigmoid();
+    let v2 = (((a) + &k1)).tanh();
     let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
     let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).min_keepdim::<1>();
-    let v6 = (((&v5).square() + 1.0).ln()).minimum(&(&v5).tanh().sinh());
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(790, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).sigmoid();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v5).tanh().exp()).tanh();
+        }
+        v6 = &v6 - &v5 * 0.25;
+    }
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(121, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -6326,7 +6422,7 @@ fn g123_gradient() {
 
 #[differentiable]
 fn g124(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a) + 0.25).relu();
+    let v1 = (a).sigmoid();
     let v2 = (&v1).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
     let v4 = (m.proj.forward(&((a).mean() * &k3))).square();
@@ -6338,7 +6434,7 @@ fn g124(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
 }
 
 fn g124_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) + 0.25).relu();
+    let v1 = (a).sigmoid();
     let v2 = (&v1).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
     let v4 = (m.proj.forward(&((a).mean() * &k3))).square();
@@ -6370,22 +6466,22 @@ fn g124_gradient() {
 
 #[differentiable]
 fn g125(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((a) * 1.5).gelu();
+    let v1 = ((a) + 0.25).relu();
     let v2 = (a).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
-    let v3 = (&v1).cast::<f64>();
-    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v1)) };
+    let v3 = (&v1).permute::<1, 0>();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v3)) };
     let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(314, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(489, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g125_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu();
+    let v1 = ((a) + 0.25).relu();
     let v2 = (a).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
-    let v3 = (&v1).cast::<f64>();
-    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v1)) };
+    let v3 = (&v1).permute::<1, 0>();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v3)) };
     let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(314, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(489, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
@@ -6406,30 +6502,30 @@ fn g125_gradient() {
 
 #[differentiable]
 fn g126(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) * 1.5).gelu_tanh();
+    let v1 = ((a) * 1.5).gelu();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
     let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
     let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh() } else { (&v3).sin() };
     let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(545, -1.0, 1.0);
     let v6 = (&v4).matmul(&k5);
     let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh() } else { ((&v6) * (&v4)) };
-    let v8 = ((&v4).permute::<1, 0>()).sum_axis::<1>();
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(403, -1.0, 1.0);
-    let k10: Tensor![f64; 2] = Tensor::rand_uniform(529, -1.0, 1.0);
+    let v8 = ((&v4).var_axis::<1>()).tanh();
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(139, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(403, -1.0, 1.0);
     ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g126_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu_tanh();
+    let v1 = ((a) * 1.5).gelu();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
     let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
     let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh() } else { (&v3).sin() };
     let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(545, -1.0, 1.0);
     let v6 = (&v4).matmul(&k5);
     let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh() } else { ((&v6) * (&v4)) };
-    let v8 = ((&v4).permute::<1, 0>()).sum_axis::<1>();
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(403, -1.0, 1.0);
-    let k10: Tensor![f64; 2] = Tensor::rand_uniform(529, -1.0, 1.0);
+    let v8 = ((&v4).var_axis::<1>()).tanh();
+    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(139, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(403, -1.0, 1.0);
     (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
@@ -6450,7 +6546,7 @@ fn g126_gradient() {
 
 #[differentiable]
 fn g127(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a) * 1.5).gelu_erf();
+    let v1 = ((a) * 1.5).gelu_tanh();
     let v2 = (&v1).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
     let v3 = (&v2).concat::<0, 2, _>(&v2);
     let v4 = (&v3).minimum(&v3);
@@ -6461,13 +6557,13 @@ fn g127(a: &Tensor![f64; 3, 3]) -> f64 {
         }
         v5 = &v5 - &v4 * 0.25;
     }
-    let v6 = (&v5).sin();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let v6 = (&v5).logsumexp_axis::<0>();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(289, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g127_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu_erf();
+    let v1 = ((a) * 1.5).gelu_tanh();
     let v2 = (&v1).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
     let v3 = (&v2).concat::<0, 2, _>(&v2);
     let v4 = (&v3).minimum(&v3);
@@ -6478,8 +6574,8 @@ fn g127_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
         }
         v5 = &v5 - &v4 * 0.25;
     }
-    let v6 = (&v5).sin();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let v6 = (&v5).logsumexp_axis::<0>();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(289, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -6500,7 +6596,7 @@ fn g127_gradient() {
 
 #[differentiable]
 fn g128(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a) * 1.5).erf();
+    let v1 = ((a) * 1.5).gelu_erf();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(785, -1.0, 1.0);
     let v3 = ((a).layer_norm(1e-5) * &k2);
     let mut v4 = v3.clone();
@@ -6516,7 +6612,7 @@ fn g128(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
 }
 
 fn g128_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).erf();
+    let v1 = ((a) * 1.5).gelu_erf();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(785, -1.0, 1.0);
     let v3 = ((a).layer_norm(1e-5) * &k2);
     let mut v4 = v3.clone();
@@ -6552,11 +6648,11 @@ fn g128_gradient() {
 
 #[differentiable]
 fn g129(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((a) * 1.5).erfc();
+    let v1 = ((a) * 1.5).erf();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(18, -1.0, 1.0);
     let v4 = ((((&v1).mean() * &k2)).batch_norm(1e-5) * &k3);
-    let v5 = ((a).cast::<f64>()).softplus();
+    let v5 = (((a).tanh()).square() + 1.0).sqrt();
     let mut v6 = v5.clone();
     for _ in 0..3 {
         v6 = (((&v6 * &v1) * 1.5).gelu()).tanh() + &v5 * 0.5;
@@ -6568,11 +6664,11 @@ fn g129(a: &Tensor![f64; 4]) -> f64 {
 }
 
 fn g129_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).erfc();
+    let v1 = ((a) * 1.5).erf();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(18, -1.0, 1.0);
     let v4 = ((((&v1).mean() * &k2)).batch_norm(1e-5) * &k3);
-    let v5 = ((a).cast::<f64>()).softplus();
+    let v5 = (((a).tanh()).square() + 1.0).sqrt();
     let mut v6 = v5.clone();
     for _ in 0..3 {
         v6 = (((&v6 * &v1) * 1.5).gelu()).tanh() + &v5 * 0.5;
@@ -6600,37 +6696,39 @@ fn g129_gradient() {
 
 #[differentiable]
 fn g130(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).abs();
+    let v1 = ((a) * 1.5).erfc();
     let v2 = (b).tanh().tan();
-    let v3 = ((&v1).square() + 1.5).acosh();
-    let v4 = (((&v2).sigmoid()).square() + 1.0).powf(-0.5);
-    let v5 = ((((&v4) * (c))) * ((&v4).max()));
-    let mut v6 = v5.clone();
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(835, -1.0, 1.0);
+    let v4 = ((&v1).softmax::<0>() * &k3);
+    let v5 = ((&v2).minimum(&v4)).atan2(&((((c) * ((&v2).mean()))).square() + 0.5));
+    let v6 = ((&v5).max()).tanh().tan();
+    let mut v7 = v6.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v6 = (((&v6 * &v3) * 1.5).gelu()).tanh();
+            v7 = (((&v7 * c) * 1.5).gelu()).tanh();
         }
-        v6 = &v6 - &v3 * 0.25;
+        v7 = &v7 - c * 0.25;
     }
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(460, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let k8: Tensor![f64] = Tensor::rand_uniform(460, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g130_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).abs();
+    let v1 = ((a) * 1.5).erfc();
     let v2 = (b).tanh().tan();
-    let v3 = ((&v1).square() + 1.5).acosh();
-    let v4 = (((&v2).sigmoid()).square() + 1.0).powf(-0.5);
-    let v5 = ((((&v4) * (c))) * ((&v4).max()));
-    let mut v6 = v5.clone();
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(835, -1.0, 1.0);
+    let v4 = ((&v1).softmax::<0>() * &k3);
+    let v5 = ((&v2).minimum(&v4)).atan2(&((((c) * ((&v2).mean()))).square() + 0.5));
+    let v6 = ((&v5).max()).tanh().tan();
+    let mut v7 = v6.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v6 = (((&v6 * &v3) * 1.5).gelu()).tanh();
+            v7 = (((&v7 * c) * 1.5).gelu()).tanh();
         }
-        v6 = &v6 - &v3 * 0.25;
+        v7 = &v7 - c * 0.25;
     }
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(460, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let k8: Tensor![f64] = Tensor::rand_uniform(460, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -6659,7 +6757,7 @@ fn g130_gradient() {
 #[differentiable]
 fn g131(m: &Net, a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
-    let v2 = (((&m.gain).mean() * &k1)).softplus();
+    let v2 = (((&m.gain).mean() * &k1)).abs();
     let v3 = ((&v2).tanh() * 0.9).asin();
     let v4 = ((m.fc2.forward(&v3)).square() + 1.0).sqrt();
     let v5 = (-(a));
@@ -6672,7 +6770,7 @@ fn g131(m: &Net, a: &Tensor![f64]) -> f64 {
 
 fn g131_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
-    let v2 = (((&m.gain).mean() * &k1)).softplus();
+    let v2 = (((&m.gain).mean() * &k1)).abs();
     let v3 = ((&v2).tanh() * 0.9).asin();
     let v4 = ((m.fc2.forward(&v3)).square() + 1.0).sqrt();
     let v5 = (-(a));
@@ -6705,7 +6803,7 @@ fn g131_gradient() {
 #[differentiable]
 fn g132(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).silu();
+    let v2 = (((a).mean() * &k1)).softplus();
     let v3 = ((&v2).tanh() * 0.9).acos();
     let mut v4 = v2.clone();
     for i in 0..2 {
@@ -6732,7 +6830,7 @@ fn g132(a: &Tensor![f64; 2, 1, 3]) -> f64 {
 
 fn g132_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).silu();
+    let v2 = (((a).mean() * &k1)).softplus();
     let v3 = ((&v2).tanh() * 0.9).acos();
     let mut v4 = v2.clone();
     for i in 0..2 {
@@ -6774,23 +6872,27 @@ fn g132_gradient() {
 
 #[differentiable]
 fn g133(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).tanh().powf(3.0);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
-    let v3 = (((b) + &k2)).atan();
-    let v4 = ((&v1) * ((&v3).mean()));
-    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v1)) };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(217, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).silu();
+    let v2 = (&v1).atan();
+    let v3 = ((-(b))).logsumexp_axis::<0>();
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(554, -1.0, 1.0);
+    let v5 = (&v2).matmul(&k4);
+    let v6 = if b.detach().sum().item() < 0.0 { (&v3).softplus() } else { ((&v3).square() + 1.0).recip() };
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(103, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(663, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g133_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().powf(3.0);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
-    let v3 = (((b) + &k2)).atan();
-    let v4 = ((&v1) * ((&v3).mean()));
-    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (&v1)) };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(217, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).silu();
+    let v2 = (&v1).atan();
+    let v3 = ((-(b))).logsumexp_axis::<0>();
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(554, -1.0, 1.0);
+    let v5 = (&v2).matmul(&k4);
+    let v6 = if b.detach().sum().item() < 0.0 { (&v3).softplus() } else { ((&v3).square() + 1.0).recip() };
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(103, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(663, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -6814,29 +6916,63 @@ fn g133_gradient() {
 
 #[differentiable]
 fn g134(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = (b).tanh().powi(3);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).tanh().sinh();
-    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).softplus() };
-    let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { (b).sin() };
-    let v6 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).recip() } else { (a).cos() };
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(371, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(663, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = ((b).square() + 1.0).powf(-0.5);
+    let v2 = (&v1).tanh().sinh();
+    let mut v3 = a.clone();
+    for _ in 0..1 {
+        v3 = (((&v3 * &v1).square() + 1.0).powf(-0.5)).tanh() + a * 0.5;
+    }
+    let mut v4 = b.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * &v3).sin()).tanh() + b * 0.5;
+    }
+    let mut v5 = v1.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).cos()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let mut v6 = v5.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v5).square() + 1.0).powf(-0.5)).tanh();
+        }
+        v6 = &v6 - &v5 * 0.25;
+    }
+    let k7: Tensor![f64] = Tensor::rand_uniform(672, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(269, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g134_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).tanh().powi(3);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).tanh().sinh();
-    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).softplus() };
-    let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { (b).sin() };
-    let v6 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).recip() } else { (a).cos() };
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(371, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(663, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = ((b).square() + 1.0).powf(-0.5);
+    let v2 = (&v1).tanh().sinh();
+    let mut v3 = a.clone();
+    for _ in 0..1 {
+        v3 = (((&v3 * &v1).square() + 1.0).powf(-0.5)).tanh() + a * 0.5;
+    }
+    let mut v4 = b.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * &v3).sin()).tanh() + b * 0.5;
+    }
+    let mut v5 = v1.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).cos()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let mut v6 = v5.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v5).square() + 1.0).powf(-0.5)).tanh();
+        }
+        v6 = &v6 - &v5 * 0.25;
+    }
+    let k7: Tensor![f64] = Tensor::rand_uniform(672, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(269, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -6860,25 +6996,27 @@ fn g134_gradient() {
 
 #[differentiable]
 fn g135(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).sum();
+    let v1 = (a).tanh().powi(3);
     let v2 = (&v1).tanh().cosh();
-    let v3 = (m.fc1.forward(&m.fc2.weight)).tanh().exp();
-    let v4 = ((&m.gain).square() + 1.0).ln();
-    let k5: Tensor![f64] = Tensor::rand_uniform(840, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(415, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(222, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v3 = (m.fc1.forward(&v2)).tanh().exp();
+    let v4 = ((&m.fc2.weight).square() + 1.0).ln();
+    let v5 = (&m.gain).tanh().exp();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(415, -1.0, 1.0);
+    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(222, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(415, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g135_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).sum();
+    let v1 = (a).tanh().powi(3);
     let v2 = (&v1).tanh().cosh();
-    let v3 = (m.fc1.forward(&m.fc2.weight)).tanh().exp();
-    let v4 = ((&m.gain).square() + 1.0).ln();
-    let k5: Tensor![f64] = Tensor::rand_uniform(840, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(415, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(222, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v3 = (m.fc1.forward(&v2)).tanh().exp();
+    let v4 = ((&m.fc2.weight).square() + 1.0).ln();
+    let v5 = (&m.gain).tanh().exp();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(415, -1.0, 1.0);
+    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(222, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(415, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -6902,23 +7040,37 @@ fn g135_gradient() {
 
 #[differentiable]
 fn g136(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).sum_axis::<0>();
+    let v1 = (c).sum();
     let v2 = (b).asinh();
-    let v3 = (c).tanh().exp();
-    let k4: Tensor![f64] = Tensor::rand_uniform(253, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(994, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(477, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v3 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (c)) };
+    let mut v4 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).square()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
+    }
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(732, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(114, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(330, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g136_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).sum_axis::<0>();
+    let v1 = (c).sum();
     let v2 = (b).asinh();
-    let v3 = (c).tanh().exp();
-    let k4: Tensor![f64] = Tensor::rand_uniform(253, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(994, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(477, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v3 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (c)) };
+    let mut v4 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).square()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
+    }
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(732, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(114, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(330, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -6946,31 +7098,33 @@ fn g136_gradient() {
 
 #[differentiable]
 fn g137(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 1]) -> f64 {
-    let v1 = (c).sum_keepdim::<0>();
+    let v1 = (c).sum_axis::<0>();
     let v2 = ((&v1).square() + 1.5).acosh();
-    let v3 = ((b).reshape::<Shape![9]>()).var();
-    let v4 = if c.detach().sum().item() < 0.0 { (-(&v3)) } else { ((&v3) * (&v3)) };
-    let v5 = if c.detach().sum().item() < 0.0 { (&v4).tanh() } else { ((&v4) * (&v4)) };
-    let v6 = ((&v5).tanh()).tanh();
-    let v7 = (a).sigmoid();
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(433, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(569, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v3 = ((b).sum_axis::<1>()).reshape::<Shape![3, 1]>();
+    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let v5 = (((&v1) * (&v3))).matmul(&k4);
+    let v6 = (&v5).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
+    let v7 = (&v2).hypot(&((c).square() + 0.5));
+    let v8 = (a).tanh().exp();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(797, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(994, -1.0, 1.0);
+    ((&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
 }
 
 fn g137_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (c).sum_keepdim::<0>();
+    let v1 = (c).sum_axis::<0>();
     let v2 = ((&v1).square() + 1.5).acosh();
-    let v3 = ((b).reshape::<Shape![9]>()).var();
-    let v4 = if c.detach().sum().item() < 0.0 { (-(&v3)) } else { ((&v3) * (&v3)) };
-    let v5 = if c.detach().sum().item() < 0.0 { (&v4).tanh() } else { ((&v4) * (&v4)) };
-    let v6 = ((&v5).tanh()).tanh();
-    let v7 = (a).sigmoid();
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(433, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(569, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v3 = ((b).sum_axis::<1>()).reshape::<Shape![3, 1]>();
+    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let v5 = (((&v1) * (&v3))).matmul(&k4);
+    let v6 = (&v5).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
+    let v7 = (&v2).hypot(&((c).square() + 0.5));
+    let v8 = (a).tanh().exp();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(797, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(994, -1.0, 1.0);
+    (&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
 }
 
 #[test]
@@ -6998,29 +7152,27 @@ fn g137_gradient() {
 
 #[differentiable]
 fn g138(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).mean();
-    let v2 = ((a).tanh() * 0.9).atanh();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let v4 = (m.layers[1].forward(&((a) + &k3))).tanh();
-    let v5 = ((&m.layers[0].bias).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64] = Tensor::rand_uniform(987, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
+    let v1 = (b).sum_keepdim::<0>();
+    let v2 = ((&m.layers[0].bias).tanh() * 0.9).atanh();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
+    let v4 = m.layers[0].forward(&((&v2) + &k3));
+    let v5 = ((a).square() + 1.0).powf(-0.5);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(987, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(790, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g138_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).mean();
-    let v2 = ((a).tanh() * 0.9).atanh();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let v4 = (m.layers[1].forward(&((a) + &k3))).tanh();
-    let v5 = ((&m.layers[0].bias).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64] = Tensor::rand_uniform(987, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
+    let v1 = (b).sum_keepdim::<0>();
+    let v2 = ((&m.layers[0].bias).tanh() * 0.9).atanh();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
+    let v4 = m.layers[0].forward(&((&v2) + &k3));
+    let v5 = ((a).square() + 1.0).powf(-0.5);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(987, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(790, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7048,27 +7200,23 @@ fn g138_gradient() {
 
 #[differentiable]
 fn g139(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).mean_axis::<1>();
-    let v2 = (a).square().log1p();
-    let v3 = ((b).square() + 1.0).pow(&(b).tanh());
-    let v4 = ((&v1) + (&v2));
-    let v5 = (((&v4).logsumexp_axis::<1>()).tanh() * 0.9).atanh();
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v5) * 1.5).gelu() } else { (-(&v5)) };
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(513, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (a).mean();
+    let v2 = (b).square().log1p();
+    let v3 = (((&v1).tanh()).square() + 1.0).ln();
+    let v4 = ((&v2) + 0.25).relu();
+    let v5 = (((&v3) * 1.5).gelu_tanh()).minimum(&(&v4).tanh().exp2());
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(37, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g139_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).mean_axis::<1>();
-    let v2 = (a).square().log1p();
-    let v3 = ((b).square() + 1.0).pow(&(b).tanh());
-    let v4 = ((&v1) + (&v2));
-    let v5 = (((&v4).logsumexp_axis::<1>()).tanh() * 0.9).atanh();
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v5) * 1.5).gelu() } else { (-(&v5)) };
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(513, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(612, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (a).mean();
+    let v2 = (b).square().log1p();
+    let v3 = (((&v1).tanh()).square() + 1.0).ln();
+    let v4 = ((&v2) + 0.25).relu();
+    let v5 = (((&v3) * 1.5).gelu_tanh()).minimum(&(&v4).tanh().exp2());
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(37, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -7092,24 +7240,24 @@ fn g139_gradient() {
 
 #[differentiable]
 fn g140(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).mean_keepdim::<0>();
+    let v1 = (a).mean_axis::<0>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(439, -1.0, 1.0);
     let v3 = (((a) + &k2)).tanh().expm1();
-    let v4 = (((&v1) + 0.25).relu()).softplus();
+    let v4 = ((&v1).tanh()).silu();
     let v5 = if b.detach().sum().item() < 0.0 { (&v4).cos() } else { ((&v4) * (b)) };
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(743, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(743, -1.0, 1.0);
     ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g140_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).mean_keepdim::<0>();
+    let v1 = (a).mean_axis::<0>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(439, -1.0, 1.0);
     let v3 = (((a) + &k2)).tanh().expm1();
-    let v4 = (((&v1) + 0.25).relu()).softplus();
+    let v4 = ((&v1).tanh()).silu();
     let v5 = if b.detach().sum().item() < 0.0 { (&v4).cos() } else { ((&v4) * (b)) };
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(743, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(743, -1.0, 1.0);
     (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
@@ -7134,25 +7282,49 @@ fn g140_gradient() {
 
 #[differentiable]
 fn g141(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).max();
+    let v1 = (a).mean_keepdim::<0>();
     let v2 = ((c) * 3.0).floor();
-    let v3 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).sqrt() } else { (b).cos() };
-    let v4 = ((&v2) * 3.0).ceil();
-    let k5: Tensor![f64] = Tensor::rand_uniform(276, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(858, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(838, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let mut v3 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).cos()).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = (((&v2).slice::<0, 0, 3>()) * (((&v3).tanh()).mean()));
+    let v5 = (((b).square() + 1.0).pow(&(&v4).tanh())).sum_keepdim::<0>();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v4).square()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let k7: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(462, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g141_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).max();
+    let v1 = (a).mean_keepdim::<0>();
     let v2 = ((c) * 3.0).floor();
-    let v3 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).sqrt() } else { (b).cos() };
-    let v4 = ((&v2) * 3.0).ceil();
-    let k5: Tensor![f64] = Tensor::rand_uniform(276, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(858, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(838, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let mut v3 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).cos()).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = (((&v2).slice::<0, 0, 3>()) * (((&v3).tanh()).mean()));
+    let v5 = (((b).square() + 1.0).pow(&(&v4).tanh())).sum_keepdim::<0>();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v4).square()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let k7: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(462, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -7181,38 +7353,36 @@ fn g141_gradient() {
 #[differentiable]
 fn g142(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(315, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).max_axis::<0>();
-    let v3 = ((&m.layers[0].bias) * 3.0).ceil();
-    let mut v4 = b.clone();
-    for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
-    }
+    let v2 = (((&m.norm[1]).mean() * &k1)).max();
+    let v3 = ((&m.norm[1]) * 3.0).ceil();
+    let v4 = (m.layers[1].forward(b)).sigmoid();
     let v5 = (a).tanh();
     let v6 = (-(&m.layers[1].bias));
-    let k7: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(628, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(887, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(460, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+    let v7 = ((&m.layers[0].bias).square() + 1.0).ln();
+    let k8: Tensor![f64] = Tensor::rand_uniform(628, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(41, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(460, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(602, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(911, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()).item()
 }
 
 fn g142_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(315, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).max_axis::<0>();
-    let v3 = ((&m.layers[0].bias) * 3.0).ceil();
-    let mut v4 = b.clone();
-    for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
-    }
+    let v2 = (((&m.norm[1]).mean() * &k1)).max();
+    let v3 = ((&m.norm[1]) * 3.0).ceil();
+    let v4 = (m.layers[1].forward(b)).sigmoid();
     let v5 = (a).tanh();
     let v6 = (-(&m.layers[1].bias));
-    let k7: Tensor![f64] = Tensor::rand_uniform(307, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(628, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(887, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(460, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+    let v7 = ((&m.layers[0].bias).square() + 1.0).ln();
+    let k8: Tensor![f64] = Tensor::rand_uniform(628, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(41, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(460, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(602, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(911, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()
 }
 
 #[test]
@@ -7240,22 +7410,22 @@ fn g142_gradient() {
 
 #[differentiable]
 fn g143(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).max_keepdim::<0>();
+    let v1 = (b).max_axis::<0>();
     let v2 = ((a) * 3.0).round();
     let v3 = ((&v2) + (&v2));
     let v4 = (-(c));
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(644, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(644, -1.0, 1.0);
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(541, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(277, -1.0, 1.0);
     ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g143_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).max_keepdim::<0>();
+    let v1 = (b).max_axis::<0>();
     let v2 = ((a) * 3.0).round();
     let v3 = ((&v2) + (&v2));
     let v4 = (-(c));
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(644, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(644, -1.0, 1.0);
     let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(541, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(277, -1.0, 1.0);
     (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
@@ -7287,10 +7457,10 @@ fn g143_gradient() {
 #[differentiable]
 fn g144(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).min();
+    let v2 = (((a).mean() * &k1)).max_keepdim::<0>();
     let v3 = ((c) * 3.0).sign();
     let v4 = if c.detach().sum().item() > 0.0 { (b).cos() } else { (b).cos() };
-    let k5: Tensor![f64] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(144, -1.0, 1.0);
     let k6: Tensor![f64; 1] = Tensor::rand_uniform(580, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(706, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
@@ -7298,10 +7468,10 @@ fn g144(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
 
 fn g144_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).min();
+    let v2 = (((a).mean() * &k1)).max_keepdim::<0>();
     let v3 = ((c) * 3.0).sign();
     let v4 = if c.detach().sum().item() > 0.0 { (b).cos() } else { (b).cos() };
-    let k5: Tensor![f64] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(144, -1.0, 1.0);
     let k6: Tensor![f64; 1] = Tensor::rand_uniform(580, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(706, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
@@ -7332,27 +7502,45 @@ fn g144_gradient() {
 
 #[differentiable]
 fn g145(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 1]) -> f64 {
-    let v1 = (&m.blocks[2].bias).min_axis::<0>();
-    let v2 = (&v1).clamp(-0.5, 0.5);
-    let v3 = ((m.head.forward(a)) * 1.5).gelu();
-    let v4 = ((&m.blocks[0].bias).tanh()).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 1, 3>(&(((&m.blocks[2].weight) * ((&v3).mean()))).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 3]>();
-    let v5 = ((b).square() + 1.0).sqrt();
-    let k6: Tensor![f64] = Tensor::rand_uniform(970, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(999, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(341, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (&m.blocks[2].bias).min();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(284, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).clamp(-0.5, 0.5);
+    let mut v4 = a.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = (m.blocks[i].forward(&v4)).sigmoid();
+        }
+        v4 = &v4 - &m.blocks[i].bias * 0.25;
+    }
+    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (&m.blocks[2].weight)) };
+    let v6 = (b).tanh().powf(3.0);
+    let v7 = (&m.blocks[0].bias).sigmoid();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(643, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 1] = Tensor::rand_uniform(970, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(999, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g145_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 1]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].bias).min_axis::<0>();
-    let v2 = (&v1).clamp(-0.5, 0.5);
-    let v3 = ((m.head.forward(a)) * 1.5).gelu();
-    let v4 = ((&m.blocks[0].bias).tanh()).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 1, 3>(&(((&m.blocks[2].weight) * ((&v3).mean()))).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 3]>();
-    let v5 = ((b).square() + 1.0).sqrt();
-    let k6: Tensor![f64] = Tensor::rand_uniform(970, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(999, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(341, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (&m.blocks[2].bias).min();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(284, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).clamp(-0.5, 0.5);
+    let mut v4 = a.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = (m.blocks[i].forward(&v4)).sigmoid();
+        }
+        v4 = &v4 - &m.blocks[i].bias * 0.25;
+    }
+    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (&m.blocks[2].weight)) };
+    let v6 = (b).tanh().powf(3.0);
+    let v7 = (&m.blocks[0].bias).sigmoid();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(643, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 1] = Tensor::rand_uniform(970, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(999, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -7380,19 +7568,19 @@ fn g145_gradient() {
 
 #[differentiable]
 fn g146(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).min_keepdim::<0>();
+    let v1 = (a).min_axis::<0>();
     let v2 = (a).atan2(&((a).square() + 0.5));
     let v3 = ((&v2) * (a));
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(727, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(727, -1.0, 1.0);
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(94, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g146_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).min_keepdim::<0>();
+    let v1 = (a).min_axis::<0>();
     let v2 = (a).atan2(&((a).square() + 0.5));
     let v3 = ((&v2) * (a));
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(727, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(727, -1.0, 1.0);
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(94, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
@@ -7414,23 +7602,19 @@ fn g146_gradient() {
 
 #[differentiable]
 fn g147(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).var();
-    let v2 = (b).hypot(&((&v1).square() + 0.5));
+    let v1 = (b).min_keepdim::<0>();
+    let v2 = (&v1).hypot(&((a).square() + 0.5));
     let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
-    let v4 = (a).sin();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(391, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g147_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).var();
-    let v2 = (b).hypot(&((&v1).square() + 0.5));
+    let v1 = (b).min_keepdim::<0>();
+    let v2 = (&v1).hypot(&((a).square() + 0.5));
     let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
-    let v4 = (a).sin();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(391, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -7454,25 +7638,43 @@ fn g147_gradient() {
 
 #[differentiable]
 fn g148(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).var_axis::<2>();
-    let k2: Tensor![f64; 2, 2] = Tensor::new([[1.0, 0.0], [0.0, 1.0]]);
-    let v3 = (((&v1).tanh() * 0.2 + &k2)).det();
-    let v4 = ((&v3) * ((a).mean()));
-    let v5 = (((&v4).tanh()) * 1.5).gelu_tanh();
-    let v6 = (&v5).tanh().expm1();
-    let k7: Tensor![f64] = Tensor::rand_uniform(624, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (a).var();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a).mean() * &k2)).tanh() * 0.2 + &k3)).det();
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).softplus()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let v6 = (((&v4) * 3.0).sign()).tanh().tan();
+    let v7 = (((&v1) - (&v4))).tanh();
+    let k8: Tensor![f64] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(52, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(131, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g148_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).var_axis::<2>();
-    let k2: Tensor![f64; 2, 2] = Tensor::new([[1.0, 0.0], [0.0, 1.0]]);
-    let v3 = (((&v1).tanh() * 0.2 + &k2)).det();
-    let v4 = ((&v3) * ((a).mean()));
-    let v5 = (((&v4).tanh()) * 1.5).gelu_tanh();
-    let v6 = (&v5).tanh().expm1();
-    let k7: Tensor![f64] = Tensor::rand_uniform(624, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (a).var();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a).mean() * &k2)).tanh() * 0.2 + &k3)).det();
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).softplus()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let v6 = (((&v4) * 3.0).sign()).tanh().tan();
+    let v7 = (((&v1) - (&v4))).tanh();
+    let k8: Tensor![f64] = Tensor::rand_uniform(729, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(52, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(131, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -7492,7 +7694,7 @@ fn g148_gradient() {
 
 #[differentiable]
 fn g149(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (&m.fc2.bias).var_keepdim::<0>();
+    let v1 = (&m.fc2.bias).var_axis::<0>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v4 = (((((&m.fc1.bias).mean() * &k2)).tanh() * 0.2 + &k3)).inv();
@@ -7500,7 +7702,7 @@ fn g149(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 1, 3]) -> f64 {
     let v6 = ((a) * 1.5).gelu();
     let v7 = ((b).square() + 1.0).ln();
     let v8 = (&m.fc2.weight).square();
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(345, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(345, -1.0, 1.0);
     let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(79, -1.0, 1.0);
     let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(214, -1.0, 1.0);
     let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
@@ -7509,7 +7711,7 @@ fn g149(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 1, 3]) -> f64 {
 }
 
 fn g149_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.bias).var_keepdim::<0>();
+    let v1 = (&m.fc2.bias).var_axis::<0>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v4 = (((((&m.fc1.bias).mean() * &k2)).tanh() * 0.2 + &k3)).inv();
@@ -7517,7 +7719,7 @@ fn g149_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![1, 3]>) -
     let v6 = ((a) * 1.5).gelu();
     let v7 = ((b).square() + 1.0).ln();
     let v8 = (&m.fc2.weight).square();
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(345, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(345, -1.0, 1.0);
     let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(79, -1.0, 1.0);
     let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(214, -1.0, 1.0);
     let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
@@ -7550,25 +7752,35 @@ fn g149_gradient() {
 
 #[differentiable]
 fn g150(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).logsumexp();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(156, -1.0, 1.0);
+    let v1 = (a).var_keepdim::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(770, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v4 = (((a).tanh() * 0.2 + &k3)).solve(&((&v1) + &k2));
-    let v5 = (&v4).maximum_scalar(0.1);
-    let v6 = ((&v5).maximum_scalar(0.1)).sum_keepdim::<0>();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(294, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(963, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v4, &((a) + &k5));
+    let v9 = (&v8).tanh().exp2();
+    let v10 = (((&v9).tanh().sinh()) * 3.0).sign();
+    let v11 = (&v10).sum_axis::<0>();
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(303, -1.0, 1.0);
+    ((&v11 * &k12).sum()).item()
 }
 
 fn g150_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(156, -1.0, 1.0);
+    let v1 = (a).var_keepdim::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(770, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v4 = (((a).tanh() * 0.2 + &k3)).solve(&((&v1) + &k2));
-    let v5 = (&v4).maximum_scalar(0.1);
-    let v6 = ((&v5).maximum_scalar(0.1)).sum_keepdim::<0>();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(294, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(963, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v4, &((a) + &k5));
+    let v9 = (&v8).tanh().exp2();
+    let v10 = (((&v9).tanh().sinh()) * 3.0).sign();
+    let v11 = (&v10).sum_axis::<0>();
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(303, -1.0, 1.0);
+    (&v11 * &k12).sum()
 }
 
 #[test]
@@ -7588,25 +7800,25 @@ fn g150_gradient() {
 
 #[differentiable]
 fn g151(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (b).logsumexp_axis::<0>();
+    let v1 = (b).logsumexp();
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((b).tanh() * 0.2 + &k2)).log_abs_det();
-    let v4 = (a).square();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(604, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(750, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(459, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v4 = ((&v3).abs()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&((&v1).tanh().powi(3)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v5 = (a).sigmoid();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(665, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g151_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (b).logsumexp_axis::<0>();
+    let v1 = (b).logsumexp();
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((b).tanh() * 0.2 + &k2)).log_abs_det();
-    let v4 = (a).square();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(604, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(750, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(459, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v4 = ((&v3).abs()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&((&v1).tanh().powi(3)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v5 = (a).sigmoid();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(665, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -7630,31 +7842,29 @@ fn g151_gradient() {
 
 #[differentiable]
 fn g152(m: &Net, a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).logsumexp_keepdim::<1>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let v3 = ((((&m.gain).mean() * &k2)) + (&v1));
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let v5 = ((m.fc1.forward(&((&v3).mean() * &k4))).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(468, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = m8.select(&v5, &((&v5) + &k6));
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(408, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+    let v1 = (a).logsumexp_axis::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((((&m.gain) + &k2)).tanh() * 0.2 + &k3)) + &(((((&m.gain) + &k2)).tanh() * 0.2 + &k3)).t()) * 0.5).cholesky();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(523, -1.0, 1.0);
+    let v6 = (m.fc1.forward(&((&v1) + &k5))).cos();
+    let v7 = m.fc1.forward(&v4);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(548, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(527, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g152_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_keepdim::<1>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let v3 = ((((&m.gain).mean() * &k2)) + (&v1));
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let v5 = ((m.fc1.forward(&((&v3).mean() * &k4))).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(468, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = Var::select(&m8, &v5, &((&v5) + &k6));
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(408, -1.0, 1.0);
-    (&v9 * &k10).sum()
+    let v1 = (a).logsumexp_axis::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((((&m.gain) + &k2)).tanh() * 0.2 + &k3)) + &(((((&m.gain) + &k2)).tanh() * 0.2 + &k3)).t()) * 0.5).cholesky();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(523, -1.0, 1.0);
+    let v6 = (m.fc1.forward(&((&v1) + &k5))).cos();
+    let v7 = m.fc1.forward(&v4);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(548, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(527, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -7678,31 +7888,29 @@ fn g152_gradient() {
 
 #[differentiable]
 fn g153(a: &Tensor![f64; 2, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = ((&v2) - (&v2));
-    let v4 = ((&v3).mean_keepdim::<1>()).gather::<1, 4>(&[0, 0, 0, 0]);
-    let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v4 * 0.5;
+    let v1 = (a).logsumexp_keepdim::<0>();
+    let v2 = ((a) + (&v1));
+    let v3 = ((&v2).tanh().sinh()).tanh().tan();
+    let mut v4 = v1.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v1).cos()).tanh() + &v1 * 0.5;
     }
-    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh() } else { ((&v5) * (&v4)) };
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(700, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v5 = ((&v2).concat::<0, 3, _>(&v4)).matmul(&(((&v3).square() + 1.0).pow(&(&v3).tanh())).t());
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g153_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = ((&v2) - (&v2));
-    let v4 = ((&v3).mean_keepdim::<1>()).gather::<1, 4>(&[0, 0, 0, 0]);
-    let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v4 * 0.5;
+    let v1 = (a).logsumexp_keepdim::<0>();
+    let v2 = ((a) + (&v1));
+    let v3 = ((&v2).tanh().sinh()).tanh().tan();
+    let mut v4 = v1.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v1).cos()).tanh() + &v1 * 0.5;
     }
-    let v6 = if a.detach().sum().item() > 0.0 { (&v5).tanh() } else { ((&v5) * (&v4)) };
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(700, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v5 = ((&v2).concat::<0, 3, _>(&v4)).matmul(&(((&v3).square() + 1.0).pow(&(&v3).tanh())).t());
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -7723,38 +7931,30 @@ fn g153_gradient() {
 #[differentiable]
 fn g154(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(302, -1.0, 1.0);
-    let v2 = ((b).log_softmax::<0>() * &k1);
-    let v3 = ((&v2) * (&v2));
+    let v2 = ((b).softmax::<0>() * &k1);
+    let v3 = ((&v2) - (&v2));
     let v4 = ((c) * ((&v3).mean()));
-    let v5 = ((((&v2) * ((&v4).mean()))) * 3.0).round();
-    let mut v6 = a.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * c).sin()).tanh();
-        }
-        v6 = &v6 - c * 0.25;
-    }
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(167, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v5 = (((&v2) * ((&v4).mean()))).mean_axis::<0>();
+    let v6 = if b.detach().sum().item() > 0.0 { (&v4).sin() } else { (&v4).tanh() };
+    let v7 = ((a) * 1.5).gelu();
+    let k8: Tensor![f64] = Tensor::rand_uniform(129, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(958, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(926, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g154_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(302, -1.0, 1.0);
-    let v2 = ((b).log_softmax::<0>() * &k1);
-    let v3 = ((&v2) * (&v2));
+    let v2 = ((b).softmax::<0>() * &k1);
+    let v3 = ((&v2) - (&v2));
     let v4 = ((c) * ((&v3).mean()));
-    let v5 = ((((&v2) * ((&v4).mean()))) * 3.0).round();
-    let mut v6 = a.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * c).sin()).tanh();
-        }
-        v6 = &v6 - c * 0.25;
-    }
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(167, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v5 = (((&v2) * ((&v4).mean()))).mean_axis::<0>();
+    let v6 = if b.detach().sum().item() > 0.0 { (&v4).sin() } else { (&v4).tanh() };
+    let v7 = ((a) * 1.5).gelu();
+    let k8: Tensor![f64] = Tensor::rand_uniform(129, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(958, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(926, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -7782,29 +7982,23 @@ fn g154_gradient() {
 
 #[differentiable]
 fn g155(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(966, -1.0, 1.0);
-    let v2 = (((b) + &k1)).transpose::<1, 2>();
-    let v3 = ((a) / ((a).square() + 1.0));
-    let v4 = (&v3).tanh();
-    let v5 = (&v2).max_axis::<1>();
-    let v6 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).recip() } else { (-(&v3)) };
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(120, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(538, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(420, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let v2 = ((b).log_softmax::<0>() * &k1);
+    let v3 = ((&v2) * (a));
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { (&v3).tanh().powf(3.0) };
+    let v5 = ((&v4) * 1.5).gelu_erf();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(385, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g155_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(966, -1.0, 1.0);
-    let v2 = (((b) + &k1)).transpose::<1, 2>();
-    let v3 = ((a) / ((a).square() + 1.0));
-    let v4 = (&v3).tanh();
-    let v5 = (&v2).max_axis::<1>();
-    let v6 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).recip() } else { (-(&v3)) };
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(120, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(538, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(420, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let v2 = ((b).log_softmax::<0>() * &k1);
+    let v3 = ((&v2) * (a));
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { (&v3).tanh().powf(3.0) };
+    let v5 = ((&v4) * 1.5).gelu_erf();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(385, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -7828,37 +8022,37 @@ fn g155_gradient() {
 
 #[differentiable]
 fn g156(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.proj.weight).t();
-    let v2 = (-(&v1));
-    let v3 = if b.detach().sum().item() > 0.0 { (m.layers[0].forward(&m.proj.weight)).tanh().exp() } else { (m.layers[0].forward(&m.proj.weight)).softplus() };
-    let v4 = (a).sin();
-    let v5 = ((b).square() + 1.0).ln();
-    let v6 = (-(&m.norm[1]));
-    let v7 = (&m.layers[0].bias).square();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(646, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(769, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(689, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(245, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(36, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(107, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).transpose::<0, 1>();
+    let v3 = ((&v2) / ((&m.layers[0].bias).square() + 1.0));
+    let mut v4 = m.proj.weight.clone();
+    for i in 0..2 {
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+    }
+    let v5 = (b).sin();
+    let v6 = (&m.norm[1]).sigmoid();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(107, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(757, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g156_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.proj.weight).t();
-    let v2 = (-(&v1));
-    let v3 = if b.detach().sum().item() > 0.0 { (m.layers[0].forward(&m.proj.weight)).tanh().exp() } else { (m.layers[0].forward(&m.proj.weight)).softplus() };
-    let v4 = (a).sin();
-    let v5 = ((b).square() + 1.0).ln();
-    let v6 = (-(&m.norm[1]));
-    let v7 = (&m.layers[0].bias).square();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(646, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(769, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(689, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(245, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(36, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(107, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).transpose::<0, 1>();
+    let v3 = ((&v2) / ((&m.layers[0].bias).square() + 1.0));
+    let mut v4 = m.proj.weight.clone();
+    for i in 0..2 {
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+    }
+    let v5 = (b).sin();
+    let v6 = (&m.norm[1]).sigmoid();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(107, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(757, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -7886,25 +8080,35 @@ fn g156_gradient() {
 
 #[differentiable]
 fn g157(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).flip::<1>();
-    let v2 = ((&v1).square() + 1.0).pow(&(a).tanh());
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2).square() + 1.0).powf(-0.5) };
-    let v4 = (&v1).tanh().expm1();
-    let v5 = (&v4).sigmoid();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(680, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).t();
+    let v3 = (-(&v2));
+    let v4 = (&v3).maximum(a);
+    let mut v5 = v4.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * a).square()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let k6: Tensor![f64; 2, 4, 3] = Tensor::rand_uniform(469, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g157_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).flip::<1>();
-    let v2 = ((&v1).square() + 1.0).pow(&(a).tanh());
-    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2).square() + 1.0).powf(-0.5) };
-    let v4 = (&v1).tanh().expm1();
-    let v5 = (&v4).sigmoid();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(680, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).t();
+    let v3 = (-(&v2));
+    let v4 = (&v3).maximum(a);
+    let mut v5 = v4.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * a).square()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let k6: Tensor![f64; 2, 4, 3] = Tensor::rand_uniform(469, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -7924,23 +8128,33 @@ fn g157_gradient() {
 
 #[differentiable]
 fn g158(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).slice::<2, 1, 2>();
-    let v2 = (&v1).maximum(&v1);
-    let v3 = (&v2).clamp(-0.5, 0.5);
-    let v4 = ((&v3).var()).tanh();
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { ((&v4) * (&v4)) };
-    let k6: Tensor![f64] = Tensor::rand_uniform(519, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).flip::<2>();
+    let v2 = ((&v1).square() + 1.0).pow(&(a).tanh());
+    let v3 = (-(((&v1) * ((&v2).mean()))));
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(615, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v3, &v1);
+    let mut v7 = v3.clone();
+    for _ in 0..3 {
+        v7 = (((&v7 * &v6).square() + 1.0).sqrt()).tanh() + &v3 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(556, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g158_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).slice::<2, 1, 2>();
-    let v2 = (&v1).maximum(&v1);
-    let v3 = (&v2).clamp(-0.5, 0.5);
-    let v4 = ((&v3).var()).tanh();
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { ((&v4) * (&v4)) };
-    let k6: Tensor![f64] = Tensor::rand_uniform(519, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).flip::<2>();
+    let v2 = ((&v1).square() + 1.0).pow(&(a).tanh());
+    let v3 = (-(((&v1) * ((&v2).mean()))));
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(615, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v3, &v1);
+    let mut v7 = v3.clone();
+    for _ in 0..3 {
+        v7 = (((&v7 * &v6).square() + 1.0).sqrt()).tanh() + &v3 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(556, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -7960,31 +8174,31 @@ fn g158_gradient() {
 
 #[differentiable]
 fn g159(m: &Res, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (&m.norm[0]).pad::<0, 1, 1, 5>();
-    let v2 = (&v1).minimum(&v1);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let mut v4 = ((a) + &k3);
+    let v1 = (&m.norm[0]).slice::<0, 0, 2>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(676, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(825, -1.0, 1.0);
+    let v4 = (((&v1).mean() * &k2)).maximum(&((a).mean() * &k3));
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let mut v6 = ((&v4).mean() * &k5);
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.norm[0] * 0.25;
+        v6 = ((&v6).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
     }
-    let v5 = ((&v4) * 1.5).gelu();
-    let k6: Tensor![f64; 5] = Tensor::rand_uniform(644, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(153, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g159_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (&m.norm[0]).pad::<0, 1, 1, 5>();
-    let v2 = (&v1).minimum(&v1);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let mut v4 = ((a) + &k3);
+    let v1 = (&m.norm[0]).slice::<0, 0, 2>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(676, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(825, -1.0, 1.0);
+    let v4 = (((&v1).mean() * &k2)).maximum(&((a).mean() * &k3));
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let mut v6 = ((&v4).mean() * &k5);
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.norm[0] * 0.25;
+        v6 = ((&v6).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
     }
-    let v5 = ((&v4) * 1.5).gelu();
-    let k6: Tensor![f64; 5] = Tensor::rand_uniform(644, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(153, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v5 * &k7).sum()
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -8008,27 +8222,21 @@ fn g159_gradient() {
 
 #[differentiable]
 fn g160(a: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(978, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).permute::<1, 0>();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).maximum_scalar(0.1);
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).square() } else { ((&v4) * (&v4)) };
-    let v6 = (((-(&v4))).square() + 1.5).acosh();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(220, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let v2 = (((a) + &k1)).pad::<2, 2, 1, 6>();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(306, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).minimum(a);
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(323, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g160_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(978, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).permute::<1, 0>();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).maximum_scalar(0.1);
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).square() } else { ((&v4) * (&v4)) };
-    let v6 = (((-(&v4))).square() + 1.5).acosh();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(220, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let v2 = (((a) + &k1)).pad::<2, 2, 1, 6>();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(306, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).minimum(a);
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(323, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -8048,27 +8256,29 @@ fn g160_gradient() {
 
 #[differentiable]
 fn g161(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).cross_entropy(&[1usize, 2usize, 1usize]);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(626, -1.0, 1.0);
-    let v4 = (((a).mean() * &k3)).minimum_scalar(-0.1);
-    let v5 = (((&v2).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>()).tanh() * 0.9).asin();
-    let v6 = if a.detach().sum().item() < 0.0 { (&v4).cos() } else { (&v4).tanh().exp() };
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(522, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (a).permute::<1, 2, 0>();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).maximum_scalar(0.1);
+    let v4 = if c.detach().sum().item() > 0.0 { (&v1).sin() } else { ((&v1) * (&v1)) };
+    let v5 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).ln() } else { ((b) * (b)) };
+    let v6 = if b.detach().sum().item() < 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (c)) };
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(65, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3, 2] = Tensor::rand_uniform(550, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(670, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g161_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).cross_entropy(&[1usize, 2usize, 1usize]);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(626, -1.0, 1.0);
-    let v4 = (((a).mean() * &k3)).minimum_scalar(-0.1);
-    let v5 = (((&v2).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>()).tanh() * 0.9).asin();
-    let v6 = if a.detach().sum().item() < 0.0 { (&v4).cos() } else { (&v4).tanh().exp() };
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(522, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (a).permute::<1, 2, 0>();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).maximum_scalar(0.1);
+    let v4 = if c.detach().sum().item() > 0.0 { (&v1).sin() } else { ((&v1) * (&v1)) };
+    let v5 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).ln() } else { ((b) * (b)) };
+    let v6 = if b.detach().sum().item() < 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (c)) };
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(65, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3, 2] = Tensor::rand_uniform(550, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(670, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8096,21 +8306,57 @@ fn g161_gradient() {
 
 #[differentiable]
 fn g162(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).gather::<1, 3>(&[1, 1, 1]);
-    let v2 = (&v1).mse(&v1);
-    let v3 = ((&v1).reshape::<Shape![1, 2, 3, 3]>().global_avg_pool2d()).tanh().exp2();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * (&v2)) };
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(89, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).cross_entropy(&[3usize, 3usize, 3usize]);
+    let v3 = (&v2).minimum_scalar(-0.1);
+    let mut v4 = v2.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3) * 1.5).gelu()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = (((&v4) / ((&v3).square() + 1.0))).tanh();
+    let mut v6 = v3.clone();
+    for _ in 0..4 {
+        v6 = ((&v6 * &v5).tanh()).tanh() + &v3 * 0.5;
+    }
+    let mut v7 = v6.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * &v4).tanh().exp()).tanh();
+        }
+        v7 = &v7 - &v4 * 0.25;
+    }
+    let k8: Tensor![f64] = Tensor::rand_uniform(566, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g162_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).gather::<1, 3>(&[1, 1, 1]);
-    let v2 = (&v1).mse(&v1);
-    let v3 = ((&v1).reshape::<Shape![1, 2, 3, 3]>().global_avg_pool2d()).tanh().exp2();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * (&v2)) };
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(89, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).cross_entropy(&[3usize, 3usize, 3usize]);
+    let v3 = (&v2).minimum_scalar(-0.1);
+    let mut v4 = v2.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3) * 1.5).gelu()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = (((&v4) / ((&v3).square() + 1.0))).tanh();
+    let mut v6 = v3.clone();
+    for _ in 0..4 {
+        v6 = ((&v6 * &v5).tanh()).tanh() + &v3 * 0.5;
+    }
+    let mut v7 = v6.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * &v4).tanh().exp()).tanh();
+        }
+        v7 = &v7 - &v4 * 0.25;
+    }
+    let k8: Tensor![f64] = Tensor::rand_uniform(566, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -8130,35 +8376,27 @@ fn g162_gradient() {
 
 #[differentiable]
 fn g163(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (&m.layers[1].bias).cast::<f64>();
-    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(939, -1.0, 1.0);
-    let v3 = (a).matmul(&((&v1).mean() * &k2));
-    let v4 = if a.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { ((m.proj.forward(a)).square() + 1.0).recip() };
-    let mut v5 = v3.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * &v3).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let v6 = (b).cos();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = (&m.layers[1].bias).gather::<0, 4>(&[2, 1, 0, 0]);
+    let v2 = (a).mse(a);
+    let v3 = if b.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { (m.proj.forward(a)).sigmoid() };
+    let v4 = ((b).square() + 1.0).sqrt();
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(97, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(524, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(999, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(813, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
 }
 
 fn g163_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].bias).cast::<f64>();
-    let k2: Tensor![f64; 4, 2] = Tensor::rand_uniform(939, -1.0, 1.0);
-    let v3 = (a).matmul(&((&v1).mean() * &k2));
-    let v4 = if a.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { ((m.proj.forward(a)).square() + 1.0).recip() };
-    let mut v5 = v3.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * &v3).sigmoid()).tanh() + &v3 * 0.5;
-    }
-    let v6 = (b).cos();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = (&m.layers[1].bias).gather::<0, 4>(&[2, 1, 0, 0]);
+    let v2 = (a).mse(a);
+    let v3 = if b.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { (m.proj.forward(a)).sigmoid() };
+    let v4 = ((b).square() + 1.0).sqrt();
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(97, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(524, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(999, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(813, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
 }
 
 #[test]
@@ -8186,25 +8424,25 @@ fn g163_gradient() {
 
 #[differentiable]
 fn g164(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 4], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).reshape::<Shape![2, 2]>();
-    let v2 = (&v1).tanh().exp();
-    let v3 = (a).tanh().exp();
-    let v4 = ((c).square() + 1.0).recip();
-    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(902, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(627, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(149, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (b).cast::<f64>();
+    let v2 = (a).matmul(&(a).t());
+    let v3 = if c.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { ((c) * (c)) };
+    let v4 = if b.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2).square() + 1.0).sqrt() };
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(248, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(105, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g164_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).reshape::<Shape![2, 2]>();
-    let v2 = (&v1).tanh().exp();
-    let v3 = (a).tanh().exp();
-    let v4 = ((c).square() + 1.0).recip();
-    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(902, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(627, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(149, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (b).cast::<f64>();
+    let v2 = (a).matmul(&(a).t());
+    let v3 = if c.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { ((c) * (c)) };
+    let v4 = if b.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2).square() + 1.0).sqrt() };
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(248, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(105, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -8232,8 +8470,8 @@ fn g164_gradient() {
 
 #[differentiable]
 fn g165(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1], c: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).broadcast_to::<Shape![2, 3, 4]>();
-    let v2 = (c).tanh().exp2();
+    let v1 = (a).reshape::<Shape![12]>();
+    let v2 = (c).tanh().exp();
     let mut v3 = v1.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -8241,15 +8479,15 @@ fn g165(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1], c: &Tensor![f64; 3, 4]) -> 
         }
         v3 = &v3 - b * 0.25;
     }
-    let v4 = (&v2).gather::<1, 2>(&[0, 2]);
-    let k5: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(623, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(966, -1.0, 1.0);
+    let v4 = (&v2).abs();
+    let k5: Tensor![f64; 12] = Tensor::rand_uniform(651, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(453, -1.0, 1.0);
     ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g165_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).broadcast_to::<Shape![2, 3, 4]>();
-    let v2 = (c).tanh().exp2();
+    let v1 = (a).reshape::<Shape![12]>();
+    let v2 = (c).tanh().exp();
     let mut v3 = v1.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -8257,9 +8495,9 @@ fn g165_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, S
         }
         v3 = &v3 - b * 0.25;
     }
-    let v4 = (&v2).gather::<1, 2>(&[0, 2]);
-    let k5: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(623, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(966, -1.0, 1.0);
+    let v4 = (&v2).abs();
+    let k5: Tensor![f64; 12] = Tensor::rand_uniform(651, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(453, -1.0, 1.0);
     (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
@@ -8289,24 +8527,36 @@ fn g165_gradient() {
 #[differentiable]
 fn g166(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).concat::<0, 5, _>(a);
-    let v3 = ((&m.blocks[1].bias).square() + 1.0).ln();
-    let v4 = (m.blocks[2].forward(&v2)).sin();
-    let v5 = (((&v2) * ((&v3).mean()))).cos();
-    let k6: Tensor![f64; 5, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
-    let k7: Tensor![f64; 5, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 3]>();
+    let v3 = (a).tanh().exp2();
+    let v4 = (m.blocks[2].forward(&v3)).tanh();
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        let layer = &m.blocks[i];
+        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
+    }
+    let v6 = (&m.blocks[1].bias).square();
+    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(706, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g166_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).concat::<0, 5, _>(a);
-    let v3 = ((&m.blocks[1].bias).square() + 1.0).ln();
-    let v4 = (m.blocks[2].forward(&v2)).sin();
-    let v5 = (((&v2) * ((&v3).mean()))).cos();
-    let k6: Tensor![f64; 5, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
-    let k7: Tensor![f64; 5, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 3]>();
+    let v3 = (a).tanh().exp2();
+    let v4 = (m.blocks[2].forward(&v3)).tanh();
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        let layer = &m.blocks[i];
+        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
+    }
+    let v6 = (&m.blocks[1].bias).square();
+    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(706, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8330,24 +8580,24 @@ fn g166_gradient() {
 
 #[differentiable]
 fn g167(a: &Tensor![f64], b: &Tensor![f64; 3, 4], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v2 = ((b).square() + 1.0).log2();
-    let v3 = (&v1).atan2(&((&v1).square() + 0.5));
-    let v4 = (c).tanh();
-    let v5 = (((&v3).asinh()) * ((&v2).minimum_scalar(-0.1)));
-    let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (&v4)) };
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(456, -1.0, 1.0);
+    let v1 = (b).concat::<0, 6, _>(b);
+    let v2 = ((a).square() + 1.0).ln();
+    let v3 = (&v2).atan2(&((&v1).square() + 0.5));
+    let v4 = (c).maximum_scalar(0.1);
+    let v5 = ((((&v4) + 0.25).relu()) * ((&v3).tanh()));
+    let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (&v5)) };
+    let k7: Tensor![f64; 6, 4] = Tensor::rand_uniform(456, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g167_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v2 = ((b).square() + 1.0).log2();
-    let v3 = (&v1).atan2(&((&v1).square() + 0.5));
-    let v4 = (c).tanh();
-    let v5 = (((&v3).asinh()) * ((&v2).minimum_scalar(-0.1)));
-    let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (&v4)) };
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(456, -1.0, 1.0);
+    let v1 = (b).concat::<0, 6, _>(b);
+    let v2 = ((a).square() + 1.0).ln();
+    let v3 = (&v2).atan2(&((&v1).square() + 0.5));
+    let v4 = (c).maximum_scalar(0.1);
+    let v5 = ((((&v4) + 0.25).relu()) * ((&v3).tanh()));
+    let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (&v5)) };
+    let k7: Tensor![f64; 6, 4] = Tensor::rand_uniform(456, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -8377,8 +8627,8 @@ fn g167_gradient() {
 #[differentiable]
 fn g168(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 2, 2>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 2]>();
-    let v3 = ((&v2).square() + 1.0).sqrt();
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 7>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![7]>();
+    let v3 = ((&v2).square() + 1.0).log2();
     let mut v4 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -8386,15 +8636,15 @@ fn g168(a: &Tensor![f64; 2, 1, 3]) -> f64 {
         }
         v4 = &v4 - &v2 * 0.25;
     }
-    let v5 = (&v4).sum();
+    let v5 = (&v4).max_axis::<0>();
     let k6: Tensor![f64] = Tensor::rand_uniform(857, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g168_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 2, 2>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 2]>();
-    let v3 = ((&v2).square() + 1.0).sqrt();
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 7>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![7]>();
+    let v3 = ((&v2).square() + 1.0).log2();
     let mut v4 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -8402,7 +8652,7 @@ fn g168_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
         }
         v4 = &v4 - &v2 * 0.25;
     }
-    let v5 = (&v4).sum();
+    let v5 = (&v4).max_axis::<0>();
     let k6: Tensor![f64] = Tensor::rand_uniform(857, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
@@ -8424,8 +8674,8 @@ fn g168_gradient() {
 
 #[differentiable]
 fn g169(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 5, 5>(&(a).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![5, 5]>();
-    let v2 = ((b).square() + 1.0).recip();
+    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>();
+    let v2 = ((b).square() + 1.0).sqrt();
     let mut v3 = c.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -8433,18 +8683,18 @@ fn g169(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3]) -> 
         }
         v3 = &v3 - c * 0.25;
     }
-    let v4 = (&v2).max_keepdim::<1>();
-    let v5 = ((&v1) * 1.5).gelu_erf();
-    let v6 = (&v3).gather::<0, 2>(&[2, 0]);
-    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(719, -1.0, 1.0);
-    let k8: Tensor![f64; 5, 5] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let k9: Tensor![f64; 2] = Tensor::rand_uniform(495, -1.0, 1.0);
+    let v4 = (&v2).tanh().powf(3.0);
+    let v5 = (&v1).mean();
+    let v6 = ((&v3) * 1.5).gelu();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(49, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(168, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(340, -1.0, 1.0);
     ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g169_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 5, 5>(&(a).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![5, 5]>();
-    let v2 = ((b).square() + 1.0).recip();
+    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>();
+    let v2 = ((b).square() + 1.0).sqrt();
     let mut v3 = c.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -8452,12 +8702,12 @@ fn g169_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64
         }
         v3 = &v3 - c * 0.25;
     }
-    let v4 = (&v2).max_keepdim::<1>();
-    let v5 = ((&v1) * 1.5).gelu_erf();
-    let v6 = (&v3).gather::<0, 2>(&[2, 0]);
-    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(719, -1.0, 1.0);
-    let k8: Tensor![f64; 5, 5] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let k9: Tensor![f64; 2] = Tensor::rand_uniform(495, -1.0, 1.0);
+    let v4 = (&v2).tanh().powf(3.0);
+    let v5 = (&v1).mean();
+    let v6 = ((&v3) * 1.5).gelu();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(49, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(168, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(340, -1.0, 1.0);
     (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
@@ -8486,31 +8736,37 @@ fn g169_gradient() {
 
 #[differentiable]
 fn g170(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
-    let m2 = k1.gt_scalar(0.0);
-    let v3 = m2.select(b, &m.blocks[1].weight);
-    let v4 = (a).square();
-    let v5 = (m.head.forward(&v3)).cos();
-    let v6 = (&v5).tanh();
-    let v7 = (&m.head.bias).tanh();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(11, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(279, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let k1: Tensor![f64; 2] = Tensor::rand_uniform(251, -1.0, 1.0);
+    let v2 = (b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
+    let v3 = ((&m.blocks[1].weight).square() + 1.0).recip();
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let v5 = (&v4).tanh().expm1();
+    let v6 = (&m.head.bias).tanh();
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g170_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
-    let m2 = k1.gt_scalar(0.0);
-    let v3 = Var::select(&m2, b, &m.blocks[1].weight);
-    let v4 = (a).square();
-    let v5 = (m.head.forward(&v3)).cos();
-    let v6 = (&v5).tanh();
-    let v7 = (&m.head.bias).tanh();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(11, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(279, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let k1: Tensor![f64; 2] = Tensor::rand_uniform(251, -1.0, 1.0);
+    let v2 = (b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
+    let v3 = ((&m.blocks[1].weight).square() + 1.0).recip();
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let v5 = (&v4).tanh().expm1();
+    let v6 = (&m.head.bias).tanh();
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8538,29 +8794,29 @@ fn g170_gradient() {
 
 #[differentiable]
 fn g171(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).dropout(0.25, 337);
-    let v2 = (&v1).sin();
-    let v3 = (a).hypot(&((a).square() + 0.5));
-    let mut v4 = v2.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * &v3).tanh().exp()).tanh() + &v2 * 0.5;
-    }
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { (&v4).softplus() };
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(239, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(a, &((a) + &k1));
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let v6 = (((a).mean() * &k5)).square();
+    let v7 = if a.detach().sum().item() > 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v4)) };
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(658, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(446, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g171_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).dropout(0.25, 337);
-    let v2 = (&v1).sin();
-    let v3 = (a).hypot(&((a).square() + 0.5));
-    let mut v4 = v2.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * &v3).tanh().exp()).tanh() + &v2 * 0.5;
-    }
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { (&v4).softplus() };
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(179, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(239, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, a, &((a) + &k1));
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let v6 = (((a).mean() * &k5)).square();
+    let v7 = if a.detach().sum().item() > 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v4)) };
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(658, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(446, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -8580,29 +8836,17 @@ fn g171_gradient() {
 
 #[differentiable]
 fn g172(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
-    let v3 = (&v2).cos();
-    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v3)) };
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = (((&v5 * &v4).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
-    }
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).dropout(0.25, 884);
+    let v2 = (&v1).sin();
+    let k3: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(937, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
 fn g172_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
-    let v3 = (&v2).cos();
-    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v3)) };
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = (((&v5 * &v4).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
-    }
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).dropout(0.25, 884);
+    let v2 = (&v1).sin();
+    let k3: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(937, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
@@ -8622,9 +8866,9 @@ fn g172_gradient() {
 
 #[differentiable]
 fn g173(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(832, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).tanh();
+    let v3 = (((&v1).mean() * &k2)).cos();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
     let mut v5 = ((b) + &k4);
     for i in 0..2 {
@@ -8641,9 +8885,9 @@ fn g173(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g173_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(832, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).tanh();
+    let v3 = (((&v1).mean() * &k2)).cos();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
     let mut v5 = ((b) + &k4);
     for i in 0..2 {
@@ -8684,23 +8928,23 @@ fn g173_gradient() {
 
 #[differentiable]
 fn g174(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let v2 = (a).sigmoid();
-    let v3 = (&v2).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v4 = (((b) * ((&v1).mean()))).maximum_scalar(0.1);
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v2 = (a).tanh();
+    let v3 = (&v2).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
+    let v4 = ((((b) * ((&v1).mean()))).tanh() * 0.9).acos();
     let v5 = if b.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(73, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(73, -1.0, 1.0);
     let k7: Tensor![f64; 3] = Tensor::rand_uniform(507, -1.0, 1.0);
     ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g174_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let v2 = (a).sigmoid();
-    let v3 = (&v2).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v4 = (((b) * ((&v1).mean()))).maximum_scalar(0.1);
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v2 = (a).tanh();
+    let v3 = (&v2).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
+    let v4 = ((((b) * ((&v1).mean()))).tanh() * 0.9).acos();
     let v5 = if b.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(73, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(73, -1.0, 1.0);
     let k7: Tensor![f64; 3] = Tensor::rand_uniform(507, -1.0, 1.0);
     (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
@@ -8726,27 +8970,39 @@ fn g174_gradient() {
 
 #[differentiable]
 fn g175(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (b).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v2 = ((a) + 0.25).relu();
-    let v3 = (((&v1).tanh().sinh()).square() + 1.0).ln();
-    let v4 = if b.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (a)) };
-    let v5 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).recip() } else { ((&v3) * (&v1)) };
+    let v1 = (b).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
+    let v2 = (a).sigmoid();
+    let v3 = ((((&v1) * 1.5).gelu_erf()).square() + 1.0).powf(-0.5);
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { ((&v3) * (&v1)) };
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v1) * 1.5).gelu()).tanh();
+        }
+        v5 = &v5 - &v1 * 0.25;
+    }
     let v6 = (&v5).minimum(&v3);
     let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
     let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(911, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
+    ((&v2 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g175_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (b).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v2 = ((a) + 0.25).relu();
-    let v3 = (((&v1).tanh().sinh()).square() + 1.0).ln();
-    let v4 = if b.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (a)) };
-    let v5 = if b.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).recip() } else { ((&v3) * (&v1)) };
+    let v1 = (b).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
+    let v2 = (a).sigmoid();
+    let v3 = ((((&v1) * 1.5).gelu_erf()).square() + 1.0).powf(-0.5);
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { ((&v3) * (&v1)) };
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v1) * 1.5).gelu()).tanh();
+        }
+        v5 = &v5 - &v1 * 0.25;
+    }
     let v6 = (&v5).minimum(&v3);
     let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
     let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(911, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v6 * &k8).sum()
+    (&v2 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -8770,29 +9026,37 @@ fn g175_gradient() {
 
 #[differentiable]
 fn g176(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(94, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((a) * 1.5).gelu();
-    let v4 = (b).cos();
-    let v5 = (c).cos();
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(249, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(532, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(948, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(80, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v1 = (a).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(385, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k2)) + 0.25).relu();
+    let mut v4 = b.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).sin()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
+    }
+    let v5 = (&v1).reshape::<Shape![1, 1, 3, 2]>().conv_transpose2d::<1, 0, 1, 3, 4>(&(&v4).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 4]>();
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(584, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(625, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g176_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(94, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((a) * 1.5).gelu();
-    let v4 = (b).cos();
-    let v5 = (c).cos();
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(249, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(532, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(948, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(80, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v1 = (a).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(385, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k2)) + 0.25).relu();
+    let mut v4 = b.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).sin()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
+    }
+    let v5 = (&v1).reshape::<Shape![1, 1, 3, 2]>().conv_transpose2d::<1, 0, 1, 3, 4>(&(&v4).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 4]>();
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(584, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(625, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -8820,33 +9084,29 @@ fn g176_gradient() {
 
 #[differentiable]
 fn g177(m: &Net, a: &Tensor![f64]) -> f64 {
-    let v1 = (&m.fc2.weight).reshape::<Shape![1, 4, 3]>().global_avg_pool1d();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(605, -1.0, 1.0);
-    let v3 = ((((&m.fc2.bias).mean() * &k2)) * 1.5).gelu_tanh();
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
+    let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v3 = ((&m.fc2.bias) * 1.5).gelu();
     let v4 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
-    let v5 = ((a) * 1.5).gelu();
-    let v6 = ((&m.fc1.bias).square() + 1.0).ln();
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(358, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(751, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(975, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(171, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+    let v5 = ((&m.fc1.bias) * 1.5).gelu();
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(311, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(358, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(751, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(975, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g177_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.weight).reshape::<Shape![1, 4, 3]>().global_avg_pool1d();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(605, -1.0, 1.0);
-    let v3 = ((((&m.fc2.bias).mean() * &k2)) * 1.5).gelu_tanh();
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
+    let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v3 = ((&m.fc2.bias) * 1.5).gelu();
     let v4 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
-    let v5 = ((a) * 1.5).gelu();
-    let v6 = ((&m.fc1.bias).square() + 1.0).ln();
-    let k7: Tensor![f64; 1, 4] = Tensor::rand_uniform(358, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(751, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(975, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(171, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+    let v5 = ((&m.fc1.bias) * 1.5).gelu();
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(311, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(358, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(751, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(975, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -8870,25 +9130,33 @@ fn g177_gradient() {
 
 #[differentiable]
 fn g178(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
-    let v2 = ((a).layer_norm(1e-5) * &k1);
-    let v3 = ((&v2) * 1.5).gelu_erf();
-    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (c)) };
-    let v5 = (b).tanh().powf(3.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(910, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(253, -1.0, 1.0);
+    let v2 = (((c).mean() * &k1)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v3 = ((&v2) * 1.5).gelu_tanh();
+    let v4 = (a).tanh();
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(189, -1.0, 1.0);
+    let v6 = (((&v4).maximum(b)) * ((((&v3).log_softmax::<1>() * &k5)).mean()));
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * a).square() + 1.0).sqrt()).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g178_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(58, -1.0, 1.0);
-    let v2 = ((a).layer_norm(1e-5) * &k1);
-    let v3 = ((&v2) * 1.5).gelu_erf();
-    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (c)) };
-    let v5 = (b).tanh().powf(3.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(910, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(253, -1.0, 1.0);
+    let v2 = (((c).mean() * &k1)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v3 = ((&v2) * 1.5).gelu_tanh();
+    let v4 = (a).tanh();
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(189, -1.0, 1.0);
+    let v6 = (((&v4).maximum(b)) * ((((&v3).log_softmax::<1>() * &k5)).mean()));
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * a).square() + 1.0).sqrt()).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -8916,39 +9184,23 @@ fn g178_gradient() {
 
 #[differentiable]
 fn g179(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(417, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(944, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)).batch_norm(1e-5) * &k2);
-    let v4 = ((&v3) * 1.5).erf();
-    let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = ((&v5 * &v4).tanh().powf(3.0)).tanh() + &v4 * 0.5;
-    }
-    let v6 = (b).clamp(-0.5, 0.5);
-    let v7 = (((&v6) * ((&v4).mean()))).cast::<f64>();
-    let k8: Tensor![f64; 4, 2] = Tensor::rand_uniform(501, -1.0, 1.0);
-    let v9 = (&v5).matmul(&k8);
-    let k10: Tensor![f64] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 2] = Tensor::rand_uniform(133, -1.0, 1.0);
-    ((&v7 * &k10).sum() + (&v9 * &k11).sum()).item()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(334, -1.0, 1.0);
+    let v2 = ((a).layer_norm(1e-5) * &k1);
+    let v3 = ((b) * 1.5).gelu_erf();
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).softplus() } else { (-(&v3)) };
+    let v5 = ((&v2).flip::<0>()).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 3>(&((&v4).tanh()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(443, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g179_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(417, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(944, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)).batch_norm(1e-5) * &k2);
-    let v4 = ((&v3) * 1.5).erf();
-    let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = ((&v5 * &v4).tanh().powf(3.0)).tanh() + &v4 * 0.5;
-    }
-    let v6 = (b).clamp(-0.5, 0.5);
-    let v7 = (((&v6) * ((&v4).mean()))).cast::<f64>();
-    let k8: Tensor![f64; 4, 2] = Tensor::rand_uniform(501, -1.0, 1.0);
-    let v9 = (&v5).matmul(&k8);
-    let k10: Tensor![f64] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 2] = Tensor::rand_uniform(133, -1.0, 1.0);
-    (&v7 * &k10).sum() + (&v9 * &k11).sum()
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(334, -1.0, 1.0);
+    let v2 = ((a).layer_norm(1e-5) * &k1);
+    let v3 = ((b) * 1.5).gelu_erf();
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).softplus() } else { (-(&v3)) };
+    let v5 = ((&v2).flip::<0>()).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 3>(&((&v4).tanh()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(443, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -8972,33 +9224,47 @@ fn g179_gradient() {
 
 #[differentiable]
 fn g180(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.layers[1].bias).tanh().tan();
-    let v2 = ((&m.layers[1].bias) * 1.5).erfc();
-    let mut v3 = m.proj.weight.clone();
-    for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+    let k1: Tensor![f64; 4, 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let v2 = ((&m.proj.weight).batch_norm(1e-5) * &k1);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let v4 = ((((&m.proj.weight).mean() * &k3)) * 1.5).erf();
+    let v5 = ((m.layers[1].forward(&v2)) * 1.5).gelu();
+    let mut v6 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &m.layers[1].bias).softplus()).tanh();
+        }
+        v6 = &v6 - &m.layers[1].bias * 0.25;
     }
-    let v4 = if b.detach().sum().item() > 0.0 { (-(b)) } else { ((b) * (a)) };
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(194, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(255, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(347, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
+    let v7 = (a).tanh();
+    let v8 = ((b).square() + 1.0).recip();
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(40, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(35, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(966, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
 fn g180_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].bias).tanh().tan();
-    let v2 = ((&m.layers[1].bias) * 1.5).erfc();
-    let mut v3 = m.proj.weight.clone();
-    for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+    let k1: Tensor![f64; 4, 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let v2 = ((&m.proj.weight).batch_norm(1e-5) * &k1);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let v4 = ((((&m.proj.weight).mean() * &k3)) * 1.5).erf();
+    let v5 = ((m.layers[1].forward(&v2)) * 1.5).gelu();
+    let mut v6 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &m.layers[1].bias).softplus()).tanh();
+        }
+        v6 = &v6 - &m.layers[1].bias * 0.25;
     }
-    let v4 = if b.detach().sum().item() > 0.0 { (-(b)) } else { ((b) * (a)) };
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(194, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(255, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(347, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
+    let v7 = (a).tanh();
+    let v8 = ((b).square() + 1.0).recip();
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(40, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(35, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(966, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
 #[test]
@@ -9026,35 +9292,27 @@ fn g180_gradient() {
 
 #[differentiable]
 fn g181(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a).tanh() * 0.9).asin();
-    let v2 = (&v1).abs();
-    let v3 = ((&v2).tanh()).tanh().expm1();
-    let mut v4 = b.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * b).square() + 1.0).sqrt()).tanh();
-        }
-        v4 = &v4 - b * 0.25;
-    }
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(253, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(995, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = (a).tanh().tan();
+    let v2 = ((&v1) * 1.5).erfc();
+    let v3 = ((&v2).gather::<0, 2>(&[0, 0])).dropout(0.25, 999);
+    let v4 = ((((&v2).square() + 1.0).powf(-0.5)).tanh() * 0.9).atanh();
+    let v5 = ((b).square() + 1.0).ln();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(193, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(243, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(762, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g181_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).tanh() * 0.9).asin();
-    let v2 = (&v1).abs();
-    let v3 = ((&v2).tanh()).tanh().expm1();
-    let mut v4 = b.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * b).square() + 1.0).sqrt()).tanh();
-        }
-        v4 = &v4 - b * 0.25;
-    }
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(253, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(995, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = (a).tanh().tan();
+    let v2 = ((&v1) * 1.5).erfc();
+    let v3 = ((&v2).gather::<0, 2>(&[0, 0])).dropout(0.25, 999);
+    let v4 = ((((&v2).square() + 1.0).powf(-0.5)).tanh() * 0.9).atanh();
+    let v5 = ((b).square() + 1.0).ln();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(193, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(243, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(762, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9078,20 +9336,20 @@ fn g181_gradient() {
 
 #[differentiable]
 fn g182(a: &Tensor![f64]) -> f64 {
-    let v1 = ((a).tanh() * 0.9).acos();
-    let v2 = (&v1).softplus();
-    let v3 = (a).abs();
-    let k4: Tensor![f64] = Tensor::rand_uniform(84, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(226, -1.0, 1.0);
+    let v1 = ((a).tanh() * 0.9).asin();
+    let v2 = (&v1).abs();
+    let v3 = ((a).square() + 1.0).powf(-0.5);
+    let k4: Tensor![f64] = Tensor::rand_uniform(226, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(4, -1.0, 1.0);
     ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g182_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).tanh() * 0.9).acos();
-    let v2 = (&v1).softplus();
-    let v3 = (a).abs();
-    let k4: Tensor![f64] = Tensor::rand_uniform(84, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(226, -1.0, 1.0);
+    let v1 = ((a).tanh() * 0.9).asin();
+    let v2 = (&v1).abs();
+    let v3 = ((a).square() + 1.0).powf(-0.5);
+    let k4: Tensor![f64] = Tensor::rand_uniform(226, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(4, -1.0, 1.0);
     (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
@@ -9112,10 +9370,10 @@ fn g182_gradient() {
 
 #[differentiable]
 fn g183(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 1, 1]) -> f64 {
-    let v1 = (c).atan();
-    let v2 = (&v1).silu();
+    let v1 = ((c).tanh() * 0.9).acos();
+    let v2 = (&v1).softplus();
     let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
-    let v4 = ((&v2).tanh()).matmul(&k3);
+    let v4 = ((&v2).softplus()).matmul(&k3);
     let v5 = (a).square();
     let v6 = ((b).square() + 1.0).ln();
     let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(258, -1.0, 1.0);
@@ -9125,10 +9383,10 @@ fn g183(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 1, 1]) -> 
 }
 
 fn g183_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let v1 = (c).atan();
-    let v2 = (&v1).silu();
+    let v1 = ((c).tanh() * 0.9).acos();
+    let v2 = (&v1).softplus();
     let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
-    let v4 = ((&v2).tanh()).matmul(&k3);
+    let v4 = ((&v2).softplus()).matmul(&k3);
     let v5 = (a).square();
     let v6 = ((b).square() + 1.0).ln();
     let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(258, -1.0, 1.0);
@@ -9162,25 +9420,27 @@ fn g183_gradient() {
 
 #[differentiable]
 fn g184(m: &Net, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).tanh().sinh();
-    let v2 = ((&m.fc2.bias).square() + 1.0).powf(-0.5);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(93, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v1).mean() * &k3))).tanh() } else { (m.fc2.forward(&((&v1).mean() * &k3))).softplus() };
-    let v5 = (&v4).tanh().exp2();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(395, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (a).atan();
+    let v2 = (&m.fc2.bias).silu();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((a) + &k3))).tanh() } else { (m.fc1.forward(&((a) + &k3))).softplus() };
+    let v5 = (&v2).tanh();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(764, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g184_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().sinh();
-    let v2 = ((&m.fc2.bias).square() + 1.0).powf(-0.5);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(93, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v1).mean() * &k3))).tanh() } else { (m.fc2.forward(&((&v1).mean() * &k3))).softplus() };
-    let v5 = (&v4).tanh().exp2();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(395, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (a).atan();
+    let v2 = (&m.fc2.bias).silu();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((a) + &k3))).tanh() } else { (m.fc1.forward(&((a) + &k3))).softplus() };
+    let v5 = (&v2).tanh();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(764, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9205,26 +9465,22 @@ fn g184_gradient() {
 #[differentiable]
 fn g185(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(688, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh().cosh();
-    let v3 = (&v2).tanh().powi(3);
-    let v4 = (b).sigmoid();
-    let v5 = (c).tanh().exp();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v2 = (((a).mean() * &k1)).tanh().sinh();
+    let v3 = (&v2).tanh().powf(3.0);
+    let v4 = if c.detach().sum().item() > 0.0 { ((b) * 1.5).gelu() } else { ((b) * (c)) };
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(169, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(65, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g185_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(688, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh().cosh();
-    let v3 = (&v2).tanh().powi(3);
-    let v4 = (b).sigmoid();
-    let v5 = (c).tanh().exp();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v2 = (((a).mean() * &k1)).tanh().sinh();
+    let v3 = (&v2).tanh().powf(3.0);
+    let v4 = if c.detach().sum().item() > 0.0 { ((b) * 1.5).gelu() } else { ((b) * (c)) };
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(169, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(65, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -9252,21 +9508,21 @@ fn g185_gradient() {
 
 #[differentiable]
 fn g186(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (c).asinh();
-    let v2 = (a).sum();
+    let v1 = (c).tanh().cosh();
+    let v2 = (a).tanh().powi(3);
     let v3 = (b).sigmoid();
     let k4: Tensor![f64; 3] = Tensor::rand_uniform(396, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(256, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(256, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(830, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g186_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (c).asinh();
-    let v2 = (a).sum();
+    let v1 = (c).tanh().cosh();
+    let v2 = (a).tanh().powi(3);
     let v3 = (b).sigmoid();
     let k4: Tensor![f64; 3] = Tensor::rand_uniform(396, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(256, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(256, -1.0, 1.0);
     let k6: Tensor![f64] = Tensor::rand_uniform(830, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
@@ -9296,37 +9552,31 @@ fn g186_gradient() {
 
 #[differentiable]
 fn g187(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((&m.blocks[1].bias).square() + 1.5).acosh();
-    let v2 = (&v1).sum_axis::<0>();
-    let mut v3 = m.blocks[1].weight.clone();
-    for i in 0..3 {
-        let layer = &m.blocks[i];
-        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
-    }
-    let v4 = (a).softplus();
-    let v5 = ((b).square() + 1.0).recip();
-    let k6: Tensor![f64] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v1 = (&m.blocks[1].bias).asinh();
+    let v2 = (&v1).sum();
+    let v3 = if a.detach().sum().item() > 0.0 { (m.blocks[0].forward(&m.blocks[1].weight)).sigmoid() } else { (m.blocks[0].forward(&m.blocks[1].weight)).softplus() };
+    let v4 = (&v3).atan2(&((&v1).square() + 0.5));
+    let v5 = (-(a));
+    let v6 = ((b).square() + 1.0).ln();
+    let k7: Tensor![f64] = Tensor::rand_uniform(200, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(947, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(66, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g187_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((&m.blocks[1].bias).square() + 1.5).acosh();
-    let v2 = (&v1).sum_axis::<0>();
-    let mut v3 = m.blocks[1].weight.clone();
-    for i in 0..3 {
-        let layer = &m.blocks[i];
-        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
-    }
-    let v4 = (a).softplus();
-    let v5 = ((b).square() + 1.0).recip();
-    let k6: Tensor![f64] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v1 = (&m.blocks[1].bias).asinh();
+    let v2 = (&v1).sum();
+    let v3 = if a.detach().sum().item() > 0.0 { (m.blocks[0].forward(&m.blocks[1].weight)).sigmoid() } else { (m.blocks[0].forward(&m.blocks[1].weight)).softplus() };
+    let v4 = (&v3).atan2(&((&v1).square() + 0.5));
+    let v5 = (-(a));
+    let v6 = ((b).square() + 1.0).ln();
+    let k7: Tensor![f64] = Tensor::rand_uniform(200, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(947, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(66, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -9354,11 +9604,11 @@ fn g187_gradient() {
 
 #[differentiable]
 fn g188(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((a).tanh() * 0.9).atanh();
+    let v1 = ((a).square() + 1.5).acosh();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(258, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).sum_keepdim::<0>();
-    let v4 = (b).sum();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(675, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).sum_axis::<0>();
+    let v4 = ((b) * 3.0).sign();
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(675, -1.0, 1.0);
     let m6 = k5.gt_scalar(0.0);
     let v7 = m6.select(&v3, &v4);
     let mut v8 = v7.clone();
@@ -9371,21 +9621,20 @@ fn g188(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
     let mut v9 = v4.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v9 = (((&v9 * &v4) * 1.5).gelu()).tanh();
+            v9 = (((&v9 * &v8) * 1.5).gelu()).tanh();
         }
-        v9 = &v9 - &v4 * 0.25;
+        v9 = &v9 - &v8 * 0.25;
     }
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(649, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(141, -1.0, 1.0);
-    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(649, -1.0, 1.0);
+    ((&v9 * &k10).sum()).item()
 }
 
 fn g188_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((a).tanh() * 0.9).atanh();
+    let v1 = ((a).square() + 1.5).acosh();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(258, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).sum_keepdim::<0>();
-    let v4 = (b).sum();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(675, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).sum_axis::<0>();
+    let v4 = ((b) * 3.0).sign();
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(675, -1.0, 1.0);
     let m6 = k5.gt_scalar(0.0);
     let v7 = Var::select(&m6, &v3, &v4);
     let mut v8 = v7.clone();
@@ -9398,13 +9647,12 @@ fn g188_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()
     let mut v9 = v4.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v9 = (((&v9 * &v4) * 1.5).gelu()).tanh();
+            v9 = (((&v9 * &v8) * 1.5).gelu()).tanh();
         }
-        v9 = &v9 - &v4 * 0.25;
+        v9 = &v9 - &v8 * 0.25;
     }
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(649, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(141, -1.0, 1.0);
-    (&v8 * &k10).sum() + (&v9 * &k11).sum()
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(649, -1.0, 1.0);
+    (&v9 * &k10).sum()
 }
 
 #[test]
@@ -9428,29 +9676,23 @@ fn g188_gradient() {
 
 #[differentiable]
 fn g189(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).square().log1p();
-    let v2 = (a).mean();
-    let v3 = if b.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1).square() + 1.0).recip() };
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(235, -1.0, 1.0);
-    let v5 = ((&v3).log_softmax::<1>() * &k4);
-    let v6 = (b).cos();
-    let k7: Tensor![f64] = Tensor::rand_uniform(641, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(598, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = ((a).tanh() * 0.9).atanh();
+    let v2 = (a).sum_keepdim::<1>();
+    let v3 = (b).sigmoid();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(117, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g189_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).square().log1p();
-    let v2 = (a).mean();
-    let v3 = if b.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1).square() + 1.0).recip() };
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(235, -1.0, 1.0);
-    let v5 = ((&v3).log_softmax::<1>() * &k4);
-    let v6 = (b).cos();
-    let k7: Tensor![f64] = Tensor::rand_uniform(641, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(598, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = ((a).tanh() * 0.9).atanh();
+    let v2 = (a).sum_keepdim::<1>();
+    let v3 = (b).sigmoid();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(117, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -9474,23 +9716,51 @@ fn g189_gradient() {
 
 #[differentiable]
 fn g190(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).tanh().expm1();
-    let v2 = (a).mean_axis::<1>();
-    let v3 = if a.detach().sum().item() < 0.0 { (b).square() } else { (b).sigmoid() };
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(471, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = (a).square().log1p();
+    let v2 = (a).mean();
+    let mut v3 = v1.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * a).sin()).tanh();
+        }
+        v3 = &v3 - a * 0.25;
+    }
+    let mut v4 = b.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * b).softplus()).tanh();
+        }
+        v4 = &v4 - b * 0.25;
+    }
+    let v5 = if a.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2) * (&v2)) };
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(337, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(60, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g190_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().expm1();
-    let v2 = (a).mean_axis::<1>();
-    let v3 = if a.detach().sum().item() < 0.0 { (b).square() } else { (b).sigmoid() };
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(471, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = (a).square().log1p();
+    let v2 = (a).mean();
+    let mut v3 = v1.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * a).sin()).tanh();
+        }
+        v3 = &v3 - a * 0.25;
+    }
+    let mut v4 = b.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * b).softplus()).tanh();
+        }
+        v4 = &v4 - b * 0.25;
+    }
+    let v5 = if a.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2) * (&v2)) };
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(337, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(60, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9514,8 +9784,8 @@ fn g190_gradient() {
 
 #[differentiable]
 fn g191(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((&m.layers[0].bias) * 3.0).floor();
-    let v2 = (&m.layers[0].bias).mean_keepdim::<0>();
+    let v1 = (&m.layers[0].bias).tanh().expm1();
+    let v2 = (&m.layers[0].bias).mean_axis::<0>();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
     let mut v4 = ((&v2) + &k3);
     for i in 0..2 {
@@ -9532,8 +9802,8 @@ fn g191(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
 }
 
 fn g191_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((&m.layers[0].bias) * 3.0).floor();
-    let v2 = (&m.layers[0].bias).mean_keepdim::<0>();
+    let v1 = (&m.layers[0].bias).tanh().expm1();
+    let v2 = (&m.layers[0].bias).mean_axis::<0>();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
     let mut v4 = ((&v2) + &k3);
     for i in 0..2 {
@@ -9575,22 +9845,20 @@ fn g191_gradient() {
 #[differentiable]
 fn g192(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(250, -1.0, 1.0);
-    let v2 = ((((b).mean() * &k1)) * 3.0).ceil();
-    let v3 = (a).max();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * 1.5).gelu() };
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(318, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(207, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = ((((b).mean() * &k1)) * 3.0).floor();
+    let v3 = (a).mean_keepdim::<0>();
+    let k4: Tensor![f64; 4] = Tensor::rand_uniform(725, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g192_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(250, -1.0, 1.0);
-    let v2 = ((((b).mean() * &k1)) * 3.0).ceil();
-    let v3 = (a).max();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * 1.5).gelu() };
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(318, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(207, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = ((((b).mean() * &k1)) * 3.0).floor();
+    let v3 = (a).mean_keepdim::<0>();
+    let k4: Tensor![f64; 4] = Tensor::rand_uniform(725, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -9614,25 +9882,19 @@ fn g192_gradient() {
 
 #[differentiable]
 fn g193(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((b) * 3.0).round();
-    let v2 = (a).max_axis::<2>();
-    let v3 = if b.detach().sum().item() > 0.0 { (&v2).sigmoid() } else { ((&v2).square() + 1.0).recip() };
-    let v4 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { (b).square() };
-    let k5: Tensor![f64] = Tensor::rand_uniform(133, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(129, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = ((b) * 3.0).ceil();
+    let v2 = (a).max();
+    let k3: Tensor![f64] = Tensor::rand_uniform(757, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(66, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g193_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b) * 3.0).round();
-    let v2 = (a).max_axis::<2>();
-    let v3 = if b.detach().sum().item() > 0.0 { (&v2).sigmoid() } else { ((&v2).square() + 1.0).recip() };
-    let v4 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { (b).square() };
-    let k5: Tensor![f64] = Tensor::rand_uniform(133, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(129, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = ((b) * 3.0).ceil();
+    let v2 = (a).max();
+    let k3: Tensor![f64] = Tensor::rand_uniform(757, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(66, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
 #[test]
@@ -9656,8 +9918,8 @@ fn g193_gradient() {
 
 #[differentiable]
 fn g194(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((&m.blocks[2].weight) * 3.0).sign();
-    let v2 = (&m.blocks[2].weight).max_keepdim::<1>();
+    let v1 = ((&m.blocks[2].weight) * 3.0).round();
+    let v2 = (&m.blocks[2].weight).max_axis::<1>();
     let mut v3 = a.clone();
     for i in 0..3 {
         v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].weight * 0.25;
@@ -9674,8 +9936,8 @@ fn g194(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g194_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((&m.blocks[2].weight) * 3.0).sign();
-    let v2 = (&m.blocks[2].weight).max_keepdim::<1>();
+    let v1 = ((&m.blocks[2].weight) * 3.0).round();
+    let v2 = (&m.blocks[2].weight).max_axis::<1>();
     let mut v3 = a.clone();
     for i in 0..3 {
         v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].weight * 0.25;
@@ -9712,37 +9974,23 @@ fn g194_gradient() {
 
 #[differentiable]
 fn g195(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).clamp(-0.5, 0.5);
-    let v2 = (b).min();
-    let v3 = (&v2).hypot(&((&v1).square() + 0.5));
-    let mut v4 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v1).square()).tanh();
-        }
-        v4 = &v4 - &v1 * 0.25;
-    }
-    let v5 = (c).sin();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(219, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(21, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = ((a) * 3.0).sign();
+    let v2 = (b).max_keepdim::<0>();
+    let v3 = ((c).tanh() * 0.9).atanh();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(567, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(329, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g195_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).clamp(-0.5, 0.5);
-    let v2 = (b).min();
-    let v3 = (&v2).hypot(&((&v1).square() + 0.5));
-    let mut v4 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v1).square()).tanh();
-        }
-        v4 = &v4 - &v1 * 0.25;
-    }
-    let v5 = (c).sin();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(219, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(21, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = ((a) * 3.0).sign();
+    let v2 = (b).max_keepdim::<0>();
+    let v3 = ((c).tanh() * 0.9).atanh();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(567, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(329, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -9770,35 +10018,21 @@ fn g195_gradient() {
 
 #[differentiable]
 fn g196(a: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let v2 = (a).atan2(&((((a) + &k1)).square() + 0.5));
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(370, -1.0, 1.0);
-    let v4 = (((a) + &k3)).min_axis::<0>();
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let v6 = (a).matmul(&k5);
-    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(561, -1.0, 1.0);
-    let v8 = ((a).matmul(&k7)).var_axis::<1>();
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(17, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(398, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(242, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(634, -1.0, 1.0);
-    ((&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v6 * &k11).sum() + (&v8 * &k12).sum()).item()
+    let v1 = (a).clamp(-0.5, 0.5);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(496, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).min();
+    let v4 = ((((&v3).square() + 1.5).acosh()) * 3.0).sign();
+    let k5: Tensor![f64] = Tensor::rand_uniform(762, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g196_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let v2 = (a).atan2(&((((a) + &k1)).square() + 0.5));
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(370, -1.0, 1.0);
-    let v4 = (((a) + &k3)).min_axis::<0>();
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let v6 = (a).matmul(&k5);
-    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(561, -1.0, 1.0);
-    let v8 = ((a).matmul(&k7)).var_axis::<1>();
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(17, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(398, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(242, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(634, -1.0, 1.0);
-    (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v6 * &k11).sum() + (&v8 * &k12).sum()
+    let v1 = (a).clamp(-0.5, 0.5);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(496, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).min();
+    let v4 = ((((&v3).square() + 1.5).acosh()) * 3.0).sign();
+    let k5: Tensor![f64] = Tensor::rand_uniform(762, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -9818,8 +10052,8 @@ fn g196_gradient() {
 
 #[differentiable]
 fn g197(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).hypot(&((c).square() + 0.5));
-    let v2 = (&v1).min_keepdim::<0>();
+    let v1 = (a).atan2(&((c).square() + 0.5));
+    let v2 = (&v1).min_axis::<0>();
     let mut v3 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -9827,14 +10061,14 @@ fn g197(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64; 4]) -> f64 {
         }
         v3 = &v3 - b * 0.25;
     }
-    let v4 = (&v3).min();
-    let k5: Tensor![f64] = Tensor::rand_uniform(846, -1.0, 1.0);
+    let v4 = (&v3).max();
+    let k5: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
     ((&v4 * &k5).sum()).item()
 }
 
 fn g197_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).hypot(&((c).square() + 0.5));
-    let v2 = (&v1).min_keepdim::<0>();
+    let v1 = (a).atan2(&((c).square() + 0.5));
+    let v2 = (&v1).min_axis::<0>();
     let mut v3 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -9842,8 +10076,8 @@ fn g197_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Sh
         }
         v3 = &v3 - b * 0.25;
     }
-    let v4 = (&v3).min();
-    let k5: Tensor![f64] = Tensor::rand_uniform(846, -1.0, 1.0);
+    let v4 = (&v3).max();
+    let k5: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
     (&v4 * &k5).sum()
 }
 
@@ -9872,35 +10106,23 @@ fn g197_gradient() {
 
 #[differentiable]
 fn g198(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(499, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((&m.fc1.weight).mean() * &k1)).tanh() * 0.2 + &k2)).det();
-    let v4 = (a).var();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(186, -1.0, 1.0);
-    let v6 = (m.fc1.forward(&((a) + &k5))).sin();
-    let v7 = ((&v4).tanh()).tanh();
-    let v8 = (b).tanh();
-    let k9: Tensor![f64] = Tensor::rand_uniform(514, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(491, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(206, -1.0, 1.0);
-    let k12: Tensor![f64] = Tensor::rand_uniform(732, -1.0, 1.0);
-    ((&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
+    let v1 = (&m.fc1.weight).hypot(&((b).square() + 0.5));
+    let v2 = (a).min_keepdim::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(373, -1.0, 1.0);
+    let v4 = m.fc1.forward(&((&v2) + &k3));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(343, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(177, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g198_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(499, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((&m.fc1.weight).mean() * &k1)).tanh() * 0.2 + &k2)).det();
-    let v4 = (a).var();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(186, -1.0, 1.0);
-    let v6 = (m.fc1.forward(&((a) + &k5))).sin();
-    let v7 = ((&v4).tanh()).tanh();
-    let v8 = (b).tanh();
-    let k9: Tensor![f64] = Tensor::rand_uniform(514, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(491, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(206, -1.0, 1.0);
-    let k12: Tensor![f64] = Tensor::rand_uniform(732, -1.0, 1.0);
-    (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
+    let v1 = (&m.fc1.weight).hypot(&((b).square() + 0.5));
+    let v2 = (a).min_keepdim::<0>();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(373, -1.0, 1.0);
+    let v4 = m.fc1.forward(&((&v2) + &k3));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(343, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(177, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -9930,39 +10152,43 @@ fn g198_gradient() {
 fn g199(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(553, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).inv();
-    let v4 = (&v3).var_axis::<0>();
-    let v5 = if b.detach().sum().item() < 0.0 { (b).tanh().exp() } else { ((b) * (b)) };
-    let mut v6 = c.clone();
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).det();
+    let v4 = (c).var();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = m6.select(b, a);
+    let mut v8 = v4.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v6 = (((&v6 * &v4).square() + 1.0).recip()).tanh();
+            v8 = ((&v8 * &v3).sin()).tanh();
         }
-        v6 = &v6 - &v4 * 0.25;
+        v8 = &v8 - &v3 * 0.25;
     }
-    let v7 = if a.detach().sum().item() < 0.0 { (&v5).sigmoid() } else { ((&v5) * (b)) };
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(51, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(562, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v9 = if a.detach().sum().item() < 0.0 { (-(&v7)) } else { ((&v7) * (&v8)) };
+    let v10 = ((&v9).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(&v7).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>()).tanh();
+    let k11: Tensor![f64; 1] = Tensor::rand_uniform(301, -1.0, 1.0);
+    ((&v10 * &k11).sum()).item()
 }
 
 fn g199_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(553, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).inv();
-    let v4 = (&v3).var_axis::<0>();
-    let v5 = if b.detach().sum().item() < 0.0 { (b).tanh().exp() } else { ((b) * (b)) };
-    let mut v6 = c.clone();
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).det();
+    let v4 = (c).var();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = Var::select(&m6, b, a);
+    let mut v8 = v4.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v6 = (((&v6 * &v4).square() + 1.0).recip()).tanh();
+            v8 = ((&v8 * &v3).sin()).tanh();
         }
-        v6 = &v6 - &v4 * 0.25;
+        v8 = &v8 - &v3 * 0.25;
     }
-    let v7 = if a.detach().sum().item() < 0.0 { (&v5).sigmoid() } else { ((&v5) * (b)) };
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(51, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(562, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v9 = if a.detach().sum().item() < 0.0 { (-(&v7)) } else { ((&v7) * (&v8)) };
+    let v10 = ((&v9).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(&v7).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>()).tanh();
+    let k11: Tensor![f64; 1] = Tensor::rand_uniform(301, -1.0, 1.0);
+    (&v10 * &k11).sum()
 }
 
 #[test]
@@ -9991,38 +10217,30 @@ fn g199_gradient() {
 #[differentiable]
 fn g200(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((a) + &k1)).tanh() * 0.2 + &k3)).solve(&((c) + &k2));
-    let v5 = (b).var_keepdim::<0>();
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(625, -1.0, 1.0);
-    let v7 = (&v4).matmul(&k6);
-    let v8 = (((&v5).sin()) * 1.5).erf();
-    let k9: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(561, -1.0, 1.0);
-    let m10 = k9.gt_scalar(0.0);
-    let v11 = m10.select(&v5, &v8);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(488, -1.0, 1.0);
-    let v13 = (((&v7).layer_norm(1e-5) * &k12)).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((&v7) * ((&v11).mean()))).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
-    let k14: Tensor![f64; 1, 1] = Tensor::rand_uniform(133, -1.0, 1.0);
-    ((&v13 * &k14).sum()).item()
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (b).var_axis::<0>();
+    let v5 = if b.detach().sum().item() > 0.0 { (&v4).softplus() } else { ((&v4) * (c)) };
+    let k6: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(544, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v3, b);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g200_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((a) + &k1)).tanh() * 0.2 + &k3)).solve(&((c) + &k2));
-    let v5 = (b).var_keepdim::<0>();
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(625, -1.0, 1.0);
-    let v7 = (&v4).matmul(&k6);
-    let v8 = (((&v5).sin()) * 1.5).erf();
-    let k9: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(561, -1.0, 1.0);
-    let m10 = k9.gt_scalar(0.0);
-    let v11 = Var::select(&m10, &v5, &v8);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(488, -1.0, 1.0);
-    let v13 = (((&v7).layer_norm(1e-5) * &k12)).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((&v7) * ((&v11).mean()))).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
-    let k14: Tensor![f64; 1, 1] = Tensor::rand_uniform(133, -1.0, 1.0);
-    (&v13 * &k14).sum()
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (b).var_axis::<0>();
+    let v5 = if b.detach().sum().item() > 0.0 { (&v4).softplus() } else { ((&v4) * (c)) };
+    let k6: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(544, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v3, b);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -10052,38 +10270,32 @@ fn g200_gradient() {
 fn g201(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((&m.blocks[0].bias) + &k1)).tanh() * 0.2 + &k2)).log_abs_det();
-    let v4 = (a).logsumexp();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(260, -1.0, 1.0);
-    let v6 = m.head.forward(&((&v3) + &k5));
-    let mut v7 = v4.clone();
+    let v3 = (((((&m.blocks[0].bias) + &k1)).tanh() * 0.2 + &k2)).solve(&m.blocks[0].bias);
+    let v4 = (a).var_keepdim::<1>();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
+    let mut v6 = ((&v4) + &k5);
     for i in 0..3 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v4).sigmoid()).tanh();
-        }
-        v7 = &v7 - &v4 * 0.25;
+        v6 = ((&v6).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(585, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let v7 = if a.detach().sum().item() < 0.0 { (-(&v3)) } else { ((&v3) * (&v3)) };
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(776, -1.0, 1.0);
     ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g201_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((&m.blocks[0].bias) + &k1)).tanh() * 0.2 + &k2)).log_abs_det();
-    let v4 = (a).logsumexp();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(260, -1.0, 1.0);
-    let v6 = m.head.forward(&((&v3) + &k5));
-    let mut v7 = v4.clone();
+    let v3 = (((((&m.blocks[0].bias) + &k1)).tanh() * 0.2 + &k2)).solve(&m.blocks[0].bias);
+    let v4 = (a).var_keepdim::<1>();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
+    let mut v6 = ((&v4) + &k5);
     for i in 0..3 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v4).sigmoid()).tanh();
-        }
-        v7 = &v7 - &v4 * 0.25;
+        v6 = ((&v6).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(585, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let v7 = if a.detach().sum().item() < 0.0 { (-(&v3)) } else { ((&v3) * (&v3)) };
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(776, -1.0, 1.0);
     (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
@@ -10108,23 +10320,33 @@ fn g201_gradient() {
 
 #[differentiable]
 fn g202(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(314, -1.0, 1.0);
-    let v2 = ((a) + (((b) + &k1)));
-    let v3 = (&v2).logsumexp_axis::<0>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).softplus() } else { (-(&v3)) };
-    let v5 = (((b) * ((&v4).mean()))).tanh();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((b) + &k1)).tanh() * 0.2 + &k2)).log_abs_det();
+    let v4 = (a).logsumexp();
+    let mut v5 = b.clone();
+    for _ in 0..1 {
+        v5 = (((&v5 * &v4).square() + 1.0).ln()).tanh() + b * 0.5;
+    }
+    let v6 = (((&v5).square() + 1.0).recip()).dropout(0.25, 171);
+    let v7 = if a.detach().sum().item() > 0.0 { (-(&v6)) } else { ((&v6) * (&v3)) };
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g202_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(314, -1.0, 1.0);
-    let v2 = ((a) + (((b) + &k1)));
-    let v3 = (&v2).logsumexp_axis::<0>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).softplus() } else { (-(&v3)) };
-    let v5 = (((b) * ((&v4).mean()))).tanh();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((b) + &k1)).tanh() * 0.2 + &k2)).log_abs_det();
+    let v4 = (a).logsumexp();
+    let mut v5 = b.clone();
+    for _ in 0..1 {
+        v5 = (((&v5 * &v4).square() + 1.0).ln()).tanh() + b * 0.5;
+    }
+    let v6 = (((&v5).square() + 1.0).recip()).dropout(0.25, 171);
+    let v7 = if a.detach().sum().item() > 0.0 { (-(&v6)) } else { ((&v6) * (&v3)) };
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -10148,23 +10370,31 @@ fn g202_gradient() {
 
 #[differentiable]
 fn g203(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((b) - (a));
-    let v2 = (b).logsumexp_keepdim::<1>();
-    let v3 = if c.detach().sum().item() < 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v2)) };
-    let v4 = (c).sin();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((((b).mean() * &k1)).tanh() * 0.2 + &k2)) + &(((((b).mean() * &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
+    let v4 = (a).logsumexp_axis::<1>();
+    let k5: Tensor![f64; 2] = Tensor::rand_uniform(752, -1.0, 1.0);
+    let v6 = ((&v4).mean()).atan2(&((((&v4).softmax::<0>() * &k5)).square() + 0.5));
+    let v7 = (c).tanh();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let k9: Tensor![f64; 2] = Tensor::rand_uniform(684, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(1, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g203_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((b) - (a));
-    let v2 = (b).logsumexp_keepdim::<1>();
-    let v3 = if c.detach().sum().item() < 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v2)) };
-    let v4 = (c).sin();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(57, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((((b).mean() * &k1)).tanh() * 0.2 + &k2)) + &(((((b).mean() * &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
+    let v4 = (a).logsumexp_axis::<1>();
+    let k5: Tensor![f64; 2] = Tensor::rand_uniform(752, -1.0, 1.0);
+    let v6 = ((&v4).mean()).atan2(&((((&v4).softmax::<0>() * &k5)).square() + 0.5));
+    let v7 = (c).tanh();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let k9: Tensor![f64; 2] = Tensor::rand_uniform(684, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(1, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -10192,23 +10422,19 @@ fn g203_gradient() {
 
 #[differentiable]
 fn g204(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) * (b));
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(755, -1.0, 1.0);
-    let v3 = ((a).softmax::<0>() * &k2);
-    let v4 = (&v1).minimum(b);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(514, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(746, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = ((a) + (b));
+    let v2 = (a).logsumexp_keepdim::<0>();
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(316, -1.0, 1.0);
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(736, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
 fn g204_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) * (b));
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(755, -1.0, 1.0);
-    let v3 = ((a).softmax::<0>() * &k2);
-    let v4 = (&v1).minimum(b);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(514, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(746, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = ((a) + (b));
+    let v2 = (a).logsumexp_keepdim::<0>();
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(316, -1.0, 1.0);
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(736, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
 #[test]
@@ -10232,9 +10458,9 @@ fn g204_gradient() {
 
 #[differentiable]
 fn g205(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a) / ((b).square() + 1.0));
+    let v1 = ((a) - (b));
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let v3 = ((&v1).log_softmax::<1>() * &k2);
+    let v3 = ((&v1).softmax::<1>() * &k2);
     let mut v4 = v3.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -10242,18 +10468,17 @@ fn g205(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1]) -> f64 {
         }
         v4 = &v4 - &m.blocks[i].bias * 0.25;
     }
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v6 = ((&v4).log_softmax::<1>() * &k5);
-    let v7 = (-(&m.blocks[1].bias));
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v5 = (&v4).reshape::<Shape![6]>();
+    let v6 = (&m.blocks[1].bias).square();
+    let k7: Tensor![f64; 6] = Tensor::rand_uniform(952, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(634, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g205_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a) / ((b).square() + 1.0));
+    let v1 = ((a) - (b));
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let v3 = ((&v1).log_softmax::<1>() * &k2);
+    let v3 = ((&v1).softmax::<1>() * &k2);
     let mut v4 = v3.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -10261,12 +10486,11 @@ fn g205_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1]>) ->
         }
         v4 = &v4 - &m.blocks[i].bias * 0.25;
     }
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v6 = ((&v4).log_softmax::<1>() * &k5);
-    let v7 = (-(&m.blocks[1].bias));
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v5 = (&v4).reshape::<Shape![6]>();
+    let v6 = (&m.blocks[1].bias).square();
+    let k7: Tensor![f64; 6] = Tensor::rand_uniform(952, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(634, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -10294,27 +10518,21 @@ fn g205_gradient() {
 
 #[differentiable]
 fn g206(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (-(a));
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(167, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).transpose::<1, 2>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v1).sin() } else { ((&v1).square() + 1.0).recip() };
-    let v5 = ((b).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(231, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(811, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(986, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = ((a) * (b));
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(73, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let v4 = (&v1).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(726, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g206_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (-(a));
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(167, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).transpose::<1, 2>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v1).sin() } else { ((&v1).square() + 1.0).recip() };
-    let v5 = ((b).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(231, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(811, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(986, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = ((a) * (b));
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(73, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let v4 = (&v1).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(726, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -10338,23 +10556,25 @@ fn g206_gradient() {
 
 #[differentiable]
 fn g207(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).pow(&(b).tanh());
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(654, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).t();
-    let v4 = (-(c));
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(109, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v1 = ((a) / ((b).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(654, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).transpose::<1, 2>();
+    let v4 = (c).cross_entropy(&[2usize, 2usize]);
+    let v5 = ((((c).tanh() * 0.9).asin()) * ((((&v3) / ((&v4).square() + 1.0))).mean()));
+    let v6 = (((&v5).square() + 1.0).pow(&(&v1).tanh())).maximum_scalar(0.1);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(875, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g207_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).pow(&(b).tanh());
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(654, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).t();
-    let v4 = (-(c));
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(109, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v1 = ((a) / ((b).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(654, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).transpose::<1, 2>();
+    let v4 = (c).cross_entropy(&[2usize, 2usize]);
+    let v5 = ((((c).tanh() * 0.9).asin()) * ((((&v3) / ((&v4).square() + 1.0))).mean()));
+    let v6 = (((&v5).square() + 1.0).pow(&(&v1).tanh())).maximum_scalar(0.1);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(875, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10383,30 +10603,28 @@ fn g207_gradient() {
 #[differentiable]
 fn g208(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(744, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(852, -1.0, 1.0);
-    let v3 = (((&m.fc1.bias).mean() * &k1)).maximum(&((a).mean() * &k2));
-    let v4 = (a).flip::<1>();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
-    let v6 = if b.detach().sum().item() > 0.0 { ((m.fc1.forward(&((&v3).mean() * &k5))) * 1.5).gelu() } else { (-(m.fc1.forward(&((&v3).mean() * &k5)))) };
-    let v7 = (b).tanh();
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(392, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(313, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v2 = (-(((&m.fc1.bias).mean() * &k1)));
+    let v3 = (a).t();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(592, -1.0, 1.0);
+    let v5 = m.fc1.forward(&((&v3).mean() * &k4));
+    let v6 = (b).cos();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(474, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(505, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g208_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(744, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(852, -1.0, 1.0);
-    let v3 = (((&m.fc1.bias).mean() * &k1)).maximum(&((a).mean() * &k2));
-    let v4 = (a).flip::<1>();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
-    let v6 = if b.detach().sum().item() > 0.0 { ((m.fc1.forward(&((&v3).mean() * &k5))) * 1.5).gelu() } else { (-(m.fc1.forward(&((&v3).mean() * &k5)))) };
-    let v7 = (b).tanh();
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(392, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(313, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v2 = (-(((&m.fc1.bias).mean() * &k1)));
+    let v3 = (a).t();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(592, -1.0, 1.0);
+    let v5 = m.fc1.forward(&((&v3).mean() * &k4));
+    let v6 = (b).cos();
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(474, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(505, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -10434,35 +10652,25 @@ fn g208_gradient() {
 
 #[differentiable]
 fn g209(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).minimum(a);
+    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).slice::<0, 0, 2>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
-    let mut v5 = v1.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * a).square() + 1.0).recip()).tanh() + &v1 * 0.5;
-    }
-    let v6 = (-(b));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(940, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(375, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v3 = (((&v1).mean() * &k2)).flip::<0>();
+    let v4 = (((&v3).square() + 1.0).powf(-0.5)).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 1, 1, 1, 5, 2>(&(((&v1) * ((b).mean()))).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![5, 2]>();
+    let v5 = (&v4).reshape::<Shape![1, 1, 5, 2]>().conv2d::<1, 1, 1, 1, 7, 1>(&(&v1).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![7, 1]>();
+    let v6 = ((&v5) * ((&v4).mean()));
+    let k7: Tensor![f64; 7, 1] = Tensor::rand_uniform(952, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g209_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).minimum(a);
+    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).slice::<0, 0, 2>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
-    let mut v5 = v1.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * a).square() + 1.0).recip()).tanh() + &v1 * 0.5;
-    }
-    let v6 = (-(b));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(940, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(375, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v3 = (((&v1).mean() * &k2)).flip::<0>();
+    let v4 = (((&v3).square() + 1.0).powf(-0.5)).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 1, 1, 1, 5, 2>(&(((&v1) * ((b).mean()))).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![5, 2]>();
+    let v5 = (&v4).reshape::<Shape![1, 1, 5, 2]>().conv2d::<1, 1, 1, 1, 7, 1>(&(&v1).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![7, 1]>();
+    let v6 = ((&v5) * ((&v4).mean()));
+    let k7: Tensor![f64; 7, 1] = Tensor::rand_uniform(952, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10486,16 +10694,16 @@ fn g209_gradient() {
 
 #[differentiable]
 fn g210(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).maximum_scalar(0.1);
-    let v2 = (&v1).pad::<0, 2, 1, 5>();
-    let k3: Tensor![f64; 5, 2, 3] = Tensor::rand_uniform(552, -1.0, 1.0);
+    let v1 = (a).maximum(a);
+    let v2 = (&v1).slice::<2, 1, 2>();
+    let k3: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(747, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g210_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).maximum_scalar(0.1);
-    let v2 = (&v1).pad::<0, 2, 1, 5>();
-    let k3: Tensor![f64; 5, 2, 3] = Tensor::rand_uniform(552, -1.0, 1.0);
+    let v1 = (a).maximum(a);
+    let v2 = (&v1).slice::<2, 1, 2>();
+    let k3: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(747, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
 
@@ -10517,32 +10725,30 @@ fn g210_gradient() {
 #[differentiable]
 fn g211(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(878, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).minimum_scalar(-0.1);
-    let v3 = (a).permute::<2, 1, 0>();
-    let v4 = (&v3).max_axis::<0>();
-    let v5 = ((&v2) * ((&v4).mean()));
-    let v6 = ((c) * 1.5).gelu_erf();
-    let v7 = if b.detach().sum().item() > 0.0 { (&v5).softplus() } else { (&v5).tanh().exp() };
-    let v8 = ((b).square() + 1.0).ln();
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(614, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
-    ((&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
+    let v2 = (((a).mean() * &k1)).minimum(b);
+    let v3 = (&v2).pad::<0, 0, 1, 5>();
+    let v4 = (c).logsumexp_keepdim::<0>();
+    let v5 = (((a) * ((&v3).mean()))).cos();
+    let v6 = ((&v5) * 1.5).erf();
+    let v7 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { ((&v5) * (&v5)) };
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g211_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(878, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).minimum_scalar(-0.1);
-    let v3 = (a).permute::<2, 1, 0>();
-    let v4 = (&v3).max_axis::<0>();
-    let v5 = ((&v2) * ((&v4).mean()));
-    let v6 = ((c) * 1.5).gelu_erf();
-    let v7 = if b.detach().sum().item() > 0.0 { (&v5).softplus() } else { (&v5).tanh().exp() };
-    let v8 = ((b).square() + 1.0).ln();
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(614, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
-    (&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
+    let v2 = (((a).mean() * &k1)).minimum(b);
+    let v3 = (&v2).pad::<0, 0, 1, 5>();
+    let v4 = (c).logsumexp_keepdim::<0>();
+    let v5 = (((a) * ((&v3).mean()))).cos();
+    let v6 = ((&v5) * 1.5).erf();
+    let v7 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { ((&v5) * (&v5)) };
+    let k8: Tensor![f64; 1] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -10571,42 +10777,38 @@ fn g211_gradient() {
 #[differentiable]
 fn g212(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(185, -1.0, 1.0);
-    let v3 = (((&m.proj.weight).mean() * &k1)).mse(&((&m.layers[0].weight).mean() * &k2));
-    let v4 = (b).cross_entropy(&[1usize, 2usize, 1usize]);
-    let v5 = (m.layers[1].forward(&m.layers[1].weight)).square();
-    let mut v6 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v3).sin()).tanh();
-        }
-        v6 = &v6 - &v3 * 0.25;
-    }
-    let v7 = (a).sigmoid();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(920, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(686, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(786, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v2 = (((&m.proj.weight).mean() * &k1)).maximum_scalar(0.1);
+    let v3 = (&m.proj.weight).permute::<1, 0>();
+    let v4 = (m.proj.forward(&v3)).softplus();
+    let v5 = ((&m.layers[0].weight).tanh().exp()).min_axis::<0>();
+    let v6 = (a).sin();
+    let v7 = (b).tanh();
+    let v8 = (&m.layers[1].weight).square();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(367, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(354, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(849, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(920, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(686, -1.0, 1.0);
+    let k14: Tensor![f64; 3, 3] = Tensor::rand_uniform(786, -1.0, 1.0);
+    ((&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()).item()
 }
 
 fn g212_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(185, -1.0, 1.0);
-    let v3 = (((&m.proj.weight).mean() * &k1)).mse(&((&m.layers[0].weight).mean() * &k2));
-    let v4 = (b).cross_entropy(&[1usize, 2usize, 1usize]);
-    let v5 = (m.layers[1].forward(&m.layers[1].weight)).square();
-    let mut v6 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v3).sin()).tanh();
-        }
-        v6 = &v6 - &v3 * 0.25;
-    }
-    let v7 = (a).sigmoid();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(920, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(686, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(786, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v2 = (((&m.proj.weight).mean() * &k1)).maximum_scalar(0.1);
+    let v3 = (&m.proj.weight).permute::<1, 0>();
+    let v4 = (m.proj.forward(&v3)).softplus();
+    let v5 = ((&m.layers[0].weight).tanh().exp()).min_axis::<0>();
+    let v6 = (a).sin();
+    let v7 = (b).tanh();
+    let v8 = (&m.layers[1].weight).square();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(367, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(354, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(849, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(920, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(686, -1.0, 1.0);
+    let k14: Tensor![f64; 3, 3] = Tensor::rand_uniform(786, -1.0, 1.0);
+    (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()
 }
 
 #[test]
@@ -10634,25 +10836,27 @@ fn g212_gradient() {
 
 #[differentiable]
 fn g213(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (c).matmul(&(a).t());
-    let v2 = (a).gather::<1, 3>(&[0, 2, 0]);
-    let v3 = ((&v2) * 1.5).erfc();
-    let v4 = (((&v1).tanh().exp()).square() + 1.0).ln();
-    let v5 = (&v4).sum();
-    let v6 = (((&v3).square() + 1.0).sqrt()).minimum(&((&v5) * ((b).mean())));
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(897, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (c).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(92, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).cross_entropy(&[0usize, 0usize, 3usize]);
+    let v4 = if a.detach().sum().item() < 0.0 { (a).sin() } else { (a).tanh().powf(3.0) };
+    let v5 = (-(b));
+    let k6: Tensor![f64] = Tensor::rand_uniform(583, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(210, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(5, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g213_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (c).matmul(&(a).t());
-    let v2 = (a).gather::<1, 3>(&[0, 2, 0]);
-    let v3 = ((&v2) * 1.5).erfc();
-    let v4 = (((&v1).tanh().exp()).square() + 1.0).ln();
-    let v5 = (&v4).sum();
-    let v6 = (((&v3).square() + 1.0).sqrt()).minimum(&((&v5) * ((b).mean())));
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(897, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (c).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(92, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).cross_entropy(&[0usize, 0usize, 3usize]);
+    let v4 = if a.detach().sum().item() < 0.0 { (a).sin() } else { (a).tanh().powf(3.0) };
+    let v5 = (-(b));
+    let k6: Tensor![f64] = Tensor::rand_uniform(583, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(210, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(5, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -10681,26 +10885,42 @@ fn g213_gradient() {
 #[differentiable]
 fn g214(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh().exp();
-    let v3 = (&v2).cast::<f64>();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(607, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).clamp(-0.5, 0.5);
-    let v6 = (b).cos();
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(414, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(597, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(666, -1.0, 1.0);
+    let v3 = (((a).mean() * &k1)).mse(&((b) + &k2));
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(3, -1.0, 1.0);
+    let v5 = (((b) + &k4)).gather::<1, 4>(&[0, 2, 2, 0]);
+    let v6 = ((&v3).tanh().exp2()).hypot(&((((&v5) * (&v3))).square() + 0.5));
+    let mut v7 = v6.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * b).tanh()).tanh();
+        }
+        v7 = &v7 - b * 0.25;
+    }
+    let v8 = if a.detach().sum().item() > 0.0 { (-(a)) } else { (-(a)) };
+    let v9 = (((&v8) * ((&v7).mean()))).atan2(&(((&v8).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 3>(&(&v3).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 3]>()).square() + 0.5));
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(756, -1.0, 1.0);
+    ((&v9 * &k10).sum()).item()
 }
 
 fn g214_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh().exp();
-    let v3 = (&v2).cast::<f64>();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(607, -1.0, 1.0);
-    let v5 = ((&v3).matmul(&k4)).clamp(-0.5, 0.5);
-    let v6 = (b).cos();
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(414, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(597, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(666, -1.0, 1.0);
+    let v3 = (((a).mean() * &k1)).mse(&((b) + &k2));
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(3, -1.0, 1.0);
+    let v5 = (((b) + &k4)).gather::<1, 4>(&[0, 2, 2, 0]);
+    let v6 = ((&v3).tanh().exp2()).hypot(&((((&v5) * (&v3))).square() + 0.5));
+    let mut v7 = v6.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * b).tanh()).tanh();
+        }
+        v7 = &v7 - b * 0.25;
+    }
+    let v8 = if a.detach().sum().item() > 0.0 { (-(a)) } else { (-(a)) };
+    let v9 = (((&v8) * ((&v7).mean()))).atan2(&(((&v8).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 3>(&(&v3).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 3]>()).square() + 0.5));
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(756, -1.0, 1.0);
+    (&v9 * &k10).sum()
 }
 
 #[test]
@@ -10724,23 +10944,25 @@ fn g214_gradient() {
 
 #[differentiable]
 fn g215(m: &Net, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (&m.fc1.bias).tanh().exp2();
-    let v2 = (a).reshape::<Shape![3, 1]>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let v4 = ((m.fc2.forward(&((&v2) + &k3))).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(751, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(267, -1.0, 1.0);
+    let k2: Tensor![f64; 4, 3] = Tensor::rand_uniform(239, -1.0, 1.0);
+    let v3 = (((&m.fc1.bias) + &k1)).matmul(&((&m.fc1.bias).mean() * &k2));
+    let v4 = (&v3).cast::<f64>();
+    let v5 = m.fc1.forward(&v4);
+    let v6 = (((a).sigmoid()) * (((&v5).tanh()).mean()));
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(179, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g215_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (&m.fc1.bias).tanh().exp2();
-    let v2 = (a).reshape::<Shape![3, 1]>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let v4 = ((m.fc2.forward(&((&v2) + &k3))).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(751, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(267, -1.0, 1.0);
+    let k2: Tensor![f64; 4, 3] = Tensor::rand_uniform(239, -1.0, 1.0);
+    let v3 = (((&m.fc1.bias) + &k1)).matmul(&((&m.fc1.bias).mean() * &k2));
+    let v4 = (&v3).cast::<f64>();
+    let v5 = m.fc1.forward(&v4);
+    let v6 = (((a).sigmoid()) * (((&v5).tanh()).mean()));
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(179, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -10764,28 +10986,28 @@ fn g215_gradient() {
 
 #[differentiable]
 fn g216(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (a).broadcast_to::<Shape![2, 3, 3]>();
+    let v1 = (a).tanh().exp();
+    let v2 = (a).reshape::<Shape![9]>();
     let v3 = if a.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * 1.5).gelu() };
     let mut v4 = v1.clone();
     for _ in 0..3 {
         v4 = ((&v4 * &v1).tanh().exp()).tanh() + &v1 * 0.5;
     }
-    let v5 = ((&v4).maximum(&v3)).max_keepdim::<1>();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(374, -1.0, 1.0);
+    let v5 = ((((&v4) * ((&v3).mean()))).tanh() * 0.9).asin();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(374, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g216_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (a).broadcast_to::<Shape![2, 3, 3]>();
+    let v1 = (a).tanh().exp();
+    let v2 = (a).reshape::<Shape![9]>();
     let v3 = if a.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * 1.5).gelu() };
     let mut v4 = v1.clone();
     for _ in 0..3 {
         v4 = ((&v4 * &v1).tanh().exp()).tanh() + &v1 * 0.5;
     }
-    let v5 = ((&v4).maximum(&v3)).max_keepdim::<1>();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(374, -1.0, 1.0);
+    let v5 = ((((&v4) * ((&v3).mean()))).tanh() * 0.9).asin();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(374, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -10806,29 +11028,31 @@ fn g216_gradient() {
 
 #[differentiable]
 fn g217(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = ((a).square() + 1.0).log2();
-    let v2 = (&v1).concat::<0, 6, _>(a);
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * (a)) };
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(202, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(784, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v3, &((&v3) + &k4));
-    let k8: Tensor![f64; 6, 4] = Tensor::rand_uniform(875, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v1 = (a).tanh().exp2();
+    let v2 = (&v1).broadcast_to::<Shape![2, 3, 4]>();
+    let v3 = (a).silu();
+    let v4 = (&v3).atan2(&((&v3).square() + 0.5));
+    let mut v5 = v2.clone();
+    for _ in 0..1 {
+        v5 = (((&v5 * &v2).square() + 1.0).ln()).tanh() + &v2 * 0.5;
+    }
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(267, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(437, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g217_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).log2();
-    let v2 = (&v1).concat::<0, 6, _>(a);
-    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * (a)) };
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(202, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(784, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v3, &((&v3) + &k4));
-    let k8: Tensor![f64; 6, 4] = Tensor::rand_uniform(875, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v7 * &k9).sum()
+    let v1 = (a).tanh().exp2();
+    let v2 = (&v1).broadcast_to::<Shape![2, 3, 4]>();
+    let v3 = (a).silu();
+    let v4 = (&v3).atan2(&((&v3).square() + 0.5));
+    let mut v5 = v2.clone();
+    for _ in 0..1 {
+        v5 = (((&v5 * &v2).square() + 1.0).ln()).tanh() + &v2 * 0.5;
+    }
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(267, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(437, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -10848,35 +11072,29 @@ fn g217_gradient() {
 
 #[differentiable]
 fn g218(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = ((b).square() + 1.0).sqrt();
-    let k2: Tensor![f64] = Tensor::rand_uniform(594, -1.0, 1.0);
-    let v3 = (a).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let mut v4 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).tanh()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let v5 = if b.detach().sum().item() > 0.0 { (&v4).square() } else { (&v4).softplus() };
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(701, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = ((b).square() + 1.0).ln();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let v4 = (((&v1) + &k2)).concat::<0, 6, _>(&((a) + &k3));
+    let k5: Tensor![f64; 6, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
+    let k6: Tensor![f64; 6, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v4, &((&v4) + &k5));
+    let k9: Tensor![f64; 6, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g218_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).sqrt();
-    let k2: Tensor![f64] = Tensor::rand_uniform(594, -1.0, 1.0);
-    let v3 = (a).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let mut v4 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).tanh()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let v5 = if b.detach().sum().item() > 0.0 { (&v4).square() } else { (&v4).softplus() };
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(701, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = ((b).square() + 1.0).ln();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let v4 = (((&v1) + &k2)).concat::<0, 6, _>(&((a) + &k3));
+    let k5: Tensor![f64; 6, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
+    let k6: Tensor![f64; 6, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v4, &((&v4) + &k5));
+    let k9: Tensor![f64; 6, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -10900,22 +11118,22 @@ fn g218_gradient() {
 
 #[differentiable]
 fn g219(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).recip();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 3, 2>(&(&m.fc2.bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 2]>();
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 10>(&(&m.fc2.bias).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![10]>();
     let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&m.fc2.weight)).sigmoid() } else { (m.fc1.forward(&m.fc2.weight)).softplus() };
     let v4 = if a.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k5: Tensor![f64; 10] = Tensor::rand_uniform(872, -1.0, 1.0);
     let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g219_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).recip();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 3, 2>(&(&m.fc2.bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 2]>();
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 10>(&(&m.fc2.bias).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![10]>();
     let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&m.fc2.weight)).sigmoid() } else { (m.fc1.forward(&m.fc2.weight)).softplus() };
     let v4 = if a.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k5: Tensor![f64; 10] = Tensor::rand_uniform(872, -1.0, 1.0);
     let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()

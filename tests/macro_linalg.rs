@@ -1,6 +1,6 @@
-//! The linear-algebra ops (`det`, `log_abs_det`, `inv`, `solve`) through `#[differentiable]`: the
-//! generated gradient equals central differences of the function as written, and the tape's
-//! gradient of the same body.
+//! The linear-algebra ops (`det`, `log_abs_det`, `inv`, `solve`, `cholesky`) through
+//! `#[differentiable]`: the generated gradient equals central differences of the function as
+//! written, and the tape's gradient of the same body.
 
 use autograd_core::differentiable;
 use autograd_core::gradcheck::{Tolerance, check_gradient};
@@ -162,4 +162,42 @@ fn log_abs_det_through_the_macro() {
         Tolerance::default(),
     )
     .unwrap();
+}
+
+/// The Cholesky factor of `S = A A^T + I`, weighted.
+#[differentiable(wrt(a))]
+fn cholesky_weighted(a: &A, eye: &A, w: &A) -> f64 {
+    let s = a.matmul(&a.t()) + eye;
+    (s.cholesky() * w).sum().item()
+}
+
+/// A batch, symmetrized.
+#[differentiable(wrt(a))]
+fn batch_cholesky(a: &Batch, w: &Batch) -> f64 {
+    let s = (a + &a.transpose::<1, 2>()) * 0.5;
+    (s.cholesky() * w).sum().item()
+}
+
+#[test]
+fn cholesky_through_the_macro() {
+    let (a, w) = (matrix::<Shape![3, 3]>(14), matrix::<Shape![3, 3]>(15));
+    let eye = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let (v, g) = cholesky_weighted_grad(&a, &eye, &w);
+    assert_eq!(v, cholesky_weighted(&a, &eye, &w));
+    check_gradient(
+        |a| cholesky_weighted(a, &eye, &w),
+        &a,
+        &g.a,
+        Tolerance::default(),
+    )
+    .unwrap();
+    // The tape, on the same body.
+    let x = Var::param(a.clone());
+    let s = &x.matmul(&x.t()) + &eye;
+    (&s.cholesky() * &w).sum().backward().unwrap();
+    x.grad().unwrap().assert_close(&g.a, 1e-12, 1e-12);
+
+    let (a, w) = (matrix::<Shape![2, 3, 3]>(16), matrix::<Shape![2, 3, 3]>(17));
+    let (_, g) = batch_cholesky_grad(&a, &w);
+    check_gradient(|a| batch_cholesky(a, &w), &a, &g.a, Tolerance::default()).unwrap();
 }

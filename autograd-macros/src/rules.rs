@@ -23,6 +23,7 @@ pub const RULE_METHODS: &[&str] = &[
     "broadcast_to",
     "cast",
     "ceil",
+    "cholesky",
     "clamp",
     "concat",
     "conv1d",

@@ -1,5 +1,5 @@
-"""PyTorch's torch.linalg.det, inv, solve, and slogdet on fixed matrices, in float64: the numbers that the
-tests of autograd-core/src/ops/{det,inv,solve,log_abs_det}.rs copy.
+"""PyTorch's torch.linalg.det, inv, solve, slogdet and cholesky on fixed matrices, in float64: the numbers that the
+tests of autograd-core/src/ops/{det,inv,solve,log_abs_det,cholesky}.rs copy.
 
     python3 tests/reference/pytorch_linalg.py > /tmp/reference.txt
 
@@ -79,3 +79,12 @@ unary("LOG_ABS_DET_3", log_abs_det, (3, 3), 1)
 unary("LOG_ABS_DET_2_3", log_abs_det, (2, 3, 3), 2)
 unary("LOG_ABS_DET_PIVOTED", log_abs_det, (3, 3), None, a=PIVOTED.clone())
 
+# Cholesky of sym(fill(seed)) + 2 I (symmetric, diagonally dominant: positive definite). PyTorch
+# reads the lower triangle and returns the symmetric gradient.
+def spd(seed, *shape):
+    s = fill(seed, *shape)
+    return 0.5 * (s + s.mT) + 2.0 * torch.eye(shape[-1])
+
+
+unary("CHOLESKY_3", torch.linalg.cholesky, (3, 3), None, a=spd(1, 3, 3))
+unary("CHOLESKY_2_3", torch.linalg.cholesky, (2, 3, 3), None, a=spd(2, 2, 3, 3))

@@ -63,6 +63,7 @@ plain! {
     matmul_loose: 2 => Binary(crate::ops::LooseMatMul);
     mse: 2 => Binary(crate::ops::LooseMse);
     det: 1 => Unary(crate::ops::Det);
+    cholesky: 1 => Unary(crate::ops::Cholesky);
     inv: 1 => Unary(crate::ops::Inverse);
     log_abs_det: 1 => Unary(crate::ops::LogAbsDet);
     solve: 2 => Binary(crate::ops::Solve);

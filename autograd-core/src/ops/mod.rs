@@ -35,6 +35,7 @@ mod avg_pool;
 pub(crate) mod batch_norm;
 mod broadcast_to;
 mod cast;
+mod cholesky;
 mod compare;
 mod concat;
 pub(crate) mod conv1d;
@@ -74,6 +75,7 @@ pub use batch_norm::BatchNormalize;
 pub(crate) use batch_norm::Channels;
 pub use broadcast_to::Expand;
 pub use cast::Cast;
+pub use cholesky::Cholesky;
 pub(crate) use concat::JoinedSize;
 pub use concat::{Concat, ConcatShape};
 pub use conv_transpose2d::{ConvTranspose2d, ConvolveTranspose2d};
@@ -249,6 +251,8 @@ macro_rules! for_each_op {
                 det: |x, y| { let _ = y; x.slice::<1, 0, 2>().det() };
                 inv: |x, y| { let _ = y; x.slice::<1, 0, 2>().inv() };
                 log_abs_det: |x, y| { let _ = y; x.slice::<1, 0, 2>().log_abs_det() };
+                // x's left block times its transpose: [[0.3125, 0.21875], [0.21875, 0.15625]].
+                cholesky: |x, y| { let _ = y; let b = x.slice::<1, 0, 2>(); b.matmul(&b.t()).cholesky() };
                 // The same block, solved for the left 2 x 2 block of y as two right-hand sides.
                 solve: |x, y| x.slice::<1, 0, 2>().solve(&y.slice::<1, 0, 2>());
             }

@@ -1,9 +1,9 @@
-//! The linear-algebra ops on tracked tensors (`det`, `log_abs_det`, `inv`, `solve`): one call to the rule each,
+//! The linear-algebra ops on tracked tensors (`det`, `log_abs_det`, `inv`, `solve`, `cholesky`): one call to the rule each,
 //! like [`ops`](super::ops).
 
 use super::record::{record_binary, record_unary};
 use super::var::{Operand, Var};
-use crate::rules::{Det, Inverse, LogAbsDet, Solve};
+use crate::rules::{Cholesky, Det, Inverse, LogAbsDet, Solve};
 use crate::scalar::Float;
 use crate::shape::{SolveRhs, SquareMatrix};
 use crate::storage::{Join, Storage};
@@ -60,6 +60,27 @@ impl<T: Float, S: SquareMatrix, St: Storage> Var<T, S, St> {
     #[track_caller]
     pub fn inv(&self) -> Self {
         record_unary(Inverse, self)
+    }
+
+    /// [`Tensor::cholesky`](crate::Tensor::cholesky), recorded: the lower triangular `L` with
+    /// `A = L L^T`, whose VJP `L^{-T} M L^{-1}` is symmetric (see
+    /// [`Cholesky`](crate::rules::Cholesky)). A matrix that is not positive definite gives NaN,
+    /// which anomaly mode reports at this call.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let a = Var::param(Tensor::new([[4.0f64, 2.0], [2.0, 5.0]]));
+    /// let l = a.cholesky();
+    /// assert_eq!(l.value().to_array(), [[2.0, 0.0], [1.0, 2.0]]);
+    /// // l_00 = sqrt(a_00).
+    /// let mask = Tensor::new([[1.0, 0.0], [0.0, 0.0]]);
+    /// (&l * &mask).sum().backward().unwrap();
+    /// assert_eq!(a.grad().unwrap().to_array(), [[0.25, 0.0], [0.0, 0.0]]);
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn cholesky(&self) -> Self {
+        record_unary(Cholesky, self)
     }
 
     /// [`Tensor::solve`](crate::Tensor::solve), recorded: the solution `X` of `A X = B` for a
