@@ -436,22 +436,22 @@ use super::*;
 fn g000(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = ((b) + (a));
     let v2 = (&v1).logsumexp_keepdim::<1>();
-    let v3 = ((&v2) * ((&v1).mean()));
-    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(933, -1.0, 1.0);
+    let v3 = ((&v2) + (&v1));
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(933, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = m5.select(&v3, &v2);
-    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(546, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g000_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = ((b) + (a));
     let v2 = (&v1).logsumexp_keepdim::<1>();
-    let v3 = ((&v2) * ((&v1).mean()));
-    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(933, -1.0, 1.0);
+    let v3 = ((&v2) + (&v1));
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(933, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = Var::select(&m5, &v3, &v2);
-    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(546, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -484,7 +484,7 @@ fn g001(a: &Tensor![f64; 2, 1]) -> f64 {
     for _ in 0..2 {
         v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + a * 0.5;
     }
-    let v6 = (((&v5) + (a))).tanh().exp2();
+    let v6 = ((&v5).hypot(&((a).square() + 0.5))).tanh().exp2();
     let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(157, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
@@ -498,7 +498,7 @@ fn g001_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     for _ in 0..2 {
         v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + a * 0.5;
     }
-    let v6 = (((&v5) + (a))).tanh().exp2();
+    let v6 = ((&v5).hypot(&((a).square() + 0.5))).tanh().exp2();
     let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(157, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
@@ -575,7 +575,7 @@ fn g003(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 1]) -> f64 {
     let v3 = (((&v1).mean() * &k2)).transpose::<0, 1>();
     let v4 = (((&v3) * ((&v1).mean()))).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
     let v5 = if b.detach().sum().item() < 0.0 { (&v4).softplus() } else { ((&v4) * (&v4)) };
-    let v6 = ((((&v4) - (&v5))) * ((&v5).tanh().exp2()));
+    let v6 = ((((&v4) * ((&v5).mean()))) * ((&v5).tanh().exp2()));
     let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(697, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
@@ -586,7 +586,7 @@ fn g003_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 1]>) -> Var<f64,
     let v3 = (((&v1).mean() * &k2)).transpose::<0, 1>();
     let v4 = (((&v3) * ((&v1).mean()))).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
     let v5 = if b.detach().sum().item() < 0.0 { (&v4).softplus() } else { ((&v4) * (&v4)) };
-    let v6 = ((((&v4) - (&v5))) * ((&v5).tanh().exp2()));
+    let v6 = ((((&v4) * ((&v5).mean()))) * ((&v5).tanh().exp2()));
     let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(697, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
@@ -698,7 +698,7 @@ fn g006(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(382, -1.0, 1.0);
     let v3 = (((&v1).mean() * &k2)).slice::<1, 0, 3>();
     let v4 = if a.detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * (b)) };
-    let v5 = ((&v3) * (a));
+    let v5 = (&v3).hypot(&((a).square() + 0.5));
     let k6: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
     let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
     ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
@@ -709,7 +709,7 @@ fn g006_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64,
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(382, -1.0, 1.0);
     let v3 = (((&v1).mean() * &k2)).slice::<1, 0, 3>();
     let v4 = if a.detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * (b)) };
-    let v5 = ((&v3) * (a));
+    let v5 = (&v3).hypot(&((a).square() + 0.5));
     let k6: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
     let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
     (&v4 * &k6).sum() + (&v5 * &k7).sum()
@@ -1378,11 +1378,11 @@ fn g020(a: &Tensor![f64; 1, 3]) -> f64 {
     let v2 = (((a).mean() * &k1)).cos();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
     let v4 = (((&v2).mean() * &k3)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v5 = ((((&v2) / ((&v4).square() + 1.0))) / ((((&v4) * ((&v2).mean()))).square() + 1.0));
+    let v5 = (((&v2).atan2(&((&v4).square() + 0.5))) * ((((&v4) * ((&v2).mean()))).mean()));
     let v6 = ((&v2).clamp(-0.5, 0.5)).atan();
-    let v7 = (((&v5).maximum(&v6)) * ((((a) * ((&v5).mean()))).mean()));
-    let v8 = (&v7).matmul(&(&v5).t());
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(134, -1.0, 1.0);
+    let v7 = (((&v5).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v6).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 1]>()) + (((a) * ((&v5).mean()))));
+    let v8 = ((&v7) * ((&v5).mean()));
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(134, -1.0, 1.0);
     ((&v8 * &k9).sum()).item()
 }
 
@@ -1391,11 +1391,11 @@ fn g020_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v2 = (((a).mean() * &k1)).cos();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
     let v4 = (((&v2).mean() * &k3)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v5 = ((((&v2) / ((&v4).square() + 1.0))) / ((((&v4) * ((&v2).mean()))).square() + 1.0));
+    let v5 = (((&v2).atan2(&((&v4).square() + 0.5))) * ((((&v4) * ((&v2).mean()))).mean()));
     let v6 = ((&v2).clamp(-0.5, 0.5)).atan();
-    let v7 = (((&v5).maximum(&v6)) * ((((a) * ((&v5).mean()))).mean()));
-    let v8 = (&v7).matmul(&(&v5).t());
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(134, -1.0, 1.0);
+    let v7 = (((&v5).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v6).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 1]>()) + (((a) * ((&v5).mean()))));
+    let v8 = ((&v7) * ((&v5).mean()));
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(134, -1.0, 1.0);
     (&v8 * &k9).sum()
 }
 
@@ -1565,10 +1565,10 @@ fn g024(a: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = ((a) * 1.5).gelu();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(249, -1.0, 1.0);
     let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v4 = ((&v3).min_keepdim::<1>()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 1, 2>(&((&v3).reshape::<Shape![1, 1, 1, 2]>().conv2d::<1, 1, 1, 1, 3, 2>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 2]>()).reshape::<Shape![1, 1, 3, 2]>()).reshape::<Shape![1, 2]>();
-    let v5 = ((&v4).flip::<0>()).hypot(&(((&v4).sigmoid()).square() + 0.5));
+    let v4 = ((&v3).min_keepdim::<1>()).solve(&((&v3) * ((a).mean())));
+    let v5 = ((&v4).flip::<0>()).matmul(&((&v4).sigmoid()).t());
     let v6 = ((((&v5).tanh() * 0.9).acos()) * 3.0).sign();
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(643, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(643, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
@@ -1576,10 +1576,10 @@ fn g024_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = ((a) * 1.5).gelu();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(249, -1.0, 1.0);
     let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v4 = ((&v3).min_keepdim::<1>()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 1, 2>(&((&v3).reshape::<Shape![1, 1, 1, 2]>().conv2d::<1, 1, 1, 1, 3, 2>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 2]>()).reshape::<Shape![1, 1, 3, 2]>()).reshape::<Shape![1, 2]>();
-    let v5 = ((&v4).flip::<0>()).hypot(&(((&v4).sigmoid()).square() + 0.5));
+    let v4 = ((&v3).min_keepdim::<1>()).solve(&((&v3) * ((a).mean())));
+    let v5 = ((&v4).flip::<0>()).matmul(&((&v4).sigmoid()).t());
     let v6 = ((((&v5).tanh() * 0.9).acos()) * 3.0).sign();
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(643, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(643, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -1888,7 +1888,7 @@ fn g031(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 1, 1
     for _ in 0..4 {
         v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
     }
-    let v4 = ((c).maximum(&v1)).mean_keepdim::<1>();
+    let v4 = ((c).hypot(&((&v1).square() + 0.5))).mean_keepdim::<1>();
     let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).ln() } else { ((&v4) * (&v4)) };
     let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(305, -1.0, 1.0);
     let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(530, -1.0, 1.0);
@@ -1902,7 +1902,7 @@ fn g031_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<
     for _ in 0..4 {
         v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
     }
-    let v4 = ((c).maximum(&v1)).mean_keepdim::<1>();
+    let v4 = ((c).hypot(&((&v1).square() + 0.5))).mean_keepdim::<1>();
     let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).ln() } else { ((&v4) * (&v4)) };
     let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(305, -1.0, 1.0);
     let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(530, -1.0, 1.0);
@@ -2044,16 +2044,16 @@ fn g033_gradient() {
 fn g034(a: &Tensor![f64; 3], b: &Tensor![f64; 1]) -> f64 {
     let v1 = (a).sum();
     let v2 = (&v1).asinh();
-    let v3 = (((b) * (&v2))).minimum_scalar(-0.1);
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(321, -1.0, 1.0);
+    let v3 = ((b).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).cos();
+    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(758, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g034_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (a).sum();
     let v2 = (&v1).asinh();
-    let v3 = (((b) * (&v2))).minimum_scalar(-0.1);
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(321, -1.0, 1.0);
+    let v3 = ((b).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).cos();
+    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(758, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
 
@@ -2302,10 +2302,10 @@ fn g040(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let v4 = ((&v2).matmul(&(&v2).t())).tanh().expm1();
+    let v4 = ((&v2).hypot(&((&v2).square() + 0.5))).tanh().expm1();
     let k5: Tensor![f64] = Tensor::rand_uniform(806, -1.0, 1.0);
     let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(362, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(184, -1.0, 1.0);
     ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
@@ -2316,10 +2316,10 @@ fn g040_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     for i in 0..2 {
         v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
     }
-    let v4 = ((&v2).matmul(&(&v2).t())).tanh().expm1();
+    let v4 = ((&v2).hypot(&((&v2).square() + 0.5))).tanh().expm1();
     let k5: Tensor![f64] = Tensor::rand_uniform(806, -1.0, 1.0);
     let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(362, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(184, -1.0, 1.0);
     (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
@@ -2394,7 +2394,7 @@ fn g041_gradient() {
 fn g042(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
     let v1 = (b).max_keepdim::<0>();
     let v2 = ((a) * 3.0).sign();
-    let v3 = (((&v1).hypot(&((&v2).square() + 0.5))) + ((&v2).cast::<f64>()));
+    let v3 = ((&v1).minimum(&v2)).concat::<0, 4, _>(&(&v2).cast::<f64>());
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
     let v5 = ((&v3).matmul(&k4)).var_axis::<1>();
     let mut v6 = v1.clone();
@@ -2405,7 +2405,7 @@ fn g042(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
         v6 = &v6 - b * 0.25;
     }
     let v7 = (&v1).tanh();
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(370, -1.0, 1.0);
     let k9: Tensor![f64; 1] = Tensor::rand_uniform(321, -1.0, 1.0);
     let k10: Tensor![f64; 1] = Tensor::rand_uniform(562, -1.0, 1.0);
     ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
@@ -2414,7 +2414,7 @@ fn g042(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
 fn g042_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = (b).max_keepdim::<0>();
     let v2 = ((a) * 3.0).sign();
-    let v3 = (((&v1).hypot(&((&v2).square() + 0.5))) + ((&v2).cast::<f64>()));
+    let v3 = ((&v1).minimum(&v2)).concat::<0, 4, _>(&(&v2).cast::<f64>());
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
     let v5 = ((&v3).matmul(&k4)).var_axis::<1>();
     let mut v6 = v1.clone();
@@ -2425,7 +2425,7 @@ fn g042_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()
         v6 = &v6 - b * 0.25;
     }
     let v7 = (&v1).tanh();
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(370, -1.0, 1.0);
     let k9: Tensor![f64; 1] = Tensor::rand_uniform(321, -1.0, 1.0);
     let k10: Tensor![f64; 1] = Tensor::rand_uniform(562, -1.0, 1.0);
     (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
@@ -2863,38 +2863,52 @@ fn g050_gradient() {
 #[differentiable]
 fn g051(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 2, 4]) -> f64 {
     let v1 = (&m.norm[0]).logsumexp_keepdim::<0>();
-    let v2 = ((&m.layers[0].bias) + (&m.layers[1].bias));
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(685, -1.0, 1.0);
-    let v4 = m.layers[0].forward(&((&v2) + &k3));
-    let mut v5 = v4.clone();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a).mean() * &k2)).tanh() * 0.2 + &k3)).cholesky_solve(&m.layers[0].bias);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let mut v6 = ((&v4) + &k5);
     for i in 0..2 {
-        v5 = (m.layers[1 - i].forward(&v5)).sin() + &v5 * 0.5;
+        let layer = &m.layers[i];
+        v6 = (layer.forward(&v6)).tanh() + &layer.bias * 0.5;
     }
-    let v6 = ((a).square() + 1.0).sqrt();
-    let v7 = ((b) * 1.5).gelu();
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(45, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(410, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(955, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(488, -1.0, 1.0);
-    ((&v1 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let mut v7 = v6.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v7 = (layer.forward(&v7)).tanh() + &layer.bias * 0.5;
+    }
+    let v8 = (b).softplus();
+    let v9 = ((&m.layers[1].bias).square() + 1.0).recip();
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(955, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(488, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(899, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(745, -1.0, 1.0);
+    ((&v1 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()).item()
 }
 
 fn g051_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v1 = (&m.norm[0]).logsumexp_keepdim::<0>();
-    let v2 = ((&m.layers[0].bias) + (&m.layers[1].bias));
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(685, -1.0, 1.0);
-    let v4 = m.layers[0].forward(&((&v2) + &k3));
-    let mut v5 = v4.clone();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a).mean() * &k2)).tanh() * 0.2 + &k3)).cholesky_solve(&m.layers[0].bias);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let mut v6 = ((&v4) + &k5);
     for i in 0..2 {
-        v5 = (m.layers[1 - i].forward(&v5)).sin() + &v5 * 0.5;
+        let layer = &m.layers[i];
+        v6 = (layer.forward(&v6)).tanh() + &layer.bias * 0.5;
     }
-    let v6 = ((a).square() + 1.0).sqrt();
-    let v7 = ((b) * 1.5).gelu();
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(45, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(410, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(955, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(488, -1.0, 1.0);
-    (&v1 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let mut v7 = v6.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v7 = (layer.forward(&v7)).tanh() + &layer.bias * 0.5;
+    }
+    let v8 = (b).softplus();
+    let v9 = ((&m.layers[1].bias).square() + 1.0).recip();
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(955, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(488, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(899, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(745, -1.0, 1.0);
+    (&v1 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()
 }
 
 #[test]
@@ -2924,7 +2938,7 @@ fn g051_gradient() {
 fn g052(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
     let v2 = ((a).softmax::<1>() * &k1);
-    let v3 = ((b) - (&v2));
+    let v3 = ((b) + (&v2));
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = m5.select(&v2, &v3);
@@ -2940,7 +2954,7 @@ fn g052(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
 fn g052_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
     let v2 = ((a).softmax::<1>() * &k1);
-    let v3 = ((b) - (&v2));
+    let v3 = ((b) + (&v2));
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = Var::select(&m5, &v2, &v3);
@@ -2976,7 +2990,7 @@ fn g052_gradient() {
 fn g053(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
     let v2 = ((c).log_softmax::<0>() * &k1);
-    let v3 = ((b) * (&v2));
+    let v3 = ((b) - (&v2));
     let v4 = (&v3).min();
     let v5 = (-(a));
     let k6: Tensor![f64] = Tensor::rand_uniform(179, -1.0, 1.0);
@@ -2987,7 +3001,7 @@ fn g053(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) -> 
 fn g053_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
     let v2 = ((c).log_softmax::<0>() * &k1);
-    let v3 = ((b) * (&v2));
+    let v3 = ((b) - (&v2));
     let v4 = (&v3).min();
     let v5 = (-(a));
     let k6: Tensor![f64] = Tensor::rand_uniform(179, -1.0, 1.0);
@@ -3023,7 +3037,7 @@ fn g054(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64; 3, 4]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).transpose::<1, 2>();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let v4 = ((((&m.fc1.weight).mean() * &k3)) / ((a).square() + 1.0));
+    let v4 = ((((&m.fc1.weight).mean() * &k3)) * (a));
     let v5 = m.fc2.forward(&m.fc1.weight);
     let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(724, -1.0, 1.0);
     let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
@@ -3035,7 +3049,7 @@ fn g054_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 4]>) -> V
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).transpose::<1, 2>();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
-    let v4 = ((((&m.fc1.weight).mean() * &k3)) / ((a).square() + 1.0));
+    let v4 = ((((&m.fc1.weight).mean() * &k3)) * (a));
     let v5 = m.fc2.forward(&m.fc1.weight);
     let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(724, -1.0, 1.0);
     let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
@@ -3070,41 +3084,29 @@ fn g054_gradient() {
 fn g055(a: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).t();
-    let v3 = (-(&v2));
-    let mut v4 = a.clone();
-    for _ in 0..2 {
-        v4 = (((&v4 * a).square() + 1.0).sqrt()).tanh() + a * 0.5;
-    }
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((-(&v5 * a))).tanh();
-        }
-        v5 = &v5 - a * 0.25;
-    }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(157, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(428, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = m6.select(&v3, &((&v3) + &k4));
+    let v8 = (&v2).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(132, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g055_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).t();
-    let v3 = (-(&v2));
-    let mut v4 = a.clone();
-    for _ in 0..2 {
-        v4 = (((&v4 * a).square() + 1.0).sqrt()).tanh() + a * 0.5;
-    }
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((-(&v5 * a))).tanh();
-        }
-        v5 = &v5 - a * 0.25;
-    }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(157, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(428, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = Var::select(&m6, &v3, &((&v3) + &k4));
+    let v8 = (&v2).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(132, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -3126,29 +3128,31 @@ fn g055_gradient() {
 fn g056(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).flip::<0>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(193, -1.0, 1.0);
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(134, -1.0, 1.0);
-    let v4 = ((((b).mean() * &k2)).square() + 1.0).pow(&(((&v1).mean() * &k3)).tanh());
-    let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = ((&v5 * &v4).tanh().exp()).tanh() + &v4 * 0.5;
+    let v3 = (-(((b).mean() * &k2)));
+    let v4 = ((b) * ((&v3).mean()));
+    let mut v5 = v1.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v1).sigmoid()).tanh() + &v1 * 0.5;
     }
-    let v6 = ((&v5) + (&v4));
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(173, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v6 = if a.detach().sum().item() < 0.0 { (&v5).square() } else { (&v5).tanh() };
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(832, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g056_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).flip::<0>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(193, -1.0, 1.0);
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(134, -1.0, 1.0);
-    let v4 = ((((b).mean() * &k2)).square() + 1.0).pow(&(((&v1).mean() * &k3)).tanh());
-    let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = ((&v5 * &v4).tanh().exp()).tanh() + &v4 * 0.5;
+    let v3 = (-(((b).mean() * &k2)));
+    let v4 = ((b) * ((&v3).mean()));
+    let mut v5 = v1.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v1).sigmoid()).tanh() + &v1 * 0.5;
     }
-    let v6 = ((&v5) + (&v4));
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(173, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v6 = if a.detach().sum().item() < 0.0 { (&v5).square() } else { (&v5).tanh() };
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(832, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -3173,14 +3177,14 @@ fn g056_gradient() {
 #[differentiable]
 fn g057(a: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).slice::<0, 1, 2>();
-    let v2 = (&v1).maximum(&v1);
+    let v2 = ((&v1).square() + 1.0).pow(&(&v1).tanh());
     let k3: Tensor![f64; 2] = Tensor::rand_uniform(261, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
 fn g057_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).slice::<0, 1, 2>();
-    let v2 = (&v1).maximum(&v1);
+    let v2 = ((&v1).square() + 1.0).pow(&(&v1).tanh());
     let k3: Tensor![f64; 2] = Tensor::rand_uniform(261, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
@@ -3203,9 +3207,9 @@ fn g057_gradient() {
 #[differentiable]
 fn g058(m: &Net, a: &Tensor![f64; 3]) -> f64 {
     let v1 = (&m.gain).pad::<0, 2, 1, 6>();
-    let v2 = (&m.gain).minimum(a);
+    let v2 = (&m.gain).maximum(a);
     let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh() } else { (m.fc2.forward(&m.fc1.weight)).tanh().powf(3.0) };
-    let v4 = ((&v3).clamp(-0.5, 0.5)).maximum(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 1, 1, 1, 3, 1>(&(&v1).reshape::<Shape![1, 1, 1, 6]>()).reshape::<Shape![3, 1]>());
+    let v4 = (((&v3).clamp(-0.5, 0.5)) * ((((&m.fc1.bias) * ((&v1).mean()))).mean()));
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(539, -1.0, 1.0);
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
@@ -3213,9 +3217,9 @@ fn g058(m: &Net, a: &Tensor![f64; 3]) -> f64 {
 
 fn g058_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (&m.gain).pad::<0, 2, 1, 6>();
-    let v2 = (&m.gain).minimum(a);
+    let v2 = (&m.gain).maximum(a);
     let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh() } else { (m.fc2.forward(&m.fc1.weight)).tanh().powf(3.0) };
-    let v4 = ((&v3).clamp(-0.5, 0.5)).maximum(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 1, 1, 1, 3, 1>(&(&v1).reshape::<Shape![1, 1, 1, 6]>()).reshape::<Shape![3, 1]>());
+    let v4 = (((&v3).clamp(-0.5, 0.5)) * ((((&m.fc1.bias) * ((&v1).mean()))).mean()));
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(539, -1.0, 1.0);
     let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v4 * &k6).sum()
@@ -3244,21 +3248,33 @@ fn g058_gradient() {
 fn g059(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 2, 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(328, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).permute::<2, 1, 0>();
-    let v3 = (a).maximum_scalar(0.1);
-    let v4 = (((&v3) * ((&v2).mean()))).reshape::<Shape![1, 1, 12]>().conv1d::<1, 2, 1, 1, 1>(&((c).pad::<2, 0, 1, 4>()).reshape::<Shape![1, 1, 16]>()).reshape::<Shape![1]>();
-    let v5 = (((&v2).tanh()) * (((&v4).square().log1p()).mean()));
-    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(656, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v3 = (a).minimum(a);
+    let v4 = ((&v2).tanh().powi(3)).concat::<0, 6, _>(&(&v2).tanh().exp());
+    let v5 = (&v2).tanh();
+    let v6 = ((b) * 3.0).floor();
+    let v7 = ((c) * 1.5).gelu();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(148, -1.0, 1.0);
+    let k9: Tensor![f64; 6, 2, 2] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(48, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g059_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(328, -1.0, 1.0);
     let v2 = (((b).mean() * &k1)).permute::<2, 1, 0>();
-    let v3 = (a).maximum_scalar(0.1);
-    let v4 = (((&v3) * ((&v2).mean()))).reshape::<Shape![1, 1, 12]>().conv1d::<1, 2, 1, 1, 1>(&((c).pad::<2, 0, 1, 4>()).reshape::<Shape![1, 1, 16]>()).reshape::<Shape![1]>();
-    let v5 = (((&v2).tanh()) * (((&v4).square().log1p()).mean()));
-    let k6: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(656, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v3 = (a).minimum(a);
+    let v4 = ((&v2).tanh().powi(3)).concat::<0, 6, _>(&(&v2).tanh().exp());
+    let v5 = (&v2).tanh();
+    let v6 = ((b) * 3.0).floor();
+    let v7 = ((c) * 1.5).gelu();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(148, -1.0, 1.0);
+    let k9: Tensor![f64; 6, 2, 2] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(48, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -3287,7 +3303,7 @@ fn g059_gradient() {
 #[differentiable]
 fn g060(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = (a).cross_entropy(&[2usize, 0usize]);
-    let v2 = (c).minimum_scalar(-0.1);
+    let v2 = (c).maximum_scalar(0.1);
     let v3 = ((b).square() + 1.0).recip();
     let k4: Tensor![f64] = Tensor::rand_uniform(804, -1.0, 1.0);
     let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
@@ -3297,7 +3313,7 @@ fn g060(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 2, 1, 3
 
 fn g060_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).cross_entropy(&[2usize, 0usize]);
-    let v2 = (c).minimum_scalar(-0.1);
+    let v2 = (c).maximum_scalar(0.1);
     let v3 = ((b).square() + 1.0).recip();
     let k4: Tensor![f64] = Tensor::rand_uniform(804, -1.0, 1.0);
     let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
@@ -3331,44 +3347,52 @@ fn g060_gradient() {
 #[differentiable]
 fn g061(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (&m.head.bias).gather::<0, 4>(&[0, 0, 0, 2]);
-    let v2 = (&m.blocks[1].weight).mse(&m.blocks[1].weight);
+    let v2 = (&m.blocks[1].weight).minimum_scalar(-0.1);
     let mut v3 = m.blocks[1].weight.clone();
-    for i in 0..3 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[1].weight * 0.25;
+    for i in 0..2 {
+        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(512, -1.0, 1.0);
-    let v5 = ((m.head.forward(&((&v2) + &k4))) * 1.5).gelu();
-    let v6 = ((a) * 1.5).gelu();
-    let v7 = (b).square();
-    let v8 = ((&m.head.weight).square() + 1.0).ln();
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(775, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(191, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(717, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(131, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
-    let k14: Tensor![f64; 3, 4] = Tensor::rand_uniform(53, -1.0, 1.0);
-    ((&v1 * &k9).sum() + (&v3 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()).item()
+    let mut v4 = v2.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).powf(-0.5)).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = ((a).square() + 1.0).recip();
+    let v6 = ((b) * 1.5).gelu();
+    let v7 = (-(&m.head.weight));
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(495, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(437, -1.0, 1.0);
+    ((&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g061_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (&m.head.bias).gather::<0, 4>(&[0, 0, 0, 2]);
-    let v2 = (&m.blocks[1].weight).mse(&m.blocks[1].weight);
+    let v2 = (&m.blocks[1].weight).minimum_scalar(-0.1);
     let mut v3 = m.blocks[1].weight.clone();
-    for i in 0..3 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[1].weight * 0.25;
+    for i in 0..2 {
+        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(512, -1.0, 1.0);
-    let v5 = ((m.head.forward(&((&v2) + &k4))) * 1.5).gelu();
-    let v6 = ((a) * 1.5).gelu();
-    let v7 = (b).square();
-    let v8 = ((&m.head.weight).square() + 1.0).ln();
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(775, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(191, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(717, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(131, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
-    let k14: Tensor![f64; 3, 4] = Tensor::rand_uniform(53, -1.0, 1.0);
-    (&v1 * &k9).sum() + (&v3 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()
+    let mut v4 = v2.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).powf(-0.5)).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = ((a).square() + 1.0).recip();
+    let v6 = ((b) * 1.5).gelu();
+    let v7 = (-(&m.head.weight));
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(495, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(437, -1.0, 1.0);
+    (&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -3397,7 +3421,7 @@ fn g061_gradient() {
 #[differentiable]
 fn g062(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (b).cast::<f64>();
-    let v2 = (a).matmul(&(c).t());
+    let v2 = (a).mse(c);
     let mut v3 = v1.clone();
     for _ in 0..4 {
         v3 = ((&v3 * b).softplus()).tanh() + &v1 * 0.5;
@@ -3412,7 +3436,7 @@ fn g062(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 1, 3]) 
 
 fn g062_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (b).cast::<f64>();
-    let v2 = (a).matmul(&(c).t());
+    let v2 = (a).mse(c);
     let mut v3 = v1.clone();
     for _ in 0..4 {
         v3 = ((&v3 * b).softplus()).tanh() + &v1 * 0.5;
@@ -3451,22 +3475,32 @@ fn g062_gradient() {
 #[differentiable]
 fn g063(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).reshape::<Shape![12]>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(406, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).tanh().exp();
-    let v4 = (-(b));
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(694, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(729, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(406, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).matmul(&(a).t());
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v1)) };
+    let v5 = if b.detach().sum().item() < 0.0 { (b).softplus() } else { ((b).square() + 1.0).recip() };
+    let v6 = if a.detach().sum().item() < 0.0 { (&v4).sin() } else { ((&v4) * (&v1)) };
+    let v7 = if b.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1) * (&v4)) };
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(506, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let k10: Tensor![f64; 12] = Tensor::rand_uniform(732, -1.0, 1.0);
+    let k11: Tensor![f64; 12] = Tensor::rand_uniform(913, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g063_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![12]>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(406, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).tanh().exp();
-    let v4 = (-(b));
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(694, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(729, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(406, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).matmul(&(a).t());
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v1)) };
+    let v5 = if b.detach().sum().item() < 0.0 { (b).softplus() } else { ((b).square() + 1.0).recip() };
+    let v6 = if a.detach().sum().item() < 0.0 { (&v4).sin() } else { ((&v4) * (&v1)) };
+    let v7 = if b.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1) * (&v4)) };
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(506, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let k10: Tensor![f64; 12] = Tensor::rand_uniform(732, -1.0, 1.0);
+    let k11: Tensor![f64; 12] = Tensor::rand_uniform(913, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -3492,20 +3526,20 @@ fn g063_gradient() {
 fn g064(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(53, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 4]>();
-    let v3 = (&v2).tanh().exp2();
-    let v4 = (&v3).maximum(&v3);
-    let v5 = ((((&v4).tanh() * 0.9).atanh()) * ((((&v4) * ((&v4).mean()))).mean()));
-    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
+    let v3 = (&v2).tanh().exp();
+    let v4 = ((&v3) * ((&v3).mean()));
+    let v5 = (((&v4).tanh() * 0.9).atanh()).concat::<0, 4, _>(&((&v4) - (&v4)));
+    let k6: Tensor![f64; 4, 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g064_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(53, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 4]>();
-    let v3 = (&v2).tanh().exp2();
-    let v4 = (&v3).maximum(&v3);
-    let v5 = ((((&v4).tanh() * 0.9).atanh()) * ((((&v4) * ((&v4).mean()))).mean()));
-    let k6: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
+    let v3 = (&v2).tanh().exp();
+    let v4 = ((&v3) * ((&v3).mean()));
+    let v5 = (((&v4).tanh() * 0.9).atanh()).concat::<0, 4, _>(&((&v4) - (&v4)));
+    let k6: Tensor![f64; 4, 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -3528,7 +3562,7 @@ fn g064_gradient() {
 fn g065(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).concat::<0, 6, _>(&m.proj.weight);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(7, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).ln();
+    let v3 = (((&v1).mean() * &k2)).tanh().exp2();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(510, -1.0, 1.0);
     let v5 = (m.proj.forward(&((&v3) + &k4))).square();
     let v6 = (b).tanh();
@@ -3540,7 +3574,7 @@ fn g065(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
 fn g065_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).concat::<0, 6, _>(&m.proj.weight);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(7, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).ln();
+    let v3 = (((&v1).mean() * &k2)).tanh().exp2();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(510, -1.0, 1.0);
     let v5 = (m.proj.forward(&((&v3) + &k4))).square();
     let v6 = (b).tanh();
@@ -3575,10 +3609,10 @@ fn g065_gradient() {
 #[differentiable]
 fn g066(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 4]) -> f64 {
     let v1 = (b).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
-    let v2 = ((a).square() + 1.0).log2();
+    let v2 = ((a).square() + 1.0).ln();
     let v3 = if b.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * (&v1)) };
     let v4 = ((&v3).tanh() * 0.9).asin();
-    let v5 = (&v3).maximum(&v4);
+    let v5 = ((&v3) / ((&v4).square() + 1.0));
     let mut v6 = v5.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -3592,10 +3626,10 @@ fn g066(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 4]) -> f64 {
 
 fn g066_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = (b).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
-    let v2 = ((a).square() + 1.0).log2();
+    let v2 = ((a).square() + 1.0).ln();
     let v3 = if b.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * (&v1)) };
     let v4 = ((&v3).tanh() * 0.9).asin();
-    let v5 = (&v3).maximum(&v4);
+    let v5 = ((&v3) / ((&v4).square() + 1.0));
     let mut v6 = v5.clone();
     for i in 0..3 {
         if i % 2 == 0 {
@@ -3629,7 +3663,7 @@ fn g066_gradient() {
 #[differentiable]
 fn g067(a: &Tensor![f64; 3, 4]) -> f64 {
     let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
-    let v2 = ((a).square() + 1.0).sqrt();
+    let v2 = ((a).square() + 1.0).log2();
     let v3 = (-(&v1));
     let v4 = ((&v3).clamp(-0.5, 0.5)).sin();
     let mut v5 = v3.clone();
@@ -3639,14 +3673,14 @@ fn g067(a: &Tensor![f64; 3, 4]) -> f64 {
         }
         v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = (((&v4) * ((&v2).mean()))).atan2(&(((&v5).silu()).square() + 0.5));
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(537, -1.0, 1.0);
+    let v6 = ((((&v4) * (&v2))) * (((&v5).silu()).mean()));
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(537, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g067_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
-    let v2 = ((a).square() + 1.0).sqrt();
+    let v2 = ((a).square() + 1.0).log2();
     let v3 = (-(&v1));
     let v4 = ((&v3).clamp(-0.5, 0.5)).sin();
     let mut v5 = v3.clone();
@@ -3656,8 +3690,8 @@ fn g067_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
         }
         v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = (((&v4) * ((&v2).mean()))).atan2(&(((&v5).silu()).square() + 0.5));
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(537, -1.0, 1.0);
+    let v6 = ((((&v4) * (&v2))) * (((&v5).silu()).mean()));
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(537, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -3679,7 +3713,7 @@ fn g067_gradient() {
 #[differentiable]
 fn g068(m: &Res, a: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (a).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&m.layers[0].bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 5]>();
-    let v2 = ((&m.norm[1]).square() + 1.0).recip();
+    let v2 = ((&m.norm[1]).square() + 1.0).sqrt();
     let mut v3 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3702,7 +3736,7 @@ fn g068(m: &Res, a: &Tensor![f64; 3, 3]) -> f64 {
 
 fn g068_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&m.layers[0].bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 5]>();
-    let v2 = ((&m.norm[1]).square() + 1.0).recip();
+    let v2 = ((&m.norm[1]).square() + 1.0).sqrt();
     let mut v3 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3747,22 +3781,26 @@ fn g069(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
     let m2 = k1.gt_scalar(0.0);
     let v3 = m2.select(a, b);
-    let v4 = (a).square();
-    let v5 = (((b).broadcast_to::<Shape![2, 2, 3]>()) / (((&v4).hypot(&((&v3).square() + 0.5))).square() + 1.0));
-    let v6 = ((((&v5).square() + 1.0).log2()).square() + 1.0).pow(&((&v3).maximum(&v3)).tanh());
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(434, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v4 = ((a).square() + 1.0).recip();
+    let v5 = ((b).broadcast_to::<Shape![2, 2, 3]>()).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 5>(&(((&v4) * ((&v3).mean()))).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![4, 5]>();
+    let k6: Tensor![f64; 4, 5] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(434, -1.0, 1.0);
+    let v8 = ((((&v5).batch_norm(1e-5) * &k6)) * (((&v3).matmul(&k7)).mean()));
+    let k9: Tensor![f64; 4, 5] = Tensor::rand_uniform(968, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g069_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
     let m2 = k1.gt_scalar(0.0);
     let v3 = Var::select(&m2, a, b);
-    let v4 = (a).square();
-    let v5 = (((b).broadcast_to::<Shape![2, 2, 3]>()) / (((&v4).hypot(&((&v3).square() + 0.5))).square() + 1.0));
-    let v6 = ((((&v5).square() + 1.0).log2()).square() + 1.0).pow(&((&v3).maximum(&v3)).tanh());
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(434, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v4 = ((a).square() + 1.0).recip();
+    let v5 = ((b).broadcast_to::<Shape![2, 2, 3]>()).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 5>(&(((&v4) * ((&v3).mean()))).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![4, 5]>();
+    let k6: Tensor![f64; 4, 5] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(434, -1.0, 1.0);
+    let v8 = ((((&v5).batch_norm(1e-5) * &k6)) * (((&v3).matmul(&k7)).mean()));
+    let k9: Tensor![f64; 4, 5] = Tensor::rand_uniform(968, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -3787,7 +3825,7 @@ fn g069_gradient() {
 #[differentiable]
 fn g070(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (a).dropout(0.25, 449);
-    let v2 = (&v1).sin();
+    let v2 = (&v1).square();
     let mut v3 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -3803,7 +3841,7 @@ fn g070(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
 
 fn g070_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (a).dropout(0.25, 449);
-    let v2 = (&v1).sin();
+    let v2 = (&v1).square();
     let mut v3 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -3840,7 +3878,7 @@ fn g070_gradient() {
 fn g071(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(783, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v3 = (&v2).cos();
+    let v3 = (&v2).sin();
     let v4 = (&v3).tanh().exp();
     let mut v5 = v4.clone();
     for i in 0..2 {
@@ -3849,7 +3887,7 @@ fn g071(a: &Tensor![f64]) -> f64 {
         }
         v5 = &v5 - &v2 * 0.25;
     }
-    let v6 = ((&v5) + (&v4));
+    let v6 = (&v5).atan2(&((&v4).square() + 0.5));
     let mut v7 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3865,7 +3903,7 @@ fn g071(a: &Tensor![f64]) -> f64 {
 fn g071_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(783, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v3 = (&v2).cos();
+    let v3 = (&v2).sin();
     let v4 = (&v3).tanh().exp();
     let mut v5 = v4.clone();
     for i in 0..2 {
@@ -3874,7 +3912,7 @@ fn g071_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
         }
         v5 = &v5 - &v2 * 0.25;
     }
-    let v6 = ((&v5) + (&v4));
+    let v6 = (&v5).atan2(&((&v4).square() + 0.5));
     let mut v7 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -3906,7 +3944,7 @@ fn g071_gradient() {
 fn g072(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
     let v1 = (a).reshape::<Shape![1, 1, 2, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let v3 = (((&m.proj.bias) + &k2)).tanh();
+    let v3 = (((&m.proj.bias) + &k2)).cos();
     let v4 = m.layers[0].forward(&v3);
     let mut v5 = v3.clone();
     for i in 0..2 {
@@ -3921,7 +3959,7 @@ fn g072(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
 fn g072_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let v1 = (a).reshape::<Shape![1, 1, 2, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
     let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let v3 = (((&m.proj.bias) + &k2)).tanh();
+    let v3 = (((&m.proj.bias) + &k2)).cos();
     let v4 = m.layers[0].forward(&v3);
     let mut v5 = v3.clone();
     for i in 0..2 {
@@ -3956,7 +3994,7 @@ fn g072_gradient() {
 fn g073(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(930, -1.0, 1.0);
     let v2 = (((b) + &k1)).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v3 = (&v2).sigmoid();
+    let v3 = (&v2).tanh();
     let mut v4 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -3973,7 +4011,7 @@ fn g073(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
 fn g073_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(930, -1.0, 1.0);
     let v2 = (((b) + &k1)).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v3 = (&v2).sigmoid();
+    let v3 = (&v2).tanh();
     let mut v4 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -4010,7 +4048,7 @@ fn g073_gradient() {
 fn g074(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v3 = ((c) + 0.25).relu();
+    let v3 = (c).sigmoid();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(44, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = m5.select(&v2, c);
@@ -4024,7 +4062,7 @@ fn g074(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
 fn g074_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v3 = ((c) + 0.25).relu();
+    let v3 = (c).sigmoid();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(44, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
     let v6 = Var::select(&m5, &v2, c);
@@ -4062,7 +4100,7 @@ fn g074_gradient() {
 fn g075(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((&m.fc1.weight) * 1.5).gelu();
+    let v3 = ((&m.fc1.weight) + 0.25).relu();
     let v4 = (m.fc1.forward(a)).sin();
     let v5 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
     let v6 = ((&m.fc2.weight) * 1.5).gelu();
@@ -4077,7 +4115,7 @@ fn g075(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
 fn g075_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((&m.fc1.weight) * 1.5).gelu();
+    let v3 = ((&m.fc1.weight) + 0.25).relu();
     let v4 = (m.fc1.forward(a)).sin();
     let v5 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
     let v6 = ((&m.fc2.weight) * 1.5).gelu();
@@ -4116,7 +4154,7 @@ fn g075_gradient() {
 fn g076(a: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(123, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
-    let v3 = ((&v2) * 1.5).gelu_tanh();
+    let v3 = ((&v2) * 1.5).gelu();
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
@@ -4124,7 +4162,7 @@ fn g076(a: &Tensor![f64; 2, 1]) -> f64 {
 fn g076_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(123, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
-    let v3 = ((&v2) * 1.5).gelu_tanh();
+    let v3 = ((&v2) * 1.5).gelu();
     let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
@@ -4149,10 +4187,10 @@ fn g077(a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(802, -1.0, 1.0);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(913, -1.0, 1.0);
     let v3 = ((((a) + &k1)).layer_norm(1e-5) * &k2);
-    let v4 = ((a) * 1.5).gelu_erf();
-    let v5 = (((&v4) * ((&v3).mean()))).maximum(&(a).tanh().exp());
-    let v6 = (((&v4).square() + 1.0).recip()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&((&v5).tanh()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(369, -1.0, 1.0);
+    let v4 = ((a) * 1.5).gelu_tanh();
+    let v5 = ((&v4).hypot(&((&v3).square() + 0.5))).minimum(&(a).tanh().exp());
+    let v6 = ((((&v4).square() + 1.0).recip()) / (((&v5).tanh()).square() + 1.0));
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(369, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
@@ -4160,10 +4198,10 @@ fn g077_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(802, -1.0, 1.0);
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(913, -1.0, 1.0);
     let v3 = ((((a) + &k1)).layer_norm(1e-5) * &k2);
-    let v4 = ((a) * 1.5).gelu_erf();
-    let v5 = (((&v4) * ((&v3).mean()))).maximum(&(a).tanh().exp());
-    let v6 = (((&v4).square() + 1.0).recip()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&((&v5).tanh()).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(369, -1.0, 1.0);
+    let v4 = ((a) * 1.5).gelu_tanh();
+    let v5 = ((&v4).hypot(&((&v3).square() + 0.5))).minimum(&(a).tanh().exp());
+    let v6 = ((((&v4).square() + 1.0).recip()) / (((&v5).tanh()).square() + 1.0));
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(369, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -4187,13 +4225,13 @@ fn g078(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(507, -1.0, 1.0);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
     let v3 = ((((a) + &k1)).batch_norm(1e-5) * &k2);
-    let v4 = ((&v3) * 1.5).erf();
-    let v5 = ((((&v4) * 3.0).round()) * (((&v3).slice::<1, 0, 3>()).mean()));
+    let v4 = ((&v3) * 1.5).gelu_erf();
+    let v5 = (((&v4) * 3.0).round()).reshape::<Shape![1, 1, 3, 4]>().conv_transpose2d::<1, 0, 1, 5, 6>(&((&v3).slice::<1, 0, 3>()).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![5, 6]>();
     let mut v6 = v5.clone();
     for _ in 0..4 {
         v6 = ((&v6 * b).sin()).tanh() + &v5 * 0.5;
     }
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(413, -1.0, 1.0);
+    let k7: Tensor![f64; 5, 6] = Tensor::rand_uniform(413, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
@@ -4201,13 +4239,13 @@ fn g078_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(507, -1.0, 1.0);
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
     let v3 = ((((a) + &k1)).batch_norm(1e-5) * &k2);
-    let v4 = ((&v3) * 1.5).erf();
-    let v5 = ((((&v4) * 3.0).round()) * (((&v3).slice::<1, 0, 3>()).mean()));
+    let v4 = ((&v3) * 1.5).gelu_erf();
+    let v5 = (((&v4) * 3.0).round()).reshape::<Shape![1, 1, 3, 4]>().conv_transpose2d::<1, 0, 1, 5, 6>(&((&v3).slice::<1, 0, 3>()).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![5, 6]>();
     let mut v6 = v5.clone();
     for _ in 0..4 {
         v6 = ((&v6 * b).sin()).tanh() + &v5 * 0.5;
     }
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(413, -1.0, 1.0);
+    let k7: Tensor![f64; 5, 6] = Tensor::rand_uniform(413, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -4233,7 +4271,7 @@ fn g078_gradient() {
 #[differentiable]
 fn g079(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
     let v1 = (b).tanh().tan();
-    let v2 = ((b) * 1.5).erfc();
+    let v2 = ((b) * 1.5).erf();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(463, -1.0, 1.0);
     let v4 = if b.detach().sum().item() > 0.0 { (m.layers[1].forward(&((&v1) + &k3))).tanh() } else { (m.layers[1].forward(&((&v1) + &k3))).tanh().powf(3.0) };
     let v5 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2) * (&v1)) };
@@ -4250,7 +4288,7 @@ fn g079(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
 
 fn g079_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).tanh().tan();
-    let v2 = ((b) * 1.5).erfc();
+    let v2 = ((b) * 1.5).erf();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(463, -1.0, 1.0);
     let v4 = if b.detach().sum().item() > 0.0 { (m.layers[1].forward(&((&v1) + &k3))).tanh() } else { (m.layers[1].forward(&((&v1) + &k3))).tanh().powf(3.0) };
     let v5 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2) * (&v1)) };
@@ -4291,7 +4329,7 @@ fn g079_gradient() {
 #[differentiable]
 fn g080(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v1 = ((a).tanh() * 0.9).asin();
-    let v2 = (b).abs();
+    let v2 = ((b) * 1.5).erfc();
     let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
     let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(793, -1.0, 1.0);
     ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
@@ -4299,7 +4337,7 @@ fn g080(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
 
 fn g080_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v1 = ((a).tanh() * 0.9).asin();
-    let v2 = (b).abs();
+    let v2 = ((b) * 1.5).erfc();
     let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
     let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(793, -1.0, 1.0);
     (&v1 * &k3).sum() + (&v2 * &k4).sum()
@@ -4329,7 +4367,7 @@ fn g081(a: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(206, -1.0, 1.0);
     let v2 = ((((a).mean() * &k1)).tanh() * 0.9).acos();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(529, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).softplus();
+    let v4 = (((&v2) + &k3)).abs();
     let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
     ((&v4 * &k5).sum()).item()
 }
@@ -4338,7 +4376,7 @@ fn g081_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(206, -1.0, 1.0);
     let v2 = ((((a).mean() * &k1)).tanh() * 0.9).acos();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(529, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).softplus();
+    let v4 = (((&v2) + &k3)).abs();
     let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
     (&v4 * &k5).sum()
 }
@@ -4362,7 +4400,7 @@ fn g081_gradient() {
 fn g082(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (a).atan();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(166, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).silu();
+    let v3 = (((&v1) + &k2)).softplus();
     let mut v4 = m.layers[0].weight.clone();
     for i in 0..2 {
         let layer = &m.layers[i];
@@ -4378,7 +4416,7 @@ fn g082(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 3, 3]) -> f64 {
 fn g082_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (a).atan();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(166, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).silu();
+    let v3 = (((&v1) + &k2)).softplus();
     let mut v4 = m.layers[0].weight.clone();
     for i in 0..2 {
         let layer = &m.layers[i];
@@ -4418,27 +4456,33 @@ fn g082_gradient() {
 fn g083(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 3, 3]) -> f64 {
     let v1 = (b).tanh().sinh();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let v3 = ((((&v1) + &k2)).square() + 1.0).powf(-0.5);
-    let v4 = if c.detach().sum().item() > 0.0 { (c).tanh() } else { ((c) * (a)) };
-    let v5 = if c.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { (&v4).tanh() };
-    let v6 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).recip() } else { ((b) * (b)) };
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(796, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v3 = (((&v1) + &k2)).silu();
+    let v4 = (&v3).clamp(-0.5, 0.5);
+    let v5 = ((&v1) * ((&v4).mean()));
+    let v6 = if c.detach().sum().item() > 0.0 { (&v5).softplus() } else { ((&v5) * (b)) };
+    let v7 = if c.detach().sum().item() > 0.0 { (b).cos() } else { ((b) * (&v6)) };
+    let v8 = (a).tanh();
+    let v9 = ((c).square() + 1.0).recip();
+    let k10: Tensor![f64] = Tensor::rand_uniform(897, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    ((&v7 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
 }
 
 fn g083_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v1 = (b).tanh().sinh();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let v3 = ((((&v1) + &k2)).square() + 1.0).powf(-0.5);
-    let v4 = if c.detach().sum().item() > 0.0 { (c).tanh() } else { ((c) * (a)) };
-    let v5 = if c.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { (&v4).tanh() };
-    let v6 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).recip() } else { ((b) * (b)) };
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(796, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v3 = (((&v1) + &k2)).silu();
+    let v4 = (&v3).clamp(-0.5, 0.5);
+    let v5 = ((&v1) * ((&v4).mean()));
+    let v6 = if c.detach().sum().item() > 0.0 { (&v5).softplus() } else { ((&v5) * (b)) };
+    let v7 = if c.detach().sum().item() > 0.0 { (b).cos() } else { ((b) * (&v6)) };
+    let v8 = (a).tanh();
+    let v9 = ((c).square() + 1.0).recip();
+    let k10: Tensor![f64] = Tensor::rand_uniform(897, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    (&v7 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
 }
 
 #[test]
@@ -4468,23 +4512,27 @@ fn g083_gradient() {
 fn g084(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).tanh().cosh();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
-    let v3 = (((c) + &k2)).tanh().powi(3);
-    let v4 = ((b) * 3.0).round();
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(484, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(576, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(540, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v3 = (((c) + &k2)).tanh().powf(3.0);
+    let v4 = (&v3).logsumexp_axis::<2>();
+    let v5 = ((&v1) * 3.0).sign();
+    let v6 = ((b).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(695, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g084_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).tanh().cosh();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
-    let v3 = (((c) + &k2)).tanh().powi(3);
-    let v4 = ((b) * 3.0).round();
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(484, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(576, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(540, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v3 = (((c) + &k2)).tanh().powf(3.0);
+    let v4 = (&v3).logsumexp_axis::<2>();
+    let v5 = ((&v1) * 3.0).sign();
+    let v6 = ((b).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(695, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -4513,20 +4561,20 @@ fn g084_gradient() {
 #[differentiable]
 fn g085(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = (a).asinh();
-    let v2 = (a).sum();
+    let v2 = (a).tanh().powi(3);
     let v3 = (a).sum_keepdim::<1>();
     let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(402, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(587, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
     let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
     ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g085_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = (a).asinh();
-    let v2 = (a).sum();
+    let v2 = (a).tanh().powi(3);
     let v3 = (a).sum_keepdim::<1>();
     let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(402, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(587, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
     let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
     (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
@@ -4549,26 +4597,28 @@ fn g085_gradient() {
 #[differentiable]
 fn g086(m: &Net, a: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a).square() + 1.5).acosh();
-    let v2 = (&v1).sum_axis::<0>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(542, -1.0, 1.0);
-    let v4 = (m.fc2.forward(&((&v1) + &k3))).cos();
-    let v5 = ((&m.fc1.bias).square() + 1.0).sqrt();
-    let k6: Tensor![f64] = Tensor::rand_uniform(384, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(648, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v2 = (&v1).sum();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let v4 = (m.fc1.forward(&((&v2) + &k3))).tanh().exp();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(338, -1.0, 1.0);
+    let v6 = (-(m.fc1.forward(&((&v4).mean() * &k5))));
+    let v7 = ((&m.fc1.bias).square() + 1.0).ln();
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(978, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g086_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.5).acosh();
-    let v2 = (&v1).sum_axis::<0>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(542, -1.0, 1.0);
-    let v4 = (m.fc2.forward(&((&v1) + &k3))).cos();
-    let v5 = ((&m.fc1.bias).square() + 1.0).sqrt();
-    let k6: Tensor![f64] = Tensor::rand_uniform(384, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(648, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v2 = (&v1).sum();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let v4 = (m.fc1.forward(&((&v2) + &k3))).tanh().exp();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(338, -1.0, 1.0);
+    let v6 = (-(m.fc1.forward(&((&v4).mean() * &k5))));
+    let v7 = ((&m.fc1.bias).square() + 1.0).ln();
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(978, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -4593,28 +4643,26 @@ fn g086_gradient() {
 #[differentiable]
 fn g087(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = ((c).tanh() * 0.9).atanh();
-    let v2 = (a).sum_keepdim::<0>();
+    let v2 = (a).sum_axis::<0>();
     let v3 = if b.detach().sum().item() > 0.0 { (c).sin() } else { ((c) * (c)) };
-    let v4 = ((b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).max();
-    let v5 = ((&v2).tanh()).logsumexp_keepdim::<0>();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(748, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v4 = ((b).minimum(&v2)).gather::<0, 4>(&[0, 0, 0, 0]);
+    let v5 = if b.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(236, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(199, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g087_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = ((c).tanh() * 0.9).atanh();
-    let v2 = (a).sum_keepdim::<0>();
+    let v2 = (a).sum_axis::<0>();
     let v3 = if b.detach().sum().item() > 0.0 { (c).sin() } else { ((c) * (c)) };
-    let v4 = ((b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).max();
-    let v5 = ((&v2).tanh()).logsumexp_keepdim::<0>();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(748, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v4 = ((b).minimum(&v2)).gather::<0, 4>(&[0, 0, 0, 0]);
+    let v5 = if b.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(236, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(199, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -4643,34 +4691,38 @@ fn g087_gradient() {
 #[differentiable]
 fn g088(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64]) -> f64 {
     let v1 = (b).square().log1p();
-    let v2 = (&v1).mean();
-    let v3 = (&v1).abs();
-    let mut v4 = v2.clone();
-    for i in 0..1 {
+    let v2 = (a).sum_keepdim::<2>();
+    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).recip() } else { ((&v1).square() + 1.0).powf(-0.5) };
+    let v4 = (&v1).broadcast_to::<Shape![2]>();
+    let mut v5 = a.clone();
+    for i in 0..2 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v3).softplus()).tanh();
+            v5 = ((&v5 * &v3).softplus()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v5 = &v5 - &v3 * 0.25;
     }
-    let v5 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { ((a) * (&v4)) };
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(879, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k6: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(44, -1.0, 1.0);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(922, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(540, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g088_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (b).square().log1p();
-    let v2 = (&v1).mean();
-    let v3 = (&v1).abs();
-    let mut v4 = v2.clone();
-    for i in 0..1 {
+    let v2 = (a).sum_keepdim::<2>();
+    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).recip() } else { ((&v1).square() + 1.0).powf(-0.5) };
+    let v4 = (&v1).broadcast_to::<Shape![2]>();
+    let mut v5 = a.clone();
+    for i in 0..2 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v3).softplus()).tanh();
+            v5 = ((&v5 * &v3).softplus()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v5 = &v5 - &v3 * 0.25;
     }
-    let v5 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { ((a) * (&v4)) };
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(879, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k6: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(44, -1.0, 1.0);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(922, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(540, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -4696,43 +4748,29 @@ fn g088_gradient() {
 fn g089(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).tanh().expm1();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).mean_axis::<1>();
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (-(m.layers[i].forward(&v4)));
-        }
-        v4 = &v4 - &m.layers[i].bias * 0.25;
-    }
-    let mut v5 = v1.clone();
-    for _ in 0..3 {
-        v5 = ((&v5 * &v4).tanh()).tanh() + &v1 * 0.5;
-    }
-    let v6 = (&m.proj.bias).tanh().exp();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(585, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v3 = (((&v1) + &k2)).mean();
+    let v4 = m.layers[0].forward(&v1);
+    let v5 = if a.detach().sum().item() < 0.0 { (a).cos() } else { ((a).square() + 1.0).ln() };
+    let v6 = ((&m.proj.bias) * 1.5).gelu();
+    let k7: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(640, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(733, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(833, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g089_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).tanh().expm1();
     let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).mean_axis::<1>();
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (-(m.layers[i].forward(&v4)));
-        }
-        v4 = &v4 - &m.layers[i].bias * 0.25;
-    }
-    let mut v5 = v1.clone();
-    for _ in 0..3 {
-        v5 = ((&v5 * &v4).tanh()).tanh() + &v1 * 0.5;
-    }
-    let v6 = (&m.proj.bias).tanh().exp();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(585, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v3 = (((&v1) + &k2)).mean();
+    let v4 = m.layers[0].forward(&v1);
+    let v5 = if a.detach().sum().item() < 0.0 { (a).cos() } else { ((a).square() + 1.0).ln() };
+    let v6 = ((&m.proj.bias) * 1.5).gelu();
+    let k7: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(640, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(733, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(833, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -4757,7 +4795,7 @@ fn g089_gradient() {
 #[differentiable]
 fn g090(a: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a) * 3.0).floor();
-    let v2 = (&v1).mean_keepdim::<0>();
+    let v2 = (&v1).mean_axis::<0>();
     let mut v3 = v2.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -4769,14 +4807,14 @@ fn g090(a: &Tensor![f64; 4]) -> f64 {
     for _ in 0..1 {
         v4 = ((&v4 * &v2).softplus()).tanh() + &v3 * 0.5;
     }
-    let v5 = (((&v4) * 1.5).gelu()).min_axis::<0>();
-    let k6: Tensor![f64] = Tensor::rand_uniform(515, -1.0, 1.0);
+    let v5 = (((&v4) * 1.5).gelu()).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(289, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g090_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a) * 3.0).floor();
-    let v2 = (&v1).mean_keepdim::<0>();
+    let v2 = (&v1).mean_axis::<0>();
     let mut v3 = v2.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -4788,8 +4826,8 @@ fn g090_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     for _ in 0..1 {
         v4 = ((&v4 * &v2).softplus()).tanh() + &v3 * 0.5;
     }
-    let v5 = (((&v4) * 1.5).gelu()).min_axis::<0>();
-    let k6: Tensor![f64] = Tensor::rand_uniform(515, -1.0, 1.0);
+    let v5 = (((&v4) * 1.5).gelu()).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(289, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -4813,38 +4851,58 @@ fn g091(a: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(645, -1.0, 1.0);
     let v2 = ((((a) + &k1)) * 3.0).ceil();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(178, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).max();
-    let v5 = if a.detach().sum().item() > 0.0 { (-(&v4)) } else { ((&v4) * (&v4)) };
+    let v4 = (((&v2).mean() * &k3)).mean_keepdim::<2>();
+    let mut v5 = v4.clone();
+    for _ in 0..4 {
+        v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + &v4 * 0.5;
+    }
     let v6 = ((a).square() + 1.5).acosh();
     let mut v7 = v6.clone();
-    for i in 0..4 {
+    for i in 0..3 {
         if i % 2 == 0 {
-            v7 = ((&v7 * &v6).tanh().exp()).tanh();
+            v7 = ((&v7 * a).square()).tanh();
         }
-        v7 = &v7 - &v6 * 0.25;
+        v7 = &v7 - a * 0.25;
     }
-    let k8: Tensor![f64] = Tensor::rand_uniform(458, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(923, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let mut v8 = v7.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v8 = (((&v8 * a).square() + 1.0).ln()).tanh();
+        }
+        v8 = &v8 - a * 0.25;
+    }
+    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(722, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(246, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g091_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(645, -1.0, 1.0);
     let v2 = ((((a) + &k1)) * 3.0).ceil();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(178, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).max();
-    let v5 = if a.detach().sum().item() > 0.0 { (-(&v4)) } else { ((&v4) * (&v4)) };
+    let v4 = (((&v2).mean() * &k3)).mean_keepdim::<2>();
+    let mut v5 = v4.clone();
+    for _ in 0..4 {
+        v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + &v4 * 0.5;
+    }
     let v6 = ((a).square() + 1.5).acosh();
     let mut v7 = v6.clone();
-    for i in 0..4 {
+    for i in 0..3 {
         if i % 2 == 0 {
-            v7 = ((&v7 * &v6).tanh().exp()).tanh();
+            v7 = ((&v7 * a).square()).tanh();
         }
-        v7 = &v7 - &v6 * 0.25;
+        v7 = &v7 - a * 0.25;
     }
-    let k8: Tensor![f64] = Tensor::rand_uniform(458, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(923, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v7 * &k9).sum()
+    let mut v8 = v7.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v8 = (((&v8 * a).square() + 1.0).ln()).tanh();
+        }
+        v8 = &v8 - a * 0.25;
+    }
+    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(722, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(246, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -4866,24 +4924,24 @@ fn g091_gradient() {
 fn g092(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
     let v2 = ((((b) + &k1)) * 3.0).round();
-    let v3 = (c).max_axis::<0>();
-    let v4 = (&v3).atan();
+    let v3 = (c).max();
+    let v4 = (((&v3).atan()) * 3.0).round();
     let v5 = ((a).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(242, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(75, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(532, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(532, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
     ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g092_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
     let v2 = ((((b) + &k1)) * 3.0).round();
-    let v3 = (c).max_axis::<0>();
-    let v4 = (&v3).atan();
+    let v3 = (c).max();
+    let v4 = (((&v3).atan()) * 3.0).round();
     let v5 = ((a).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(242, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(75, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(532, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(532, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
     (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
@@ -4913,7 +4971,7 @@ fn g092_gradient() {
 #[differentiable]
 fn g093(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 1]) -> f64 {
     let v1 = ((b) * 3.0).sign();
-    let v2 = (&m.blocks[0].bias).max_keepdim::<0>();
+    let v2 = (&m.blocks[0].bias).max_axis::<0>();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(411, -1.0, 1.0);
     let v4 = m.head.forward(&((&v2) + &k3));
     let v5 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (&v1)) };
@@ -4924,7 +4982,7 @@ fn g093(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 1]) -> f64 {
 
 fn g093_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let v1 = ((b) * 3.0).sign();
-    let v2 = (&m.blocks[0].bias).max_keepdim::<0>();
+    let v2 = (&m.blocks[0].bias).max_axis::<0>();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(411, -1.0, 1.0);
     let v4 = m.head.forward(&((&v2) + &k3));
     let v5 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (&v1)) };
@@ -4960,25 +5018,37 @@ fn g093_gradient() {
 fn g094(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(332, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).clamp(-0.5, 0.5);
-    let v3 = (&v2).min();
-    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(537, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(b, a);
-    let k7: Tensor![f64] = Tensor::rand_uniform(665, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(782, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v3 = (&v2).max_keepdim::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
+    let mut v5 = b.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * a) * 1.5).gelu()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let v6 = if b.detach().sum().item() > 0.0 { (&v3).square() } else { ((&v3) * (&v4)) };
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(879, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(57, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g094_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(332, -1.0, 1.0);
     let v2 = (((a).mean() * &k1)).clamp(-0.5, 0.5);
-    let v3 = (&v2).min();
-    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(537, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, b, a);
-    let k7: Tensor![f64] = Tensor::rand_uniform(665, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(782, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v6 * &k8).sum()
+    let v3 = (&v2).max_keepdim::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
+    let mut v5 = b.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * a) * 1.5).gelu()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let v6 = if b.detach().sum().item() > 0.0 { (&v3).square() } else { ((&v3) * (&v4)) };
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(879, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(57, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -5004,29 +5074,25 @@ fn g094_gradient() {
 fn g095(a: &Tensor![f64]) -> f64 {
     let v1 = (a).atan2(&((a).square() + 0.5));
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).min_axis::<1>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v1)) };
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v4 * 0.5;
-    }
-    let v6 = (&v5).tanh().sinh();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(510, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v3 = (((&v1) + &k2)).min();
+    let v4 = ((&v3).square()).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(((&v1) * (&v1))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh() } else { (&v4).square() };
+    let v6 = (&v5).hypot(&((&v3).square() + 0.5));
+    let v7 = if a.detach().sum().item() < 0.0 { (&v6).square() } else { ((&v6) * (&v4)) };
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(5, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g095_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).atan2(&((a).square() + 0.5));
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).min_axis::<1>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v1)) };
-    let mut v5 = v4.clone();
-    for _ in 0..4 {
-        v5 = (((&v5 * &v3) * 1.5).gelu()).tanh() + &v4 * 0.5;
-    }
-    let v6 = (&v5).tanh().sinh();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(510, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v3 = (((&v1) + &k2)).min();
+    let v4 = ((&v3).square()).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(((&v1) * (&v1))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh() } else { (&v4).square() };
+    let v6 = (&v5).hypot(&((&v3).square() + 0.5));
+    let v7 = if a.detach().sum().item() < 0.0 { (&v6).square() } else { ((&v6) * (&v4)) };
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(5, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -5048,13 +5114,13 @@ fn g095_gradient() {
 fn g096(m: &Net, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(716, -1.0, 1.0);
     let v2 = (&m.fc1.bias).hypot(&((((a).mean() * &k1)).square() + 0.5));
-    let v3 = (&m.fc1.bias).min_keepdim::<0>();
+    let v3 = (&m.fc1.bias).min_axis::<0>();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
     let v5 = m.fc2.forward(&((&m.fc1.bias) + &k4));
     let v6 = ((m.fc1.forward(&v5)) * 1.5).gelu();
     let v7 = ((b) * 1.5).gelu();
     let k8: Tensor![f64; 4] = Tensor::rand_uniform(160, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(927, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(927, -1.0, 1.0);
     let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(109, -1.0, 1.0);
     let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(799, -1.0, 1.0);
     ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
@@ -5063,13 +5129,13 @@ fn g096(m: &Net, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1]) -> f64 {
 fn g096_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(716, -1.0, 1.0);
     let v2 = (&m.fc1.bias).hypot(&((((a).mean() * &k1)).square() + 0.5));
-    let v3 = (&m.fc1.bias).min_keepdim::<0>();
+    let v3 = (&m.fc1.bias).min_axis::<0>();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
     let v5 = m.fc2.forward(&((&m.fc1.bias) + &k4));
     let v6 = ((m.fc1.forward(&v5)) * 1.5).gelu();
     let v7 = ((b) * 1.5).gelu();
     let k8: Tensor![f64; 4] = Tensor::rand_uniform(160, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(927, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(927, -1.0, 1.0);
     let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(109, -1.0, 1.0);
     let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(799, -1.0, 1.0);
     (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
@@ -5103,30 +5169,28 @@ fn g097(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).det();
-    let v4 = (a).var();
-    let v5 = (((&v4) * 3.0).sign()).tanh();
-    let v6 = if c.detach().sum().item() < 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v5)) };
-    let v7 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).powf(-0.5) } else { ((c) * (&v4)) };
-    let v8 = ((&v7) + (&v6));
-    let v9 = (b).tanh().exp();
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(828, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(503, -1.0, 1.0);
-    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
+    let v4 = (a).min_keepdim::<2>();
+    let v5 = (b).square();
+    let v6 = (c).cos();
+    let k7: Tensor![f64] = Tensor::rand_uniform(880, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(94, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(653, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g097_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).det();
-    let v4 = (a).var();
-    let v5 = (((&v4) * 3.0).sign()).tanh();
-    let v6 = if c.detach().sum().item() < 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v5)) };
-    let v7 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).powf(-0.5) } else { ((c) * (&v4)) };
-    let v8 = ((&v7) + (&v6));
-    let v9 = (b).tanh().exp();
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(828, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(503, -1.0, 1.0);
-    (&v8 * &k10).sum() + (&v9 * &k11).sum()
+    let v4 = (a).min_keepdim::<2>();
+    let v5 = (b).square();
+    let v6 = (c).cos();
+    let k7: Tensor![f64] = Tensor::rand_uniform(880, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(94, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(653, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -5157,32 +5221,28 @@ fn g098(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> 
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(143, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).inv();
-    let v4 = (&v3).var_axis::<0>();
-    let v5 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { (c).tanh() };
-    let v6 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (c)) };
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(140, -1.0, 1.0);
-    let v8 = (((&v5).broadcast_to::<Shape![2]>()) * ((((&v6).log_softmax::<0>() * &k7)).mean()));
-    let v9 = (&v8).asinh();
-    let v10 = ((b) * 1.5).gelu();
-    let k11: Tensor![f64; 2] = Tensor::rand_uniform(660, -1.0, 1.0);
-    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(408, -1.0, 1.0);
-    ((&v9 * &k11).sum() + (&v10 * &k12).sum()).item()
+    let v4 = (&v3).var();
+    let v5 = (&v4).tanh();
+    let v6 = (-(b));
+    let v7 = ((c).square() + 1.0).sqrt();
+    let k8: Tensor![f64] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(521, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(704, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g098_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(143, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).inv();
-    let v4 = (&v3).var_axis::<0>();
-    let v5 = if b.detach().sum().item() > 0.0 { ((c).square() + 1.0).sqrt() } else { (c).tanh() };
-    let v6 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).sqrt() } else { ((&v4) * (c)) };
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(140, -1.0, 1.0);
-    let v8 = (((&v5).broadcast_to::<Shape![2]>()) * ((((&v6).log_softmax::<0>() * &k7)).mean()));
-    let v9 = (&v8).asinh();
-    let v10 = ((b) * 1.5).gelu();
-    let k11: Tensor![f64; 2] = Tensor::rand_uniform(660, -1.0, 1.0);
-    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(408, -1.0, 1.0);
-    (&v9 * &k11).sum() + (&v10 * &k12).sum()
+    let v4 = (&v3).var();
+    let v5 = (&v4).tanh();
+    let v6 = (-(b));
+    let v7 = ((c).square() + 1.0).sqrt();
+    let k8: Tensor![f64] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(521, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(704, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -5213,9 +5273,9 @@ fn g099(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) 
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((b).mean() * &k1)).tanh() * 0.2 + &k2)).solve(c);
-    let v4 = (&v3).var_keepdim::<0>();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(586, -1.0, 1.0);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(543, -1.0, 1.0);
+    let v4 = (&v3).var_axis::<0>();
+    let k5: Tensor![f64] = Tensor::rand_uniform(586, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(543, -1.0, 1.0);
     let m7 = k6.gt_scalar(0.0);
     let v8 = m7.select(&v4, &((&v4) + &k5));
     let mut v9 = v4.clone();
@@ -5223,7 +5283,7 @@ fn g099(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) 
         v9 = ((&v9 * &v8).softplus()).tanh() + &v4 * 0.5;
     }
     let v10 = ((a) * 1.5).gelu_tanh();
-    let k11: Tensor![f64; 1] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(545, -1.0, 1.0);
     let k12: Tensor![f64; 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
     ((&v9 * &k11).sum() + (&v10 * &k12).sum()).item()
 }
@@ -5232,9 +5292,9 @@ fn g099_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((b).mean() * &k1)).tanh() * 0.2 + &k2)).solve(c);
-    let v4 = (&v3).var_keepdim::<0>();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(586, -1.0, 1.0);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(543, -1.0, 1.0);
+    let v4 = (&v3).var_axis::<0>();
+    let k5: Tensor![f64] = Tensor::rand_uniform(586, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(543, -1.0, 1.0);
     let m7 = k6.gt_scalar(0.0);
     let v8 = Var::select(&m7, &v4, &((&v4) + &k5));
     let mut v9 = v4.clone();
@@ -5242,7 +5302,7 @@ fn g099_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<
         v9 = ((&v9 * &v8).softplus()).tanh() + &v4 * 0.5;
     }
     let v10 = ((a) * 1.5).gelu_tanh();
-    let k11: Tensor![f64; 1] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let k11: Tensor![f64] = Tensor::rand_uniform(545, -1.0, 1.0);
     let k12: Tensor![f64; 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
     (&v9 * &k11).sum() + (&v10 * &k12).sum()
 }
@@ -5274,13 +5334,13 @@ fn g099_gradient() {
 fn g100(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v2 = (((&m.blocks[2].weight).tanh() * 0.2 + &k1)).log_abs_det();
-    let v3 = (&m.blocks[2].bias).logsumexp();
+    let v3 = (&m.blocks[2].bias).var_keepdim::<0>();
     let mut v4 = a.clone();
     for i in 0..3 {
         v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
     let k5: Tensor![f64] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(759, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(759, -1.0, 1.0);
     let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
@@ -5288,13 +5348,13 @@ fn g100(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
 fn g100_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v2 = (((&m.blocks[2].weight).tanh() * 0.2 + &k1)).log_abs_det();
-    let v3 = (&m.blocks[2].bias).logsumexp();
+    let v3 = (&m.blocks[2].bias).var_keepdim::<0>();
     let mut v4 = a.clone();
     for i in 0..3 {
         v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
     let k5: Tensor![f64] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(759, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(759, -1.0, 1.0);
     let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
@@ -5324,18 +5384,11 @@ fn g101(a: &Tensor![f64; 2, 3]) -> f64 {
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((((a).mean() * &k1)).tanh() * 0.2 + &k2)) + &(((((a).mean() * &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(65, -1.0, 1.0);
-    let v5 = (((&v3).mean() * &k4)).logsumexp_axis::<0>();
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).tanh()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let v7 = (((&v6) * ((&v6).mean()))).sin();
-    let v8 = ((&v5).mse(&v7)).tanh();
-    let k9: Tensor![f64] = Tensor::rand_uniform(708, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v5 = (((&v3).mean() * &k4)).logsumexp();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(795, -1.0, 1.0);
+    let v7 = ((((&v5) + (a))) * (((a).matmul(&k6)).mean()));
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g101_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
@@ -5343,18 +5396,11 @@ fn g101_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
     let v3 = (((((((a).mean() * &k1)).tanh() * 0.2 + &k2)) + &(((((a).mean() * &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(65, -1.0, 1.0);
-    let v5 = (((&v3).mean() * &k4)).logsumexp_axis::<0>();
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).tanh()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let v7 = (((&v6) * ((&v6).mean()))).sin();
-    let v8 = ((&v5).mse(&v7)).tanh();
-    let k9: Tensor![f64] = Tensor::rand_uniform(708, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v5 = (((&v3).mean() * &k4)).logsumexp();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(795, -1.0, 1.0);
+    let v7 = ((((&v5) + (a))) * (((a).matmul(&k6)).mean()));
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -5374,21 +5420,23 @@ fn g101_gradient() {
 
 #[differentiable]
 fn g102(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((b) + (a));
-    let v2 = (b).logsumexp_keepdim::<0>();
-    let v3 = if b.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v1)) };
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(895, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v2 = (((b).tanh() * 0.2 + &k1)).cholesky_solve(a);
+    let v3 = (b).logsumexp_axis::<0>();
+    let v4 = if b.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v2)) };
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(895, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g102_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((b) + (a));
-    let v2 = (b).logsumexp_keepdim::<0>();
-    let v3 = if b.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v1)) };
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(895, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v2 = (((b).tanh() * 0.2 + &k1)).cholesky_solve(a);
+    let v3 = (b).logsumexp_axis::<0>();
+    let v4 = if b.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v2)) };
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(895, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -5414,41 +5462,41 @@ fn g102_gradient() {
 fn g103(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) - (((&m.layers[0].weight) + &k2)));
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
-    let v5 = ((&v3).softmax::<0>() * &k4);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(84, -1.0, 1.0);
-    let v7 = if b.detach().sum().item() > 0.0 { ((m.proj.forward(&((&v5).mean() * &k6))).square() + 1.0).sqrt() } else { (m.proj.forward(&((&v5).mean() * &k6))).tanh().exp() };
-    let mut v8 = m.norm[1].clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v8 = ((&v8 * b).cos()).tanh();
-        }
-        v8 = &v8 - b * 0.25;
+    let v3 = ((((a).mean() * &k1)) + (((&m.layers[0].weight) + &k2)));
+    let v4 = (&v3).logsumexp_keepdim::<0>();
+    let mut v5 = m.layers[0].weight.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
     }
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(127, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(522, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(406, -1.0, 1.0);
+    let v7 = (((&m.norm[1]).tanh()).log_softmax::<0>() * &k6);
+    let v8 = (-(b));
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(50, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(87, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(127, -1.0, 1.0);
+    ((&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
 fn g103_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) - (((&m.layers[0].weight) + &k2)));
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
-    let v5 = ((&v3).softmax::<0>() * &k4);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(84, -1.0, 1.0);
-    let v7 = if b.detach().sum().item() > 0.0 { ((m.proj.forward(&((&v5).mean() * &k6))).square() + 1.0).sqrt() } else { (m.proj.forward(&((&v5).mean() * &k6))).tanh().exp() };
-    let mut v8 = m.norm[1].clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v8 = ((&v8 * b).cos()).tanh();
-        }
-        v8 = &v8 - b * 0.25;
+    let v3 = ((((a).mean() * &k1)) + (((&m.layers[0].weight) + &k2)));
+    let v4 = (&v3).logsumexp_keepdim::<0>();
+    let mut v5 = m.layers[0].weight.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
     }
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(127, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(522, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(406, -1.0, 1.0);
+    let v7 = (((&m.norm[1]).tanh()).log_softmax::<0>() * &k6);
+    let v8 = (-(b));
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(50, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(87, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(127, -1.0, 1.0);
+    (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
 #[test]
@@ -5476,27 +5524,27 @@ fn g103_gradient() {
 
 #[differentiable]
 fn g104(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) * (a));
+    let v1 = ((a) - (a));
     let k2: Tensor![f64; 3] = Tensor::rand_uniform(880, -1.0, 1.0);
-    let v3 = ((b).log_softmax::<0>() * &k2);
-    let v4 = (((b) * (&v3))).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 2, 1>(&((&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 5>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![2, 5]>()).reshape::<Shape![1, 1, 2, 5]>()).reshape::<Shape![2, 1]>();
+    let v3 = ((b).softmax::<0>() * &k2);
+    let v4 = ((b).mse(&v3)).atan2(&(((&v1).hypot(&((&v3).square() + 0.5))).square() + 0.5));
     let v5 = if b.detach().sum().item() < 0.0 { (&v3).tanh() } else { ((&v3) * (b)) };
     let v6 = (&v5).logsumexp();
     let v7 = if a.detach().sum().item() < 0.0 { (-(&v6)) } else { ((&v6) * (&v6)) };
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(783, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(783, -1.0, 1.0);
     let k9: Tensor![f64] = Tensor::rand_uniform(864, -1.0, 1.0);
     ((&v4 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g104_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) * (a));
+    let v1 = ((a) - (a));
     let k2: Tensor![f64; 3] = Tensor::rand_uniform(880, -1.0, 1.0);
-    let v3 = ((b).log_softmax::<0>() * &k2);
-    let v4 = (((b) * (&v3))).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 1, 1, 1, 2, 1>(&((&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 2, 5>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![2, 5]>()).reshape::<Shape![1, 1, 2, 5]>()).reshape::<Shape![2, 1]>();
+    let v3 = ((b).softmax::<0>() * &k2);
+    let v4 = ((b).mse(&v3)).atan2(&(((&v1).hypot(&((&v3).square() + 0.5))).square() + 0.5));
     let v5 = if b.detach().sum().item() < 0.0 { (&v3).tanh() } else { ((&v3) * (b)) };
     let v6 = (&v5).logsumexp();
     let v7 = if a.detach().sum().item() < 0.0 { (-(&v6)) } else { ((&v6) * (&v6)) };
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(783, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(783, -1.0, 1.0);
     let k9: Tensor![f64] = Tensor::rand_uniform(864, -1.0, 1.0);
     (&v4 * &k8).sum() + (&v7 * &k9).sum()
 }
@@ -5522,17 +5570,21 @@ fn g104_gradient() {
 
 #[differentiable]
 fn g105(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = ((b) / ((a).square() + 1.0));
-    let v2 = (&v1).transpose::<0, 2>();
-    let k3: Tensor![f64; 3, 1, 2] = Tensor::rand_uniform(946, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = ((b) * (a));
+    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(50, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let v4 = ((&v3).square() + 1.0).pow(&(&v3).tanh());
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(509, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g105_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = ((b) / ((a).square() + 1.0));
-    let v2 = (&v1).transpose::<0, 2>();
-    let k3: Tensor![f64; 3, 1, 2] = Tensor::rand_uniform(946, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = ((b) * (a));
+    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(50, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let v4 = ((&v3).square() + 1.0).pow(&(&v3).tanh());
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(509, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -5556,29 +5608,25 @@ fn g105_gradient() {
 
 #[differentiable]
 fn g106(a: &Tensor![f64]) -> f64 {
-    let v1 = (-(a));
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(475, -1.0, 1.0);
-    let v3 = (((a) + &k2)).t();
-    let k4: Tensor![f64] = Tensor::rand_uniform(898, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(160, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(a, &((&v1) + &k4));
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(737, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(638, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v1 = ((a) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(477, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).transpose::<0, 1>();
+    let v4 = (a).tanh();
+    let v5 = ((&v4) * 3.0).floor();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(593, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g106_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (-(a));
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(475, -1.0, 1.0);
-    let v3 = (((a) + &k2)).t();
-    let k4: Tensor![f64] = Tensor::rand_uniform(898, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(160, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, a, &((&v1) + &k4));
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(737, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(638, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v7 * &k9).sum()
+    let v1 = ((a) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(477, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).transpose::<0, 1>();
+    let v4 = (a).tanh();
+    let v5 = ((&v4) * 3.0).floor();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(593, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -5599,40 +5647,38 @@ fn g106_gradient() {
 #[differentiable]
 fn g107(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let v2 = ((((&m.blocks[2].weight).mean() * &k1)).square() + 1.0).pow(&(b).tanh());
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let v4 = (((&m.blocks[0].bias).mean() * &k3)).flip::<0>();
-    let mut v5 = m.blocks[2].weight.clone();
-    for i in 0..3 {
-        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + b * 0.25;
-    }
-    let v6 = (&m.head.bias).tanh().exp2();
-    let v7 = ((a).square() + 1.0).recip();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(204, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(644, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(626, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(205, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+    let v2 = (-(((&m.blocks[2].weight).mean() * &k1)));
+    let v3 = (&m.blocks[2].weight).t();
+    let v4 = (m.blocks[2].forward(&v3)).square();
+    let v5 = (a).square();
+    let v6 = (b).softplus();
+    let v7 = ((&m.head.bias) * 1.5).gelu();
+    let v8 = ((&m.blocks[0].bias).square() + 1.0).sqrt();
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(70, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(570, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(850, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(717, -1.0, 1.0);
+    let k13: Tensor![f64; 4] = Tensor::rand_uniform(201, -1.0, 1.0);
+    let k14: Tensor![f64; 3] = Tensor::rand_uniform(161, -1.0, 1.0);
+    ((&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()).item()
 }
 
 fn g107_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let v2 = ((((&m.blocks[2].weight).mean() * &k1)).square() + 1.0).pow(&(b).tanh());
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let v4 = (((&m.blocks[0].bias).mean() * &k3)).flip::<0>();
-    let mut v5 = m.blocks[2].weight.clone();
-    for i in 0..3 {
-        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + b * 0.25;
-    }
-    let v6 = (&m.head.bias).tanh().exp2();
-    let v7 = ((a).square() + 1.0).recip();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(204, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(644, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(626, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(205, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+    let v2 = (-(((&m.blocks[2].weight).mean() * &k1)));
+    let v3 = (&m.blocks[2].weight).t();
+    let v4 = (m.blocks[2].forward(&v3)).square();
+    let v5 = (a).square();
+    let v6 = (b).softplus();
+    let v7 = ((&m.head.bias) * 1.5).gelu();
+    let v8 = ((&m.blocks[0].bias).square() + 1.0).sqrt();
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(70, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(570, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(850, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(717, -1.0, 1.0);
+    let k13: Tensor![f64; 4] = Tensor::rand_uniform(201, -1.0, 1.0);
+    let k14: Tensor![f64; 3] = Tensor::rand_uniform(161, -1.0, 1.0);
+    (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()
 }
 
 #[test]
@@ -5661,24 +5707,22 @@ fn g107_gradient() {
 #[differentiable]
 fn g108(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
-    let v2 = (a).maximum(&((c) + &k1));
-    let v3 = (b).slice::<2, 0, 2>();
-    let v4 = ((&v3).tanh()).sin();
-    let v5 = if b.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v4)) };
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(831, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(558, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v2 = ((a).square() + 1.0).pow(&(((c) + &k1)).tanh());
+    let v3 = (b).flip::<0>();
+    let v4 = ((((b) + (a))) * (((&v2).transpose::<0, 2>()).mean()));
+    let v5 = (((&v3) * (&v3))).hypot(&((((&v4).tanh() * 0.9).asin()).square() + 0.5));
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(168, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
 fn g108_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
-    let v2 = (a).maximum(&((c) + &k1));
-    let v3 = (b).slice::<2, 0, 2>();
-    let v4 = ((&v3).tanh()).sin();
-    let v5 = if b.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v4)) };
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(831, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(558, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v5 * &k7).sum()
+    let v2 = ((a).square() + 1.0).pow(&(((c) + &k1)).tanh());
+    let v3 = (b).flip::<0>();
+    let v4 = ((((b) + (a))) * (((&v2).transpose::<0, 2>()).mean()));
+    let v5 = (((&v3) * (&v3))).hypot(&((((&v4).tanh() * 0.9).asin()).square() + 0.5));
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(168, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
@@ -5707,28 +5751,28 @@ fn g108_gradient() {
 #[differentiable]
 fn g109(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64] = Tensor::rand_uniform(778, -1.0, 1.0);
-    let v2 = (a).minimum(&((a) + &k1));
+    let v2 = (a).maximum(&((a) + &k1));
     let k3: Tensor![f64; 4] = Tensor::rand_uniform(993, -1.0, 1.0);
-    let v4 = (((b) + &k3)).pad::<0, 1, 1, 6>();
-    let v5 = if c.detach().sum().item() > 0.0 { (&v2).sin() } else { (&v2).tanh().powf(3.0) };
-    let v6 = ((c).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 6] = Tensor::rand_uniform(515, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(681, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v4 = (((b) + &k3)).slice::<0, 2, 2>();
+    let v5 = (&v4).var();
+    let v6 = ((&v2) * (&v5));
+    let v7 = (c).tanh().exp();
+    let k8: Tensor![f64] = Tensor::rand_uniform(745, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(435, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g109_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64] = Tensor::rand_uniform(778, -1.0, 1.0);
-    let v2 = (a).minimum(&((a) + &k1));
+    let v2 = (a).maximum(&((a) + &k1));
     let k3: Tensor![f64; 4] = Tensor::rand_uniform(993, -1.0, 1.0);
-    let v4 = (((b) + &k3)).pad::<0, 1, 1, 6>();
-    let v5 = if c.detach().sum().item() > 0.0 { (&v2).sin() } else { (&v2).tanh().powf(3.0) };
-    let v6 = ((c).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 6] = Tensor::rand_uniform(515, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(5, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(681, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v4 = (((b) + &k3)).slice::<0, 2, 2>();
+    let v5 = (&v4).var();
+    let v6 = ((&v2) * (&v5));
+    let v7 = (c).tanh().exp();
+    let k8: Tensor![f64] = Tensor::rand_uniform(745, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(435, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -5756,35 +5800,45 @@ fn g109_gradient() {
 
 #[differentiable]
 fn g110(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (&m.layers[1].weight).maximum_scalar(0.1);
-    let v2 = (&v1).permute::<1, 0>();
-    let mut v3 = a.clone();
+    let v1 = (&m.layers[1].weight).minimum(a);
+    let v2 = (b).pad::<1, 0, 1, 4>();
+    let mut v3 = m.layers[1].weight.clone();
     for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+        if i % 2 == 0 {
+            v3 = ((m.layers[i].forward(&v3)).square() + 1.0).sqrt();
+        }
+        v3 = &v3 - &m.layers[i].bias * 0.25;
     }
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
-    let v5 = m.layers[1].forward(&((&v3).mean() * &k4));
-    let v6 = (b).sin();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(825, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(510, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(282, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g110_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].weight).maximum_scalar(0.1);
-    let v2 = (&v1).permute::<1, 0>();
-    let mut v3 = a.clone();
+    let v1 = (&m.layers[1].weight).minimum(a);
+    let v2 = (b).pad::<1, 0, 1, 4>();
+    let mut v3 = m.layers[1].weight.clone();
     for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+        if i % 2 == 0 {
+            v3 = ((m.layers[i].forward(&v3)).square() + 1.0).sqrt();
+        }
+        v3 = &v3 - &m.layers[i].bias * 0.25;
     }
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
-    let v5 = m.layers[1].forward(&((&v3).mean() * &k4));
-    let v6 = (b).sin();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(825, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(510, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(282, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -5812,25 +5866,33 @@ fn g110_gradient() {
 
 #[differentiable]
 fn g111(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).minimum_scalar(-0.1);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(35, -1.0, 1.0);
-    let v3 = (((a) + &k2)).cross_entropy(&[1usize, 2usize]);
-    let v4 = ((b) * 1.5).gelu();
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(106, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(674, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (a).maximum_scalar(0.1);
+    let v2 = (&v1).permute::<1, 0>();
+    let mut v3 = b.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * b).sin()).tanh();
+        }
+        v3 = &v3 - b * 0.25;
+    }
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g111_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).minimum_scalar(-0.1);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(35, -1.0, 1.0);
-    let v3 = (((a) + &k2)).cross_entropy(&[1usize, 2usize]);
-    let v4 = ((b) * 1.5).gelu();
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(106, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(674, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (a).maximum_scalar(0.1);
+    let v2 = (&v1).permute::<1, 0>();
+    let mut v3 = b.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * b).sin()).tanh();
+        }
+        v3 = &v3 - b * 0.25;
+    }
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -5854,37 +5916,19 @@ fn g111_gradient() {
 
 #[differentiable]
 fn g112(a: &Tensor![f64]) -> f64 {
-    let v1 = (a).mse(a);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).gather::<1, 2>(&[2, 1]);
-    let v4 = ((&v1) * 1.5).gelu();
-    let mut v5 = v3.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v1).square() + 1.0).sqrt()).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let k6: Tensor![f64] = Tensor::rand_uniform(446, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(980, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (a).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(982, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).cross_entropy(&[3usize, 1usize, 1usize]);
+    let k4: Tensor![f64] = Tensor::rand_uniform(937, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g112_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).mse(a);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).gather::<1, 2>(&[2, 1]);
-    let v4 = ((&v1) * 1.5).gelu();
-    let mut v5 = v3.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v1).square() + 1.0).sqrt()).tanh();
-        }
-        v5 = &v5 - &v1 * 0.25;
-    }
-    let k6: Tensor![f64] = Tensor::rand_uniform(446, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(980, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (a).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(982, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).cross_entropy(&[3usize, 1usize, 1usize]);
+    let k4: Tensor![f64] = Tensor::rand_uniform(937, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -5904,25 +5948,23 @@ fn g112_gradient() {
 
 #[differentiable]
 fn g113(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (c).matmul(c);
-    let v2 = (&v1).cast::<f64>();
-    let v3 = (a).sin();
-    let v4 = ((b).square() + 1.0).ln();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(550, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(121, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (b).mse(b);
+    let v2 = (a).gather::<0, 3>(&[2, 2, 1]);
+    let v3 = (c).matmul(c);
+    let k4: Tensor![f64] = Tensor::rand_uniform(479, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(558, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(869, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g113_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (c).matmul(c);
-    let v2 = (&v1).cast::<f64>();
-    let v3 = (a).sin();
-    let v4 = ((b).square() + 1.0).ln();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(550, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(121, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (b).mse(b);
+    let v2 = (a).gather::<0, 3>(&[2, 2, 1]);
+    let v3 = (c).matmul(c);
+    let k4: Tensor![f64] = Tensor::rand_uniform(479, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(558, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(869, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -5951,32 +5993,36 @@ fn g113_gradient() {
 #[differentiable]
 fn g114(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(191, -1.0, 1.0);
-    let v2 = (((&m.blocks[0].bias).mean() * &k1)).tanh().exp();
-    let v3 = (&v2).reshape::<Shape![12]>();
+    let v2 = (((&m.blocks[0].bias).mean() * &k1)).matmul(&(a).t());
+    let v3 = (&m.blocks[1].bias).cast::<f64>();
     let mut v4 = m.blocks[2].weight.clone();
-    for i in 0..3 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].bias * 0.25;
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (m.blocks[i].forward(&v4)).sin();
+        }
+        v4 = &v4 - &m.blocks[i].bias * 0.25;
     }
-    let v5 = (a).square();
-    let k6: Tensor![f64; 12] = Tensor::rand_uniform(801, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(70, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(801, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(475, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(148, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g114_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(191, -1.0, 1.0);
-    let v2 = (((&m.blocks[0].bias).mean() * &k1)).tanh().exp();
-    let v3 = (&v2).reshape::<Shape![12]>();
+    let v2 = (((&m.blocks[0].bias).mean() * &k1)).matmul(&(a).t());
+    let v3 = (&m.blocks[1].bias).cast::<f64>();
     let mut v4 = m.blocks[2].weight.clone();
-    for i in 0..3 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].bias * 0.25;
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (m.blocks[i].forward(&v4)).sin();
+        }
+        v4 = &v4 - &m.blocks[i].bias * 0.25;
     }
-    let v5 = (a).square();
-    let k6: Tensor![f64; 12] = Tensor::rand_uniform(801, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(70, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(801, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(475, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(148, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -6000,25 +6046,19 @@ fn g114_gradient() {
 
 #[differentiable]
 fn g115(a: &Tensor![f64]) -> f64 {
-    let v1 = (a).tanh().exp2();
-    let v2 = (&v1).broadcast_to::<Shape![2]>();
-    let v3 = (&v2).max_keepdim::<0>();
-    let v4 = (a).sigmoid();
-    let v5 = (&v4).maximum_scalar(0.1);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(861, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(95, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (a).tanh().exp();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(388, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![12]>();
+    let k4: Tensor![f64; 12] = Tensor::rand_uniform(596, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g115_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp2();
-    let v2 = (&v1).broadcast_to::<Shape![2]>();
-    let v3 = (&v2).max_keepdim::<0>();
-    let v4 = (a).sigmoid();
-    let v5 = (&v4).maximum_scalar(0.1);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(861, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(95, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (a).tanh().exp();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(388, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![12]>();
+    let k4: Tensor![f64; 12] = Tensor::rand_uniform(596, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -6038,37 +6078,31 @@ fn g115_gradient() {
 
 #[differentiable]
 fn g116(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (&v1).concat::<0, 4, _>(c);
-    let v3 = (b).logsumexp();
-    let v4 = (((&v3).sin()) * ((((&v2).square() + 1.0).recip()).mean()));
-    let mut v5 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v3).square()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
-    }
-    let v6 = ((((&v5).square() + 1.0).pow(&(&v5).tanh())) * 1.5).gelu_erf();
-    let k7: Tensor![f64] = Tensor::rand_uniform(857, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (a).tanh().exp2();
+    let v2 = (&v1).broadcast_to::<Shape![2, 2, 1]>();
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(a, c);
+    let v6 = (((&v2).sin()) * ((((&v2) * 3.0).sign()).mean()));
+    let v7 = ((b).square() + 1.0).ln();
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(263, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(436, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(137, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g116_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (&v1).concat::<0, 4, _>(c);
-    let v3 = (b).logsumexp();
-    let v4 = (((&v3).sin()) * ((((&v2).square() + 1.0).recip()).mean()));
-    let mut v5 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v3).square()).tanh();
-        }
-        v5 = &v5 - &v3 * 0.25;
-    }
-    let v6 = ((((&v5).square() + 1.0).pow(&(&v5).tanh())) * 1.5).gelu_erf();
-    let k7: Tensor![f64] = Tensor::rand_uniform(857, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (a).tanh().exp2();
+    let v2 = (&v1).broadcast_to::<Shape![2, 2, 1]>();
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, a, c);
+    let v6 = (((&v2).sin()) * ((((&v2) * 3.0).sign()).mean()));
+    let v7 = ((b).square() + 1.0).ln();
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(263, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(436, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(137, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -6096,37 +6130,31 @@ fn g116_gradient() {
 
 #[differentiable]
 fn g117(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (&m.blocks[1].bias).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&m.blocks[1].bias).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let mut v3 = a.clone();
+    let v1 = ((b).square() + 1.0).ln();
+    let v2 = (&m.blocks[1].bias).concat::<0, 6, _>(&m.blocks[1].bias);
+    let v3 = m.blocks[2].forward(a);
+    let mut v4 = v1.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((m.blocks[i].forward(&v3)).square() + 1.0).sqrt();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+        v4 = (m.blocks[1 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let v4 = (&v2).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(105, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(334, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(79, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(829, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(89, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g117_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (&m.blocks[1].bias).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&m.blocks[1].bias).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let mut v3 = a.clone();
+    let v1 = ((b).square() + 1.0).ln();
+    let v2 = (&m.blocks[1].bias).concat::<0, 6, _>(&m.blocks[1].bias);
+    let v3 = m.blocks[2].forward(a);
+    let mut v4 = v1.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((m.blocks[i].forward(&v3)).square() + 1.0).sqrt();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+        v4 = (m.blocks[1 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let v4 = (&v2).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(105, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(334, -1.0, 1.0);
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(79, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(829, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(89, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -6154,35 +6182,37 @@ fn g117_gradient() {
 
 #[differentiable]
 fn g118(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 2, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 3]>();
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 6>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![6]>();
     let v3 = (b).cast::<f64>();
     let mut v4 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v3).square()).tanh();
+            v4 = ((&v4 * c).square()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v4 = &v4 - c * 0.25;
     }
-    let v5 = ((&v4) * 3.0).sign();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(812, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v5 = (&v4).min_keepdim::<0>();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(812, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(846, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g118_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 2, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![2, 3]>();
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 6>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![6]>();
     let v3 = (b).cast::<f64>();
     let mut v4 = v2.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v3).square()).tanh();
+            v4 = ((&v4 * c).square()).tanh();
         }
-        v4 = &v4 - &v3 * 0.25;
+        v4 = &v4 - c * 0.25;
     }
-    let v5 = ((&v4) * 3.0).sign();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(812, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v5 = (&v4).min_keepdim::<0>();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(812, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(846, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -6211,17 +6241,17 @@ fn g118_gradient() {
 #[differentiable]
 fn g119(a: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).square() + 1.0).recip();
-    let v3 = (&v2).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 2, 6>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 6]>();
-    let k4: Tensor![f64; 2, 6] = Tensor::rand_uniform(821, -1.0, 1.0);
+    let v2 = ((((a).mean() * &k1)).square() + 1.0).sqrt();
+    let v3 = (&v2).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 1, 1, 1, 2, 4>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 4]>();
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(821, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g119_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).square() + 1.0).recip();
-    let v3 = (&v2).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 2, 6>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 6]>();
-    let k4: Tensor![f64; 2, 6] = Tensor::rand_uniform(821, -1.0, 1.0);
+    let v2 = ((((a).mean() * &k1)).square() + 1.0).sqrt();
+    let v3 = (&v2).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 1, 1, 1, 2, 4>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 4]>();
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(821, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
 
@@ -6242,27 +6272,31 @@ fn g119_gradient() {
 
 #[differentiable]
 fn g120(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).square();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(651, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(c, b);
-    let v5 = (((&v1).var_axis::<0>()) + ((&v4).tanh()));
-    let v6 = ((a).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(40, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(578, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = ((b).square() + 1.0).recip();
+    let v2 = (c).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v3 = (&v1).var_axis::<0>();
+    let v4 = if c.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (c)) };
+    let v5 = ((((a) * (&v2))) - (((&v4) * 3.0).ceil()));
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = (((&v6 * b).square() + 1.0).powf(-0.5)).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(510, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g120_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).square();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(651, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, c, b);
-    let v5 = (((&v1).var_axis::<0>()) + ((&v4).tanh()));
-    let v6 = ((a).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(40, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(578, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = ((b).square() + 1.0).recip();
+    let v2 = (c).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v3 = (&v1).var_axis::<0>();
+    let v4 = if c.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (c)) };
+    let v5 = ((((a) * (&v2))) - (((&v4) * 3.0).ceil()));
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = (((&v6 * b).square() + 1.0).powf(-0.5)).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(510, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -6290,27 +6324,35 @@ fn g120_gradient() {
 
 #[differentiable]
 fn g121(m: &Stack, a: &Tensor![f64]) -> f64 {
-    let v1 = (a).sin();
-    let v2 = (&v1).dropout(0.25, 392);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(413, -1.0, 1.0);
-    let v4 = (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).tanh().exp();
-    let v5 = (&m.blocks[1].weight).square();
-    let k6: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(154, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(713, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (a).square();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(287, -1.0, 1.0);
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(270, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(&m.blocks[0].bias, &((&m.blocks[0].bias) + &k2));
+    let mut v6 = m.blocks[1].weight.clone();
+    for i in 0..2 {
+        v6 = (m.blocks[i].forward(&v6)).tanh() + &v6 * 0.5 + &v5 * 0.25;
+    }
+    let v7 = ((&v6) * 3.0).ceil();
+    let k8: Tensor![f64] = Tensor::rand_uniform(365, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(972, -1.0, 1.0);
+    ((&v1 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g121_tape(m: &TStack, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).sin();
-    let v2 = (&v1).dropout(0.25, 392);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(413, -1.0, 1.0);
-    let v4 = (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).tanh().exp();
-    let v5 = (&m.blocks[1].weight).square();
-    let k6: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(154, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(713, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (a).square();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(287, -1.0, 1.0);
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(270, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, &m.blocks[0].bias, &((&m.blocks[0].bias) + &k2));
+    let mut v6 = m.blocks[1].weight.clone();
+    for i in 0..2 {
+        v6 = (m.blocks[i].forward(&v6)).tanh() + &v6 * 0.5 + &v5 * 0.25;
+    }
+    let v7 = ((&v6) * 3.0).ceil();
+    let k8: Tensor![f64] = Tensor::rand_uniform(365, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(972, -1.0, 1.0);
+    (&v1 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -6334,20 +6376,20 @@ fn g121_gradient() {
 
 #[differentiable]
 fn g122(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (b).cos();
-    let v2 = (a).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v3 = ((&v1).minimum(&v2)).sin();
+    let v1 = (b).sin();
+    let v2 = (&v1).dropout(0.25, 276);
+    let v3 = (((a) * ((&v2).mean()))).sin();
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(270, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(270, -1.0, 1.0);
     ((&v4 * &k5).sum()).item()
 }
 
 fn g122_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (b).cos();
-    let v2 = (a).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v3 = ((&v1).minimum(&v2)).sin();
+    let v1 = (b).sin();
+    let v2 = (&v1).dropout(0.25, 276);
+    let v3 = (((a) * ((&v2).mean()))).sin();
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(270, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(270, -1.0, 1.0);
     (&v4 * &k5).sum()
 }
 
@@ -6373,8 +6415,8 @@ fn g122_gradient() {
 #[differentiable]
 fn g123(a: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let v2 = (((a) + &k1)).tanh();
-    let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let v2 = (((a) + &k1)).cos();
+    let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
     let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
     let v5 = ((&v3).matmul(&k4)).sigmoid();
     let mut v6 = v5.clone();
@@ -6390,8 +6432,8 @@ fn g123(a: &Tensor![f64; 1, 3]) -> f64 {
 
 fn g123_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let v2 = (((a) + &k1)).tanh();
-    let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let v2 = (((a) + &k1)).cos();
+    let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
     let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
     let v5 = ((&v3).matmul(&k4)).sigmoid();
     let mut v6 = v5.clone();
@@ -6422,24 +6464,24 @@ fn g123_gradient() {
 
 #[differentiable]
 fn g124(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).sigmoid();
-    let v2 = (&v1).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let v1 = (a).tanh();
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
     let v4 = (m.proj.forward(&((a).mean() * &k3))).square();
     let v5 = (&m.layers[1].bias).sin();
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(834, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(834, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(411, -1.0, 1.0);
     ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g124_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).sigmoid();
-    let v2 = (&v1).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let v1 = (a).tanh();
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
     let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
     let v4 = (m.proj.forward(&((a).mean() * &k3))).square();
     let v5 = (&m.layers[1].bias).sin();
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(834, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(834, -1.0, 1.0);
     let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
     let k8: Tensor![f64; 3] = Tensor::rand_uniform(411, -1.0, 1.0);
     (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
@@ -6466,8 +6508,8 @@ fn g124_gradient() {
 
 #[differentiable]
 fn g125(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (a).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
+    let v1 = (a).sigmoid();
+    let v2 = (a).reshape::<Shape![1, 1, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
     let v3 = (&v1).permute::<1, 0>();
     let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v3)) };
     let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(314, -1.0, 1.0);
@@ -6476,8 +6518,8 @@ fn g125(a: &Tensor![f64; 1, 3]) -> f64 {
 }
 
 fn g125_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (a).reshape::<Shape![1, 1, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
+    let v1 = (a).sigmoid();
+    let v2 = (a).reshape::<Shape![1, 1, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
     let v3 = (&v1).permute::<1, 0>();
     let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v3)) };
     let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(314, -1.0, 1.0);
@@ -6502,31 +6544,19 @@ fn g125_gradient() {
 
 #[differentiable]
 fn g126(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) * 1.5).gelu();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh() } else { (&v3).sin() };
-    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let v6 = (&v4).matmul(&k5);
-    let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh() } else { ((&v6) * (&v4)) };
-    let v8 = ((&v4).var_axis::<1>()).tanh();
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(403, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v1 = ((a) + 0.25).relu();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
+    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(193, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g126_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh() } else { (&v3).sin() };
-    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(545, -1.0, 1.0);
-    let v6 = (&v4).matmul(&k5);
-    let v7 = if a.detach().sum().item() > 0.0 { (&v6).tanh() } else { ((&v6) * (&v4)) };
-    let v8 = ((&v4).var_axis::<1>()).tanh();
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(403, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let v1 = ((a) + 0.25).relu();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
+    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(193, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -6546,37 +6576,21 @@ fn g126_gradient() {
 
 #[differentiable]
 fn g127(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a) * 1.5).gelu_tanh();
-    let v2 = (&v1).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v3 = (&v2).concat::<0, 2, _>(&v2);
-    let v4 = (&v3).minimum(&v3);
-    let mut v5 = v4.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v4).square() + 1.0).powf(-0.5)).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = (&v5).logsumexp_axis::<0>();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(289, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = ((a) * 1.5).gelu();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(644, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g127_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu_tanh();
-    let v2 = (&v1).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v3 = (&v2).concat::<0, 2, _>(&v2);
-    let v4 = (&v3).minimum(&v3);
-    let mut v5 = v4.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v4).square() + 1.0).powf(-0.5)).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = (&v5).logsumexp_axis::<0>();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(289, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = ((a) * 1.5).gelu();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(644, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -6596,35 +6610,25 @@ fn g127_gradient() {
 
 #[differentiable]
 fn g128(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(785, -1.0, 1.0);
-    let v3 = ((a).layer_norm(1e-5) * &k2);
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        let layer = &m.layers[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
-    }
-    let v5 = ((&m.norm[0]).square() + 1.0).ln();
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let v2 = (a).reshape::<Shape![1, 2, 3]>().global_avg_pool1d();
+    let v3 = m.layers[1].forward(&v1);
+    let v4 = (-(&m.norm[0]));
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(997, -1.0, 1.0);
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(384, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(485, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(56, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(485, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g128_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(785, -1.0, 1.0);
-    let v3 = ((a).layer_norm(1e-5) * &k2);
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        let layer = &m.layers[i];
-        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
-    }
-    let v5 = ((&m.norm[0]).square() + 1.0).ln();
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let v2 = (a).reshape::<Shape![1, 2, 3]>().global_avg_pool1d();
+    let v3 = m.layers[1].forward(&v1);
+    let v4 = (-(&m.norm[0]));
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(997, -1.0, 1.0);
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(384, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(485, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(56, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(485, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -6648,35 +6652,33 @@ fn g128_gradient() {
 
 #[differentiable]
 fn g129(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((a) * 1.5).erf();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(18, -1.0, 1.0);
-    let v4 = ((((&v1).mean() * &k2)).batch_norm(1e-5) * &k3);
-    let v5 = (((a).tanh()).square() + 1.0).sqrt();
+    let v1 = ((a) * 1.5).gelu_erf();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(645, -1.0, 1.0);
+    let v3 = ((&v1).layer_norm(1e-5) * &k2);
+    let v4 = (&v3).tanh();
+    let v5 = ((&v4).square() + 1.0).sqrt();
     let mut v6 = v5.clone();
     for _ in 0..3 {
-        v6 = (((&v6 * &v1) * 1.5).gelu()).tanh() + &v5 * 0.5;
+        v6 = (((&v6 * &v4) * 1.5).gelu()).tanh() + &v5 * 0.5;
     }
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(580, -1.0, 1.0);
-    let v8 = ((&v6).mse(&v1)).maximum(&(&v4).matmul(&k7));
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(908, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v7 = (((&v6).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 7>(&(&v3).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 7]>()) * (((a).abs()).mean()));
+    let k8: Tensor![f64; 1, 7] = Tensor::rand_uniform(500, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g129_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).erf();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(18, -1.0, 1.0);
-    let v4 = ((((&v1).mean() * &k2)).batch_norm(1e-5) * &k3);
-    let v5 = (((a).tanh()).square() + 1.0).sqrt();
+    let v1 = ((a) * 1.5).gelu_erf();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(645, -1.0, 1.0);
+    let v3 = ((&v1).layer_norm(1e-5) * &k2);
+    let v4 = (&v3).tanh();
+    let v5 = ((&v4).square() + 1.0).sqrt();
     let mut v6 = v5.clone();
     for _ in 0..3 {
-        v6 = (((&v6 * &v1) * 1.5).gelu()).tanh() + &v5 * 0.5;
+        v6 = (((&v6 * &v4) * 1.5).gelu()).tanh() + &v5 * 0.5;
     }
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(580, -1.0, 1.0);
-    let v8 = ((&v6).mse(&v1)).maximum(&(&v4).matmul(&k7));
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(908, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v7 = (((&v6).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 7>(&(&v3).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 7]>()) * (((a).abs()).mean()));
+    let k8: Tensor![f64; 1, 7] = Tensor::rand_uniform(500, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -6696,39 +6698,29 @@ fn g129_gradient() {
 
 #[differentiable]
 fn g130(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = ((a) * 1.5).erfc();
-    let v2 = (b).tanh().tan();
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(835, -1.0, 1.0);
-    let v4 = ((&v1).softmax::<0>() * &k3);
-    let v5 = ((&v2).minimum(&v4)).atan2(&((((c) * ((&v2).mean()))).square() + 0.5));
-    let v6 = ((&v5).max()).tanh().tan();
-    let mut v7 = v6.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v7 = (((&v7 * c) * 1.5).gelu()).tanh();
-        }
-        v7 = &v7 - c * 0.25;
-    }
-    let k8: Tensor![f64] = Tensor::rand_uniform(460, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = ((a) * 1.5).erf();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let v3 = ((b).batch_norm(1e-5) * &k2);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(835, -1.0, 1.0);
+    let v5 = ((&v1).softmax::<0>() * &k4);
+    let v6 = ((c).square() + 1.0).ln();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(597, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(7, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(431, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g130_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).erfc();
-    let v2 = (b).tanh().tan();
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(835, -1.0, 1.0);
-    let v4 = ((&v1).softmax::<0>() * &k3);
-    let v5 = ((&v2).minimum(&v4)).atan2(&((((c) * ((&v2).mean()))).square() + 0.5));
-    let v6 = ((&v5).max()).tanh().tan();
-    let mut v7 = v6.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v7 = (((&v7 * c) * 1.5).gelu()).tanh();
-        }
-        v7 = &v7 - c * 0.25;
-    }
-    let k8: Tensor![f64] = Tensor::rand_uniform(460, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = ((a) * 1.5).erf();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let v3 = ((b).batch_norm(1e-5) * &k2);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(835, -1.0, 1.0);
+    let v5 = ((&v1).softmax::<0>() * &k4);
+    let v6 = ((c).square() + 1.0).ln();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(597, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(7, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(431, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -6757,8 +6749,8 @@ fn g130_gradient() {
 #[differentiable]
 fn g131(m: &Net, a: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
-    let v2 = (((&m.gain).mean() * &k1)).abs();
-    let v3 = ((&v2).tanh() * 0.9).asin();
+    let v2 = ((((&m.gain).mean() * &k1)) * 1.5).erfc();
+    let v3 = (&v2).tanh().tan();
     let v4 = ((m.fc2.forward(&v3)).square() + 1.0).sqrt();
     let v5 = (-(a));
     let v6 = (&m.fc2.weight).sin();
@@ -6770,8 +6762,8 @@ fn g131(m: &Net, a: &Tensor![f64]) -> f64 {
 
 fn g131_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
-    let v2 = (((&m.gain).mean() * &k1)).abs();
-    let v3 = ((&v2).tanh() * 0.9).asin();
+    let v2 = ((((&m.gain).mean() * &k1)) * 1.5).erfc();
+    let v3 = (&v2).tanh().tan();
     let v4 = ((m.fc2.forward(&v3)).square() + 1.0).sqrt();
     let v5 = (-(a));
     let v6 = (&m.fc2.weight).sin();
@@ -6803,8 +6795,8 @@ fn g131_gradient() {
 #[differentiable]
 fn g132(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).softplus();
-    let v3 = ((&v2).tanh() * 0.9).acos();
+    let v2 = (((a).mean() * &k1)).abs();
+    let v3 = ((&v2).tanh() * 0.9).asin();
     let mut v4 = v2.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -6830,8 +6822,8 @@ fn g132(a: &Tensor![f64; 2, 1, 3]) -> f64 {
 
 fn g132_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).softplus();
-    let v3 = ((&v2).tanh() * 0.9).acos();
+    let v2 = (((a).mean() * &k1)).abs();
+    let v3 = ((&v2).tanh() * 0.9).asin();
     let mut v4 = v2.clone();
     for i in 0..2 {
         if i % 2 == 0 {
@@ -6872,8 +6864,8 @@ fn g132_gradient() {
 
 #[differentiable]
 fn g133(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).silu();
-    let v2 = (&v1).atan();
+    let v1 = (a).softplus();
+    let v2 = ((&v1).tanh() * 0.9).acos();
     let v3 = ((-(b))).logsumexp_axis::<0>();
     let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(554, -1.0, 1.0);
     let v5 = (&v2).matmul(&k4);
@@ -6884,8 +6876,8 @@ fn g133(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
 }
 
 fn g133_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).silu();
-    let v2 = (&v1).atan();
+    let v1 = (a).softplus();
+    let v2 = ((&v1).tanh() * 0.9).acos();
     let v3 = ((-(b))).logsumexp_axis::<0>();
     let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(554, -1.0, 1.0);
     let v5 = (&v2).matmul(&k4);
@@ -6916,63 +6908,29 @@ fn g133_gradient() {
 
 #[differentiable]
 fn g134(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = ((b).square() + 1.0).powf(-0.5);
-    let v2 = (&v1).tanh().sinh();
-    let mut v3 = a.clone();
-    for _ in 0..1 {
-        v3 = (((&v3 * &v1).square() + 1.0).powf(-0.5)).tanh() + a * 0.5;
-    }
-    let mut v4 = b.clone();
-    for _ in 0..2 {
-        v4 = ((&v4 * &v3).sin()).tanh() + b * 0.5;
-    }
-    let mut v5 = v1.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v4).cos()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let mut v6 = v5.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v5).square() + 1.0).powf(-0.5)).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let k7: Tensor![f64] = Tensor::rand_uniform(672, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(269, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v1 = (b).silu();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).atan();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).softplus() };
+    let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { (b).sin() };
+    let v6 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).recip() } else { (a).cos() };
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(371, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(663, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g134_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).powf(-0.5);
-    let v2 = (&v1).tanh().sinh();
-    let mut v3 = a.clone();
-    for _ in 0..1 {
-        v3 = (((&v3 * &v1).square() + 1.0).powf(-0.5)).tanh() + a * 0.5;
-    }
-    let mut v4 = b.clone();
-    for _ in 0..2 {
-        v4 = ((&v4 * &v3).sin()).tanh() + b * 0.5;
-    }
-    let mut v5 = v1.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v4).cos()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let mut v6 = v5.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v5).square() + 1.0).powf(-0.5)).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let k7: Tensor![f64] = Tensor::rand_uniform(672, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(269, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v6 * &k8).sum()
+    let v1 = (b).silu();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).atan();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).softplus() };
+    let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { (b).sin() };
+    let v6 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).recip() } else { (a).cos() };
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(371, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(663, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -6996,27 +6954,23 @@ fn g134_gradient() {
 
 #[differentiable]
 fn g135(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).tanh().powi(3);
-    let v2 = (&v1).tanh().cosh();
+    let v1 = ((a).square() + 1.0).powf(-0.5);
+    let v2 = (&v1).tanh().sinh();
     let v3 = (m.fc1.forward(&v2)).tanh().exp();
-    let v4 = ((&m.fc2.weight).square() + 1.0).ln();
-    let v5 = (&m.gain).tanh().exp();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(415, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(222, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(415, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v4 = ((&m.fc2.weight) - (&m.gain));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(995, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g135_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().powi(3);
-    let v2 = (&v1).tanh().cosh();
+    let v1 = ((a).square() + 1.0).powf(-0.5);
+    let v2 = (&v1).tanh().sinh();
     let v3 = (m.fc1.forward(&v2)).tanh().exp();
-    let v4 = ((&m.fc2.weight).square() + 1.0).ln();
-    let v5 = (&m.gain).tanh().exp();
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(415, -1.0, 1.0);
-    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(222, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(415, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v4 = ((&m.fc2.weight) - (&m.gain));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(995, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -7040,8 +6994,8 @@ fn g135_gradient() {
 
 #[differentiable]
 fn g136(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (c).sum();
-    let v2 = (b).asinh();
+    let v1 = (c).tanh().powi(3);
+    let v2 = (b).tanh().cosh();
     let v3 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (c)) };
     let mut v4 = v1.clone();
     for i in 0..2 {
@@ -7057,8 +7011,8 @@ fn g136(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
 }
 
 fn g136_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (c).sum();
-    let v2 = (b).asinh();
+    let v1 = (c).tanh().powi(3);
+    let v2 = (b).tanh().cosh();
     let v3 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (c)) };
     let mut v4 = v1.clone();
     for i in 0..2 {
@@ -7098,33 +7052,35 @@ fn g136_gradient() {
 
 #[differentiable]
 fn g137(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 1]) -> f64 {
-    let v1 = (c).sum_axis::<0>();
-    let v2 = ((&v1).square() + 1.5).acosh();
-    let v3 = ((b).sum_axis::<1>()).reshape::<Shape![3, 1]>();
-    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let v5 = (((&v1) * (&v3))).matmul(&k4);
-    let v6 = (&v5).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v7 = (&v2).hypot(&((c).square() + 0.5));
-    let v8 = (a).tanh().exp();
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(797, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(994, -1.0, 1.0);
-    ((&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
+    let v1 = (c).sum();
+    let v2 = (c).asinh();
+    let v3 = ((((&v1).square() + 1.0).sqrt()) * ((((&v2) * 1.5).gelu()).mean()));
+    let v4 = ((&v1).mse(&v3)).tanh();
+    let v5 = ((&v4).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(433, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(569, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = m8.select(&v5, &((b).mean() * &k6));
+    let v10 = ((a).square() + 1.0).ln();
+    let k11: Tensor![f64] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(231, -1.0, 1.0);
+    ((&v9 * &k11).sum() + (&v10 * &k12).sum()).item()
 }
 
 fn g137_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (c).sum_axis::<0>();
-    let v2 = ((&v1).square() + 1.5).acosh();
-    let v3 = ((b).sum_axis::<1>()).reshape::<Shape![3, 1]>();
-    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
-    let v5 = (((&v1) * (&v3))).matmul(&k4);
-    let v6 = (&v5).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
-    let v7 = (&v2).hypot(&((c).square() + 0.5));
-    let v8 = (a).tanh().exp();
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
-    let k10: Tensor![f64; 1] = Tensor::rand_uniform(797, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(994, -1.0, 1.0);
-    (&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
+    let v1 = (c).sum();
+    let v2 = (c).asinh();
+    let v3 = ((((&v1).square() + 1.0).sqrt()) * ((((&v2) * 1.5).gelu()).mean()));
+    let v4 = ((&v1).mse(&v3)).tanh();
+    let v5 = ((&v4).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(433, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(569, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = Var::select(&m8, &v5, &((b).mean() * &k6));
+    let v10 = ((a).square() + 1.0).ln();
+    let k11: Tensor![f64] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(231, -1.0, 1.0);
+    (&v9 * &k11).sum() + (&v10 * &k12).sum()
 }
 
 #[test]
@@ -7152,24 +7108,24 @@ fn g137_gradient() {
 
 #[differentiable]
 fn g138(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).sum_keepdim::<0>();
-    let v2 = ((&m.layers[0].bias).tanh() * 0.9).atanh();
+    let v1 = (b).sum_axis::<0>();
+    let v2 = ((&m.layers[0].bias).square() + 1.5).acosh();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
     let v4 = m.layers[0].forward(&((&v2) + &k3));
     let v5 = ((a).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(987, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(987, -1.0, 1.0);
     let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
     ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g138_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).sum_keepdim::<0>();
-    let v2 = ((&m.layers[0].bias).tanh() * 0.9).atanh();
+    let v1 = (b).sum_axis::<0>();
+    let v2 = ((&m.layers[0].bias).square() + 1.5).acosh();
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
     let v4 = m.layers[0].forward(&((&v2) + &k3));
     let v5 = ((a).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(987, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(987, -1.0, 1.0);
     let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
     (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
@@ -7200,23 +7156,31 @@ fn g138_gradient() {
 
 #[differentiable]
 fn g139(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).mean();
-    let v2 = (b).square().log1p();
-    let v3 = (((&v1).tanh()).square() + 1.0).ln();
-    let v4 = ((&v2) + 0.25).relu();
-    let v5 = (((&v3) * 1.5).gelu_tanh()).minimum(&(&v4).tanh().exp2());
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(37, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).sum_keepdim::<1>();
+    let v2 = ((a).tanh() * 0.9).atanh();
+    let v3 = (b).concat::<0, 6, _>(b);
+    let v4 = ((&v1) / ((&v2).square() + 1.0));
+    let v5 = ((&v4).max_axis::<1>()).mean_axis::<0>();
+    let mut v6 = v3.clone();
+    for _ in 0..2 {
+        v6 = ((-(&v6 * &v5))).tanh() + &v3 * 0.5;
+    }
+    let k7: Tensor![f64; 6] = Tensor::rand_uniform(612, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g139_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).mean();
-    let v2 = (b).square().log1p();
-    let v3 = (((&v1).tanh()).square() + 1.0).ln();
-    let v4 = ((&v2) + 0.25).relu();
-    let v5 = (((&v3) * 1.5).gelu_tanh()).minimum(&(&v4).tanh().exp2());
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(37, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).sum_keepdim::<1>();
+    let v2 = ((a).tanh() * 0.9).atanh();
+    let v3 = (b).concat::<0, 6, _>(b);
+    let v4 = ((&v1) / ((&v2).square() + 1.0));
+    let v5 = ((&v4).max_axis::<1>()).mean_axis::<0>();
+    let mut v6 = v3.clone();
+    for _ in 0..2 {
+        v6 = ((-(&v6 * &v5))).tanh() + &v3 * 0.5;
+    }
+    let k7: Tensor![f64; 6] = Tensor::rand_uniform(612, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -7240,25 +7204,21 @@ fn g139_gradient() {
 
 #[differentiable]
 fn g140(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).mean_axis::<0>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(439, -1.0, 1.0);
-    let v3 = (((a) + &k2)).tanh().expm1();
-    let v4 = ((&v1).tanh()).silu();
-    let v5 = if b.detach().sum().item() < 0.0 { (&v4).cos() } else { ((&v4) * (b)) };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(743, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (b).mean();
+    let v2 = (&v1).square().log1p();
+    let v3 = (a).square();
+    let k4: Tensor![f64] = Tensor::rand_uniform(439, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
 fn g140_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).mean_axis::<0>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(439, -1.0, 1.0);
-    let v3 = (((a) + &k2)).tanh().expm1();
-    let v4 = ((&v1).tanh()).silu();
-    let v5 = if b.detach().sum().item() < 0.0 { (&v4).cos() } else { ((&v4) * (b)) };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(743, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (b).mean();
+    let v2 = (&v1).square().log1p();
+    let v3 = (a).square();
+    let k4: Tensor![f64] = Tensor::rand_uniform(439, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
@@ -7282,8 +7242,8 @@ fn g140_gradient() {
 
 #[differentiable]
 fn g141(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).mean_keepdim::<0>();
-    let v2 = ((c) * 3.0).floor();
+    let v1 = (a).mean_axis::<0>();
+    let v2 = (c).tanh().expm1();
     let mut v3 = v1.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -7291,8 +7251,8 @@ fn g141(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4]) -> 
         }
         v3 = &v3 - &v1 * 0.25;
     }
-    let v4 = (((&v2).slice::<0, 0, 3>()) * (((&v3).tanh()).mean()));
-    let v5 = (((b).square() + 1.0).pow(&(&v4).tanh())).sum_keepdim::<0>();
+    let v4 = (((&v2).slice::<0, 0, 3>()) + ((&v3).tanh()));
+    let v5 = ((b).atan2(&((&v4).square() + 0.5))).sum_keepdim::<0>();
     let mut v6 = v5.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -7305,8 +7265,8 @@ fn g141(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4]) -> 
 }
 
 fn g141_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).mean_keepdim::<0>();
-    let v2 = ((c) * 3.0).floor();
+    let v1 = (a).mean_axis::<0>();
+    let v2 = (c).tanh().expm1();
     let mut v3 = v1.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -7314,8 +7274,8 @@ fn g141_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64
         }
         v3 = &v3 - &v1 * 0.25;
     }
-    let v4 = (((&v2).slice::<0, 0, 3>()) * (((&v3).tanh()).mean()));
-    let v5 = (((b).square() + 1.0).pow(&(&v4).tanh())).sum_keepdim::<0>();
+    let v4 = (((&v2).slice::<0, 0, 3>()) + ((&v3).tanh()));
+    let v5 = ((b).atan2(&((&v4).square() + 0.5))).sum_keepdim::<0>();
     let mut v6 = v5.clone();
     for i in 0..4 {
         if i % 2 == 0 {
@@ -7353,36 +7313,38 @@ fn g141_gradient() {
 #[differentiable]
 fn g142(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 2, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(315, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).max();
-    let v3 = ((&m.norm[1]) * 3.0).ceil();
-    let v4 = (m.layers[1].forward(b)).sigmoid();
+    let v2 = (((&m.norm[1]).mean() * &k1)).mean_keepdim::<0>();
+    let v3 = ((&m.layers[0].bias) * 3.0).floor();
+    let mut v4 = b.clone();
+    for i in 0..2 {
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+    }
     let v5 = (a).tanh();
     let v6 = (-(&m.layers[1].bias));
-    let v7 = ((&m.layers[0].bias).square() + 1.0).ln();
-    let k8: Tensor![f64] = Tensor::rand_uniform(628, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(41, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(460, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(911, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()).item()
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(307, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(628, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(460, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
 fn g142_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(315, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).max();
-    let v3 = ((&m.norm[1]) * 3.0).ceil();
-    let v4 = (m.layers[1].forward(b)).sigmoid();
+    let v2 = (((&m.norm[1]).mean() * &k1)).mean_keepdim::<0>();
+    let v3 = ((&m.layers[0].bias) * 3.0).floor();
+    let mut v4 = b.clone();
+    for i in 0..2 {
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+    }
     let v5 = (a).tanh();
     let v6 = (-(&m.layers[1].bias));
-    let v7 = ((&m.layers[0].bias).square() + 1.0).ln();
-    let k8: Tensor![f64] = Tensor::rand_uniform(628, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(41, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(460, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(911, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(307, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(628, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(460, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
 #[test]
@@ -7410,25 +7372,41 @@ fn g142_gradient() {
 
 #[differentiable]
 fn g143(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).max_axis::<0>();
-    let v2 = ((a) * 3.0).round();
-    let v3 = ((&v2) + (&v2));
-    let v4 = (-(c));
-    let k5: Tensor![f64] = Tensor::rand_uniform(644, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(277, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (b).max();
+    let v2 = ((a) * 3.0).ceil();
+    let mut v3 = v1.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).tanh().powf(3.0)).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = ((&v1).square() + 1.5).acosh();
+    let v5 = ((c).square() + 1.0).recip();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(119, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(823, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(306, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g143_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).max_axis::<0>();
-    let v2 = ((a) * 3.0).round();
-    let v3 = ((&v2) + (&v2));
-    let v4 = (-(c));
-    let k5: Tensor![f64] = Tensor::rand_uniform(644, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(277, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (b).max();
+    let v2 = ((a) * 3.0).ceil();
+    let mut v3 = v1.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).tanh().powf(3.0)).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = ((&v1).square() + 1.5).acosh();
+    let v5 = ((c).square() + 1.0).recip();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(119, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(823, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(306, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -7457,10 +7435,10 @@ fn g143_gradient() {
 #[differentiable]
 fn g144(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).max_keepdim::<0>();
-    let v3 = ((c) * 3.0).sign();
+    let v2 = (((a).mean() * &k1)).max_axis::<0>();
+    let v3 = ((c) * 3.0).round();
     let v4 = if c.detach().sum().item() > 0.0 { (b).cos() } else { (b).cos() };
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(144, -1.0, 1.0);
     let k6: Tensor![f64; 1] = Tensor::rand_uniform(580, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(706, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
@@ -7468,10 +7446,10 @@ fn g144(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
 
 fn g144_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).max_keepdim::<0>();
-    let v3 = ((c) * 3.0).sign();
+    let v2 = (((a).mean() * &k1)).max_axis::<0>();
+    let v3 = ((c) * 3.0).round();
     let v4 = if c.detach().sum().item() > 0.0 { (b).cos() } else { (b).cos() };
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(144, -1.0, 1.0);
     let k6: Tensor![f64; 1] = Tensor::rand_uniform(580, -1.0, 1.0);
     let k7: Tensor![f64] = Tensor::rand_uniform(706, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
@@ -7502,45 +7480,27 @@ fn g144_gradient() {
 
 #[differentiable]
 fn g145(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 1]) -> f64 {
-    let v1 = (&m.blocks[2].bias).min();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(284, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).clamp(-0.5, 0.5);
-    let mut v4 = a.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (m.blocks[i].forward(&v4)).sigmoid();
-        }
-        v4 = &v4 - &m.blocks[i].bias * 0.25;
-    }
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (&m.blocks[2].weight)) };
-    let v6 = (b).tanh().powf(3.0);
-    let v7 = (&m.blocks[0].bias).sigmoid();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(643, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 1] = Tensor::rand_uniform(970, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(999, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+    let v1 = (&m.blocks[2].bias).max_keepdim::<0>();
+    let v2 = ((&v1) * 3.0).sign();
+    let v3 = ((m.head.forward(a)) * 1.5).gelu();
+    let v4 = (((&m.blocks[0].bias).tanh()) * (((&m.blocks[2].weight).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 5, 6>(&(&v3).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![5, 6]>()).mean()));
+    let v5 = ((b).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(970, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(999, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(341, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g145_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 1]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].bias).min();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(284, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).clamp(-0.5, 0.5);
-    let mut v4 = a.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (m.blocks[i].forward(&v4)).sigmoid();
-        }
-        v4 = &v4 - &m.blocks[i].bias * 0.25;
-    }
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (&m.blocks[2].weight)) };
-    let v6 = (b).tanh().powf(3.0);
-    let v7 = (&m.blocks[0].bias).sigmoid();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(643, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 1] = Tensor::rand_uniform(970, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(999, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+    let v1 = (&m.blocks[2].bias).max_keepdim::<0>();
+    let v2 = ((&v1) * 3.0).sign();
+    let v3 = ((m.head.forward(a)) * 1.5).gelu();
+    let v4 = (((&m.blocks[0].bias).tanh()) * (((&m.blocks[2].weight).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 5, 6>(&(&v3).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![5, 6]>()).mean()));
+    let v5 = ((b).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(970, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(999, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(341, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7568,21 +7528,21 @@ fn g145_gradient() {
 
 #[differentiable]
 fn g146(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).min_axis::<0>();
-    let v2 = (a).atan2(&((a).square() + 0.5));
-    let v3 = ((&v2) * (a));
-    let k4: Tensor![f64] = Tensor::rand_uniform(727, -1.0, 1.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(94, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v1 = (a).min();
+    let v2 = (&v1).clamp(-0.5, 0.5);
+    let v3 = (((&v2) - (&v1))).tanh();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v3)) };
+    let k5: Tensor![f64] = Tensor::rand_uniform(315, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
 fn g146_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).min_axis::<0>();
-    let v2 = (a).atan2(&((a).square() + 0.5));
-    let v3 = ((&v2) * (a));
-    let k4: Tensor![f64] = Tensor::rand_uniform(727, -1.0, 1.0);
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(94, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
+    let v1 = (a).min();
+    let v2 = (&v1).clamp(-0.5, 0.5);
+    let v3 = (((&v2) - (&v1))).tanh();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v3)) };
+    let k5: Tensor![f64] = Tensor::rand_uniform(315, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
@@ -7602,16 +7562,16 @@ fn g146_gradient() {
 
 #[differentiable]
 fn g147(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).min_keepdim::<0>();
-    let v2 = (&v1).hypot(&((a).square() + 0.5));
+    let v1 = (b).min_axis::<0>();
+    let v2 = (&v1).atan2(&((a).square() + 0.5));
     let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
     let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
 fn g147_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).min_keepdim::<0>();
-    let v2 = (&v1).hypot(&((a).square() + 0.5));
+    let v1 = (b).min_axis::<0>();
+    let v2 = (&v1).atan2(&((a).square() + 0.5));
     let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
     let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
     (&v3 * &k4).sum()
@@ -7638,43 +7598,37 @@ fn g147_gradient() {
 
 #[differentiable]
 fn g148(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).var();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((a).mean() * &k2)).tanh() * 0.2 + &k3)).det();
-    let mut v5 = v4.clone();
-    for i in 0..2 {
+    let v1 = (a).min_keepdim::<2>();
+    let v2 = (a).hypot(&((&v1).square() + 0.5));
+    let mut v3 = a.clone();
+    for i in 0..4 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v4).softplus()).tanh();
+            v3 = ((&v3 * &v2).sin()).tanh();
         }
-        v5 = &v5 - &v4 * 0.25;
+        v3 = &v3 - &v2 * 0.25;
     }
-    let v6 = (((&v4) * 3.0).sign()).tanh().tan();
-    let v7 = (((&v1) - (&v4))).tanh();
-    let k8: Tensor![f64] = Tensor::rand_uniform(729, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(131, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v4 = ((&v3).permute::<2, 1, 0>()).concat::<0, 6, _>(&(&v3).transpose::<0, 2>());
+    let v5 = ((&v4) * ((&v1).mean()));
+    let v6 = if a.detach().sum().item() > 0.0 { (&v4).sin() } else { ((&v4) * (&v5)) };
+    let k7: Tensor![f64; 6, 2, 2] = Tensor::rand_uniform(992, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g148_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).var();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((a).mean() * &k2)).tanh() * 0.2 + &k3)).det();
-    let mut v5 = v4.clone();
-    for i in 0..2 {
+    let v1 = (a).min_keepdim::<2>();
+    let v2 = (a).hypot(&((&v1).square() + 0.5));
+    let mut v3 = a.clone();
+    for i in 0..4 {
         if i % 2 == 0 {
-            v5 = ((&v5 * &v4).softplus()).tanh();
+            v3 = ((&v3 * &v2).sin()).tanh();
         }
-        v5 = &v5 - &v4 * 0.25;
+        v3 = &v3 - &v2 * 0.25;
     }
-    let v6 = (((&v4) * 3.0).sign()).tanh().tan();
-    let v7 = (((&v1) - (&v4))).tanh();
-    let k8: Tensor![f64] = Tensor::rand_uniform(729, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(131, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v4 = ((&v3).permute::<2, 1, 0>()).concat::<0, 6, _>(&(&v3).transpose::<0, 2>());
+    let v5 = ((&v4) * ((&v1).mean()));
+    let v6 = if a.detach().sum().item() > 0.0 { (&v4).sin() } else { ((&v4) * (&v5)) };
+    let k7: Tensor![f64; 6, 2, 2] = Tensor::rand_uniform(992, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -7694,37 +7648,35 @@ fn g148_gradient() {
 
 #[differentiable]
 fn g149(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (&m.fc2.bias).var_axis::<0>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
+    let v1 = (&m.fc2.bias).var();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((&m.fc1.bias).mean() * &k2)).tanh() * 0.2 + &k3)).inv();
-    let v5 = m.fc1.forward(&v4);
-    let v6 = ((a) * 1.5).gelu();
-    let v7 = ((b).square() + 1.0).ln();
-    let v8 = (&m.fc2.weight).square();
+    let v4 = (((((b) + &k2)).tanh() * 0.2 + &k3)).det();
+    let v5 = (m.fc2.forward(a)).sigmoid();
+    let v6 = ((&m.fc2.weight) * 1.5).gelu();
+    let v7 = ((&m.fc1.bias).square() + 1.0).ln();
+    let k8: Tensor![f64] = Tensor::rand_uniform(238, -1.0, 1.0);
     let k9: Tensor![f64] = Tensor::rand_uniform(345, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(79, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(214, -1.0, 1.0);
-    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k13: Tensor![f64; 4, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
-    ((&v1 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(79, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(214, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(885, -1.0, 1.0);
+    ((&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g149_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.bias).var_axis::<0>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
+    let v1 = (&m.fc2.bias).var();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((&m.fc1.bias).mean() * &k2)).tanh() * 0.2 + &k3)).inv();
-    let v5 = m.fc1.forward(&v4);
-    let v6 = ((a) * 1.5).gelu();
-    let v7 = ((b).square() + 1.0).ln();
-    let v8 = (&m.fc2.weight).square();
+    let v4 = (((((b) + &k2)).tanh() * 0.2 + &k3)).det();
+    let v5 = (m.fc2.forward(a)).sigmoid();
+    let v6 = ((&m.fc2.weight) * 1.5).gelu();
+    let v7 = ((&m.fc1.bias).square() + 1.0).ln();
+    let k8: Tensor![f64] = Tensor::rand_uniform(238, -1.0, 1.0);
     let k9: Tensor![f64] = Tensor::rand_uniform(345, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(79, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 4] = Tensor::rand_uniform(214, -1.0, 1.0);
-    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k13: Tensor![f64; 4, 3] = Tensor::rand_uniform(613, -1.0, 1.0);
-    (&v1 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(79, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(214, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(885, -1.0, 1.0);
+    (&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -7752,35 +7704,33 @@ fn g149_gradient() {
 
 #[differentiable]
 fn g150(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).var_keepdim::<1>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(770, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((a).tanh() * 0.2 + &k3)).solve(&((&v1) + &k2));
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(963, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v4, &((a) + &k5));
-    let v9 = (&v8).tanh().exp2();
-    let v10 = (((&v9).tanh().sinh()) * 3.0).sign();
-    let v11 = (&v10).sum_axis::<0>();
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(303, -1.0, 1.0);
-    ((&v11 * &k12).sum()).item()
+    let v1 = (a).var_axis::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((a).tanh() * 0.2 + &k2)).inv();
+    let v4 = ((a).tanh().exp2()).var_keepdim::<1>();
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = ((&v5 * &v4).tanh()).tanh() + &v4 * 0.5;
+    }
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(294, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(976, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(143, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g150_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).var_keepdim::<1>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(770, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((a).tanh() * 0.2 + &k3)).solve(&((&v1) + &k2));
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(963, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v4, &((a) + &k5));
-    let v9 = (&v8).tanh().exp2();
-    let v10 = (((&v9).tanh().sinh()) * 3.0).sign();
-    let v11 = (&v10).sum_axis::<0>();
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(303, -1.0, 1.0);
-    (&v11 * &k12).sum()
+    let v1 = (a).var_axis::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((a).tanh() * 0.2 + &k2)).inv();
+    let v4 = ((a).tanh().exp2()).var_keepdim::<1>();
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = ((&v5 * &v4).tanh()).tanh() + &v4 * 0.5;
+    }
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(294, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(976, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(143, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7800,24 +7750,24 @@ fn g150_gradient() {
 
 #[differentiable]
 fn g151(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (b).logsumexp();
-    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((b).tanh() * 0.2 + &k2)).log_abs_det();
-    let v4 = ((&v3).abs()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&((&v1).tanh().powi(3)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v1 = (b).var_keepdim::<0>();
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(339, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((b).tanh() * 0.2 + &k3)).solve(&((&v1).mean() * &k2));
     let v5 = (a).sigmoid();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(4, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(665, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(987, -1.0, 1.0);
     ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g151_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (b).logsumexp();
-    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((b).tanh() * 0.2 + &k2)).log_abs_det();
-    let v4 = ((&v3).abs()).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&((&v1).tanh().powi(3)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v1 = (b).var_keepdim::<0>();
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(339, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((b).tanh() * 0.2 + &k3)).solve(&((&v1).mean() * &k2));
     let v5 = (a).sigmoid();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(4, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(665, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(987, -1.0, 1.0);
     (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
@@ -7842,29 +7792,27 @@ fn g151_gradient() {
 
 #[differentiable]
 fn g152(m: &Net, a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).logsumexp_axis::<1>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let v1 = (a).logsumexp();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(92, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((((&m.gain) + &k2)).tanh() * 0.2 + &k3)) + &(((((&m.gain) + &k2)).tanh() * 0.2 + &k3)).t()) * 0.5).cholesky();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(523, -1.0, 1.0);
-    let v6 = (m.fc1.forward(&((&v1) + &k5))).cos();
-    let v7 = m.fc1.forward(&v4);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(548, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(527, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v4 = (((((&m.gain) + &k2)).tanh() * 0.2 + &k3)).log_abs_det();
+    let v5 = (m.fc2.forward(a)).softplus();
+    let k6: Tensor![f64] = Tensor::rand_uniform(523, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(396, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g152_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_axis::<1>();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let v1 = (a).logsumexp();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(92, -1.0, 1.0);
     let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v4 = (((((((&m.gain) + &k2)).tanh() * 0.2 + &k3)) + &(((((&m.gain) + &k2)).tanh() * 0.2 + &k3)).t()) * 0.5).cholesky();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(523, -1.0, 1.0);
-    let v6 = (m.fc1.forward(&((&v1) + &k5))).cos();
-    let v7 = m.fc1.forward(&v4);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(548, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(527, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v4 = (((((&m.gain) + &k2)).tanh() * 0.2 + &k3)).log_abs_det();
+    let v5 = (m.fc2.forward(a)).softplus();
+    let k6: Tensor![f64] = Tensor::rand_uniform(523, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(396, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -7888,29 +7836,27 @@ fn g152_gradient() {
 
 #[differentiable]
 fn g153(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).logsumexp_keepdim::<0>();
-    let v2 = ((a) + (&v1));
-    let v3 = ((&v2).tanh().sinh()).tanh().tan();
-    let mut v4 = v1.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * &v1).cos()).tanh() + &v1 * 0.5;
-    }
-    let v5 = ((&v2).concat::<0, 3, _>(&v4)).matmul(&(((&v3).square() + 1.0).pow(&(&v3).tanh())).t());
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).logsumexp_axis::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((((&v1) + &k2)).tanh() * 0.2 + &k3)) + &(((((&v1) + &k2)).tanh() * 0.2 + &k3)).t()) * 0.5).cholesky();
+    let v5 = (&v1).gather::<0, 4>(&[0, 2, 0, 1]);
+    let v6 = if a.detach().sum().item() > 0.0 { (&v4).cos() } else { ((&v4) * (&v1)) };
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(318, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(525, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g153_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_keepdim::<0>();
-    let v2 = ((a) + (&v1));
-    let v3 = ((&v2).tanh().sinh()).tanh().tan();
-    let mut v4 = v1.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * &v1).cos()).tanh() + &v1 * 0.5;
-    }
-    let v5 = ((&v2).concat::<0, 3, _>(&v4)).matmul(&(((&v3).square() + 1.0).pow(&(&v3).tanh())).t());
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).logsumexp_axis::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((((&v1) + &k2)).tanh() * 0.2 + &k3)) + &(((((&v1) + &k2)).tanh() * 0.2 + &k3)).t()) * 0.5).cholesky();
+    let v5 = (&v1).gather::<0, 4>(&[0, 2, 0, 1]);
+    let v6 = if a.detach().sum().item() > 0.0 { (&v4).cos() } else { ((&v4) * (&v1)) };
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(318, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(525, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -7930,31 +7876,41 @@ fn g153_gradient() {
 
 #[differentiable]
 fn g154(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(302, -1.0, 1.0);
-    let v2 = ((b).softmax::<0>() * &k1);
-    let v3 = ((&v2) - (&v2));
-    let v4 = ((c) * ((&v3).mean()));
-    let v5 = (((&v2) * ((&v4).mean()))).mean_axis::<0>();
-    let v6 = if b.detach().sum().item() > 0.0 { (&v4).sin() } else { (&v4).tanh() };
-    let v7 = ((a) * 1.5).gelu();
-    let k8: Tensor![f64] = Tensor::rand_uniform(129, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(958, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(926, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v1 = (b).logsumexp_keepdim::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((a).tanh() * 0.2 + &k2)).cholesky_solve(c);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(914, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v1, &v3);
+    let v7 = (&v6).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v6).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let mut v8 = v7.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v8 = (((&v8 * &v7).square() + 1.0).sqrt()).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(741, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
 fn g154_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(302, -1.0, 1.0);
-    let v2 = ((b).softmax::<0>() * &k1);
-    let v3 = ((&v2) - (&v2));
-    let v4 = ((c) * ((&v3).mean()));
-    let v5 = (((&v2) * ((&v4).mean()))).mean_axis::<0>();
-    let v6 = if b.detach().sum().item() > 0.0 { (&v4).sin() } else { (&v4).tanh() };
-    let v7 = ((a) * 1.5).gelu();
-    let k8: Tensor![f64] = Tensor::rand_uniform(129, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(958, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(926, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v1 = (b).logsumexp_keepdim::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((a).tanh() * 0.2 + &k2)).cholesky_solve(c);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(914, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v1, &v3);
+    let v7 = (&v6).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v6).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let mut v8 = v7.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v8 = (((&v8 * &v7).square() + 1.0).sqrt()).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(741, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
@@ -7983,8 +7939,8 @@ fn g154_gradient() {
 #[differentiable]
 fn g155(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(419, -1.0, 1.0);
-    let v2 = ((b).log_softmax::<0>() * &k1);
-    let v3 = ((&v2) * (a));
+    let v2 = ((b).softmax::<0>() * &k1);
+    let v3 = ((&v2) + (a));
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { (&v3).tanh().powf(3.0) };
     let v5 = ((&v4) * 1.5).gelu_erf();
     let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(385, -1.0, 1.0);
@@ -7993,8 +7949,8 @@ fn g155(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
 
 fn g155_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3] = Tensor::rand_uniform(419, -1.0, 1.0);
-    let v2 = ((b).log_softmax::<0>() * &k1);
-    let v3 = ((&v2) * (a));
+    let v2 = ((b).softmax::<0>() * &k1);
+    let v3 = ((&v2) + (a));
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { (&v3).tanh().powf(3.0) };
     let v5 = ((&v4) * 1.5).gelu_erf();
     let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(385, -1.0, 1.0);
@@ -8022,37 +7978,39 @@ fn g155_gradient() {
 
 #[differentiable]
 fn g156(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).transpose::<0, 1>();
-    let v3 = ((&v2) / ((&m.layers[0].bias).square() + 1.0));
-    let mut v4 = m.proj.weight.clone();
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(254, -1.0, 1.0);
+    let v2 = ((a).log_softmax::<0>() * &k1);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(895, -1.0, 1.0);
+    let v4 = ((&v2) - (((&m.layers[0].bias).mean() * &k3)));
+    let mut v5 = m.proj.weight.clone();
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
     }
-    let v5 = (b).sin();
-    let v6 = (&m.norm[1]).sigmoid();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(107, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(757, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v6 = (b).sin();
+    let v7 = (&m.norm[1]).sigmoid();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(107, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(757, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g156_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).transpose::<0, 1>();
-    let v3 = ((&v2) / ((&m.layers[0].bias).square() + 1.0));
-    let mut v4 = m.proj.weight.clone();
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(254, -1.0, 1.0);
+    let v2 = ((a).log_softmax::<0>() * &k1);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(895, -1.0, 1.0);
+    let v4 = ((&v2) - (((&m.layers[0].bias).mean() * &k3)));
+    let mut v5 = m.proj.weight.clone();
     for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
     }
-    let v5 = (b).sin();
-    let v6 = (&m.norm[1]).sigmoid();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(107, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(757, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v6 = (b).sin();
+    let v7 = (&m.norm[1]).sigmoid();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(107, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(757, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -8080,34 +8038,22 @@ fn g156_gradient() {
 
 #[differentiable]
 fn g157(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(580, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).t();
-    let v3 = (-(&v2));
-    let v4 = (&v3).maximum(a);
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * a).square()).tanh();
-        }
-        v5 = &v5 - a * 0.25;
-    }
-    let k6: Tensor![f64; 2, 4, 3] = Tensor::rand_uniform(469, -1.0, 1.0);
+    let v1 = (a).transpose::<0, 2>();
+    let v2 = ((&v1) * (&v1));
+    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2).square() + 1.0).powf(-0.5) };
+    let v4 = (&v1).logsumexp_axis::<0>();
+    let v5 = ((&v4) * ((&v3).mean()));
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(965, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
 }
 
 fn g157_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(580, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).t();
-    let v3 = (-(&v2));
-    let v4 = (&v3).maximum(a);
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * a).square()).tanh();
-        }
-        v5 = &v5 - a * 0.25;
-    }
-    let k6: Tensor![f64; 2, 4, 3] = Tensor::rand_uniform(469, -1.0, 1.0);
+    let v1 = (a).transpose::<0, 2>();
+    let v2 = ((&v1) * (&v1));
+    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2).square() + 1.0).powf(-0.5) };
+    let v4 = (&v1).logsumexp_axis::<0>();
+    let v5 = ((&v4) * ((&v3).mean()));
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(965, -1.0, 1.0);
     (&v5 * &k6).sum()
 }
 
@@ -8128,33 +8074,31 @@ fn g157_gradient() {
 
 #[differentiable]
 fn g158(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).flip::<2>();
-    let v2 = ((&v1).square() + 1.0).pow(&(a).tanh());
-    let v3 = (-(((&v1) * ((&v2).mean()))));
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(615, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v3, &v1);
-    let mut v7 = v3.clone();
-    for _ in 0..3 {
-        v7 = (((&v7 * &v6).square() + 1.0).sqrt()).tanh() + &v3 * 0.5;
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(203, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).t();
+    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let v4 = (&v3).var();
+    let v5 = (&v4).tanh();
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v4).tanh()).tanh() + &v5 * 0.5;
     }
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(556, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let k7: Tensor![f64] = Tensor::rand_uniform(205, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g158_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).flip::<2>();
-    let v2 = ((&v1).square() + 1.0).pow(&(a).tanh());
-    let v3 = (-(((&v1) * ((&v2).mean()))));
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(615, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v3, &v1);
-    let mut v7 = v3.clone();
-    for _ in 0..3 {
-        v7 = (((&v7 * &v6).square() + 1.0).sqrt()).tanh() + &v3 * 0.5;
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(203, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).t();
+    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let v4 = (&v3).var();
+    let v5 = (&v4).tanh();
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v4).tanh()).tanh() + &v5 * 0.5;
     }
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(556, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let k7: Tensor![f64] = Tensor::rand_uniform(205, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -8174,31 +8118,23 @@ fn g158_gradient() {
 
 #[differentiable]
 fn g159(m: &Res, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (&m.norm[0]).slice::<0, 0, 2>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(825, -1.0, 1.0);
-    let v4 = (((&v1).mean() * &k2)).maximum(&((a).mean() * &k3));
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
-    let mut v6 = ((&v4).mean() * &k5);
-    for i in 0..2 {
-        v6 = ((&v6).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
-    }
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (&m.norm[0]).flip::<0>();
+    let v2 = (-(&v1));
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
+    let v4 = (m.layers[1].forward(&((a) + &k3))).tanh().exp();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g159_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (&m.norm[0]).slice::<0, 0, 2>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(825, -1.0, 1.0);
-    let v4 = (((&v1).mean() * &k2)).maximum(&((a).mean() * &k3));
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
-    let mut v6 = ((&v4).mean() * &k5);
-    for i in 0..2 {
-        v6 = ((&v6).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
-    }
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(113, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (&m.norm[0]).flip::<0>();
+    let v2 = (-(&v1));
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
+    let v4 = (m.layers[1].forward(&((a) + &k3))).tanh().exp();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -8223,18 +8159,18 @@ fn g159_gradient() {
 #[differentiable]
 fn g160(a: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
-    let v2 = (((a) + &k1)).pad::<2, 2, 1, 6>();
+    let v2 = (((a) + &k1)).slice::<2, 0, 2>();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(306, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).minimum(a);
+    let v4 = ((((&v2).mean() * &k3)).square() + 1.0).pow(&(a).tanh());
     let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(323, -1.0, 1.0);
     ((&v4 * &k5).sum()).item()
 }
 
 fn g160_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
-    let v2 = (((a) + &k1)).pad::<2, 2, 1, 6>();
+    let v2 = (((a) + &k1)).slice::<2, 0, 2>();
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(306, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).minimum(a);
+    let v4 = ((((&v2).mean() * &k3)).square() + 1.0).pow(&(a).tanh());
     let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(323, -1.0, 1.0);
     (&v4 * &k5).sum()
 }
@@ -8256,29 +8192,23 @@ fn g160_gradient() {
 
 #[differentiable]
 fn g161(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).permute::<1, 2, 0>();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).maximum_scalar(0.1);
-    let v4 = if c.detach().sum().item() > 0.0 { (&v1).sin() } else { ((&v1) * (&v1)) };
-    let v5 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).ln() } else { ((b) * (b)) };
-    let v6 = if b.detach().sum().item() < 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (c)) };
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(65, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3, 2] = Tensor::rand_uniform(550, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(670, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v1 = (a).pad::<1, 0, 1, 2>();
+    let v2 = (a).maximum(c);
+    let v3 = (((&v1) + (b))).max_axis::<2>();
+    let v4 = ((&v2) * 1.5).gelu_tanh();
+    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(476, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(504, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g161_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).permute::<1, 2, 0>();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).maximum_scalar(0.1);
-    let v4 = if c.detach().sum().item() > 0.0 { (&v1).sin() } else { ((&v1) * (&v1)) };
-    let v5 = if b.detach().sum().item() > 0.0 { ((b).square() + 1.0).ln() } else { ((b) * (b)) };
-    let v6 = if b.detach().sum().item() < 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (c)) };
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(65, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3, 2] = Tensor::rand_uniform(550, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(670, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()
+    let v1 = (a).pad::<1, 0, 1, 2>();
+    let v2 = (a).maximum(c);
+    let v3 = (((&v1) + (b))).max_axis::<2>();
+    let v4 = ((&v2) * 1.5).gelu_tanh();
+    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(476, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(504, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -8306,57 +8236,25 @@ fn g161_gradient() {
 
 #[differentiable]
 fn g162(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).cross_entropy(&[3usize, 3usize, 3usize]);
-    let v3 = (&v2).minimum_scalar(-0.1);
-    let mut v4 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3) * 1.5).gelu()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let v5 = (((&v4) / ((&v3).square() + 1.0))).tanh();
-    let mut v6 = v3.clone();
-    for _ in 0..4 {
-        v6 = ((&v6 * &v5).tanh()).tanh() + &v3 * 0.5;
-    }
-    let mut v7 = v6.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v4).tanh().exp()).tanh();
-        }
-        v7 = &v7 - &v4 * 0.25;
-    }
-    let k8: Tensor![f64] = Tensor::rand_uniform(566, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = (a).permute::<1, 2, 0>();
+    let v2 = (&v1).minimum(&v1);
+    let v3 = if a.detach().sum().item() < 0.0 { (&v1).cos() } else { ((&v1) * 1.5).gelu() };
+    let v4 = (&v3).min_axis::<0>();
+    let v5 = ((&v4) * 3.0).sign();
+    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(957, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(15, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g162_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).cross_entropy(&[3usize, 3usize, 3usize]);
-    let v3 = (&v2).minimum_scalar(-0.1);
-    let mut v4 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v3) * 1.5).gelu()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let v5 = (((&v4) / ((&v3).square() + 1.0))).tanh();
-    let mut v6 = v3.clone();
-    for _ in 0..4 {
-        v6 = ((&v6 * &v5).tanh()).tanh() + &v3 * 0.5;
-    }
-    let mut v7 = v6.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * &v4).tanh().exp()).tanh();
-        }
-        v7 = &v7 - &v4 * 0.25;
-    }
-    let k8: Tensor![f64] = Tensor::rand_uniform(566, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = (a).permute::<1, 2, 0>();
+    let v2 = (&v1).minimum(&v1);
+    let v3 = if a.detach().sum().item() < 0.0 { (&v1).cos() } else { ((&v1) * 1.5).gelu() };
+    let v4 = (&v3).min_axis::<0>();
+    let v5 = ((&v4) * 3.0).sign();
+    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(957, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(15, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -8376,27 +8274,35 @@ fn g162_gradient() {
 
 #[differentiable]
 fn g163(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (&m.layers[1].bias).gather::<0, 4>(&[2, 1, 0, 0]);
-    let v2 = (a).mse(a);
-    let v3 = if b.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { (m.proj.forward(a)).sigmoid() };
-    let v4 = ((b).square() + 1.0).sqrt();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(97, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(524, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(999, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(813, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
+    let v1 = (a).cross_entropy(&[2usize, 3usize, 0usize]);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
+    let v3 = (((b) + &k2)).maximum_scalar(0.1);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { ((m.proj.forward(a)).square() + 1.0).recip() };
+    let mut v5 = v3.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v1).sigmoid()).tanh() + &v3 * 0.5;
+    }
+    let v6 = (&m.layers[1].bias).cos();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(350, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(280, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g163_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].bias).gather::<0, 4>(&[2, 1, 0, 0]);
-    let v2 = (a).mse(a);
-    let v3 = if b.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { (m.proj.forward(a)).sigmoid() };
-    let v4 = ((b).square() + 1.0).sqrt();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(97, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(524, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(999, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(813, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
+    let v1 = (a).cross_entropy(&[2usize, 3usize, 0usize]);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
+    let v3 = (((b) + &k2)).maximum_scalar(0.1);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { ((m.proj.forward(a)).square() + 1.0).recip() };
+    let mut v5 = v3.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v1).sigmoid()).tanh() + &v3 * 0.5;
+    }
+    let v6 = (&m.layers[1].bias).cos();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(350, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(280, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8424,25 +8330,25 @@ fn g163_gradient() {
 
 #[differentiable]
 fn g164(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 4], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).cast::<f64>();
-    let v2 = (a).matmul(&(a).t());
-    let v3 = if c.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { ((c) * (c)) };
-    let v4 = if b.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2).square() + 1.0).sqrt() };
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(626, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(248, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(105, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (b).gather::<0, 4>(&[3, 1, 0, 3]);
+    let v2 = (c).minimum_scalar(-0.1);
+    let v3 = (((&v1) * (&v2))).tanh();
+    let v4 = ((a).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 2, 1, 1, 6, 2>(&(&v3).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![6, 2]>()).broadcast_to::<Shape![2, 6, 2]>();
+    let v5 = (&v4).reshape::<Shape![1, 1, 12, 2]>().conv2d::<1, 0, 1, 1, 12, 2>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![12, 2]>();
+    let v6 = (((&v2).abs()) * ((((&v5) * ((&v3).mean()))).mean()));
+    let k7: Tensor![f64] = Tensor::rand_uniform(695, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g164_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).cast::<f64>();
-    let v2 = (a).matmul(&(a).t());
-    let v3 = if c.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { ((c) * (c)) };
-    let v4 = if b.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2).square() + 1.0).sqrt() };
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(626, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(248, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(105, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (b).gather::<0, 4>(&[3, 1, 0, 3]);
+    let v2 = (c).minimum_scalar(-0.1);
+    let v3 = (((&v1) * (&v2))).tanh();
+    let v4 = ((a).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 2, 1, 1, 6, 2>(&(&v3).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![6, 2]>()).broadcast_to::<Shape![2, 6, 2]>();
+    let v5 = (&v4).reshape::<Shape![1, 1, 12, 2]>().conv2d::<1, 0, 1, 1, 12, 2>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![12, 2]>();
+    let v6 = (((&v2).abs()) * ((((&v5) * ((&v3).mean()))).mean()));
+    let k7: Tensor![f64] = Tensor::rand_uniform(695, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -8470,35 +8376,61 @@ fn g164_gradient() {
 
 #[differentiable]
 fn g165(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1], c: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).reshape::<Shape![12]>();
-    let v2 = (c).tanh().exp();
-    let mut v3 = v1.clone();
+    let v1 = (a).cast::<f64>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(666, -1.0, 1.0);
+    let v3 = (c).mse(&((&v1) + &k2));
+    let mut v4 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v3 = ((&v3 * b).cos()).tanh();
+            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
         }
-        v3 = &v3 - b * 0.25;
+        v4 = &v4 - &v3 * 0.25;
     }
-    let v4 = (&v2).abs();
-    let k5: Tensor![f64; 12] = Tensor::rand_uniform(651, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(453, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v5 = if b.detach().sum().item() < 0.0 { ((&v4) * 1.5).gelu() } else { (-(&v4)) };
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v4).sin()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let mut v7 = a.clone();
+    for _ in 0..3 {
+        v7 = (((&v7 * &v6) * 1.5).gelu()).tanh() + a * 0.5;
+    }
+    let v8 = (b).tanh().exp();
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(890, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(819, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g165_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![12]>();
-    let v2 = (c).tanh().exp();
-    let mut v3 = v1.clone();
+    let v1 = (a).cast::<f64>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(666, -1.0, 1.0);
+    let v3 = (c).mse(&((&v1) + &k2));
+    let mut v4 = v3.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v3 = ((&v3 * b).cos()).tanh();
+            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
         }
-        v3 = &v3 - b * 0.25;
+        v4 = &v4 - &v3 * 0.25;
     }
-    let v4 = (&v2).abs();
-    let k5: Tensor![f64; 12] = Tensor::rand_uniform(651, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(453, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v5 = if b.detach().sum().item() < 0.0 { ((&v4) * 1.5).gelu() } else { (-(&v4)) };
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v4).sin()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let mut v7 = a.clone();
+    for _ in 0..3 {
+        v7 = (((&v7 * &v6) * 1.5).gelu()).tanh() + a * 0.5;
+    }
+    let v8 = (b).tanh().exp();
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(890, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(819, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
@@ -8526,37 +8458,29 @@ fn g165_gradient() {
 
 #[differentiable]
 fn g166(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 3]>();
-    let v3 = (a).tanh().exp2();
-    let v4 = (m.blocks[2].forward(&v3)).tanh();
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        let layer = &m.blocks[i];
-        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
-    }
-    let v6 = (&m.blocks[1].bias).square();
-    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(706, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![2, 2]>();
+    let v3 = (a).matmul(&(a).t());
+    let v4 = (m.blocks[2].forward(a)).sin();
+    let v5 = ((&v2).reshape::<Shape![1, 1, 2, 2]>().conv_transpose2d::<1, 0, 1, 3, 4>(&(&v4).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 4]>()).tanh().tan();
+    let v6 = ((&m.blocks[1].bias).square() + 1.0).recip();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(893, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(658, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g166_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 3]>();
-    let v3 = (a).tanh().exp2();
-    let v4 = (m.blocks[2].forward(&v3)).tanh();
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        let layer = &m.blocks[i];
-        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
-    }
-    let v6 = (&m.blocks[1].bias).square();
-    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(706, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![2, 2]>();
+    let v3 = (a).matmul(&(a).t());
+    let v4 = (m.blocks[2].forward(a)).sin();
+    let v5 = ((&v2).reshape::<Shape![1, 1, 2, 2]>().conv_transpose2d::<1, 0, 1, 3, 4>(&(&v4).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 4]>()).tanh().tan();
+    let v6 = ((&m.blocks[1].bias).square() + 1.0).recip();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(893, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(658, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
@@ -8580,25 +8504,27 @@ fn g166_gradient() {
 
 #[differentiable]
 fn g167(a: &Tensor![f64], b: &Tensor![f64; 3, 4], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).concat::<0, 6, _>(b);
-    let v2 = ((a).square() + 1.0).ln();
-    let v3 = (&v2).atan2(&((&v1).square() + 0.5));
-    let v4 = (c).maximum_scalar(0.1);
-    let v5 = ((((&v4) + 0.25).relu()) * ((&v3).tanh()));
-    let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (&v5)) };
-    let k7: Tensor![f64; 6, 4] = Tensor::rand_uniform(456, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = (a).broadcast_to::<Shape![2]>();
+    let v2 = (c).tanh().exp();
+    let v3 = ((&v1).square() + 1.5).acosh();
+    let v4 = (&v2).tanh();
+    let v5 = (b).tanh();
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(661, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(551, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g167_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).concat::<0, 6, _>(b);
-    let v2 = ((a).square() + 1.0).ln();
-    let v3 = (&v2).atan2(&((&v1).square() + 0.5));
-    let v4 = (c).maximum_scalar(0.1);
-    let v5 = ((((&v4) + 0.25).relu()) * ((&v3).tanh()));
-    let v6 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).recip() } else { ((&v5) * (&v5)) };
-    let k7: Tensor![f64; 6, 4] = Tensor::rand_uniform(456, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = (a).broadcast_to::<Shape![2]>();
+    let v2 = (c).tanh().exp();
+    let v3 = ((&v1).square() + 1.5).acosh();
+    let v4 = (&v2).tanh();
+    let v5 = (b).tanh();
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(661, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(551, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -8626,35 +8552,25 @@ fn g167_gradient() {
 
 #[differentiable]
 fn g168(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 7>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![7]>();
-    let v3 = ((&v2).square() + 1.0).log2();
-    let mut v4 = v3.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).sigmoid()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let v5 = (&v4).max_axis::<0>();
-    let k6: Tensor![f64] = Tensor::rand_uniform(857, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(30, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
+    let v3 = (((a).mean() * &k1)).concat::<0, 4, _>(&((a).mean() * &k2));
+    let v4 = (&v3).tanh().exp2();
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(951, -1.0, 1.0);
+    let v6 = ((&v4).log_softmax::<1>() * &k5);
+    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
 fn g168_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(30, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 7>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![7]>();
-    let v3 = ((&v2).square() + 1.0).log2();
-    let mut v4 = v3.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).sigmoid()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let v5 = (&v4).max_axis::<0>();
-    let k6: Tensor![f64] = Tensor::rand_uniform(857, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(30, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
+    let v3 = (((a).mean() * &k1)).concat::<0, 4, _>(&((a).mean() * &k2));
+    let v4 = (&v3).tanh().exp2();
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(951, -1.0, 1.0);
+    let v6 = ((&v4).log_softmax::<1>() * &k5);
+    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
@@ -8674,41 +8590,39 @@ fn g168_gradient() {
 
 #[differentiable]
 fn g169(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>();
-    let v2 = ((b).square() + 1.0).sqrt();
+    let v1 = (b).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>();
+    let v2 = ((b).square() + 1.0).ln();
     let mut v3 = c.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v3 = ((&v3 * c).tanh()).tanh();
+            v3 = ((&v3 * &v1).tanh()).tanh();
         }
-        v3 = &v3 - c * 0.25;
+        v3 = &v3 - &v1 * 0.25;
     }
     let v4 = (&v2).tanh().powf(3.0);
-    let v5 = (&v1).mean();
-    let v6 = ((&v3) * 1.5).gelu();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(49, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(168, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(340, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v5 = (&v3).max_axis::<0>();
+    let v6 = (&v4).pad::<0, 1, 0, 4>();
+    let k7: Tensor![f64] = Tensor::rand_uniform(837, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g169_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>();
-    let v2 = ((b).square() + 1.0).sqrt();
+    let v1 = (b).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>();
+    let v2 = ((b).square() + 1.0).ln();
     let mut v3 = c.clone();
     for i in 0..1 {
         if i % 2 == 0 {
-            v3 = ((&v3 * c).tanh()).tanh();
+            v3 = ((&v3 * &v1).tanh()).tanh();
         }
-        v3 = &v3 - c * 0.25;
+        v3 = &v3 - &v1 * 0.25;
     }
     let v4 = (&v2).tanh().powf(3.0);
-    let v5 = (&v1).mean();
-    let v6 = ((&v3) * 1.5).gelu();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(49, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(168, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(340, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v5 = (&v3).max_axis::<0>();
+    let v6 = (&v4).pad::<0, 1, 0, 4>();
+    let k7: Tensor![f64] = Tensor::rand_uniform(837, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -8736,9 +8650,9 @@ fn g169_gradient() {
 
 #[differentiable]
 fn g170(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2] = Tensor::rand_uniform(251, -1.0, 1.0);
-    let v2 = (b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
-    let v3 = ((&m.blocks[1].weight).square() + 1.0).recip();
+    let k1: Tensor![f64] = Tensor::rand_uniform(251, -1.0, 1.0);
+    let v2 = (b).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v3 = ((&m.blocks[1].weight).square() + 1.0).log2();
     let mut v4 = v3.clone();
     for i in 0..3 {
         let layer = &m.blocks[i];
@@ -8746,16 +8660,16 @@ fn g170(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     }
     let v5 = (&v4).tanh().expm1();
     let v6 = (&m.head.bias).tanh();
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(11, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
     let k9: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
     ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
 fn g170_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2] = Tensor::rand_uniform(251, -1.0, 1.0);
-    let v2 = (b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
-    let v3 = ((&m.blocks[1].weight).square() + 1.0).recip();
+    let k1: Tensor![f64] = Tensor::rand_uniform(251, -1.0, 1.0);
+    let v2 = (b).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v3 = ((&m.blocks[1].weight).square() + 1.0).log2();
     let mut v4 = v3.clone();
     for i in 0..3 {
         let layer = &m.blocks[i];
@@ -8763,7 +8677,7 @@ fn g170_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var
     }
     let v5 = (&v4).tanh().expm1();
     let v6 = (&m.head.bias).tanh();
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(11, -1.0, 1.0);
     let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
     let k9: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
     (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
@@ -8794,29 +8708,25 @@ fn g170_gradient() {
 
 #[differentiable]
 fn g171(a: &Tensor![f64; 2, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(239, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(a, &((a) + &k1));
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(93, -1.0, 1.0);
-    let v6 = (((a).mean() * &k5)).square();
-    let v7 = if a.detach().sum().item() > 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v4)) };
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(658, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(446, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 5]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k2)).square() + 1.0).sqrt();
+    let v4 = if a.detach().sum().item() > 0.0 { (a).tanh().powf(3.0) } else { ((a) * (a)) };
+    let k5: Tensor![f64; 3, 5] = Tensor::rand_uniform(658, -1.0, 1.0);
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(446, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g171_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(619, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(239, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, a, &((a) + &k1));
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(93, -1.0, 1.0);
-    let v6 = (((a).mean() * &k5)).square();
-    let v7 = if a.detach().sum().item() > 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v4)) };
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(658, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(446, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 5]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k2)).square() + 1.0).sqrt();
+    let v4 = if a.detach().sum().item() > 0.0 { (a).tanh().powf(3.0) } else { ((a) * (a)) };
+    let k5: Tensor![f64; 3, 5] = Tensor::rand_uniform(658, -1.0, 1.0);
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(446, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -8836,17 +8746,29 @@ fn g171_gradient() {
 
 #[differentiable]
 fn g172(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).dropout(0.25, 884);
-    let v2 = (&v1).sin();
-    let k3: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(937, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(948, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(346, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(a, &((a) + &k1));
+    let v5 = ((&v4).square() + 1.0).recip();
+    let v6 = if a.detach().sum().item() < 0.0 { (a).cos() } else { ((a).square() + 1.0).ln() };
+    let v7 = (((&v6).tanh() * 0.9).atanh()).max_axis::<1>();
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(625, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g172_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).dropout(0.25, 884);
-    let v2 = (&v1).sin();
-    let k3: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(937, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(948, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(346, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, a, &((a) + &k1));
+    let v5 = ((&v4).square() + 1.0).recip();
+    let v6 = if a.detach().sum().item() < 0.0 { (a).cos() } else { ((a).square() + 1.0).ln() };
+    let v7 = (((&v6).tanh() * 0.9).atanh()).max_axis::<1>();
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(625, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -8866,39 +8788,39 @@ fn g172_gradient() {
 
 #[differentiable]
 fn g173(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let v1 = (&m.proj.bias).dropout(0.25, 495);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(832, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).cos();
+    let v3 = (((&v1) + &k2)).square();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let mut v5 = ((b) + &k4);
+    let mut v5 = ((a).mean() * &k4);
     for i in 0..2 {
         v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
     }
     let v6 = if b.detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { (a).tanh() };
-    let v7 = (&m.proj.bias).sin();
+    let v7 = (b).sin();
     let v8 = ((&m.layers[0].bias).square() + 1.0).recip();
     let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
     let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(980, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
     let k12: Tensor![f64; 3] = Tensor::rand_uniform(740, -1.0, 1.0);
     ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
 fn g173_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let v1 = (&m.proj.bias).dropout(0.25, 495);
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(832, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).cos();
+    let v3 = (((&v1) + &k2)).square();
     let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
-    let mut v5 = ((b) + &k4);
+    let mut v5 = ((a).mean() * &k4);
     for i in 0..2 {
         v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
     }
     let v6 = if b.detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { (a).tanh() };
-    let v7 = (&m.proj.bias).sin();
+    let v7 = (b).sin();
     let v8 = ((&m.layers[0].bias).square() + 1.0).recip();
     let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
     let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(980, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
     let k12: Tensor![f64; 3] = Tensor::rand_uniform(740, -1.0, 1.0);
     (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
@@ -8928,8 +8850,8 @@ fn g173_gradient() {
 
 #[differentiable]
 fn g174(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
-    let v2 = (a).tanh();
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v2 = (a).sin();
     let v3 = (&v2).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
     let v4 = ((((b) * ((&v1).mean()))).tanh() * 0.9).acos();
     let v5 = if b.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
@@ -8939,8 +8861,8 @@ fn g174(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
 }
 
 fn g174_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
-    let v2 = (a).tanh();
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v2 = (a).sin();
     let v3 = (&v2).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
     let v4 = ((((b) * ((&v1).mean()))).tanh() * 0.9).acos();
     let v5 = if b.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
@@ -8970,8 +8892,8 @@ fn g174_gradient() {
 
 #[differentiable]
 fn g175(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (b).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v2 = (a).sigmoid();
+    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v2 = (a).cos();
     let v3 = ((((&v1) * 1.5).gelu_erf()).square() + 1.0).powf(-0.5);
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { ((&v3) * (&v1)) };
     let mut v5 = v4.clone();
@@ -8981,15 +8903,15 @@ fn g175(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
         }
         v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = (&v5).minimum(&v3);
+    let v6 = (&v5).mse(&v3);
     let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
     ((&v2 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g175_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (b).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v2 = (a).sigmoid();
+    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v2 = (a).cos();
     let v3 = ((((&v1) * 1.5).gelu_erf()).square() + 1.0).powf(-0.5);
     let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { ((&v3) * (&v1)) };
     let mut v5 = v4.clone();
@@ -8999,9 +8921,9 @@ fn g175_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f
         }
         v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = (&v5).minimum(&v3);
+    let v6 = (&v5).mse(&v3);
     let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
     (&v2 * &k7).sum() + (&v6 * &k8).sum()
 }
 
@@ -9026,9 +8948,9 @@ fn g175_gradient() {
 
 #[differentiable]
 fn g176(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
+    let v1 = (a).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(385, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k2)) + 0.25).relu();
+    let v3 = (((a).mean() * &k2)).tanh();
     let mut v4 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -9036,16 +8958,16 @@ fn g176(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64
         }
         v4 = &v4 - c * 0.25;
     }
-    let v5 = (&v1).reshape::<Shape![1, 1, 3, 2]>().conv_transpose2d::<1, 0, 1, 3, 4>(&(&v4).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 4]>();
+    let v5 = ((&v1) * ((&v4).mean()));
     let k6: Tensor![f64; 4] = Tensor::rand_uniform(584, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(625, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(625, -1.0, 1.0);
     ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g176_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
+    let v1 = (a).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(385, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k2)) + 0.25).relu();
+    let v3 = (((a).mean() * &k2)).tanh();
     let mut v4 = b.clone();
     for i in 0..1 {
         if i % 2 == 0 {
@@ -9053,9 +8975,9 @@ fn g176_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64
         }
         v4 = &v4 - c * 0.25;
     }
-    let v5 = (&v1).reshape::<Shape![1, 1, 3, 2]>().conv_transpose2d::<1, 0, 1, 3, 4>(&(&v4).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 4]>();
+    let v5 = ((&v1) * ((&v4).mean()));
     let k6: Tensor![f64; 4] = Tensor::rand_uniform(584, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(625, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(625, -1.0, 1.0);
     (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
@@ -9084,29 +9006,31 @@ fn g176_gradient() {
 
 #[differentiable]
 fn g177(m: &Net, a: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
-    let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((&m.fc2.bias) * 1.5).gelu();
-    let v4 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
-    let v5 = ((&m.fc1.bias) * 1.5).gelu();
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(358, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(751, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(975, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let v1 = (&m.fc2.weight).reshape::<Shape![1, 4, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![4, 2]>();
+    let v2 = (&m.fc2.bias).sigmoid();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(192, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&((&v1).mean() * &k3))) * 1.5).gelu() } else { ((m.fc2.forward(&((&v1).mean() * &k3))).square() + 1.0).ln() };
+    let v5 = (a).square();
+    let v6 = (&m.fc1.bias).tanh();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(171, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(307, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
 fn g177_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
-    let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((&m.fc2.bias) * 1.5).gelu();
-    let v4 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
-    let v5 = ((&m.fc1.bias) * 1.5).gelu();
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(311, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(358, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 4] = Tensor::rand_uniform(751, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(975, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let v1 = (&m.fc2.weight).reshape::<Shape![1, 4, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![4, 2]>();
+    let v2 = (&m.fc2.bias).sigmoid();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(192, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&((&v1).mean() * &k3))) * 1.5).gelu() } else { ((m.fc2.forward(&((&v1).mean() * &k3))).square() + 1.0).ln() };
+    let v5 = (a).square();
+    let v6 = (&m.fc1.bias).tanh();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(171, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(307, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -9130,33 +9054,23 @@ fn g177_gradient() {
 
 #[differentiable]
 fn g178(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(253, -1.0, 1.0);
-    let v2 = (((c).mean() * &k1)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v3 = ((&v2) * 1.5).gelu_tanh();
-    let v4 = (a).tanh();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(189, -1.0, 1.0);
-    let v6 = (((&v4).maximum(b)) * ((((&v3).log_softmax::<1>() * &k5)).mean()));
-    let mut v7 = v6.clone();
-    for _ in 0..1 {
-        v7 = (((&v7 * a).square() + 1.0).sqrt()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let v1 = (a).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v2 = ((c) + 0.25).relu();
+    let v3 = ((b) * 1.5).gelu();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(726, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(388, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g178_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(253, -1.0, 1.0);
-    let v2 = (((c).mean() * &k1)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v3 = ((&v2) * 1.5).gelu_tanh();
-    let v4 = (a).tanh();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(189, -1.0, 1.0);
-    let v6 = (((&v4).maximum(b)) * ((((&v3).log_softmax::<1>() * &k5)).mean()));
-    let mut v7 = v6.clone();
-    for _ in 0..1 {
-        v7 = (((&v7 * a).square() + 1.0).sqrt()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let v1 = (a).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v2 = ((c) + 0.25).relu();
+    let v3 = ((b) * 1.5).gelu();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(726, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(388, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -9184,23 +9098,39 @@ fn g178_gradient() {
 
 #[differentiable]
 fn g179(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(334, -1.0, 1.0);
-    let v2 = ((a).layer_norm(1e-5) * &k1);
-    let v3 = ((b) * 1.5).gelu_erf();
-    let v4 = if b.detach().sum().item() < 0.0 { (&v3).softplus() } else { (-(&v3)) };
-    let v5 = ((&v2).flip::<0>()).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 3>(&((&v4).tanh()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(443, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(417, -1.0, 1.0);
+    let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v3 = ((&v2) * 1.5).gelu();
+    let mut v4 = v3.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * &v2).tanh().powf(3.0)).tanh() + &v3 * 0.5;
+    }
+    let v5 = (b).tanh();
+    let v6 = (((&v5) / ((&v3).square() + 1.0))).mean_axis::<0>();
+    let mut v7 = v4.clone();
+    for _ in 0..2 {
+        v7 = ((&v7 * &v6).cos()).tanh() + &v4 * 0.5;
+    }
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(835, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g179_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(334, -1.0, 1.0);
-    let v2 = ((a).layer_norm(1e-5) * &k1);
-    let v3 = ((b) * 1.5).gelu_erf();
-    let v4 = if b.detach().sum().item() < 0.0 { (&v3).softplus() } else { (-(&v3)) };
-    let v5 = ((&v2).flip::<0>()).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 3>(&((&v4).tanh()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(443, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(417, -1.0, 1.0);
+    let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v3 = ((&v2) * 1.5).gelu();
+    let mut v4 = v3.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * &v2).tanh().powf(3.0)).tanh() + &v3 * 0.5;
+    }
+    let v5 = (b).tanh();
+    let v6 = (((&v5) / ((&v3).square() + 1.0))).mean_axis::<0>();
+    let mut v7 = v4.clone();
+    for _ in 0..2 {
+        v7 = ((&v7 * &v6).cos()).tanh() + &v4 * 0.5;
+    }
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(835, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -9224,47 +9154,39 @@ fn g179_gradient() {
 
 #[differentiable]
 fn g180(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 4, 3] = Tensor::rand_uniform(719, -1.0, 1.0);
-    let v2 = ((&m.proj.weight).batch_norm(1e-5) * &k1);
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let v2 = ((&m.layers[1].bias).layer_norm(1e-5) * &k1);
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
-    let v4 = ((((&m.proj.weight).mean() * &k3)) * 1.5).erf();
-    let v5 = ((m.layers[1].forward(&v2)) * 1.5).gelu();
-    let mut v6 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &m.layers[1].bias).softplus()).tanh();
-        }
-        v6 = &v6 - &m.layers[1].bias * 0.25;
-    }
-    let v7 = (a).tanh();
-    let v8 = ((b).square() + 1.0).recip();
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(40, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(35, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(966, -1.0, 1.0);
-    ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
+    let v4 = ((((&m.proj.weight).mean() * &k3)) * 1.5).gelu_tanh();
+    let v5 = ((m.layers[1].forward(&m.proj.weight)).square() + 1.0).ln();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(914, -1.0, 1.0);
+    let v7 = m.proj.forward(&((&v2).mean() * &k6));
+    let v8 = (a).sigmoid();
+    let v9 = (b).tanh();
+    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(808, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(40, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    let k13: Tensor![f64; 4] = Tensor::rand_uniform(35, -1.0, 1.0);
+    let k14: Tensor![f64; 4] = Tensor::rand_uniform(966, -1.0, 1.0);
+    ((&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum() + (&v9 * &k14).sum()).item()
 }
 
 fn g180_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4, 3] = Tensor::rand_uniform(719, -1.0, 1.0);
-    let v2 = ((&m.proj.weight).batch_norm(1e-5) * &k1);
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let v2 = ((&m.layers[1].bias).layer_norm(1e-5) * &k1);
     let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
-    let v4 = ((((&m.proj.weight).mean() * &k3)) * 1.5).erf();
-    let v5 = ((m.layers[1].forward(&v2)) * 1.5).gelu();
-    let mut v6 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &m.layers[1].bias).softplus()).tanh();
-        }
-        v6 = &v6 - &m.layers[1].bias * 0.25;
-    }
-    let v7 = (a).tanh();
-    let v8 = ((b).square() + 1.0).recip();
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(40, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(35, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(966, -1.0, 1.0);
-    (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
+    let v4 = ((((&m.proj.weight).mean() * &k3)) * 1.5).gelu_tanh();
+    let v5 = ((m.layers[1].forward(&m.proj.weight)).square() + 1.0).ln();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(914, -1.0, 1.0);
+    let v7 = m.proj.forward(&((&v2).mean() * &k6));
+    let v8 = (a).sigmoid();
+    let v9 = (b).tanh();
+    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(808, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(40, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    let k13: Tensor![f64; 4] = Tensor::rand_uniform(35, -1.0, 1.0);
+    let k14: Tensor![f64; 4] = Tensor::rand_uniform(966, -1.0, 1.0);
+    (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum() + (&v9 * &k14).sum()
 }
 
 #[test]
@@ -9292,27 +9214,27 @@ fn g180_gradient() {
 
 #[differentiable]
 fn g181(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).tanh().tan();
-    let v2 = ((&v1) * 1.5).erfc();
-    let v3 = ((&v2).gather::<0, 2>(&[0, 0])).dropout(0.25, 999);
-    let v4 = ((((&v2).square() + 1.0).powf(-0.5)).tanh() * 0.9).atanh();
-    let v5 = ((b).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(193, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(243, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(762, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(983, -1.0, 1.0);
+    let v2 = ((a).batch_norm(1e-5) * &k1);
+    let v3 = ((b) * 1.5).gelu_erf();
+    let v4 = ((&v3).gather::<0, 2>(&[0, 2])).dropout(0.25, 999);
+    let v5 = ((((&v3).square() + 1.0).powf(-0.5)).tanh() * 0.9).atanh();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(193, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(243, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g181_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().tan();
-    let v2 = ((&v1) * 1.5).erfc();
-    let v3 = ((&v2).gather::<0, 2>(&[0, 0])).dropout(0.25, 999);
-    let v4 = ((((&v2).square() + 1.0).powf(-0.5)).tanh() * 0.9).atanh();
-    let v5 = ((b).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(193, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(243, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(762, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(983, -1.0, 1.0);
+    let v2 = ((a).batch_norm(1e-5) * &k1);
+    let v3 = ((b) * 1.5).gelu_erf();
+    let v4 = ((&v3).gather::<0, 2>(&[0, 2])).dropout(0.25, 999);
+    let v5 = ((((&v3).square() + 1.0).powf(-0.5)).tanh() * 0.9).atanh();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(193, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(243, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9336,8 +9258,8 @@ fn g181_gradient() {
 
 #[differentiable]
 fn g182(a: &Tensor![f64]) -> f64 {
-    let v1 = ((a).tanh() * 0.9).asin();
-    let v2 = (&v1).abs();
+    let v1 = (a).tanh().tan();
+    let v2 = ((&v1) * 1.5).erf();
     let v3 = ((a).square() + 1.0).powf(-0.5);
     let k4: Tensor![f64] = Tensor::rand_uniform(226, -1.0, 1.0);
     let k5: Tensor![f64] = Tensor::rand_uniform(4, -1.0, 1.0);
@@ -9345,8 +9267,8 @@ fn g182(a: &Tensor![f64]) -> f64 {
 }
 
 fn g182_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).tanh() * 0.9).asin();
-    let v2 = (&v1).abs();
+    let v1 = (a).tanh().tan();
+    let v2 = ((&v1) * 1.5).erf();
     let v3 = ((a).square() + 1.0).powf(-0.5);
     let k4: Tensor![f64] = Tensor::rand_uniform(226, -1.0, 1.0);
     let k5: Tensor![f64] = Tensor::rand_uniform(4, -1.0, 1.0);
@@ -9370,8 +9292,8 @@ fn g182_gradient() {
 
 #[differentiable]
 fn g183(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 1, 1]) -> f64 {
-    let v1 = ((c).tanh() * 0.9).acos();
-    let v2 = (&v1).softplus();
+    let v1 = ((c).tanh() * 0.9).asin();
+    let v2 = ((&v1) * 1.5).erfc();
     let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
     let v4 = ((&v2).softplus()).matmul(&k3);
     let v5 = (a).square();
@@ -9383,8 +9305,8 @@ fn g183(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 1, 1]) -> 
 }
 
 fn g183_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let v1 = ((c).tanh() * 0.9).acos();
-    let v2 = (&v1).softplus();
+    let v1 = ((c).tanh() * 0.9).asin();
+    let v2 = ((&v1) * 1.5).erfc();
     let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
     let v4 = ((&v2).softplus()).matmul(&k3);
     let v5 = (a).square();
@@ -9420,8 +9342,8 @@ fn g183_gradient() {
 
 #[differentiable]
 fn g184(m: &Net, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).atan();
-    let v2 = (&m.fc2.bias).silu();
+    let v1 = ((a).tanh() * 0.9).acos();
+    let v2 = (&m.fc2.bias).abs();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
     let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((a) + &k3))).tanh() } else { (m.fc1.forward(&((a) + &k3))).softplus() };
     let v5 = (&v2).tanh();
@@ -9432,8 +9354,8 @@ fn g184(m: &Net, a: &Tensor![f64; 3]) -> f64 {
 }
 
 fn g184_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).atan();
-    let v2 = (&m.fc2.bias).silu();
+    let v1 = ((a).tanh() * 0.9).acos();
+    let v2 = (&m.fc2.bias).abs();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
     let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((a) + &k3))).tanh() } else { (m.fc1.forward(&((a) + &k3))).softplus() };
     let v5 = (&v2).tanh();
@@ -9465,22 +9387,26 @@ fn g184_gradient() {
 #[differentiable]
 fn g185(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(688, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh().sinh();
-    let v3 = (&v2).tanh().powf(3.0);
-    let v4 = if c.detach().sum().item() > 0.0 { ((b) * 1.5).gelu() } else { ((b) * (c)) };
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(169, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(65, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = (((a).mean() * &k1)).atan();
+    let v3 = (&v2).softplus();
+    let v4 = (b).sigmoid();
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(14, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(47, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g185_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(688, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh().sinh();
-    let v3 = (&v2).tanh().powf(3.0);
-    let v4 = if c.detach().sum().item() > 0.0 { ((b) * 1.5).gelu() } else { ((b) * (c)) };
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(169, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(65, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = (((a).mean() * &k1)).atan();
+    let v3 = (&v2).softplus();
+    let v4 = (b).sigmoid();
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(14, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(47, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9508,8 +9434,8 @@ fn g185_gradient() {
 
 #[differentiable]
 fn g186(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (c).tanh().cosh();
-    let v2 = (a).tanh().powi(3);
+    let v1 = (c).tanh().sinh();
+    let v2 = (a).silu();
     let v3 = (b).sigmoid();
     let k4: Tensor![f64; 3] = Tensor::rand_uniform(396, -1.0, 1.0);
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(256, -1.0, 1.0);
@@ -9518,8 +9444,8 @@ fn g186(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
 }
 
 fn g186_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (c).tanh().cosh();
-    let v2 = (a).tanh().powi(3);
+    let v1 = (c).tanh().sinh();
+    let v2 = (a).silu();
     let v3 = (b).sigmoid();
     let k4: Tensor![f64; 3] = Tensor::rand_uniform(396, -1.0, 1.0);
     let k5: Tensor![f64; 3] = Tensor::rand_uniform(256, -1.0, 1.0);
@@ -9552,31 +9478,37 @@ fn g186_gradient() {
 
 #[differentiable]
 fn g187(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.blocks[1].bias).asinh();
-    let v2 = (&v1).sum();
-    let v3 = if a.detach().sum().item() > 0.0 { (m.blocks[0].forward(&m.blocks[1].weight)).sigmoid() } else { (m.blocks[0].forward(&m.blocks[1].weight)).softplus() };
-    let v4 = (&v3).atan2(&((&v1).square() + 0.5));
-    let v5 = (-(a));
-    let v6 = ((b).square() + 1.0).ln();
-    let k7: Tensor![f64] = Tensor::rand_uniform(200, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(947, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(66, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v1 = (&m.blocks[1].bias).tanh().cosh();
+    let v2 = ((&v1).square() + 1.0).powf(-0.5);
+    let mut v3 = m.blocks[1].weight.clone();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+    }
+    let v4 = (a).softplus();
+    let v5 = ((b).square() + 1.0).recip();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
 fn g187_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[1].bias).asinh();
-    let v2 = (&v1).sum();
-    let v3 = if a.detach().sum().item() > 0.0 { (m.blocks[0].forward(&m.blocks[1].weight)).sigmoid() } else { (m.blocks[0].forward(&m.blocks[1].weight)).softplus() };
-    let v4 = (&v3).atan2(&((&v1).square() + 0.5));
-    let v5 = (-(a));
-    let v6 = ((b).square() + 1.0).ln();
-    let k7: Tensor![f64] = Tensor::rand_uniform(200, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(947, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(66, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v1 = (&m.blocks[1].bias).tanh().cosh();
+    let v2 = ((&v1).square() + 1.0).powf(-0.5);
+    let mut v3 = m.blocks[1].weight.clone();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+    }
+    let v4 = (a).softplus();
+    let v5 = ((b).square() + 1.0).recip();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
@@ -9604,55 +9536,25 @@ fn g187_gradient() {
 
 #[differentiable]
 fn g188(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((a).square() + 1.5).acosh();
+    let v1 = (a).asinh();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(258, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).sum_axis::<0>();
-    let v4 = ((b) * 3.0).sign();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(675, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v3, &v4);
-    let mut v8 = v7.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v8 = ((&v8 * &v7).sin()).tanh();
-        }
-        v8 = &v8 - &v7 * 0.25;
-    }
-    let mut v9 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v9 = (((&v9 * &v8) * 1.5).gelu()).tanh();
-        }
-        v9 = &v9 - &v8 * 0.25;
-    }
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(649, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+    let v3 = (((&v1).mean() * &k2)).tanh().powi(3);
+    let v4 = if a.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * (b)) };
+    let v5 = ((b).square() + 1.0).pow(&(&v3).tanh());
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(313, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(993, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g188_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.5).acosh();
+    let v1 = (a).asinh();
     let k2: Tensor![f64; 4] = Tensor::rand_uniform(258, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).sum_axis::<0>();
-    let v4 = ((b) * 3.0).sign();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(675, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v3, &v4);
-    let mut v8 = v7.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v8 = ((&v8 * &v7).sin()).tanh();
-        }
-        v8 = &v8 - &v7 * 0.25;
-    }
-    let mut v9 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v9 = (((&v9 * &v8) * 1.5).gelu()).tanh();
-        }
-        v9 = &v9 - &v8 * 0.25;
-    }
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(649, -1.0, 1.0);
-    (&v9 * &k10).sum()
+    let v3 = (((&v1).mean() * &k2)).tanh().powi(3);
+    let v4 = if a.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * (b)) };
+    let v5 = ((b).square() + 1.0).pow(&(&v3).tanh());
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(313, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(993, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -9676,23 +9578,27 @@ fn g188_gradient() {
 
 #[differentiable]
 fn g189(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a).tanh() * 0.9).atanh();
-    let v2 = (a).sum_keepdim::<1>();
-    let v3 = (b).sigmoid();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = ((a).square() + 1.5).acosh();
+    let v2 = (a).sum();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1).square() + 1.0).recip() };
+    let v4 = (&v3).mean();
+    let v5 = ((b).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(235, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(808, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g189_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).tanh() * 0.9).atanh();
-    let v2 = (a).sum_keepdim::<1>();
-    let v3 = (b).sigmoid();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(117, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = ((a).square() + 1.5).acosh();
+    let v2 = (a).sum();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1).square() + 1.0).recip() };
+    let v4 = (&v3).mean();
+    let v5 = ((b).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(235, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(808, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -9716,51 +9622,23 @@ fn g189_gradient() {
 
 #[differentiable]
 fn g190(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).square().log1p();
-    let v2 = (a).mean();
-    let mut v3 = v1.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * a).sin()).tanh();
-        }
-        v3 = &v3 - a * 0.25;
-    }
-    let mut v4 = b.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * b).softplus()).tanh();
-        }
-        v4 = &v4 - b * 0.25;
-    }
-    let v5 = if a.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2) * (&v2)) };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(337, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(60, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = ((a).tanh() * 0.9).atanh();
+    let v2 = (a).sum_axis::<1>();
+    let v3 = if a.detach().sum().item() < 0.0 { (b).square() } else { (b).sigmoid() };
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(471, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
 fn g190_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).square().log1p();
-    let v2 = (a).mean();
-    let mut v3 = v1.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * a).sin()).tanh();
-        }
-        v3 = &v3 - a * 0.25;
-    }
-    let mut v4 = b.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * b).softplus()).tanh();
-        }
-        v4 = &v4 - b * 0.25;
-    }
-    let v5 = if a.detach().sum().item() > 0.0 { (&v2).tanh() } else { ((&v2) * (&v2)) };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(337, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(60, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = ((a).tanh() * 0.9).atanh();
+    let v2 = (a).sum_axis::<1>();
+    let v3 = if a.detach().sum().item() < 0.0 { (b).square() } else { (b).sigmoid() };
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(471, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
@@ -9784,8 +9662,8 @@ fn g190_gradient() {
 
 #[differentiable]
 fn g191(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.layers[0].bias).tanh().expm1();
-    let v2 = (&m.layers[0].bias).mean_axis::<0>();
+    let v1 = (&m.layers[0].bias).square().log1p();
+    let v2 = (&m.layers[0].bias).sum_keepdim::<0>();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
     let mut v4 = ((&v2) + &k3);
     for i in 0..2 {
@@ -9802,8 +9680,8 @@ fn g191(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
 }
 
 fn g191_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].bias).tanh().expm1();
-    let v2 = (&m.layers[0].bias).mean_axis::<0>();
+    let v1 = (&m.layers[0].bias).square().log1p();
+    let v2 = (&m.layers[0].bias).sum_keepdim::<0>();
     let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
     let mut v4 = ((&v2) + &k3);
     for i in 0..2 {
@@ -9845,20 +9723,22 @@ fn g191_gradient() {
 #[differentiable]
 fn g192(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(250, -1.0, 1.0);
-    let v2 = ((((b).mean() * &k1)) * 3.0).floor();
-    let v3 = (a).mean_keepdim::<0>();
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(725, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v2 = (((b).mean() * &k1)).tanh().expm1();
+    let v3 = (a).mean();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * 1.5).gelu() };
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(318, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(207, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g192_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(250, -1.0, 1.0);
-    let v2 = ((((b).mean() * &k1)) * 3.0).floor();
-    let v3 = (a).mean_keepdim::<0>();
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(725, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(591, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+    let v2 = (((b).mean() * &k1)).tanh().expm1();
+    let v3 = (a).mean();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * 1.5).gelu() };
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(318, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(207, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -9882,19 +9762,25 @@ fn g192_gradient() {
 
 #[differentiable]
 fn g193(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((b) * 3.0).ceil();
-    let v2 = (a).max();
-    let k3: Tensor![f64] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let k4: Tensor![f64] = Tensor::rand_uniform(66, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+    let v1 = ((b) * 3.0).floor();
+    let v2 = (a).mean_axis::<2>();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v2).sigmoid() } else { ((&v2).square() + 1.0).recip() };
+    let v4 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { (b).square() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(133, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(129, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g193_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b) * 3.0).ceil();
-    let v2 = (a).max();
-    let k3: Tensor![f64] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let k4: Tensor![f64] = Tensor::rand_uniform(66, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+    let v1 = ((b) * 3.0).floor();
+    let v2 = (a).mean_axis::<2>();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v2).sigmoid() } else { ((&v2).square() + 1.0).recip() };
+    let v4 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { (b).square() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(133, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(129, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -9918,8 +9804,8 @@ fn g193_gradient() {
 
 #[differentiable]
 fn g194(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((&m.blocks[2].weight) * 3.0).round();
-    let v2 = (&m.blocks[2].weight).max_axis::<1>();
+    let v1 = ((&m.blocks[2].weight) * 3.0).ceil();
+    let v2 = (&m.blocks[2].weight).mean_keepdim::<1>();
     let mut v3 = a.clone();
     for i in 0..3 {
         v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].weight * 0.25;
@@ -9936,8 +9822,8 @@ fn g194(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
 }
 
 fn g194_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((&m.blocks[2].weight) * 3.0).round();
-    let v2 = (&m.blocks[2].weight).max_axis::<1>();
+    let v1 = ((&m.blocks[2].weight) * 3.0).ceil();
+    let v2 = (&m.blocks[2].weight).mean_keepdim::<1>();
     let mut v3 = a.clone();
     for i in 0..3 {
         v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].weight * 0.25;
@@ -9974,23 +9860,37 @@ fn g194_gradient() {
 
 #[differentiable]
 fn g195(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a) * 3.0).sign();
-    let v2 = (b).max_keepdim::<0>();
-    let v3 = ((c).tanh() * 0.9).atanh();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(567, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(329, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let v1 = ((a) * 3.0).round();
+    let v2 = (b).max();
+    let v3 = ((&v2) * (&v1));
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v1).square()).tanh();
+        }
+        v4 = &v4 - &v1 * 0.25;
+    }
+    let v5 = (c).sin();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(21, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g195_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a) * 3.0).sign();
-    let v2 = (b).max_keepdim::<0>();
-    let v3 = ((c).tanh() * 0.9).atanh();
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(567, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(329, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let v1 = ((a) * 3.0).round();
+    let v2 = (b).max();
+    let v3 = ((&v2) * (&v1));
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v1).square()).tanh();
+        }
+        v4 = &v4 - &v1 * 0.25;
+    }
+    let v5 = (c).sin();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(21, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -10018,21 +9918,49 @@ fn g195_gradient() {
 
 #[differentiable]
 fn g196(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).clamp(-0.5, 0.5);
+    let v1 = ((a) * 3.0).sign();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(496, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).min();
-    let v4 = ((((&v3).square() + 1.5).acosh()) * 3.0).sign();
-    let k5: Tensor![f64] = Tensor::rand_uniform(762, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v3 = (((&v1) + &k2)).max_axis::<0>();
+    let mut v4 = a.clone();
+    for _ in 0..3 {
+        v4 = ((&v4 * &v1).tanh().powf(3.0)).tanh() + a * 0.5;
+    }
+    let v5 = ((&v1).gather::<0, 4>(&[1, 2, 0, 2])).sum_keepdim::<0>();
+    let mut v6 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).tanh().exp()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let v7 = ((&v6).square() + 1.0).log2();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(195, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 4] = Tensor::rand_uniform(571, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(910, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g196_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).clamp(-0.5, 0.5);
+    let v1 = ((a) * 3.0).sign();
     let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(496, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).min();
-    let v4 = ((((&v3).square() + 1.5).acosh()) * 3.0).sign();
-    let k5: Tensor![f64] = Tensor::rand_uniform(762, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v3 = (((&v1) + &k2)).max_axis::<0>();
+    let mut v4 = a.clone();
+    for _ in 0..3 {
+        v4 = ((&v4 * &v1).tanh().powf(3.0)).tanh() + a * 0.5;
+    }
+    let v5 = ((&v1).gather::<0, 4>(&[1, 2, 0, 2])).sum_keepdim::<0>();
+    let mut v6 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).tanh().exp()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let v7 = ((&v6).square() + 1.0).log2();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(195, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 4] = Tensor::rand_uniform(571, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(910, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
@@ -10052,33 +9980,27 @@ fn g196_gradient() {
 
 #[differentiable]
 fn g197(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).atan2(&((c).square() + 0.5));
-    let v2 = (&v1).min_axis::<0>();
-    let mut v3 = v2.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v3 = (((&v3 * b).square() + 1.0).powf(-0.5)).tanh();
-        }
-        v3 = &v3 - b * 0.25;
-    }
-    let v4 = (&v3).max();
-    let k5: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = (a).clamp(-0.5, 0.5);
+    let v2 = (&v1).max_keepdim::<1>();
+    let v3 = ((&v2) * 1.5).erfc();
+    let v4 = if b.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * (b)) };
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(81, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
 fn g197_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).atan2(&((c).square() + 0.5));
-    let v2 = (&v1).min_axis::<0>();
-    let mut v3 = v2.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v3 = (((&v3 * b).square() + 1.0).powf(-0.5)).tanh();
-        }
-        v3 = &v3 - b * 0.25;
-    }
-    let v4 = (&v3).max();
-    let k5: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = (a).clamp(-0.5, 0.5);
+    let v2 = (&v1).max_keepdim::<1>();
+    let v3 = ((&v2) * 1.5).erfc();
+    let v4 = if b.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * (b)) };
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(81, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
@@ -10106,23 +10028,25 @@ fn g197_gradient() {
 
 #[differentiable]
 fn g198(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.fc1.weight).hypot(&((b).square() + 0.5));
-    let v2 = (a).min_keepdim::<0>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(373, -1.0, 1.0);
-    let v4 = m.fc1.forward(&((&v2) + &k3));
+    let v1 = (&m.fc1.weight).atan2(&((b).square() + 0.5));
+    let v2 = (a).min();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(373, -1.0, 1.0);
+    let v4 = m.fc1.forward(&((&m.fc1.weight).mean() * &k3));
     let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(343, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(177, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let k6: Tensor![f64] = Tensor::rand_uniform(177, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(695, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g198_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.fc1.weight).hypot(&((b).square() + 0.5));
-    let v2 = (a).min_keepdim::<0>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(373, -1.0, 1.0);
-    let v4 = m.fc1.forward(&((&v2) + &k3));
+    let v1 = (&m.fc1.weight).atan2(&((b).square() + 0.5));
+    let v2 = (a).min();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(373, -1.0, 1.0);
+    let v4 = m.fc1.forward(&((&m.fc1.weight).mean() * &k3));
     let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(343, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(177, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+    let k6: Tensor![f64] = Tensor::rand_uniform(177, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(695, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -10150,45 +10074,51 @@ fn g198_gradient() {
 
 #[differentiable]
 fn g199(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(553, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).det();
-    let v4 = (c).var();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(b, a);
-    let mut v8 = v4.clone();
-    for i in 0..1 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(553, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).hypot(&((b).square() + 0.5));
+    let v3 = (c).min_axis::<0>();
+    let v4 = (((&v2) * ((&v3).mean()))).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 10>(&(((&v3) * ((c).mean()))).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![10]>();
+    let mut v5 = v4.clone();
+    for i in 0..3 {
         if i % 2 == 0 {
-            v8 = ((&v8 * &v3).sin()).tanh();
+            v5 = ((&v5 * &v4).cos()).tanh();
         }
-        v8 = &v8 - &v3 * 0.25;
+        v5 = &v5 - &v4 * 0.25;
     }
-    let v9 = if a.detach().sum().item() < 0.0 { (-(&v7)) } else { ((&v7) * (&v8)) };
-    let v10 = ((&v9).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(&v7).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>()).tanh();
-    let k11: Tensor![f64; 1] = Tensor::rand_uniform(301, -1.0, 1.0);
-    ((&v10 * &k11).sum()).item()
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v5).tanh().exp()).tanh() + &v5 * 0.5;
+    }
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * &v4).square() + 1.0).ln()).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 10] = Tensor::rand_uniform(589, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g199_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(553, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).det();
-    let v4 = (c).var();
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, b, a);
-    let mut v8 = v4.clone();
-    for i in 0..1 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(553, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).hypot(&((b).square() + 0.5));
+    let v3 = (c).min_axis::<0>();
+    let v4 = (((&v2) * ((&v3).mean()))).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 10>(&(((&v3) * ((c).mean()))).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![10]>();
+    let mut v5 = v4.clone();
+    for i in 0..3 {
         if i % 2 == 0 {
-            v8 = ((&v8 * &v3).sin()).tanh();
+            v5 = ((&v5 * &v4).cos()).tanh();
         }
-        v8 = &v8 - &v3 * 0.25;
+        v5 = &v5 - &v4 * 0.25;
     }
-    let v9 = if a.detach().sum().item() < 0.0 { (-(&v7)) } else { ((&v7) * (&v8)) };
-    let v10 = ((&v9).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(&v7).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>()).tanh();
-    let k11: Tensor![f64; 1] = Tensor::rand_uniform(301, -1.0, 1.0);
-    (&v10 * &k11).sum()
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v5).tanh().exp()).tanh() + &v5 * 0.5;
+    }
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * &v4).square() + 1.0).ln()).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 10] = Tensor::rand_uniform(589, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -10218,28 +10148,28 @@ fn g199_gradient() {
 fn g200(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).inv();
-    let v4 = (b).var_axis::<0>();
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).det();
+    let v4 = (b).min_keepdim::<0>();
     let v5 = if b.detach().sum().item() > 0.0 { (&v4).softplus() } else { ((&v4) * (c)) };
-    let k6: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(544, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(544, -1.0, 1.0);
     let m7 = k6.gt_scalar(0.0);
     let v8 = m7.select(&v3, b);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
     ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
 fn g200_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).inv();
-    let v4 = (b).var_axis::<0>();
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).det();
+    let v4 = (b).min_keepdim::<0>();
     let v5 = if b.detach().sum().item() > 0.0 { (&v4).softplus() } else { ((&v4) * (c)) };
-    let k6: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(544, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(544, -1.0, 1.0);
     let m7 = k6.gt_scalar(0.0);
     let v8 = Var::select(&m7, &v3, b);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
     (&v5 * &k9).sum() + (&v8 * &k10).sum()
 }
 
@@ -10270,33 +10200,23 @@ fn g200_gradient() {
 fn g201(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((&m.blocks[0].bias) + &k1)).tanh() * 0.2 + &k2)).solve(&m.blocks[0].bias);
-    let v4 = (a).var_keepdim::<1>();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
-    let mut v6 = ((&v4) + &k5);
-    for i in 0..3 {
-        v6 = ((&v6).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
-    }
-    let v7 = if a.detach().sum().item() < 0.0 { (-(&v3)) } else { ((&v3) * (&v3)) };
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(776, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v3 = (((((&m.blocks[0].bias) + &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (a).var();
+    let v5 = ((m.head.forward(&v3)).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(771, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(359, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g201_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((&m.blocks[0].bias) + &k1)).tanh() * 0.2 + &k2)).solve(&m.blocks[0].bias);
-    let v4 = (a).var_keepdim::<1>();
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
-    let mut v6 = ((&v4) + &k5);
-    for i in 0..3 {
-        v6 = ((&v6).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
-    }
-    let v7 = if a.detach().sum().item() < 0.0 { (-(&v3)) } else { ((&v3) * (&v3)) };
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(776, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v3 = (((((&m.blocks[0].bias) + &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (a).var();
+    let v5 = ((m.head.forward(&v3)).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(771, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(359, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -10321,32 +10241,26 @@ fn g201_gradient() {
 #[differentiable]
 fn g202(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((b) + &k1)).tanh() * 0.2 + &k2)).log_abs_det();
-    let v4 = (a).logsumexp();
-    let mut v5 = b.clone();
-    for _ in 0..1 {
-        v5 = (((&v5 * &v4).square() + 1.0).ln()).tanh() + b * 0.5;
-    }
-    let v6 = (((&v5).square() + 1.0).recip()).dropout(0.25, 171);
-    let v7 = if a.detach().sum().item() > 0.0 { (-(&v6)) } else { ((&v6) * (&v3)) };
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(292, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((b) + &k1)).tanh() * 0.2 + &k3)).solve(&((a).mean() * &k2));
+    let v5 = (a).var_axis::<0>();
+    let v6 = (&v4).mean_axis::<1>();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(131, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(101, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g202_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((b) + &k1)).tanh() * 0.2 + &k2)).log_abs_det();
-    let v4 = (a).logsumexp();
-    let mut v5 = b.clone();
-    for _ in 0..1 {
-        v5 = (((&v5 * &v4).square() + 1.0).ln()).tanh() + b * 0.5;
-    }
-    let v6 = (((&v5).square() + 1.0).recip()).dropout(0.25, 171);
-    let v7 = if a.detach().sum().item() > 0.0 { (-(&v6)) } else { ((&v6) * (&v3)) };
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    (&v7 * &k8).sum()
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(292, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((b) + &k1)).tanh() * 0.2 + &k3)).solve(&((a).mean() * &k2));
+    let v5 = (a).var_axis::<0>();
+    let v6 = (&v4).mean_axis::<1>();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(131, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(101, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -10372,29 +10286,25 @@ fn g202_gradient() {
 fn g203(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 1, 3]) -> f64 {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((((b).mean() * &k1)).tanh() * 0.2 + &k2)) + &(((((b).mean() * &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
-    let v4 = (a).logsumexp_axis::<1>();
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(752, -1.0, 1.0);
-    let v6 = ((&v4).mean()).atan2(&((((&v4).softmax::<0>() * &k5)).square() + 0.5));
-    let v7 = (c).tanh();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
-    let k9: Tensor![f64; 2] = Tensor::rand_uniform(684, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(1, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v3 = (((((b).mean() * &k1)).tanh() * 0.2 + &k2)).log_abs_det();
+    let v4 = (a).var_keepdim::<1>();
+    let v5 = (((&v4).tanh().exp()) * ((&v3).tanh()));
+    let v6 = ((c).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(684, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g203_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
     let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
-    let v3 = (((((((b).mean() * &k1)).tanh() * 0.2 + &k2)) + &(((((b).mean() * &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
-    let v4 = (a).logsumexp_axis::<1>();
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(752, -1.0, 1.0);
-    let v6 = ((&v4).mean()).atan2(&((((&v4).softmax::<0>() * &k5)).square() + 0.5));
-    let v7 = (c).tanh();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
-    let k9: Tensor![f64; 2] = Tensor::rand_uniform(684, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(1, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v3 = (((((b).mean() * &k1)).tanh() * 0.2 + &k2)).log_abs_det();
+    let v4 = (a).var_keepdim::<1>();
+    let v5 = (((&v4).tanh().exp()) * ((&v3).tanh()));
+    let v6 = ((c).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(684, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -10422,19 +10332,27 @@ fn g203_gradient() {
 
 #[differentiable]
 fn g204(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) + (b));
-    let v2 = (a).logsumexp_keepdim::<0>();
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(316, -1.0, 1.0);
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(736, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(566, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((((b) + &k1)).tanh() * 0.2 + &k2)) + &(((((b) + &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
+    let v4 = (&v3).logsumexp();
+    let v5 = (((a).min()) / (((&v4).atan2(&((b).square() + 0.5))).square() + 1.0));
+    let v6 = (&v5).tanh().sinh();
+    let v7 = (((&v6) * 3.0).sign()).max();
+    let k8: Tensor![f64] = Tensor::rand_uniform(147, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
 fn g204_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) + (b));
-    let v2 = (a).logsumexp_keepdim::<0>();
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(316, -1.0, 1.0);
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(736, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(566, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((((b) + &k1)).tanh() * 0.2 + &k2)) + &(((((b) + &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
+    let v4 = (&v3).logsumexp();
+    let v5 = (((a).min()) / (((&v4).atan2(&((b).square() + 0.5))).square() + 1.0));
+    let v6 = (&v5).tanh().sinh();
+    let v7 = (((&v6) * 3.0).sign()).max();
+    let k8: Tensor![f64] = Tensor::rand_uniform(147, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
@@ -10458,39 +10376,33 @@ fn g204_gradient() {
 
 #[differentiable]
 fn g205(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a) - (b));
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let v3 = ((&v1).softmax::<1>() * &k2);
-    let mut v4 = v3.clone();
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).cholesky_solve(&m.blocks[1].bias);
+    let v4 = (&v3).logsumexp_axis::<0>();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(961, -1.0, 1.0);
+    let mut v6 = ((b).mean() * &k5);
     for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (m.blocks[i].forward(&v4)).tanh().exp();
-        }
-        v4 = &v4 - &m.blocks[i].bias * 0.25;
+        v6 = (m.blocks[2 - i].forward(&v6)).sin() + &v6 * 0.5;
     }
-    let v5 = (&v4).reshape::<Shape![6]>();
-    let v6 = (&m.blocks[1].bias).square();
-    let k7: Tensor![f64; 6] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(634, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k7: Tensor![f64] = Tensor::rand_uniform(267, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(649, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g205_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a) - (b));
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let v3 = ((&v1).softmax::<1>() * &k2);
-    let mut v4 = v3.clone();
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).cholesky_solve(&m.blocks[1].bias);
+    let v4 = (&v3).logsumexp_axis::<0>();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(961, -1.0, 1.0);
+    let mut v6 = ((b).mean() * &k5);
     for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = (m.blocks[i].forward(&v4)).tanh().exp();
-        }
-        v4 = &v4 - &m.blocks[i].bias * 0.25;
+        v6 = (m.blocks[2 - i].forward(&v6)).sin() + &v6 * 0.5;
     }
-    let v5 = (&v4).reshape::<Shape![6]>();
-    let v6 = (&m.blocks[1].bias).square();
-    let k7: Tensor![f64; 6] = Tensor::rand_uniform(952, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(634, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k7: Tensor![f64] = Tensor::rand_uniform(267, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(649, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -10518,21 +10430,37 @@ fn g205_gradient() {
 
 #[differentiable]
 fn g206(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) * (b));
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(73, -1.0, 1.0);
-    let v3 = ((&v1).log_softmax::<0>() * &k2);
-    let v4 = (&v1).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(726, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = ((a) + (b));
+    let v2 = (&v1).logsumexp_keepdim::<0>();
+    let mut v3 = v1.clone();
+    for _ in 0..3 {
+        v3 = ((&v3 * &v1).square()).tanh() + &v1 * 0.5;
+    }
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v1)) };
+    let mut v5 = v2.clone();
+    for _ in 0..2 {
+        v5 = ((-(&v5 * &v2))).tanh() + &v2 * 0.5;
+    }
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(240, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(605, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
 fn g206_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) * (b));
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(73, -1.0, 1.0);
-    let v3 = ((&v1).log_softmax::<0>() * &k2);
-    let v4 = (&v1).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(726, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = ((a) + (b));
+    let v2 = (&v1).logsumexp_keepdim::<0>();
+    let mut v3 = v1.clone();
+    for _ in 0..3 {
+        v3 = ((&v3 * &v1).square()).tanh() + &v1 * 0.5;
+    }
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v1)) };
+    let mut v5 = v2.clone();
+    for _ in 0..2 {
+        v5 = ((-(&v5 * &v2))).tanh() + &v2 * 0.5;
+    }
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(240, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(605, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
@@ -10556,25 +10484,35 @@ fn g206_gradient() {
 
 #[differentiable]
 fn g207(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a) / ((b).square() + 1.0));
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(654, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).transpose::<1, 2>();
-    let v4 = (c).cross_entropy(&[2usize, 2usize]);
-    let v5 = ((((c).tanh() * 0.9).asin()) * ((((&v3) / ((&v4).square() + 1.0))).mean()));
-    let v6 = (((&v5).square() + 1.0).pow(&(&v1).tanh())).maximum_scalar(0.1);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(875, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = ((a) - (b));
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(654, -1.0, 1.0);
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(353, -1.0, 1.0);
+    let v4 = ((((&v1).mean() * &k2)).softmax::<0>() * &k3);
+    let v5 = (&v4).mean_axis::<0>();
+    let v6 = ((c).logsumexp()).tanh();
+    let k7: Tensor![f64] = Tensor::rand_uniform(575, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
+    let m9 = k8.gt_scalar(0.0);
+    let v10 = m9.select(&v5, &((&v4).mean() * &k7));
+    let v11 = (&v6).atan2(&((&v10).square() + 0.5));
+    let k12: Tensor![f64] = Tensor::rand_uniform(395, -1.0, 1.0);
+    ((&v11 * &k12).sum()).item()
 }
 
 fn g207_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) / ((b).square() + 1.0));
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(654, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).transpose::<1, 2>();
-    let v4 = (c).cross_entropy(&[2usize, 2usize]);
-    let v5 = ((((c).tanh() * 0.9).asin()) * ((((&v3) / ((&v4).square() + 1.0))).mean()));
-    let v6 = (((&v5).square() + 1.0).pow(&(&v1).tanh())).maximum_scalar(0.1);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(875, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = ((a) - (b));
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(654, -1.0, 1.0);
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(353, -1.0, 1.0);
+    let v4 = ((((&v1).mean() * &k2)).softmax::<0>() * &k3);
+    let v5 = (&v4).mean_axis::<0>();
+    let v6 = ((c).logsumexp()).tanh();
+    let k7: Tensor![f64] = Tensor::rand_uniform(575, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
+    let m9 = k8.gt_scalar(0.0);
+    let v10 = Var::select(&m9, &v5, &((&v4).mean() * &k7));
+    let v11 = (&v6).atan2(&((&v10).square() + 0.5));
+    let k12: Tensor![f64] = Tensor::rand_uniform(395, -1.0, 1.0);
+    (&v11 * &k12).sum()
 }
 
 #[test]
@@ -10603,28 +10541,32 @@ fn g207_gradient() {
 #[differentiable]
 fn g208(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(744, -1.0, 1.0);
-    let v2 = (-(((&m.fc1.bias).mean() * &k1)));
-    let v3 = (a).t();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(592, -1.0, 1.0);
-    let v5 = m.fc1.forward(&((&v3).mean() * &k4));
-    let v6 = (b).cos();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(505, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(852, -1.0, 1.0);
+    let v3 = ((((&m.fc1.bias).mean() * &k1)) * (((a).mean() * &k2)));
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(592, -1.0, 1.0);
+    let v5 = ((a).log_softmax::<1>() * &k4);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
+    let v7 = if b.detach().sum().item() > 0.0 { ((m.fc1.forward(&((&v3).mean() * &k6))) * 1.5).gelu() } else { (-(m.fc1.forward(&((&v3).mean() * &k6)))) };
+    let v8 = (b).tanh();
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(392, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(313, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
 }
 
 fn g208_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(744, -1.0, 1.0);
-    let v2 = (-(((&m.fc1.bias).mean() * &k1)));
-    let v3 = (a).t();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(592, -1.0, 1.0);
-    let v5 = m.fc1.forward(&((&v3).mean() * &k4));
-    let v6 = (b).cos();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(505, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(852, -1.0, 1.0);
+    let v3 = ((((&m.fc1.bias).mean() * &k1)) * (((a).mean() * &k2)));
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(592, -1.0, 1.0);
+    let v5 = ((a).log_softmax::<1>() * &k4);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
+    let v7 = if b.detach().sum().item() > 0.0 { ((m.fc1.forward(&((&v3).mean() * &k6))) * 1.5).gelu() } else { (-(m.fc1.forward(&((&v3).mean() * &k6)))) };
+    let v8 = (b).tanh();
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(392, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(313, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
 }
 
 #[test]
@@ -10652,25 +10594,29 @@ fn g208_gradient() {
 
 #[differentiable]
 fn g209(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).flip::<0>();
-    let v4 = (((&v3).square() + 1.0).powf(-0.5)).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 1, 1, 1, 5, 2>(&(((&v1) * ((b).mean()))).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![5, 2]>();
-    let v5 = (&v4).reshape::<Shape![1, 1, 5, 2]>().conv2d::<1, 1, 1, 1, 7, 1>(&(&v1).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![7, 1]>();
-    let v6 = ((&v5) * ((&v4).mean()));
-    let k7: Tensor![f64; 7, 1] = Tensor::rand_uniform(952, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+    let v1 = ((a) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).transpose::<1, 2>();
+    let v4 = ((&v3).min()).maximum(&(&v3).tanh().cosh());
+    let v5 = (&v4).tanh();
+    let v6 = (((&v5).hypot(&((&v5).square() + 0.5))) * (((&v4).concat::<0, 4, _>(&v4)).mean()));
+    let v7 = ((b).square() + 1.0).recip();
+    let k8: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(163, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(620, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g209_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).pow(&(a).tanh());
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).flip::<0>();
-    let v4 = (((&v3).square() + 1.0).powf(-0.5)).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 1, 1, 1, 5, 2>(&(((&v1) * ((b).mean()))).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![5, 2]>();
-    let v5 = (&v4).reshape::<Shape![1, 1, 5, 2]>().conv2d::<1, 1, 1, 1, 7, 1>(&(&v1).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![7, 1]>();
-    let v6 = ((&v5) * ((&v4).mean()));
-    let k7: Tensor![f64; 7, 1] = Tensor::rand_uniform(952, -1.0, 1.0);
-    (&v6 * &k7).sum()
+    let v1 = ((a) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).transpose::<1, 2>();
+    let v4 = ((&v3).min()).maximum(&(&v3).tanh().cosh());
+    let v5 = (&v4).tanh();
+    let v6 = (((&v5).hypot(&((&v5).square() + 0.5))) * (((&v4).concat::<0, 4, _>(&v4)).mean()));
+    let v7 = ((b).square() + 1.0).recip();
+    let k8: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(163, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(620, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -10694,17 +10640,19 @@ fn g209_gradient() {
 
 #[differentiable]
 fn g210(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).maximum(a);
-    let v2 = (&v1).slice::<2, 1, 2>();
-    let k3: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(747, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let v1 = (-(a));
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(935, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).t();
+    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(552, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g210_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).maximum(a);
-    let v2 = (&v1).slice::<2, 1, 2>();
-    let k3: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(747, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let v1 = (-(a));
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(935, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).t();
+    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(552, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -10725,29 +10673,29 @@ fn g210_gradient() {
 #[differentiable]
 fn g211(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(878, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).minimum(b);
-    let v3 = (&v2).pad::<0, 0, 1, 5>();
-    let v4 = (c).logsumexp_keepdim::<0>();
-    let v5 = (((a) * ((&v3).mean()))).cos();
+    let v2 = ((((a).mean() * &k1)).square() + 1.0).pow(&(b).tanh());
+    let v3 = (&v2).flip::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { (c).cos() } else { ((c) * (b)) };
+    let v5 = ((a).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 9>(&(&v3).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![9]>()).cos();
     let v6 = ((&v5) * 1.5).erf();
     let v7 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { ((&v5) * (&v5)) };
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(719, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(498, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let k9: Tensor![f64; 9] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let k10: Tensor![f64; 9] = Tensor::rand_uniform(796, -1.0, 1.0);
     ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
 fn g211_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 4] = Tensor::rand_uniform(878, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).minimum(b);
-    let v3 = (&v2).pad::<0, 0, 1, 5>();
-    let v4 = (c).logsumexp_keepdim::<0>();
-    let v5 = (((a) * ((&v3).mean()))).cos();
+    let v2 = ((((a).mean() * &k1)).square() + 1.0).pow(&(b).tanh());
+    let v3 = (&v2).flip::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { (c).cos() } else { ((c) * (b)) };
+    let v5 = ((a).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 9>(&(&v3).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![9]>()).cos();
     let v6 = ((&v5) * 1.5).erf();
     let v7 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { ((&v5) * (&v5)) };
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(719, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(498, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let k9: Tensor![f64; 9] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let k10: Tensor![f64; 9] = Tensor::rand_uniform(796, -1.0, 1.0);
     (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
@@ -10777,38 +10725,32 @@ fn g211_gradient() {
 #[differentiable]
 fn g212(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
-    let v2 = (((&m.proj.weight).mean() * &k1)).maximum_scalar(0.1);
-    let v3 = (&m.proj.weight).permute::<1, 0>();
-    let v4 = (m.proj.forward(&v3)).softplus();
-    let v5 = ((&m.layers[0].weight).tanh().exp()).min_axis::<0>();
-    let v6 = (a).sin();
-    let v7 = (b).tanh();
-    let v8 = (&m.layers[1].weight).square();
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(367, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(354, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(849, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(920, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(686, -1.0, 1.0);
-    let k14: Tensor![f64; 3, 3] = Tensor::rand_uniform(786, -1.0, 1.0);
-    ((&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()).item()
+    let v2 = (((&m.proj.weight).mean() * &k1)).maximum(a);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(746, -1.0, 1.0);
+    let v4 = (((b).mean() * &k3)).slice::<2, 1, 2>();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(831, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { (m.proj.forward(&((&m.layers[1].weight).mean() * &k5))).sin() } else { ((m.proj.forward(&((&m.layers[1].weight).mean() * &k5))).square() + 1.0).ln() };
+    let v7 = (&m.layers[0].weight).tanh().exp();
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(990, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(652, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(367, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
 fn g212_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
-    let v2 = (((&m.proj.weight).mean() * &k1)).maximum_scalar(0.1);
-    let v3 = (&m.proj.weight).permute::<1, 0>();
-    let v4 = (m.proj.forward(&v3)).softplus();
-    let v5 = ((&m.layers[0].weight).tanh().exp()).min_axis::<0>();
-    let v6 = (a).sin();
-    let v7 = (b).tanh();
-    let v8 = (&m.layers[1].weight).square();
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(367, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(354, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(849, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(920, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(686, -1.0, 1.0);
-    let k14: Tensor![f64; 3, 3] = Tensor::rand_uniform(786, -1.0, 1.0);
-    (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()
+    let v2 = (((&m.proj.weight).mean() * &k1)).maximum(a);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(746, -1.0, 1.0);
+    let v4 = (((b).mean() * &k3)).slice::<2, 1, 2>();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(831, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { (m.proj.forward(&((&m.layers[1].weight).mean() * &k5))).sin() } else { ((m.proj.forward(&((&m.layers[1].weight).mean() * &k5))).square() + 1.0).ln() };
+    let v7 = (&m.layers[0].weight).tanh().exp();
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(990, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(652, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(367, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
@@ -10836,27 +10778,23 @@ fn g212_gradient() {
 
 #[differentiable]
 fn g213(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (c).minimum_scalar(-0.1);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(92, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).cross_entropy(&[0usize, 0usize, 3usize]);
-    let v4 = if a.detach().sum().item() < 0.0 { (a).sin() } else { (a).tanh().powf(3.0) };
-    let v5 = (-(b));
-    let k6: Tensor![f64] = Tensor::rand_uniform(583, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(210, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(5, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v1 = (c).minimum(b);
+    let v2 = (a).pad::<1, 1, 1, 5>();
+    let v3 = (&v2).square().log1p();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).cos() };
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(436, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 5] = Tensor::rand_uniform(779, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
 fn g213_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (c).minimum_scalar(-0.1);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(92, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).cross_entropy(&[0usize, 0usize, 3usize]);
-    let v4 = if a.detach().sum().item() < 0.0 { (a).sin() } else { (a).tanh().powf(3.0) };
-    let v5 = (-(b));
-    let k6: Tensor![f64] = Tensor::rand_uniform(583, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(210, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(5, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v1 = (c).minimum(b);
+    let v2 = (a).pad::<1, 1, 1, 5>();
+    let v3 = (&v2).square().log1p();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).cos() };
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(436, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 5] = Tensor::rand_uniform(779, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
@@ -10885,42 +10823,26 @@ fn g213_gradient() {
 #[differentiable]
 fn g214(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(666, -1.0, 1.0);
-    let v3 = (((a).mean() * &k1)).mse(&((b) + &k2));
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(3, -1.0, 1.0);
-    let v5 = (((b) + &k4)).gather::<1, 4>(&[0, 2, 2, 0]);
-    let v6 = ((&v3).tanh().exp2()).hypot(&((((&v5) * (&v3))).square() + 0.5));
-    let mut v7 = v6.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * b).tanh()).tanh();
-        }
-        v7 = &v7 - b * 0.25;
-    }
-    let v8 = if a.detach().sum().item() > 0.0 { (-(a)) } else { (-(a)) };
-    let v9 = (((&v8) * ((&v7).mean()))).atan2(&(((&v8).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 3>(&(&v3).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 3]>()).square() + 0.5));
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(756, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+    let v2 = (((a).mean() * &k1)).maximum_scalar(0.1);
+    let v3 = (&v2).permute::<1, 0>();
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).tanh();
+    let v6 = (b).cos();
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(414, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(597, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
 fn g214_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(666, -1.0, 1.0);
-    let v3 = (((a).mean() * &k1)).mse(&((b) + &k2));
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(3, -1.0, 1.0);
-    let v5 = (((b) + &k4)).gather::<1, 4>(&[0, 2, 2, 0]);
-    let v6 = ((&v3).tanh().exp2()).hypot(&((((&v5) * (&v3))).square() + 0.5));
-    let mut v7 = v6.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * b).tanh()).tanh();
-        }
-        v7 = &v7 - b * 0.25;
-    }
-    let v8 = if a.detach().sum().item() > 0.0 { (-(a)) } else { (-(a)) };
-    let v9 = (((&v8) * ((&v7).mean()))).atan2(&(((&v8).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 3>(&(&v3).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 3]>()).square() + 0.5));
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(756, -1.0, 1.0);
-    (&v9 * &k10).sum()
+    let v2 = (((a).mean() * &k1)).maximum_scalar(0.1);
+    let v3 = (&v2).permute::<1, 0>();
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).tanh();
+    let v6 = (b).cos();
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(414, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(597, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
@@ -10944,24 +10866,36 @@ fn g214_gradient() {
 
 #[differentiable]
 fn g215(m: &Net, a: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(267, -1.0, 1.0);
-    let k2: Tensor![f64; 4, 3] = Tensor::rand_uniform(239, -1.0, 1.0);
-    let v3 = (((&m.fc1.bias) + &k1)).matmul(&((&m.fc1.bias).mean() * &k2));
-    let v4 = (&v3).cast::<f64>();
-    let v5 = m.fc1.forward(&v4);
-    let v6 = (((a).sigmoid()) * (((&v5).tanh()).mean()));
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let v1 = (&m.fc1.bias).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).cross_entropy(&[1usize, 2usize]);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
+    let v5 = m.fc2.forward(&((a).mean() * &k4));
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).softplus()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(658, -1.0, 1.0);
     ((&v6 * &k7).sum()).item()
 }
 
 fn g215_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(267, -1.0, 1.0);
-    let k2: Tensor![f64; 4, 3] = Tensor::rand_uniform(239, -1.0, 1.0);
-    let v3 = (((&m.fc1.bias) + &k1)).matmul(&((&m.fc1.bias).mean() * &k2));
-    let v4 = (&v3).cast::<f64>();
-    let v5 = m.fc1.forward(&v4);
-    let v6 = (((a).sigmoid()) * (((&v5).tanh()).mean()));
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let v1 = (&m.fc1.bias).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).cross_entropy(&[1usize, 2usize]);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
+    let v5 = m.fc2.forward(&((a).mean() * &k4));
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).softplus()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(658, -1.0, 1.0);
     (&v6 * &k7).sum()
 }
 
@@ -10986,29 +10920,25 @@ fn g215_gradient() {
 
 #[differentiable]
 fn g216(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).tanh().exp();
-    let v2 = (a).reshape::<Shape![9]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * 1.5).gelu() };
-    let mut v4 = v1.clone();
-    for _ in 0..3 {
-        v4 = ((&v4 * &v1).tanh().exp()).tanh() + &v1 * 0.5;
-    }
-    let v5 = ((((&v4) * ((&v3).mean()))).tanh() * 0.9).asin();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(374, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = (a).mse(a);
+    let v2 = (a).gather::<0, 2>(&[0, 1]);
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let v4 = (((a) + (a))).matmul(&k3);
+    let k5: Tensor![f64] = Tensor::rand_uniform(556, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(514, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
 fn g216_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp();
-    let v2 = (a).reshape::<Shape![9]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * 1.5).gelu() };
-    let mut v4 = v1.clone();
-    for _ in 0..3 {
-        v4 = ((&v4 * &v1).tanh().exp()).tanh() + &v1 * 0.5;
-    }
-    let v5 = ((((&v4) * ((&v3).mean()))).tanh() * 0.9).asin();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(374, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = (a).mse(a);
+    let v2 = (a).gather::<0, 2>(&[0, 1]);
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let v4 = (((a) + (a))).matmul(&k3);
+    let k5: Tensor![f64] = Tensor::rand_uniform(556, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(514, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
@@ -11028,31 +10958,39 @@ fn g216_gradient() {
 
 #[differentiable]
 fn g217(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).tanh().exp2();
-    let v2 = (&v1).broadcast_to::<Shape![2, 3, 4]>();
-    let v3 = (a).silu();
-    let v4 = (&v3).atan2(&((&v3).square() + 0.5));
-    let mut v5 = v2.clone();
-    for _ in 0..1 {
-        v5 = (((&v5 * &v2).square() + 1.0).ln()).tanh() + &v2 * 0.5;
-    }
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(267, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(437, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v1 = (a).matmul(&(a).t());
+    let v2 = (a).cast::<f64>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(17, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(319, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v2, &((&v2) + &k3));
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(202, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(784, -1.0, 1.0);
+    let m9 = k8.gt_scalar(0.0);
+    let v10 = m9.select(&v6, &((&v6) + &k7));
+    let v11 = ((&v10).logsumexp()).square().log1p();
+    let v12 = (&v1).softplus();
+    let k13: Tensor![f64] = Tensor::rand_uniform(660, -1.0, 1.0);
+    let k14: Tensor![f64; 3, 3] = Tensor::rand_uniform(743, -1.0, 1.0);
+    ((&v11 * &k13).sum() + (&v12 * &k14).sum()).item()
 }
 
 fn g217_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp2();
-    let v2 = (&v1).broadcast_to::<Shape![2, 3, 4]>();
-    let v3 = (a).silu();
-    let v4 = (&v3).atan2(&((&v3).square() + 0.5));
-    let mut v5 = v2.clone();
-    for _ in 0..1 {
-        v5 = (((&v5 * &v2).square() + 1.0).ln()).tanh() + &v2 * 0.5;
-    }
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(267, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(437, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let v1 = (a).matmul(&(a).t());
+    let v2 = (a).cast::<f64>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(17, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(319, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v2, &((&v2) + &k3));
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(202, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(784, -1.0, 1.0);
+    let m9 = k8.gt_scalar(0.0);
+    let v10 = Var::select(&m9, &v6, &((&v6) + &k7));
+    let v11 = ((&v10).logsumexp()).square().log1p();
+    let v12 = (&v1).softplus();
+    let k13: Tensor![f64] = Tensor::rand_uniform(660, -1.0, 1.0);
+    let k14: Tensor![f64; 3, 3] = Tensor::rand_uniform(743, -1.0, 1.0);
+    (&v11 * &k13).sum() + (&v12 * &k14).sum()
 }
 
 #[test]
@@ -11072,29 +11010,35 @@ fn g217_gradient() {
 
 #[differentiable]
 fn g218(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = ((b).square() + 1.0).ln();
+    let v1 = (b).tanh().exp();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
-    let v4 = (((&v1) + &k2)).concat::<0, 6, _>(&((a) + &k3));
-    let k5: Tensor![f64; 6, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
-    let k6: Tensor![f64; 6, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v4, &((&v4) + &k5));
-    let k9: Tensor![f64; 6, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let v3 = (((&v1) + &k2)).reshape::<Shape![9]>();
+    let v4 = (a).minimum_scalar(-0.1);
+    let v5 = (((b).tanh().exp2()) * 3.0).ceil();
+    let v6 = if a.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { ((&v3) * (&v3)) };
+    let mut v7 = v5.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * &v4).square() + 1.0).ln()).tanh() + &v5 * 0.5;
+    }
+    let k8: Tensor![f64; 9] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(300, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g218_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).ln();
+    let v1 = (b).tanh().exp();
     let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
-    let v4 = (((&v1) + &k2)).concat::<0, 6, _>(&((a) + &k3));
-    let k5: Tensor![f64; 6, 3] = Tensor::rand_uniform(563, -1.0, 1.0);
-    let k6: Tensor![f64; 6, 3] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v4, &((&v4) + &k5));
-    let k9: Tensor![f64; 6, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let v3 = (((&v1) + &k2)).reshape::<Shape![9]>();
+    let v4 = (a).minimum_scalar(-0.1);
+    let v5 = (((b).tanh().exp2()) * 3.0).ceil();
+    let v6 = if a.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { ((&v3) * (&v3)) };
+    let mut v7 = v5.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * &v4).square() + 1.0).ln()).tanh() + &v5 * 0.5;
+    }
+    let k8: Tensor![f64; 9] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(300, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -11118,25 +11062,35 @@ fn g218_gradient() {
 
 #[differentiable]
 fn g219(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).log2();
-    let v2 = (&v1).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 10>(&(&m.fc2.bias).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![10]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&m.fc2.weight)).sigmoid() } else { (m.fc1.forward(&m.fc2.weight)).softplus() };
-    let v4 = if a.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
-    let k5: Tensor![f64; 10] = Tensor::rand_uniform(872, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v1 = (a).tanh().exp2();
+    let v2 = (&v1).broadcast_to::<Shape![2, 3, 4]>();
+    let v3 = ((m.fc2.forward(a)).square() + 1.0).powf(-0.5);
+    let v4 = (m.fc1.forward(&v3)).square();
+    let v5 = ((b) * 1.5).gelu();
+    let v6 = (&m.fc2.bias).sigmoid();
+    let v7 = (&m.fc2.weight).softplus();
+    let k8: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(855, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(411, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(489, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(810, -1.0, 1.0);
+    let k12: Tensor![f64; 4, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
 fn g219_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).log2();
-    let v2 = (&v1).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 10>(&(&m.fc2.bias).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![10]>();
-    let v3 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&m.fc2.weight)).sigmoid() } else { (m.fc1.forward(&m.fc2.weight)).softplus() };
-    let v4 = if a.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
-    let k5: Tensor![f64; 10] = Tensor::rand_uniform(872, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v1 = (a).tanh().exp2();
+    let v2 = (&v1).broadcast_to::<Shape![2, 3, 4]>();
+    let v3 = ((m.fc2.forward(a)).square() + 1.0).powf(-0.5);
+    let v4 = (m.fc1.forward(&v3)).square();
+    let v5 = ((b) * 1.5).gelu();
+    let v6 = (&m.fc2.bias).sigmoid();
+    let v7 = (&m.fc2.weight).softplus();
+    let k8: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(855, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(411, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(489, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(810, -1.0, 1.0);
+    let k12: Tensor![f64; 4, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]

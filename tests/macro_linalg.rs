@@ -1,6 +1,6 @@
-//! The linear-algebra ops (`det`, `log_abs_det`, `inv`, `solve`, `cholesky`) through
-//! `#[differentiable]`: the generated gradient equals central differences of the function as
-//! written, and the tape's gradient of the same body.
+//! The linear-algebra ops (`det`, `log_abs_det`, `inv`, `solve`, `cholesky`, `cholesky_solve`)
+//! through `#[differentiable]`: the generated gradient equals central differences of the function
+//! as written, and the tape's gradient of the same body.
 
 use autograd_core::differentiable;
 use autograd_core::gradcheck::{Tolerance, check_gradient};
@@ -200,4 +200,44 @@ fn cholesky_through_the_macro() {
     let (a, w) = (matrix::<Shape![2, 3, 3]>(16), matrix::<Shape![2, 3, 3]>(17));
     let (_, g) = batch_cholesky_grad(&a, &w);
     check_gradient(|a| batch_cholesky(a, &w), &a, &g.a, Tolerance::default()).unwrap();
+}
+
+/// `r^T S^{-1} r` through the factor of `S = A A^T + I`, as a Gaussian log-likelihood computes it.
+#[differentiable(wrt(a, r))]
+fn quadratic_form_cholesky(a: &A, r: &Tensor![f64; 3], eye: &A) -> f64 {
+    let l = (a.matmul(&a.t()) + eye).cholesky();
+    (l.cholesky_solve(r) * r).sum().item()
+}
+
+/// A batch of factors, two right-hand sides each.
+#[differentiable(wrt(l, b))]
+fn batch_cholesky_solve(l: &Batch, b: &Tensor![f64; 2, 3, 2], w: &Tensor![f64; 2, 3, 2]) -> f64 {
+    (l.cholesky_solve(b) * w).sum().item()
+}
+
+#[test]
+fn cholesky_solve_through_the_macro() {
+    let a = matrix::<Shape![3, 3]>(18);
+    let eye = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let r: Tensor![f64; 3] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let (v, g) = quadratic_form_cholesky_grad(&a, &r, &eye);
+    assert_eq!(v, quadratic_form_cholesky(&a, &r, &eye));
+    let tol = Tolerance::default();
+    check_gradient(|a| quadratic_form_cholesky(a, &r, &eye), &a, &g.a, tol).unwrap();
+    check_gradient(|r| quadratic_form_cholesky(&a, r, &eye), &r, &g.r, tol).unwrap();
+    // The same value and gradient as through solve, and the tape on the same body.
+    let s = a.matmul(&a.t()) + &eye;
+    assert!((v - (s.solve(&r) * &r).sum().item()).abs() < 1e-12);
+    let (x, y) = (Var::param(a.clone()), Var::param(r.clone()));
+    let l = (&x.matmul(&x.t()) + &eye).cholesky();
+    (&l.cholesky_solve(&y) * &y).sum().backward().unwrap();
+    x.grad().unwrap().assert_close(&g.a, 1e-12, 1e-12);
+    y.grad().unwrap().assert_close(&g.r, 1e-12, 1e-12);
+
+    let l = matrix::<Shape![2, 3, 3]>(20);
+    let b: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(21, -1.0, 1.0);
+    let w: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(22, -1.0, 1.0);
+    let (_, g) = batch_cholesky_solve_grad(&l, &b, &w);
+    check_gradient(|l| batch_cholesky_solve(l, &b, &w), &l, &g.l, tol).unwrap();
+    check_gradient(|b| batch_cholesky_solve(&l, b, &w), &b, &g.b, tol).unwrap();
 }

@@ -24,6 +24,7 @@ pub const RULE_METHODS: &[&str] = &[
     "cast",
     "ceil",
     "cholesky",
+    "cholesky_solve",
     "clamp",
     "concat",
     "conv1d",

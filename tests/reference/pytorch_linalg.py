@@ -1,5 +1,6 @@
-"""PyTorch's torch.linalg.det, inv, solve, slogdet and cholesky on fixed matrices, in float64: the numbers that the
-tests of autograd-core/src/ops/{det,inv,solve,log_abs_det,cholesky}.rs copy.
+"""PyTorch's torch.linalg.det, inv, solve, slogdet, cholesky and torch.cholesky_solve on fixed
+matrices, in float64: the numbers that the tests of
+autograd-core/src/ops/{det,inv,solve,log_abs_det,cholesky,cholesky_solve}.rs copy.
 
     python3 tests/reference/pytorch_linalg.py > /tmp/reference.txt
 
@@ -88,3 +89,24 @@ def spd(seed, *shape):
 
 unary("CHOLESKY_3", torch.linalg.cholesky, (3, 3), None, a=spd(1, 3, 3))
 unary("CHOLESKY_2_3", torch.linalg.cholesky, (2, 3, 3), None, a=spd(2, 2, 3, 3))
+
+
+# cholesky_solve(B, L) with L the factor of spd(seed): X = (L L^T)^{-1} B. The factor has no upper
+# triangle, so the gradient with respect to L is printed on its lower triangle (PyTorch's is the
+# full -(G X^T + X G^T) L, whose upper part no entry of a factor receives).
+def cholesky_solve(name, a_shape, b_shape, seed):
+    l = torch.linalg.cholesky(spd(seed, *a_shape)).detach().requires_grad_()
+    b = fill(seed + 10, *b_shape).requires_grad_()
+    vector = len(b_shape) < len(a_shape)
+    out = torch.cholesky_solve(b.unsqueeze(-1) if vector else b, l)
+    out = out.squeeze(-1) if vector else out
+    c = fill(99, *out.shape)
+    (out * c).sum().backward()
+    show(f"{name}_OUT", out)
+    show(f"{name}_GRAD_L", l.grad.tril())
+    show(f"{name}_GRAD_B", b.grad)
+
+
+cholesky_solve("CHOLESKY_SOLVE_3_VEC", (3, 3), (3,), 1)
+cholesky_solve("CHOLESKY_SOLVE_3_MAT", (3, 3), (3, 2), 1)
+cholesky_solve("CHOLESKY_SOLVE_2_3_MAT", (2, 3, 3), (2, 3, 2), 2)

@@ -64,6 +64,7 @@ plain! {
     mse: 2 => Binary(crate::ops::LooseMse);
     det: 1 => Unary(crate::ops::Det);
     cholesky: 1 => Unary(crate::ops::Cholesky);
+    cholesky_solve: 2 => Binary(crate::ops::CholeskySolve);
     inv: 1 => Unary(crate::ops::Inverse);
     log_abs_det: 1 => Unary(crate::ops::LogAbsDet);
     solve: 2 => Binary(crate::ops::Solve);

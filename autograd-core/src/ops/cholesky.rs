@@ -164,7 +164,7 @@ impl<T: Float, S: SquareMatrix, St: Storage> Tensor<T, S, St> {
 
 #[cfg(test)]
 #[allow(clippy::unreadable_literal)]
-mod tests {
+pub(crate) mod tests {
     use super::Cholesky;
     use crate::gradcheck::{Tolerance, check_gradient};
     use crate::ops::det::tests::{assert_rel, fill};
@@ -183,7 +183,7 @@ mod tests {
     }
 
     /// `sym(fill(seed)) + 2 I`: symmetric and diagonally dominant, so positive definite.
-    fn spd<S: SquareMatrix>(seed: u64) -> Tensor<f64, S> {
+    pub(crate) fn spd<S: SquareMatrix>(seed: u64) -> Tensor<f64, S> {
         let mut t = sym(&fill::<S>(seed));
         let n = S::N;
         for b in 0..S::BATCH {

@@ -36,6 +36,7 @@ pub(crate) mod batch_norm;
 mod broadcast_to;
 mod cast;
 mod cholesky;
+mod cholesky_solve;
 mod compare;
 mod concat;
 pub(crate) mod conv1d;
@@ -76,6 +77,7 @@ pub(crate) use batch_norm::Channels;
 pub use broadcast_to::Expand;
 pub use cast::Cast;
 pub use cholesky::Cholesky;
+pub use cholesky_solve::CholeskySolve;
 pub(crate) use concat::JoinedSize;
 pub use concat::{Concat, ConcatShape};
 pub use conv_transpose2d::{ConvTranspose2d, ConvolveTranspose2d};
@@ -253,6 +255,8 @@ macro_rules! for_each_op {
                 log_abs_det: |x, y| { let _ = y; x.slice::<1, 0, 2>().log_abs_det() };
                 // x's left block times its transpose: [[0.3125, 0.21875], [0.21875, 0.15625]].
                 cholesky: |x, y| { let _ = y; let b = x.slice::<1, 0, 2>(); b.matmul(&b.t()).cholesky() };
+                // x's left block read as a lower factor, for y's left block.
+                cholesky_solve: |x, y| x.slice::<1, 0, 2>().cholesky_solve(&y.slice::<1, 0, 2>());
                 // The same block, solved for the left 2 x 2 block of y as two right-hand sides.
                 solve: |x, y| x.slice::<1, 0, 2>().solve(&y.slice::<1, 0, 2>());
             }

@@ -1,9 +1,10 @@
-//! The linear-algebra ops on tracked tensors (`det`, `log_abs_det`, `inv`, `solve`, `cholesky`): one call to the rule each,
+//! The linear-algebra ops on tracked tensors (`det`, `log_abs_det`, `inv`, `solve`, `cholesky`,
+//! `cholesky_solve`): one call to the rule each,
 //! like [`ops`](super::ops).
 
 use super::record::{record_binary, record_unary};
 use super::var::{Operand, Var};
-use crate::rules::{Cholesky, Det, Inverse, LogAbsDet, Solve};
+use crate::rules::{Cholesky, CholeskySolve, Det, Inverse, LogAbsDet, Solve};
 use crate::scalar::Float;
 use crate::shape::{SolveRhs, SquareMatrix};
 use crate::storage::{Join, Storage};
@@ -107,5 +108,31 @@ impl<T: Float, S: SquareMatrix, St: Storage> Var<T, S, St> {
         St: Join<O::Storage>,
     {
         record_binary(Solve, self, &b.into_var())
+    }
+
+    /// [`Tensor::cholesky_solve`](crate::Tensor::cholesky_solve), recorded: `X = (L L^T)^{-1} B`
+    /// for this lower triangular factor and a right-hand side `b` that is a `Var` or a constant
+    /// tensor. Its VJPs substitute with `L` again (`B_bar = (L L^T)^{-1} X_bar`,
+    /// `L_bar = -tril((B_bar X^T + X B_bar^T) L)`).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let l = Var::param(Tensor::new([[2.0f64, 0.0], [0.0, 4.0]]));
+    /// let b = Var::param(Tensor::new([1.0, 1.0]));
+    /// let x = l.cholesky_solve(&b);
+    /// assert_eq!(x.value().to_array(), [0.25, 0.0625]);
+    /// x.sum().backward().unwrap();
+    /// // B_bar = A^{-1} [1, 1] with A = diag(4, 16).
+    /// assert_eq!(b.grad().unwrap().to_array(), [0.25, 0.0625]);
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn cholesky_solve<O>(&self, b: O) -> Var<T, O::Shape, <St as Join<O::Storage>>::Out>
+    where
+        O: Operand<Elem = T>,
+        O::Shape: SolveRhs<S>,
+        St: Join<O::Storage>,
+    {
+        record_binary(CholeskySolve, self, &b.into_var())
     }
 }
