@@ -433,242 +433,204 @@ mod corpus {
 use super::*;
 
 #[differentiable]
-fn g000(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let v1 = ((a) + (c));
-    let v2 = (a).var_keepdim::<0>();
-    let v3 = if a.detach().sum().item() < 0.0 { (-(b)) } else { ((b).square() + 1.0).powf(-0.5) };
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(722, -1.0, 1.0);
+fn g000(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
+    let v1 = ((b) + (a));
+    let v2 = (&v1).logsumexp_keepdim::<1>();
+    let v3 = ((&v2) + (&v1));
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(933, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v3, &v1);
-    let v7 = (&v2).tanh();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let v6 = m5.select(&v3, &v2);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g000_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) + (c));
-    let v2 = (a).var_keepdim::<0>();
-    let v3 = if a.detach().sum().item() < 0.0 { (-(b)) } else { ((b).square() + 1.0).powf(-0.5) };
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(722, -1.0, 1.0);
+fn g000_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = ((b) + (a));
+    let v2 = (&v1).logsumexp_keepdim::<1>();
+    let v3 = ((&v2) + (&v1));
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(933, -1.0, 1.0);
     let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v3, &v1);
-    let v7 = (&v2).tanh();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let v6 = Var::select(&m5, &v3, &v2);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g000_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(0, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(1, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(2, -sign, sign);
-        let (value, g) = g000_grad(&a, &b, &c);
-        assert_eq!(value, g000(&a, &b, &c));
-        check(|x| g000(x, &b, &c), &a, &g.a);
-        check(|x| g000(&a, x, &c), &b, &g.b);
-        check(|x| g000(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(0, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(1, -sign, sign);
+        let (value, g) = g000_grad(&a, &b);
+        assert_eq!(value, g000(&a, &b));
+        check(|x| g000(x, &b), &a, &g.a);
+        check(|x| g000(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g000_tape(&ta, &tb, &tc);
+        let loss = g000_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g001(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((a) - (a));
-    let v2 = (&v1).logsumexp();
-    let mut v3 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v2).square()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
+fn g001(a: &Tensor![f64; 2, 1]) -> f64 {
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(891, -1.0, 1.0);
+    let v2 = ((a) - (((a) + &k1)));
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(708, -1.0, 1.0);
+    let v4 = ((&v2).softmax::<0>() * &k3);
+    let mut v5 = a.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + a * 0.5;
     }
-    let mut v4 = v3.clone();
-    for _ in 0..1 {
-        v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh() + &v3 * 0.5;
-    }
-    let k5: Tensor![f64] = Tensor::rand_uniform(957, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(426, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v4, &((&v4) + &k5));
-    let v9 = (-(b));
-    let k10: Tensor![f64] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(607, -1.0, 1.0);
-    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
+    let v6 = ((&v5).hypot(&((a).square() + 0.5))).tanh().exp2();
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(157, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g001_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((a) - (a));
-    let v2 = (&v1).logsumexp();
-    let mut v3 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v2).square()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
+fn g001_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(891, -1.0, 1.0);
+    let v2 = ((a) - (((a) + &k1)));
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(708, -1.0, 1.0);
+    let v4 = ((&v2).softmax::<0>() * &k3);
+    let mut v5 = a.clone();
+    for _ in 0..2 {
+        v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + a * 0.5;
     }
-    let mut v4 = v3.clone();
-    for _ in 0..1 {
-        v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh() + &v3 * 0.5;
-    }
-    let k5: Tensor![f64] = Tensor::rand_uniform(957, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(426, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v4, &((&v4) + &k5));
-    let v9 = (-(b));
-    let k10: Tensor![f64] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(607, -1.0, 1.0);
-    (&v8 * &k10).sum() + (&v9 * &k11).sum()
+    let v6 = ((&v5).hypot(&((a).square() + 0.5))).tanh().exp2();
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(157, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g001_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(7, -sign, sign);
-        let b: Tensor![f64; 4] = Tensor::rand_uniform(8, -sign, sign);
-        let (value, g) = g001_grad(&a, &b);
-        assert_eq!(value, g001(&a, &b));
-        check(|x| g001(x, &b), &a, &g.a);
-        check(|x| g001(&a, x), &b, &g.b);
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(7, -sign, sign);
+        let (value, g) = g001_grad(&a);
+        assert_eq!(value, g001(&a));
+        check(|x| g001(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g001_tape(&ta, &tb);
+        let loss = g001_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g002(m: &Stack, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a) * (b));
-    let v2 = (&m.blocks[2].bias).logsumexp_axis::<0>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[1].forward(&((&v2) + &k3))).tanh() } else { (m.blocks[1].forward(&((&v2) + &k3))).tanh().powf(3.0) };
-    let mut v5 = v4.clone();
-    for i in 0..3 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+fn g002(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = ((a) * (a));
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
+    let v3 = ((a).log_softmax::<1>() * &k2);
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let k6: Tensor![f64] = Tensor::rand_uniform(847, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(623, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let v5 = (&m.layers[1].weight).square();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(839, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(499, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(469, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g002_tape(m: &TStack, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) * (b));
-    let v2 = (&m.blocks[2].bias).logsumexp_axis::<0>();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[1].forward(&((&v2) + &k3))).tanh() } else { (m.blocks[1].forward(&((&v2) + &k3))).tanh().powf(3.0) };
-    let mut v5 = v4.clone();
-    for i in 0..3 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+fn g002_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = ((a) * (a));
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
+    let v3 = ((a).log_softmax::<1>() * &k2);
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        v4 = (m.layers[1 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let k6: Tensor![f64] = Tensor::rand_uniform(847, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(623, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v5 * &k7).sum()
+    let v5 = (&m.layers[1].weight).square();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(839, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(499, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(469, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g002_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(17, sign);
-        let a: Tensor![f64] = Tensor::rand_uniform(14, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(15, -sign, sign);
-        let (value, g) = g002_grad(&m, &a, &b);
-        assert_eq!(value, g002(&m, &a, &b));
-        check_model(|x| g002(x, &a, &b), &m, &g.m);
-        check(|x| g002(&m, x, &b), &a, &g.a);
-        check(|x| g002(&m, &a, x), &b, &g.b);
+        let m = Res::random(17, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(14, -sign, sign);
+        let (value, g) = g002_grad(&m, &a);
+        assert_eq!(value, g002(&m, &a));
+        check_model(|x| g002(x, &a), &m, &g.m);
+        check(|x| g002(&m, x), &a, &g.a);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g002_tape(&tm, &ta, &tb);
+        let loss = g002_tape(&tm, &ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
+        same(&ta, &g.a);
+    }
+}
+
+#[differentiable]
+fn g003(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 1]) -> f64 {
+    let v1 = ((b) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(366, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).transpose::<0, 1>();
+    let v4 = (((&v3) * ((&v1).mean()))).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v5 = if b.detach().sum().item() < 0.0 { (&v4).softplus() } else { ((&v4) * (&v4)) };
+    let v6 = ((((&v4) * ((&v5).mean()))) * ((&v5).tanh().exp2()));
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(697, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
+}
+
+fn g003_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 1]>) -> Var<f64, ()> {
+    let v1 = ((b) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(366, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).transpose::<0, 1>();
+    let v4 = (((&v3) * ((&v1).mean()))).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v5 = if b.detach().sum().item() < 0.0 { (&v4).softplus() } else { ((&v4) * (&v4)) };
+    let v6 = ((((&v4) * ((&v5).mean()))) * ((&v5).tanh().exp2()));
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(697, -1.0, 1.0);
+    (&v6 * &k7).sum()
+}
+
+#[test]
+fn g003_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(21, -sign, sign);
+        let b: Tensor![f64; 3, 1] = Tensor::rand_uniform(22, -sign, sign);
+        let (value, g) = g003_grad(&a, &b);
+        assert_eq!(value, g003(&a, &b));
+        check(|x| g003(x, &b), &a, &g.a);
+        check(|x| g003(&a, x), &b, &g.b);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g003_tape(&ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g003(a: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64] = Tensor::rand_uniform(656, -1.0, 1.0);
-    let v2 = ((a) / ((((a) + &k1)).square() + 1.0));
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).logsumexp_keepdim::<1>();
-    let v5 = ((&v4).sin()).sum_axis::<1>();
-    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(801, -1.0, 1.0);
-    let v7 = (&v4).matmul(&k6);
-    let v8 = if a.detach().sum().item() > 0.0 { ((&v7).square() + 1.0).ln() } else { (&v7).sin() };
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(17, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(239, -1.0, 1.0);
-    ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
-}
-
-fn g003_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64] = Tensor::rand_uniform(656, -1.0, 1.0);
-    let v2 = ((a) / ((((a) + &k1)).square() + 1.0));
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).logsumexp_keepdim::<1>();
-    let v5 = ((&v4).sin()).sum_axis::<1>();
-    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(801, -1.0, 1.0);
-    let v7 = (&v4).matmul(&k6);
-    let v8 = if a.detach().sum().item() > 0.0 { ((&v7).square() + 1.0).ln() } else { (&v7).sin() };
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(17, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(239, -1.0, 1.0);
-    (&v5 * &k9).sum() + (&v8 * &k10).sum()
-}
-
-#[test]
-fn g003_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64] = Tensor::rand_uniform(21, -sign, sign);
-        let (value, g) = g003_grad(&a);
-        assert_eq!(value, g003(&a));
-        check(|x| g003(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g003_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g004(a: &Tensor![f64; 2, 3]) -> f64 {
+fn g004(a: &Tensor![f64]) -> f64 {
     let v1 = (-(a));
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(358, -1.0, 1.0);
-    let v3 = ((a).softmax::<0>() * &k2);
-    let v4 = (&v3).mse(&v1);
-    let k5: Tensor![f64] = Tensor::rand_uniform(885, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(473, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).t();
+    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
-fn g004_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+fn g004_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (-(a));
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(358, -1.0, 1.0);
-    let v3 = ((a).softmax::<0>() * &k2);
-    let v4 = (&v3).mse(&v1);
-    let k5: Tensor![f64] = Tensor::rand_uniform(885, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(473, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).t();
+    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(198, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
 fn g004_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(28, -sign, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(28, -sign, sign);
         let (value, g) = g004_grad(&a);
         assert_eq!(value, g004(&a));
         check(|x| g004(x), &a, &g.a);
@@ -681,77 +643,83 @@ fn g004_gradient() {
 }
 
 #[differentiable]
-fn g005(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).pow(&(&m.layers[0].bias).tanh());
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(900, -1.0, 1.0);
-    let v3 = ((&v1).log_softmax::<0>() * &k2);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
-    let v5 = (-(m.proj.forward(&((b) + &k4))));
-    let v6 = ((((&v5) + (&v3))).tanh() * 0.9).acos();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(172, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+fn g005(m: &Net, a: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = ((&m.fc2.weight).square() + 1.0).pow(&(&m.fc2.bias).tanh());
+    let v2 = (a).flip::<0>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(938, -1.0, 1.0);
+    let v4 = (m.fc2.forward(&((&v2).mean() * &k3))).tanh().exp();
+    let mut v5 = v2.clone();
+    for _ in 0..3 {
+        v5 = ((&v5 * a).softplus()).tanh() + &v2 * 0.5;
+    }
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(957, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(883, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g005_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).pow(&(&m.layers[0].bias).tanh());
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(900, -1.0, 1.0);
-    let v3 = ((&v1).log_softmax::<0>() * &k2);
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
-    let v5 = (-(m.proj.forward(&((b) + &k4))));
-    let v6 = ((((&v5) + (&v3))).tanh() * 0.9).acos();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(172, -1.0, 1.0);
-    (&v6 * &k7).sum()
+fn g005_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = ((&m.fc2.weight).square() + 1.0).pow(&(&m.fc2.bias).tanh());
+    let v2 = (a).flip::<0>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(938, -1.0, 1.0);
+    let v4 = (m.fc2.forward(&((&v2).mean() * &k3))).tanh().exp();
+    let mut v5 = v2.clone();
+    for _ in 0..3 {
+        v5 = ((&v5 * a).softplus()).tanh() + &v2 * 0.5;
+    }
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(957, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(883, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(687, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g005_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Res::random(38, sign);
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(35, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(36, -sign, sign);
-        let (value, g) = g005_grad(&m, &a, &b);
-        assert_eq!(value, g005(&m, &a, &b));
-        check_model(|x| g005(x, &a, &b), &m, &g.m);
-        check(|x| g005(&m, x, &b), &a, &g.a);
-        check(|x| g005(&m, &a, x), &b, &g.b);
+        let m = Net::random(38, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(35, -sign, sign);
+        let (value, g) = g005_grad(&m, &a);
+        assert_eq!(value, g005(&m, &a));
+        check_model(|x| g005(x, &a), &m, &g.m);
+        check(|x| g005(&m, x), &a, &g.a);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g005_tape(&tm, &ta, &tb);
+        let loss = g005_tape(&tm, &ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g006(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).maximum(b);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let v3 = (((b) + &k2)).transpose::<0, 2>();
-    let v4 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { (&v1).cos() };
-    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(298, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+fn g006(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
+    let v1 = (b).maximum(a);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(382, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).slice::<1, 0, 3>();
+    let v4 = if a.detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * (b)) };
+    let v5 = (&v3).hypot(&((a).square() + 0.5));
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g006_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).maximum(b);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let v3 = (((b) + &k2)).transpose::<0, 2>();
-    let v4 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { (&v1).cos() };
-    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(884, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(298, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+fn g006_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (b).maximum(a);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(382, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).slice::<1, 0, 3>();
+    let v4 = if a.detach().sum().item() > 0.0 { (b).softplus() } else { ((b) * (b)) };
+    let v5 = (&v3).hypot(&((a).square() + 0.5));
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(341, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g006_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(42, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(43, -sign, sign);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(42, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(43, -sign, sign);
         let (value, g) = g006_grad(&a, &b);
         assert_eq!(value, g006(&a, &b));
         check(|x| g006(x, &b), &a, &g.a);
@@ -767,24 +735,54 @@ fn g006_gradient() {
 }
 
 #[differentiable]
-fn g007(a: &Tensor![f64; 2, 3]) -> f64 {
+fn g007(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = (a).minimum(a);
-    let v2 = (&v1).t();
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(632, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(712, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).pad::<1, 1, 1, 6>();
+    let mut v4 = a.clone();
+    for _ in 0..2 {
+        v4 = (((&v4 * &v1).square() + 1.0).ln()).tanh() + a * 0.5;
+    }
+    let v5 = (&v3).tanh().exp2();
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((-(&v6 * &v3))).tanh() + &v5 * 0.5;
+    }
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * &v5).square() + 1.0).powf(-0.5)).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(74, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 6] = Tensor::rand_uniform(187, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
-fn g007_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+fn g007_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = (a).minimum(a);
-    let v2 = (&v1).t();
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(632, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(712, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).pad::<1, 1, 1, 6>();
+    let mut v4 = a.clone();
+    for _ in 0..2 {
+        v4 = (((&v4 * &v1).square() + 1.0).ln()).tanh() + a * 0.5;
+    }
+    let v5 = (&v3).tanh().exp2();
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((-(&v6 * &v3))).tanh() + &v5 * 0.5;
+    }
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * &v5).square() + 1.0).powf(-0.5)).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(74, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 6] = Tensor::rand_uniform(187, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
 fn g007_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(49, -sign, sign);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(49, -sign, sign);
         let (value, g) = g007_grad(&a);
         assert_eq!(value, g007(&a));
         check(|x| g007(x), &a, &g.a);
@@ -797,35 +795,55 @@ fn g007_gradient() {
 }
 
 #[differentiable]
-fn g008(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).maximum_scalar(0.1);
-    let v2 = (a).flip::<0>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(455, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(&v2, &v1);
-    let v6 = (&v2).maximum(&v5);
-    let v7 = ((&v6) * ((b).mean()));
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(359, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+fn g008(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64]) -> f64 {
+    let v1 = (b).maximum_scalar(0.1);
+    let v2 = (a).permute::<0, 2, 1>();
+    let mut v3 = a.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).square()).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((-(&v4 * &v3))).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let k5: Tensor![f64; 2, 3, 1] = Tensor::rand_uniform(531, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
-fn g008_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).maximum_scalar(0.1);
-    let v2 = (a).flip::<0>();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(455, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, &v2, &v1);
-    let v6 = (&v2).maximum(&v5);
-    let v7 = ((&v6) * ((b).mean()));
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(359, -1.0, 1.0);
-    (&v7 * &k8).sum()
+fn g008_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (b).maximum_scalar(0.1);
+    let v2 = (a).permute::<0, 2, 1>();
+    let mut v3 = a.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).square()).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((-(&v4 * &v3))).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let k5: Tensor![f64; 2, 3, 1] = Tensor::rand_uniform(531, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
 fn g008_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(56, -sign, sign);
-        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(57, -sign, sign);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(56, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(57, -sign, sign);
         let (value, g) = g008_grad(&a, &b);
         assert_eq!(value, g008(&a, &b));
         check(|x| g008(x, &b), &a, &g.a);
@@ -841,35 +859,45 @@ fn g008_gradient() {
 }
 
 #[differentiable]
-fn g009(m: &Res, a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.proj.weight).minimum_scalar(-0.1);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).slice::<0, 1, 2>();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(496, -1.0, 1.0);
-    let v5 = (m.proj.forward(&((&v3).mean() * &k4))).sigmoid();
-    let v6 = (a).tanh().exp();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(701, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+fn g009(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = (&m.blocks[0].bias).minimum_scalar(-0.1);
+    let v2 = (&m.blocks[1].weight).cross_entropy(&[2usize, 0usize, 1usize]);
+    let mut v3 = m.blocks[1].weight.clone();
+    for i in 0..2 {
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+    }
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).sigmoid() };
+    let v5 = (a).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(110, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(99, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(244, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
-fn g009_tape(m: &TRes, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.proj.weight).minimum_scalar(-0.1);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(393, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).slice::<0, 1, 2>();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(496, -1.0, 1.0);
-    let v5 = (m.proj.forward(&((&v3).mean() * &k4))).sigmoid();
-    let v6 = (a).tanh().exp();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(701, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+fn g009_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = (&m.blocks[0].bias).minimum_scalar(-0.1);
+    let v2 = (&m.blocks[1].weight).cross_entropy(&[2usize, 0usize, 1usize]);
+    let mut v3 = m.blocks[1].weight.clone();
+    for i in 0..2 {
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
+    }
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).sigmoid() };
+    let v5 = (a).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(110, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(99, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(244, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
 fn g009_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Res::random(66, sign);
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(63, -sign, sign);
+        let m = Stack::random(66, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(63, -sign, sign);
         let (value, g) = g009_grad(&m, &a);
         assert_eq!(value, g009(&m, &a));
         check_model(|x| g009(x, &a), &m, &g.m);
@@ -885,82 +913,68 @@ fn g009_gradient() {
 }
 
 #[differentiable]
-fn g010(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).mse(b);
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(918, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).pad::<0, 0, 1, 5>();
-    let mut v4 = v3.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * b).tanh().powf(3.0)).tanh() + &v3 * 0.5;
-    }
-    let v5 = (&v4).reshape::<Shape![1, 1, 5]>().conv1d::<1, 0, 1, 1, 5>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![5]>();
-    let k6: Tensor![f64; 5] = Tensor::rand_uniform(6, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+fn g010(a: &Tensor![f64; 3, 4]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(157, -1.0, 1.0);
+    let v2 = (a).mse(&((a) + &k1));
+    let v3 = (a).gather::<1, 2>(&[0, 2]);
+    let v4 = if a.detach().sum().item() < 0.0 { (&v2).tanh().exp() } else { ((&v2).square() + 1.0).ln() };
+    let v5 = if a.detach().sum().item() < 0.0 { (&v3).square() } else { (&v3).tanh() };
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(733, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v5, &v4);
+    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
-fn g010_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).mse(b);
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(918, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).pad::<0, 0, 1, 5>();
-    let mut v4 = v3.clone();
-    for _ in 0..1 {
-        v4 = ((&v4 * b).tanh().powf(3.0)).tanh() + &v3 * 0.5;
-    }
-    let v5 = (&v4).reshape::<Shape![1, 1, 5]>().conv1d::<1, 0, 1, 1, 5>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![5]>();
-    let k6: Tensor![f64; 5] = Tensor::rand_uniform(6, -1.0, 1.0);
-    (&v5 * &k6).sum()
+fn g010_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(157, -1.0, 1.0);
+    let v2 = (a).mse(&((a) + &k1));
+    let v3 = (a).gather::<1, 2>(&[0, 2]);
+    let v4 = if a.detach().sum().item() < 0.0 { (&v2).tanh().exp() } else { ((&v2).square() + 1.0).ln() };
+    let v5 = if a.detach().sum().item() < 0.0 { (&v3).square() } else { (&v3).tanh() };
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(733, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v5, &v4);
+    let k9: Tensor![f64; 3, 2] = Tensor::rand_uniform(418, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
 fn g010_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64] = Tensor::rand_uniform(70, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(71, -sign, sign);
-        let (value, g) = g010_grad(&a, &b);
-        assert_eq!(value, g010(&a, &b));
-        check(|x| g010(x, &b), &a, &g.a);
-        check(|x| g010(&a, x), &b, &g.b);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(70, -sign, sign);
+        let (value, g) = g010_grad(&a);
+        assert_eq!(value, g010(&a));
+        check(|x| g010(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g010_tape(&ta, &tb);
+        let loss = g010_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g011(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(464, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(650, -1.0, 1.0);
-    let v3 = (((a) + &k1)).matmul(&((b) + &k2));
-    let v4 = (&v3).permute::<1, 0>();
-    let mut v5 = v4.clone();
-    for _ in 0..1 {
-        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v4 * 0.5;
-    }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(781, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+fn g011(a: &Tensor![f64; 2, 1], b: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 1, 2] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let v2 = (a).matmul(&((b) + &k1));
+    let v3 = (&v2).cast::<f64>();
+    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(717, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
-fn g011_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(464, -1.0, 1.0);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(650, -1.0, 1.0);
-    let v3 = (((a) + &k1)).matmul(&((b) + &k2));
-    let v4 = (&v3).permute::<1, 0>();
-    let mut v5 = v4.clone();
-    for _ in 0..1 {
-        v5 = (((&v5 * &v4).square() + 1.0).recip()).tanh() + &v4 * 0.5;
-    }
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(781, -1.0, 1.0);
-    (&v5 * &k6).sum()
+fn g011_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 1, 2] = Tensor::rand_uniform(28, -1.0, 1.0);
+    let v2 = (a).matmul(&((b) + &k1));
+    let v3 = (&v2).cast::<f64>();
+    let k4: Tensor![f64; 2, 2] = Tensor::rand_uniform(717, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
 fn g011_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64] = Tensor::rand_uniform(77, -sign, sign);
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(77, -sign, sign);
         let b: Tensor![f64] = Tensor::rand_uniform(78, -sign, sign);
         let (value, g) = g011_grad(&a, &b);
         assert_eq!(value, g011(&a, &b));
@@ -977,52 +991,42 @@ fn g011_gradient() {
 }
 
 #[differentiable]
-fn g012(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(116, -1.0, 1.0);
-    let v2 = (((a) + &k1)).tanh().exp();
-    let v3 = (&v2).cross_entropy(&[1usize, 2usize, 2usize]);
-    let mut v4 = m.blocks[1].weight.clone();
-    for i in 0..2 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &v3 * 0.25;
-    }
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
-    }
-    let v6 = (b).square();
-    let v7 = ((&m.head.weight).square() + 1.0).recip();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(173, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(901, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(494, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+fn g012(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 4]) -> f64 {
+    let v1 = (b).tanh().exp();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(125, -1.0, 1.0);
+    let v3 = (((&m.gain).mean() * &k2)).reshape::<Shape![2, 2]>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(828, -1.0, 1.0);
+    let v5 = if a.detach().sum().item() > 0.0 { (-(m.fc2.forward(&((&v1) + &k4)))) } else { (m.fc2.forward(&((&v1) + &k4))).cos() };
+    let v6 = ((a).square() + 1.0).sqrt();
+    let v7 = (&m.fc2.bias).cos();
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(830, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(487, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(774, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
-fn g012_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(116, -1.0, 1.0);
-    let v2 = (((a) + &k1)).tanh().exp();
-    let v3 = (&v2).cross_entropy(&[1usize, 2usize, 2usize]);
-    let mut v4 = m.blocks[1].weight.clone();
-    for i in 0..2 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &v3 * 0.25;
-    }
-    let mut v5 = v4.clone();
-    for i in 0..2 {
-        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
-    }
-    let v6 = (b).square();
-    let v7 = ((&m.head.weight).square() + 1.0).recip();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(173, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(901, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(494, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+fn g012_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let v1 = (b).tanh().exp();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(125, -1.0, 1.0);
+    let v3 = (((&m.gain).mean() * &k2)).reshape::<Shape![2, 2]>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(828, -1.0, 1.0);
+    let v5 = if a.detach().sum().item() > 0.0 { (-(m.fc2.forward(&((&v1) + &k4)))) } else { (m.fc2.forward(&((&v1) + &k4))).cos() };
+    let v6 = ((a).square() + 1.0).sqrt();
+    let v7 = (&m.fc2.bias).cos();
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(830, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(487, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(774, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
 fn g012_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(87, sign);
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(84, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(85, -sign, sign);
+        let m = Net::random(87, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(84, -sign, sign);
+        let b: Tensor![f64; 4] = Tensor::rand_uniform(85, -sign, sign);
         let (value, g) = g012_grad(&m, &a, &b);
         assert_eq!(value, g012(&m, &a, &b));
         check_model(|x| g012(x, &a, &b), &m, &g.m);
@@ -1041,31 +1045,37 @@ fn g012_gradient() {
 }
 
 #[differentiable]
-fn g013(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
+fn g013(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (b).tanh().exp2();
-    let v2 = (a).gather::<1, 2>(&[0, 2]);
-    let v3 = ((b).tanh().tan()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((b).tanh()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let k4: Tensor![f64] = Tensor::rand_uniform(838, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(802, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(701, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(591, -1.0, 1.0);
+    let v3 = (((b).mean() * &k2)).broadcast_to::<Shape![2, 3, 4]>();
+    let mut v4 = v1.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * a).sigmoid()).tanh() + &v1 * 0.5;
+    }
+    let k5: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(421, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(244, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
-fn g013_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+fn g013_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (b).tanh().exp2();
-    let v2 = (a).gather::<1, 2>(&[0, 2]);
-    let v3 = ((b).tanh().tan()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((b).tanh()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let k4: Tensor![f64] = Tensor::rand_uniform(838, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(802, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(701, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(591, -1.0, 1.0);
+    let v3 = (((b).mean() * &k2)).broadcast_to::<Shape![2, 3, 4]>();
+    let mut v4 = v1.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * a).sigmoid()).tanh() + &v1 * 0.5;
+    }
+    let k5: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(421, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(244, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
 fn g013_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(91, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(92, -sign, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(91, -sign, sign);
+        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(92, -sign, sign);
         let (value, g) = g013_grad(&a, &b);
         assert_eq!(value, g013(&a, &b));
         check(|x| g013(x, &b), &a, &g.a);
@@ -1081,30 +1091,44 @@ fn g013_gradient() {
 }
 
 #[differentiable]
-fn g014(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
+fn g014(a: &Tensor![f64; 4], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = ((b).square() + 1.0).ln();
-    let v2 = (a).cast::<f64>();
-    let v3 = if a.detach().sum().item() < 0.0 { (&v2).square() } else { (&v2).square() };
-    let v4 = (&v3).minimum(&v1);
-    let v5 = (((&v4).square() + 1.5).acosh()).cast::<f64>();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(988, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(794, -1.0, 1.0);
+    let v4 = (((a) + &k2)).concat::<0, 6, _>(&((&v1).mean() * &k3));
+    let mut v5 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * a).tanh().exp()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let v6 = if b.detach().sum().item() < 0.0 { (&v5).sigmoid() } else { ((&v5) * (a)) };
+    let k7: Tensor![f64; 6, 4] = Tensor::rand_uniform(204, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g014_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+fn g014_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = ((b).square() + 1.0).ln();
-    let v2 = (a).cast::<f64>();
-    let v3 = if a.detach().sum().item() < 0.0 { (&v2).square() } else { (&v2).square() };
-    let v4 = (&v3).minimum(&v1);
-    let v5 = (((&v4).square() + 1.5).acosh()).cast::<f64>();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(988, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(794, -1.0, 1.0);
+    let v4 = (((a) + &k2)).concat::<0, 6, _>(&((&v1).mean() * &k3));
+    let mut v5 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * a).tanh().exp()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let v6 = if b.detach().sum().item() < 0.0 { (&v5).sigmoid() } else { ((&v5) * (a)) };
+    let k7: Tensor![f64; 6, 4] = Tensor::rand_uniform(204, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g014_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(98, -sign, sign);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(98, -sign, sign);
         let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(99, -sign, sign);
         let (value, g) = g014_grad(&a, &b);
         assert_eq!(value, g014(&a, &b));
@@ -1121,33 +1145,29 @@ fn g014_gradient() {
 }
 
 #[differentiable]
-fn g015(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (b).reshape::<Shape![9]>();
-    let v3 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).cos() };
-    let v4 = (-(a));
-    let k5: Tensor![f64; 9] = Tensor::rand_uniform(986, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(673, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(739, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+fn g015(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (a).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v3 = ((b).square() + 1.0).powf(-0.5);
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(679, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(909, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
-fn g015_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (b).reshape::<Shape![9]>();
-    let v3 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).cos() };
-    let v4 = (-(a));
-    let k5: Tensor![f64; 9] = Tensor::rand_uniform(986, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(673, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(739, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+fn g015_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (a).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
+    let v3 = ((b).square() + 1.0).powf(-0.5);
+    let k4: Tensor![f64; 1] = Tensor::rand_uniform(679, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(909, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
 fn g015_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(105, -sign, sign);
-        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(106, -sign, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(105, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(106, -sign, sign);
         let (value, g) = g015_grad(&a, &b);
         assert_eq!(value, g015(&a, &b));
         check(|x| g015(x, &b), &a, &g.a);
@@ -1163,38 +1183,50 @@ fn g015_gradient() {
 }
 
 #[differentiable]
-fn g016(m: &Net, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = ((&m.gain).square() + 1.0).sqrt();
-    let v2 = (&v1).broadcast_to::<Shape![2, 3]>();
-    let v3 = (m.fc1.forward(&v2)).sigmoid();
-    let v4 = if b.detach().sum().item() < 0.0 { (&v3).cos() } else { ((&v3) * (&m.fc1.bias)) };
-    let v5 = ((a).square() + 1.0).ln();
-    let v6 = (b).sigmoid();
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(572, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(703, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+fn g016(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
+    let v2 = ((((&m.layers[0].bias) + &k1)).square() + 1.0).sqrt();
+    let v3 = (a).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 3, 1>(&(b).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 1]>();
+    let mut v4 = m.layers[1].weight.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let v5 = (&m.layers[0].bias).minimum_scalar(-0.1);
+    let v6 = (&m.proj.weight).softplus();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
-fn g016_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((&m.gain).square() + 1.0).sqrt();
-    let v2 = (&v1).broadcast_to::<Shape![2, 3]>();
-    let v3 = (m.fc1.forward(&v2)).sigmoid();
-    let v4 = if b.detach().sum().item() < 0.0 { (&v3).cos() } else { ((&v3) * (&m.fc1.bias)) };
-    let v5 = ((a).square() + 1.0).ln();
-    let v6 = (b).sigmoid();
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(572, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(703, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+fn g016_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
+    let v2 = ((((&m.layers[0].bias) + &k1)).square() + 1.0).sqrt();
+    let v3 = (a).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 3, 1>(&(b).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 1]>();
+    let mut v4 = m.layers[1].weight.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let v5 = (&m.layers[0].bias).minimum_scalar(-0.1);
+    let v6 = (&m.proj.weight).softplus();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(122, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
 #[test]
 fn g016_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(115, sign);
-        let a: Tensor![f64] = Tensor::rand_uniform(112, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(113, -sign, sign);
+        let m = Res::random(115, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(112, -sign, sign);
+        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(113, -sign, sign);
         let (value, g) = g016_grad(&m, &a, &b);
         assert_eq!(value, g016(&m, &a, &b));
         check_model(|x| g016(x, &a, &b), &m, &g.m);
@@ -1213,24 +1245,24 @@ fn g016_gradient() {
 }
 
 #[differentiable]
-fn g017(a: &Tensor![f64; 3, 4]) -> f64 {
+fn g017(a: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = ((a).square() + 1.0).recip();
-    let v2 = (&v1).concat::<0, 6, _>(&v1);
-    let k3: Tensor![f64; 6, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&v1).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 5]>();
+    let k3: Tensor![f64; 3, 5] = Tensor::rand_uniform(971, -1.0, 1.0);
     ((&v2 * &k3).sum()).item()
 }
 
-fn g017_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+fn g017_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.0).recip();
-    let v2 = (&v1).concat::<0, 6, _>(&v1);
-    let k3: Tensor![f64; 6, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&v1).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 5]>();
+    let k3: Tensor![f64; 3, 5] = Tensor::rand_uniform(971, -1.0, 1.0);
     (&v2 * &k3).sum()
 }
 
 #[test]
 fn g017_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(119, -sign, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(119, -sign, sign);
         let (value, g) = g017_grad(&a);
         assert_eq!(value, g017(&a));
         check(|x| g017(x), &a, &g.a);
@@ -1243,128 +1275,134 @@ fn g017_gradient() {
 }
 
 #[differentiable]
-fn g018(a: &Tensor![f64; 3, 4]) -> f64 {
+fn g018(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (a).square();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(376, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>();
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(503, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v3, &((&v3) + &k4));
-    let v8 = if a.detach().sum().item() > 0.0 { ((&v7).square() + 1.0).recip() } else { ((&v7) * (&v7)) };
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(531, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(169, -1.0, 1.0);
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(651, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(a, &((a) + &k2));
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let v7 = (&v5).matmul(&k6);
+    let v8 = if b.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { (&v1).tanh().exp() };
+    let v9 = (b).tanh();
+    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(776, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(119, -1.0, 1.0);
+    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
+    ((&v7 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
 }
 
-fn g018_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+fn g018_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (a).square();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(376, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 12]>()).reshape::<Shape![1]>();
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(503, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v3, &((&v3) + &k4));
-    let v8 = if a.detach().sum().item() > 0.0 { ((&v7).square() + 1.0).recip() } else { ((&v7) * (&v7)) };
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(531, -1.0, 1.0);
-    (&v8 * &k9).sum()
+    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(169, -1.0, 1.0);
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(651, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, a, &((a) + &k2));
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let v7 = (&v5).matmul(&k6);
+    let v8 = if b.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { (&v1).tanh().exp() };
+    let v9 = (b).tanh();
+    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(776, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(119, -1.0, 1.0);
+    let k12: Tensor![f64; 1, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
+    (&v7 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
 }
 
 #[test]
 fn g018_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(126, -sign, sign);
-        let (value, g) = g018_grad(&a);
-        assert_eq!(value, g018(&a));
-        check(|x| g018(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g018_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g019(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (&m.proj.bias).sin();
-    let v2 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&m.proj.bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>();
-    let mut v3 = a.clone();
-    for i in 0..2 {
-        v3 = ((&v3).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
-    }
-    let v4 = (((&v2).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>()) * 3.0).round();
-    let v5 = (b).tanh();
-    let v6 = ((&m.norm[0]).square() + 1.0).recip();
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(830, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(705, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(24, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
-}
-
-fn g019_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.proj.bias).sin();
-    let v2 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&m.proj.bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>();
-    let mut v3 = a.clone();
-    for i in 0..2 {
-        v3 = ((&v3).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
-    }
-    let v4 = (((&v2).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![1, 1]>()) * 3.0).round();
-    let v5 = (b).tanh();
-    let v6 = ((&m.norm[0]).square() + 1.0).recip();
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(830, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(705, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(24, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
-}
-
-#[test]
-fn g019_gradient() {
-    for sign in [1.0, -1.0] {
-        let m = Res::random(136, sign);
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(133, -sign, sign);
-        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(134, -sign, sign);
-        let (value, g) = g019_grad(&m, &a, &b);
-        assert_eq!(value, g019(&m, &a, &b));
-        check_model(|x| g019(x, &a, &b), &m, &g.m);
-        check(|x| g019(&m, x, &b), &a, &g.a);
-        check(|x| g019(&m, &a, x), &b, &g.b);
-        let tm = m.tape();
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(126, -sign, sign);
+        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(127, -sign, sign);
+        let (value, g) = g018_grad(&a, &b);
+        assert_eq!(value, g018(&a, &b));
+        check(|x| g018(x, &b), &a, &g.a);
+        check(|x| g018(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g019_tape(&tm, &ta, &tb);
+        let loss = g018_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
-        tm.same(&g.m);
         same(&ta, &g.a);
         same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g020(a: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let v2 = (((a) + &k1)).cos();
-    let v3 = (&v2).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 3>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![4, 3]>();
-    let v4 = if a.detach().sum().item() > 0.0 { (a).sigmoid() } else { ((a) * (a)) };
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(508, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+fn g019(m: &Res, a: &Tensor![f64; 3]) -> f64 {
+    let v1 = (&m.layers[1].bias).sin();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(162, -1.0, 1.0);
+    let v3 = (((a) + &k2)).dropout(0.25, 71);
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+    }
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(956, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
-fn g020_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
-    let v2 = (((a) + &k1)).cos();
-    let v3 = (&v2).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 3>(&(a).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![4, 3]>();
-    let v4 = if a.detach().sum().item() > 0.0 { (a).sigmoid() } else { ((a) * (a)) };
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(729, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(508, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+fn g019_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (&m.layers[1].bias).sin();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(162, -1.0, 1.0);
+    let v3 = (((a) + &k2)).dropout(0.25, 71);
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+    }
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(956, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+}
+
+#[test]
+fn g019_gradient() {
+    for sign in [1.0, -1.0] {
+        let m = Res::random(136, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(133, -sign, sign);
+        let (value, g) = g019_grad(&m, &a);
+        assert_eq!(value, g019(&m, &a));
+        check_model(|x| g019(x, &a), &m, &g.m);
+        check(|x| g019(&m, x), &a, &g.a);
+        let tm = m.tape();
+        let ta = Var::param(a.clone());
+        let loss = g019_tape(&tm, &ta);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        tm.same(&g.m);
+        same(&ta, &g.a);
+    }
+}
+
+#[differentiable]
+fn g020(a: &Tensor![f64; 1, 3]) -> f64 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(264, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).cos();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v5 = (((&v2).atan2(&((&v4).square() + 0.5))) * ((((&v4) * ((&v2).mean()))).mean()));
+    let v6 = ((&v2).clamp(-0.5, 0.5)).atan();
+    let v7 = (((&v5).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v6).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 1]>()) + (((a) * ((&v5).mean()))));
+    let v8 = ((&v7) * ((&v5).mean()));
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(134, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
+}
+
+fn g020_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(264, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).cos();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v5 = (((&v2).atan2(&((&v4).square() + 0.5))) * ((((&v4) * ((&v2).mean()))).mean()));
+    let v6 = ((&v2).clamp(-0.5, 0.5)).atan();
+    let v7 = (((&v5).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v6).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 1]>()) + (((a) * ((&v5).mean()))));
+    let v8 = ((&v7) * ((&v5).mean()));
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(134, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
 fn g020_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64] = Tensor::rand_uniform(140, -sign, sign);
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(140, -sign, sign);
         let (value, g) = g020_grad(&a);
         assert_eq!(value, g020(&a));
         check(|x| g020(x), &a, &g.a);
@@ -1377,92 +1415,76 @@ fn g020_gradient() {
 }
 
 #[differentiable]
-fn g021(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(339, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(&v2, a);
-    let v6 = ((&v5) * 3.0).ceil();
-    let mut v7 = v6.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v7 = ((-(&v7 * &v5))).tanh();
-        }
-        v7 = &v7 - &v5 * 0.25;
-    }
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+fn g021(a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
+    let v1 = (a).tanh();
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = (b).minimum_scalar(-0.1);
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(412, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(138, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
-fn g021_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh();
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(339, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, &v2, a);
-    let v6 = ((&v5) * 3.0).ceil();
-    let mut v7 = v6.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v7 = ((-(&v7 * &v5))).tanh();
-        }
-        v7 = &v7 - &v5 * 0.25;
-    }
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
-    (&v7 * &k8).sum()
+fn g021_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (a).tanh();
+    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let v3 = (b).minimum_scalar(-0.1);
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(412, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(138, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
 fn g021_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(147, -sign, sign);
-        let (value, g) = g021_grad(&a);
-        assert_eq!(value, g021(&a));
-        check(|x| g021(x), &a, &g.a);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(147, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(148, -sign, sign);
+        let (value, g) = g021_grad(&a, &b);
+        assert_eq!(value, g021(&a, &b));
+        check(|x| g021(x, &b), &a, &g.a);
+        check(|x| g021(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
-        let loss = g021_tape(&ta);
+        let tb = Var::param(b.clone());
+        let loss = g021_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g022(a: &Tensor![f64; 1, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (c).sigmoid();
-    let v2 = (&v1).dropout(0.25, 621);
-    let v3 = (b).tanh();
-    let v4 = (&v3).tanh();
-    let v5 = ((&v4) + 0.25).relu();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(250, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(a, &v2);
-    let k9: Tensor![f64] = Tensor::rand_uniform(463, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(77, -1.0, 1.0);
-    ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
+fn g022(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
+    let v1 = (b).sigmoid();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(98, -1.0, 1.0);
+    let v3 = (((b) + &k2)).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let v4 = if b.detach().sum().item() < 0.0 { (a).softplus() } else { (a).sin() };
+    let v5 = (-(c));
+    let k6: Tensor![f64] = Tensor::rand_uniform(975, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(963, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(388, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(39, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
-fn g022_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (c).sigmoid();
-    let v2 = (&v1).dropout(0.25, 621);
-    let v3 = (b).tanh();
-    let v4 = (&v3).tanh();
-    let v5 = ((&v4) + 0.25).relu();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(250, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, a, &v2);
-    let k9: Tensor![f64] = Tensor::rand_uniform(463, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 3] = Tensor::rand_uniform(77, -1.0, 1.0);
-    (&v5 * &k9).sum() + (&v8 * &k10).sum()
+fn g022_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (b).sigmoid();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(98, -1.0, 1.0);
+    let v3 = (((b) + &k2)).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
+    let v4 = if b.detach().sum().item() < 0.0 { (a).softplus() } else { (a).sin() };
+    let v5 = (-(c));
+    let k6: Tensor![f64] = Tensor::rand_uniform(975, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(963, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(388, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(39, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
 fn g022_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(154, -sign, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(154, -sign, sign);
         let b: Tensor![f64] = Tensor::rand_uniform(155, -sign, sign);
-        let c: Tensor![f64; 1, 3] = Tensor::rand_uniform(156, -sign, sign);
+        let c: Tensor![f64] = Tensor::rand_uniform(156, -sign, sign);
         let (value, g) = g022_grad(&a, &b, &c);
         assert_eq!(value, g022(&a, &b, &c));
         check(|x| g022(x, &b, &c), &a, &g.a);
@@ -1481,121 +1503,131 @@ fn g022_gradient() {
 }
 
 #[differentiable]
-fn g023(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
-    let v3 = ((m.blocks[0].forward(&v1)) * 1.5).gelu();
-    let v4 = (&m.blocks[1].bias).softplus();
-    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(426, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+fn g023(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 2, 2, 3]) -> f64 {
+    let v1 = ((&m.fc1.bias) + 0.25).relu();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
+    let v3 = (((b).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
+    let v5 = ((m.fc1.forward(&((&v1).mean() * &k4))).square() + 1.0).recip();
+    let mut v6 = v3.clone();
+    for _ in 0..4 {
+        v6 = ((-(&v6 * &m.fc2.bias))).tanh() + &v3 * 0.5;
+    }
+    let v7 = (a).tanh().exp();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(919, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(435, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(32, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
-fn g023_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) + 0.25).relu();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
-    let v3 = ((m.blocks[0].forward(&v1)) * 1.5).gelu();
-    let v4 = (&m.blocks[1].bias).softplus();
-    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(426, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+fn g023_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let v1 = ((&m.fc1.bias) + 0.25).relu();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
+    let v3 = (((b).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
+    let v5 = ((m.fc1.forward(&((&v1).mean() * &k4))).square() + 1.0).recip();
+    let mut v6 = v3.clone();
+    for _ in 0..4 {
+        v6 = ((-(&v6 * &m.fc2.bias))).tanh() + &v3 * 0.5;
+    }
+    let v7 = (a).tanh().exp();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(919, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(435, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(32, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
 fn g023_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(164, sign);
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(161, -sign, sign);
-        let (value, g) = g023_grad(&m, &a);
-        assert_eq!(value, g023(&m, &a));
-        check_model(|x| g023(x, &a), &m, &g.m);
-        check(|x| g023(&m, x), &a, &g.a);
+        let m = Net::random(164, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(161, -sign, sign);
+        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(162, -sign, sign);
+        let (value, g) = g023_grad(&m, &a, &b);
+        assert_eq!(value, g023(&m, &a, &b));
+        check_model(|x| g023(x, &a, &b), &m, &g.m);
+        check(|x| g023(&m, x, &b), &a, &g.a);
+        check(|x| g023(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g023_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g023_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g024(a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let v3 = if b.detach().sum().item() > 0.0 { (&v2).cos() } else { (-(&v2)) };
-    let v4 = ((b).square() + 1.0).ln();
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(685, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(896, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
-}
-
-fn g024_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu();
-    let v2 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let v3 = if b.detach().sum().item() > 0.0 { (&v2).cos() } else { (-(&v2)) };
-    let v4 = ((b).square() + 1.0).ln();
-    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(685, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(896, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
-}
-
-#[test]
-fn g024_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(168, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(169, -sign, sign);
-        let (value, g) = g024_grad(&a, &b);
-        assert_eq!(value, g024(&a, &b));
-        check(|x| g024(x, &b), &a, &g.a);
-        check(|x| g024(&a, x), &b, &g.b);
-        let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g024_tape(&ta, &tb);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g025(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((a) * 1.5).gelu_tanh();
-    let v2 = (&v1).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
-    let v3 = ((&v1).mse(&v1)).tanh();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v1, &v2);
-    let v7 = (((&v3) * 1.5).gelu()).tanh();
-    let v8 = (b).atan2(&((&v6).square() + 0.5));
-    let k9: Tensor![f64] = Tensor::rand_uniform(582, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(283, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+fn g024(a: &Tensor![f64; 1, 3]) -> f64 {
+    let v1 = ((a) * 1.5).gelu();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(249, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v4 = ((&v3).min_keepdim::<1>()).solve(&((&v3) * ((a).mean())));
+    let v5 = ((&v4).flip::<0>()).matmul(&((&v4).sigmoid()).t());
+    let v6 = ((((&v5).tanh() * 0.9).acos()) * 3.0).sign();
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(643, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g025_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu_tanh();
-    let v2 = (&v1).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
-    let v3 = ((&v1).mse(&v1)).tanh();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v1, &v2);
-    let v7 = (((&v3) * 1.5).gelu()).tanh();
-    let v8 = (b).atan2(&((&v6).square() + 0.5));
-    let k9: Tensor![f64] = Tensor::rand_uniform(582, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(283, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+fn g024_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let v1 = ((a) * 1.5).gelu();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(249, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v4 = ((&v3).min_keepdim::<1>()).solve(&((&v3) * ((a).mean())));
+    let v5 = ((&v4).flip::<0>()).matmul(&((&v4).sigmoid()).t());
+    let v6 = ((((&v5).tanh() * 0.9).acos()) * 3.0).sign();
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(643, -1.0, 1.0);
+    (&v6 * &k7).sum()
+}
+
+#[test]
+fn g024_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(168, -sign, sign);
+        let (value, g) = g024_grad(&a);
+        assert_eq!(value, g024(&a));
+        check(|x| g024(x), &a, &g.a);
+        let ta = Var::param(a.clone());
+        let loss = g024_tape(&ta);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+    }
+}
+
+#[differentiable]
+fn g025(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 2, 3]) -> f64 {
+    let v1 = ((b) * 1.5).gelu_tanh();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(825, -1.0, 1.0);
+    let v3 = (((a) + &k2)).reshape::<Shape![1, 2, 3]>().global_avg_pool1d();
+    let v4 = ((&v3).reshape::<Shape![1, 1, 2]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>()).gather::<0, 3>(&[0, 0, 0]);
+    let v5 = (&v3).max_keepdim::<1>();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(792, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(211, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(146, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+}
+
+fn g025_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let v1 = ((b) * 1.5).gelu_tanh();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(825, -1.0, 1.0);
+    let v3 = (((a) + &k2)).reshape::<Shape![1, 2, 3]>().global_avg_pool1d();
+    let v4 = ((&v3).reshape::<Shape![1, 1, 2]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>()).gather::<0, 3>(&[0, 0, 0]);
+    let v5 = (&v3).max_keepdim::<1>();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(792, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 1] = Tensor::rand_uniform(211, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(146, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g025_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(175, -sign, sign);
-        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(176, -sign, sign);
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(175, -sign, sign);
+        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(176, -sign, sign);
         let (value, g) = g025_grad(&a, &b);
         assert_eq!(value, g025(&a, &b));
         check(|x| g025(x, &b), &a, &g.a);
@@ -1611,82 +1643,92 @@ fn g025_gradient() {
 }
 
 #[differentiable]
-fn g026(m: &Net, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((&m.gain) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v4 = ((m.fc1.forward(&v3)).square() + 1.0).ln();
-    let v5 = (a).sigmoid();
-    let v6 = ((&m.fc2.weight).square() + 1.0).ln();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(248, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(590, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(969, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+fn g026(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 2, 1]) -> f64 {
+    let v1 = ((&m.fc2.weight) * 1.5).gelu_erf();
+    let k2: Tensor![f64; 4, 3] = Tensor::rand_uniform(103, -1.0, 1.0);
+    let v3 = ((&m.fc2.weight).layer_norm(1e-5) * &k2);
+    let v4 = ((m.fc1.forward(&v3)) * 1.5).gelu();
+    let v5 = (a).cos();
+    let v6 = ((b).square() + 1.0).powf(-0.5);
+    let v7 = (&m.fc1.bias).softplus();
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(511, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(467, -1.0, 1.0);
+    ((&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
-fn g026_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((&m.gain) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(296, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let v4 = ((m.fc1.forward(&v3)).square() + 1.0).ln();
-    let v5 = (a).sigmoid();
-    let v6 = ((&m.fc2.weight).square() + 1.0).ln();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(248, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(590, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(969, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+fn g026_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let v1 = ((&m.fc2.weight) * 1.5).gelu_erf();
+    let k2: Tensor![f64; 4, 3] = Tensor::rand_uniform(103, -1.0, 1.0);
+    let v3 = ((&m.fc2.weight).layer_norm(1e-5) * &k2);
+    let v4 = ((m.fc1.forward(&v3)) * 1.5).gelu();
+    let v5 = (a).cos();
+    let v6 = ((b).square() + 1.0).powf(-0.5);
+    let v7 = (&m.fc1.bias).softplus();
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(511, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(467, -1.0, 1.0);
+    (&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
 fn g026_gradient() {
     for sign in [1.0, -1.0] {
         let m = Net::random(185, sign);
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(182, -sign, sign);
-        let (value, g) = g026_grad(&m, &a);
-        assert_eq!(value, g026(&m, &a));
-        check_model(|x| g026(x, &a), &m, &g.m);
-        check(|x| g026(&m, x), &a, &g.a);
+        let a: Tensor![f64] = Tensor::rand_uniform(182, -sign, sign);
+        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(183, -sign, sign);
+        let (value, g) = g026_grad(&m, &a, &b);
+        assert_eq!(value, g026(&m, &a, &b));
+        check_model(|x| g026(x, &a, &b), &m, &g.m);
+        check(|x| g026(&m, x, &b), &a, &g.a);
+        check(|x| g026(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g026_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g026_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g027(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(448, -1.0, 1.0);
-    let v2 = ((((b).mean() * &k1)) * 1.5).erf();
-    let v3 = (b).reshape::<Shape![1, 2, 1, 3]>().global_avg_pool2d();
-    let v4 = (((&v2) * ((a).mean()))).min_keepdim::<0>();
-    let v5 = ((c).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(978, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
+fn g027(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 2, 1]) -> f64 {
+    let v1 = ((a) * 1.5).erf();
+    let k2: Tensor![f64; 2, 1] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let v3 = ((c).batch_norm(1e-5) * &k2);
+    let v4 = (&v1).tanh();
+    let v5 = (b).square();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(81, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(938, -1.0, 1.0);
     ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g027_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(448, -1.0, 1.0);
-    let v2 = ((((b).mean() * &k1)) * 1.5).erf();
-    let v3 = (b).reshape::<Shape![1, 2, 1, 3]>().global_avg_pool2d();
-    let v4 = (((&v2) * ((a).mean()))).min_keepdim::<0>();
-    let v5 = ((c).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(978, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(394, -1.0, 1.0);
+fn g027_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let v1 = ((a) * 1.5).erf();
+    let k2: Tensor![f64; 2, 1] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let v3 = ((c).batch_norm(1e-5) * &k2);
+    let v4 = (&v1).tanh();
+    let v5 = (b).square();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(81, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(938, -1.0, 1.0);
     (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g027_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(189, -sign, sign);
-        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(190, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(191, -sign, sign);
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(189, -sign, sign);
+        let b: Tensor![f64; 4] = Tensor::rand_uniform(190, -sign, sign);
+        let c: Tensor![f64; 2, 1] = Tensor::rand_uniform(191, -sign, sign);
         let (value, g) = g027_grad(&a, &b, &c);
         assert_eq!(value, g027(&a, &b, &c));
         check(|x| g027(x, &b, &c), &a, &g.a);
@@ -1705,32 +1747,32 @@ fn g027_gradient() {
 }
 
 #[differentiable]
-fn g028(a: &Tensor![f64]) -> f64 {
-    let v1 = ((a) * 1.5).erfc();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v4 = (&v1).cos();
-    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (&v4)) };
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(408, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+fn g028(a: &Tensor![f64; 2, 1]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(799, -1.0, 1.0);
+    let v2 = ((((a).mean() * &k1)) * 1.5).erfc();
+    let v3 = (a).tanh().tan();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
+    let v5 = (&v3).matmul(&k4);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g028_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).erfc();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v4 = (&v1).cos();
-    let v5 = if a.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (&v4)) };
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(408, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+fn g028_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(799, -1.0, 1.0);
+    let v2 = ((((a).mean() * &k1)) * 1.5).erfc();
+    let v3 = (a).tanh().tan();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(761, -1.0, 1.0);
+    let v5 = (&v3).matmul(&k4);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(616, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g028_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64] = Tensor::rand_uniform(196, -sign, sign);
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(196, -sign, sign);
         let (value, g) = g028_grad(&a);
         assert_eq!(value, g028(&a));
         check(|x| g028(x), &a, &g.a);
@@ -1743,93 +1785,87 @@ fn g028_gradient() {
 }
 
 #[differentiable]
-fn g029(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).abs();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(38, -1.0, 1.0);
-    let v3 = ((a).layer_norm(1e-5) * &k2);
-    let mut v4 = v1.clone();
+fn g029(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 1]) -> f64 {
+    let v1 = (b).abs();
+    let v2 = ((a).tanh() * 0.9).asin();
+    let mut v3 = v2.clone();
     for _ in 0..2 {
-        v4 = ((&v4 * &v3).tanh().exp()).tanh() + &v1 * 0.5;
+        v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + &v2 * 0.5;
     }
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh().powf(3.0) } else { ((&v4) * (&v4)) };
-    let v6 = ((&v5).square() + 1.0).sqrt();
-    let v7 = if a.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { (a).sin() };
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(524, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(324, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(897, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
-fn g029_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).abs();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(38, -1.0, 1.0);
-    let v3 = ((a).layer_norm(1e-5) * &k2);
-    let mut v4 = v1.clone();
+fn g029_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let v1 = (b).abs();
+    let v2 = ((a).tanh() * 0.9).asin();
+    let mut v3 = v2.clone();
     for _ in 0..2 {
-        v4 = ((&v4 * &v3).tanh().exp()).tanh() + &v1 * 0.5;
+        v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + &v2 * 0.5;
     }
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh().powf(3.0) } else { ((&v4) * (&v4)) };
-    let v6 = ((&v5).square() + 1.0).sqrt();
-    let v7 = if a.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { (a).sin() };
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(524, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(324, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(897, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
 fn g029_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(203, -sign, sign);
-        let (value, g) = g029_grad(&a);
-        assert_eq!(value, g029(&a));
-        check(|x| g029(x), &a, &g.a);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(203, -sign, sign);
+        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(204, -sign, sign);
+        let (value, g) = g029_grad(&a, &b);
+        assert_eq!(value, g029(&a, &b));
+        check(|x| g029(x, &b), &a, &g.a);
+        check(|x| g029(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
-        let loss = g029_tape(&ta);
+        let tb = Var::param(b.clone());
+        let loss = g029_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g030(m: &Net, a: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let v2 = (((&m.fc1.weight).mean() * &k1)).softplus();
-    let k3: Tensor![f64; 4, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
-    let v4 = ((&m.fc2.weight).batch_norm(1e-5) * &k3);
-    let v5 = (m.fc1.forward(&v4)).softplus();
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(943, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let v8 = (a).tanh();
-    let v9 = (&m.fc2.bias).softplus();
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
-    let k12: Tensor![f64] = Tensor::rand_uniform(939, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(988, -1.0, 1.0);
-    ((&v2 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()).item()
+fn g030(m: &Stack, a: &Tensor![f64; 4]) -> f64 {
+    let v1 = (&m.blocks[2].bias).softplus();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(409, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k2)).tanh() * 0.9).acos();
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    }
+    let v5 = ((&m.blocks[2].weight).square() + 1.0).ln();
+    let v6 = ((&m.head.bias).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(141, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(747, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(31, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
-fn g030_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let v2 = (((&m.fc1.weight).mean() * &k1)).softplus();
-    let k3: Tensor![f64; 4, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
-    let v4 = ((&m.fc2.weight).batch_norm(1e-5) * &k3);
-    let v5 = (m.fc1.forward(&v4)).softplus();
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(943, -1.0, 1.0);
-    let v7 = (&v5).matmul(&k6);
-    let v8 = (a).tanh();
-    let v9 = (&m.fc2.bias).softplus();
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
-    let k12: Tensor![f64] = Tensor::rand_uniform(939, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(988, -1.0, 1.0);
-    (&v2 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()
+fn g030_tape(m: &TStack, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let v1 = (&m.blocks[2].bias).softplus();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(409, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k2)).tanh() * 0.9).acos();
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    }
+    let v5 = ((&m.blocks[2].weight).square() + 1.0).ln();
+    let v6 = ((&m.head.bias).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(141, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(747, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(31, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
 fn g030_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(213, sign);
-        let a: Tensor![f64] = Tensor::rand_uniform(210, -sign, sign);
+        let m = Stack::random(213, sign);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(210, -sign, sign);
         let (value, g) = g030_grad(&m, &a);
         assert_eq!(value, g030(&m, &a));
         check_model(|x| g030(x, &a), &m, &g.m);
@@ -1845,134 +1881,148 @@ fn g030_gradient() {
 }
 
 #[differentiable]
-fn g031(a: &Tensor![f64; 2, 2, 3]) -> f64 {
+fn g031(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 1, 1, 3]) -> f64 {
     let v1 = (a).silu();
-    let v2 = (&v1).tanh().tan();
-    let v3 = (((&v1).logsumexp_axis::<1>()) * 1.5).gelu();
-    let v4 = ((&v3) - (&v1));
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(94, -1.0, 1.0);
-    let v6 = ((&v1).log_softmax::<1>() * &k5);
-    let v7 = if a.detach().sum().item() < 0.0 { ((&v2) * 1.5).gelu() } else { (&v2).cos() };
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(22, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(519, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let v2 = (b).atan();
+    let mut v3 = v2.clone();
+    for _ in 0..4 {
+        v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
+    }
+    let v4 = ((c).hypot(&((&v1).square() + 0.5))).mean_keepdim::<1>();
+    let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).ln() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(530, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g031_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+fn g031_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![1, 1, 3]>) -> Var<f64, ()> {
     let v1 = (a).silu();
-    let v2 = (&v1).tanh().tan();
-    let v3 = (((&v1).logsumexp_axis::<1>()) * 1.5).gelu();
-    let v4 = ((&v3) - (&v1));
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(94, -1.0, 1.0);
-    let v6 = ((&v1).log_softmax::<1>() * &k5);
-    let v7 = if a.detach().sum().item() < 0.0 { ((&v2) * 1.5).gelu() } else { (&v2).cos() };
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(22, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(519, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let v2 = (b).atan();
+    let mut v3 = v2.clone();
+    for _ in 0..4 {
+        v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
+    }
+    let v4 = ((c).hypot(&((&v1).square() + 0.5))).mean_keepdim::<1>();
+    let v5 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).ln() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(305, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(530, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g031_gradient() {
     for sign in [1.0, -1.0] {
         let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(217, -sign, sign);
-        let (value, g) = g031_grad(&a);
-        assert_eq!(value, g031(&a));
-        check(|x| g031(x), &a, &g.a);
+        let b: Tensor![f64; 3, 4] = Tensor::rand_uniform(218, -sign, sign);
+        let c: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(219, -sign, sign);
+        let (value, g) = g031_grad(&a, &b, &c);
+        assert_eq!(value, g031(&a, &b, &c));
+        check(|x| g031(x, &b, &c), &a, &g.a);
+        check(|x| g031(&a, x, &c), &b, &g.b);
+        check(|x| g031(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
-        let loss = g031_tape(&ta);
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g031_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g032(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).tanh().powf(3.0);
-    let v2 = ((b).tanh() * 0.9).asin();
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(401, -1.0, 1.0);
-    let v4 = (((&v2) * 3.0).round()).matmul(&k3);
-    let v5 = ((&v1).tanh()).square().log1p();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let v7 = (((&v4) * 1.5).gelu()).matmul(&k6);
-    let v8 = (&v5).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 5, 4>(&(&v4).reshape::<Shape![1, 1, 2, 2]>()).reshape::<Shape![5, 4]>();
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(25, -1.0, 1.0);
-    let k10: Tensor![f64; 5, 4] = Tensor::rand_uniform(565, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+fn g032(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(821, -1.0, 1.0);
+    let v2 = (((c).mean() * &k1)).tanh().powf(3.0);
+    let v3 = (a).tanh().sinh();
+    let v4 = (b).cross_entropy(&[2usize, 0usize, 0usize]);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(231, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(672, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
-fn g032_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().powf(3.0);
-    let v2 = ((b).tanh() * 0.9).asin();
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(401, -1.0, 1.0);
-    let v4 = (((&v2) * 3.0).round()).matmul(&k3);
-    let v5 = ((&v1).tanh()).square().log1p();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let v7 = (((&v4) * 1.5).gelu()).matmul(&k6);
-    let v8 = (&v5).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 5, 4>(&(&v4).reshape::<Shape![1, 1, 2, 2]>()).reshape::<Shape![5, 4]>();
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(25, -1.0, 1.0);
-    let k10: Tensor![f64; 5, 4] = Tensor::rand_uniform(565, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+fn g032_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(821, -1.0, 1.0);
+    let v2 = (((c).mean() * &k1)).tanh().powf(3.0);
+    let v3 = (a).tanh().sinh();
+    let v4 = (b).cross_entropy(&[2usize, 0usize, 0usize]);
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(231, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(604, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(672, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
 fn g032_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(224, -sign, sign);
-        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(225, -sign, sign);
-        let (value, g) = g032_grad(&a, &b);
-        assert_eq!(value, g032(&a, &b));
-        check(|x| g032(x, &b), &a, &g.a);
-        check(|x| g032(&a, x), &b, &g.b);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(224, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(225, -sign, sign);
+        let c: Tensor![f64; 3] = Tensor::rand_uniform(226, -sign, sign);
+        let (value, g) = g032_grad(&a, &b, &c);
+        assert_eq!(value, g032(&a, &b, &c));
+        check(|x| g032(x, &b, &c), &a, &g.a);
+        check(|x| g032(&a, x, &c), &b, &g.b);
+        check(|x| g032(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g032_tape(&ta, &tb);
+        let tc = Var::param(c.clone());
+        let loss = g032_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g033(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (&m.layers[0].weight).tanh().powi(3);
-    let v2 = ((a).tanh() * 0.9).acos();
-    let mut v3 = v1.clone();
+fn g033(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(967, -1.0, 1.0);
+    let v2 = (((&m.head.weight) + &k1)).tanh().powi(3);
+    let v3 = (&v2).tanh().cosh();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(756, -1.0, 1.0);
+    let mut v5 = ((&v3).mean() * &k4);
     for i in 0..2 {
-        v3 = (m.layers[1 - i].forward(&v3)).sin() + &v3 * 0.5;
+        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v4 = (((&m.layers[1].bias).silu()) * ((&v3).min()));
-    let v5 = (b).sigmoid();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v6 = ((((a).square() + 1.5).acosh()).square() + 1.0).ln();
+    let v7 = (b).softplus();
+    let v8 = (&m.blocks[1].bias).sin();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(405, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(536, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(907, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
-fn g033_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].weight).tanh().powi(3);
-    let v2 = ((a).tanh() * 0.9).acos();
-    let mut v3 = v1.clone();
+fn g033_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(967, -1.0, 1.0);
+    let v2 = (((&m.head.weight) + &k1)).tanh().powi(3);
+    let v3 = (&v2).tanh().cosh();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(756, -1.0, 1.0);
+    let mut v5 = ((&v3).mean() * &k4);
     for i in 0..2 {
-        v3 = (m.layers[1 - i].forward(&v3)).sin() + &v3 * 0.5;
+        v5 = ((&v5).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v4 = (((&m.layers[1].bias).silu()) * ((&v3).min()));
-    let v5 = (b).sigmoid();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(504, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v6 = ((((a).square() + 1.5).acosh()).square() + 1.0).ln();
+    let v7 = (b).softplus();
+    let v8 = (&m.blocks[1].bias).sin();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(405, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(536, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(907, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
 #[test]
 fn g033_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Res::random(234, sign);
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(231, -sign, sign);
-        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(232, -sign, sign);
+        let m = Stack::random(234, sign);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(231, -sign, sign);
+        let b: Tensor![f64; 3, 4] = Tensor::rand_uniform(232, -sign, sign);
         let (value, g) = g033_grad(&m, &a, &b);
         assert_eq!(value, g033(&m, &a, &b));
         check_model(|x| g033(x, &a, &b), &m, &g.m);
@@ -1991,28 +2041,26 @@ fn g033_gradient() {
 }
 
 #[differentiable]
-fn g034(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (b).sum();
-    let v2 = (&v1).atan();
-    let v3 = (a).cos();
-    let k4: Tensor![f64] = Tensor::rand_uniform(225, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(731, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+fn g034(a: &Tensor![f64; 3], b: &Tensor![f64; 1]) -> f64 {
+    let v1 = (a).sum();
+    let v2 = (&v1).asinh();
+    let v3 = ((b).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).cos();
+    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(758, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
-fn g034_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (b).sum();
-    let v2 = (&v1).atan();
-    let v3 = (a).cos();
-    let k4: Tensor![f64] = Tensor::rand_uniform(225, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(731, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+fn g034_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
+    let v1 = (a).sum();
+    let v2 = (&v1).asinh();
+    let v3 = ((b).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>()).cos();
+    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(758, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
 fn g034_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(238, -sign, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(238, -sign, sign);
         let b: Tensor![f64; 1] = Tensor::rand_uniform(239, -sign, sign);
         let (value, g) = g034_grad(&a, &b);
         assert_eq!(value, g034(&a, &b));
@@ -2029,85 +2077,41 @@ fn g034_gradient() {
 }
 
 #[differentiable]
-fn g035(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).sum_axis::<1>();
-    let v2 = (&v1).tanh().sinh();
-    let v3 = ((&v2) * ((&v2).mean()));
-    let v4 = ((((&v3) * ((&v3).mean()))) - ((&v2).tanh()));
-    let v5 = (((&v3) * 3.0).round()).tanh().exp();
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(971, -1.0, 1.0);
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(493, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+fn g035(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 1, 3]) -> f64 {
+    let v1 = (b).sum_axis::<0>();
+    let v2 = ((a).square() + 1.5).acosh();
+    let v3 = ((c).square() + 1.0).ln();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(228, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(186, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(668, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
-fn g035_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).sum_axis::<1>();
-    let v2 = (&v1).tanh().sinh();
-    let v3 = ((&v2) * ((&v2).mean()));
-    let v4 = ((((&v3) * ((&v3).mean()))) - ((&v2).tanh()));
-    let v5 = (((&v3) * 3.0).round()).tanh().exp();
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(971, -1.0, 1.0);
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(493, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+fn g035_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let v1 = (b).sum_axis::<0>();
+    let v2 = ((a).square() + 1.5).acosh();
+    let v3 = ((c).square() + 1.0).ln();
+    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(228, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(186, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(668, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
 fn g035_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(245, -sign, sign);
-        let (value, g) = g035_grad(&a);
-        assert_eq!(value, g035(&a));
-        check(|x| g035(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g035_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g036(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(183, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).sum_keepdim::<1>();
-    let v3 = (c).tanh().cosh();
-    let mut v4 = b.clone();
-    for _ in 0..3 {
-        v4 = ((&v4 * &v3).square()).tanh() + b * 0.5;
-    }
-    let v5 = ((&v2) * ((&v4).mean()));
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(554, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
-}
-
-fn g036_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(183, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).sum_keepdim::<1>();
-    let v3 = (c).tanh().cosh();
-    let mut v4 = b.clone();
-    for _ in 0..3 {
-        v4 = ((&v4 * &v3).square()).tanh() + b * 0.5;
-    }
-    let v5 = ((&v2) * ((&v4).mean()));
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(554, -1.0, 1.0);
-    (&v5 * &k6).sum()
-}
-
-#[test]
-fn g036_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(252, -sign, sign);
-        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(253, -sign, sign);
-        let c: Tensor![f64; 3, 3] = Tensor::rand_uniform(254, -sign, sign);
-        let (value, g) = g036_grad(&a, &b, &c);
-        assert_eq!(value, g036(&a, &b, &c));
-        check(|x| g036(x, &b, &c), &a, &g.a);
-        check(|x| g036(&a, x, &c), &b, &g.b);
-        check(|x| g036(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(245, -sign, sign);
+        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(246, -sign, sign);
+        let c: Tensor![f64; 1, 3] = Tensor::rand_uniform(247, -sign, sign);
+        let (value, g) = g035_grad(&a, &b, &c);
+        assert_eq!(value, g035(&a, &b, &c));
+        check(|x| g035(x, &b, &c), &a, &g.a);
+        check(|x| g035(&a, x, &c), &b, &g.b);
+        check(|x| g035(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
         let tc = Var::param(c.clone());
-        let loss = g036_tape(&ta, &tb, &tc);
+        let loss = g035_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
@@ -2117,78 +2121,130 @@ fn g036_gradient() {
 }
 
 #[differentiable]
-fn g037(m: &Net, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (a).mean();
-    let v2 = (&v1).asinh();
-    let v3 = (m.fc1.forward(&m.fc2.weight)).softplus();
-    let v4 = ((&m.gain) * 1.5).gelu();
-    let k5: Tensor![f64] = Tensor::rand_uniform(730, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(339, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(169, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+fn g036(a: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = (a).sum_keepdim::<1>();
+    let v2 = ((&v1).tanh() * 0.9).atanh();
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(873, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
-fn g037_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (a).mean();
-    let v2 = (&v1).asinh();
-    let v3 = (m.fc1.forward(&m.fc2.weight)).softplus();
-    let v4 = ((&m.gain) * 1.5).gelu();
-    let k5: Tensor![f64] = Tensor::rand_uniform(730, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(339, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(169, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+fn g036_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = (a).sum_keepdim::<1>();
+    let v2 = ((&v1).tanh() * 0.9).atanh();
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(873, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
-fn g037_gradient() {
+fn g036_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(262, sign);
-        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(259, -sign, sign);
-        let (value, g) = g037_grad(&m, &a);
-        assert_eq!(value, g037(&m, &a));
-        check_model(|x| g037(x, &a), &m, &g.m);
-        check(|x| g037(&m, x), &a, &g.a);
-        let tm = m.tape();
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(252, -sign, sign);
+        let (value, g) = g036_grad(&a);
+        assert_eq!(value, g036(&a));
+        check(|x| g036(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let loss = g037_tape(&tm, &ta);
+        let loss = g036_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
-        tm.same(&g.m);
         same(&ta, &g.a);
     }
 }
 
 #[differentiable]
-fn g038(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).mean_axis::<0>();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(441, -1.0, 1.0);
-    let v3 = ((((&v1) + &k2)).square() + 1.5).acosh();
-    let v4 = (a).sin();
-    let v5 = ((c).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(605, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(730, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+fn g037(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    let v2 = (((&m.blocks[2].bias) + &k1)).mean();
+    let v3 = (a).square().log1p();
+    let mut v4 = m.blocks[2].weight.clone();
+    for i in 0..2 {
+        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    }
+    let v5 = if a.detach().sum().item() > 0.0 { ((&m.blocks[1].bias).square() + 1.0).sqrt() } else { (&m.blocks[1].bias).softplus() };
+    let v6 = ((b) * 1.5).gelu();
+    let k7: Tensor![f64] = Tensor::rand_uniform(694, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(982, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(201, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(445, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(653, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
-fn g038_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).mean_axis::<0>();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(441, -1.0, 1.0);
-    let v3 = ((((&v1) + &k2)).square() + 1.5).acosh();
-    let v4 = (a).sin();
-    let v5 = ((c).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(605, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(730, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+fn g037_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    let v2 = (((&m.blocks[2].bias) + &k1)).mean();
+    let v3 = (a).square().log1p();
+    let mut v4 = m.blocks[2].weight.clone();
+    for i in 0..2 {
+        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+    }
+    let v5 = if a.detach().sum().item() > 0.0 { ((&m.blocks[1].bias).square() + 1.0).sqrt() } else { (&m.blocks[1].bias).softplus() };
+    let v6 = ((b) * 1.5).gelu();
+    let k7: Tensor![f64] = Tensor::rand_uniform(694, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(982, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(201, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(445, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(653, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+}
+
+#[test]
+fn g037_gradient() {
+    for sign in [1.0, -1.0] {
+        let m = Stack::random(262, sign);
+        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(259, -sign, sign);
+        let b: Tensor![f64; 4] = Tensor::rand_uniform(260, -sign, sign);
+        let (value, g) = g037_grad(&m, &a, &b);
+        assert_eq!(value, g037(&m, &a, &b));
+        check_model(|x| g037(x, &a, &b), &m, &g.m);
+        check(|x| g037(&m, x, &b), &a, &g.a);
+        check(|x| g037(&m, &a, x), &b, &g.b);
+        let tm = m.tape();
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g037_tape(&tm, &ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        tm.same(&g.m);
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+    }
+}
+
+#[differentiable]
+fn g038(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1]) -> f64 {
+    let v1 = (a).mean_axis::<0>();
+    let v2 = (c).tanh().expm1();
+    let mut v3 = v2.clone();
+    for _ in 0..3 {
+        v3 = (((&v3 * &v1).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+    }
+    let v4 = (((&v3).tanh().sinh()).square() + 1.0).log2();
+    let v5 = (b).sigmoid();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(805, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+}
+
+fn g038_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let v1 = (a).mean_axis::<0>();
+    let v2 = (c).tanh().expm1();
+    let mut v3 = v2.clone();
+    for _ in 0..3 {
+        v3 = (((&v3 * &v1).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+    }
+    let v4 = (((&v3).tanh().sinh()).square() + 1.0).log2();
+    let v5 = (b).sigmoid();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(805, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g038_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(266, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(267, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(268, -sign, sign);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(266, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(267, -sign, sign);
+        let c: Tensor![f64; 2, 1] = Tensor::rand_uniform(268, -sign, sign);
         let (value, g) = g038_grad(&a, &b, &c);
         assert_eq!(value, g038(&a, &b, &c));
         check(|x| g038(x, &b, &c), &a, &g.a);
@@ -2207,89 +2263,71 @@ fn g038_gradient() {
 }
 
 #[differentiable]
-fn g039(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (c).mean_keepdim::<1>();
-    let v2 = ((c).tanh() * 0.9).atanh();
-    let mut v3 = v1.clone();
-    for _ in 0..3 {
-        v3 = ((&v3 * b).tanh()).tanh() + &v1 * 0.5;
-    }
-    let v4 = ((&v2) * ((a).mean()));
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(793, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(742, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+fn g039(a: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(423, -1.0, 1.0);
+    let v2 = (((a) + &k1)).mean_keepdim::<0>();
+    let v3 = ((&v2) * 3.0).floor();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(808, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
-fn g039_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (c).mean_keepdim::<1>();
-    let v2 = ((c).tanh() * 0.9).atanh();
-    let mut v3 = v1.clone();
-    for _ in 0..3 {
-        v3 = ((&v3 * b).tanh()).tanh() + &v1 * 0.5;
-    }
-    let v4 = ((&v2) * ((a).mean()));
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(793, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(742, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+fn g039_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(423, -1.0, 1.0);
+    let v2 = (((a) + &k1)).mean_keepdim::<0>();
+    let v3 = ((&v2) * 3.0).floor();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(808, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
 fn g039_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(273, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(274, -sign, sign);
-        let c: Tensor![f64; 3, 4] = Tensor::rand_uniform(275, -sign, sign);
-        let (value, g) = g039_grad(&a, &b, &c);
-        assert_eq!(value, g039(&a, &b, &c));
-        check(|x| g039(x, &b, &c), &a, &g.a);
-        check(|x| g039(&a, x, &c), &b, &g.b);
-        check(|x| g039(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64] = Tensor::rand_uniform(273, -sign, sign);
+        let (value, g) = g039_grad(&a);
+        assert_eq!(value, g039(&a));
+        check(|x| g039(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g039_tape(&ta, &tb, &tc);
+        let loss = g039_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g040(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (&m.layers[0].bias).max();
-    let v2 = (&v1).square().log1p();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(143, -1.0, 1.0);
-    let v4 = (m.proj.forward(&((&m.norm[1]).mean() * &k3))).tanh().exp();
-    let v5 = (a).softplus();
-    let v6 = (-(&m.layers[0].weight));
-    let k7: Tensor![f64] = Tensor::rand_uniform(531, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(727, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(301, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(318, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+fn g040(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
+    let v1 = (&m.layers[1].weight).max();
+    let v2 = ((a) * 3.0).ceil();
+    let mut v3 = m.proj.weight.clone();
+    for i in 0..2 {
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+    }
+    let v4 = ((&v2).hypot(&((&v2).square() + 0.5))).tanh().expm1();
+    let k5: Tensor![f64] = Tensor::rand_uniform(806, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(362, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(184, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
-fn g040_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].bias).max();
-    let v2 = (&v1).square().log1p();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(143, -1.0, 1.0);
-    let v4 = (m.proj.forward(&((&m.norm[1]).mean() * &k3))).tanh().exp();
-    let v5 = (a).softplus();
-    let v6 = (-(&m.layers[0].weight));
-    let k7: Tensor![f64] = Tensor::rand_uniform(531, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(727, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(301, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(318, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+fn g040_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
+    let v1 = (&m.layers[1].weight).max();
+    let v2 = ((a) * 3.0).ceil();
+    let mut v3 = m.proj.weight.clone();
+    for i in 0..2 {
+        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+    }
+    let v4 = ((&v2).hypot(&((&v2).square() + 0.5))).tanh().expm1();
+    let k5: Tensor![f64] = Tensor::rand_uniform(806, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(362, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(184, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
 fn g040_gradient() {
     for sign in [1.0, -1.0] {
         let m = Res::random(283, sign);
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(280, -sign, sign);
+        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(280, -sign, sign);
         let (value, g) = g040_grad(&m, &a);
         assert_eq!(value, g040(&m, &a));
         check_model(|x| g040(x, &a), &m, &g.m);
@@ -2305,122 +2343,160 @@ fn g040_gradient() {
 }
 
 #[differentiable]
-fn g041(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).max_axis::<1>();
-    let v2 = (&v1).tanh().expm1();
-    let v3 = ((&v2).tanh()).min_axis::<0>();
-    let v4 = ((&v3).tanh()).silu();
-    let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * &v4).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
-    }
-    let v6 = ((&v5).tanh()).dropout(0.25, 411);
-    let k7: Tensor![f64] = Tensor::rand_uniform(664, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+fn g041(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1]) -> f64 {
+    let v1 = (c).max_axis::<1>();
+    let v2 = ((&v1) * 3.0).round();
+    let v3 = (((&v2).pad::<0, 1, 1, 4>()).square() + 1.0).powf(-0.5);
+    let v4 = ((b).tanh()).tanh();
+    let v5 = (a).sigmoid();
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(973, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(153, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g041_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).max_axis::<1>();
-    let v2 = (&v1).tanh().expm1();
-    let v3 = ((&v2).tanh()).min_axis::<0>();
-    let v4 = ((&v3).tanh()).silu();
-    let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * &v4).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
-    }
-    let v6 = ((&v5).tanh()).dropout(0.25, 411);
-    let k7: Tensor![f64] = Tensor::rand_uniform(664, -1.0, 1.0);
-    (&v6 * &k7).sum()
+fn g041_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let v1 = (c).max_axis::<1>();
+    let v2 = ((&v1) * 3.0).round();
+    let v3 = (((&v2).pad::<0, 1, 1, 4>()).square() + 1.0).powf(-0.5);
+    let v4 = ((b).tanh()).tanh();
+    let v5 = (a).sigmoid();
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(973, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(153, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g041_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(287, -sign, sign);
-        let (value, g) = g041_grad(&a);
-        assert_eq!(value, g041(&a));
-        check(|x| g041(x), &a, &g.a);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(287, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(288, -sign, sign);
+        let c: Tensor![f64; 2, 1] = Tensor::rand_uniform(289, -sign, sign);
+        let (value, g) = g041_grad(&a, &b, &c);
+        assert_eq!(value, g041(&a, &b, &c));
+        check(|x| g041(x, &b, &c), &a, &g.a);
+        check(|x| g041(&a, x, &c), &b, &g.b);
+        check(|x| g041(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
-        let loss = g041_tape(&ta);
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g041_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g042(a: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let v2 = (((a) + &k1)).max_keepdim::<1>();
-    let v3 = ((&v2) * 3.0).floor();
-    let v4 = if a.detach().sum().item() < 0.0 { (a).sigmoid() } else { ((a) * 1.5).gelu() };
-    let mut v5 = v4.clone();
-    for _ in 0..1 {
-        v5 = (((&v5 * a).square() + 1.0).recip()).tanh() + &v4 * 0.5;
+fn g042(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
+    let v1 = (b).max_keepdim::<0>();
+    let v2 = ((a) * 3.0).sign();
+    let v3 = ((&v1).minimum(&v2)).concat::<0, 4, _>(&(&v2).cast::<f64>());
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).var_axis::<1>();
+    let mut v6 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * b).softplus()).tanh();
+        }
+        v6 = &v6 - b * 0.25;
     }
-    let v6 = ((&v4).tanh()).maximum(&(&v3).permute::<1, 0>());
-    let k7: Tensor![f64] = Tensor::rand_uniform(32, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(110, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v7 = (&v1).tanh();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(321, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(562, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
-fn g042_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(474, -1.0, 1.0);
-    let v2 = (((a) + &k1)).max_keepdim::<1>();
-    let v3 = ((&v2) * 3.0).floor();
-    let v4 = if a.detach().sum().item() < 0.0 { (a).sigmoid() } else { ((a) * 1.5).gelu() };
-    let mut v5 = v4.clone();
-    for _ in 0..1 {
-        v5 = (((&v5 * a).square() + 1.0).recip()).tanh() + &v4 * 0.5;
+fn g042_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
+    let v1 = (b).max_keepdim::<0>();
+    let v2 = ((a) * 3.0).sign();
+    let v3 = ((&v1).minimum(&v2)).concat::<0, 4, _>(&(&v2).cast::<f64>());
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(424, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).var_axis::<1>();
+    let mut v6 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * b).softplus()).tanh();
+        }
+        v6 = &v6 - b * 0.25;
     }
-    let v6 = ((&v4).tanh()).maximum(&(&v3).permute::<1, 0>());
-    let k7: Tensor![f64] = Tensor::rand_uniform(32, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(110, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v7 = (&v1).tanh();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(321, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(562, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
 fn g042_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64] = Tensor::rand_uniform(294, -sign, sign);
-        let (value, g) = g042_grad(&a);
-        assert_eq!(value, g042(&a));
-        check(|x| g042(x), &a, &g.a);
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(294, -sign, sign);
+        let b: Tensor![f64; 1] = Tensor::rand_uniform(295, -sign, sign);
+        let (value, g) = g042_grad(&a, &b);
+        assert_eq!(value, g042(&a, &b));
+        check(|x| g042(x, &b), &a, &g.a);
+        check(|x| g042(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
-        let loss = g042_tape(&ta);
+        let tb = Var::param(b.clone());
+        let loss = g042_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g043(a: &Tensor![f64; 4], b: &Tensor![f64; 4], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (b).min();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(898, -1.0, 1.0);
-    let v3 = ((((c).mean() * &k2)) * 3.0).ceil();
-    let v4 = (&v1).minimum(a);
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(339, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+fn g043(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 1], c: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let v1 = (a).min();
+    let v2 = (b).clamp(-0.5, 0.5);
+    let mut v3 = v2.clone();
+    for _ in 0..4 {
+        v3 = ((&v3 * &v1).square()).tanh() + &v2 * 0.5;
+    }
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).ln()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(694, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(956, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g043_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).min();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(898, -1.0, 1.0);
-    let v3 = ((((c).mean() * &k2)) * 3.0).ceil();
-    let v4 = (&v1).minimum(a);
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(339, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+fn g043_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 1]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let v1 = (a).min();
+    let v2 = (b).clamp(-0.5, 0.5);
+    let mut v3 = v2.clone();
+    for _ in 0..4 {
+        v3 = ((&v3 * &v1).square()).tanh() + &v2 * 0.5;
+    }
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).ln()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(694, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(956, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g043_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(301, -sign, sign);
-        let b: Tensor![f64; 4] = Tensor::rand_uniform(302, -sign, sign);
-        let c: Tensor![f64; 1, 3] = Tensor::rand_uniform(303, -sign, sign);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(301, -sign, sign);
+        let b: Tensor![f64; 1, 1] = Tensor::rand_uniform(302, -sign, sign);
+        let c: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(303, -sign, sign);
         let (value, g) = g043_grad(&a, &b, &c);
         assert_eq!(value, g043(&a, &b, &c));
         check(|x| g043(x, &b, &c), &a, &g.a);
@@ -2439,39 +2515,31 @@ fn g043_gradient() {
 }
 
 #[differentiable]
-fn g044(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (&m.proj.bias).min_axis::<0>();
-    let v2 = ((&m.layers[1].bias) * 3.0).round();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let mut v4 = ((a).mean() * &k3);
-    for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.proj.bias * 0.25;
-    }
-    let k5: Tensor![f64] = Tensor::rand_uniform(233, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(762, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
+fn g044(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(322, -1.0, 1.0);
+    let v2 = (((&m.gain) + &k1)).min_axis::<0>();
+    let v3 = (a).atan2(&((&m.gain).square() + 0.5));
+    let v4 = (m.fc1.forward(&v3)).softplus();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(606, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
-fn g044_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.proj.bias).min_axis::<0>();
-    let v2 = ((&m.layers[1].bias) * 3.0).round();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
-    let mut v4 = ((a).mean() * &k3);
-    for i in 0..2 {
-        v4 = (m.layers[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.proj.bias * 0.25;
-    }
-    let k5: Tensor![f64] = Tensor::rand_uniform(233, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(762, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(308, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
+fn g044_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(322, -1.0, 1.0);
+    let v2 = (((&m.gain) + &k1)).min_axis::<0>();
+    let v3 = (a).atan2(&((&m.gain).square() + 0.5));
+    let v4 = (m.fc1.forward(&v3)).softplus();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(340, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(606, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
 fn g044_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Res::random(311, sign);
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(308, -sign, sign);
+        let m = Net::random(311, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(308, -sign, sign);
         let (value, g) = g044_grad(&m, &a);
         assert_eq!(value, g044(&m, &a));
         check_model(|x| g044(x, &a), &m, &g.m);
@@ -2487,26 +2555,24 @@ fn g044_gradient() {
 }
 
 #[differentiable]
-fn g045(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).min_keepdim::<0>();
-    let v2 = ((&v1) * 3.0).sign();
-    let v3 = if a.detach().sum().item() > 0.0 { (&v2).sin() } else { (-(&v2)) };
-    let k4: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+fn g045(a: &Tensor![f64; 3, 4]) -> f64 {
+    let v1 = (a).min_keepdim::<1>();
+    let v2 = (&v1).hypot(&((&v1).square() + 0.5));
+    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(144, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
-fn g045_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).min_keepdim::<0>();
-    let v2 = ((&v1) * 3.0).sign();
-    let v3 = if a.detach().sum().item() > 0.0 { (&v2).sin() } else { (-(&v2)) };
-    let k4: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(311, -1.0, 1.0);
-    (&v3 * &k4).sum()
+fn g045_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+    let v1 = (a).min_keepdim::<1>();
+    let v2 = (&v1).hypot(&((&v1).square() + 0.5));
+    let k3: Tensor![f64; 3, 1] = Tensor::rand_uniform(144, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
 fn g045_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(315, -sign, sign);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(315, -sign, sign);
         let (value, g) = g045_grad(&a);
         assert_eq!(value, g045(&a));
         check(|x| g045(x), &a, &g.a);
@@ -2519,40 +2585,46 @@ fn g045_gradient() {
 }
 
 #[differentiable]
-fn g046(a: &Tensor![f64; 4]) -> f64 {
+fn g046(a: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (a).var();
-    let v2 = (&v1).clamp(-0.5, 0.5);
-    let v3 = if a.detach().sum().item() > 0.0 { (&v2).sin() } else { (-(&v2)) };
-    let v4 = (&v3).atan();
-    let v5 = (&v4).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let mut v6 = v4.clone();
-    for _ in 0..2 {
-        v6 = ((&v6 * &v2).cos()).tanh() + &v4 * 0.5;
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(635, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a) + &k2)).tanh() * 0.2 + &k3)).det();
+    let v5 = if a.detach().sum().item() < 0.0 { (&v1).sigmoid() } else { ((&v1).square() + 1.0).powf(-0.5) };
+    let mut v6 = v5.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v4).sigmoid()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
     }
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(749, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let v7 = ((&v6).square() + 1.0).sqrt();
+    let k8: Tensor![f64] = Tensor::rand_uniform(35, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
-fn g046_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+fn g046_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (a).var();
-    let v2 = (&v1).clamp(-0.5, 0.5);
-    let v3 = if a.detach().sum().item() > 0.0 { (&v2).sin() } else { (-(&v2)) };
-    let v4 = (&v3).atan();
-    let v5 = (&v4).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let mut v6 = v4.clone();
-    for _ in 0..2 {
-        v6 = ((&v6 * &v2).cos()).tanh() + &v4 * 0.5;
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(635, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a) + &k2)).tanh() * 0.2 + &k3)).det();
+    let v5 = if a.detach().sum().item() < 0.0 { (&v1).sigmoid() } else { ((&v1).square() + 1.0).powf(-0.5) };
+    let mut v6 = v5.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v4).sigmoid()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
     }
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(749, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let v7 = ((&v6).square() + 1.0).sqrt();
+    let k8: Tensor![f64] = Tensor::rand_uniform(35, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
 fn g046_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(322, -sign, sign);
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(322, -sign, sign);
         let (value, g) = g046_grad(&a);
         assert_eq!(value, g046(&a));
         check(|x| g046(x), &a, &g.a);
@@ -2565,43 +2637,49 @@ fn g046_gradient() {
 }
 
 #[differentiable]
-fn g047(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
-    let v2 = (((a) + &k1)).var_axis::<0>();
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let v4 = (b).atan2(&((((&v2).mean() * &k3)).square() + 0.5));
-    let mut v5 = v2.clone();
-    for i in 0..2 {
-        v5 = ((&v5).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
+fn g047(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
+    let v1 = (b).var_axis::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((&m.blocks[2].bias) + &k2)).tanh() * 0.2 + &k3)).inv();
+    let mut v5 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = ((m.blocks[i].forward(&v5)).square() + 1.0).powf(-0.5);
+        }
+        v5 = &v5 - &m.blocks[i].bias * 0.25;
     }
-    let v6 = ((&m.layers[1].bias).square() + 1.0).recip();
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(857, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(394, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v6 = (a).cos();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(878, -1.0, 1.0);
+    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
-fn g047_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(470, -1.0, 1.0);
-    let v2 = (((a) + &k1)).var_axis::<0>();
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let v4 = (b).atan2(&((((&v2).mean() * &k3)).square() + 0.5));
-    let mut v5 = v2.clone();
-    for i in 0..2 {
-        v5 = ((&v5).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
+fn g047_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let v1 = (b).var_axis::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((&m.blocks[2].bias) + &k2)).tanh() * 0.2 + &k3)).inv();
+    let mut v5 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = ((m.blocks[i].forward(&v5)).square() + 1.0).powf(-0.5);
+        }
+        v5 = &v5 - &m.blocks[i].bias * 0.25;
     }
-    let v6 = ((&m.layers[1].bias).square() + 1.0).recip();
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(857, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(394, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v6 = (a).cos();
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(964, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(878, -1.0, 1.0);
+    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
 fn g047_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Res::random(332, sign);
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(329, -sign, sign);
+        let m = Stack::random(332, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(329, -sign, sign);
         let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(330, -sign, sign);
         let (value, g) = g047_grad(&m, &a, &b);
         assert_eq!(value, g047(&m, &a, &b));
@@ -2621,143 +2699,153 @@ fn g047_gradient() {
 }
 
 #[differentiable]
-fn g048(a: &Tensor![f64; 3, 4], b: &Tensor![f64], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (c).var_keepdim::<0>();
-    let v2 = (&v1).hypot(&((b).square() + 0.5));
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(13, -1.0, 1.0);
-    let v4 = (&v2).matmul(&k3);
-    let mut v5 = v2.clone();
-    for _ in 0..3 {
-        v5 = ((&v5 * &v2).tanh().exp()).tanh() + &v2 * 0.5;
-    }
-    let v6 = (&v5).dropout(0.25, 425);
-    let v7 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (b)) };
-    let v8 = ((a).square() + 1.0).powf(-0.5);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(912, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(463, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(357, -1.0, 1.0);
-    ((&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
+fn g048(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3]) -> f64 {
+    let v1 = (a).var_keepdim::<0>();
+    let k2: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
+    let v3 = (((&v1).tanh() * 0.2 + &k2)).solve(&v1);
+    let v4 = (((b) * ((&v3).mean()))).broadcast_to::<Shape![2, 3]>();
+    let v5 = ((&v1).tanh()).square().log1p();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(870, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g048_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (c).var_keepdim::<0>();
-    let v2 = (&v1).hypot(&((b).square() + 0.5));
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(13, -1.0, 1.0);
-    let v4 = (&v2).matmul(&k3);
-    let mut v5 = v2.clone();
-    for _ in 0..3 {
-        v5 = ((&v5 * &v2).tanh().exp()).tanh() + &v2 * 0.5;
-    }
-    let v6 = (&v5).dropout(0.25, 425);
-    let v7 = if b.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4) * (b)) };
-    let v8 = ((a).square() + 1.0).powf(-0.5);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(912, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 4] = Tensor::rand_uniform(463, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(357, -1.0, 1.0);
-    (&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
+fn g048_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (a).var_keepdim::<0>();
+    let k2: Tensor![f64; 1, 1] = Tensor::new([[1.0]]);
+    let v3 = (((&v1).tanh() * 0.2 + &k2)).solve(&v1);
+    let v4 = (((b) * ((&v3).mean()))).broadcast_to::<Shape![2, 3]>();
+    let v5 = ((&v1).tanh()).square().log1p();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(870, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g048_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(336, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(337, -sign, sign);
-        let c: Tensor![f64; 3, 3] = Tensor::rand_uniform(338, -sign, sign);
-        let (value, g) = g048_grad(&a, &b, &c);
-        assert_eq!(value, g048(&a, &b, &c));
-        check(|x| g048(x, &b, &c), &a, &g.a);
-        check(|x| g048(&a, x, &c), &b, &g.b);
-        check(|x| g048(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(336, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(337, -sign, sign);
+        let (value, g) = g048_grad(&a, &b);
+        assert_eq!(value, g048(&a, &b));
+        check(|x| g048(x, &b), &a, &g.a);
+        check(|x| g048(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g048_tape(&ta, &tb, &tc);
+        let loss = g048_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g049(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (c).logsumexp();
-    let v2 = ((b) + (a));
-    let v3 = if a.detach().sum().item() > 0.0 { (&v1).sin() } else { ((&v1) * (&v1)) };
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v1).square() + 1.0).ln()).tanh();
-        }
-        v4 = &v4 - &v1 * 0.25;
+fn g049(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
+    let v1 = (b).logsumexp();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(126, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).log_abs_det();
+    let mut v5 = v4.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v1).tanh()).tanh() + &v4 * 0.5;
     }
-    let v5 = ((((&v2).tanh() * 0.9).asin()) - ((&v2).silu()));
-    let k6: Tensor![f64] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(377, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v1).softplus()).tanh() + &v5 * 0.5;
+    }
+    let v7 = if a.detach().sum().item() < 0.0 { (&v6).sin() } else { ((&v6) * (&v6)) };
+    let mut v8 = b.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v8 = ((&v8 * &v7).tanh()).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let v9 = (a).square();
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(549, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
+    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
 }
 
-fn g049_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (c).logsumexp();
-    let v2 = ((b) + (a));
-    let v3 = if a.detach().sum().item() > 0.0 { (&v1).sin() } else { ((&v1) * (&v1)) };
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (((&v4 * &v1).square() + 1.0).ln()).tanh();
-        }
-        v4 = &v4 - &v1 * 0.25;
+fn g049_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (b).logsumexp();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(126, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((&v1) + &k2)).tanh() * 0.2 + &k3)).log_abs_det();
+    let mut v5 = v4.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v1).tanh()).tanh() + &v4 * 0.5;
     }
-    let v5 = ((((&v2).tanh() * 0.9).asin()) - ((&v2).silu()));
-    let k6: Tensor![f64] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(377, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v1).softplus()).tanh() + &v5 * 0.5;
+    }
+    let v7 = if a.detach().sum().item() < 0.0 { (&v6).sin() } else { ((&v6) * (&v6)) };
+    let mut v8 = b.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v8 = ((&v8 * &v7).tanh()).tanh();
+        }
+        v8 = &v8 - &v7 * 0.25;
+    }
+    let v9 = (a).square();
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(549, -1.0, 1.0);
+    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(601, -1.0, 1.0);
+    (&v8 * &k10).sum() + (&v9 * &k11).sum()
 }
 
 #[test]
 fn g049_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(343, -sign, sign);
-        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(344, -sign, sign);
-        let c: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(345, -sign, sign);
-        let (value, g) = g049_grad(&a, &b, &c);
-        assert_eq!(value, g049(&a, &b, &c));
-        check(|x| g049(x, &b, &c), &a, &g.a);
-        check(|x| g049(&a, x, &c), &b, &g.b);
-        check(|x| g049(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(343, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(344, -sign, sign);
+        let (value, g) = g049_grad(&a, &b);
+        assert_eq!(value, g049(&a, &b));
+        check(|x| g049(x, &b), &a, &g.a);
+        check(|x| g049(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g049_tape(&ta, &tb, &tc);
+        let loss = g049_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g050(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).logsumexp_axis::<0>();
-    let v2 = ((b) - (&v1));
-    let k3: Tensor![f64] = Tensor::rand_uniform(789, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+fn g050(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = (b).logsumexp_axis::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(480, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((((b).mean() * &k2)).tanh() * 0.2 + &k3)) + &(((((b).mean() * &k2)).tanh() * 0.2 + &k3)).t()) * 0.5).cholesky();
+    let v5 = ((&v1) * 1.5).erfc();
+    let v6 = (a).sin();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(324, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
-fn g050_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_axis::<0>();
-    let v2 = ((b) - (&v1));
-    let k3: Tensor![f64] = Tensor::rand_uniform(789, -1.0, 1.0);
-    (&v2 * &k3).sum()
+fn g050_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = (b).logsumexp_axis::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(480, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((((b).mean() * &k2)).tanh() * 0.2 + &k3)) + &(((((b).mean() * &k2)).tanh() * 0.2 + &k3)).t()) * 0.5).cholesky();
+    let v5 = ((&v1) * 1.5).erfc();
+    let v6 = (a).sin();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let k8: Tensor![f64; 2] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(324, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
 fn g050_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(350, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(351, -sign, sign);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(350, -sign, sign);
+        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(351, -sign, sign);
         let (value, g) = g050_grad(&a, &b);
         assert_eq!(value, g050(&a, &b));
         check(|x| g050(x, &b), &a, &g.a);
@@ -2773,44 +2861,62 @@ fn g050_gradient() {
 }
 
 #[differentiable]
-fn g051(m: &Stack, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.blocks[2].bias).logsumexp_keepdim::<0>();
-    let v2 = ((b) * (&m.blocks[2].bias));
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[0].forward(&((&v1) + &k3))).softplus() } else { (m.blocks[0].forward(&((&v1) + &k3))).sigmoid() };
-    let mut v5 = v4.clone();
+fn g051(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 2, 4]) -> f64 {
+    let v1 = (&m.norm[0]).logsumexp_keepdim::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a).mean() * &k2)).tanh() * 0.2 + &k3)).cholesky_solve(&m.layers[0].bias);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let mut v6 = ((&v4) + &k5);
     for i in 0..2 {
-        v5 = (m.blocks[1 - i].forward(&v5)).sin() + &v5 * 0.5;
+        let layer = &m.layers[i];
+        v6 = (layer.forward(&v6)).tanh() + &layer.bias * 0.5;
     }
-    let v6 = (a).softplus();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(471, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(940, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let mut v7 = v6.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v7 = (layer.forward(&v7)).tanh() + &layer.bias * 0.5;
+    }
+    let v8 = (b).softplus();
+    let v9 = ((&m.layers[1].bias).square() + 1.0).recip();
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(955, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(488, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(899, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(745, -1.0, 1.0);
+    ((&v1 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()).item()
 }
 
-fn g051_tape(m: &TStack, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].bias).logsumexp_keepdim::<0>();
-    let v2 = ((b) * (&m.blocks[2].bias));
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[0].forward(&((&v1) + &k3))).softplus() } else { (m.blocks[0].forward(&((&v1) + &k3))).sigmoid() };
-    let mut v5 = v4.clone();
+fn g051_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
+    let v1 = (&m.norm[0]).logsumexp_keepdim::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(142, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((a).mean() * &k2)).tanh() * 0.2 + &k3)).cholesky_solve(&m.layers[0].bias);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(685, -1.0, 1.0);
+    let mut v6 = ((&v4) + &k5);
     for i in 0..2 {
-        v5 = (m.blocks[1 - i].forward(&v5)).sin() + &v5 * 0.5;
+        let layer = &m.layers[i];
+        v6 = (layer.forward(&v6)).tanh() + &layer.bias * 0.5;
     }
-    let v6 = (a).softplus();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(471, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(940, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let mut v7 = v6.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v7 = (layer.forward(&v7)).tanh() + &layer.bias * 0.5;
+    }
+    let v8 = (b).softplus();
+    let v9 = ((&m.layers[1].bias).square() + 1.0).recip();
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(955, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(488, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 4] = Tensor::rand_uniform(899, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(745, -1.0, 1.0);
+    (&v1 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum() + (&v9 * &k13).sum()
 }
 
 #[test]
 fn g051_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(360, sign);
-        let a: Tensor![f64] = Tensor::rand_uniform(357, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(358, -sign, sign);
+        let m = Res::random(360, sign);
+        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(357, -sign, sign);
+        let b: Tensor![f64; 2, 4] = Tensor::rand_uniform(358, -sign, sign);
         let (value, g) = g051_grad(&m, &a, &b);
         assert_eq!(value, g051(&m, &a, &b));
         check_model(|x| g051(x, &a, &b), &m, &g.m);
@@ -2829,68 +2935,50 @@ fn g051_gradient() {
 }
 
 #[differentiable]
-fn g052(a: &Tensor![f64; 2, 1]) -> f64 {
-    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(903, -1.0, 1.0);
-    let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = ((&v2) / ((&v2).square() + 1.0));
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(761, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+fn g052(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
+    let v2 = ((a).softmax::<1>() * &k1);
+    let v3 = ((b) + (&v2));
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v2, &v3);
+    let v7 = ((&v6).tanh().tan()).atan();
+    let mut v8 = v7.clone();
+    for _ in 0..4 {
+        v8 = (((&v8 * &v7) * 1.5).gelu()).tanh() + &v7 * 0.5;
+    }
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(315, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
-fn g052_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(903, -1.0, 1.0);
-    let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = ((&v2) / ((&v2).square() + 1.0));
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(761, -1.0, 1.0);
-    (&v3 * &k4).sum()
+fn g052_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(316, -1.0, 1.0);
+    let v2 = ((a).softmax::<1>() * &k1);
+    let v3 = ((b) + (&v2));
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v2, &v3);
+    let v7 = ((&v6).tanh().tan()).atan();
+    let mut v8 = v7.clone();
+    for _ in 0..4 {
+        v8 = (((&v8 * &v7) * 1.5).gelu()).tanh() + &v7 * 0.5;
+    }
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(315, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
 fn g052_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(364, -sign, sign);
-        let (value, g) = g052_grad(&a);
-        assert_eq!(value, g052(&a));
-        check(|x| g052(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g052_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g053(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(901, -1.0, 1.0);
-    let v2 = ((b).log_softmax::<0>() * &k1);
-    let v3 = (-(a));
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(132, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
-}
-
-fn g053_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(901, -1.0, 1.0);
-    let v2 = ((b).log_softmax::<0>() * &k1);
-    let v3 = (-(a));
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(132, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
-}
-
-#[test]
-fn g053_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(371, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(372, -sign, sign);
-        let (value, g) = g053_grad(&a, &b);
-        assert_eq!(value, g053(&a, &b));
-        check(|x| g053(x, &b), &a, &g.a);
-        check(|x| g053(&a, x), &b, &g.b);
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(364, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(365, -sign, sign);
+        let (value, g) = g052_grad(&a, &b);
+        assert_eq!(value, g052(&a, &b));
+        check(|x| g052(x, &b), &a, &g.a);
+        check(|x| g052(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g053_tape(&ta, &tb);
+        let loss = g052_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
@@ -2899,46 +2987,82 @@ fn g053_gradient() {
 }
 
 #[differentiable]
-fn g054(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(419, -1.0, 1.0);
-    let v2 = (((a) + &k1)).transpose::<0, 1>();
-    let v3 = ((&v2).square() + 1.0).pow(&(b).tanh());
-    let v4 = (m.head.forward(&m.blocks[0].weight)).tanh();
-    let mut v5 = m.blocks[0].weight.clone();
-    for i in 0..3 {
-        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + &m.blocks[1].bias * 0.25;
-    }
-    let v6 = ((&m.head.weight).square() + 1.0).recip();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(405, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(342, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(726, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(913, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+fn g053(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
+    let v2 = ((c).log_softmax::<0>() * &k1);
+    let v3 = ((b) - (&v2));
+    let v4 = (&v3).min();
+    let v5 = (-(a));
+    let k6: Tensor![f64] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(424, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g054_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(419, -1.0, 1.0);
-    let v2 = (((a) + &k1)).transpose::<0, 1>();
-    let v3 = ((&v2).square() + 1.0).pow(&(b).tanh());
-    let v4 = (m.head.forward(&m.blocks[0].weight)).tanh();
-    let mut v5 = m.blocks[0].weight.clone();
-    for i in 0..3 {
-        v5 = (m.blocks[i].forward(&v5)).tanh() + &v5 * 0.5 + &m.blocks[1].bias * 0.25;
+fn g053_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(171, -1.0, 1.0);
+    let v2 = ((c).log_softmax::<0>() * &k1);
+    let v3 = ((b) - (&v2));
+    let v4 = (&v3).min();
+    let v5 = (-(a));
+    let k6: Tensor![f64] = Tensor::rand_uniform(179, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(424, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+}
+
+#[test]
+fn g053_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(371, -sign, sign);
+        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(372, -sign, sign);
+        let c: Tensor![f64; 3] = Tensor::rand_uniform(373, -sign, sign);
+        let (value, g) = g053_grad(&a, &b, &c);
+        assert_eq!(value, g053(&a, &b, &c));
+        check(|x| g053(x, &b, &c), &a, &g.a);
+        check(|x| g053(&a, x, &c), &b, &g.b);
+        check(|x| g053(&a, &b, x), &c, &g.c);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g053_tape(&ta, &tb, &tc);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
-    let v6 = ((&m.head.weight).square() + 1.0).recip();
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(405, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(342, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(726, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(913, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+}
+
+#[differentiable]
+fn g054(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64; 3, 4]) -> f64 {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
+    let v2 = (((b).mean() * &k1)).transpose::<1, 2>();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
+    let v4 = ((((&m.fc1.weight).mean() * &k3)) * (a));
+    let v5 = m.fc2.forward(&m.fc1.weight);
+    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(724, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+}
+
+fn g054_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
+    let v2 = (((b).mean() * &k1)).transpose::<1, 2>();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(709, -1.0, 1.0);
+    let v4 = ((((&m.fc1.weight).mean() * &k3)) * (a));
+    let v5 = m.fc2.forward(&m.fc1.weight);
+    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(724, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g054_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(381, sign);
+        let m = Net::random(381, sign);
         let a: Tensor![f64; 3] = Tensor::rand_uniform(378, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(379, -sign, sign);
+        let b: Tensor![f64; 3, 4] = Tensor::rand_uniform(379, -sign, sign);
         let (value, g) = g054_grad(&m, &a, &b);
         assert_eq!(value, g054(&m, &a, &b));
         check_model(|x| g054(x, &a, &b), &m, &g.m);
@@ -2957,85 +3081,85 @@ fn g054_gradient() {
 }
 
 #[differentiable]
-fn g055(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (c).t();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let v3 = (((b) + &k2)).maximum(&v1);
-    let v4 = ((-(b))).square().log1p();
-    let v5 = ((&v4) * ((&v4).mean()));
-    let v6 = (a).tanh().powf(3.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(221, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(607, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+fn g055(a: &Tensor![f64; 4]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).t();
+    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(428, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = m6.select(&v3, &((&v3) + &k4));
+    let v8 = (&v2).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(132, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
-fn g055_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (c).t();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let v3 = (((b) + &k2)).maximum(&v1);
-    let v4 = ((-(b))).square().log1p();
-    let v5 = ((&v4) * ((&v4).mean()));
-    let v6 = (a).tanh().powf(3.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(221, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(607, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+fn g055_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).t();
+    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(383, -1.0, 1.0);
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(428, -1.0, 1.0);
+    let m6 = k5.gt_scalar(0.0);
+    let v7 = Var::select(&m6, &v3, &((&v3) + &k4));
+    let v8 = (&v2).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
+    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(132, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
 fn g055_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(385, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(386, -sign, sign);
-        let c: Tensor![f64; 3, 3] = Tensor::rand_uniform(387, -sign, sign);
-        let (value, g) = g055_grad(&a, &b, &c);
-        assert_eq!(value, g055(&a, &b, &c));
-        check(|x| g055(x, &b, &c), &a, &g.a);
-        check(|x| g055(&a, x, &c), &b, &g.b);
-        check(|x| g055(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(385, -sign, sign);
+        let (value, g) = g055_grad(&a);
+        assert_eq!(value, g055(&a));
+        check(|x| g055(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g055_tape(&ta, &tb, &tc);
+        let loss = g055_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g056(a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
+fn g056(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3]) -> f64 {
     let v1 = (a).flip::<0>();
-    let v2 = (b).minimum(a);
-    let v3 = (&v2).minimum(&v1);
-    let v4 = (((&v3) + (b))).dropout(0.25, 447);
-    let v5 = (((&v4).square() + 1.0).recip()).silu();
-    let v6 = (((&v4) + 0.25).relu()).cos();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(193, -1.0, 1.0);
+    let v3 = (-(((b).mean() * &k2)));
+    let v4 = ((b) * ((&v3).mean()));
+    let mut v5 = v1.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v1).sigmoid()).tanh() + &v1 * 0.5;
+    }
+    let v6 = if a.detach().sum().item() < 0.0 { (&v5).square() } else { (&v5).tanh() };
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(832, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
-fn g056_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+fn g056_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
     let v1 = (a).flip::<0>();
-    let v2 = (b).minimum(a);
-    let v3 = (&v2).minimum(&v1);
-    let v4 = (((&v3) + (b))).dropout(0.25, 447);
-    let v5 = (((&v4).square() + 1.0).recip()).silu();
-    let v6 = (((&v4) + 0.25).relu()).cos();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(193, -1.0, 1.0);
+    let v3 = (-(((b).mean() * &k2)));
+    let v4 = ((b) * ((&v3).mean()));
+    let mut v5 = v1.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v1).sigmoid()).tanh() + &v1 * 0.5;
+    }
+    let v6 = if a.detach().sum().item() < 0.0 { (&v5).square() } else { (&v5).tanh() };
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(832, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
 fn g056_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(392, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(393, -sign, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(392, -sign, sign);
+        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(393, -sign, sign);
         let (value, g) = g056_grad(&a, &b);
         assert_eq!(value, g056(&a, &b));
         check(|x| g056(x, &b), &a, &g.a);
@@ -3051,234 +3175,224 @@ fn g056_gradient() {
 }
 
 #[differentiable]
-fn g057(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (b).slice::<2, 1, 2>();
-    let v2 = (a).maximum_scalar(0.1);
-    let v3 = (&v2).cast::<f64>();
-    let v4 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { ((&v1) * (&v1)) };
-    let v5 = (((&v4).reshape::<Shape![1, 1, 4, 2]>().conv2d::<1, 1, 1, 1, 5, 2>(&(&v3).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![5, 2]>()) * 1.5).erfc();
-    let k6: Tensor![f64; 5, 2] = Tensor::rand_uniform(103, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+fn g057(a: &Tensor![f64; 3]) -> f64 {
+    let v1 = (a).slice::<0, 1, 2>();
+    let v2 = ((&v1).square() + 1.0).pow(&(&v1).tanh());
+    let k3: Tensor![f64; 2] = Tensor::rand_uniform(261, -1.0, 1.0);
+    ((&v2 * &k3).sum()).item()
 }
 
-fn g057_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (b).slice::<2, 1, 2>();
-    let v2 = (a).maximum_scalar(0.1);
-    let v3 = (&v2).cast::<f64>();
-    let v4 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).powf(-0.5) } else { ((&v1) * (&v1)) };
-    let v5 = (((&v4).reshape::<Shape![1, 1, 4, 2]>().conv2d::<1, 1, 1, 1, 5, 2>(&(&v3).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![5, 2]>()) * 1.5).erfc();
-    let k6: Tensor![f64; 5, 2] = Tensor::rand_uniform(103, -1.0, 1.0);
-    (&v5 * &k6).sum()
+fn g057_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (a).slice::<0, 1, 2>();
+    let v2 = ((&v1).square() + 1.0).pow(&(&v1).tanh());
+    let k3: Tensor![f64; 2] = Tensor::rand_uniform(261, -1.0, 1.0);
+    (&v2 * &k3).sum()
 }
 
 #[test]
 fn g057_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(399, -sign, sign);
-        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(400, -sign, sign);
-        let (value, g) = g057_grad(&a, &b);
-        assert_eq!(value, g057(&a, &b));
-        check(|x| g057(x, &b), &a, &g.a);
-        check(|x| g057(&a, x), &b, &g.b);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(399, -sign, sign);
+        let (value, g) = g057_grad(&a);
+        assert_eq!(value, g057(&a));
+        check(|x| g057(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g057_tape(&ta, &tb);
+        let loss = g057_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g058(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.blocks[2].weight).pad::<1, 2, 1, 6>();
-    let v2 = (&v1).minimum_scalar(-0.1);
-    let mut v3 = m.blocks[2].weight.clone();
-    for i in 0..2 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].bias * 0.25;
-    }
-    let mut v4 = b.clone();
-    for _ in 0..2 {
-        v4 = (((&v4 * b).square() + 1.0).ln()).tanh() + b * 0.5;
-    }
-    let v5 = (a).tanh().exp();
-    let v6 = ((&m.head.weight) * 1.5).gelu();
-    let k7: Tensor![f64; 3, 6] = Tensor::rand_uniform(625, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(746, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(898, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(333, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+fn g058(m: &Net, a: &Tensor![f64; 3]) -> f64 {
+    let v1 = (&m.gain).pad::<0, 2, 1, 6>();
+    let v2 = (&m.gain).maximum(a);
+    let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh() } else { (m.fc2.forward(&m.fc1.weight)).tanh().powf(3.0) };
+    let v4 = (((&v3).clamp(-0.5, 0.5)) * ((((&m.fc1.bias) * ((&v1).mean()))).mean()));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(539, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
-fn g058_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].weight).pad::<1, 2, 1, 6>();
-    let v2 = (&v1).minimum_scalar(-0.1);
-    let mut v3 = m.blocks[2].weight.clone();
-    for i in 0..2 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].bias * 0.25;
-    }
-    let mut v4 = b.clone();
-    for _ in 0..2 {
-        v4 = (((&v4 * b).square() + 1.0).ln()).tanh() + b * 0.5;
-    }
-    let v5 = (a).tanh().exp();
-    let v6 = ((&m.head.weight) * 1.5).gelu();
-    let k7: Tensor![f64; 3, 6] = Tensor::rand_uniform(625, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(746, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(898, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(333, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+fn g058_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (&m.gain).pad::<0, 2, 1, 6>();
+    let v2 = (&m.gain).maximum(a);
+    let v3 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&m.fc1.weight)).tanh() } else { (m.fc2.forward(&m.fc1.weight)).tanh().powf(3.0) };
+    let v4 = (((&v3).clamp(-0.5, 0.5)) * ((((&m.fc1.bias) * ((&v1).mean()))).mean()));
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(539, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(715, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
 fn g058_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(409, sign);
-        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(406, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(407, -sign, sign);
-        let (value, g) = g058_grad(&m, &a, &b);
-        assert_eq!(value, g058(&m, &a, &b));
-        check_model(|x| g058(x, &a, &b), &m, &g.m);
-        check(|x| g058(&m, x, &b), &a, &g.a);
-        check(|x| g058(&m, &a, x), &b, &g.b);
+        let m = Net::random(409, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(406, -sign, sign);
+        let (value, g) = g058_grad(&m, &a);
+        assert_eq!(value, g058(&m, &a));
+        check_model(|x| g058(x, &a), &m, &g.m);
+        check(|x| g058(&m, x), &a, &g.a);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g058_tape(&tm, &ta, &tb);
+        let loss = g058_tape(&tm, &ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g059(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).permute::<2, 0, 1>();
-    let v2 = (&v1).mse(&v1);
-    let v3 = ((&v2) + (&v2));
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { (&v3).tanh().exp() };
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v4).cos()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (-(&v3)) };
-    let k7: Tensor![f64] = Tensor::rand_uniform(336, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(715, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+fn g059(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 2, 2, 3]) -> f64 {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(328, -1.0, 1.0);
+    let v2 = (((b).mean() * &k1)).permute::<2, 1, 0>();
+    let v3 = (a).minimum(a);
+    let v4 = ((&v2).tanh().powi(3)).concat::<0, 6, _>(&(&v2).tanh().exp());
+    let v5 = (&v2).tanh();
+    let v6 = ((b) * 3.0).floor();
+    let v7 = ((c) * 1.5).gelu();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(148, -1.0, 1.0);
+    let k9: Tensor![f64; 6, 2, 2] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(48, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
-fn g059_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).permute::<2, 0, 1>();
-    let v2 = (&v1).mse(&v1);
-    let v3 = ((&v2) + (&v2));
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { (&v3).tanh().exp() };
-    let mut v5 = v4.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v4).cos()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (-(&v3)) };
-    let k7: Tensor![f64] = Tensor::rand_uniform(336, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(715, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+fn g059_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(328, -1.0, 1.0);
+    let v2 = (((b).mean() * &k1)).permute::<2, 1, 0>();
+    let v3 = (a).minimum(a);
+    let v4 = ((&v2).tanh().powi(3)).concat::<0, 6, _>(&(&v2).tanh().exp());
+    let v5 = (&v2).tanh();
+    let v6 = ((b) * 3.0).floor();
+    let v7 = ((c) * 1.5).gelu();
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(148, -1.0, 1.0);
+    let k9: Tensor![f64; 6, 2, 2] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(184, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(48, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(975, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
 fn g059_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(413, -sign, sign);
-        let (value, g) = g059_grad(&a);
-        assert_eq!(value, g059(&a));
-        check(|x| g059(x), &a, &g.a);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(413, -sign, sign);
+        let b: Tensor![f64; 3, 4] = Tensor::rand_uniform(414, -sign, sign);
+        let c: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(415, -sign, sign);
+        let (value, g) = g059_grad(&a, &b, &c);
+        assert_eq!(value, g059(&a, &b, &c));
+        check(|x| g059(x, &b, &c), &a, &g.a);
+        check(|x| g059(&a, x, &c), &b, &g.b);
+        check(|x| g059(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
-        let loss = g059_tape(&ta);
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g059_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g060(a: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).cross_entropy(&[0usize, 2usize, 2usize]);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(985, -1.0, 1.0);
-    let v5 = (((&v2) + &k3)).matmul(&((a).mean() * &k4));
-    let v6 = ((a).slice::<0, 0, 2>()).reshape::<Shape![1, 1, 1, 2]>().conv2d::<1, 1, 1, 1, 2, 3>(&((&v5).tanh().exp2()).reshape::<Shape![1, 1, 2, 2]>()).reshape::<Shape![2, 3]>();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(169, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+fn g060(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let v1 = (a).cross_entropy(&[2usize, 0usize]);
+    let v2 = (c).maximum_scalar(0.1);
+    let v3 = ((b).square() + 1.0).recip();
+    let k4: Tensor![f64] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(996, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
-fn g060_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(104, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).cross_entropy(&[0usize, 2usize, 2usize]);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(805, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(985, -1.0, 1.0);
-    let v5 = (((&v2) + &k3)).matmul(&((a).mean() * &k4));
-    let v6 = ((a).slice::<0, 0, 2>()).reshape::<Shape![1, 1, 1, 2]>().conv2d::<1, 1, 1, 1, 2, 3>(&((&v5).tanh().exp2()).reshape::<Shape![1, 1, 2, 2]>()).reshape::<Shape![2, 3]>();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(169, -1.0, 1.0);
-    (&v6 * &k7).sum()
+fn g060_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let v1 = (a).cross_entropy(&[2usize, 0usize]);
+    let v2 = (c).maximum_scalar(0.1);
+    let v3 = ((b).square() + 1.0).recip();
+    let k4: Tensor![f64] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(996, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
 fn g060_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(420, -sign, sign);
-        let (value, g) = g060_grad(&a);
-        assert_eq!(value, g060(&a));
-        check(|x| g060(x), &a, &g.a);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(420, -sign, sign);
+        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(421, -sign, sign);
+        let c: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(422, -sign, sign);
+        let (value, g) = g060_grad(&a, &b, &c);
+        assert_eq!(value, g060(&a, &b, &c));
+        check(|x| g060(x, &b, &c), &a, &g.a);
+        check(|x| g060(&a, x, &c), &b, &g.b);
+        check(|x| g060(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
-        let loss = g060_tape(&ta);
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g060_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g061(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (&m.head.weight).gather::<1, 2>(&[0, 2]);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(760, -1.0, 1.0);
-    let v3 = (((a) + &k2)).tanh().exp();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
-    let mut v5 = ((&v1).mean() * &k4);
-    for i in 0..3 {
-        v5 = (m.blocks[2 - i].forward(&v5)).sin() + &v5 * 0.5;
+fn g061(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
+    let v1 = (&m.head.bias).gather::<0, 4>(&[0, 0, 0, 2]);
+    let v2 = (&m.blocks[1].weight).minimum_scalar(-0.1);
+    let mut v3 = m.blocks[1].weight.clone();
+    for i in 0..2 {
+        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v6 = (m.blocks[2].forward(&v5)).softplus();
-    let v7 = (b).sin();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(123, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(370, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let mut v4 = v2.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).powf(-0.5)).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = ((a).square() + 1.0).recip();
+    let v6 = ((b) * 1.5).gelu();
+    let v7 = (-(&m.head.weight));
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(495, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(437, -1.0, 1.0);
+    ((&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
-fn g061_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.head.weight).gather::<1, 2>(&[0, 2]);
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(760, -1.0, 1.0);
-    let v3 = (((a) + &k2)).tanh().exp();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
-    let mut v5 = ((&v1).mean() * &k4);
-    for i in 0..3 {
-        v5 = (m.blocks[2 - i].forward(&v5)).sin() + &v5 * 0.5;
+fn g061_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+    let v1 = (&m.head.bias).gather::<0, 4>(&[0, 0, 0, 2]);
+    let v2 = (&m.blocks[1].weight).minimum_scalar(-0.1);
+    let mut v3 = m.blocks[1].weight.clone();
+    for i in 0..2 {
+        v3 = ((&v3).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
     }
-    let v6 = (m.blocks[2].forward(&v5)).softplus();
-    let v7 = (b).sin();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(123, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(370, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let mut v4 = v2.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).powf(-0.5)).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = ((a).square() + 1.0).recip();
+    let v6 = ((b) * 1.5).gelu();
+    let v7 = (-(&m.head.weight));
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(467, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(495, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(437, -1.0, 1.0);
+    (&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
@@ -3286,7 +3400,7 @@ fn g061_gradient() {
     for sign in [1.0, -1.0] {
         let m = Stack::random(430, sign);
         let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(427, -sign, sign);
-        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(428, -sign, sign);
+        let b: Tensor![f64; 3, 4] = Tensor::rand_uniform(428, -sign, sign);
         let (value, g) = g061_grad(&m, &a, &b);
         assert_eq!(value, g061(&m, &a, &b));
         check_model(|x| g061(x, &a, &b), &m, &g.m);
@@ -3305,56 +3419,42 @@ fn g061_gradient() {
 }
 
 #[differentiable]
-fn g062(a: &Tensor![f64; 1, 3], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
+fn g062(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64; 1, 3]) -> f64 {
     let v1 = (b).cast::<f64>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let v3 = (((a) + &k2)).tanh().exp2();
-    let mut v4 = c.clone();
-    for _ in 0..2 {
-        v4 = (((&v4 * &v1) * 1.5).gelu()).tanh() + c * 0.5;
+    let v2 = (a).mse(c);
+    let mut v3 = v1.clone();
+    for _ in 0..4 {
+        v3 = ((&v3 * b).softplus()).tanh() + &v1 * 0.5;
     }
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * 1.5).gelu() };
-    let mut v6 = v5.clone();
-    for _ in 0..3 {
-        v6 = ((&v6 * &v4).tanh().exp()).tanh() + &v5 * 0.5;
-    }
-    let mut v7 = v4.clone();
-    for _ in 0..1 {
-        v7 = (((&v7 * c) * 1.5).gelu()).tanh() + &v4 * 0.5;
-    }
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(564, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(820, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(849, -1.0, 1.0);
+    let v5 = (((c) * (&v2))).matmul(&k4);
+    let v6 = if c.detach().sum().item() < 0.0 { (&v5).square() } else { (&v5).sin() };
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(405, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
-fn g062_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
+fn g062_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
     let v1 = (b).cast::<f64>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(757, -1.0, 1.0);
-    let v3 = (((a) + &k2)).tanh().exp2();
-    let mut v4 = c.clone();
-    for _ in 0..2 {
-        v4 = (((&v4 * &v1) * 1.5).gelu()).tanh() + c * 0.5;
+    let v2 = (a).mse(c);
+    let mut v3 = v1.clone();
+    for _ in 0..4 {
+        v3 = ((&v3 * b).softplus()).tanh() + &v1 * 0.5;
     }
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * 1.5).gelu() };
-    let mut v6 = v5.clone();
-    for _ in 0..3 {
-        v6 = ((&v6 * &v4).tanh().exp()).tanh() + &v5 * 0.5;
-    }
-    let mut v7 = v4.clone();
-    for _ in 0..1 {
-        v7 = (((&v7 * c) * 1.5).gelu()).tanh() + &v4 * 0.5;
-    }
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(564, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(820, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(849, -1.0, 1.0);
+    let v5 = (((c) * (&v2))).matmul(&k4);
+    let v6 = if c.detach().sum().item() < 0.0 { (&v5).square() } else { (&v5).sin() };
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(984, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(405, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
 fn g062_gradient() {
     for sign in [1.0, -1.0] {
         let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(434, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(435, -sign, sign);
-        let c: Tensor![f64; 1] = Tensor::rand_uniform(436, -sign, sign);
+        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(435, -sign, sign);
+        let c: Tensor![f64; 1, 3] = Tensor::rand_uniform(436, -sign, sign);
         let (value, g) = g062_grad(&a, &b, &c);
         assert_eq!(value, g062(&a, &b, &c));
         check(|x| g062(x, &b, &c), &a, &g.a);
@@ -3373,90 +3473,80 @@ fn g062_gradient() {
 }
 
 #[differentiable]
-fn g063(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 2, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (c).reshape::<Shape![6]>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(48, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).ln();
-    let v4 = (-(a));
-    let v5 = (b).sin();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(83, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(247, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+fn g063(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3]) -> f64 {
+    let v1 = (a).reshape::<Shape![12]>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(406, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).matmul(&(a).t());
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v1)) };
+    let v5 = if b.detach().sum().item() < 0.0 { (b).softplus() } else { ((b).square() + 1.0).recip() };
+    let v6 = if a.detach().sum().item() < 0.0 { (&v4).sin() } else { ((&v4) * (&v1)) };
+    let v7 = if b.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1) * (&v4)) };
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(506, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let k10: Tensor![f64; 12] = Tensor::rand_uniform(732, -1.0, 1.0);
+    let k11: Tensor![f64; 12] = Tensor::rand_uniform(913, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
-fn g063_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1, 2, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (c).reshape::<Shape![6]>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(48, -1.0, 1.0);
-    let v3 = ((((&v1).mean() * &k2)).square() + 1.0).ln();
-    let v4 = (-(a));
-    let v5 = (b).sin();
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(83, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(247, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+fn g063_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (a).reshape::<Shape![12]>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(406, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).matmul(&(a).t());
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v1)) };
+    let v5 = if b.detach().sum().item() < 0.0 { (b).softplus() } else { ((b).square() + 1.0).recip() };
+    let v6 = if a.detach().sum().item() < 0.0 { (&v4).sin() } else { ((&v4) * (&v1)) };
+    let v7 = if b.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1) * (&v4)) };
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(506, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let k10: Tensor![f64; 12] = Tensor::rand_uniform(732, -1.0, 1.0);
+    let k11: Tensor![f64; 12] = Tensor::rand_uniform(913, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
 fn g063_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(441, -sign, sign);
-        let b: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(442, -sign, sign);
-        let c: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(443, -sign, sign);
-        let (value, g) = g063_grad(&a, &b, &c);
-        assert_eq!(value, g063(&a, &b, &c));
-        check(|x| g063(x, &b, &c), &a, &g.a);
-        check(|x| g063(&a, x, &c), &b, &g.b);
-        check(|x| g063(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(441, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(442, -sign, sign);
+        let (value, g) = g063_grad(&a, &b);
+        assert_eq!(value, g063(&a, &b));
+        check(|x| g063(x, &b), &a, &g.a);
+        check(|x| g063(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g063_tape(&ta, &tb, &tc);
+        let loss = g063_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g064(a: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 2, 3]>();
-    let v3 = ((&v2).square() + 1.0).log2();
-    let v4 = ((((&v2).square() + 1.0).ln()) * (((&v3).reshape::<Shape![12]>()).mean()));
-    let v5 = (&v4).tanh();
-    let mut v6 = v5.clone();
-    for _ in 0..1 {
-        v6 = ((&v6 * &v4).cos()).tanh() + &v5 * 0.5;
-    }
-    let v7 = (a).reshape::<Shape![2, 2]>();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(670, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(3, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+fn g064(a: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(53, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 4]>();
+    let v3 = (&v2).tanh().exp();
+    let v4 = ((&v3) * ((&v3).mean()));
+    let v5 = (((&v4).tanh() * 0.9).atanh()).concat::<0, 4, _>(&((&v4) - (&v4)));
+    let k6: Tensor![f64; 4, 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
-fn g064_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(541, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 2, 3]>();
-    let v3 = ((&v2).square() + 1.0).log2();
-    let v4 = ((((&v2).square() + 1.0).ln()) * (((&v3).reshape::<Shape![12]>()).mean()));
-    let v5 = (&v4).tanh();
-    let mut v6 = v5.clone();
-    for _ in 0..1 {
-        v6 = ((&v6 * &v4).cos()).tanh() + &v5 * 0.5;
-    }
-    let v7 = (a).reshape::<Shape![2, 2]>();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(670, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(3, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+fn g064_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(53, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).broadcast_to::<Shape![2, 3, 4]>();
+    let v3 = (&v2).tanh().exp();
+    let v4 = ((&v3) * ((&v3).mean()));
+    let v5 = (((&v4).tanh() * 0.9).atanh()).concat::<0, 4, _>(&((&v4) - (&v4)));
+    let k6: Tensor![f64; 4, 3, 4] = Tensor::rand_uniform(77, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
 fn g064_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(448, -sign, sign);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(448, -sign, sign);
         let (value, g) = g064_grad(&a);
         assert_eq!(value, g064(&a));
         check(|x| g064(x), &a, &g.a);
@@ -3469,46 +3559,36 @@ fn g064_gradient() {
 }
 
 #[differentiable]
-fn g065(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.blocks[1].weight).concat::<0, 5, _>(a);
-    let v2 = ((&v1).square() + 1.0).sqrt();
-    let v3 = (m.blocks[2].forward(&v2)).sin();
-    let k4: Tensor![f64; 5, 2] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let v5 = (((&v2).gather::<1, 2>(&[2, 2])).batch_norm(1e-5) * &k4);
-    let v6 = ((b).square() + 1.0).ln();
-    let v7 = (-(&m.head.bias));
-    let v8 = (&m.head.weight).softplus();
-    let k9: Tensor![f64; 5, 3] = Tensor::rand_uniform(860, -1.0, 1.0);
-    let k10: Tensor![f64; 5, 2] = Tensor::rand_uniform(339, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(331, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(426, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(841, -1.0, 1.0);
-    ((&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
+fn g065(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
+    let v1 = (a).concat::<0, 6, _>(&m.proj.weight);
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(7, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).tanh().exp2();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(510, -1.0, 1.0);
+    let v5 = (m.proj.forward(&((&v3) + &k4))).square();
+    let v6 = (b).tanh();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(945, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
-fn g065_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[1].weight).concat::<0, 5, _>(a);
-    let v2 = ((&v1).square() + 1.0).sqrt();
-    let v3 = (m.blocks[2].forward(&v2)).sin();
-    let k4: Tensor![f64; 5, 2] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let v5 = (((&v2).gather::<1, 2>(&[2, 2])).batch_norm(1e-5) * &k4);
-    let v6 = ((b).square() + 1.0).ln();
-    let v7 = (-(&m.head.bias));
-    let v8 = (&m.head.weight).softplus();
-    let k9: Tensor![f64; 5, 3] = Tensor::rand_uniform(860, -1.0, 1.0);
-    let k10: Tensor![f64; 5, 2] = Tensor::rand_uniform(339, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(331, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(426, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 4] = Tensor::rand_uniform(841, -1.0, 1.0);
-    (&v3 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
+fn g065_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (a).concat::<0, 6, _>(&m.proj.weight);
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(7, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).tanh().exp2();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(510, -1.0, 1.0);
+    let v5 = (m.proj.forward(&((&v3) + &k4))).square();
+    let v6 = (b).tanh();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(945, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
 fn g065_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(458, sign);
+        let m = Res::random(458, sign);
         let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(455, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(456, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(456, -sign, sign);
         let (value, g) = g065_grad(&m, &a, &b);
         assert_eq!(value, g065(&m, &a, &b));
         check_model(|x| g065(x, &a, &b), &m, &g.m);
@@ -3527,137 +3607,161 @@ fn g065_gradient() {
 }
 
 #[differentiable]
-fn g066(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let v2 = (c).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v3 = ((b).square() + 1.0).recip();
-    let v4 = (c).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 2, 3>(&(&v3).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![2, 3]>();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(497, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(184, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
+fn g066(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 4]) -> f64 {
+    let v1 = (b).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
+    let v2 = ((a).square() + 1.0).ln();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * (&v1)) };
+    let v4 = ((&v3).tanh() * 0.9).asin();
+    let v5 = ((&v3) / ((&v4).square() + 1.0));
+    let mut v6 = v5.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v5) * 1.5).gelu()).tanh();
+        }
+        v6 = &v6 - &v5 * 0.25;
+    }
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(935, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g066_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let v2 = (c).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v3 = ((b).square() + 1.0).recip();
-    let v4 = (c).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 1, 1, 1, 2, 3>(&(&v3).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![2, 3]>();
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(497, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(184, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v4 * &k6).sum()
+fn g066_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let v1 = (b).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(b).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
+    let v2 = ((a).square() + 1.0).ln();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v2).square() } else { ((&v2) * (&v1)) };
+    let v4 = ((&v3).tanh() * 0.9).asin();
+    let v5 = ((&v3) / ((&v4).square() + 1.0));
+    let mut v6 = v5.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v5) * 1.5).gelu()).tanh();
+        }
+        v6 = &v6 - &v5 * 0.25;
+    }
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(935, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g066_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(462, -sign, sign);
-        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(463, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(464, -sign, sign);
-        let (value, g) = g066_grad(&a, &b, &c);
-        assert_eq!(value, g066(&a, &b, &c));
-        check(|x| g066(x, &b, &c), &a, &g.a);
-        check(|x| g066(&a, x, &c), &b, &g.b);
-        check(|x| g066(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(462, -sign, sign);
+        let b: Tensor![f64; 4] = Tensor::rand_uniform(463, -sign, sign);
+        let (value, g) = g066_grad(&a, &b);
+        assert_eq!(value, g066(&a, &b));
+        check(|x| g066(x, &b), &a, &g.a);
+        check(|x| g066(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g066_tape(&ta, &tb, &tc);
+        let loss = g066_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g067(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1]) -> f64 {
-    let v1 = (b).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
-    let v2 = (c).square();
-    let v3 = if c.detach().sum().item() > 0.0 { (-(&v1)) } else { (&v1).tanh().powf(3.0) };
-    let mut v4 = v2.clone();
-    for i in 0..1 {
+fn g067(a: &Tensor![f64; 3, 4]) -> f64 {
+    let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
+    let v2 = ((a).square() + 1.0).log2();
+    let v3 = (-(&v1));
+    let v4 = ((&v3).clamp(-0.5, 0.5)).sin();
+    let mut v5 = v3.clone();
+    for i in 0..3 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v2).tanh().exp()).tanh();
+            v5 = ((&v5 * &v1).sin()).tanh();
         }
-        v4 = &v4 - &v2 * 0.25;
+        v5 = &v5 - &v1 * 0.25;
     }
-    let v5 = ((a) + (a));
-    let v6 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3).square() + 1.0).recip() };
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(746, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(869, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(592, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v6 = ((((&v4) * (&v2))) * (((&v5).silu()).mean()));
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(537, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g067_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (b).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 3>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
-    let v2 = (c).square();
-    let v3 = if c.detach().sum().item() > 0.0 { (-(&v1)) } else { (&v1).tanh().powf(3.0) };
-    let mut v4 = v2.clone();
-    for i in 0..1 {
+fn g067_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+    let v1 = (a).reshape::<Shape![1, 1, 3, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![1, 1]>();
+    let v2 = ((a).square() + 1.0).log2();
+    let v3 = (-(&v1));
+    let v4 = ((&v3).clamp(-0.5, 0.5)).sin();
+    let mut v5 = v3.clone();
+    for i in 0..3 {
         if i % 2 == 0 {
-            v4 = ((&v4 * &v2).tanh().exp()).tanh();
+            v5 = ((&v5 * &v1).sin()).tanh();
         }
-        v4 = &v4 - &v2 * 0.25;
+        v5 = &v5 - &v1 * 0.25;
     }
-    let v5 = ((a) + (a));
-    let v6 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3).square() + 1.0).recip() };
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(746, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(869, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(592, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v6 = ((((&v4) * (&v2))) * (((&v5).silu()).mean()));
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(537, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g067_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(469, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(470, -sign, sign);
-        let c: Tensor![f64; 1] = Tensor::rand_uniform(471, -sign, sign);
-        let (value, g) = g067_grad(&a, &b, &c);
-        assert_eq!(value, g067(&a, &b, &c));
-        check(|x| g067(x, &b, &c), &a, &g.a);
-        check(|x| g067(&a, x, &c), &b, &g.b);
-        check(|x| g067(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(469, -sign, sign);
+        let (value, g) = g067_grad(&a);
+        assert_eq!(value, g067(&a));
+        check(|x| g067(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g067_tape(&ta, &tb, &tc);
+        let loss = g067_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g068(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 1, 2, 4]>().conv_transpose2d::<1, 0, 1, 4, 6>(&(&m.blocks[2].weight).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![4, 6]>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).sin();
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.blocks[1].forward(&m.blocks[1].weight)).square() + 1.0).sqrt() } else { (m.blocks[1].forward(&m.blocks[1].weight)).cos() };
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(126, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(817, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+fn g068(m: &Res, a: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = (a).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&m.layers[0].bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 5]>();
+    let v2 = ((&m.norm[1]).square() + 1.0).sqrt();
+    let mut v3 = a.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v3 = (-(m.layers[i].forward(&v3)));
+        }
+        v3 = &v3 - &m.layers[i].bias * 0.25;
+    }
+    let mut v4 = m.norm[1].clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((-(&v4 * &v2))).tanh();
+        }
+        v4 = &v4 - &v2 * 0.25;
+    }
+    let k5: Tensor![f64; 3, 5] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(345, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(574, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
-fn g068_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 1, 2, 4]>().conv_transpose2d::<1, 0, 1, 4, 6>(&(&m.blocks[2].weight).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![4, 6]>();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(350, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).sin();
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.blocks[1].forward(&m.blocks[1].weight)).square() + 1.0).sqrt() } else { (m.blocks[1].forward(&m.blocks[1].weight)).cos() };
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(126, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(817, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+fn g068_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = (a).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(&m.layers[0].bias).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 5]>();
+    let v2 = ((&m.norm[1]).square() + 1.0).sqrt();
+    let mut v3 = a.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v3 = (-(m.layers[i].forward(&v3)));
+        }
+        v3 = &v3 - &m.layers[i].bias * 0.25;
+    }
+    let mut v4 = m.norm[1].clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((-(&v4 * &v2))).tanh();
+        }
+        v4 = &v4 - &v2 * 0.25;
+    }
+    let k5: Tensor![f64; 3, 5] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(345, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(574, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
 fn g068_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(479, sign);
-        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(476, -sign, sign);
+        let m = Res::random(479, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(476, -sign, sign);
         let (value, g) = g068_grad(&m, &a);
         assert_eq!(value, g068(&m, &a));
         check_model(|x| g068(x, &a), &m, &g.m);
@@ -3673,33 +3777,37 @@ fn g068_gradient() {
 }
 
 #[differentiable]
-fn g069(a: &Tensor![f64], b: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64] = Tensor::rand_uniform(522, -1.0, 1.0);
-    let k2: Tensor![f64] = Tensor::rand_uniform(2, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = m3.select(a, &((b).mean() * &k1));
-    let v5 = (&v4).cos();
-    let v6 = (((&v5).square() + 1.0).pow(&(&v4).tanh())).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v4) * (a))).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(170, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+fn g069(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 3]) -> f64 {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
+    let m2 = k1.gt_scalar(0.0);
+    let v3 = m2.select(a, b);
+    let v4 = ((a).square() + 1.0).recip();
+    let v5 = ((b).broadcast_to::<Shape![2, 2, 3]>()).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 5>(&(((&v4) * ((&v3).mean()))).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![4, 5]>();
+    let k6: Tensor![f64; 4, 5] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(434, -1.0, 1.0);
+    let v8 = ((((&v5).batch_norm(1e-5) * &k6)) * (((&v3).matmul(&k7)).mean()));
+    let k9: Tensor![f64; 4, 5] = Tensor::rand_uniform(968, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
-fn g069_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64] = Tensor::rand_uniform(522, -1.0, 1.0);
-    let k2: Tensor![f64] = Tensor::rand_uniform(2, -1.0, 1.0);
-    let m3 = k2.gt_scalar(0.0);
-    let v4 = Var::select(&m3, a, &((b).mean() * &k1));
-    let v5 = (&v4).cos();
-    let v6 = (((&v5).square() + 1.0).pow(&(&v4).tanh())).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v4) * (a))).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(170, -1.0, 1.0);
-    (&v6 * &k7).sum()
+fn g069_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(760, -1.0, 1.0);
+    let m2 = k1.gt_scalar(0.0);
+    let v3 = Var::select(&m2, a, b);
+    let v4 = ((a).square() + 1.0).recip();
+    let v5 = ((b).broadcast_to::<Shape![2, 2, 3]>()).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 5>(&(((&v4) * ((&v3).mean()))).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![4, 5]>();
+    let k6: Tensor![f64; 4, 5] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(434, -1.0, 1.0);
+    let v8 = ((((&v5).batch_norm(1e-5) * &k6)) * (((&v3).matmul(&k7)).mean()));
+    let k9: Tensor![f64; 4, 5] = Tensor::rand_uniform(968, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
 fn g069_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64] = Tensor::rand_uniform(483, -sign, sign);
-        let b: Tensor![f64; 4] = Tensor::rand_uniform(484, -sign, sign);
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(483, -sign, sign);
+        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(484, -sign, sign);
         let (value, g) = g069_grad(&a, &b);
         assert_eq!(value, g069(&a, &b));
         check(|x| g069(x, &b), &a, &g.a);
@@ -3715,199 +3823,213 @@ fn g069_gradient() {
 }
 
 #[differentiable]
-fn g070(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 1, 1], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (c).dropout(0.25, 970);
-    let v2 = (b).tanh();
-    let mut v3 = v2.clone();
-    for i in 0..2 {
+fn g070(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
+    let v1 = (a).dropout(0.25, 449);
+    let v2 = (&v1).square();
+    let mut v3 = b.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v3 = ((-(&v3 * &v2))).tanh();
+            v3 = ((&v3 * b).sigmoid()).tanh();
         }
-        v3 = &v3 - &v2 * 0.25;
+        v3 = &v3 - b * 0.25;
     }
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * b).cos()).tanh();
-        }
-        v4 = &v4 - b * 0.25;
-    }
-    let v5 = (a).cos();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(22, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(270, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(225, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v4 = if b.detach().sum().item() > 0.0 { (&v3).square() } else { ((&v3) * (b)) };
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(648, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(933, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
-fn g070_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 1, 1]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (c).dropout(0.25, 970);
-    let v2 = (b).tanh();
-    let mut v3 = v2.clone();
-    for i in 0..2 {
+fn g070_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let v1 = (a).dropout(0.25, 449);
+    let v2 = (&v1).square();
+    let mut v3 = b.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v3 = ((-(&v3 * &v2))).tanh();
+            v3 = ((&v3 * b).sigmoid()).tanh();
         }
-        v3 = &v3 - &v2 * 0.25;
+        v3 = &v3 - b * 0.25;
     }
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * b).cos()).tanh();
-        }
-        v4 = &v4 - b * 0.25;
-    }
-    let v5 = (a).cos();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(22, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(270, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(225, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v4 = if b.detach().sum().item() > 0.0 { (&v3).square() } else { ((&v3) * (b)) };
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(648, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(933, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
 fn g070_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(490, -sign, sign);
-        let b: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(491, -sign, sign);
-        let c: Tensor![f64; 2, 3] = Tensor::rand_uniform(492, -sign, sign);
-        let (value, g) = g070_grad(&a, &b, &c);
-        assert_eq!(value, g070(&a, &b, &c));
-        check(|x| g070(x, &b, &c), &a, &g.a);
-        check(|x| g070(&a, x, &c), &b, &g.b);
-        check(|x| g070(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(490, -sign, sign);
+        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(491, -sign, sign);
+        let (value, g) = g070_grad(&a, &b);
+        assert_eq!(value, g070(&a, &b));
+        check(|x| g070(x, &b), &a, &g.a);
+        check(|x| g070(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g070_tape(&ta, &tb, &tc);
+        let loss = g070_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g071(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (b).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).sigmoid();
-    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (a)) };
-    let v5 = ((&v4).tanh() * 0.9).atanh();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(26, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+fn g071(a: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(783, -1.0, 1.0);
+    let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
+    let v3 = (&v2).sin();
+    let v4 = (&v3).tanh().exp();
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v2).square() + 1.0).recip()).tanh();
+        }
+        v5 = &v5 - &v2 * 0.25;
+    }
+    let v6 = (&v5).atan2(&((&v4).square() + 0.5));
+    let mut v7 = a.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * a).tanh().exp()).tanh();
+        }
+        v7 = &v7 - a * 0.25;
+    }
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
-fn g071_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (b).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(518, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).sigmoid();
-    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sin() } else { ((&v3) * (a)) };
-    let v5 = ((&v4).tanh() * 0.9).atanh();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(26, -1.0, 1.0);
-    (&v5 * &k6).sum()
+fn g071_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(783, -1.0, 1.0);
+    let v2 = (((a) + &k1)).reshape::<Shape![1, 1, 3, 4]>().max_pool2d::<2, 1, 2, 3>().reshape::<Shape![2, 3]>();
+    let v3 = (&v2).sin();
+    let v4 = (&v3).tanh().exp();
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v2).square() + 1.0).recip()).tanh();
+        }
+        v5 = &v5 - &v2 * 0.25;
+    }
+    let v6 = (&v5).atan2(&((&v4).square() + 0.5));
+    let mut v7 = a.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * a).tanh().exp()).tanh();
+        }
+        v7 = &v7 - a * 0.25;
+    }
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(13, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
 fn g071_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(497, -sign, sign);
-        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(498, -sign, sign);
-        let (value, g) = g071_grad(&a, &b);
-        assert_eq!(value, g071(&a, &b));
-        check(|x| g071(x, &b), &a, &g.a);
-        check(|x| g071(&a, x), &b, &g.b);
+        let a: Tensor![f64] = Tensor::rand_uniform(497, -sign, sign);
+        let (value, g) = g071_grad(&a);
+        assert_eq!(value, g071(&a));
+        check(|x| g071(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g071_tape(&ta, &tb);
+        let loss = g071_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g072(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (&m.layers[1].weight).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(897, -1.0, 1.0);
-    let v3 = ((((&m.layers[1].bias).mean() * &k2)) + 0.25).relu();
-    let v4 = if a.detach().sum().item() > 0.0 { (m.layers[1].forward(&m.proj.weight)).cos() } else { (m.layers[1].forward(&m.proj.weight)).square() };
-    let mut v5 = a.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * a).softplus()).tanh() + a * 0.5;
+fn g072(m: &Res, a: &Tensor![f64; 2, 4]) -> f64 {
+    let v1 = (a).reshape::<Shape![1, 1, 2, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let v3 = (((&m.proj.bias) + &k2)).cos();
+    let v4 = m.layers[0].forward(&v3);
+    let mut v5 = v3.clone();
+    for i in 0..2 {
+        v5 = ((&v5).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
     }
-    let v6 = ((b).square() + 1.0).recip();
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(239, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(560, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(894, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(876, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(272, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(193, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(61, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(703, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g072_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[1].weight).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(897, -1.0, 1.0);
-    let v3 = ((((&m.layers[1].bias).mean() * &k2)) + 0.25).relu();
-    let v4 = if a.detach().sum().item() > 0.0 { (m.layers[1].forward(&m.proj.weight)).cos() } else { (m.layers[1].forward(&m.proj.weight)).square() };
-    let mut v5 = a.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * a).softplus()).tanh() + a * 0.5;
+fn g072_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
+    let v1 = (a).reshape::<Shape![1, 1, 2, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let v3 = (((&m.proj.bias) + &k2)).cos();
+    let v4 = m.layers[0].forward(&v3);
+    let mut v5 = v3.clone();
+    for i in 0..2 {
+        v5 = ((&v5).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
     }
-    let v6 = ((b).square() + 1.0).recip();
-    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(239, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(560, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(894, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(876, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(272, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(193, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(61, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(703, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g072_gradient() {
     for sign in [1.0, -1.0] {
         let m = Res::random(507, sign);
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(504, -sign, sign);
-        let b: Tensor![f64; 3, 4] = Tensor::rand_uniform(505, -sign, sign);
-        let (value, g) = g072_grad(&m, &a, &b);
-        assert_eq!(value, g072(&m, &a, &b));
-        check_model(|x| g072(x, &a, &b), &m, &g.m);
-        check(|x| g072(&m, x, &b), &a, &g.a);
-        check(|x| g072(&m, &a, x), &b, &g.b);
+        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(504, -sign, sign);
+        let (value, g) = g072_grad(&m, &a);
+        assert_eq!(value, g072(&m, &a));
+        check_model(|x| g072(x, &a), &m, &g.m);
+        check(|x| g072(&m, x), &a, &g.a);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g072_tape(&tm, &ta, &tb);
+        let loss = g072_tape(&tm, &ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g073(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
-    let v2 = ((b) * 1.5).gelu();
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(328, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+fn g073(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(930, -1.0, 1.0);
+    let v2 = (((b) + &k1)).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
+    let v3 = (&v2).tanh();
+    let mut v4 = v3.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * b).sin()).tanh();
+        }
+        v4 = &v4 - b * 0.25;
+    }
+    let v5 = (a).sigmoid();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(570, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g073_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
-    let v2 = ((b) * 1.5).gelu();
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(328, -1.0, 1.0);
-    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+fn g073_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(930, -1.0, 1.0);
+    let v2 = (((b) + &k1)).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
+    let v3 = (&v2).tanh();
+    let mut v4 = v3.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * b).sin()).tanh();
+        }
+        v4 = &v4 - b * 0.25;
+    }
+    let v5 = (a).sigmoid();
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(570, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g073_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(511, -sign, sign);
-        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(512, -sign, sign);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(511, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(512, -sign, sign);
         let (value, g) = g073_grad(&a, &b);
         assert_eq!(value, g073(&a, &b));
         check(|x| g073(x, &b), &a, &g.a);
@@ -3923,137 +4045,49 @@ fn g073_gradient() {
 }
 
 #[differentiable]
-fn g074(a: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(380, -1.0, 1.0);
+fn g074(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v3 = ((&v2) * 1.5).gelu_tanh();
-    let v4 = ((&v3).tanh() * 0.9).acos();
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(699, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v3 = (c).sigmoid();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(44, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v2, c);
+    let v7 = (b).abs();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(459, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(30, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(397, -1.0, 1.0);
+    ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
-fn g074_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(380, -1.0, 1.0);
+fn g074_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(166, -1.0, 1.0);
     let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
-    let v3 = ((&v2) * 1.5).gelu_tanh();
-    let v4 = ((&v3).tanh() * 0.9).acos();
-    let k5: Tensor![f64; 3, 1] = Tensor::rand_uniform(699, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v3 = (c).sigmoid();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(44, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v2, c);
+    let v7 = (b).abs();
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(459, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(30, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(397, -1.0, 1.0);
+    (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
 fn g074_gradient() {
     for sign in [1.0, -1.0] {
         let a: Tensor![f64] = Tensor::rand_uniform(518, -sign, sign);
-        let (value, g) = g074_grad(&a);
-        assert_eq!(value, g074(&a));
-        check(|x| g074(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g074_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g075(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(976, -1.0, 1.0);
-    let v2 = (((&m.blocks[1].weight).mean() * &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((a) * 1.5).gelu_erf();
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (m.blocks[i].forward(&v4)).square();
-        }
-        v4 = &v4 - &m.blocks[i].bias * 0.25;
-    }
-    let v5 = (&m.blocks[2].bias).cos();
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(164, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(869, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
-}
-
-fn g075_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(976, -1.0, 1.0);
-    let v2 = (((&m.blocks[1].weight).mean() * &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((a) * 1.5).gelu_erf();
-    let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = (m.blocks[i].forward(&v4)).square();
-        }
-        v4 = &v4 - &m.blocks[i].bias * 0.25;
-    }
-    let v5 = (&m.blocks[2].bias).cos();
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(164, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(869, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
-}
-
-#[test]
-fn g075_gradient() {
-    for sign in [1.0, -1.0] {
-        let m = Stack::random(528, sign);
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(525, -sign, sign);
-        let (value, g) = g075_grad(&m, &a);
-        assert_eq!(value, g075(&m, &a));
-        check_model(|x| g075(x, &a), &m, &g.m);
-        check(|x| g075(&m, x), &a, &g.a);
-        let tm = m.tape();
-        let ta = Var::param(a.clone());
-        let loss = g075_tape(&tm, &ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        tm.same(&g.m);
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g076(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(460, -1.0, 1.0);
-    let v2 = (((c) + &k1)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v3 = ((&v2) * 1.5).erf();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(515, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(b, &v3);
-    let v7 = (a).softplus();
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(554, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(356, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
-}
-
-fn g076_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(460, -1.0, 1.0);
-    let v2 = (((c) + &k1)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v3 = ((&v2) * 1.5).erf();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(515, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, b, &v3);
-    let v7 = (a).softplus();
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(554, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(356, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
-}
-
-#[test]
-fn g076_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(532, -sign, sign);
-        let b: Tensor![f64; 1] = Tensor::rand_uniform(533, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(534, -sign, sign);
-        let (value, g) = g076_grad(&a, &b, &c);
-        assert_eq!(value, g076(&a, &b, &c));
-        check(|x| g076(x, &b, &c), &a, &g.a);
-        check(|x| g076(&a, x, &c), &b, &g.b);
-        check(|x| g076(&a, &b, x), &c, &g.c);
+        let b: Tensor![f64] = Tensor::rand_uniform(519, -sign, sign);
+        let c: Tensor![f64; 3] = Tensor::rand_uniform(520, -sign, sign);
+        let (value, g) = g074_grad(&a, &b, &c);
+        assert_eq!(value, g074(&a, &b, &c));
+        check(|x| g074(x, &b, &c), &a, &g.a);
+        check(|x| g074(&a, x, &c), &b, &g.b);
+        check(|x| g074(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
         let tc = Var::param(c.clone());
-        let loss = g076_tape(&ta, &tb, &tc);
+        let loss = g074_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
@@ -4063,26 +4097,118 @@ fn g076_gradient() {
 }
 
 #[differentiable]
-fn g077(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
-    let v2 = ((a).layer_norm(1e-5) * &k1);
-    let v3 = ((&v2) * 1.5).erfc();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(820, -1.0, 1.0);
+fn g075(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v3 = ((&m.fc1.weight) + 0.25).relu();
+    let v4 = (m.fc1.forward(a)).sin();
+    let v5 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
+    let v6 = ((&m.fc2.weight) * 1.5).gelu();
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(301, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(930, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(297, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(670, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(325, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+}
+
+fn g075_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let v2 = (((a) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v3 = ((&m.fc1.weight) + 0.25).relu();
+    let v4 = (m.fc1.forward(a)).sin();
+    let v5 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { ((b) * (b)) };
+    let v6 = ((&m.fc2.weight) * 1.5).gelu();
+    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(301, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(930, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(297, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(670, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(325, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+}
+
+#[test]
+fn g075_gradient() {
+    for sign in [1.0, -1.0] {
+        let m = Net::random(528, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(525, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(526, -sign, sign);
+        let (value, g) = g075_grad(&m, &a, &b);
+        assert_eq!(value, g075(&m, &a, &b));
+        check_model(|x| g075(x, &a, &b), &m, &g.m);
+        check(|x| g075(&m, x, &b), &a, &g.a);
+        check(|x| g075(&m, &a, x), &b, &g.b);
+        let tm = m.tape();
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g075_tape(&tm, &ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        tm.same(&g.m);
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+    }
+}
+
+#[differentiable]
+fn g076(a: &Tensor![f64; 2, 1]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(123, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
+    let v3 = ((&v2) * 1.5).gelu();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
-fn g077_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(974, -1.0, 1.0);
-    let v2 = ((a).layer_norm(1e-5) * &k1);
-    let v3 = ((&v2) * 1.5).erfc();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(820, -1.0, 1.0);
+fn g076_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(123, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
+    let v3 = ((&v2) * 1.5).gelu();
+    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(954, -1.0, 1.0);
     (&v3 * &k4).sum()
+}
+
+#[test]
+fn g076_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(532, -sign, sign);
+        let (value, g) = g076_grad(&a);
+        assert_eq!(value, g076(&a));
+        check(|x| g076(x), &a, &g.a);
+        let ta = Var::param(a.clone());
+        let loss = g076_tape(&ta);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+    }
+}
+
+#[differentiable]
+fn g077(a: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(802, -1.0, 1.0);
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(913, -1.0, 1.0);
+    let v3 = ((((a) + &k1)).layer_norm(1e-5) * &k2);
+    let v4 = ((a) * 1.5).gelu_tanh();
+    let v5 = ((&v4).hypot(&((&v3).square() + 0.5))).minimum(&(a).tanh().exp());
+    let v6 = ((((&v4).square() + 1.0).recip()) / (((&v5).tanh()).square() + 1.0));
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(369, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
+}
+
+fn g077_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(802, -1.0, 1.0);
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(913, -1.0, 1.0);
+    let v3 = ((((a) + &k1)).layer_norm(1e-5) * &k2);
+    let v4 = ((a) * 1.5).gelu_tanh();
+    let v5 = ((&v4).hypot(&((&v3).square() + 0.5))).minimum(&(a).tanh().exp());
+    let v6 = ((((&v4).square() + 1.0).recip()) / (((&v5).tanh()).square() + 1.0));
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(369, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g077_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(539, -sign, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(539, -sign, sign);
         let (value, g) = g077_grad(&a);
         assert_eq!(value, g077(&a));
         check(|x| g077(x), &a, &g.a);
@@ -4095,98 +4221,94 @@ fn g077_gradient() {
 }
 
 #[differentiable]
-fn g078(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(276, -1.0, 1.0);
-    let v2 = ((c).batch_norm(1e-5) * &k1);
-    let v3 = (b).abs();
-    let v4 = (((&v2).atan2(&((b).square() + 0.5))).square() + 1.0).log2();
-    let v5 = if b.detach().sum().item() < 0.0 { (-(&v4)) } else { (&v4).softplus() };
-    let v6 = (((&v2) * ((&v3).mean()))).tanh().cosh();
-    let v7 = (a).softplus();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(109, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(458, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(689, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+fn g078(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(507, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
+    let v3 = ((((a) + &k1)).batch_norm(1e-5) * &k2);
+    let v4 = ((&v3) * 1.5).gelu_erf();
+    let v5 = (((&v4) * 3.0).round()).reshape::<Shape![1, 1, 3, 4]>().conv_transpose2d::<1, 0, 1, 5, 6>(&((&v3).slice::<1, 0, 3>()).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![5, 6]>();
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((&v6 * b).sin()).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64; 5, 6] = Tensor::rand_uniform(413, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g078_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(276, -1.0, 1.0);
-    let v2 = ((c).batch_norm(1e-5) * &k1);
-    let v3 = (b).abs();
-    let v4 = (((&v2).atan2(&((b).square() + 0.5))).square() + 1.0).log2();
-    let v5 = if b.detach().sum().item() < 0.0 { (-(&v4)) } else { (&v4).softplus() };
-    let v6 = (((&v2) * ((&v3).mean()))).tanh().cosh();
-    let v7 = (a).softplus();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(109, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(458, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(689, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+fn g078_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(507, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(965, -1.0, 1.0);
+    let v3 = ((((a) + &k1)).batch_norm(1e-5) * &k2);
+    let v4 = ((&v3) * 1.5).gelu_erf();
+    let v5 = (((&v4) * 3.0).round()).reshape::<Shape![1, 1, 3, 4]>().conv_transpose2d::<1, 0, 1, 5, 6>(&((&v3).slice::<1, 0, 3>()).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![5, 6]>();
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = ((&v6 * b).sin()).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64; 5, 6] = Tensor::rand_uniform(413, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g078_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(546, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(547, -sign, sign);
-        let c: Tensor![f64; 3, 3] = Tensor::rand_uniform(548, -sign, sign);
-        let (value, g) = g078_grad(&a, &b, &c);
-        assert_eq!(value, g078(&a, &b, &c));
-        check(|x| g078(x, &b, &c), &a, &g.a);
-        check(|x| g078(&a, x, &c), &b, &g.b);
-        check(|x| g078(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(546, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(547, -sign, sign);
+        let (value, g) = g078_grad(&a, &b);
+        assert_eq!(value, g078(&a, &b));
+        check(|x| g078(x, &b), &a, &g.a);
+        check(|x| g078(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g078_tape(&ta, &tb, &tc);
+        let loss = g078_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g079(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (&m.layers[0].weight).tanh().tan();
-    let v2 = (&m.layers[0].weight).softplus();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&m.layers[0].weight).mean() * &k3));
-    let v5 = (a).tanh().exp();
-    let v6 = (b).tanh();
-    let v7 = ((&m.layers[1].weight) * 1.5).gelu();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(564, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(876, -1.0, 1.0);
-    let k12: Tensor![f64; 1] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(764, -1.0, 1.0);
-    ((&v1 * &k8).sum() + (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()).item()
+fn g079(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
+    let v1 = (b).tanh().tan();
+    let v2 = ((b) * 1.5).erf();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(463, -1.0, 1.0);
+    let v4 = if b.detach().sum().item() > 0.0 { (m.layers[1].forward(&((&v1) + &k3))).tanh() } else { (m.layers[1].forward(&((&v1) + &k3))).tanh().powf(3.0) };
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2) * (&v1)) };
+    let v6 = (a).sin();
+    let v7 = ((&m.layers[0].weight).square() + 1.0).ln();
+    let v8 = ((&m.layers[1].bias).square() + 1.0).ln();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(473, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(210, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(33, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(529, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(81, -1.0, 1.0);
+    ((&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
 }
 
-fn g079_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].weight).tanh().tan();
-    let v2 = (&m.layers[0].weight).softplus();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(773, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&m.layers[0].weight).mean() * &k3));
-    let v5 = (a).tanh().exp();
-    let v6 = (b).tanh();
-    let v7 = ((&m.layers[1].weight) * 1.5).gelu();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(564, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(299, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(876, -1.0, 1.0);
-    let k12: Tensor![f64; 1] = Tensor::rand_uniform(108, -1.0, 1.0);
-    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(764, -1.0, 1.0);
-    (&v1 * &k8).sum() + (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum()
+fn g079_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (b).tanh().tan();
+    let v2 = ((b) * 1.5).erf();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(463, -1.0, 1.0);
+    let v4 = if b.detach().sum().item() > 0.0 { (m.layers[1].forward(&((&v1) + &k3))).tanh() } else { (m.layers[1].forward(&((&v1) + &k3))).tanh().powf(3.0) };
+    let v5 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2) * (&v1)) };
+    let v6 = (a).sin();
+    let v7 = ((&m.layers[0].weight).square() + 1.0).ln();
+    let v8 = ((&m.layers[1].bias).square() + 1.0).ln();
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(473, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(210, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 4] = Tensor::rand_uniform(33, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(529, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(81, -1.0, 1.0);
+    (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
 }
 
 #[test]
 fn g079_gradient() {
     for sign in [1.0, -1.0] {
         let m = Res::random(556, sign);
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(553, -sign, sign);
-        let b: Tensor![f64; 1] = Tensor::rand_uniform(554, -sign, sign);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(553, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(554, -sign, sign);
         let (value, g) = g079_grad(&m, &a, &b);
         assert_eq!(value, g079(&m, &a, &b));
         check_model(|x| g079(x, &a, &b), &m, &g.m);
@@ -4205,154 +4327,114 @@ fn g079_gradient() {
 }
 
 #[differentiable]
-fn g080(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(168, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).tanh() * 0.9).asin();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).silu();
-    let v5 = ((&v4).square() + 1.5).acosh();
-    let v6 = (((&v4) * ((&v5).mean()))).broadcast_to::<Shape![2, 3, 4]>();
-    let mut v7 = a.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * a).cos()).tanh() + a * 0.5;
-    }
-    let k8: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(421, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+fn g080(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let v1 = ((a).tanh() * 0.9).asin();
+    let v2 = ((b) * 1.5).erfc();
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(793, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
 }
 
-fn g080_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(168, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).tanh() * 0.9).asin();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let v4 = (((&v2) + &k3)).silu();
-    let v5 = ((&v4).square() + 1.5).acosh();
-    let v6 = (((&v4) * ((&v5).mean()))).broadcast_to::<Shape![2, 3, 4]>();
-    let mut v7 = a.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * a).cos()).tanh() + a * 0.5;
-    }
-    let k8: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(421, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+fn g080_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let v1 = ((a).tanh() * 0.9).asin();
+    let v2 = ((b) * 1.5).erfc();
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let k4: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(793, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
 }
 
 #[test]
 fn g080_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(560, -sign, sign);
-        let (value, g) = g080_grad(&a);
-        assert_eq!(value, g080(&a));
-        check(|x| g080(x), &a, &g.a);
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(560, -sign, sign);
+        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(561, -sign, sign);
+        let (value, g) = g080_grad(&a, &b);
+        assert_eq!(value, g080(&a, &b));
+        check(|x| g080(x, &b), &a, &g.a);
+        check(|x| g080(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
-        let loss = g080_tape(&ta);
+        let tb = Var::param(b.clone());
+        let loss = g080_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g081(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = ((b).tanh() * 0.9).acos();
-    let v2 = ((c).square() + 1.0).powf(-0.5);
-    let mut v3 = b.clone();
-    for _ in 0..1 {
-        v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + b * 0.5;
-    }
-    let v4 = ((&v3).square() + 1.0).recip();
-    let v5 = (a).tanh();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(574, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+fn g081(a: &Tensor![f64; 3, 3]) -> f64 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let v2 = ((((a).mean() * &k1)).tanh() * 0.9).acos();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(529, -1.0, 1.0);
+    let v4 = (((&v2) + &k3)).abs();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
-fn g081_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = ((b).tanh() * 0.9).acos();
-    let v2 = ((c).square() + 1.0).powf(-0.5);
-    let mut v3 = b.clone();
-    for _ in 0..1 {
-        v3 = (((&v3 * &v1).square() + 1.0).ln()).tanh() + b * 0.5;
-    }
-    let v4 = ((&v3).square() + 1.0).recip();
-    let v5 = (a).tanh();
-    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(137, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(574, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+fn g081_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(206, -1.0, 1.0);
+    let v2 = ((((a).mean() * &k1)).tanh() * 0.9).acos();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(529, -1.0, 1.0);
+    let v4 = (((&v2) + &k3)).abs();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(833, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
 fn g081_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(567, -sign, sign);
-        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(568, -sign, sign);
-        let c: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(569, -sign, sign);
-        let (value, g) = g081_grad(&a, &b, &c);
-        assert_eq!(value, g081(&a, &b, &c));
-        check(|x| g081(x, &b, &c), &a, &g.a);
-        check(|x| g081(&a, x, &c), &b, &g.b);
-        check(|x| g081(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(567, -sign, sign);
+        let (value, g) = g081_grad(&a);
+        assert_eq!(value, g081(&a));
+        check(|x| g081(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g081_tape(&ta, &tb, &tc);
+        let loss = g081_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g082(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (&m.blocks[0].weight).atan();
-    let v2 = (b).tanh().powi(3);
-    let mut v3 = m.blocks[2].weight.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).square();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+fn g082(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = (a).atan();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(166, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).softplus();
+    let mut v4 = m.layers[0].weight.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(612, -1.0, 1.0);
-    let v5 = ((&v1).matmul(&k4)).tanh().exp2();
-    let v6 = (a).sigmoid();
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(960, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(578, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(401, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(108, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+    let v5 = ((((&v3) * ((&m.layers[1].bias).mean()))) * (((&v4).max_axis::<0>()).mean()));
+    let v6 = (b).softplus();
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
-fn g082_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[0].weight).atan();
-    let v2 = (b).tanh().powi(3);
-    let mut v3 = m.blocks[2].weight.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v3 = (m.blocks[i].forward(&v3)).square();
-        }
-        v3 = &v3 - &m.blocks[i].bias * 0.25;
+fn g082_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = (a).atan();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(166, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).softplus();
+    let mut v4 = m.layers[0].weight.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
     }
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(612, -1.0, 1.0);
-    let v5 = ((&v1).matmul(&k4)).tanh().exp2();
-    let v6 = (a).sigmoid();
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(960, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(578, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(401, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(108, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+    let v5 = ((((&v3) * ((&m.layers[1].bias).mean()))) * (((&v4).max_axis::<0>()).mean()));
+    let v6 = (b).softplus();
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(696, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
 fn g082_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(577, sign);
-        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(574, -sign, sign);
-        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(575, -sign, sign);
+        let m = Res::random(577, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(574, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(575, -sign, sign);
         let (value, g) = g082_grad(&m, &a, &b);
         assert_eq!(value, g082(&m, &a, &b));
         check_model(|x| g082(x, &a, &b), &m, &g.m);
@@ -4371,133 +4453,53 @@ fn g082_gradient() {
 }
 
 #[differentiable]
-fn g083(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).tanh().sinh();
-    let v2 = (&v1).sum();
-    let v3 = (&v2).tanh();
-    let v4 = (&v1).logsumexp_keepdim::<0>();
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).ln() } else { ((&v1) * (&v4)) };
-    let k6: Tensor![f64] = Tensor::rand_uniform(710, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+fn g083(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = (b).tanh().sinh();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).silu();
+    let v4 = (&v3).clamp(-0.5, 0.5);
+    let v5 = ((&v1) * ((&v4).mean()));
+    let v6 = if c.detach().sum().item() > 0.0 { (&v5).softplus() } else { ((&v5) * (b)) };
+    let v7 = if c.detach().sum().item() > 0.0 { (b).cos() } else { ((b) * (&v6)) };
+    let v8 = (a).tanh();
+    let v9 = ((c).square() + 1.0).recip();
+    let k10: Tensor![f64] = Tensor::rand_uniform(897, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    ((&v7 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()).item()
 }
 
-fn g083_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().sinh();
-    let v2 = (&v1).sum();
-    let v3 = (&v2).tanh();
-    let v4 = (&v1).logsumexp_keepdim::<0>();
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).ln() } else { ((&v1) * (&v4)) };
-    let k6: Tensor![f64] = Tensor::rand_uniform(710, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(82, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+fn g083_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = (b).tanh().sinh();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).silu();
+    let v4 = (&v3).clamp(-0.5, 0.5);
+    let v5 = ((&v1) * ((&v4).mean()));
+    let v6 = if c.detach().sum().item() > 0.0 { (&v5).softplus() } else { ((&v5) * (b)) };
+    let v7 = if c.detach().sum().item() > 0.0 { (b).cos() } else { ((b) * (&v6)) };
+    let v8 = (a).tanh();
+    let v9 = ((c).square() + 1.0).recip();
+    let k10: Tensor![f64] = Tensor::rand_uniform(897, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    (&v7 * &k10).sum() + (&v8 * &k11).sum() + (&v9 * &k12).sum()
 }
 
 #[test]
 fn g083_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(581, -sign, sign);
-        let (value, g) = g083_grad(&a);
-        assert_eq!(value, g083(&a));
-        check(|x| g083(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g083_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g084(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).tanh().cosh();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(377, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).sum_axis::<0>();
-    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(547, -1.0, 1.0);
-    let v5 = (&v1).matmul(&k4);
-    let mut v6 = v3.clone();
-    for _ in 0..1 {
-        v6 = (((&v6 * &v3).square() + 1.0).powf(-0.5)).tanh() + &v3 * 0.5;
-    }
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(636, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(257, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
-}
-
-fn g084_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().cosh();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(377, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).sum_axis::<0>();
-    let k4: Tensor![f64; 1, 4] = Tensor::rand_uniform(547, -1.0, 1.0);
-    let v5 = (&v1).matmul(&k4);
-    let mut v6 = v3.clone();
-    for _ in 0..1 {
-        v6 = (((&v6 * &v3).square() + 1.0).powf(-0.5)).tanh() + &v3 * 0.5;
-    }
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(636, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(257, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
-}
-
-#[test]
-fn g084_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(588, -sign, sign);
-        let (value, g) = g084_grad(&a);
-        assert_eq!(value, g084(&a));
-        check(|x| g084(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g084_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g085(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (b).asinh();
-    let v2 = (c).sum_keepdim::<2>();
-    let k3: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(803, -1.0, 1.0);
-    let v4 = (((&v2).silu()).softmax::<0>() * &k3);
-    let v5 = if a.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { (c).square() };
-    let v6 = ((a).square() + 1.0).ln();
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(902, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(257, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(604, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(778, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
-}
-
-fn g085_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).asinh();
-    let v2 = (c).sum_keepdim::<2>();
-    let k3: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(803, -1.0, 1.0);
-    let v4 = (((&v2).silu()).softmax::<0>() * &k3);
-    let v5 = if a.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { (c).square() };
-    let v6 = ((a).square() + 1.0).ln();
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(902, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 1] = Tensor::rand_uniform(257, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(604, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(778, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
-}
-
-#[test]
-fn g085_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(595, -sign, sign);
-        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(596, -sign, sign);
-        let c: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(597, -sign, sign);
-        let (value, g) = g085_grad(&a, &b, &c);
-        assert_eq!(value, g085(&a, &b, &c));
-        check(|x| g085(x, &b, &c), &a, &g.a);
-        check(|x| g085(&a, x, &c), &b, &g.b);
-        check(|x| g085(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(581, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(582, -sign, sign);
+        let c: Tensor![f64; 3, 3] = Tensor::rand_uniform(583, -sign, sign);
+        let (value, g) = g083_grad(&a, &b, &c);
+        assert_eq!(value, g083(&a, &b, &c));
+        check(|x| g083(x, &b, &c), &a, &g.a);
+        check(|x| g083(&a, x, &c), &b, &g.b);
+        check(|x| g083(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
         let tc = Var::param(c.clone());
-        let loss = g085_tape(&ta, &tb, &tc);
+        let loss = g083_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
@@ -4507,41 +4509,123 @@ fn g085_gradient() {
 }
 
 #[differentiable]
-fn g086(m: &Res, a: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).square() + 1.5).acosh();
-    let v3 = (a).mean();
-    let v4 = if a.detach().sum().item() > 0.0 { (m.layers[0].forward(&m.proj.weight)).cos() } else { ((m.layers[0].forward(&m.proj.weight)).square() + 1.0).sqrt() };
-    let v5 = (&m.layers[0].bias).square();
-    let v6 = (&m.proj.bias).tanh();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(969, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(621, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(932, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(200, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
+fn g084(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = (a).tanh().cosh();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
+    let v3 = (((c) + &k2)).tanh().powf(3.0);
+    let v4 = (&v3).logsumexp_axis::<2>();
+    let v5 = ((&v1) * 3.0).sign();
+    let v6 = ((b).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(695, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
-fn g086_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(679, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)).square() + 1.5).acosh();
-    let v3 = (a).mean();
-    let v4 = if a.detach().sum().item() > 0.0 { (m.layers[0].forward(&m.proj.weight)).cos() } else { ((m.layers[0].forward(&m.proj.weight)).square() + 1.0).sqrt() };
-    let v5 = (&m.layers[0].bias).square();
-    let v6 = (&m.proj.bias).tanh();
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(969, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(621, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(932, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(200, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
+fn g084_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = (a).tanh().cosh();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
+    let v3 = (((c) + &k2)).tanh().powf(3.0);
+    let v4 = (&v3).logsumexp_axis::<2>();
+    let v5 = ((&v1) * 3.0).sign();
+    let v6 = ((b).square() + 1.0).sqrt();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(923, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(960, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(695, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+}
+
+#[test]
+fn g084_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(588, -sign, sign);
+        let b: Tensor![f64; 1] = Tensor::rand_uniform(589, -sign, sign);
+        let c: Tensor![f64; 2, 3] = Tensor::rand_uniform(590, -sign, sign);
+        let (value, g) = g084_grad(&a, &b, &c);
+        assert_eq!(value, g084(&a, &b, &c));
+        check(|x| g084(x, &b, &c), &a, &g.a);
+        check(|x| g084(&a, x, &c), &b, &g.b);
+        check(|x| g084(&a, &b, x), &c, &g.c);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g084_tape(&ta, &tb, &tc);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
+    }
+}
+
+#[differentiable]
+fn g085(a: &Tensor![f64; 2, 2, 3]) -> f64 {
+    let v1 = (a).asinh();
+    let v2 = (a).tanh().powi(3);
+    let v3 = (a).sum_keepdim::<1>();
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(402, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+}
+
+fn g085_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let v1 = (a).asinh();
+    let v2 = (a).tanh().powi(3);
+    let v3 = (a).sum_keepdim::<1>();
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(402, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(587, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(903, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+}
+
+#[test]
+fn g085_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(595, -sign, sign);
+        let (value, g) = g085_grad(&a);
+        assert_eq!(value, g085(&a));
+        check(|x| g085(x), &a, &g.a);
+        let ta = Var::param(a.clone());
+        let loss = g085_tape(&ta);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+    }
+}
+
+#[differentiable]
+fn g086(m: &Net, a: &Tensor![f64; 4]) -> f64 {
+    let v1 = ((a).square() + 1.5).acosh();
+    let v2 = (&v1).sum();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let v4 = (m.fc1.forward(&((&v2) + &k3))).tanh().exp();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(338, -1.0, 1.0);
+    let v6 = (-(m.fc1.forward(&((&v4).mean() * &k5))));
+    let v7 = ((&m.fc1.bias).square() + 1.0).ln();
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(978, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+}
+
+fn g086_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let v1 = ((a).square() + 1.5).acosh();
+    let v2 = (&v1).sum();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let v4 = (m.fc1.forward(&((&v2) + &k3))).tanh().exp();
+    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(338, -1.0, 1.0);
+    let v6 = (-(m.fc1.forward(&((&v4).mean() * &k5))));
+    let v7 = ((&m.fc1.bias).square() + 1.0).ln();
+    let k8: Tensor![f64; 2, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(978, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
 fn g086_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Res::random(605, sign);
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(602, -sign, sign);
+        let m = Net::random(605, sign);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(602, -sign, sign);
         let (value, g) = g086_grad(&m, &a);
         assert_eq!(value, g086(&m, &a));
         check_model(|x| g086(x, &a), &m, &g.m);
@@ -4557,95 +4641,95 @@ fn g086_gradient() {
 }
 
 #[differentiable]
-fn g087(a: &Tensor![f64; 2, 1], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a).tanh() * 0.9).atanh();
-    let v2 = (&v1).mean_axis::<1>();
-    let mut v3 = v2.clone();
-    for _ in 0..4 {
-        v3 = ((&v3 * &v2).sin()).tanh() + &v2 * 0.5;
-    }
-    let v4 = (b).tanh().expm1();
-    let v5 = ((&v3) * (&v4));
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(502, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+fn g087(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 2, 3]) -> f64 {
+    let v1 = ((c).tanh() * 0.9).atanh();
+    let v2 = (a).sum_axis::<0>();
+    let v3 = if b.detach().sum().item() > 0.0 { (c).sin() } else { ((c) * (c)) };
+    let v4 = ((b).minimum(&v2)).gather::<0, 4>(&[0, 0, 0, 0]);
+    let v5 = if b.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(236, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(199, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g087_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).tanh() * 0.9).atanh();
-    let v2 = (&v1).mean_axis::<1>();
-    let mut v3 = v2.clone();
-    for _ in 0..4 {
-        v3 = ((&v3 * &v2).sin()).tanh() + &v2 * 0.5;
-    }
-    let v4 = (b).tanh().expm1();
-    let v5 = ((&v3) * (&v4));
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(502, -1.0, 1.0);
-    (&v5 * &k6).sum()
+fn g087_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let v1 = ((c).tanh() * 0.9).atanh();
+    let v2 = (a).sum_axis::<0>();
+    let v3 = if b.detach().sum().item() > 0.0 { (c).sin() } else { ((c) * (c)) };
+    let v4 = ((b).minimum(&v2)).gather::<0, 4>(&[0, 0, 0, 0]);
+    let v5 = if b.detach().sum().item() < 0.0 { (&v4).tanh().exp() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(773, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(236, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(199, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g087_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(609, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(610, -sign, sign);
-        let (value, g) = g087_grad(&a, &b);
-        assert_eq!(value, g087(&a, &b));
-        check(|x| g087(x, &b), &a, &g.a);
-        check(|x| g087(&a, x), &b, &g.b);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(609, -sign, sign);
+        let b: Tensor![f64; 1] = Tensor::rand_uniform(610, -sign, sign);
+        let c: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(611, -sign, sign);
+        let (value, g) = g087_grad(&a, &b, &c);
+        assert_eq!(value, g087(&a, &b, &c));
+        check(|x| g087(x, &b, &c), &a, &g.a);
+        check(|x| g087(&a, x, &c), &b, &g.b);
+        check(|x| g087(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g087_tape(&ta, &tb);
+        let tc = Var::param(c.clone());
+        let loss = g087_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g088(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).square().log1p();
-    let v2 = (b).mean_keepdim::<1>();
-    let v3 = if b.detach().sum().item() < 0.0 { ((&v2) * 1.5).gelu() } else { ((&v2) * (&v2)) };
-    let v4 = (&v2).tanh().expm1();
-    let mut v5 = v3.clone();
+fn g088(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64]) -> f64 {
+    let v1 = (b).square().log1p();
+    let v2 = (a).sum_keepdim::<2>();
+    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).recip() } else { ((&v1).square() + 1.0).powf(-0.5) };
+    let v4 = (&v1).broadcast_to::<Shape![2]>();
+    let mut v5 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v5 = (((&v5 * &v3).square() + 1.0).sqrt()).tanh();
+            v5 = ((&v5 * &v3).softplus()).tanh();
         }
         v5 = &v5 - &v3 * 0.25;
     }
-    let v6 = ((((&v5) * ((a).mean()))).square() + 1.0).ln();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(3, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(234, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let k6: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(44, -1.0, 1.0);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(922, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(540, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g088_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).square().log1p();
-    let v2 = (b).mean_keepdim::<1>();
-    let v3 = if b.detach().sum().item() < 0.0 { ((&v2) * 1.5).gelu() } else { ((&v2) * (&v2)) };
-    let v4 = (&v2).tanh().expm1();
-    let mut v5 = v3.clone();
+fn g088_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (b).square().log1p();
+    let v2 = (a).sum_keepdim::<2>();
+    let v3 = if a.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).recip() } else { ((&v1).square() + 1.0).powf(-0.5) };
+    let v4 = (&v1).broadcast_to::<Shape![2]>();
+    let mut v5 = a.clone();
     for i in 0..2 {
         if i % 2 == 0 {
-            v5 = (((&v5 * &v3).square() + 1.0).sqrt()).tanh();
+            v5 = ((&v5 * &v3).softplus()).tanh();
         }
         v5 = &v5 - &v3 * 0.25;
     }
-    let v6 = ((((&v5) * ((a).mean()))).square() + 1.0).ln();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(3, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(234, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v4 * &k8).sum() + (&v6 * &k9).sum()
+    let k6: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(44, -1.0, 1.0);
+    let k7: Tensor![f64; 2] = Tensor::rand_uniform(922, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(540, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g088_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(616, -sign, sign);
-        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(617, -sign, sign);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(616, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(617, -sign, sign);
         let (value, g) = g088_grad(&a, &b);
         assert_eq!(value, g088(&a, &b));
         check(|x| g088(x, &b), &a, &g.a);
@@ -4661,30 +4745,32 @@ fn g088_gradient() {
 }
 
 #[differentiable]
-fn g089(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (&m.layers[0].bias).tanh().expm1();
-    let v2 = (b).max();
-    let v3 = m.layers[0].forward(b);
-    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).tanh().exp() };
-    let v5 = (a).cos();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(988, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(604, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(375, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+fn g089(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = (a).tanh().expm1();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).mean();
+    let v4 = m.layers[0].forward(&v1);
+    let v5 = if a.detach().sum().item() < 0.0 { (a).cos() } else { ((a).square() + 1.0).ln() };
+    let v6 = ((&m.proj.bias) * 1.5).gelu();
+    let k7: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(640, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(733, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(833, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
-fn g089_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].bias).tanh().expm1();
-    let v2 = (b).max();
-    let v3 = m.layers[0].forward(b);
-    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).tanh().exp() };
-    let v5 = (a).cos();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(988, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(604, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(375, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(444, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+fn g089_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = (a).tanh().expm1();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).mean();
+    let v4 = m.layers[0].forward(&v1);
+    let v5 = if a.detach().sum().item() < 0.0 { (a).cos() } else { ((a).square() + 1.0).ln() };
+    let v6 = ((&m.proj.bias) * 1.5).gelu();
+    let k7: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(640, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(733, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(833, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
@@ -4692,49 +4778,63 @@ fn g089_gradient() {
     for sign in [1.0, -1.0] {
         let m = Res::random(626, sign);
         let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(623, -sign, sign);
-        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(624, -sign, sign);
-        let (value, g) = g089_grad(&m, &a, &b);
-        assert_eq!(value, g089(&m, &a, &b));
-        check_model(|x| g089(x, &a, &b), &m, &g.m);
-        check(|x| g089(&m, x, &b), &a, &g.a);
-        check(|x| g089(&m, &a, x), &b, &g.b);
+        let (value, g) = g089_grad(&m, &a);
+        assert_eq!(value, g089(&m, &a));
+        check_model(|x| g089(x, &a), &m, &g.m);
+        check(|x| g089(&m, x), &a, &g.a);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g089_tape(&tm, &ta, &tb);
+        let loss = g089_tape(&tm, &ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g090(a: &Tensor![f64; 3, 4]) -> f64 {
+fn g090(a: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a) * 3.0).floor();
-    let v2 = (&v1).max_axis::<0>();
-    let v3 = (((&v2) / ((&v2).square() + 1.0))).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v2).square()).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 1]>();
-    let v4 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(921, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(683, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v2 = (&v1).mean_axis::<0>();
+    let mut v3 = v2.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = (((&v3 * &v2) * 1.5).gelu()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let mut v4 = v3.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v2).softplus()).tanh() + &v3 * 0.5;
+    }
+    let v5 = (((&v4) * 1.5).gelu()).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(289, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
-fn g090_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+fn g090_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a) * 3.0).floor();
-    let v2 = (&v1).max_axis::<0>();
-    let v3 = (((&v2) / ((&v2).square() + 1.0))).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v2).square()).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 1]>();
-    let v4 = (&v1).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(921, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(683, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v2 = (&v1).mean_axis::<0>();
+    let mut v3 = v2.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = (((&v3 * &v2) * 1.5).gelu()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let mut v4 = v3.clone();
+    for _ in 0..1 {
+        v4 = ((&v4 * &v2).softplus()).tanh() + &v3 * 0.5;
+    }
+    let v5 = (((&v4) * 1.5).gelu()).tanh();
+    let k6: Tensor![f64] = Tensor::rand_uniform(289, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
 fn g090_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(630, -sign, sign);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(630, -sign, sign);
         let (value, g) = g090_grad(&a);
         assert_eq!(value, g090(&a));
         check(|x| g090(x), &a, &g.a);
@@ -4747,122 +4847,156 @@ fn g090_gradient() {
 }
 
 #[differentiable]
-fn g091(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((b) * 3.0).ceil();
-    let v2 = (a).max_keepdim::<0>();
-    let v3 = if b.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (&v2)) };
-    let v4 = ((&v1).broadcast_to::<Shape![2, 3]>()).tanh().powi(3);
-    let v5 = (&v4).logsumexp_axis::<0>();
-    let v6 = (((&v5).tanh()) / (((&v3).tanh().tan()).square() + 1.0));
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(113, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+fn g091(a: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(645, -1.0, 1.0);
+    let v2 = ((((a) + &k1)) * 3.0).ceil();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(178, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).mean_keepdim::<2>();
+    let mut v5 = v4.clone();
+    for _ in 0..4 {
+        v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + &v4 * 0.5;
+    }
+    let v6 = ((a).square() + 1.5).acosh();
+    let mut v7 = v6.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * a).square()).tanh();
+        }
+        v7 = &v7 - a * 0.25;
+    }
+    let mut v8 = v7.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v8 = (((&v8 * a).square() + 1.0).ln()).tanh();
+        }
+        v8 = &v8 - a * 0.25;
+    }
+    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(722, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(246, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
-fn g091_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((b) * 3.0).ceil();
-    let v2 = (a).max_keepdim::<0>();
-    let v3 = if b.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).ln() } else { ((&v2) * (&v2)) };
-    let v4 = ((&v1).broadcast_to::<Shape![2, 3]>()).tanh().powi(3);
-    let v5 = (&v4).logsumexp_axis::<0>();
-    let v6 = (((&v5).tanh()) / (((&v3).tanh().tan()).square() + 1.0));
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(113, -1.0, 1.0);
-    (&v6 * &k7).sum()
+fn g091_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(645, -1.0, 1.0);
+    let v2 = ((((a) + &k1)) * 3.0).ceil();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(178, -1.0, 1.0);
+    let v4 = (((&v2).mean() * &k3)).mean_keepdim::<2>();
+    let mut v5 = v4.clone();
+    for _ in 0..4 {
+        v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + &v4 * 0.5;
+    }
+    let v6 = ((a).square() + 1.5).acosh();
+    let mut v7 = v6.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v7 = ((&v7 * a).square()).tanh();
+        }
+        v7 = &v7 - a * 0.25;
+    }
+    let mut v8 = v7.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v8 = (((&v8 * a).square() + 1.0).ln()).tanh();
+        }
+        v8 = &v8 - a * 0.25;
+    }
+    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(722, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(246, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
 fn g091_gradient() {
     for sign in [1.0, -1.0] {
         let a: Tensor![f64; 3] = Tensor::rand_uniform(637, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(638, -sign, sign);
-        let (value, g) = g091_grad(&a, &b);
-        assert_eq!(value, g091(&a, &b));
-        check(|x| g091(x, &b), &a, &g.a);
-        check(|x| g091(&a, x), &b, &g.b);
+        let (value, g) = g091_grad(&a);
+        assert_eq!(value, g091(&a));
+        check(|x| g091(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g091_tape(&ta, &tb);
+        let loss = g091_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g092(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = ((a) * 3.0).round();
-    let v2 = (&v1).min();
-    let v3 = (((&v2) * ((a).mean()))).cos();
-    let v4 = (&v3).tanh();
-    let v5 = (((&v4).tanh()) - ((a).sum_axis::<1>()));
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(935, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+fn g092(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let v2 = ((((b) + &k1)) * 3.0).round();
+    let v3 = (c).max();
+    let v4 = (((&v3).atan()) * 3.0).round();
+    let v5 = ((a).square() + 1.0).ln();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(532, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g092_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 3.0).round();
-    let v2 = (&v1).min();
-    let v3 = (((&v2) * ((a).mean()))).cos();
-    let v4 = (&v3).tanh();
-    let v5 = (((&v4).tanh()) - ((a).sum_axis::<1>()));
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(935, -1.0, 1.0);
-    (&v5 * &k6).sum()
+fn g092_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let v2 = ((((b) + &k1)) * 3.0).round();
+    let v3 = (c).max();
+    let v4 = (((&v3).atan()) * 3.0).round();
+    let v5 = ((a).square() + 1.0).ln();
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(532, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(834, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g092_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(644, -sign, sign);
-        let (value, g) = g092_grad(&a);
-        assert_eq!(value, g092(&a));
-        check(|x| g092(x), &a, &g.a);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(644, -sign, sign);
+        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(645, -sign, sign);
+        let c: Tensor![f64; 3] = Tensor::rand_uniform(646, -sign, sign);
+        let (value, g) = g092_grad(&a, &b, &c);
+        assert_eq!(value, g092(&a, &b, &c));
+        check(|x| g092(x, &b, &c), &a, &g.a);
+        check(|x| g092(&a, x, &c), &b, &g.b);
+        check(|x| g092(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
-        let loss = g092_tape(&ta);
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g092_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g093(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a) * 3.0).sign();
-    let v2 = (&v1).min_axis::<1>();
-    let v3 = (m.fc2.forward(a)).softplus();
-    let v4 = ((&v3).tanh().tan()).flip::<1>();
-    let v5 = ((b).square() + 1.0).recip();
-    let v6 = (&m.fc2.bias).sigmoid();
-    let v7 = (&m.fc1.bias).square();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(651, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(16, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(715, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+fn g093(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 1]) -> f64 {
+    let v1 = ((b) * 3.0).sign();
+    let v2 = (&m.blocks[0].bias).max_axis::<0>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(411, -1.0, 1.0);
+    let v4 = m.head.forward(&((&v2) + &k3));
+    let v5 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (&v1)) };
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(881, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g093_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) * 3.0).sign();
-    let v2 = (&v1).min_axis::<1>();
-    let v3 = (m.fc2.forward(a)).softplus();
-    let v4 = ((&v3).tanh().tan()).flip::<1>();
-    let v5 = ((b).square() + 1.0).recip();
-    let v6 = (&m.fc2.bias).sigmoid();
-    let v7 = (&m.fc1.bias).square();
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(651, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(16, -1.0, 1.0);
-    let k12: Tensor![f64; 4] = Tensor::rand_uniform(715, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+fn g093_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
+    let v1 = ((b) * 3.0).sign();
+    let v2 = (&m.blocks[0].bias).max_axis::<0>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(411, -1.0, 1.0);
+    let v4 = m.head.forward(&((&v2) + &k3));
+    let v5 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (&v1)) };
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(881, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g093_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(654, sign);
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(651, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(652, -sign, sign);
+        let m = Stack::random(654, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(651, -sign, sign);
+        let b: Tensor![f64; 1] = Tensor::rand_uniform(652, -sign, sign);
         let (value, g) = g093_grad(&m, &a, &b);
         assert_eq!(value, g093(&m, &a, &b));
         check_model(|x| g093(x, &a, &b), &m, &g.m);
@@ -4881,62 +5015,90 @@ fn g093_gradient() {
 }
 
 #[differentiable]
-fn g094(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).clamp(-0.5, 0.5);
-    let v2 = (&v1).min_keepdim::<1>();
-    let v3 = (&v2).flip::<1>();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
-    let v5 = (&v3).matmul(&k4);
-    let v6 = ((&v5).logsumexp_axis::<0>()).sum();
-    let k7: Tensor![f64] = Tensor::rand_uniform(913, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+fn g094(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(332, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).clamp(-0.5, 0.5);
+    let v3 = (&v2).max_keepdim::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
+    let mut v5 = b.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * a) * 1.5).gelu()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let v6 = if b.detach().sum().item() > 0.0 { (&v3).square() } else { ((&v3) * (&v4)) };
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(879, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(57, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
-fn g094_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).clamp(-0.5, 0.5);
-    let v2 = (&v1).min_keepdim::<1>();
-    let v3 = (&v2).flip::<1>();
-    let k4: Tensor![f64; 1, 3] = Tensor::rand_uniform(790, -1.0, 1.0);
-    let v5 = (&v3).matmul(&k4);
-    let v6 = ((&v5).logsumexp_axis::<0>()).sum();
-    let k7: Tensor![f64] = Tensor::rand_uniform(913, -1.0, 1.0);
-    (&v6 * &k7).sum()
+fn g094_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(332, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).clamp(-0.5, 0.5);
+    let v3 = (&v2).max_keepdim::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).tanh() } else { ((&v3) * (&v3)) };
+    let mut v5 = b.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * a) * 1.5).gelu()).tanh();
+        }
+        v5 = &v5 - a * 0.25;
+    }
+    let v6 = if b.detach().sum().item() > 0.0 { (&v3).square() } else { ((&v3) * (&v4)) };
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(879, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(57, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
 fn g094_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(658, -sign, sign);
-        let (value, g) = g094_grad(&a);
-        assert_eq!(value, g094(&a));
-        check(|x| g094(x), &a, &g.a);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(658, -sign, sign);
+        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(659, -sign, sign);
+        let (value, g) = g094_grad(&a, &b);
+        assert_eq!(value, g094(&a, &b));
+        check(|x| g094(x, &b), &a, &g.a);
+        check(|x| g094(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
-        let loss = g094_tape(&ta);
+        let tb = Var::param(b.clone());
+        let loss = g094_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g095(a: &Tensor![f64; 4]) -> f64 {
+fn g095(a: &Tensor![f64]) -> f64 {
     let v1 = (a).atan2(&((a).square() + 0.5));
-    let v2 = (&v1).var();
-    let k3: Tensor![f64] = Tensor::rand_uniform(13, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).min();
+    let v4 = ((&v3).square()).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(((&v1) * (&v1))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh() } else { (&v4).square() };
+    let v6 = (&v5).hypot(&((&v3).square() + 0.5));
+    let v7 = if a.detach().sum().item() < 0.0 { (&v6).square() } else { ((&v6) * (&v4)) };
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(5, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
-fn g095_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+fn g095_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v1 = (a).atan2(&((a).square() + 0.5));
-    let v2 = (&v1).var();
-    let k3: Tensor![f64] = Tensor::rand_uniform(13, -1.0, 1.0);
-    (&v2 * &k3).sum()
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(574, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).min();
+    let v4 = ((&v3).square()).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(((&v1) * (&v1))).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh() } else { (&v4).square() };
+    let v6 = (&v5).hypot(&((&v3).square() + 0.5));
+    let v7 = if a.detach().sum().item() < 0.0 { (&v6).square() } else { ((&v6) * (&v4)) };
+    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(5, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
 fn g095_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(665, -sign, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(665, -sign, sign);
         let (value, g) = g095_grad(&a);
         assert_eq!(value, g095(&a));
         check(|x| g095(x), &a, &g.a);
@@ -4949,197 +5111,207 @@ fn g095_gradient() {
 }
 
 #[differentiable]
-fn g096(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (&m.blocks[2].bias).hypot(&((&m.blocks[2].weight).square() + 0.5));
-    let v2 = (&v1).var_axis::<1>();
-    let mut v3 = v1.clone();
-    for i in 0..3 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[2].weight * 0.25;
-    }
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).softplus()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let v5 = (a).cos();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(466, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(492, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+fn g096(m: &Net, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1]) -> f64 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(716, -1.0, 1.0);
+    let v2 = (&m.fc1.bias).hypot(&((((a).mean() * &k1)).square() + 0.5));
+    let v3 = (&m.fc1.bias).min_axis::<0>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let v5 = m.fc2.forward(&((&m.fc1.bias) + &k4));
+    let v6 = ((m.fc1.forward(&v5)) * 1.5).gelu();
+    let v7 = ((b) * 1.5).gelu();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(160, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(927, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(109, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(799, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
-fn g096_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].bias).hypot(&((&m.blocks[2].weight).square() + 0.5));
-    let v2 = (&v1).var_axis::<1>();
-    let mut v3 = v1.clone();
-    for i in 0..3 {
-        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[2].weight * 0.25;
-    }
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).softplus()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let v5 = (a).cos();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(466, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(492, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+fn g096_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(716, -1.0, 1.0);
+    let v2 = (&m.fc1.bias).hypot(&((((a).mean() * &k1)).square() + 0.5));
+    let v3 = (&m.fc1.bias).min_axis::<0>();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let v5 = m.fc2.forward(&((&m.fc1.bias) + &k4));
+    let v6 = ((m.fc1.forward(&v5)) * 1.5).gelu();
+    let v7 = ((b) * 1.5).gelu();
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(160, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(927, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(109, -1.0, 1.0);
+    let k11: Tensor![f64; 2, 1] = Tensor::rand_uniform(799, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v3 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
 fn g096_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(675, sign);
-        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(672, -sign, sign);
-        let (value, g) = g096_grad(&m, &a);
-        assert_eq!(value, g096(&m, &a));
-        check_model(|x| g096(x, &a), &m, &g.m);
-        check(|x| g096(&m, x), &a, &g.a);
+        let m = Net::random(675, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(672, -sign, sign);
+        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(673, -sign, sign);
+        let (value, g) = g096_grad(&m, &a, &b);
+        assert_eq!(value, g096(&m, &a, &b));
+        check_model(|x| g096(x, &a, &b), &m, &g.m);
+        check(|x| g096(&m, x, &b), &a, &g.a);
+        check(|x| g096(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g096_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g096_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g097(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = ((a) + (a));
-    let v2 = (a).var_keepdim::<0>();
-    let v3 = ((((&v1) + (a))) * (((&v2).square() + 1.0).ln()));
-    let v4 = if a.detach().sum().item() > 0.0 { ((&v2) * 1.5).gelu() } else { ((&v2).square() + 1.0).powf(-0.5) };
-    let mut v5 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v4).square()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let mut v6 = v5.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).softplus()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(668, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+fn g097(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).det();
+    let v4 = (a).min_keepdim::<2>();
+    let v5 = (b).square();
+    let v6 = (c).cos();
+    let k7: Tensor![f64] = Tensor::rand_uniform(880, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(94, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(653, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
-fn g097_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) + (a));
-    let v2 = (a).var_keepdim::<0>();
-    let v3 = ((((&v1) + (a))) * (((&v2).square() + 1.0).ln()));
-    let v4 = if a.detach().sum().item() > 0.0 { ((&v2) * 1.5).gelu() } else { ((&v2).square() + 1.0).powf(-0.5) };
-    let mut v5 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v4).square()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let mut v6 = v5.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v5).softplus()).tanh();
-        }
-        v6 = &v6 - &v5 * 0.25;
-    }
-    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(668, -1.0, 1.0);
-    (&v6 * &k7).sum()
+fn g097_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).det();
+    let v4 = (a).min_keepdim::<2>();
+    let v5 = (b).square();
+    let v6 = (c).cos();
+    let k7: Tensor![f64] = Tensor::rand_uniform(880, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(94, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(653, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(844, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
 fn g097_gradient() {
     for sign in [1.0, -1.0] {
         let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(679, -sign, sign);
-        let (value, g) = g097_grad(&a);
-        assert_eq!(value, g097(&a));
-        check(|x| g097(x), &a, &g.a);
+        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(680, -sign, sign);
+        let c: Tensor![f64; 4] = Tensor::rand_uniform(681, -sign, sign);
+        let (value, g) = g097_grad(&a, &b, &c);
+        assert_eq!(value, g097(&a, &b, &c));
+        check(|x| g097(x, &b, &c), &a, &g.a);
+        check(|x| g097(&a, x, &c), &b, &g.b);
+        check(|x| g097(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
-        let loss = g097_tape(&ta);
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g097_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g098(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((a) - (a));
-    let v2 = (a).logsumexp();
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(915, -1.0, 1.0);
-    let k4: Tensor![f64] = Tensor::rand_uniform(863, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+fn g098(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(143, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (&v3).var();
+    let v5 = (&v4).tanh();
+    let v6 = (-(b));
+    let v7 = ((c).square() + 1.0).sqrt();
+    let k8: Tensor![f64] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(521, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(704, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
-fn g098_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((a) - (a));
-    let v2 = (a).logsumexp();
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(915, -1.0, 1.0);
-    let k4: Tensor![f64] = Tensor::rand_uniform(863, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+fn g098_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(143, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a).mean() * &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (&v3).var();
+    let v5 = (&v4).tanh();
+    let v6 = (-(b));
+    let v7 = ((c).square() + 1.0).sqrt();
+    let k8: Tensor![f64] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(521, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(704, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
 fn g098_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(686, -sign, sign);
-        let (value, g) = g098_grad(&a);
-        assert_eq!(value, g098(&a));
-        check(|x| g098(x), &a, &g.a);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(686, -sign, sign);
+        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(687, -sign, sign);
+        let c: Tensor![f64] = Tensor::rand_uniform(688, -sign, sign);
+        let (value, g) = g098_grad(&a, &b, &c);
+        assert_eq!(value, g098(&a, &b, &c));
+        check(|x| g098(x, &b, &c), &a, &g.a);
+        check(|x| g098(&a, x, &c), &b, &g.b);
+        check(|x| g098(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
-        let loss = g098_tape(&ta);
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g098_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g099(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((c) * (a));
-    let v2 = (b).logsumexp_axis::<0>();
-    let mut v3 = v2.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v2).sin()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
+fn g099(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((b).mean() * &k1)).tanh() * 0.2 + &k2)).solve(c);
+    let v4 = (&v3).var_axis::<0>();
+    let k5: Tensor![f64] = Tensor::rand_uniform(586, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(543, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v4, &((&v4) + &k5));
+    let mut v9 = v4.clone();
+    for _ in 0..1 {
+        v9 = ((&v9 * &v8).softplus()).tanh() + &v4 * 0.5;
     }
-    let v4 = if a.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * 1.5).gelu() };
-    let k5: Tensor![f64] = Tensor::rand_uniform(875, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(618, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+    let v10 = ((a) * 1.5).gelu_tanh();
+    let k11: Tensor![f64] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    ((&v9 * &k11).sum() + (&v10 * &k12).sum()).item()
 }
 
-fn g099_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((c) * (a));
-    let v2 = (b).logsumexp_axis::<0>();
-    let mut v3 = v2.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v2).sin()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
+fn g099_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(579, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((b).mean() * &k1)).tanh() * 0.2 + &k2)).solve(c);
+    let v4 = (&v3).var_axis::<0>();
+    let k5: Tensor![f64] = Tensor::rand_uniform(586, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(543, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v4, &((&v4) + &k5));
+    let mut v9 = v4.clone();
+    for _ in 0..1 {
+        v9 = ((&v9 * &v8).softplus()).tanh() + &v4 * 0.5;
     }
-    let v4 = if a.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).sqrt() } else { ((&v1) * 1.5).gelu() };
-    let k5: Tensor![f64] = Tensor::rand_uniform(875, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(618, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+    let v10 = ((a) * 1.5).gelu_tanh();
+    let k11: Tensor![f64] = Tensor::rand_uniform(545, -1.0, 1.0);
+    let k12: Tensor![f64; 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
+    (&v9 * &k11).sum() + (&v10 * &k12).sum()
 }
 
 #[test]
 fn g099_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(693, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(694, -sign, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(693, -sign, sign);
+        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(694, -sign, sign);
         let c: Tensor![f64; 3] = Tensor::rand_uniform(695, -sign, sign);
         let (value, g) = g099_grad(&a, &b, &c);
         assert_eq!(value, g099(&a, &b, &c));
@@ -5159,39 +5331,39 @@ fn g099_gradient() {
 }
 
 #[differentiable]
-fn g100(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = ((&m.blocks[1].weight) / ((&m.blocks[1].weight).square() + 1.0));
-    let v2 = (&v1).logsumexp_keepdim::<1>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let mut v4 = ((&v2) + &k3);
-    for i in 0..2 {
-        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+fn g100(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v2 = (((&m.blocks[2].weight).tanh() * 0.2 + &k1)).log_abs_det();
+    let v3 = (&m.blocks[2].bias).var_keepdim::<0>();
+    let mut v4 = a.clone();
+    for i in 0..3 {
+        v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let v5 = (-(a));
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(1, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+    let k5: Tensor![f64] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(759, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
-fn g100_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = ((&m.blocks[1].weight) / ((&m.blocks[1].weight).square() + 1.0));
-    let v2 = (&v1).logsumexp_keepdim::<1>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let mut v4 = ((&v2) + &k3);
-    for i in 0..2 {
-        v4 = ((&v4).matmul(&m.blocks[i].weight) + &m.blocks[i].bias).tanh();
+fn g100_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v2 = (((&m.blocks[2].weight).tanh() * 0.2 + &k1)).log_abs_det();
+    let v3 = (&m.blocks[2].bias).var_keepdim::<0>();
+    let mut v4 = a.clone();
+    for i in 0..3 {
+        v4 = (m.blocks[2 - i].forward(&v4)).sin() + &v4 * 0.5;
     }
-    let v5 = (-(a));
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(1, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(310, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+    let k5: Tensor![f64] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(759, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
 fn g100_gradient() {
     for sign in [1.0, -1.0] {
         let m = Stack::random(703, sign);
-        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(700, -sign, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(700, -sign, sign);
         let (value, g) = g100_grad(&m, &a);
         assert_eq!(value, g100(&m, &a));
         check_model(|x| g100(x, &a), &m, &g.m);
@@ -5207,36 +5379,78 @@ fn g100_gradient() {
 }
 
 #[differentiable]
-fn g101(a: &Tensor![f64; 1, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (-(b));
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(807, -1.0, 1.0);
-    let v3 = ((a).softmax::<1>() * &k2);
-    let k4: Tensor![f64] = Tensor::rand_uniform(205, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
+fn g101(a: &Tensor![f64; 2, 3]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(863, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((((a).mean() * &k1)).tanh() * 0.2 + &k2)) + &(((((a).mean() * &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(65, -1.0, 1.0);
+    let v5 = (((&v3).mean() * &k4)).logsumexp();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(795, -1.0, 1.0);
+    let v7 = ((((&v5) + (a))) * (((a).matmul(&k6)).mean()));
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
-fn g101_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (-(b));
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(807, -1.0, 1.0);
-    let v3 = ((a).softmax::<1>() * &k2);
-    let k4: Tensor![f64] = Tensor::rand_uniform(205, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
+fn g101_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(863, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((((a).mean() * &k1)).tanh() * 0.2 + &k2)) + &(((((a).mean() * &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(65, -1.0, 1.0);
+    let v5 = (((&v3).mean() * &k4)).logsumexp();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(795, -1.0, 1.0);
+    let v7 = ((((&v5) + (a))) * (((a).matmul(&k6)).mean()));
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
 fn g101_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(707, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(708, -sign, sign);
-        let (value, g) = g101_grad(&a, &b);
-        assert_eq!(value, g101(&a, &b));
-        check(|x| g101(x, &b), &a, &g.a);
-        check(|x| g101(&a, x), &b, &g.b);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -sign, sign);
+        let (value, g) = g101_grad(&a);
+        assert_eq!(value, g101(&a));
+        check(|x| g101(x), &a, &g.a);
+        let ta = Var::param(a.clone());
+        let loss = g101_tape(&ta);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+    }
+}
+
+#[differentiable]
+fn g102(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v2 = (((b).tanh() * 0.2 + &k1)).cholesky_solve(a);
+    let v3 = (b).logsumexp_axis::<0>();
+    let v4 = if b.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v2)) };
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(895, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+}
+
+fn g102_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v2 = (((b).tanh() * 0.2 + &k1)).cholesky_solve(a);
+    let v3 = (b).logsumexp_axis::<0>();
+    let v4 = if b.detach().sum().item() < 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v2)) };
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(895, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(759, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+}
+
+#[test]
+fn g102_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(714, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(715, -sign, sign);
+        let (value, g) = g102_grad(&a, &b);
+        assert_eq!(value, g102(&a, &b));
+        check(|x| g102(x, &b), &a, &g.a);
+        check(|x| g102(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g101_tape(&ta, &tb);
+        let loss = g102_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
@@ -5245,183 +5459,139 @@ fn g101_gradient() {
 }
 
 #[differentiable]
-fn g102(a: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(10, -1.0, 1.0);
-    let v2 = ((a).square() + 1.0).pow(&(((a) + &k1)).tanh());
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(416, -1.0, 1.0);
-    let v4 = ((&v2).log_softmax::<1>() * &k3);
-    let v5 = (&v4).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let v6 = ((&v5) * ((&v5).mean()));
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(926, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
-}
-
-fn g102_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 1, 3] = Tensor::rand_uniform(10, -1.0, 1.0);
-    let v2 = ((a).square() + 1.0).pow(&(((a) + &k1)).tanh());
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(416, -1.0, 1.0);
-    let v4 = ((&v2).log_softmax::<1>() * &k3);
-    let v5 = (&v4).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v4).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
-    let v6 = ((&v5) * ((&v5).mean()));
-    let k7: Tensor![f64; 1] = Tensor::rand_uniform(926, -1.0, 1.0);
-    (&v6 * &k7).sum()
-}
-
-#[test]
-fn g102_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(714, -sign, sign);
-        let (value, g) = g102_grad(&a);
-        assert_eq!(value, g102(&a));
-        check(|x| g102(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g102_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g103(m: &Res, a: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 4, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let v2 = (&m.proj.weight).maximum(&((&m.proj.weight) + &k1));
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(80, -1.0, 1.0);
-    let v4 = (((&m.proj.weight).mean() * &k3)).transpose::<1, 2>();
-    let mut v5 = v2.clone();
+fn g103(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k1)) + (((&m.layers[0].weight) + &k2)));
+    let v4 = (&v3).logsumexp_keepdim::<0>();
+    let mut v5 = m.layers[0].weight.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((m.layers[i].forward(&v5)).square() + 1.0).sqrt();
-        }
-        v5 = &v5 - &m.layers[i].bias * 0.25;
+        let layer = &m.layers[i];
+        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
     }
-    let v6 = (((&v4) * ((&m.proj.weight).mean()))).var_axis::<1>();
-    let v7 = ((a).square() + 1.0).recip();
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(248, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(923, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(841, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(406, -1.0, 1.0);
+    let v7 = (((&m.norm[1]).tanh()).log_softmax::<0>() * &k6);
+    let v8 = (-(b));
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(50, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(87, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(127, -1.0, 1.0);
+    ((&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
-fn g103_tape(m: &TRes, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let v2 = (&m.proj.weight).maximum(&((&m.proj.weight) + &k1));
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(80, -1.0, 1.0);
-    let v4 = (((&m.proj.weight).mean() * &k3)).transpose::<1, 2>();
-    let mut v5 = v2.clone();
+fn g103_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(738, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k1)) + (((&m.layers[0].weight) + &k2)));
+    let v4 = (&v3).logsumexp_keepdim::<0>();
+    let mut v5 = m.layers[0].weight.clone();
     for i in 0..2 {
-        if i % 2 == 0 {
-            v5 = ((m.layers[i].forward(&v5)).square() + 1.0).sqrt();
-        }
-        v5 = &v5 - &m.layers[i].bias * 0.25;
+        let layer = &m.layers[i];
+        v5 = (layer.forward(&v5)).tanh() + &layer.bias * 0.5;
     }
-    let v6 = (((&v4) * ((&m.proj.weight).mean()))).var_axis::<1>();
-    let v7 = ((a).square() + 1.0).recip();
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(248, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(923, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(841, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(406, -1.0, 1.0);
+    let v7 = (((&m.norm[1]).tanh()).log_softmax::<0>() * &k6);
+    let v8 = (-(b));
+    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(50, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(87, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(127, -1.0, 1.0);
+    (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
 #[test]
 fn g103_gradient() {
     for sign in [1.0, -1.0] {
         let m = Res::random(724, sign);
-        let a: Tensor![f64] = Tensor::rand_uniform(721, -sign, sign);
-        let (value, g) = g103_grad(&m, &a);
-        assert_eq!(value, g103(&m, &a));
-        check_model(|x| g103(x, &a), &m, &g.m);
-        check(|x| g103(&m, x), &a, &g.a);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(721, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(722, -sign, sign);
+        let (value, g) = g103_grad(&m, &a, &b);
+        assert_eq!(value, g103(&m, &a, &b));
+        check_model(|x| g103(x, &a, &b), &m, &g.m);
+        check(|x| g103(&m, x, &b), &a, &g.a);
+        check(|x| g103(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g103_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g103_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g104(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).minimum(b);
-    let v3 = (c).t();
-    let v4 = if c.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { (&v3).tanh().exp() };
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(523, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
+fn g104(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3]) -> f64 {
+    let v1 = ((a) - (a));
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(880, -1.0, 1.0);
+    let v3 = ((b).softmax::<0>() * &k2);
+    let v4 = ((b).mse(&v3)).atan2(&(((&v1).hypot(&((&v3).square() + 0.5))).square() + 0.5));
+    let v5 = if b.detach().sum().item() < 0.0 { (&v3).tanh() } else { ((&v3) * (b)) };
+    let v6 = (&v5).logsumexp();
+    let v7 = if a.detach().sum().item() < 0.0 { (-(&v6)) } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(783, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(864, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
-fn g104_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(557, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).minimum(b);
-    let v3 = (c).t();
-    let v4 = if c.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { (&v3).tanh().exp() };
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(273, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(523, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v4 * &k6).sum()
+fn g104_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = ((a) - (a));
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(880, -1.0, 1.0);
+    let v3 = ((b).softmax::<0>() * &k2);
+    let v4 = ((b).mse(&v3)).atan2(&(((&v1).hypot(&((&v3).square() + 0.5))).square() + 0.5));
+    let v5 = if b.detach().sum().item() < 0.0 { (&v3).tanh() } else { ((&v3) * (b)) };
+    let v6 = (&v5).logsumexp();
+    let v7 = if a.detach().sum().item() < 0.0 { (-(&v6)) } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(783, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(864, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
 fn g104_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(728, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(729, -sign, sign);
-        let c: Tensor![f64; 1, 3] = Tensor::rand_uniform(730, -sign, sign);
-        let (value, g) = g104_grad(&a, &b, &c);
-        assert_eq!(value, g104(&a, &b, &c));
-        check(|x| g104(x, &b, &c), &a, &g.a);
-        check(|x| g104(&a, x, &c), &b, &g.b);
-        check(|x| g104(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(728, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(729, -sign, sign);
+        let (value, g) = g104_grad(&a, &b);
+        assert_eq!(value, g104(&a, &b));
+        check(|x| g104(x, &b), &a, &g.a);
+        check(|x| g104(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g104_tape(&ta, &tb, &tc);
+        let loss = g104_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g105(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).maximum_scalar(0.1);
-    let v2 = (&v1).flip::<0>();
-    let k3: Tensor![f64] = Tensor::rand_uniform(408, -1.0, 1.0);
-    let k4: Tensor![f64] = Tensor::rand_uniform(158, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(b, &((b) + &k3));
-    let v7 = if a.detach().sum().item() < 0.0 { (&v6).cos() } else { ((&v6) * (b)) };
-    let v8 = (((&v7).tanh()) * ((((&v2) * 1.5).gelu_erf()).mean()));
-    let v9 = if b.detach().sum().item() > 0.0 { (&v7).square() } else { (&v7).cos() };
-    let k10: Tensor![f64] = Tensor::rand_uniform(825, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
-    ((&v8 * &k10).sum() + (&v9 * &k11).sum()).item()
+fn g105(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let v1 = ((b) * (a));
+    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(50, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let v4 = ((&v3).square() + 1.0).pow(&(&v3).tanh());
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(509, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
-fn g105_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).maximum_scalar(0.1);
-    let v2 = (&v1).flip::<0>();
-    let k3: Tensor![f64] = Tensor::rand_uniform(408, -1.0, 1.0);
-    let k4: Tensor![f64] = Tensor::rand_uniform(158, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, b, &((b) + &k3));
-    let v7 = if a.detach().sum().item() < 0.0 { (&v6).cos() } else { ((&v6) * (b)) };
-    let v8 = (((&v7).tanh()) * ((((&v2) * 1.5).gelu_erf()).mean()));
-    let v9 = if b.detach().sum().item() > 0.0 { (&v7).square() } else { (&v7).cos() };
-    let k10: Tensor![f64] = Tensor::rand_uniform(825, -1.0, 1.0);
-    let k11: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
-    (&v8 * &k10).sum() + (&v9 * &k11).sum()
+fn g105_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let v1 = ((b) * (a));
+    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(50, -1.0, 1.0);
+    let v3 = ((&v1).log_softmax::<0>() * &k2);
+    let v4 = ((&v3).square() + 1.0).pow(&(&v3).tanh());
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(509, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
 fn g105_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(735, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(736, -sign, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(735, -sign, sign);
+        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(736, -sign, sign);
         let (value, g) = g105_grad(&a, &b);
         assert_eq!(value, g105(&a, &b));
         check(|x| g105(x, &b), &a, &g.a);
@@ -5437,30 +5607,32 @@ fn g105_gradient() {
 }
 
 #[differentiable]
-fn g106(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).minimum_scalar(-0.1);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
-    let v3 = (((a) + &k2)).slice::<2, 0, 2>();
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(917, -1.0, 1.0);
-    let v5 = (((&v3).mean_axis::<1>()).square() + 1.0).pow(&(((&v1).softmax::<0>() * &k4)).tanh());
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(42, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+fn g106(a: &Tensor![f64]) -> f64 {
+    let v1 = ((a) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(477, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).transpose::<0, 1>();
+    let v4 = (a).tanh();
+    let v5 = ((&v4) * 3.0).floor();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(593, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g106_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).minimum_scalar(-0.1);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(491, -1.0, 1.0);
-    let v3 = (((a) + &k2)).slice::<2, 0, 2>();
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(917, -1.0, 1.0);
-    let v5 = (((&v3).mean_axis::<1>()).square() + 1.0).pow(&(((&v1).softmax::<0>() * &k4)).tanh());
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(42, -1.0, 1.0);
-    (&v5 * &k6).sum()
+fn g106_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = ((a) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(477, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).transpose::<0, 1>();
+    let v4 = (a).tanh();
+    let v5 = ((&v4) * 3.0).floor();
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(593, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(118, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g106_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(742, -sign, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(742, -sign, sign);
         let (value, g) = g106_grad(&a);
         assert_eq!(value, g106(&a));
         check(|x| g106(x), &a, &g.a);
@@ -5474,41 +5646,39 @@ fn g106_gradient() {
 
 #[differentiable]
 fn g107(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64] = Tensor::rand_uniform(986, -1.0, 1.0);
-    let v2 = (b).mse(&((a).mean() * &k1));
-    let v3 = (a).pad::<0, 2, 1, 6>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(951, -1.0, 1.0);
-    let v5 = (m.blocks[1].forward(&((&v3).mean() * &k4))).tanh();
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v2).tanh().exp()).tanh();
-        }
-        v6 = &v6 - &v2 * 0.25;
-    }
-    let v7 = ((&m.head.weight).square() + 1.0).powf(-0.5);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(88, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(379, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
+    let v2 = (-(((&m.blocks[2].weight).mean() * &k1)));
+    let v3 = (&m.blocks[2].weight).t();
+    let v4 = (m.blocks[2].forward(&v3)).square();
+    let v5 = (a).square();
+    let v6 = (b).softplus();
+    let v7 = ((&m.head.bias) * 1.5).gelu();
+    let v8 = ((&m.blocks[0].bias).square() + 1.0).sqrt();
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(70, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(570, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(850, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(717, -1.0, 1.0);
+    let k13: Tensor![f64; 4] = Tensor::rand_uniform(201, -1.0, 1.0);
+    let k14: Tensor![f64; 3] = Tensor::rand_uniform(161, -1.0, 1.0);
+    ((&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()).item()
 }
 
 fn g107_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64] = Tensor::rand_uniform(986, -1.0, 1.0);
-    let v2 = (b).mse(&((a).mean() * &k1));
-    let v3 = (a).pad::<0, 2, 1, 6>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(951, -1.0, 1.0);
-    let v5 = (m.blocks[1].forward(&((&v3).mean() * &k4))).tanh();
-    let mut v6 = v5.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v6 = ((&v6 * &v2).tanh().exp()).tanh();
-        }
-        v6 = &v6 - &v2 * 0.25;
-    }
-    let v7 = ((&m.head.weight).square() + 1.0).powf(-0.5);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(88, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(379, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
+    let v2 = (-(((&m.blocks[2].weight).mean() * &k1)));
+    let v3 = (&m.blocks[2].weight).t();
+    let v4 = (m.blocks[2].forward(&v3)).square();
+    let v5 = (a).square();
+    let v6 = (b).softplus();
+    let v7 = ((&m.head.bias) * 1.5).gelu();
+    let v8 = ((&m.blocks[0].bias).square() + 1.0).sqrt();
+    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(70, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(570, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(850, -1.0, 1.0);
+    let k12: Tensor![f64] = Tensor::rand_uniform(717, -1.0, 1.0);
+    let k13: Tensor![f64; 4] = Tensor::rand_uniform(201, -1.0, 1.0);
+    let k14: Tensor![f64; 3] = Tensor::rand_uniform(161, -1.0, 1.0);
+    (&v2 * &k9).sum() + (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v6 * &k12).sum() + (&v7 * &k13).sum() + (&v8 * &k14).sum()
 }
 
 #[test]
@@ -5535,36 +5705,32 @@ fn g107_gradient() {
 }
 
 #[differentiable]
-fn g108(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).matmul(b);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
-    let v3 = (((a) + &k2)).permute::<1, 0>();
-    let v4 = (&v3).minimum(c);
-    let v5 = ((&v4) / ((&v4).square() + 1.0));
-    let v6 = ((&v4).square().log1p()).atan2(&(((&v5).minimum(&v5)).square() + 0.5));
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(630, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v6 * &k8).sum()).item()
+fn g108(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 2, 3]) -> f64 {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
+    let v2 = ((a).square() + 1.0).pow(&(((c) + &k1)).tanh());
+    let v3 = (b).flip::<0>();
+    let v4 = ((((b) + (a))) * (((&v2).transpose::<0, 2>()).mean()));
+    let v5 = (((&v3) * (&v3))).hypot(&((((&v4).tanh() * 0.9).asin()).square() + 0.5));
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(168, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
-fn g108_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).matmul(b);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
-    let v3 = (((a) + &k2)).permute::<1, 0>();
-    let v4 = (&v3).minimum(c);
-    let v5 = ((&v4) / ((&v4).square() + 1.0));
-    let v6 = ((&v4).square().log1p()).atan2(&(((&v5).minimum(&v5)).square() + 0.5));
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 2] = Tensor::rand_uniform(630, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v6 * &k8).sum()
+fn g108_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(287, -1.0, 1.0);
+    let v2 = ((a).square() + 1.0).pow(&(((c) + &k1)).tanh());
+    let v3 = (b).flip::<0>();
+    let v4 = ((((b) + (a))) * (((&v2).transpose::<0, 2>()).mean()));
+    let v5 = (((&v3) * (&v3))).hypot(&((((&v4).tanh() * 0.9).asin()).square() + 0.5));
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(168, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
 fn g108_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(756, -sign, sign);
-        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(757, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(758, -sign, sign);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(756, -sign, sign);
+        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(757, -sign, sign);
+        let c: Tensor![f64; 2, 3] = Tensor::rand_uniform(758, -sign, sign);
         let (value, g) = g108_grad(&a, &b, &c);
         assert_eq!(value, g108(&a, &b, &c));
         check(|x| g108(x, &b, &c), &a, &g.a);
@@ -5583,106 +5749,104 @@ fn g108_gradient() {
 }
 
 #[differentiable]
-fn g109(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).tanh().exp();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(688, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).cross_entropy(&[2usize, 2usize]);
-    let mut v4 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).sigmoid()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { (&v4).cos() };
-    let mut v6 = v5.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v3).square() + 1.0).powf(-0.5)).tanh();
-        }
-        v6 = &v6 - &v3 * 0.25;
-    }
-    let k7: Tensor![f64] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = m8.select(&v4, &v6);
-    let k10: Tensor![f64] = Tensor::rand_uniform(684, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+fn g109(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64] = Tensor::rand_uniform(778, -1.0, 1.0);
+    let v2 = (a).maximum(&((a) + &k1));
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(993, -1.0, 1.0);
+    let v4 = (((b) + &k3)).slice::<0, 2, 2>();
+    let v5 = (&v4).var();
+    let v6 = ((&v2) * (&v5));
+    let v7 = (c).tanh().exp();
+    let k8: Tensor![f64] = Tensor::rand_uniform(745, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(435, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
-fn g109_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(688, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).cross_entropy(&[2usize, 2usize]);
-    let mut v4 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).sigmoid()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).tanh() } else { (&v4).cos() };
-    let mut v6 = v5.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v6 = (((&v6 * &v3).square() + 1.0).powf(-0.5)).tanh();
-        }
-        v6 = &v6 - &v3 * 0.25;
-    }
-    let k7: Tensor![f64] = Tensor::rand_uniform(925, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = Var::select(&m8, &v4, &v6);
-    let k10: Tensor![f64] = Tensor::rand_uniform(684, -1.0, 1.0);
-    (&v9 * &k10).sum()
+fn g109_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64] = Tensor::rand_uniform(778, -1.0, 1.0);
+    let v2 = (a).maximum(&((a) + &k1));
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(993, -1.0, 1.0);
+    let v4 = (((b) + &k3)).slice::<0, 2, 2>();
+    let v5 = (&v4).var();
+    let v6 = ((&v2) * (&v5));
+    let v7 = (c).tanh().exp();
+    let k8: Tensor![f64] = Tensor::rand_uniform(745, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(435, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
 fn g109_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(763, -sign, sign);
-        let (value, g) = g109_grad(&a);
-        assert_eq!(value, g109(&a));
-        check(|x| g109(x), &a, &g.a);
+        let a: Tensor![f64] = Tensor::rand_uniform(763, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(764, -sign, sign);
+        let c: Tensor![f64] = Tensor::rand_uniform(765, -sign, sign);
+        let (value, g) = g109_grad(&a, &b, &c);
+        assert_eq!(value, g109(&a, &b, &c));
+        check(|x| g109(x, &b, &c), &a, &g.a);
+        check(|x| g109(&a, x, &c), &b, &g.b);
+        check(|x| g109(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
-        let loss = g109_tape(&ta);
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g109_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g110(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).tanh().exp2();
-    let v2 = (&m.norm[1]).gather::<0, 2>(&[1, 0]);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(370, -1.0, 1.0);
-    let v4 = if b.detach().sum().item() > 0.0 { (m.layers[0].forward(&((a).mean() * &k3))).square() } else { ((m.layers[0].forward(&((a).mean() * &k3))).square() + 1.0).sqrt() };
-    let v5 = (b).tanh().powf(3.0);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(9, -1.0, 1.0);
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(66, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(190, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(900, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+fn g110(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 1, 3]) -> f64 {
+    let v1 = (&m.layers[1].weight).minimum(a);
+    let v2 = (b).pad::<1, 0, 1, 4>();
+    let mut v3 = m.layers[1].weight.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v3 = ((m.layers[i].forward(&v3)).square() + 1.0).sqrt();
+        }
+        v3 = &v3 - &m.layers[i].bias * 0.25;
+    }
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(510, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(282, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
-fn g110_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().exp2();
-    let v2 = (&m.norm[1]).gather::<0, 2>(&[1, 0]);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(370, -1.0, 1.0);
-    let v4 = if b.detach().sum().item() > 0.0 { (m.layers[0].forward(&((a).mean() * &k3))).square() } else { ((m.layers[0].forward(&((a).mean() * &k3))).square() + 1.0).sqrt() };
-    let v5 = (b).tanh().powf(3.0);
-    let k6: Tensor![f64; 4] = Tensor::rand_uniform(9, -1.0, 1.0);
-    let k7: Tensor![f64; 2] = Tensor::rand_uniform(66, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(190, -1.0, 1.0);
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(900, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+fn g110_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let v1 = (&m.layers[1].weight).minimum(a);
+    let v2 = (b).pad::<1, 0, 1, 4>();
+    let mut v3 = m.layers[1].weight.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v3 = ((m.layers[i].forward(&v3)).square() + 1.0).sqrt();
+        }
+        v3 = &v3 - &m.layers[i].bias * 0.25;
+    }
+    let mut v4 = v3.clone();
+    for i in 0..2 {
+        let layer = &m.layers[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(510, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 4] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(282, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
 fn g110_gradient() {
     for sign in [1.0, -1.0] {
         let m = Res::random(773, sign);
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(770, -sign, sign);
-        let b: Tensor![f64; 4] = Tensor::rand_uniform(771, -sign, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(770, -sign, sign);
+        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(771, -sign, sign);
         let (value, g) = g110_grad(&m, &a, &b);
         assert_eq!(value, g110(&m, &a, &b));
         check_model(|x| g110(x, &a, &b), &m, &g.m);
@@ -5701,35 +5865,81 @@ fn g110_gradient() {
 }
 
 #[differentiable]
-fn g111(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (&v1).cast::<f64>();
-    let v3 = ((&v1).concat::<0, 6, _>(&v1)).tanh();
-    let v4 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { (&v2).tanh().exp() };
-    let v5 = (((&v3) * ((&v4).mean()))).square().log1p();
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(422, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+fn g111(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let v1 = (a).maximum_scalar(0.1);
+    let v2 = (&v1).permute::<1, 0>();
+    let mut v3 = b.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * b).sin()).tanh();
+        }
+        v3 = &v3 - b * 0.25;
+    }
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
-fn g111_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).ln();
-    let v2 = (&v1).cast::<f64>();
-    let v3 = ((&v1).concat::<0, 6, _>(&v1)).tanh();
-    let v4 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).ln() } else { (&v2).tanh().exp() };
-    let v5 = (((&v3) * ((&v4).mean()))).square().log1p();
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(422, -1.0, 1.0);
-    (&v5 * &k6).sum()
+fn g111_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let v1 = (a).maximum_scalar(0.1);
+    let v2 = (&v1).permute::<1, 0>();
+    let mut v3 = b.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * b).sin()).tanh();
+        }
+        v3 = &v3 - b * 0.25;
+    }
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
 fn g111_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(777, -sign, sign);
-        let (value, g) = g111_grad(&a);
-        assert_eq!(value, g111(&a));
-        check(|x| g111(x), &a, &g.a);
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(777, -sign, sign);
+        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(778, -sign, sign);
+        let (value, g) = g111_grad(&a, &b);
+        assert_eq!(value, g111(&a, &b));
+        check(|x| g111(x, &b), &a, &g.a);
+        check(|x| g111(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
-        let loss = g111_tape(&ta);
+        let tb = Var::param(b.clone());
+        let loss = g111_tape(&ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+    }
+}
+
+#[differentiable]
+fn g112(a: &Tensor![f64]) -> f64 {
+    let v1 = (a).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(982, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).cross_entropy(&[3usize, 1usize, 1usize]);
+    let k4: Tensor![f64] = Tensor::rand_uniform(937, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
+}
+
+fn g112_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (a).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(982, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).cross_entropy(&[3usize, 1usize, 1usize]);
+    let k4: Tensor![f64] = Tensor::rand_uniform(937, -1.0, 1.0);
+    (&v3 * &k4).sum()
+}
+
+#[test]
+fn g112_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64] = Tensor::rand_uniform(784, -sign, sign);
+        let (value, g) = g112_grad(&a);
+        assert_eq!(value, g112(&a));
+        check(|x| g112(x), &a, &g.a);
+        let ta = Var::param(a.clone());
+        let loss = g112_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
@@ -5737,55 +5947,41 @@ fn g111_gradient() {
 }
 
 #[differentiable]
-fn g112(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (b).reshape::<Shape![6]>();
-    let v3 = (((c).reshape::<Shape![1, 1, 2, 1]>().conv_transpose2d::<1, 0, 1, 3, 1>(&(a).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![3, 1]>()) * (((&v1).gather::<2, 2>(&[1, 2])).mean()));
-    let mut v4 = a.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * a).sigmoid()).tanh();
-        }
-        v4 = &v4 - a * 0.25;
-    }
-    let k5: Tensor![f64; 6] = Tensor::rand_uniform(866, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(571, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+fn g113(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = (b).mse(b);
+    let v2 = (a).gather::<0, 3>(&[2, 2, 1]);
+    let v3 = (c).matmul(c);
+    let k4: Tensor![f64] = Tensor::rand_uniform(479, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(558, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(869, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
-fn g112_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).log2();
-    let v2 = (b).reshape::<Shape![6]>();
-    let v3 = (((c).reshape::<Shape![1, 1, 2, 1]>().conv_transpose2d::<1, 0, 1, 3, 1>(&(a).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![3, 1]>()) * (((&v1).gather::<2, 2>(&[1, 2])).mean()));
-    let mut v4 = a.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * a).sigmoid()).tanh();
-        }
-        v4 = &v4 - a * 0.25;
-    }
-    let k5: Tensor![f64; 6] = Tensor::rand_uniform(866, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(43, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(571, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+fn g113_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = (b).mse(b);
+    let v2 = (a).gather::<0, 3>(&[2, 2, 1]);
+    let v3 = (c).matmul(c);
+    let k4: Tensor![f64] = Tensor::rand_uniform(479, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(558, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(869, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
-fn g112_gradient() {
+fn g113_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(784, -sign, sign);
-        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(785, -sign, sign);
-        let c: Tensor![f64; 2, 1] = Tensor::rand_uniform(786, -sign, sign);
-        let (value, g) = g112_grad(&a, &b, &c);
-        assert_eq!(value, g112(&a, &b, &c));
-        check(|x| g112(x, &b, &c), &a, &g.a);
-        check(|x| g112(&a, x, &c), &b, &g.b);
-        check(|x| g112(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(791, -sign, sign);
+        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(792, -sign, sign);
+        let c: Tensor![f64; 3, 3] = Tensor::rand_uniform(793, -sign, sign);
+        let (value, g) = g113_grad(&a, &b, &c);
+        assert_eq!(value, g113(&a, &b, &c));
+        check(|x| g113(x, &b, &c), &a, &g.a);
+        check(|x| g113(&a, x, &c), &b, &g.b);
+        check(|x| g113(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
         let tc = Var::param(c.clone());
-        let loss = g112_tape(&ta, &tb, &tc);
+        let loss = g113_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
@@ -5795,114 +5991,74 @@ fn g112_gradient() {
 }
 
 #[differentiable]
-fn g113(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let v2 = (&v1).broadcast_to::<Shape![2, 3, 3]>();
-    let v3 = (-(b));
-    let k4: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(675, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(540, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
-}
-
-fn g113_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let v2 = (&v1).broadcast_to::<Shape![2, 3, 3]>();
-    let v3 = (-(b));
-    let k4: Tensor![f64; 2, 3, 3] = Tensor::rand_uniform(675, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 3] = Tensor::rand_uniform(540, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
-}
-
-#[test]
-fn g113_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(791, -sign, sign);
-        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(792, -sign, sign);
-        let (value, g) = g113_grad(&a, &b);
-        assert_eq!(value, g113(&a, &b));
-        check(|x| g113(x, &b), &a, &g.a);
-        check(|x| g113(&a, x), &b, &g.b);
-        let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g113_tape(&ta, &tb);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-        same(&tb, &g.b);
+fn g114(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(191, -1.0, 1.0);
+    let v2 = (((&m.blocks[0].bias).mean() * &k1)).matmul(&(a).t());
+    let v3 = (&m.blocks[1].bias).cast::<f64>();
+    let mut v4 = m.blocks[2].weight.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (m.blocks[i].forward(&v4)).sin();
+        }
+        v4 = &v4 - &m.blocks[i].bias * 0.25;
     }
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(70, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(801, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(475, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
-#[differentiable]
-fn g114(m: &Net, a: &Tensor![f64], b: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(382, -1.0, 1.0);
-    let v2 = ((((a) + &k1)).square() + 1.0).recip();
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(949, -1.0, 1.0);
-    let v4 = (&m.gain).concat::<0, 6, _>(&((b).mean() * &k3));
-    let v5 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
-    let v6 = if a.detach().sum().item() < 0.0 { (&v4).sigmoid() } else { ((&v4).square() + 1.0).recip() };
-    let v7 = (&m.fc1.bias).tanh();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(479, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(103, -1.0, 1.0);
-    let k10: Tensor![f64; 6] = Tensor::rand_uniform(910, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(240, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
-}
-
-fn g114_tape(m: &TNet, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(382, -1.0, 1.0);
-    let v2 = ((((a) + &k1)).square() + 1.0).recip();
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(949, -1.0, 1.0);
-    let v4 = (&m.gain).concat::<0, 6, _>(&((b).mean() * &k3));
-    let v5 = ((m.fc1.forward(&m.fc2.weight)).square() + 1.0).ln();
-    let v6 = if a.detach().sum().item() < 0.0 { (&v4).sigmoid() } else { ((&v4).square() + 1.0).recip() };
-    let v7 = (&m.fc1.bias).tanh();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(479, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 4] = Tensor::rand_uniform(103, -1.0, 1.0);
-    let k10: Tensor![f64; 6] = Tensor::rand_uniform(910, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(240, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+fn g114_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(191, -1.0, 1.0);
+    let v2 = (((&m.blocks[0].bias).mean() * &k1)).matmul(&(a).t());
+    let v3 = (&m.blocks[1].bias).cast::<f64>();
+    let mut v4 = m.blocks[2].weight.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (m.blocks[i].forward(&v4)).sin();
+        }
+        v4 = &v4 - &m.blocks[i].bias * 0.25;
+    }
+    let k5: Tensor![f64; 3, 2] = Tensor::rand_uniform(70, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(801, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(475, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
 fn g114_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(801, sign);
-        let a: Tensor![f64] = Tensor::rand_uniform(798, -sign, sign);
-        let b: Tensor![f64; 4] = Tensor::rand_uniform(799, -sign, sign);
-        let (value, g) = g114_grad(&m, &a, &b);
-        assert_eq!(value, g114(&m, &a, &b));
-        check_model(|x| g114(x, &a, &b), &m, &g.m);
-        check(|x| g114(&m, x, &b), &a, &g.a);
-        check(|x| g114(&m, &a, x), &b, &g.b);
+        let m = Stack::random(801, sign);
+        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(798, -sign, sign);
+        let (value, g) = g114_grad(&m, &a);
+        assert_eq!(value, g114(&m, &a));
+        check_model(|x| g114(x, &a), &m, &g.m);
+        check(|x| g114(&m, x), &a, &g.a);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g114_tape(&tm, &ta, &tb);
+        let loss = g114_tape(&tm, &ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
 fn g115(a: &Tensor![f64]) -> f64 {
-    let v1 = (a).square();
-    let k2: Tensor![f64] = Tensor::rand_uniform(62, -1.0, 1.0);
-    let v3 = (&v1).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v4 = ((&v3).gather::<0, 4>(&[0, 0, 0, 0])).tanh();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(308, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+    let v1 = (a).tanh().exp();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(388, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![12]>();
+    let k4: Tensor![f64; 12] = Tensor::rand_uniform(596, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g115_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).square();
-    let k2: Tensor![f64] = Tensor::rand_uniform(62, -1.0, 1.0);
-    let v3 = (&v1).reshape::<Shape![1, 1, 1]>().conv1d::<1, 0, 1, 1, 1>(&(((&v1) + &k2)).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![1]>();
-    let v4 = ((&v3).gather::<0, 4>(&[0, 0, 0, 0])).tanh();
-    let k5: Tensor![f64; 4] = Tensor::rand_uniform(308, -1.0, 1.0);
-    (&v4 * &k5).sum()
+    let v1 = (a).tanh().exp();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(388, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![12]>();
+    let k4: Tensor![f64; 12] = Tensor::rand_uniform(596, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -5921,134 +6077,150 @@ fn g115_gradient() {
 }
 
 #[differentiable]
-fn g116(a: &Tensor![f64; 1, 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(365, -1.0, 1.0);
-    let v2 = (((b) + &k1)).sin();
-    let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 3, 1>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 1]>();
-    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(977, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+fn g116(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 1]) -> f64 {
+    let v1 = (a).tanh().exp2();
+    let v2 = (&v1).broadcast_to::<Shape![2, 2, 1]>();
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(a, c);
+    let v6 = (((&v2).sin()) * ((((&v2) * 3.0).sign()).mean()));
+    let v7 = ((b).square() + 1.0).ln();
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(263, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(436, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(137, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
-fn g116_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(365, -1.0, 1.0);
-    let v2 = (((b) + &k1)).sin();
-    let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().conv2d::<1, 0, 1, 1, 3, 1>(&(a).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![3, 1]>();
-    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(977, -1.0, 1.0);
-    (&v3 * &k4).sum()
+fn g116_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let v1 = (a).tanh().exp2();
+    let v2 = (&v1).broadcast_to::<Shape![2, 2, 1]>();
+    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(695, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, a, c);
+    let v6 = (((&v2).sin()) * ((((&v2) * 3.0).sign()).mean()));
+    let v7 = ((b).square() + 1.0).ln();
+    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(263, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 1] = Tensor::rand_uniform(436, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(137, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
 fn g116_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(812, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(813, -sign, sign);
-        let (value, g) = g116_grad(&a, &b);
-        assert_eq!(value, g116(&a, &b));
-        check(|x| g116(x, &b), &a, &g.a);
-        check(|x| g116(&a, x), &b, &g.b);
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(812, -sign, sign);
+        let b: Tensor![f64; 1] = Tensor::rand_uniform(813, -sign, sign);
+        let c: Tensor![f64; 2, 1] = Tensor::rand_uniform(814, -sign, sign);
+        let (value, g) = g116_grad(&a, &b, &c);
+        assert_eq!(value, g116(&a, &b, &c));
+        check(|x| g116(x, &b, &c), &a, &g.a);
+        check(|x| g116(&a, x, &c), &b, &g.b);
+        check(|x| g116(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g116_tape(&ta, &tb);
+        let tc = Var::param(c.clone());
+        let loss = g116_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
+    }
+}
+
+#[differentiable]
+fn g117(m: &Stack, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = ((b).square() + 1.0).ln();
+    let v2 = (&m.blocks[1].bias).concat::<0, 6, _>(&m.blocks[1].bias);
+    let v3 = m.blocks[2].forward(a);
+    let mut v4 = v1.clone();
+    for i in 0..2 {
+        v4 = (m.blocks[1 - i].forward(&v4)).sin() + &v4 * 0.5;
+    }
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(829, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(89, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+}
+
+fn g117_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = ((b).square() + 1.0).ln();
+    let v2 = (&m.blocks[1].bias).concat::<0, 6, _>(&m.blocks[1].bias);
+    let v3 = m.blocks[2].forward(a);
+    let mut v4 = v1.clone();
+    for i in 0..2 {
+        v4 = (m.blocks[1 - i].forward(&v4)).sin() + &v4 * 0.5;
+    }
+    let k5: Tensor![f64; 6] = Tensor::rand_uniform(829, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(89, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+}
+
+#[test]
+fn g117_gradient() {
+    for sign in [1.0, -1.0] {
+        let m = Stack::random(822, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(819, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(820, -sign, sign);
+        let (value, g) = g117_grad(&m, &a, &b);
+        assert_eq!(value, g117(&m, &a, &b));
+        check_model(|x| g117(x, &a, &b), &m, &g.m);
+        check(|x| g117(&m, x, &b), &a, &g.a);
+        check(|x| g117(&m, &a, x), &b, &g.b);
+        let tm = m.tape();
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g117_tape(&tm, &ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        tm.same(&g.m);
         same(&ta, &g.a);
         same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g117(m: &Net, a: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(586, -1.0, 1.0);
-    let v2 = (((&m.fc2.weight).mean() * &k1)).cos();
-    let v3 = (&v2).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 6>(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![4, 6]>();
-    let v4 = (m.fc1.forward(&m.fc2.weight)).tanh();
-    let v5 = ((((&v2) * ((&v4).mean()))).square() + 1.0).log2();
-    let v6 = (a).tanh();
-    let v7 = ((&m.fc2.bias).square() + 1.0).ln();
-    let k8: Tensor![f64; 4, 6] = Tensor::rand_uniform(611, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(457, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(334, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
-}
-
-fn g117_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(586, -1.0, 1.0);
-    let v2 = (((&m.fc2.weight).mean() * &k1)).cos();
-    let v3 = (&v2).reshape::<Shape![1, 1, 4, 3]>().conv_transpose2d::<1, 0, 1, 4, 6>(&(&m.fc1.bias).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![4, 6]>();
-    let v4 = (m.fc1.forward(&m.fc2.weight)).tanh();
-    let v5 = ((((&v2) * ((&v4).mean()))).square() + 1.0).log2();
-    let v6 = (a).tanh();
-    let v7 = ((&m.fc2.bias).square() + 1.0).ln();
-    let k8: Tensor![f64; 4, 6] = Tensor::rand_uniform(611, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(851, -1.0, 1.0);
-    let k10: Tensor![f64; 4] = Tensor::rand_uniform(457, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(334, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
-}
-
-#[test]
-fn g117_gradient() {
-    for sign in [1.0, -1.0] {
-        let m = Net::random(822, sign);
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(819, -sign, sign);
-        let (value, g) = g117_grad(&m, &a);
-        assert_eq!(value, g117(&m, &a));
-        check_model(|x| g117(x, &a), &m, &g.m);
-        check(|x| g117(&m, x), &a, &g.a);
-        let tm = m.tape();
-        let ta = Var::param(a.clone());
-        let loss = g117_tape(&tm, &ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        tm.same(&g.m);
-        same(&ta, &g.a);
+fn g118(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 6>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![6]>();
+    let v3 = (b).cast::<f64>();
+    let mut v4 = v2.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).square()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
     }
+    let v5 = (&v4).min_keepdim::<0>();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(812, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(846, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-#[differentiable]
-fn g118(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).tanh();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(752, -1.0, 1.0);
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(559, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(b, &((&v1).mean() * &k2));
-    let v6 = ((&v1).tanh().cosh()).logsumexp_keepdim::<1>();
-    let mut v7 = v1.clone();
-    for _ in 0..3 {
-        v7 = ((&v7 * &v6).cos()).tanh() + &v1 * 0.5;
+fn g118_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = ((a).square() + 1.0).log2();
+    let v2 = (&v1).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 6>(&(c).reshape::<Shape![1, 1, 1]>()).reshape::<Shape![6]>();
+    let v3 = (b).cast::<f64>();
+    let mut v4 = v2.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).square()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
     }
-    let v8 = (c).tanh();
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(584, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(111, -1.0, 1.0);
-    ((&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
-}
-
-fn g118_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(752, -1.0, 1.0);
-    let k3: Tensor![f64; 4] = Tensor::rand_uniform(559, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, b, &((&v1).mean() * &k2));
-    let v6 = ((&v1).tanh().cosh()).logsumexp_keepdim::<1>();
-    let mut v7 = v1.clone();
-    for _ in 0..3 {
-        v7 = ((&v7 * &v6).cos()).tanh() + &v1 * 0.5;
-    }
-    let v8 = (c).tanh();
-    let k9: Tensor![f64; 4] = Tensor::rand_uniform(584, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(111, -1.0, 1.0);
-    (&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
+    let v5 = (&v4).min_keepdim::<0>();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(812, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(846, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g118_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(826, -sign, sign);
-        let b: Tensor![f64; 4] = Tensor::rand_uniform(827, -sign, sign);
-        let c: Tensor![f64; 3] = Tensor::rand_uniform(828, -sign, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(826, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(827, -sign, sign);
+        let c: Tensor![f64] = Tensor::rand_uniform(828, -sign, sign);
         let (value, g) = g118_grad(&a, &b, &c);
         assert_eq!(value, g118(&a, &b, &c));
         check(|x| g118(x, &b, &c), &a, &g.a);
@@ -6067,390 +6239,324 @@ fn g118_gradient() {
 }
 
 #[differentiable]
-fn g119(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (b).sigmoid();
-    let v2 = (&v1).dropout(0.25, 848);
-    let v3 = ((&v2).logsumexp()).tanh();
-    let v4 = ((a) * (&v3));
-    let v5 = ((((&v2).square() + 1.0).ln()) * 3.0).round();
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(161, -1.0, 1.0);
-    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
+fn g119(a: &Tensor![f64; 2, 3]) -> f64 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let v2 = ((((a).mean() * &k1)).square() + 1.0).sqrt();
+    let v3 = (&v2).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 1, 1, 1, 2, 4>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 4]>();
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(821, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
-fn g119_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (b).sigmoid();
-    let v2 = (&v1).dropout(0.25, 848);
-    let v3 = ((&v2).logsumexp()).tanh();
-    let v4 = ((a) * (&v3));
-    let v5 = ((((&v2).square() + 1.0).ln()) * 3.0).round();
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(161, -1.0, 1.0);
-    (&v4 * &k6).sum() + (&v5 * &k7).sum()
+fn g119_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let v2 = ((((a).mean() * &k1)).square() + 1.0).sqrt();
+    let v3 = (&v2).reshape::<Shape![1, 1, 1, 4]>().conv2d::<1, 1, 1, 1, 2, 4>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 4]>();
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(821, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
 fn g119_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(833, -sign, sign);
-        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(834, -sign, sign);
-        let (value, g) = g119_grad(&a, &b);
-        assert_eq!(value, g119(&a, &b));
-        check(|x| g119(x, &b), &a, &g.a);
-        check(|x| g119(&a, x), &b, &g.b);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(833, -sign, sign);
+        let (value, g) = g119_grad(&a);
+        assert_eq!(value, g119(&a));
+        check(|x| g119(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g119_tape(&ta, &tb);
+        let loss = g119_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g120(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = ((a) + 0.25).relu();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(498, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v1, b);
-    let mut v7 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v7 = ((-(&v7 * &v1))).tanh();
-        }
-        v7 = &v7 - &v1 * 0.25;
+fn g120(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
+    let v1 = ((b).square() + 1.0).recip();
+    let v2 = (c).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v3 = (&v1).var_axis::<0>();
+    let v4 = if c.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (c)) };
+    let v5 = ((((a) * (&v2))) - (((&v4) * 3.0).ceil()));
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = (((&v6 * b).square() + 1.0).powf(-0.5)).tanh() + &v5 * 0.5;
     }
-    let v8 = (&v6).square().log1p();
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(393, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(950, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(510, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g120_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = ((a) + 0.25).relu();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(498, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v1, b);
-    let mut v7 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v7 = ((-(&v7 * &v1))).tanh();
-        }
-        v7 = &v7 - &v1 * 0.25;
+fn g120_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = ((b).square() + 1.0).recip();
+    let v2 = (c).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 1>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v3 = (&v1).var_axis::<0>();
+    let v4 = if c.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (c)) };
+    let v5 = ((((a) * (&v2))) - (((&v4) * 3.0).ceil()));
+    let mut v6 = v5.clone();
+    for _ in 0..4 {
+        v6 = (((&v6 * b).square() + 1.0).powf(-0.5)).tanh() + &v5 * 0.5;
     }
-    let v8 = (&v6).square().log1p();
-    let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(393, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 1] = Tensor::rand_uniform(950, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(510, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g120_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(840, -sign, sign);
-        let b: Tensor![f64; 1] = Tensor::rand_uniform(841, -sign, sign);
-        let (value, g) = g120_grad(&a, &b);
-        assert_eq!(value, g120(&a, &b));
-        check(|x| g120(x, &b), &a, &g.a);
-        check(|x| g120(&a, x), &b, &g.b);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(840, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(841, -sign, sign);
+        let c: Tensor![f64] = Tensor::rand_uniform(842, -sign, sign);
+        let (value, g) = g120_grad(&a, &b, &c);
+        assert_eq!(value, g120(&a, &b, &c));
+        check(|x| g120(x, &b, &c), &a, &g.a);
+        check(|x| g120(&a, x, &c), &b, &g.b);
+        check(|x| g120(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g120_tape(&ta, &tb);
+        let tc = Var::param(c.clone());
+        let loss = g120_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g121(m: &Res, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = ((&m.layers[0].bias) * 1.5).gelu();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(590, -1.0, 1.0);
-    let v3 = (((b) + &k2)).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
-    let v5 = ((m.layers[1].forward(&((b) + &k4))).square() + 1.0).recip();
-    let v6 = m.layers[1].forward(&v5);
-    let v7 = (a).softplus();
-    let v8 = ((&m.proj.bias).square() + 1.0).powf(-0.5);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(456, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 2] = Tensor::rand_uniform(338, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(15, -1.0, 1.0);
-    let k12: Tensor![f64] = Tensor::rand_uniform(994, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(96, -1.0, 1.0);
-    ((&v1 * &k9).sum() + (&v3 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()).item()
+fn g121(m: &Stack, a: &Tensor![f64]) -> f64 {
+    let v1 = (a).square();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(287, -1.0, 1.0);
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(270, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = m4.select(&m.blocks[0].bias, &((&m.blocks[0].bias) + &k2));
+    let mut v6 = m.blocks[1].weight.clone();
+    for i in 0..2 {
+        v6 = (m.blocks[i].forward(&v6)).tanh() + &v6 * 0.5 + &v5 * 0.25;
+    }
+    let v7 = ((&v6) * 3.0).ceil();
+    let k8: Tensor![f64] = Tensor::rand_uniform(365, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(972, -1.0, 1.0);
+    ((&v1 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
-fn g121_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((&m.layers[0].bias) * 1.5).gelu();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(590, -1.0, 1.0);
-    let v3 = (((b) + &k2)).reshape::<Shape![1, 1, 3, 4]>().avg_pool2d::<2, 2, 1, 2>().reshape::<Shape![1, 2]>();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
-    let v5 = ((m.layers[1].forward(&((b) + &k4))).square() + 1.0).recip();
-    let v6 = m.layers[1].forward(&v5);
-    let v7 = (a).softplus();
-    let v8 = ((&m.proj.bias).square() + 1.0).powf(-0.5);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(456, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 2] = Tensor::rand_uniform(338, -1.0, 1.0);
-    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(15, -1.0, 1.0);
-    let k12: Tensor![f64] = Tensor::rand_uniform(994, -1.0, 1.0);
-    let k13: Tensor![f64; 3] = Tensor::rand_uniform(96, -1.0, 1.0);
-    (&v1 * &k9).sum() + (&v3 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum()
+fn g121_tape(m: &TStack, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (a).square();
+    let k2: Tensor![f64; 3] = Tensor::rand_uniform(287, -1.0, 1.0);
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(270, -1.0, 1.0);
+    let m4 = k3.gt_scalar(0.0);
+    let v5 = Var::select(&m4, &m.blocks[0].bias, &((&m.blocks[0].bias) + &k2));
+    let mut v6 = m.blocks[1].weight.clone();
+    for i in 0..2 {
+        v6 = (m.blocks[i].forward(&v6)).tanh() + &v6 * 0.5 + &v5 * 0.25;
+    }
+    let v7 = ((&v6) * 3.0).ceil();
+    let k8: Tensor![f64] = Tensor::rand_uniform(365, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(972, -1.0, 1.0);
+    (&v1 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
 fn g121_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Res::random(850, sign);
+        let m = Stack::random(850, sign);
         let a: Tensor![f64] = Tensor::rand_uniform(847, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(848, -sign, sign);
-        let (value, g) = g121_grad(&m, &a, &b);
-        assert_eq!(value, g121(&m, &a, &b));
-        check_model(|x| g121(x, &a, &b), &m, &g.m);
-        check(|x| g121(&m, x, &b), &a, &g.a);
-        check(|x| g121(&m, &a, x), &b, &g.b);
+        let (value, g) = g121_grad(&m, &a);
+        assert_eq!(value, g121(&m, &a));
+        check_model(|x| g121(x, &a), &m, &g.m);
+        check(|x| g121(&m, x), &a, &g.a);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g121_tape(&tm, &ta, &tb);
+        let loss = g121_tape(&tm, &ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g122(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let v1 = ((a) * 1.5).gelu_tanh();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(809, -1.0, 1.0);
-    let v3 = (((b) + &k2)).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let v4 = (c).tanh();
-    let mut v5 = v3.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * &v1).square() + 1.0).recip()).tanh() + &v3 * 0.5;
-    }
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v4)) };
-    let v7 = (&v6).logsumexp_axis::<1>();
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(203, -1.0, 1.0);
-    let k9: Tensor![f64; 2] = Tensor::rand_uniform(869, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
+fn g122(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
+    let v1 = (b).sin();
+    let v2 = (&v1).dropout(0.25, 276);
+    let v3 = (((a) * ((&v2).mean()))).sin();
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(270, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
-fn g122_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu_tanh();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(809, -1.0, 1.0);
-    let v3 = (((b) + &k2)).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let v4 = (c).tanh();
-    let mut v5 = v3.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * &v1).square() + 1.0).recip()).tanh() + &v3 * 0.5;
-    }
-    let v6 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { ((&v3) * (&v4)) };
-    let v7 = (&v6).logsumexp_axis::<1>();
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(203, -1.0, 1.0);
-    let k9: Tensor![f64; 2] = Tensor::rand_uniform(869, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v7 * &k9).sum()
+fn g122_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let v1 = (b).sin();
+    let v2 = (&v1).dropout(0.25, 276);
+    let v3 = (((a) * ((&v2).mean()))).sin();
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { ((&v3) * (&v3)) };
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(270, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
 fn g122_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64] = Tensor::rand_uniform(854, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(855, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(856, -sign, sign);
-        let (value, g) = g122_grad(&a, &b, &c);
-        assert_eq!(value, g122(&a, &b, &c));
-        check(|x| g122(x, &b, &c), &a, &g.a);
-        check(|x| g122(&a, x, &c), &b, &g.b);
-        check(|x| g122(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(854, -sign, sign);
+        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(855, -sign, sign);
+        let (value, g) = g122_grad(&a, &b);
+        assert_eq!(value, g122(&a, &b));
+        check(|x| g122(x, &b), &a, &g.a);
+        check(|x| g122(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g122_tape(&ta, &tb, &tc);
+        let loss = g122_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g123(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((b) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let mut v4 = v1.clone();
-    for i in 0..3 {
+fn g123(a: &Tensor![f64; 1, 3]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
+    let v2 = (((a) + &k1)).cos();
+    let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).sigmoid();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
         if i % 2 == 0 {
-            v4 = (((&v4 * b).square() + 1.0).recip()).tanh();
+            v6 = ((&v6 * &v5).tanh().exp()).tanh();
         }
-        v4 = &v4 - b * 0.25;
+        v6 = &v6 - &v5 * 0.25;
     }
-    let v5 = ((((&v3).square() + 1.0).pow(&(&v4).tanh())) * ((((&v1).tanh() * 0.9).acos()).mean()));
-    let v6 = ((c).square() + 1.0).ln();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(661, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(335, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(121, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g123_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((b) * 1.5).gelu_erf();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(216, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 3, 4]>().avg_pool1d::<2, 1, 3>().reshape::<Shape![3, 3]>();
-    let mut v4 = v1.clone();
-    for i in 0..3 {
+fn g123_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
+    let v2 = (((a) + &k1)).cos();
+    let v3 = (&v2).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(781, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).sigmoid();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
         if i % 2 == 0 {
-            v4 = (((&v4 * b).square() + 1.0).recip()).tanh();
+            v6 = ((&v6 * &v5).tanh().exp()).tanh();
         }
-        v4 = &v4 - b * 0.25;
+        v6 = &v6 - &v5 * 0.25;
     }
-    let v5 = ((((&v3).square() + 1.0).pow(&(&v4).tanh())) * ((((&v1).tanh() * 0.9).acos()).mean()));
-    let v6 = ((c).square() + 1.0).ln();
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(661, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(335, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(121, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g123_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(861, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(862, -sign, sign);
-        let c: Tensor![f64; 2, 1] = Tensor::rand_uniform(863, -sign, sign);
-        let (value, g) = g123_grad(&a, &b, &c);
-        assert_eq!(value, g123(&a, &b, &c));
-        check(|x| g123(x, &b, &c), &a, &g.a);
-        check(|x| g123(&a, x, &c), &b, &g.b);
-        check(|x| g123(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(861, -sign, sign);
+        let (value, g) = g123_grad(&a);
+        assert_eq!(value, g123(&a));
+        check(|x| g123(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g123_tape(&ta, &tb, &tc);
+        let loss = g123_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g124(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((&m.fc2.bias) * 1.5).erf();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(854, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v4 = m.fc2.forward(a);
-    let v5 = ((b).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(105, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(730, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(261, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(92, -1.0, 1.0);
-    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+fn g124(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = (a).tanh();
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
+    let v4 = (m.proj.forward(&((a).mean() * &k3))).square();
+    let v5 = (&m.layers[1].bias).sin();
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(834, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(411, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g124_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((&m.fc2.bias) * 1.5).erf();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(854, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v4 = m.fc2.forward(a);
-    let v5 = ((b).square() + 1.0).powf(-0.5);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(105, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(730, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(261, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(92, -1.0, 1.0);
-    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+fn g124_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = (a).tanh();
+    let v2 = (&v1).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
+    let v4 = (m.proj.forward(&((a).mean() * &k3))).square();
+    let v5 = (&m.layers[1].bias).sin();
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(834, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(411, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g124_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(871, sign);
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(868, -sign, sign);
-        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(869, -sign, sign);
-        let (value, g) = g124_grad(&m, &a, &b);
-        assert_eq!(value, g124(&m, &a, &b));
-        check_model(|x| g124(x, &a, &b), &m, &g.m);
-        check(|x| g124(&m, x, &b), &a, &g.a);
-        check(|x| g124(&m, &a, x), &b, &g.b);
+        let m = Res::random(871, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(868, -sign, sign);
+        let (value, g) = g124_grad(&m, &a);
+        assert_eq!(value, g124(&m, &a));
+        check_model(|x| g124(x, &a), &m, &g.m);
+        check(|x| g124(&m, x), &a, &g.a);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g124_tape(&tm, &ta, &tb);
+        let loss = g124_tape(&tm, &ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g125(a: &Tensor![f64; 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(173, -1.0, 1.0);
-    let v2 = ((((a) + &k1)) * 1.5).erfc();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(592, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
-    let v5 = (((b).abs()) * ((&v4).mse(b)));
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(853, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+fn g125(a: &Tensor![f64; 1, 3]) -> f64 {
+    let v1 = (a).sigmoid();
+    let v2 = (a).reshape::<Shape![1, 1, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
+    let v3 = (&v1).permute::<1, 0>();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v3)) };
+    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(314, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(489, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
-fn g125_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(173, -1.0, 1.0);
-    let v2 = ((((a) + &k1)) * 1.5).erfc();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(592, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).reshape::<Shape![1, 3, 4]>().global_avg_pool1d();
-    let v5 = (((b).abs()) * ((&v4).mse(b)));
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(853, -1.0, 1.0);
-    (&v5 * &k6).sum()
+fn g125_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let v1 = (a).sigmoid();
+    let v2 = (a).reshape::<Shape![1, 1, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![1, 1]>();
+    let v3 = (&v1).permute::<1, 0>();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v3)) };
+    let k5: Tensor![f64; 1, 1] = Tensor::rand_uniform(314, -1.0, 1.0);
+    let k6: Tensor![f64; 3, 1] = Tensor::rand_uniform(489, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
 fn g125_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(875, -sign, sign);
-        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(876, -sign, sign);
-        let (value, g) = g125_grad(&a, &b);
-        assert_eq!(value, g125(&a, &b));
-        check(|x| g125(x, &b), &a, &g.a);
-        check(|x| g125(&a, x), &b, &g.b);
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(875, -sign, sign);
+        let (value, g) = g125_grad(&a);
+        assert_eq!(value, g125(&a));
+        check(|x| g125(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g125_tape(&ta, &tb);
+        let loss = g125_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
 fn g126(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).abs();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(645, -1.0, 1.0);
-    let v3 = ((&v1).layer_norm(1e-5) * &k2);
-    let v4 = (&v3).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>();
-    let v5 = (&v4).cast::<f64>();
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(529, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+    let v1 = ((a) + 0.25).relu();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
+    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(193, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
 fn g126_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).abs();
-    let k2: Tensor![f64; 3] = Tensor::rand_uniform(645, -1.0, 1.0);
-    let v3 = ((&v1).layer_norm(1e-5) * &k2);
-    let v4 = (&v3).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 1]>();
-    let v5 = (&v4).cast::<f64>();
-    let k6: Tensor![f64; 1, 1] = Tensor::rand_uniform(529, -1.0, 1.0);
-    (&v5 * &k6).sum()
+    let v1 = ((a) + 0.25).relu();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 3, 3]>().avg_pool1d::<2, 2, 1>().reshape::<Shape![3, 1]>();
+    let k4: Tensor![f64; 3, 1] = Tensor::rand_uniform(193, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
@@ -6469,99 +6575,67 @@ fn g126_gradient() {
 }
 
 #[differentiable]
-fn g127(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (b).softplus();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(575, -1.0, 1.0);
-    let v3 = ((b).batch_norm(1e-5) * &k2);
-    let v4 = ((&v3) * ((&v1).mean()));
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(496, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(9, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(a, &((a) + &k5));
-    let v9 = if a.detach().sum().item() < 0.0 { ((&v4) * 1.5).gelu() } else { ((&v4) * (&v3)) };
-    let mut v10 = v9.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v10 = (((&v10 * &v3) * 1.5).gelu()).tanh();
-        }
-        v10 = &v10 - &v3 * 0.25;
-    }
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(685, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(446, -1.0, 1.0);
-    ((&v8 * &k11).sum() + (&v10 * &k12).sum()).item()
+fn g127(a: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = ((a) * 1.5).gelu();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(644, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
-fn g127_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (b).softplus();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(575, -1.0, 1.0);
-    let v3 = ((b).batch_norm(1e-5) * &k2);
-    let v4 = ((&v3) * ((&v1).mean()));
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(496, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(9, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, a, &((a) + &k5));
-    let v9 = if a.detach().sum().item() < 0.0 { ((&v4) * 1.5).gelu() } else { ((&v4) * (&v3)) };
-    let mut v10 = v9.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v10 = (((&v10 * &v3) * 1.5).gelu()).tanh();
-        }
-        v10 = &v10 - &v3 * 0.25;
-    }
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(685, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(446, -1.0, 1.0);
-    (&v8 * &k11).sum() + (&v10 * &k12).sum()
+fn g127_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = ((a) * 1.5).gelu();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(664, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(232, -1.0, 1.0);
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(644, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
 fn g127_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(889, -sign, sign);
-        let b: Tensor![f64; 3, 4] = Tensor::rand_uniform(890, -sign, sign);
-        let (value, g) = g127_grad(&a, &b);
-        assert_eq!(value, g127(&a, &b));
-        check(|x| g127(x, &b), &a, &g.a);
-        check(|x| g127(&a, x), &b, &g.b);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(889, -sign, sign);
+        let (value, g) = g127_grad(&a);
+        assert_eq!(value, g127(&a));
+        check(|x| g127(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g127_tape(&ta, &tb);
+        let loss = g127_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g128(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).silu();
-    let v2 = (&v1).tanh().tan();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(418, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).tanh() } else { (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).sin() };
-    let v5 = (&m.blocks[1].bias).sigmoid();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(737, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(782, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+fn g128(m: &Res, a: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let v2 = (a).reshape::<Shape![1, 2, 3]>().global_avg_pool1d();
+    let v3 = m.layers[1].forward(&v1);
+    let v4 = (-(&m.norm[0]));
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(384, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(485, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
-fn g128_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).silu();
-    let v2 = (&v1).tanh().tan();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(418, -1.0, 1.0);
-    let v4 = if a.detach().sum().item() > 0.0 { (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).tanh() } else { (m.blocks[1].forward(&((&m.blocks[0].bias) + &k3))).sin() };
-    let v5 = (&m.blocks[1].bias).sigmoid();
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(737, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(782, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+fn g128_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = ((a) * 1.5).gelu_tanh();
+    let v2 = (a).reshape::<Shape![1, 2, 3]>().global_avg_pool1d();
+    let v3 = m.layers[1].forward(&v1);
+    let v4 = (-(&m.norm[0]));
+    let k5: Tensor![f64; 1, 2] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(384, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(485, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
 fn g128_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(899, sign);
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(896, -sign, sign);
+        let m = Res::random(899, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(896, -sign, sign);
         let (value, g) = g128_grad(&m, &a);
         assert_eq!(value, g128(&m, &a));
         check_model(|x| g128(x, &a), &m, &g.m);
@@ -6577,86 +6651,84 @@ fn g128_gradient() {
 }
 
 #[differentiable]
-fn g129(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).powf(-0.5);
-    let v2 = ((&v1).tanh() * 0.9).asin();
-    let v3 = (b).maximum_scalar(0.1);
-    let v4 = (&v3).logsumexp_axis::<0>();
-    let v5 = if b.detach().sum().item() < 0.0 { (b).square() } else { (b).square() };
-    let v6 = (&v2).cos();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(326, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(458, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(909, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+fn g129(a: &Tensor![f64; 4]) -> f64 {
+    let v1 = ((a) * 1.5).gelu_erf();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(645, -1.0, 1.0);
+    let v3 = ((&v1).layer_norm(1e-5) * &k2);
+    let v4 = (&v3).tanh();
+    let v5 = ((&v4).square() + 1.0).sqrt();
+    let mut v6 = v5.clone();
+    for _ in 0..3 {
+        v6 = (((&v6 * &v4) * 1.5).gelu()).tanh() + &v5 * 0.5;
+    }
+    let v7 = (((&v6).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 7>(&(&v3).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 7]>()) * (((a).abs()).mean()));
+    let k8: Tensor![f64; 1, 7] = Tensor::rand_uniform(500, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
-fn g129_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).powf(-0.5);
-    let v2 = ((&v1).tanh() * 0.9).asin();
-    let v3 = (b).maximum_scalar(0.1);
-    let v4 = (&v3).logsumexp_axis::<0>();
-    let v5 = if b.detach().sum().item() < 0.0 { (b).square() } else { (b).square() };
-    let v6 = (&v2).cos();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(326, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(458, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(909, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+fn g129_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let v1 = ((a) * 1.5).gelu_erf();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(645, -1.0, 1.0);
+    let v3 = ((&v1).layer_norm(1e-5) * &k2);
+    let v4 = (&v3).tanh();
+    let v5 = ((&v4).square() + 1.0).sqrt();
+    let mut v6 = v5.clone();
+    for _ in 0..3 {
+        v6 = (((&v6 * &v4) * 1.5).gelu()).tanh() + &v5 * 0.5;
+    }
+    let v7 = (((&v6).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 7>(&(&v3).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![1, 7]>()) * (((a).abs()).mean()));
+    let k8: Tensor![f64; 1, 7] = Tensor::rand_uniform(500, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
 fn g129_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(903, -sign, sign);
-        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(904, -sign, sign);
-        let (value, g) = g129_grad(&a, &b);
-        assert_eq!(value, g129(&a, &b));
-        check(|x| g129(x, &b), &a, &g.a);
-        check(|x| g129(&a, x), &b, &g.b);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(903, -sign, sign);
+        let (value, g) = g129_grad(&a);
+        assert_eq!(value, g129(&a));
+        check(|x| g129(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g129_tape(&ta, &tb);
+        let loss = g129_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g130(a: &Tensor![f64; 3, 4], b: &Tensor![f64], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (b).tanh().powi(3);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let v3 = ((((b) + &k2)).tanh() * 0.9).acos();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(981, -1.0, 1.0);
-    let v5 = ((&v1).minimum(c)).reshape::<Shape![1, 1, 2]>().conv1d::<1, 1, 1, 1, 1>(&((c).matmul(&k4)).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
-    let v6 = if c.detach().sum().item() < 0.0 { (&v5).tanh().powf(3.0) } else { ((&v5) * (b)) };
-    let v7 = (a).tanh();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(359, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(199, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(758, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+fn g130(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
+    let v1 = ((a) * 1.5).erf();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let v3 = ((b).batch_norm(1e-5) * &k2);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(835, -1.0, 1.0);
+    let v5 = ((&v1).softmax::<0>() * &k4);
+    let v6 = ((c).square() + 1.0).ln();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(597, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(7, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(431, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
-fn g130_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (b).tanh().powi(3);
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(262, -1.0, 1.0);
-    let v3 = ((((b) + &k2)).tanh() * 0.9).acos();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(981, -1.0, 1.0);
-    let v5 = ((&v1).minimum(c)).reshape::<Shape![1, 1, 2]>().conv1d::<1, 1, 1, 1, 1>(&((c).matmul(&k4)).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
-    let v6 = if c.detach().sum().item() < 0.0 { (&v5).tanh().powf(3.0) } else { ((&v5) * (b)) };
-    let v7 = (a).tanh();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(359, -1.0, 1.0);
-    let k9: Tensor![f64; 1] = Tensor::rand_uniform(199, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(758, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+fn g130_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = ((a) * 1.5).erf();
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(629, -1.0, 1.0);
+    let v3 = ((b).batch_norm(1e-5) * &k2);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(835, -1.0, 1.0);
+    let v5 = ((&v1).softmax::<0>() * &k4);
+    let v6 = ((c).square() + 1.0).ln();
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(597, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(7, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(431, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
 fn g130_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(910, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(911, -sign, sign);
-        let c: Tensor![f64; 2, 1] = Tensor::rand_uniform(912, -sign, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(910, -sign, sign);
+        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(911, -sign, sign);
+        let c: Tensor![f64] = Tensor::rand_uniform(912, -sign, sign);
         let (value, g) = g130_grad(&a, &b, &c);
         assert_eq!(value, g130(&a, &b, &c));
         check(|x| g130(x, &b, &c), &a, &g.a);
@@ -6675,39 +6747,37 @@ fn g130_gradient() {
 }
 
 #[differentiable]
-fn g131(m: &Res, a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (&m.layers[0].weight).sum();
-    let v2 = (&m.layers[0].bias).atan();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&v1) + &k3));
-    let v5 = (a).square();
-    let v6 = (&m.norm[0]).cos();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(657, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(913, -1.0, 1.0);
-    ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+fn g131(m: &Net, a: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
+    let v2 = ((((&m.gain).mean() * &k1)) * 1.5).erfc();
+    let v3 = (&v2).tanh().tan();
+    let v4 = ((m.fc2.forward(&v3)).square() + 1.0).sqrt();
+    let v5 = (-(a));
+    let v6 = (&m.fc2.weight).sin();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(874, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(785, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
-fn g131_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (&m.layers[0].weight).sum();
-    let v2 = (&m.layers[0].bias).atan();
-    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(534, -1.0, 1.0);
-    let v4 = m.proj.forward(&((&v1) + &k3));
-    let v5 = (a).square();
-    let v6 = (&m.norm[0]).cos();
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(657, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(620, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(913, -1.0, 1.0);
-    (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+fn g131_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(286, -1.0, 1.0);
+    let v2 = ((((&m.gain).mean() * &k1)) * 1.5).erfc();
+    let v3 = (&v2).tanh().tan();
+    let v4 = ((m.fc2.forward(&v3)).square() + 1.0).sqrt();
+    let v5 = (-(a));
+    let v6 = (&m.fc2.weight).sin();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(874, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(785, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(95, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
 fn g131_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Res::random(920, sign);
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(917, -sign, sign);
+        let m = Net::random(920, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(917, -sign, sign);
         let (value, g) = g131_grad(&m, &a);
         assert_eq!(value, g131(&m, &a));
         check_model(|x| g131(x, &a), &m, &g.m);
@@ -6723,52 +6793,112 @@ fn g131_gradient() {
 }
 
 #[differentiable]
-fn g132(a: &Tensor![f64], b: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (b).sum_axis::<1>();
-    let v2 = (&v1).tanh().sinh();
-    let v3 = if a.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { ((&v1).square() + 1.0).recip() };
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(490, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(a, &v1);
-    let mut v7 = v2.clone();
-    for _ in 0..2 {
-        v7 = (((&v7 * &v3).square() + 1.0).powf(-0.5)).tanh() + &v2 * 0.5;
+fn g132(a: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).abs();
+    let v3 = ((&v2).tanh() * 0.9).asin();
+    let mut v4 = v2.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).ln()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
     }
-    let v8 = if a.detach().sum().item() < 0.0 { (&v6).softplus() } else { ((&v6) * (&v1)) };
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(688, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let mut v5 = v4.clone();
+    for _ in 0..3 {
+        v5 = (((&v5 * &v2).square() + 1.0).powf(-0.5)).tanh() + &v4 * 0.5;
+    }
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v4).square() + 1.0).sqrt()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let v7 = if a.detach().sum().item() > 0.0 { ((&v6).square() + 1.0).powf(-0.5) } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
-fn g132_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (b).sum_axis::<1>();
-    let v2 = (&v1).tanh().sinh();
-    let v3 = if a.detach().sum().item() < 0.0 { (&v1).tanh().exp() } else { ((&v1).square() + 1.0).recip() };
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(490, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, a, &v1);
-    let mut v7 = v2.clone();
-    for _ in 0..2 {
-        v7 = (((&v7 * &v3).square() + 1.0).powf(-0.5)).tanh() + &v2 * 0.5;
+fn g132_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(952, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).abs();
+    let v3 = ((&v2).tanh() * 0.9).asin();
+    let mut v4 = v2.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).ln()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
     }
-    let v8 = if a.detach().sum().item() < 0.0 { (&v6).softplus() } else { ((&v6) * (&v1)) };
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(437, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(688, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let mut v5 = v4.clone();
+    for _ in 0..3 {
+        v5 = (((&v5 * &v2).square() + 1.0).powf(-0.5)).tanh() + &v4 * 0.5;
+    }
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = (((&v6 * &v4).square() + 1.0).sqrt()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let v7 = if a.detach().sum().item() > 0.0 { ((&v6).square() + 1.0).powf(-0.5) } else { ((&v6) * (&v6)) };
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(28, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
 fn g132_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64] = Tensor::rand_uniform(924, -sign, sign);
-        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(925, -sign, sign);
-        let (value, g) = g132_grad(&a, &b);
-        assert_eq!(value, g132(&a, &b));
-        check(|x| g132(x, &b), &a, &g.a);
-        check(|x| g132(&a, x), &b, &g.b);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(924, -sign, sign);
+        let (value, g) = g132_grad(&a);
+        assert_eq!(value, g132(&a));
+        check(|x| g132(x), &a, &g.a);
+        let ta = Var::param(a.clone());
+        let loss = g132_tape(&ta);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+    }
+}
+
+#[differentiable]
+fn g133(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
+    let v1 = (a).softplus();
+    let v2 = ((&v1).tanh() * 0.9).acos();
+    let v3 = ((-(b))).logsumexp_axis::<0>();
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(554, -1.0, 1.0);
+    let v5 = (&v2).matmul(&k4);
+    let v6 = if b.detach().sum().item() < 0.0 { (&v3).softplus() } else { ((&v3).square() + 1.0).recip() };
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(103, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(663, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+}
+
+fn g133_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (a).softplus();
+    let v2 = ((&v1).tanh() * 0.9).acos();
+    let v3 = ((-(b))).logsumexp_axis::<0>();
+    let k4: Tensor![f64; 3, 2] = Tensor::rand_uniform(554, -1.0, 1.0);
+    let v5 = (&v2).matmul(&k4);
+    let v6 = if b.detach().sum().item() < 0.0 { (&v3).softplus() } else { ((&v3).square() + 1.0).recip() };
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(103, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(663, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+}
+
+#[test]
+fn g133_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(931, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(932, -sign, sign);
+        let (value, g) = g133_grad(&a, &b);
+        assert_eq!(value, g133(&a, &b));
+        check(|x| g133(x, &b), &a, &g.a);
+        check(|x| g133(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g132_tape(&ta, &tb);
+        let loss = g133_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
@@ -6777,129 +6907,77 @@ fn g132_gradient() {
 }
 
 #[differentiable]
-fn g133(a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (a).sum_keepdim::<0>();
-    let v2 = (&v1).tanh().cosh();
-    let mut v3 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v2).tanh()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
-    }
-    let v4 = (((&v3).cos()).square() + 1.0).ln();
-    let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(589, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+fn g134(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
+    let v1 = (b).silu();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).atan();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).softplus() };
+    let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { (b).sin() };
+    let v6 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).recip() } else { (a).cos() };
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(371, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(663, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
-fn g133_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (a).sum_keepdim::<0>();
-    let v2 = (&v1).tanh().cosh();
-    let mut v3 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((&v3 * &v2).tanh()).tanh();
-        }
-        v3 = &v3 - &v2 * 0.25;
-    }
-    let v4 = (((&v3).cos()).square() + 1.0).ln();
-    let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(589, -1.0, 1.0);
-    (&v4 * &k5).sum()
-}
-
-#[test]
-fn g133_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(931, -sign, sign);
-        let (value, g) = g133_grad(&a);
-        assert_eq!(value, g133(&a));
-        check(|x| g133(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g133_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g134(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).mean();
-    let v2 = (&v1).asinh();
-    let v3 = (&v2).silu();
-    let mut v4 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).cos()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh().exp() } else { (&v4).tanh() };
-    let k6: Tensor![f64] = Tensor::rand_uniform(186, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
-}
-
-fn g134_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).mean();
-    let v2 = (&v1).asinh();
-    let v3 = (&v2).silu();
-    let mut v4 = v2.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v3).cos()).tanh();
-        }
-        v4 = &v4 - &v3 * 0.25;
-    }
-    let v5 = if a.detach().sum().item() > 0.0 { (&v4).tanh().exp() } else { (&v4).tanh() };
-    let k6: Tensor![f64] = Tensor::rand_uniform(186, -1.0, 1.0);
-    (&v5 * &k6).sum()
+fn g134_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (b).silu();
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(164, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).atan();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).ln() } else { (&v3).softplus() };
+    let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).recip() } else { (b).sin() };
+    let v6 = if a.detach().sum().item() > 0.0 { ((a).square() + 1.0).recip() } else { (a).cos() };
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(371, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(181, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(663, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
 fn g134_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(938, -sign, sign);
-        let (value, g) = g134_grad(&a);
-        assert_eq!(value, g134(&a));
-        check(|x| g134(x), &a, &g.a);
+        let a: Tensor![f64] = Tensor::rand_uniform(938, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(939, -sign, sign);
+        let (value, g) = g134_grad(&a, &b);
+        assert_eq!(value, g134(&a, &b));
+        check(|x| g134(x, &b), &a, &g.a);
+        check(|x| g134(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
-        let loss = g134_tape(&ta);
+        let tb = Var::param(b.clone());
+        let loss = g134_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g135(m: &Stack, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).mean_axis::<0>();
-    let v2 = ((&m.blocks[0].weight).square() + 1.5).acosh();
-    let v3 = (m.blocks[2].forward(&m.blocks[2].weight)).square();
-    let v4 = (&m.blocks[2].bias).tanh();
-    let k5: Tensor![f64] = Tensor::rand_uniform(9, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(54, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(33, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
+fn g135(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = ((a).square() + 1.0).powf(-0.5);
+    let v2 = (&v1).tanh().sinh();
+    let v3 = (m.fc1.forward(&v2)).tanh().exp();
+    let v4 = ((&m.fc2.weight) - (&m.gain));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(995, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
-fn g135_tape(m: &TStack, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).mean_axis::<0>();
-    let v2 = ((&m.blocks[0].weight).square() + 1.5).acosh();
-    let v3 = (m.blocks[2].forward(&m.blocks[2].weight)).square();
-    let v4 = (&m.blocks[2].bias).tanh();
-    let k5: Tensor![f64] = Tensor::rand_uniform(9, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(207, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(54, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(33, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
+fn g135_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = ((a).square() + 1.0).powf(-0.5);
+    let v2 = (&v1).tanh().sinh();
+    let v3 = (m.fc1.forward(&v2)).tanh().exp();
+    let v4 = ((&m.fc2.weight) - (&m.gain));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(995, -1.0, 1.0);
+    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
 fn g135_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(948, sign);
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(945, -sign, sign);
+        let m = Net::random(948, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(945, -sign, sign);
         let (value, g) = g135_grad(&m, &a);
         assert_eq!(value, g135(&m, &a));
         check_model(|x| g135(x, &a), &m, &g.m);
@@ -6915,126 +6993,150 @@ fn g135_gradient() {
 }
 
 #[differentiable]
-fn g136(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(650, -1.0, 1.0);
-    let v2 = (((a) + &k1)).mean_keepdim::<0>();
-    let v3 = ((a).tanh() * 0.9).atanh();
-    let v4 = ((b).square() + 1.0).ln();
-    let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(121, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(459, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(41, -1.0, 1.0);
+fn g136(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
+    let v1 = (c).tanh().powi(3);
+    let v2 = (b).tanh().cosh();
+    let v3 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (c)) };
+    let mut v4 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).square()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
+    }
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(732, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(114, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(330, -1.0, 1.0);
     ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
-fn g136_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(650, -1.0, 1.0);
-    let v2 = (((a) + &k1)).mean_keepdim::<0>();
-    let v3 = ((a).tanh() * 0.9).atanh();
-    let v4 = ((b).square() + 1.0).ln();
-    let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(121, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(459, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(41, -1.0, 1.0);
+fn g136_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (c).tanh().powi(3);
+    let v2 = (b).tanh().cosh();
+    let v3 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).ln() } else { ((a) * (c)) };
+    let mut v4 = v1.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).square()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
+    }
+    let k5: Tensor![f64; 1] = Tensor::rand_uniform(732, -1.0, 1.0);
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(114, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(330, -1.0, 1.0);
     (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
 fn g136_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(952, -sign, sign);
-        let b: Tensor![f64; 4] = Tensor::rand_uniform(953, -sign, sign);
-        let (value, g) = g136_grad(&a, &b);
-        assert_eq!(value, g136(&a, &b));
-        check(|x| g136(x, &b), &a, &g.a);
-        check(|x| g136(&a, x), &b, &g.b);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(952, -sign, sign);
+        let b: Tensor![f64; 1] = Tensor::rand_uniform(953, -sign, sign);
+        let c: Tensor![f64] = Tensor::rand_uniform(954, -sign, sign);
+        let (value, g) = g136_grad(&a, &b, &c);
+        assert_eq!(value, g136(&a, &b, &c));
+        check(|x| g136(x, &b, &c), &a, &g.a);
+        check(|x| g136(&a, x, &c), &b, &g.b);
+        check(|x| g136(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g136_tape(&ta, &tb);
+        let tc = Var::param(c.clone());
+        let loss = g136_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g137(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
-    let v1 = (b).max();
-    let v2 = (a).square().log1p();
-    let k3: Tensor![f64; 1] = Tensor::rand_uniform(165, -1.0, 1.0);
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(955, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(b, &((&v2).mean() * &k3));
-    let k7: Tensor![f64] = Tensor::rand_uniform(252, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(371, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v6 * &k8).sum()).item()
+fn g137(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 1]) -> f64 {
+    let v1 = (c).sum();
+    let v2 = (c).asinh();
+    let v3 = ((((&v1).square() + 1.0).sqrt()) * ((((&v2) * 1.5).gelu()).mean()));
+    let v4 = ((&v1).mse(&v3)).tanh();
+    let v5 = ((&v4).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(433, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(569, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = m8.select(&v5, &((b).mean() * &k6));
+    let v10 = ((a).square() + 1.0).ln();
+    let k11: Tensor![f64] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(231, -1.0, 1.0);
+    ((&v9 * &k11).sum() + (&v10 * &k12).sum()).item()
 }
 
-fn g137_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = (b).max();
-    let v2 = (a).square().log1p();
-    let k3: Tensor![f64; 1] = Tensor::rand_uniform(165, -1.0, 1.0);
-    let k4: Tensor![f64; 1] = Tensor::rand_uniform(955, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, b, &((&v2).mean() * &k3));
-    let k7: Tensor![f64] = Tensor::rand_uniform(252, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(371, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v6 * &k8).sum()
+fn g137_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
+    let v1 = (c).sum();
+    let v2 = (c).asinh();
+    let v3 = ((((&v1).square() + 1.0).sqrt()) * ((((&v2) * 1.5).gelu()).mean()));
+    let v4 = ((&v1).mse(&v3)).tanh();
+    let v5 = ((&v4).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(433, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(569, -1.0, 1.0);
+    let m8 = k7.gt_scalar(0.0);
+    let v9 = Var::select(&m8, &v5, &((b).mean() * &k6));
+    let v10 = ((a).square() + 1.0).ln();
+    let k11: Tensor![f64] = Tensor::rand_uniform(370, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(231, -1.0, 1.0);
+    (&v9 * &k11).sum() + (&v10 * &k12).sum()
 }
 
 #[test]
 fn g137_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(959, -sign, sign);
-        let b: Tensor![f64; 1] = Tensor::rand_uniform(960, -sign, sign);
-        let (value, g) = g137_grad(&a, &b);
-        assert_eq!(value, g137(&a, &b));
-        check(|x| g137(x, &b), &a, &g.a);
-        check(|x| g137(&a, x), &b, &g.b);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(959, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(960, -sign, sign);
+        let c: Tensor![f64; 1] = Tensor::rand_uniform(961, -sign, sign);
+        let (value, g) = g137_grad(&a, &b, &c);
+        assert_eq!(value, g137(&a, &b, &c));
+        check(|x| g137(x, &b, &c), &a, &g.a);
+        check(|x| g137(&a, x, &c), &b, &g.b);
+        check(|x| g137(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g137_tape(&ta, &tb);
+        let tc = Var::param(c.clone());
+        let loss = g137_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g138(m: &Stack, a: &Tensor![f64; 2, 4], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.blocks[2].bias).max_axis::<0>();
-    let v2 = (&v1).tanh().expm1();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(38, -1.0, 1.0);
-    let v4 = m.blocks[0].forward(&((&v2) + &k3));
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).sin() } else { (&v4).tanh().exp() };
-    let v6 = ((a) * 1.5).gelu();
-    let v7 = (b).sigmoid();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(20, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(143, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(835, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+fn g138(m: &Res, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
+    let v1 = (b).sum_axis::<0>();
+    let v2 = ((&m.layers[0].bias).square() + 1.5).acosh();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
+    let v4 = m.layers[0].forward(&((&v2) + &k3));
+    let v5 = ((a).square() + 1.0).powf(-0.5);
+    let k6: Tensor![f64] = Tensor::rand_uniform(987, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g138_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].bias).max_axis::<0>();
-    let v2 = (&v1).tanh().expm1();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(38, -1.0, 1.0);
-    let v4 = m.blocks[0].forward(&((&v2) + &k3));
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).sin() } else { (&v4).tanh().exp() };
-    let v6 = ((a) * 1.5).gelu();
-    let v7 = (b).sigmoid();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(20, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(143, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(835, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+fn g138_tape(m: &TRes, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (b).sum_axis::<0>();
+    let v2 = ((&m.layers[0].bias).square() + 1.5).acosh();
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(237, -1.0, 1.0);
+    let v4 = m.layers[0].forward(&((&v2) + &k3));
+    let v5 = ((a).square() + 1.0).powf(-0.5);
+    let k6: Tensor![f64] = Tensor::rand_uniform(987, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(309, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(856, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g138_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(969, sign);
-        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(966, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(967, -sign, sign);
+        let m = Res::random(969, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(966, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(967, -sign, sign);
         let (value, g) = g138_grad(&m, &a, &b);
         assert_eq!(value, g138(&m, &a, &b));
         check_model(|x| g138(x, &a, &b), &m, &g.m);
@@ -7053,114 +7155,144 @@ fn g138_gradient() {
 }
 
 #[differentiable]
-fn g139(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).max_keepdim::<1>();
-    let v2 = ((c) * 3.0).floor();
-    let v3 = if a.detach().sum().item() > 0.0 { (&v2).cos() } else { ((&v2) * (&v2)) };
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
-    let v5 = ((((&v3).square() + 1.0).sqrt()) - ((a).matmul(&k4)));
-    let v6 = ((b).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(360, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(638, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(74, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+fn g139(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
+    let v1 = (a).sum_keepdim::<1>();
+    let v2 = ((a).tanh() * 0.9).atanh();
+    let v3 = (b).concat::<0, 6, _>(b);
+    let v4 = ((&v1) / ((&v2).square() + 1.0));
+    let v5 = ((&v4).max_axis::<1>()).mean_axis::<0>();
+    let mut v6 = v3.clone();
+    for _ in 0..2 {
+        v6 = ((-(&v6 * &v5))).tanh() + &v3 * 0.5;
+    }
+    let k7: Tensor![f64; 6] = Tensor::rand_uniform(612, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g139_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).max_keepdim::<1>();
-    let v2 = ((c) * 3.0).floor();
-    let v3 = if a.detach().sum().item() > 0.0 { (&v2).cos() } else { ((&v2) * (&v2)) };
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(144, -1.0, 1.0);
-    let v5 = ((((&v3).square() + 1.0).sqrt()) - ((a).matmul(&k4)));
-    let v6 = ((b).square() + 1.0).powf(-0.5);
-    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(360, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(638, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(74, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+fn g139_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (a).sum_keepdim::<1>();
+    let v2 = ((a).tanh() * 0.9).atanh();
+    let v3 = (b).concat::<0, 6, _>(b);
+    let v4 = ((&v1) / ((&v2).square() + 1.0));
+    let v5 = ((&v4).max_axis::<1>()).mean_axis::<0>();
+    let mut v6 = v3.clone();
+    for _ in 0..2 {
+        v6 = ((-(&v6 * &v5))).tanh() + &v3 * 0.5;
+    }
+    let k7: Tensor![f64; 6] = Tensor::rand_uniform(612, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g139_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(973, -sign, sign);
-        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(974, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(975, -sign, sign);
-        let (value, g) = g139_grad(&a, &b, &c);
-        assert_eq!(value, g139(&a, &b, &c));
-        check(|x| g139(x, &b, &c), &a, &g.a);
-        check(|x| g139(&a, x, &c), &b, &g.b);
-        check(|x| g139(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(973, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(974, -sign, sign);
+        let (value, g) = g139_grad(&a, &b);
+        assert_eq!(value, g139(&a, &b));
+        check(|x| g139(x, &b), &a, &g.a);
+        check(|x| g139(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g139_tape(&ta, &tb, &tc);
+        let loss = g139_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g140(a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).min();
-    let v2 = ((a) * 3.0).ceil();
-    let k3: Tensor![f64] = Tensor::rand_uniform(375, -1.0, 1.0);
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(552, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+fn g140(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
+    let v1 = (b).mean();
+    let v2 = (&v1).square().log1p();
+    let v3 = (a).square();
+    let k4: Tensor![f64] = Tensor::rand_uniform(439, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
-fn g140_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).min();
-    let v2 = ((a) * 3.0).ceil();
-    let k3: Tensor![f64] = Tensor::rand_uniform(375, -1.0, 1.0);
-    let k4: Tensor![f64; 4] = Tensor::rand_uniform(552, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+fn g140_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (b).mean();
+    let v2 = (&v1).square().log1p();
+    let v3 = (a).square();
+    let k4: Tensor![f64] = Tensor::rand_uniform(439, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
 fn g140_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(980, -sign, sign);
-        let (value, g) = g140_grad(&a);
-        assert_eq!(value, g140(&a));
-        check(|x| g140(x), &a, &g.a);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(980, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(981, -sign, sign);
+        let (value, g) = g140_grad(&a, &b);
+        assert_eq!(value, g140(&a, &b));
+        check(|x| g140(x, &b), &a, &g.a);
+        check(|x| g140(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
-        let loss = g140_tape(&ta);
+        let tb = Var::param(b.clone());
+        let loss = g140_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g141(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 1, 1, 1], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).min_axis::<2>();
-    let v2 = ((c) * 3.0).round();
-    let v3 = (b).cos();
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(157, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 1, 1] = Tensor::rand_uniform(225, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
+fn g141(a: &Tensor![f64; 4], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 4]) -> f64 {
+    let v1 = (a).mean_axis::<0>();
+    let v2 = (c).tanh().expm1();
+    let mut v3 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).cos()).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = (((&v2).slice::<0, 0, 3>()) + ((&v3).tanh()));
+    let v5 = ((b).atan2(&((&v4).square() + 0.5))).sum_keepdim::<0>();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v4).square()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let k7: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(462, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g141_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![1, 1, 1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).min_axis::<2>();
-    let v2 = ((c) * 3.0).round();
-    let v3 = (b).cos();
-    let k4: Tensor![f64; 2, 1] = Tensor::rand_uniform(176, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(157, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 1, 1] = Tensor::rand_uniform(225, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
+fn g141_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let v1 = (a).mean_axis::<0>();
+    let v2 = (c).tanh().expm1();
+    let mut v3 = v1.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).cos()).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = (((&v2).slice::<0, 0, 3>()) + ((&v3).tanh()));
+    let v5 = ((b).atan2(&((&v4).square() + 0.5))).sum_keepdim::<0>();
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v4).square()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let k7: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(462, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g141_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(987, -sign, sign);
-        let b: Tensor![f64; 1, 1, 1] = Tensor::rand_uniform(988, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(989, -sign, sign);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(987, -sign, sign);
+        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(988, -sign, sign);
+        let c: Tensor![f64; 4] = Tensor::rand_uniform(989, -sign, sign);
         let (value, g) = g141_grad(&a, &b, &c);
         assert_eq!(value, g141(&a, &b, &c));
         check(|x| g141(x, &b, &c), &a, &g.a);
@@ -7179,158 +7311,204 @@ fn g141_gradient() {
 }
 
 #[differentiable]
-fn g142(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let v2 = (((&m.fc2.weight).mean() * &k1)).min_keepdim::<0>();
-    let v3 = ((a) * 3.0).sign();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(434, -1.0, 1.0);
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v2).mean() * &k4))).sigmoid() } else { ((m.fc2.forward(&((&v2).mean() * &k4))) * 1.5).gelu() };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(217, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v5, &v3);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+fn g142(m: &Res, a: &Tensor![f64], b: &Tensor![f64; 2, 3]) -> f64 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(315, -1.0, 1.0);
+    let v2 = (((&m.norm[1]).mean() * &k1)).mean_keepdim::<0>();
+    let v3 = ((&m.layers[0].bias) * 3.0).floor();
+    let mut v4 = b.clone();
+    for i in 0..2 {
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+    }
+    let v5 = (a).tanh();
+    let v6 = (-(&m.layers[1].bias));
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(307, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(628, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(460, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()).item()
 }
 
-fn g142_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(208, -1.0, 1.0);
-    let v2 = (((&m.fc2.weight).mean() * &k1)).min_keepdim::<0>();
-    let v3 = ((a) * 3.0).sign();
-    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(434, -1.0, 1.0);
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(&((&v2).mean() * &k4))).sigmoid() } else { ((m.fc2.forward(&((&v2).mean() * &k4))) * 1.5).gelu() };
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(217, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v5, &v3);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
-    (&v8 * &k9).sum()
+fn g142_tape(m: &TRes, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(315, -1.0, 1.0);
+    let v2 = (((&m.norm[1]).mean() * &k1)).mean_keepdim::<0>();
+    let v3 = ((&m.layers[0].bias) * 3.0).floor();
+    let mut v4 = b.clone();
+    for i in 0..2 {
+        v4 = (m.layers[i].forward(&v4) * &m.norm[i]).tanh() + &v4 * 0.5;
+    }
+    let v5 = (a).tanh();
+    let v6 = (-(&m.layers[1].bias));
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(307, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(628, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(41, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(887, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(460, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum()
 }
 
 #[test]
 fn g142_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(997, sign);
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(994, -sign, sign);
-        let (value, g) = g142_grad(&m, &a);
-        assert_eq!(value, g142(&m, &a));
-        check_model(|x| g142(x, &a), &m, &g.m);
-        check(|x| g142(&m, x), &a, &g.a);
+        let m = Res::random(997, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(994, -sign, sign);
+        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(995, -sign, sign);
+        let (value, g) = g142_grad(&m, &a, &b);
+        assert_eq!(value, g142(&m, &a, &b));
+        check_model(|x| g142(x, &a, &b), &m, &g.m);
+        check(|x| g142(&m, x, &b), &a, &g.a);
+        check(|x| g142(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g142_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g142_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g143(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).var();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(996, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).clamp(-0.5, 0.5);
-    let k4: Tensor![f64] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(983, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
-}
-
-fn g143_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).var();
-    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(996, -1.0, 1.0);
-    let v3 = (((a).mean() * &k2)).clamp(-0.5, 0.5);
-    let k4: Tensor![f64] = Tensor::rand_uniform(495, -1.0, 1.0);
-    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(983, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
-}
-
-#[test]
-fn g143_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1001, -sign, sign);
-        let (value, g) = g143_grad(&a);
-        assert_eq!(value, g143(&a));
-        check(|x| g143(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g143_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g144(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (b).var_axis::<0>();
-    let v2 = (b).atan2(&((a).square() + 0.5));
-    let v3 = ((b).maximum(&v2)).max_keepdim::<1>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
-}
-
-fn g144_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (b).var_axis::<0>();
-    let v2 = (b).atan2(&((a).square() + 0.5));
-    let v3 = ((b).maximum(&v2)).max_keepdim::<1>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(493, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
-}
-
-#[test]
-fn g144_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1008, -sign, sign);
-        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1009, -sign, sign);
-        let (value, g) = g144_grad(&a, &b);
-        assert_eq!(value, g144(&a, &b));
-        check(|x| g144(x, &b), &a, &g.a);
-        check(|x| g144(&a, x), &b, &g.b);
-        let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g144_tape(&ta, &tb);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g145(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.gain).var_keepdim::<0>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(965, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(263, -1.0, 1.0);
-    let v4 = (((b) + &k2)).hypot(&((((&v1) + &k3)).square() + 0.5));
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let v6 = if b.detach().sum().item() > 0.0 { (m.fc1.forward(&((&m.gain) + &k5))).tanh().exp() } else { (m.fc1.forward(&((&m.gain) + &k5))).tanh().exp() };
-    let v7 = ((a) * 1.5).gelu();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(981, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(170, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+fn g143(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
+    let v1 = (b).max();
+    let v2 = ((a) * 3.0).ceil();
+    let mut v3 = v1.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).tanh().powf(3.0)).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = ((&v1).square() + 1.5).acosh();
+    let v5 = ((c).square() + 1.0).recip();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(119, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(823, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(306, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
-fn g145_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.gain).var_keepdim::<0>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(965, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(263, -1.0, 1.0);
-    let v4 = (((b) + &k2)).hypot(&((((&v1) + &k3)).square() + 0.5));
-    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let v6 = if b.detach().sum().item() > 0.0 { (m.fc1.forward(&((&m.gain) + &k5))).tanh().exp() } else { (m.fc1.forward(&((&m.gain) + &k5))).tanh().exp() };
-    let v7 = ((a) * 1.5).gelu();
-    let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(511, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(981, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(170, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+fn g143_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (b).max();
+    let v2 = ((a) * 3.0).ceil();
+    let mut v3 = v1.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v1).tanh().powf(3.0)).tanh();
+        }
+        v3 = &v3 - &v1 * 0.25;
+    }
+    let v4 = ((&v1).square() + 1.5).acosh();
+    let v5 = ((c).square() + 1.0).recip();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(119, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(823, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(647, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(306, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+}
+
+#[test]
+fn g143_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(1001, -sign, sign);
+        let b: Tensor![f64; 1] = Tensor::rand_uniform(1002, -sign, sign);
+        let c: Tensor![f64] = Tensor::rand_uniform(1003, -sign, sign);
+        let (value, g) = g143_grad(&a, &b, &c);
+        assert_eq!(value, g143(&a, &b, &c));
+        check(|x| g143(x, &b, &c), &a, &g.a);
+        check(|x| g143(&a, x, &c), &b, &g.b);
+        check(|x| g143(&a, &b, x), &c, &g.c);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g143_tape(&ta, &tb, &tc);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
+    }
+}
+
+#[differentiable]
+fn g144(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 1]) -> f64 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(117, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).max_axis::<0>();
+    let v3 = ((c) * 3.0).round();
+    let v4 = if c.detach().sum().item() > 0.0 { (b).cos() } else { (b).cos() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(706, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+}
+
+fn g144_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(117, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).max_axis::<0>();
+    let v3 = ((c) * 3.0).round();
+    let v4 = if c.detach().sum().item() > 0.0 { (b).cos() } else { (b).cos() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(144, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(580, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(706, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+}
+
+#[test]
+fn g144_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1008, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1009, -sign, sign);
+        let c: Tensor![f64; 1] = Tensor::rand_uniform(1010, -sign, sign);
+        let (value, g) = g144_grad(&a, &b, &c);
+        assert_eq!(value, g144(&a, &b, &c));
+        check(|x| g144(x, &b, &c), &a, &g.a);
+        check(|x| g144(&a, x, &c), &b, &g.b);
+        check(|x| g144(&a, &b, x), &c, &g.c);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g144_tape(&ta, &tb, &tc);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
+    }
+}
+
+#[differentiable]
+fn g145(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 1]) -> f64 {
+    let v1 = (&m.blocks[2].bias).max_keepdim::<0>();
+    let v2 = ((&v1) * 3.0).sign();
+    let v3 = ((m.head.forward(a)) * 1.5).gelu();
+    let v4 = (((&m.blocks[0].bias).tanh()) * (((&m.blocks[2].weight).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 5, 6>(&(&v3).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![5, 6]>()).mean()));
+    let v5 = ((b).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(970, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(999, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(341, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+}
+
+fn g145_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 1]>) -> Var<f64, ()> {
+    let v1 = (&m.blocks[2].bias).max_keepdim::<0>();
+    let v2 = ((&v1) * 3.0).sign();
+    let v3 = ((m.head.forward(a)) * 1.5).gelu();
+    let v4 = (((&m.blocks[0].bias).tanh()) * (((&m.blocks[2].weight).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 5, 6>(&(&v3).reshape::<Shape![1, 1, 3, 4]>()).reshape::<Shape![5, 6]>()).mean()));
+    let v5 = ((b).square() + 1.0).sqrt();
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(970, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(999, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(341, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g145_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(1018, sign);
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1015, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(1016, -sign, sign);
+        let m = Stack::random(1018, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1015, -sign, sign);
+        let b: Tensor![f64; 3, 1] = Tensor::rand_uniform(1016, -sign, sign);
         let (value, g) = g145_grad(&m, &a, &b);
         assert_eq!(value, g145(&m, &a, &b));
         check_model(|x| g145(x, &a, &b), &m, &g.m);
@@ -7349,91 +7527,61 @@ fn g145_gradient() {
 }
 
 #[differentiable]
-fn g146(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).logsumexp();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(361, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
-    let v4 = ((((&v1) + &k2)) + (((&v1) + &k3)));
-    let v5 = (a).square();
-    let v6 = ((c).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(53, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(171, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+fn g146(a: &Tensor![f64; 3]) -> f64 {
+    let v1 = (a).min();
+    let v2 = (&v1).clamp(-0.5, 0.5);
+    let v3 = (((&v2) - (&v1))).tanh();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v3)) };
+    let k5: Tensor![f64] = Tensor::rand_uniform(315, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
-fn g146_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).logsumexp();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(361, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
-    let v4 = ((((&v1) + &k2)) + (((&v1) + &k3)));
-    let v5 = (a).square();
-    let v6 = ((c).square() + 1.0).sqrt();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(707, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(53, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(171, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+fn g146_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (a).min();
+    let v2 = (&v1).clamp(-0.5, 0.5);
+    let v3 = (((&v2) - (&v1))).tanh();
+    let v4 = if a.detach().sum().item() < 0.0 { ((&v1) * 1.5).gelu() } else { ((&v1) * (&v3)) };
+    let k5: Tensor![f64] = Tensor::rand_uniform(315, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
 fn g146_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1022, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(1023, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(1024, -sign, sign);
-        let (value, g) = g146_grad(&a, &b, &c);
-        assert_eq!(value, g146(&a, &b, &c));
-        check(|x| g146(x, &b, &c), &a, &g.a);
-        check(|x| g146(&a, x, &c), &b, &g.b);
-        check(|x| g146(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1022, -sign, sign);
+        let (value, g) = g146_grad(&a);
+        assert_eq!(value, g146(&a));
+        check(|x| g146(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g146_tape(&ta, &tb, &tc);
+        let loss = g146_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g147(a: &Tensor![f64; 2, 1], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let v2 = (((a) + &k1)).logsumexp_axis::<0>();
-    let v3 = ((b) - (a));
-    let mut v4 = v2.clone();
-    for _ in 0..2 {
-        v4 = ((&v4 * &v3).softplus()).tanh() + &v2 * 0.5;
-    }
-    let v5 = ((&v4).max()).tanh();
-    let v6 = ((&v3).tanh()).logsumexp_axis::<0>();
-    let k7: Tensor![f64] = Tensor::rand_uniform(943, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(696, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+fn g147(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
+    let v1 = (b).min_axis::<0>();
+    let v2 = (&v1).atan2(&((a).square() + 0.5));
+    let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
+    ((&v3 * &k4).sum()).item()
 }
 
-fn g147_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(905, -1.0, 1.0);
-    let v2 = (((a) + &k1)).logsumexp_axis::<0>();
-    let v3 = ((b) - (a));
-    let mut v4 = v2.clone();
-    for _ in 0..2 {
-        v4 = ((&v4 * &v3).softplus()).tanh() + &v2 * 0.5;
-    }
-    let v5 = ((&v4).max()).tanh();
-    let v6 = ((&v3).tanh()).logsumexp_axis::<0>();
-    let k7: Tensor![f64] = Tensor::rand_uniform(943, -1.0, 1.0);
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(696, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+fn g147_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let v1 = (b).min_axis::<0>();
+    let v2 = (&v1).atan2(&((a).square() + 0.5));
+    let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
+    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
+    (&v3 * &k4).sum()
 }
 
 #[test]
 fn g147_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(1029, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(1030, -sign, sign);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1029, -sign, sign);
+        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(1030, -sign, sign);
         let (value, g) = g147_grad(&a, &b);
         assert_eq!(value, g147(&a, &b));
         check(|x| g147(x, &b), &a, &g.a);
@@ -7449,24 +7597,44 @@ fn g147_gradient() {
 }
 
 #[differentiable]
-fn g148(a: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = (a).logsumexp_keepdim::<0>();
-    let v2 = ((&v1) * (&v1));
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(578, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+fn g148(a: &Tensor![f64; 2, 2, 3]) -> f64 {
+    let v1 = (a).min_keepdim::<2>();
+    let v2 = (a).hypot(&((&v1).square() + 0.5));
+    let mut v3 = a.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v2).sin()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let v4 = ((&v3).permute::<2, 1, 0>()).concat::<0, 6, _>(&(&v3).transpose::<0, 2>());
+    let v5 = ((&v4) * ((&v1).mean()));
+    let v6 = if a.detach().sum().item() > 0.0 { (&v4).sin() } else { ((&v4) * (&v5)) };
+    let k7: Tensor![f64; 6, 2, 2] = Tensor::rand_uniform(992, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g148_tape(a: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).logsumexp_keepdim::<0>();
-    let v2 = ((&v1) * (&v1));
-    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(578, -1.0, 1.0);
-    (&v2 * &k3).sum()
+fn g148_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let v1 = (a).min_keepdim::<2>();
+    let v2 = (a).hypot(&((&v1).square() + 0.5));
+    let mut v3 = a.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v3 = ((&v3 * &v2).sin()).tanh();
+        }
+        v3 = &v3 - &v2 * 0.25;
+    }
+    let v4 = ((&v3).permute::<2, 1, 0>()).concat::<0, 6, _>(&(&v3).transpose::<0, 2>());
+    let v5 = ((&v4) * ((&v1).mean()));
+    let v6 = if a.detach().sum().item() > 0.0 { (&v4).sin() } else { ((&v4) * (&v5)) };
+    let k7: Tensor![f64; 6, 2, 2] = Tensor::rand_uniform(992, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g148_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(1036, -sign, sign);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1036, -sign, sign);
         let (value, g) = g148_grad(&a);
         assert_eq!(value, g148(&a));
         check(|x| g148(x), &a, &g.a);
@@ -7479,310 +7647,278 @@ fn g148_gradient() {
 }
 
 #[differentiable]
-fn g149(m: &Stack, a: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(46, -1.0, 1.0);
-    let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = ((&m.blocks[1].weight) / ((&m.blocks[1].weight).square() + 1.0));
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].weight * 0.25;
-    }
-    let v5 = (&m.blocks[0].bias).softplus();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(755, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(706, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(608, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+fn g149(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 1, 3]) -> f64 {
+    let v1 = (&m.fc2.bias).var();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((b) + &k2)).tanh() * 0.2 + &k3)).det();
+    let v5 = (m.fc2.forward(a)).sigmoid();
+    let v6 = ((&m.fc2.weight) * 1.5).gelu();
+    let v7 = ((&m.fc1.bias).square() + 1.0).ln();
+    let k8: Tensor![f64] = Tensor::rand_uniform(238, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(345, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(79, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(214, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(885, -1.0, 1.0);
+    ((&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
-fn g149_tape(m: &TStack, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3] = Tensor::rand_uniform(46, -1.0, 1.0);
-    let v2 = ((a).softmax::<0>() * &k1);
-    let v3 = ((&m.blocks[1].weight) / ((&m.blocks[1].weight).square() + 1.0));
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].weight * 0.25;
-    }
-    let v5 = (&m.blocks[0].bias).softplus();
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(755, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(706, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(608, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+fn g149_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let v1 = (&m.fc2.bias).var();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(683, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((b) + &k2)).tanh() * 0.2 + &k3)).det();
+    let v5 = (m.fc2.forward(a)).sigmoid();
+    let v6 = ((&m.fc2.weight) * 1.5).gelu();
+    let v7 = ((&m.fc1.bias).square() + 1.0).ln();
+    let k8: Tensor![f64] = Tensor::rand_uniform(238, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(345, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(79, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(214, -1.0, 1.0);
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(885, -1.0, 1.0);
+    (&v1 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
 fn g149_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(1046, sign);
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1043, -sign, sign);
-        let (value, g) = g149_grad(&m, &a);
-        assert_eq!(value, g149(&m, &a));
-        check_model(|x| g149(x, &a), &m, &g.m);
-        check(|x| g149(&m, x), &a, &g.a);
+        let m = Net::random(1046, sign);
+        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(1043, -sign, sign);
+        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(1044, -sign, sign);
+        let (value, g) = g149_grad(&m, &a, &b);
+        assert_eq!(value, g149(&m, &a, &b));
+        check_model(|x| g149(x, &a, &b), &m, &g.m);
+        check(|x| g149(&m, x, &b), &a, &g.a);
+        check(|x| g149(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g149_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g149_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g150(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 1, 1]) -> f64 {
-    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(207, -1.0, 1.0);
-    let v2 = ((a).log_softmax::<0>() * &k1);
-    let v3 = (-(&v2));
-    let v4 = if b.detach().sum().item() > 0.0 { (b).sin() } else { ((b).square() + 1.0).recip() };
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
-    let v6 = (&v3).matmul(&k5);
-    let mut v7 = v4.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * c).tanh()).tanh();
-        }
-        v7 = &v7 - c * 0.25;
+fn g150(a: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = (a).var_axis::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((a).tanh() * 0.2 + &k2)).inv();
+    let v4 = ((a).tanh().exp2()).var_keepdim::<1>();
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = ((&v5 * &v4).tanh()).tanh() + &v4 * 0.5;
     }
-    let v8 = ((&v6).square() + 1.0).pow(&(&v4).tanh());
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(178, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(552, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(294, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(976, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(143, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g150_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(207, -1.0, 1.0);
-    let v2 = ((a).log_softmax::<0>() * &k1);
-    let v3 = (-(&v2));
-    let v4 = if b.detach().sum().item() > 0.0 { (b).sin() } else { ((b).square() + 1.0).recip() };
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
-    let v6 = (&v3).matmul(&k5);
-    let mut v7 = v4.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v7 = ((&v7 * c).tanh()).tanh();
-        }
-        v7 = &v7 - c * 0.25;
+fn g150_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = (a).var_axis::<1>();
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((a).tanh() * 0.2 + &k2)).inv();
+    let v4 = ((a).tanh().exp2()).var_keepdim::<1>();
+    let mut v5 = v4.clone();
+    for _ in 0..2 {
+        v5 = ((&v5 * &v4).tanh()).tanh() + &v4 * 0.5;
     }
-    let v8 = ((&v6).square() + 1.0).pow(&(&v4).tanh());
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(178, -1.0, 1.0);
-    let k10: Tensor![f64; 2, 3] = Tensor::rand_uniform(552, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(294, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(976, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(143, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g150_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(1050, -sign, sign);
-        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(1051, -sign, sign);
-        let c: Tensor![f64; 1, 1] = Tensor::rand_uniform(1052, -sign, sign);
-        let (value, g) = g150_grad(&a, &b, &c);
-        assert_eq!(value, g150(&a, &b, &c));
-        check(|x| g150(x, &b, &c), &a, &g.a);
-        check(|x| g150(&a, x, &c), &b, &g.b);
-        check(|x| g150(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1050, -sign, sign);
+        let (value, g) = g150_grad(&a);
+        assert_eq!(value, g150(&a));
+        check(|x| g150(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g150_tape(&ta, &tb, &tc);
+        let loss = g150_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g151(a: &Tensor![f64; 2, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let v2 = (((a) + &k1)).transpose::<0, 1>();
-    let v3 = ((a).square() + 1.0).pow(&(&v2).tanh());
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+fn g151(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = (b).var_keepdim::<0>();
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(339, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((b).tanh() * 0.2 + &k3)).solve(&((&v1).mean() * &k2));
+    let v5 = (a).sigmoid();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(987, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g151_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(122, -1.0, 1.0);
-    let v2 = (((a) + &k1)).transpose::<0, 1>();
-    let v3 = ((a).square() + 1.0).pow(&(&v2).tanh());
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(483, -1.0, 1.0);
-    (&v3 * &k4).sum()
+fn g151_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = (b).var_keepdim::<0>();
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(339, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((b).tanh() * 0.2 + &k3)).solve(&((&v1).mean() * &k2));
+    let v5 = (a).sigmoid();
+    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(987, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g151_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1057, -sign, sign);
-        let (value, g) = g151_grad(&a);
-        assert_eq!(value, g151(&a));
-        check(|x| g151(x), &a, &g.a);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(1057, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(1058, -sign, sign);
+        let (value, g) = g151_grad(&a, &b);
+        assert_eq!(value, g151(&a, &b));
+        check(|x| g151(x, &b), &a, &g.a);
+        check(|x| g151(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
-        let loss = g151_tape(&ta);
+        let tb = Var::param(b.clone());
+        let loss = g151_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g152(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (a).t();
-    let v2 = (&m.gain).maximum(a);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(106, -1.0, 1.0);
-    let v4 = (m.fc1.forward(&((&v1).mean() * &k3))).tanh().powf(3.0);
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&v2)).square() } else { ((m.fc1.forward(&v2)).square() + 1.0).powf(-0.5) };
-    let v6 = ((b).square() + 1.0).ln();
-    let v7 = (&m.fc1.bias).square();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(866, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(142, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(142, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(23, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
+fn g152(m: &Net, a: &Tensor![f64; 3, 4]) -> f64 {
+    let v1 = (a).logsumexp();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(92, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((&m.gain) + &k2)).tanh() * 0.2 + &k3)).log_abs_det();
+    let v5 = (m.fc2.forward(a)).softplus();
+    let k6: Tensor![f64] = Tensor::rand_uniform(523, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(396, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g152_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).t();
-    let v2 = (&m.gain).maximum(a);
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(106, -1.0, 1.0);
-    let v4 = (m.fc1.forward(&((&v1).mean() * &k3))).tanh().powf(3.0);
-    let v5 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&v2)).square() } else { ((m.fc1.forward(&v2)).square() + 1.0).powf(-0.5) };
-    let v6 = ((b).square() + 1.0).ln();
-    let v7 = (&m.fc1.bias).square();
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(866, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(142, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(142, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(23, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
+fn g152_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+    let v1 = (a).logsumexp();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(92, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((&m.gain) + &k2)).tanh() * 0.2 + &k3)).log_abs_det();
+    let v5 = (m.fc2.forward(a)).softplus();
+    let k6: Tensor![f64] = Tensor::rand_uniform(523, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(396, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g152_gradient() {
     for sign in [1.0, -1.0] {
         let m = Net::random(1067, sign);
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1064, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(1065, -sign, sign);
-        let (value, g) = g152_grad(&m, &a, &b);
-        assert_eq!(value, g152(&m, &a, &b));
-        check_model(|x| g152(x, &a, &b), &m, &g.m);
-        check(|x| g152(&m, x, &b), &a, &g.a);
-        check(|x| g152(&m, &a, x), &b, &g.b);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1064, -sign, sign);
+        let (value, g) = g152_grad(&m, &a);
+        assert_eq!(value, g152(&m, &a));
+        check_model(|x| g152(x, &a), &m, &g.m);
+        check(|x| g152(&m, x), &a, &g.a);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g152_tape(&tm, &ta, &tb);
+        let loss = g152_tape(&tm, &ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g153(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 2, 3], c: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).flip::<1>();
-    let v2 = (b).minimum(b);
-    let mut v3 = v2.clone();
-    for _ in 0..3 {
-        v3 = ((&v3 * &v2).softplus()).tanh() + &v2 * 0.5;
-    }
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    let v5 = ((((&v3).tanh() * 0.9).atanh()).softmax::<2>() * &k4);
-    let v6 = (((c) * ((&v5).mean()))).tanh();
-    let mut v7 = v1.clone();
-    for _ in 0..2 {
-        v7 = (((&v7 * a).square() + 1.0).recip()).tanh() + &v1 * 0.5;
-    }
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(541, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+fn g153(a: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = (a).logsumexp_axis::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((((&v1) + &k2)).tanh() * 0.2 + &k3)) + &(((((&v1) + &k2)).tanh() * 0.2 + &k3)).t()) * 0.5).cholesky();
+    let v5 = (&v1).gather::<0, 4>(&[0, 2, 0, 1]);
+    let v6 = if a.detach().sum().item() > 0.0 { (&v4).cos() } else { ((&v4) * (&v1)) };
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(318, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(525, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
-fn g153_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 2, 3]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).flip::<1>();
-    let v2 = (b).minimum(b);
-    let mut v3 = v2.clone();
-    for _ in 0..3 {
-        v3 = ((&v3 * &v2).softplus()).tanh() + &v2 * 0.5;
-    }
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(602, -1.0, 1.0);
-    let v5 = ((((&v3).tanh() * 0.9).atanh()).softmax::<2>() * &k4);
-    let v6 = (((c) * ((&v5).mean()))).tanh();
-    let mut v7 = v1.clone();
-    for _ in 0..2 {
-        v7 = (((&v7 * a).square() + 1.0).recip()).tanh() + &v1 * 0.5;
-    }
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(789, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(541, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+fn g153_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = (a).logsumexp_axis::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(981, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((((&v1) + &k2)).tanh() * 0.2 + &k3)) + &(((((&v1) + &k2)).tanh() * 0.2 + &k3)).t()) * 0.5).cholesky();
+    let v5 = (&v1).gather::<0, 4>(&[0, 2, 0, 1]);
+    let v6 = if a.detach().sum().item() > 0.0 { (&v4).cos() } else { ((&v4) * (&v1)) };
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(318, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(525, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
 fn g153_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1071, -sign, sign);
-        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1072, -sign, sign);
-        let c: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1073, -sign, sign);
-        let (value, g) = g153_grad(&a, &b, &c);
-        assert_eq!(value, g153(&a, &b, &c));
-        check(|x| g153(x, &b, &c), &a, &g.a);
-        check(|x| g153(&a, x, &c), &b, &g.b);
-        check(|x| g153(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1071, -sign, sign);
+        let (value, g) = g153_grad(&a);
+        assert_eq!(value, g153(&a));
+        check(|x| g153(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g153_tape(&ta, &tb, &tc);
+        let loss = g153_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g154(a: &Tensor![f64; 4], b: &Tensor![f64; 4], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(649, -1.0, 1.0);
-    let v2 = (((a) + &k1)).slice::<0, 0, 2>();
-    let v3 = (&v2).maximum_scalar(0.1);
-    let mut v4 = b.clone();
-    for i in 0..4 {
+fn g154(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 3]) -> f64 {
+    let v1 = (b).logsumexp_keepdim::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((a).tanh() * 0.2 + &k2)).cholesky_solve(c);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(914, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v1, &v3);
+    let v7 = (&v6).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v6).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let mut v8 = v7.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v4 = ((&v4 * b).softplus()).tanh();
+            v8 = (((&v8 * &v7).square() + 1.0).sqrt()).tanh();
         }
-        v4 = &v4 - b * 0.25;
+        v8 = &v8 - &v7 * 0.25;
     }
-    let v5 = ((c).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(28, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(741, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
 }
 
-fn g154_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(649, -1.0, 1.0);
-    let v2 = (((a) + &k1)).slice::<0, 0, 2>();
-    let v3 = (&v2).maximum_scalar(0.1);
-    let mut v4 = b.clone();
-    for i in 0..4 {
+fn g154_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (b).logsumexp_keepdim::<0>();
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((a).tanh() * 0.2 + &k2)).cholesky_solve(c);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(914, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v1, &v3);
+    let v7 = (&v6).reshape::<Shape![1, 1, 3]>().conv1d::<1, 0, 1, 1, 1>(&(&v6).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![1]>();
+    let mut v8 = v7.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v4 = ((&v4 * b).softplus()).tanh();
+            v8 = (((&v8 * &v7).square() + 1.0).sqrt()).tanh();
         }
-        v4 = &v4 - b * 0.25;
+        v8 = &v8 - &v7 * 0.25;
     }
-    let v5 = ((c).square() + 1.0).ln();
-    let k6: Tensor![f64; 2, 4] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let k8: Tensor![f64] = Tensor::rand_uniform(28, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(741, -1.0, 1.0);
+    (&v8 * &k9).sum()
 }
 
 #[test]
 fn g154_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(1078, -sign, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1078, -sign, sign);
         let b: Tensor![f64; 4] = Tensor::rand_uniform(1079, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(1080, -sign, sign);
+        let c: Tensor![f64; 3] = Tensor::rand_uniform(1080, -sign, sign);
         let (value, g) = g154_grad(&a, &b, &c);
         assert_eq!(value, g154(&a, &b, &c));
         check(|x| g154(x, &b, &c), &a, &g.a);
@@ -7801,136 +7937,130 @@ fn g154_gradient() {
 }
 
 #[differentiable]
-fn g155(a: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(124, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).pad::<0, 1, 0, 4>();
-    let v3 = (&v2).minimum_scalar(-0.1);
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { ((&v3) * (&v2)) };
-    let v5 = ((&v4) * ((&v3).mean()));
-    let v6 = (((&v5) * ((&v3).mean()))).reshape::<Shape![1, 1, 16]>().conv1d::<1, 0, 1, 1, 1>(&((&v4).cos()).reshape::<Shape![1, 1, 16]>()).reshape::<Shape![1]>();
-    let v7 = if a.detach().sum().item() < 0.0 { ((&v6) * 1.5).gelu() } else { ((&v6) * (&v6)) };
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(405, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+fn g155(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let v2 = ((b).softmax::<0>() * &k1);
+    let v3 = ((&v2) + (a));
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { (&v3).tanh().powf(3.0) };
+    let v5 = ((&v4) * 1.5).gelu_erf();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(385, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
-fn g155_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(124, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).pad::<0, 1, 0, 4>();
-    let v3 = (&v2).minimum_scalar(-0.1);
-    let v4 = if a.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { ((&v3) * (&v2)) };
-    let v5 = ((&v4) * ((&v3).mean()));
-    let v6 = (((&v5) * ((&v3).mean()))).reshape::<Shape![1, 1, 16]>().conv1d::<1, 0, 1, 1, 1>(&((&v4).cos()).reshape::<Shape![1, 1, 16]>()).reshape::<Shape![1]>();
-    let v7 = if a.detach().sum().item() < 0.0 { ((&v6) * 1.5).gelu() } else { ((&v6) * (&v6)) };
-    let k8: Tensor![f64; 1] = Tensor::rand_uniform(405, -1.0, 1.0);
-    (&v7 * &k8).sum()
+fn g155_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(419, -1.0, 1.0);
+    let v2 = ((b).softmax::<0>() * &k1);
+    let v3 = ((&v2) + (a));
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3) * 1.5).gelu() } else { (&v3).tanh().powf(3.0) };
+    let v5 = ((&v4) * 1.5).gelu_erf();
+    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(385, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
 fn g155_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1085, -sign, sign);
-        let (value, g) = g155_grad(&a);
-        assert_eq!(value, g155(&a));
-        check(|x| g155(x), &a, &g.a);
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(1085, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(1086, -sign, sign);
+        let (value, g) = g155_grad(&a, &b);
+        assert_eq!(value, g155(&a, &b));
+        check(|x| g155(x, &b), &a, &g.a);
+        check(|x| g155(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
-        let loss = g155_tape(&ta);
+        let tb = Var::param(b.clone());
+        let loss = g155_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g156(m: &Net, a: &Tensor![f64; 4]) -> f64 {
-    let v1 = (&m.fc2.weight).permute::<1, 0>();
-    let v2 = (&v1).mse(&v1);
-    let v3 = (m.fc1.forward(&m.fc2.weight)).square();
-    let mut v4 = v2.clone();
-    for _ in 0..1 {
-        v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+fn g156(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(254, -1.0, 1.0);
+    let v2 = ((a).log_softmax::<0>() * &k1);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(895, -1.0, 1.0);
+    let v4 = ((&v2) - (((&m.layers[0].bias).mean() * &k3)));
+    let mut v5 = m.proj.weight.clone();
+    for i in 0..2 {
+        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
     }
-    let v5 = ((a).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(454, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(205, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v6 = (b).sin();
+    let v7 = (&m.norm[1]).sigmoid();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(107, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(757, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
-fn g156_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.weight).permute::<1, 0>();
-    let v2 = (&v1).mse(&v1);
-    let v3 = (m.fc1.forward(&m.fc2.weight)).square();
-    let mut v4 = v2.clone();
-    for _ in 0..1 {
-        v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh() + &v2 * 0.5;
+fn g156_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(254, -1.0, 1.0);
+    let v2 = ((a).log_softmax::<0>() * &k1);
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(895, -1.0, 1.0);
+    let v4 = ((&v2) - (((&m.layers[0].bias).mean() * &k3)));
+    let mut v5 = m.proj.weight.clone();
+    for i in 0..2 {
+        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
     }
-    let v5 = ((a).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(454, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(205, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v6 = (b).sin();
+    let v7 = (&m.norm[1]).sigmoid();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(36, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(107, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(757, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
 fn g156_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(1095, sign);
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(1092, -sign, sign);
-        let (value, g) = g156_grad(&m, &a);
-        assert_eq!(value, g156(&m, &a));
-        check_model(|x| g156(x, &a), &m, &g.m);
-        check(|x| g156(&m, x), &a, &g.a);
+        let m = Res::random(1095, sign);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1092, -sign, sign);
+        let b: Tensor![f64; 4] = Tensor::rand_uniform(1093, -sign, sign);
+        let (value, g) = g156_grad(&m, &a, &b);
+        assert_eq!(value, g156(&m, &a, &b));
+        check_model(|x| g156(x, &a, &b), &m, &g.m);
+        check(|x| g156(&m, x, &b), &a, &g.a);
+        check(|x| g156(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g156_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g156_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g157(a: &Tensor![f64; 2, 1]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(705, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).cross_entropy(&[0usize, 1usize, 2usize]);
-    let v3 = (a).matmul(&(a).t());
-    let mut v4 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).sin()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(85, -1.0, 1.0);
-    let v6 = ((((&v4) * 1.5).gelu_erf()).softmax::<0>() * &k5);
-    let v7 = ((&v6) * 3.0).ceil();
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(766, -1.0, 1.0);
-    ((&v7 * &k8).sum()).item()
+fn g157(a: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let v1 = (a).transpose::<0, 2>();
+    let v2 = ((&v1) * (&v1));
+    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2).square() + 1.0).powf(-0.5) };
+    let v4 = (&v1).logsumexp_axis::<0>();
+    let v5 = ((&v4) * ((&v3).mean()));
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(965, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
 }
 
-fn g157_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(705, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).cross_entropy(&[0usize, 1usize, 2usize]);
-    let v3 = (a).matmul(&(a).t());
-    let mut v4 = v3.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).sin()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(85, -1.0, 1.0);
-    let v6 = ((((&v4) * 1.5).gelu_erf()).softmax::<0>() * &k5);
-    let v7 = ((&v6) * 3.0).ceil();
-    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(766, -1.0, 1.0);
-    (&v7 * &k8).sum()
+fn g157_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let v1 = (a).transpose::<0, 2>();
+    let v2 = ((&v1) * (&v1));
+    let v3 = if a.detach().sum().item() < 0.0 { ((&v2).square() + 1.0).recip() } else { ((&v2).square() + 1.0).powf(-0.5) };
+    let v4 = (&v1).logsumexp_axis::<0>();
+    let v5 = ((&v4) * ((&v3).mean()));
+    let k6: Tensor![f64; 1, 2] = Tensor::rand_uniform(965, -1.0, 1.0);
+    (&v5 * &k6).sum()
 }
 
 #[test]
 fn g157_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(1099, -sign, sign);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1099, -sign, sign);
         let (value, g) = g157_grad(&a);
         assert_eq!(value, g157(&a));
         check(|x| g157(x), &a, &g.a);
@@ -7943,130 +8073,112 @@ fn g157_gradient() {
 }
 
 #[differentiable]
-fn g158(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (b).gather::<1, 4>(&[0, 0, 0, 0]);
-    let v2 = (b).tanh().exp();
-    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(742, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(c, &v2);
-    let v6 = (a).tanh();
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(383, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(543, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
-    ((&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+fn g158(a: &Tensor![f64; 2, 2, 3]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(203, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).t();
+    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let v4 = (&v3).var();
+    let v5 = (&v4).tanh();
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v4).tanh()).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64] = Tensor::rand_uniform(205, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g158_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (b).gather::<1, 4>(&[0, 0, 0, 0]);
-    let v2 = (b).tanh().exp();
-    let k3: Tensor![f64; 2, 1] = Tensor::rand_uniform(742, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, c, &v2);
-    let v6 = (a).tanh();
-    let k7: Tensor![f64; 2, 4] = Tensor::rand_uniform(383, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(543, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(182, -1.0, 1.0);
-    (&v1 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+fn g158_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(203, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).t();
+    let v3 = ((&v2) / ((&v2).square() + 1.0));
+    let v4 = (&v3).var();
+    let v5 = (&v4).tanh();
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v4).tanh()).tanh() + &v5 * 0.5;
+    }
+    let k7: Tensor![f64] = Tensor::rand_uniform(205, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g158_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1106, -sign, sign);
-        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(1107, -sign, sign);
-        let c: Tensor![f64; 2, 1] = Tensor::rand_uniform(1108, -sign, sign);
-        let (value, g) = g158_grad(&a, &b, &c);
-        assert_eq!(value, g158(&a, &b, &c));
-        check(|x| g158(x, &b, &c), &a, &g.a);
-        check(|x| g158(&a, x, &c), &b, &g.b);
-        check(|x| g158(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1106, -sign, sign);
+        let (value, g) = g158_grad(&a);
+        assert_eq!(value, g158(&a));
+        check(|x| g158(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g158_tape(&ta, &tb, &tc);
+        let loss = g158_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g159(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (&m.fc2.weight).cast::<f64>();
-    let v2 = (&v1).tanh().exp2();
-    let v3 = m.fc2.forward(a);
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&m.fc1.weight)).square() + 1.0).powf(-0.5) } else { (-(m.fc2.forward(&m.fc1.weight))) };
-    let v5 = ((b).square() + 1.0).recip();
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(892, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(80, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+fn g159(m: &Res, a: &Tensor![f64; 3]) -> f64 {
+    let v1 = (&m.norm[0]).flip::<0>();
+    let v2 = (-(&v1));
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
+    let v4 = (m.layers[1].forward(&((a) + &k3))).tanh().exp();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
-fn g159_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (&m.fc2.weight).cast::<f64>();
-    let v2 = (&v1).tanh().exp2();
-    let v3 = m.fc2.forward(a);
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&m.fc1.weight)).square() + 1.0).powf(-0.5) } else { (-(m.fc2.forward(&m.fc1.weight))) };
-    let v5 = ((b).square() + 1.0).recip();
-    let k6: Tensor![f64; 4, 3] = Tensor::rand_uniform(892, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 1] = Tensor::rand_uniform(80, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+fn g159_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (&m.norm[0]).flip::<0>();
+    let v2 = (-(&v1));
+    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(389, -1.0, 1.0);
+    let v4 = (m.layers[1].forward(&((a) + &k3))).tanh().exp();
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
 fn g159_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(1116, sign);
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1113, -sign, sign);
-        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(1114, -sign, sign);
-        let (value, g) = g159_grad(&m, &a, &b);
-        assert_eq!(value, g159(&m, &a, &b));
-        check_model(|x| g159(x, &a, &b), &m, &g.m);
-        check(|x| g159(&m, x, &b), &a, &g.a);
-        check(|x| g159(&m, &a, x), &b, &g.b);
+        let m = Res::random(1116, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1113, -sign, sign);
+        let (value, g) = g159_grad(&m, &a);
+        assert_eq!(value, g159(&m, &a));
+        check_model(|x| g159(x, &a), &m, &g.m);
+        check(|x| g159(&m, x), &a, &g.a);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g159_tape(&tm, &ta, &tb);
+        let loss = g159_tape(&tm, &ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g160(a: &Tensor![f64; 2, 1, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![6]>();
-    let v2 = ((&v1).square() + 1.0).ln();
-    let k3: Tensor![f64; 6] = Tensor::rand_uniform(26, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(&v2, &v1);
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(755, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+fn g160(a: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let v2 = (((a) + &k1)).slice::<2, 0, 2>();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(306, -1.0, 1.0);
+    let v4 = ((((&v2).mean() * &k3)).square() + 1.0).pow(&(a).tanh());
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(323, -1.0, 1.0);
+    ((&v4 * &k5).sum()).item()
 }
 
-fn g160_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![6]>();
-    let v2 = ((&v1).square() + 1.0).ln();
-    let k3: Tensor![f64; 6] = Tensor::rand_uniform(26, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, &v2, &v1);
-    let k6: Tensor![f64; 6] = Tensor::rand_uniform(755, -1.0, 1.0);
-    (&v5 * &k6).sum()
+fn g160_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(978, -1.0, 1.0);
+    let v2 = (((a) + &k1)).slice::<2, 0, 2>();
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(306, -1.0, 1.0);
+    let v4 = ((((&v2).mean() * &k3)).square() + 1.0).pow(&(a).tanh());
+    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(323, -1.0, 1.0);
+    (&v4 * &k5).sum()
 }
 
 #[test]
 fn g160_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1120, -sign, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1120, -sign, sign);
         let (value, g) = g160_grad(&a);
         assert_eq!(value, g160(&a));
         check(|x| g160(x), &a, &g.a);
@@ -8079,79 +8191,41 @@ fn g160_gradient() {
 }
 
 #[differentiable]
-fn g161(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).broadcast_to::<Shape![2, 2, 3]>();
-    let v2 = ((&v1).square() + 1.0).log2();
-    let v3 = (&v2).transpose::<0, 2>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).cos() } else { ((&v3) * (&v3)) };
-    let v5 = (((&v4) * ((&v3).mean()))).reshape::<Shape![1, 1, 6, 2]>().conv2d::<1, 1, 1, 1, 5, 2>(&((&v2).clamp(-0.5, 0.5)).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![5, 2]>();
-    let k6: Tensor![f64; 5, 2] = Tensor::rand_uniform(558, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
+fn g161(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
+    let v1 = (a).pad::<1, 0, 1, 2>();
+    let v2 = (a).maximum(c);
+    let v3 = (((&v1) + (b))).max_axis::<2>();
+    let v4 = ((&v2) * 1.5).gelu_tanh();
+    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(476, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(504, -1.0, 1.0);
+    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
-fn g161_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).broadcast_to::<Shape![2, 2, 3]>();
-    let v2 = ((&v1).square() + 1.0).log2();
-    let v3 = (&v2).transpose::<0, 2>();
-    let v4 = if a.detach().sum().item() > 0.0 { (&v3).cos() } else { ((&v3) * (&v3)) };
-    let v5 = (((&v4) * ((&v3).mean()))).reshape::<Shape![1, 1, 6, 2]>().conv2d::<1, 1, 1, 1, 5, 2>(&((&v2).clamp(-0.5, 0.5)).reshape::<Shape![1, 1, 4, 3]>()).reshape::<Shape![5, 2]>();
-    let k6: Tensor![f64; 5, 2] = Tensor::rand_uniform(558, -1.0, 1.0);
-    (&v5 * &k6).sum()
+fn g161_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (a).pad::<1, 0, 1, 2>();
+    let v2 = (a).maximum(c);
+    let v3 = (((&v1) + (b))).max_axis::<2>();
+    let v4 = ((&v2) * 1.5).gelu_tanh();
+    let k5: Tensor![f64; 2, 2] = Tensor::rand_uniform(476, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(504, -1.0, 1.0);
+    (&v3 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
 fn g161_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1127, -sign, sign);
-        let (value, g) = g161_grad(&a);
-        assert_eq!(value, g161(&a));
-        check(|x| g161(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g161_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g162(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4], c: &Tensor![f64; 4]) -> f64 {
-    let v1 = (a).concat::<0, 6, _>(a);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
-    let v3 = ((((c).mean() * &k2)).square() + 1.0).sqrt();
-    let v4 = (b).tanh().exp();
-    let k5: Tensor![f64; 6, 4] = Tensor::rand_uniform(22, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(60, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
-}
-
-fn g162_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = (a).concat::<0, 6, _>(a);
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(55, -1.0, 1.0);
-    let v3 = ((((c).mean() * &k2)).square() + 1.0).sqrt();
-    let v4 = (b).tanh().exp();
-    let k5: Tensor![f64; 6, 4] = Tensor::rand_uniform(22, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(45, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(60, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
-}
-
-#[test]
-fn g162_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1134, -sign, sign);
-        let b: Tensor![f64; 4] = Tensor::rand_uniform(1135, -sign, sign);
-        let c: Tensor![f64; 4] = Tensor::rand_uniform(1136, -sign, sign);
-        let (value, g) = g162_grad(&a, &b, &c);
-        assert_eq!(value, g162(&a, &b, &c));
-        check(|x| g162(x, &b, &c), &a, &g.a);
-        check(|x| g162(&a, x, &c), &b, &g.b);
-        check(|x| g162(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1127, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(1128, -sign, sign);
+        let c: Tensor![f64] = Tensor::rand_uniform(1129, -sign, sign);
+        let (value, g) = g161_grad(&a, &b, &c);
+        assert_eq!(value, g161(&a, &b, &c));
+        check(|x| g161(x, &b, &c), &a, &g.a);
+        check(|x| g161(&a, x, &c), &b, &g.b);
+        check(|x| g161(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
         let tc = Var::param(c.clone());
-        let loss = g162_tape(&ta, &tb, &tc);
+        let loss = g161_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
@@ -8161,149 +8235,251 @@ fn g162_gradient() {
 }
 
 #[differentiable]
-fn g163(m: &Net, a: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(282, -1.0, 1.0);
-    let v2 = (a).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(((a) + &k1)).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
-    let v3 = ((&m.fc1.weight).square() + 1.0).recip();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(100, -1.0, 1.0);
-    let v5 = (m.fc1.forward(&((&m.fc1.bias).mean() * &k4))).sin();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(722, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(153, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()).item()
+fn g162(a: &Tensor![f64; 2, 2, 3]) -> f64 {
+    let v1 = (a).permute::<1, 2, 0>();
+    let v2 = (&v1).minimum(&v1);
+    let v3 = if a.detach().sum().item() < 0.0 { (&v1).cos() } else { ((&v1) * 1.5).gelu() };
+    let v4 = (&v3).min_axis::<0>();
+    let v5 = ((&v4) * 3.0).sign();
+    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(957, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(15, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g163_tape(m: &TNet, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(282, -1.0, 1.0);
-    let v2 = (a).reshape::<Shape![1, 1, 4]>().conv1d::<1, 0, 1, 1, 1>(&(((a) + &k1)).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![1]>();
-    let v3 = ((&m.fc1.weight).square() + 1.0).recip();
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(100, -1.0, 1.0);
-    let v5 = (m.fc1.forward(&((&m.fc1.bias).mean() * &k4))).sin();
-    let k6: Tensor![f64; 1] = Tensor::rand_uniform(722, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(153, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v5 * &k8).sum()
+fn g162_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let v1 = (a).permute::<1, 2, 0>();
+    let v2 = (&v1).minimum(&v1);
+    let v3 = if a.detach().sum().item() < 0.0 { (&v1).cos() } else { ((&v1) * 1.5).gelu() };
+    let v4 = (&v3).min_axis::<0>();
+    let v5 = ((&v4) * 3.0).sign();
+    let k6: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(957, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(15, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v5 * &k7).sum()
+}
+
+#[test]
+fn g162_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1134, -sign, sign);
+        let (value, g) = g162_grad(&a);
+        assert_eq!(value, g162(&a));
+        check(|x| g162(x), &a, &g.a);
+        let ta = Var::param(a.clone());
+        let loss = g162_tape(&ta);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+    }
+}
+
+#[differentiable]
+fn g163(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = (a).cross_entropy(&[2usize, 3usize, 0usize]);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
+    let v3 = (((b) + &k2)).maximum_scalar(0.1);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { ((m.proj.forward(a)).square() + 1.0).recip() };
+    let mut v5 = v3.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v1).sigmoid()).tanh() + &v3 * 0.5;
+    }
+    let v6 = (&m.layers[1].bias).cos();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(350, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(280, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+}
+
+fn g163_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = (a).cross_entropy(&[2usize, 3usize, 0usize]);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(939, -1.0, 1.0);
+    let v3 = (((b) + &k2)).maximum_scalar(0.1);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.proj.forward(a)).tanh().exp() } else { ((m.proj.forward(a)).square() + 1.0).recip() };
+    let mut v5 = v3.clone();
+    for _ in 0..1 {
+        v5 = ((&v5 * &v1).sigmoid()).tanh() + &v3 * 0.5;
+    }
+    let v6 = (&m.layers[1].bias).cos();
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(350, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(280, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
 fn g163_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(1144, sign);
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(1141, -sign, sign);
-        let (value, g) = g163_grad(&m, &a);
-        assert_eq!(value, g163(&m, &a));
-        check_model(|x| g163(x, &a), &m, &g.m);
-        check(|x| g163(&m, x), &a, &g.a);
+        let m = Res::random(1144, sign);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1141, -sign, sign);
+        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(1142, -sign, sign);
+        let (value, g) = g163_grad(&m, &a, &b);
+        assert_eq!(value, g163(&m, &a, &b));
+        check_model(|x| g163(x, &a, &b), &m, &g.m);
+        check(|x| g163(&m, x, &b), &a, &g.a);
+        check(|x| g163(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g163_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g163_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g164(a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(247, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).square();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(221, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
-}
-
-fn g164_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().conv2d::<1, 0, 1, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![1, 1]>();
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(247, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).square();
-    let k4: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(221, -1.0, 1.0);
-    (&v3 * &k4).sum()
-}
-
-#[test]
-fn g164_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1148, -sign, sign);
-        let (value, g) = g164_grad(&a);
-        assert_eq!(value, g164(&a));
-        check(|x| g164(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g164_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g165(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2] = Tensor::rand_uniform(657, -1.0, 1.0);
-    let v2 = (b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(((b) + &k1)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
-    let v3 = (b).sin();
-    let v4 = ((&v3).tanh()).mse(&(&v3).tanh().exp());
-    let v5 = (a).min_keepdim::<0>();
-    let v6 = if a.detach().sum().item() < 0.0 { (&v2).tanh() } else { ((&v2) * (&v4)) };
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(537, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(956, -1.0, 1.0);
-    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
-}
-
-fn g165_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2] = Tensor::rand_uniform(657, -1.0, 1.0);
-    let v2 = (b).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 1, 2>(&(((b) + &k1)).reshape::<Shape![1, 1, 1, 2]>()).reshape::<Shape![1, 2]>();
-    let v3 = (b).sin();
-    let v4 = ((&v3).tanh()).mse(&(&v3).tanh().exp());
-    let v5 = (a).min_keepdim::<0>();
-    let v6 = if a.detach().sum().item() < 0.0 { (&v2).tanh() } else { ((&v2) * (&v4)) };
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(537, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 2] = Tensor::rand_uniform(956, -1.0, 1.0);
-    (&v5 * &k7).sum() + (&v6 * &k8).sum()
-}
-
-#[test]
-fn g165_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1155, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(1156, -sign, sign);
-        let (value, g) = g165_grad(&a, &b);
-        assert_eq!(value, g165(&a, &b));
-        check(|x| g165(x, &b), &a, &g.a);
-        check(|x| g165(&a, x), &b, &g.b);
-        let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g165_tape(&ta, &tb);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g166(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(749, -1.0, 1.0);
-    let m2 = k1.gt_scalar(0.0);
-    let v3 = m2.select(a, b);
-    let v4 = (&m.blocks[2].weight).cos();
-    let v5 = m.head.forward(&v4);
-    let v6 = ((a).min()).tanh();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(220, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(62, -1.0, 1.0);
+fn g164(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 4], c: &Tensor![f64]) -> f64 {
+    let v1 = (b).gather::<0, 4>(&[3, 1, 0, 3]);
+    let v2 = (c).minimum_scalar(-0.1);
+    let v3 = (((&v1) * (&v2))).tanh();
+    let v4 = ((a).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 2, 1, 1, 6, 2>(&(&v3).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![6, 2]>()).broadcast_to::<Shape![2, 6, 2]>();
+    let v5 = (&v4).reshape::<Shape![1, 1, 12, 2]>().conv2d::<1, 0, 1, 1, 12, 2>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![12, 2]>();
+    let v6 = (((&v2).abs()) * ((((&v5) * ((&v3).mean()))).mean()));
+    let k7: Tensor![f64] = Tensor::rand_uniform(695, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
+}
+
+fn g164_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (b).gather::<0, 4>(&[3, 1, 0, 3]);
+    let v2 = (c).minimum_scalar(-0.1);
+    let v3 = (((&v1) * (&v2))).tanh();
+    let v4 = ((a).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 2, 1, 1, 6, 2>(&(&v3).reshape::<Shape![1, 1, 1, 4]>()).reshape::<Shape![6, 2]>()).broadcast_to::<Shape![2, 6, 2]>();
+    let v5 = (&v4).reshape::<Shape![1, 1, 12, 2]>().conv2d::<1, 0, 1, 1, 12, 2>(&(&v2).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![12, 2]>();
+    let v6 = (((&v2).abs()) * ((((&v5) * ((&v3).mean()))).mean()));
+    let k7: Tensor![f64] = Tensor::rand_uniform(695, -1.0, 1.0);
+    (&v6 * &k7).sum()
+}
+
+#[test]
+fn g164_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(1148, -sign, sign);
+        let b: Tensor![f64; 4] = Tensor::rand_uniform(1149, -sign, sign);
+        let c: Tensor![f64] = Tensor::rand_uniform(1150, -sign, sign);
+        let (value, g) = g164_grad(&a, &b, &c);
+        assert_eq!(value, g164(&a, &b, &c));
+        check(|x| g164(x, &b, &c), &a, &g.a);
+        check(|x| g164(&a, x, &c), &b, &g.b);
+        check(|x| g164(&a, &b, x), &c, &g.c);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g164_tape(&ta, &tb, &tc);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
+    }
+}
+
+#[differentiable]
+fn g165(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1], c: &Tensor![f64; 3, 4]) -> f64 {
+    let v1 = (a).cast::<f64>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(666, -1.0, 1.0);
+    let v3 = (c).mse(&((&v1) + &k2));
+    let mut v4 = v3.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = if b.detach().sum().item() < 0.0 { ((&v4) * 1.5).gelu() } else { (-(&v4)) };
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v4).sin()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let mut v7 = a.clone();
+    for _ in 0..3 {
+        v7 = (((&v7 * &v6) * 1.5).gelu()).tanh() + a * 0.5;
+    }
+    let v8 = (b).tanh().exp();
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(890, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(819, -1.0, 1.0);
+    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+}
+
+fn g165_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+    let v1 = (a).cast::<f64>();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(666, -1.0, 1.0);
+    let v3 = (c).mse(&((&v1) + &k2));
+    let mut v4 = v3.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh();
+        }
+        v4 = &v4 - &v3 * 0.25;
+    }
+    let v5 = if b.detach().sum().item() < 0.0 { ((&v4) * 1.5).gelu() } else { (-(&v4)) };
+    let mut v6 = v5.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v4).sin()).tanh();
+        }
+        v6 = &v6 - &v4 * 0.25;
+    }
+    let mut v7 = a.clone();
+    for _ in 0..3 {
+        v7 = (((&v7 * &v6) * 1.5).gelu()).tanh() + a * 0.5;
+    }
+    let v8 = (b).tanh().exp();
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(890, -1.0, 1.0);
+    let k10: Tensor![f64; 1] = Tensor::rand_uniform(819, -1.0, 1.0);
+    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+}
+
+#[test]
+fn g165_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1155, -sign, sign);
+        let b: Tensor![f64; 1] = Tensor::rand_uniform(1156, -sign, sign);
+        let c: Tensor![f64; 3, 4] = Tensor::rand_uniform(1157, -sign, sign);
+        let (value, g) = g165_grad(&a, &b, &c);
+        assert_eq!(value, g165(&a, &b, &c));
+        check(|x| g165(x, &b, &c), &a, &g.a);
+        check(|x| g165(&a, x, &c), &b, &g.b);
+        check(|x| g165(&a, &b, x), &c, &g.c);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g165_tape(&ta, &tb, &tc);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
+    }
+}
+
+#[differentiable]
+fn g166(m: &Stack, a: &Tensor![f64; 2, 3]) -> f64 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![2, 2]>();
+    let v3 = (a).matmul(&(a).t());
+    let v4 = (m.blocks[2].forward(a)).sin();
+    let v5 = ((&v2).reshape::<Shape![1, 1, 2, 2]>().conv_transpose2d::<1, 0, 1, 3, 4>(&(&v4).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 4]>()).tanh().tan();
+    let v6 = ((&m.blocks[1].bias).square() + 1.0).recip();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(893, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(658, -1.0, 1.0);
     ((&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
-fn g166_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(749, -1.0, 1.0);
-    let m2 = k1.gt_scalar(0.0);
-    let v3 = Var::select(&m2, a, b);
-    let v4 = (&m.blocks[2].weight).cos();
-    let v5 = m.head.forward(&v4);
-    let v6 = ((a).min()).tanh();
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(940, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(220, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(62, -1.0, 1.0);
+fn g166_tape(m: &TStack, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(390, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).reshape::<Shape![2, 2]>();
+    let v3 = (a).matmul(&(a).t());
+    let v4 = (m.blocks[2].forward(a)).sin();
+    let v5 = ((&v2).reshape::<Shape![1, 1, 2, 2]>().conv_transpose2d::<1, 0, 1, 3, 4>(&(&v4).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 4]>()).tanh().tan();
+    let v6 = ((&m.blocks[1].bias).square() + 1.0).recip();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(491, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(893, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(658, -1.0, 1.0);
     (&v3 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
@@ -8311,53 +8487,51 @@ fn g166_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> 
 fn g166_gradient() {
     for sign in [1.0, -1.0] {
         let m = Stack::random(1165, sign);
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1162, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(1163, -sign, sign);
-        let (value, g) = g166_grad(&m, &a, &b);
-        assert_eq!(value, g166(&m, &a, &b));
-        check_model(|x| g166(x, &a, &b), &m, &g.m);
-        check(|x| g166(&m, x, &b), &a, &g.a);
-        check(|x| g166(&m, &a, x), &b, &g.b);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1162, -sign, sign);
+        let (value, g) = g166_grad(&m, &a);
+        assert_eq!(value, g166(&m, &a));
+        check_model(|x| g166(x, &a), &m, &g.m);
+        check(|x| g166(&m, x), &a, &g.a);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g166_tape(&tm, &ta, &tb);
+        let loss = g166_tape(&tm, &ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g167(a: &Tensor![f64; 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).dropout(0.25, 84);
-    let v2 = (&v1).tanh();
-    let v3 = (b).cos();
-    let v4 = (c).tanh();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(336, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(987, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(90, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+fn g167(a: &Tensor![f64], b: &Tensor![f64; 3, 4], c: &Tensor![f64]) -> f64 {
+    let v1 = (a).broadcast_to::<Shape![2]>();
+    let v2 = (c).tanh().exp();
+    let v3 = ((&v1).square() + 1.5).acosh();
+    let v4 = (&v2).tanh();
+    let v5 = (b).tanh();
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(661, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(551, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g167_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).dropout(0.25, 84);
-    let v2 = (&v1).tanh();
-    let v3 = (b).cos();
-    let v4 = (c).tanh();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(336, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(987, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(90, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+fn g167_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (a).broadcast_to::<Shape![2]>();
+    let v2 = (c).tanh().exp();
+    let v3 = ((&v1).square() + 1.5).acosh();
+    let v4 = (&v2).tanh();
+    let v5 = (b).tanh();
+    let k6: Tensor![f64; 2] = Tensor::rand_uniform(661, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(601, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(551, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g167_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1169, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(1170, -sign, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(1169, -sign, sign);
+        let b: Tensor![f64; 3, 4] = Tensor::rand_uniform(1170, -sign, sign);
         let c: Tensor![f64] = Tensor::rand_uniform(1171, -sign, sign);
         let (value, g) = g167_grad(&a, &b, &c);
         assert_eq!(value, g167(&a, &b, &c));
@@ -8377,306 +8551,286 @@ fn g167_gradient() {
 }
 
 #[differentiable]
-fn g168(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (c).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
-    let v2 = (&v1).sigmoid();
-    let v3 = ((b).tanh()).tanh();
-    let v4 = ((&v3) * 3.0).round();
-    let v5 = (a).tanh();
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(225, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(930, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+fn g168(a: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(30, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
+    let v3 = (((a).mean() * &k1)).concat::<0, 4, _>(&((a).mean() * &k2));
+    let v4 = (&v3).tanh().exp2();
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(951, -1.0, 1.0);
+    let v6 = ((&v4).log_softmax::<1>() * &k5);
+    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
 }
 
-fn g168_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (c).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
-    let v2 = (&v1).sigmoid();
-    let v3 = ((b).tanh()).tanh();
-    let v4 = ((&v3) * 3.0).round();
-    let v5 = (a).tanh();
-    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(225, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(22, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(930, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+fn g168_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(30, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(230, -1.0, 1.0);
+    let v3 = (((a).mean() * &k1)).concat::<0, 4, _>(&((a).mean() * &k2));
+    let v4 = (&v3).tanh().exp2();
+    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(951, -1.0, 1.0);
+    let v6 = ((&v4).log_softmax::<1>() * &k5);
+    let k7: Tensor![f64; 4, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
+    (&v6 * &k7).sum()
 }
 
 #[test]
 fn g168_gradient() {
     for sign in [1.0, -1.0] {
         let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1176, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(1177, -sign, sign);
-        let c: Tensor![f64; 3, 3] = Tensor::rand_uniform(1178, -sign, sign);
-        let (value, g) = g168_grad(&a, &b, &c);
-        assert_eq!(value, g168(&a, &b, &c));
-        check(|x| g168(x, &b, &c), &a, &g.a);
-        check(|x| g168(&a, x, &c), &b, &g.b);
-        check(|x| g168(&a, &b, x), &c, &g.c);
+        let (value, g) = g168_grad(&a);
+        assert_eq!(value, g168(&a));
+        check(|x| g168(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g168_tape(&ta, &tb, &tc);
+        let loss = g168_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g169(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v2 = ((&v1) + 0.25).relu();
-    let k3: Tensor![f64; 1, 1] = Tensor::rand_uniform(923, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = m4.select(&v2, &v1);
-    let mut v6 = v2.clone();
-    for i in 0..4 {
+fn g169(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 3]) -> f64 {
+    let v1 = (b).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>();
+    let v2 = ((b).square() + 1.0).ln();
+    let mut v3 = c.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v6 = ((&v6 * &v2).tanh()).tanh();
+            v3 = ((&v3 * &v1).tanh()).tanh();
         }
-        v6 = &v6 - &v2 * 0.25;
+        v3 = &v3 - &v1 * 0.25;
     }
-    let v7 = ((&v5).cos()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v6).tanh().exp()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let v8 = (((&v6).tanh()) * 3.0).round();
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(285, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(101, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
+    let v4 = (&v2).tanh().powf(3.0);
+    let v5 = (&v3).max_axis::<0>();
+    let v6 = (&v4).pad::<0, 1, 0, 4>();
+    let k7: Tensor![f64] = Tensor::rand_uniform(837, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
-fn g169_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v2 = ((&v1) + 0.25).relu();
-    let k3: Tensor![f64; 1, 1] = Tensor::rand_uniform(923, -1.0, 1.0);
-    let m4 = k3.gt_scalar(0.0);
-    let v5 = Var::select(&m4, &v2, &v1);
-    let mut v6 = v2.clone();
-    for i in 0..4 {
+fn g169_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (b).reshape::<Shape![1, 1, 9]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 9]>()).reshape::<Shape![1]>();
+    let v2 = ((b).square() + 1.0).ln();
+    let mut v3 = c.clone();
+    for i in 0..1 {
         if i % 2 == 0 {
-            v6 = ((&v6 * &v2).tanh()).tanh();
+            v3 = ((&v3 * &v1).tanh()).tanh();
         }
-        v6 = &v6 - &v2 * 0.25;
+        v3 = &v3 - &v1 * 0.25;
     }
-    let v7 = ((&v5).cos()).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&((&v6).tanh().exp()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
-    let v8 = (((&v6).tanh()) * 3.0).round();
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(285, -1.0, 1.0);
-    let k10: Tensor![f64; 1, 1] = Tensor::rand_uniform(101, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
+    let v4 = (&v2).tanh().powf(3.0);
+    let v5 = (&v3).max_axis::<0>();
+    let v6 = (&v4).pad::<0, 1, 0, 4>();
+    let k7: Tensor![f64] = Tensor::rand_uniform(837, -1.0, 1.0);
+    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
 fn g169_gradient() {
     for sign in [1.0, -1.0] {
         let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1183, -sign, sign);
-        let (value, g) = g169_grad(&a);
-        assert_eq!(value, g169(&a));
-        check(|x| g169(x), &a, &g.a);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(1184, -sign, sign);
+        let c: Tensor![f64; 3] = Tensor::rand_uniform(1185, -sign, sign);
+        let (value, g) = g169_grad(&a, &b, &c);
+        assert_eq!(value, g169(&a, &b, &c));
+        check(|x| g169(x, &b, &c), &a, &g.a);
+        check(|x| g169(&a, x, &c), &b, &g.b);
+        check(|x| g169(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
-        let loss = g169_tape(&ta);
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g169_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g170(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = (&m.head.weight).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
-    let v2 = ((&m.head.weight) * 1.5).gelu();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(938, -1.0, 1.0);
-    let v4 = m.blocks[1].forward(&((&v1).mean() * &k3));
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).powf(-0.5) } else { ((&v2) * (&v2)) };
-    let v6 = (-(a));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(816, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(170, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(947, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+fn g170(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64] = Tensor::rand_uniform(251, -1.0, 1.0);
+    let v2 = (b).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v3 = ((&m.blocks[1].weight).square() + 1.0).log2();
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let v5 = (&v4).tanh().expm1();
+    let v6 = (&m.head.bias).tanh();
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
-fn g170_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = (&m.head.weight).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
-    let v2 = ((&m.head.weight) * 1.5).gelu();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(938, -1.0, 1.0);
-    let v4 = m.blocks[1].forward(&((&v1).mean() * &k3));
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v2).square() + 1.0).powf(-0.5) } else { ((&v2) * (&v2)) };
-    let v6 = (-(a));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(816, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(170, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(947, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+fn g170_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64] = Tensor::rand_uniform(251, -1.0, 1.0);
+    let v2 = (b).reshape::<Shape![1, 1, 1, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(((a).mean() * &k1)).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 1]>();
+    let v3 = ((&m.blocks[1].weight).square() + 1.0).log2();
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v4 = (layer.forward(&v4)).tanh() + &layer.bias * 0.5;
+    }
+    let v5 = (&v4).tanh().expm1();
+    let v6 = (&m.head.bias).tanh();
+    let k7: Tensor![f64; 1, 1] = Tensor::rand_uniform(11, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(601, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
 fn g170_gradient() {
     for sign in [1.0, -1.0] {
         let m = Stack::random(1193, sign);
-        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(1190, -sign, sign);
-        let (value, g) = g170_grad(&m, &a);
-        assert_eq!(value, g170(&m, &a));
-        check_model(|x| g170(x, &a), &m, &g.m);
-        check(|x| g170(&m, x), &a, &g.a);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1190, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1191, -sign, sign);
+        let (value, g) = g170_grad(&m, &a, &b);
+        assert_eq!(value, g170(&m, &a, &b));
+        check_model(|x| g170(x, &a, &b), &m, &g.m);
+        check(|x| g170(&m, x, &b), &a, &g.a);
+        check(|x| g170(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g170_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g170_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g171(a: &Tensor![f64], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (b).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let v3 = ((((c) + &k2)) * 1.5).gelu_tanh();
-    let v4 = (((&v1).minimum_scalar(-0.1)) * (((&v3).tanh().tan()).mean()));
-    let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * &v1).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
-    }
-    let v6 = (&v5).logsumexp_axis::<0>();
-    let v7 = (a).tanh();
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(642, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(1, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+fn g171(a: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 5]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k2)).square() + 1.0).sqrt();
+    let v4 = if a.detach().sum().item() > 0.0 { (a).tanh().powf(3.0) } else { ((a) * (a)) };
+    let k5: Tensor![f64; 3, 5] = Tensor::rand_uniform(658, -1.0, 1.0);
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(446, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
-fn g171_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (b).reshape::<Shape![1, 2, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![2, 2]>();
-    let k2: Tensor![f64; 4] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let v3 = ((((c) + &k2)) * 1.5).gelu_tanh();
-    let v4 = (((&v1).minimum_scalar(-0.1)) * (((&v3).tanh().tan()).mean()));
-    let mut v5 = v4.clone();
-    for _ in 0..2 {
-        v5 = (((&v5 * &v1).square() + 1.0).sqrt()).tanh() + &v4 * 0.5;
-    }
-    let v6 = (&v5).logsumexp_axis::<0>();
-    let v7 = (a).tanh();
-    let k8: Tensor![f64; 2] = Tensor::rand_uniform(642, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(1, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+fn g171_tape(a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().conv_transpose2d::<1, 0, 1, 3, 5>(&(a).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![3, 5]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let v3 = ((((a).mean() * &k2)).square() + 1.0).sqrt();
+    let v4 = if a.detach().sum().item() > 0.0 { (a).tanh().powf(3.0) } else { ((a) * (a)) };
+    let k5: Tensor![f64; 3, 5] = Tensor::rand_uniform(658, -1.0, 1.0);
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(446, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
 fn g171_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64] = Tensor::rand_uniform(1197, -sign, sign);
-        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(1198, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(1199, -sign, sign);
-        let (value, g) = g171_grad(&a, &b, &c);
-        assert_eq!(value, g171(&a, &b, &c));
-        check(|x| g171(x, &b, &c), &a, &g.a);
-        check(|x| g171(&a, x, &c), &b, &g.b);
-        check(|x| g171(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1197, -sign, sign);
+        let (value, g) = g171_grad(&a);
+        assert_eq!(value, g171(&a));
+        check(|x| g171(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g171_tape(&ta, &tb, &tc);
+        let loss = g171_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g172(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3], c: &Tensor![f64; 1, 1]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
-    let v2 = (((c) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((b) * 1.5).gelu_erf();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v2, c);
-    let mut v7 = a.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * c).tanh()).tanh() + a * 0.5;
-    }
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(188, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(860, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+fn g172(a: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(948, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(346, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = m3.select(a, &((a) + &k1));
+    let v5 = ((&v4).square() + 1.0).recip();
+    let v6 = if a.detach().sum().item() < 0.0 { (a).cos() } else { ((a).square() + 1.0).ln() };
+    let v7 = (((&v6).tanh() * 0.9).atanh()).max_axis::<1>();
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(625, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
-fn g172_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(478, -1.0, 1.0);
-    let v2 = (((c) + &k1)).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
-    let v3 = ((b) * 1.5).gelu_erf();
-    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(90, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v2, c);
-    let mut v7 = a.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * c).tanh()).tanh() + a * 0.5;
-    }
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(188, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 2] = Tensor::rand_uniform(945, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(860, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+fn g172_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(948, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(346, -1.0, 1.0);
+    let m3 = k2.gt_scalar(0.0);
+    let v4 = Var::select(&m3, a, &((a) + &k1));
+    let v5 = ((&v4).square() + 1.0).recip();
+    let v6 = if a.detach().sum().item() < 0.0 { (a).cos() } else { ((a).square() + 1.0).ln() };
+    let v7 = (((&v6).tanh() * 0.9).atanh()).max_axis::<1>();
+    let k8: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(625, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(887, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
 fn g172_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1204, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(1205, -sign, sign);
-        let c: Tensor![f64; 1, 1] = Tensor::rand_uniform(1206, -sign, sign);
-        let (value, g) = g172_grad(&a, &b, &c);
-        assert_eq!(value, g172(&a, &b, &c));
-        check(|x| g172(x, &b, &c), &a, &g.a);
-        check(|x| g172(&a, x, &c), &b, &g.b);
-        check(|x| g172(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1204, -sign, sign);
+        let (value, g) = g172_grad(&a);
+        assert_eq!(value, g172(&a));
+        check(|x| g172(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g172_tape(&ta, &tb, &tc);
+        let loss = g172_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g173(m: &Stack, a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
-    let v1 = (&m.blocks[2].weight).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v2 = ((&v1) * 1.5).erf();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
-    let mut v4 = ((&m.blocks[0].bias) + &k3);
-    for i in 0..3 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + b * 0.25;
+fn g173(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = (&m.proj.bias).dropout(0.25, 495);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(832, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).square();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let mut v5 = ((a).mean() * &k4);
+    for i in 0..2 {
+        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
     }
-    let v5 = (a).sin();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(464, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+    let v6 = if b.detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { (a).tanh() };
+    let v7 = (b).sin();
+    let v8 = ((&m.layers[0].bias).square() + 1.0).recip();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(980, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(740, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()).item()
 }
 
-fn g173_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[2].weight).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
-    let v2 = ((&v1) * 1.5).erf();
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(312, -1.0, 1.0);
-    let mut v4 = ((&m.blocks[0].bias) + &k3);
-    for i in 0..3 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + b * 0.25;
+fn g173_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = (&m.proj.bias).dropout(0.25, 495);
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(832, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).square();
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let mut v5 = ((a).mean() * &k4);
+    for i in 0..2 {
+        v5 = (m.layers[i].forward(&v5)).tanh() + &v5 * 0.5 + &v3 * 0.25;
     }
-    let v5 = (a).sin();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(464, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(465, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+    let v6 = if b.detach().sum().item() > 0.0 { ((a).square() + 1.0).sqrt() } else { (a).tanh() };
+    let v7 = (b).sin();
+    let v8 = ((&m.layers[0].bias).square() + 1.0).recip();
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(985, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(980, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(740, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum() + (&v8 * &k12).sum()
 }
 
 #[test]
 fn g173_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(1214, sign);
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1211, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(1212, -sign, sign);
+        let m = Res::random(1214, sign);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1211, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(1212, -sign, sign);
         let (value, g) = g173_grad(&m, &a, &b);
         assert_eq!(value, g173(&m, &a, &b));
         check_model(|x| g173(x, &a, &b), &m, &g.m);
@@ -8695,142 +8849,144 @@ fn g173_gradient() {
 }
 
 #[differentiable]
-fn g174(a: &Tensor![f64; 4]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(998, -1.0, 1.0);
-    let v2 = ((a).layer_norm(1e-5) * &k1);
-    let v3 = ((&v2) * 1.5).erfc();
-    let v4 = (&v3).min();
-    let mut v5 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v4) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = ((&v3).tanh() * 0.9).asin();
-    let v7 = if a.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { ((&v5) * (&v4)) };
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(877, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(482, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+fn g174(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v2 = (a).sin();
+    let v3 = (&v2).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
+    let v4 = ((((b) * ((&v1).mean()))).tanh() * 0.9).acos();
+    let v5 = if b.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(73, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(507, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g174_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(998, -1.0, 1.0);
-    let v2 = ((a).layer_norm(1e-5) * &k1);
-    let v3 = ((&v2) * 1.5).erfc();
-    let v4 = (&v3).min();
-    let mut v5 = v4.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v5 = (((&v5 * &v4) * 1.5).gelu()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let v6 = ((&v3).tanh() * 0.9).asin();
-    let v7 = if a.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { ((&v5) * (&v4)) };
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(877, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(482, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+fn g174_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (a).reshape::<Shape![1, 1, 2, 3]>().max_pool2d::<2, 1, 1, 2>().reshape::<Shape![1, 2]>();
+    let v2 = (a).sin();
+    let v3 = (&v2).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
+    let v4 = ((((b) * ((&v1).mean()))).tanh() * 0.9).acos();
+    let v5 = if b.detach().sum().item() > 0.0 { (&v4).sigmoid() } else { ((&v4) * (&v4)) };
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(73, -1.0, 1.0);
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(507, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g174_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(1218, -sign, sign);
-        let (value, g) = g174_grad(&a);
-        assert_eq!(value, g174(&a));
-        check(|x| g174(x), &a, &g.a);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1218, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(1219, -sign, sign);
+        let (value, g) = g174_grad(&a, &b);
+        assert_eq!(value, g174(&a, &b));
+        check(|x| g174(x, &b), &a, &g.a);
+        check(|x| g174(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
-        let loss = g174_tape(&ta);
+        let tb = Var::param(b.clone());
+        let loss = g174_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g175(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 1], c: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
-    let v2 = ((a).batch_norm(1e-5) * &k1);
-    let v3 = (c).abs();
-    let v4 = if a.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { ((c) * (&v3)) };
-    let mut v5 = b.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * b).sin()).tanh() + b * 0.5;
+fn g175(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v2 = (a).cos();
+    let v3 = ((((&v1) * 1.5).gelu_erf()).square() + 1.0).powf(-0.5);
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { ((&v3) * (&v1)) };
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v1) * 1.5).gelu()).tanh();
+        }
+        v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = if a.detach().sum().item() < 0.0 { (&v2).softplus() } else { (-(&v2)) };
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(911, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+    let v6 = (&v5).mse(&v3);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
+    ((&v2 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
-fn g175_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 1]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
-    let v2 = ((a).batch_norm(1e-5) * &k1);
-    let v3 = (c).abs();
-    let v4 = if a.detach().sum().item() < 0.0 { ((c).square() + 1.0).recip() } else { ((c) * (&v3)) };
-    let mut v5 = b.clone();
-    for _ in 0..1 {
-        v5 = ((&v5 * b).sin()).tanh() + b * 0.5;
+fn g175_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = (b).reshape::<Shape![1, 1, 3, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
+    let v2 = (a).cos();
+    let v3 = ((((&v1) * 1.5).gelu_erf()).square() + 1.0).powf(-0.5);
+    let v4 = if a.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { ((&v3) * (&v1)) };
+    let mut v5 = v4.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v5 = (((&v5 * &v1) * 1.5).gelu()).tanh();
+        }
+        v5 = &v5 - &v1 * 0.25;
     }
-    let v6 = if a.detach().sum().item() < 0.0 { (&v2).softplus() } else { (-(&v2)) };
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(692, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(911, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(777, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+    let v6 = (&v5).mse(&v3);
+    let k7: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(885, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
+    (&v2 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
 fn g175_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1225, -sign, sign);
-        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(1226, -sign, sign);
-        let c: Tensor![f64; 3, 3] = Tensor::rand_uniform(1227, -sign, sign);
-        let (value, g) = g175_grad(&a, &b, &c);
-        assert_eq!(value, g175(&a, &b, &c));
-        check(|x| g175(x, &b, &c), &a, &g.a);
-        check(|x| g175(&a, x, &c), &b, &g.b);
-        check(|x| g175(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1225, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(1226, -sign, sign);
+        let (value, g) = g175_grad(&a, &b);
+        assert_eq!(value, g175(&a, &b));
+        check(|x| g175(x, &b), &a, &g.a);
+        check(|x| g175(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g175_tape(&ta, &tb, &tc);
+        let loss = g175_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g176(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).tanh().tan();
-    let v2 = (b).softplus();
-    let v3 = ((&v2) + (&v1));
-    let v4 = (-(c));
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(7, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(274, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+fn g176(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 1, 3], c: &Tensor![f64]) -> f64 {
+    let v1 = (a).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(385, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).tanh();
+    let mut v4 = b.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).sin()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
+    }
+    let v5 = ((&v1) * ((&v4).mean()));
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(584, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(625, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g176_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).tanh().tan();
-    let v2 = (b).softplus();
-    let v3 = ((&v2) + (&v1));
-    let v4 = (-(c));
-    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(7, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(274, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+fn g176_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (a).reshape::<Shape![1, 3, 4]>().max_pool1d::<2, 2, 2>().reshape::<Shape![3, 2]>();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(385, -1.0, 1.0);
+    let v3 = (((a).mean() * &k2)).tanh();
+    let mut v4 = b.clone();
+    for i in 0..1 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * c).sin()).tanh();
+        }
+        v4 = &v4 - c * 0.25;
+    }
+    let v5 = ((&v1) * ((&v4).mean()));
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(584, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(625, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g176_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1232, -sign, sign);
-        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1233, -sign, sign);
-        let c: Tensor![f64; 2, 3] = Tensor::rand_uniform(1234, -sign, sign);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1232, -sign, sign);
+        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(1233, -sign, sign);
+        let c: Tensor![f64] = Tensor::rand_uniform(1234, -sign, sign);
         let (value, g) = g176_grad(&a, &b, &c);
         assert_eq!(value, g176(&a, &b, &c));
         check(|x| g176(x, &b, &c), &a, &g.a);
@@ -8849,120 +9005,80 @@ fn g176_gradient() {
 }
 
 #[differentiable]
-fn g177(m: &Res, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 1]) -> f64 {
-    let v1 = ((a).tanh() * 0.9).asin();
-    let v2 = (&v1).silu();
-    let mut v3 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((m.layers[i].forward(&v3)) * 1.5).gelu();
-        }
-        v3 = &v3 - &m.layers[i].bias * 0.25;
-    }
-    let mut v4 = v3.clone();
-    for _ in 0..2 {
-        v4 = ((-(&v4 * &m.norm[0]))).tanh() + &v3 * 0.5;
-    }
-    let v5 = (b).tanh().exp();
-    let v6 = (&m.layers[1].weight).tanh();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(730, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(85, -1.0, 1.0);
+fn g177(m: &Net, a: &Tensor![f64]) -> f64 {
+    let v1 = (&m.fc2.weight).reshape::<Shape![1, 4, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![4, 2]>();
+    let v2 = (&m.fc2.bias).sigmoid();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(192, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&((&v1).mean() * &k3))) * 1.5).gelu() } else { ((m.fc2.forward(&((&v1).mean() * &k3))).square() + 1.0).ln() };
+    let v5 = (a).square();
+    let v6 = (&m.fc1.bias).tanh();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(171, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(307, -1.0, 1.0);
     ((&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
 }
 
-fn g177_tape(m: &TRes, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
-    let v1 = ((a).tanh() * 0.9).asin();
-    let v2 = (&v1).silu();
-    let mut v3 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v3 = ((m.layers[i].forward(&v3)) * 1.5).gelu();
-        }
-        v3 = &v3 - &m.layers[i].bias * 0.25;
-    }
-    let mut v4 = v3.clone();
-    for _ in 0..2 {
-        v4 = ((-(&v4 * &m.norm[0]))).tanh() + &v3 * 0.5;
-    }
-    let v5 = (b).tanh().exp();
-    let v6 = (&m.layers[1].weight).tanh();
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(814, -1.0, 1.0);
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(659, -1.0, 1.0);
-    let k9: Tensor![f64; 1, 1] = Tensor::rand_uniform(730, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(85, -1.0, 1.0);
+fn g177_tape(m: &TNet, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (&m.fc2.weight).reshape::<Shape![1, 4, 3]>().avg_pool1d::<2, 1, 2>().reshape::<Shape![4, 2]>();
+    let v2 = (&m.fc2.bias).sigmoid();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(192, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { ((m.fc2.forward(&((&v1).mean() * &k3))) * 1.5).gelu() } else { ((m.fc2.forward(&((&v1).mean() * &k3))).square() + 1.0).ln() };
+    let v5 = (a).square();
+    let v6 = (&m.fc1.bias).tanh();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(619, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(171, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(307, -1.0, 1.0);
     (&v2 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
 }
 
 #[test]
 fn g177_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Res::random(1242, sign);
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1239, -sign, sign);
-        let b: Tensor![f64; 1, 1] = Tensor::rand_uniform(1240, -sign, sign);
-        let (value, g) = g177_grad(&m, &a, &b);
-        assert_eq!(value, g177(&m, &a, &b));
-        check_model(|x| g177(x, &a, &b), &m, &g.m);
-        check(|x| g177(&m, x, &b), &a, &g.a);
-        check(|x| g177(&m, &a, x), &b, &g.b);
+        let m = Net::random(1242, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(1239, -sign, sign);
+        let (value, g) = g177_grad(&m, &a);
+        assert_eq!(value, g177(&m, &a));
+        check_model(|x| g177(x, &a), &m, &g.m);
+        check(|x| g177(&m, x), &a, &g.a);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g177_tape(&tm, &ta, &tb);
+        let loss = g177_tape(&tm, &ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g178(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(797, -1.0, 1.0);
-    let v2 = ((((a) + &k1)).tanh() * 0.9).acos();
-    let v3 = (&v2).tanh().powf(3.0);
-    let mut v4 = v3.clone();
-    for _ in 0..4 {
-        v4 = ((&v4 * b).square()).tanh() + &v3 * 0.5;
-    }
-    let v5 = if c.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * 1.5).gelu() };
-    let v6 = (((&v5) * (&v3))).pad::<0, 0, 1, 4>();
-    let mut v7 = v6.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * c).sigmoid()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(509, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v7 * &k9).sum()).item()
+fn g178(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let v1 = (a).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v2 = ((c) + 0.25).relu();
+    let v3 = ((b) * 1.5).gelu();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(726, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(388, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
-fn g178_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(797, -1.0, 1.0);
-    let v2 = ((((a) + &k1)).tanh() * 0.9).acos();
-    let v3 = (&v2).tanh().powf(3.0);
-    let mut v4 = v3.clone();
-    for _ in 0..4 {
-        v4 = ((&v4 * b).square()).tanh() + &v3 * 0.5;
-    }
-    let v5 = if c.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * 1.5).gelu() };
-    let v6 = (((&v5) * (&v3))).pad::<0, 0, 1, 4>();
-    let mut v7 = v6.clone();
-    for _ in 0..1 {
-        v7 = ((&v7 * c).sigmoid()).tanh() + &v6 * 0.5;
-    }
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(509, -1.0, 1.0);
-    let k9: Tensor![f64; 4, 3] = Tensor::rand_uniform(62, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v7 * &k9).sum()
+fn g178_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let v1 = (a).reshape::<Shape![1, 2, 2, 3]>().global_avg_pool2d();
+    let v2 = ((c) + 0.25).relu();
+    let v3 = ((b) * 1.5).gelu();
+    let k4: Tensor![f64; 1, 2] = Tensor::rand_uniform(726, -1.0, 1.0);
+    let k5: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(791, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(388, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
 fn g178_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1246, -sign, sign);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1246, -sign, sign);
         let b: Tensor![f64] = Tensor::rand_uniform(1247, -sign, sign);
-        let c: Tensor![f64; 3] = Tensor::rand_uniform(1248, -sign, sign);
+        let c: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1248, -sign, sign);
         let (value, g) = g178_grad(&a, &b, &c);
         assert_eq!(value, g178(&a, &b, &c));
         check(|x| g178(x, &b, &c), &a, &g.a);
@@ -8981,90 +9097,104 @@ fn g178_gradient() {
 }
 
 #[differentiable]
-fn g179(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64 {
-    let v1 = (c).atan();
-    let v2 = (a).tanh().powi(3);
-    let v3 = ((&v2) + (&v2));
-    let v4 = ((b).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64] = Tensor::rand_uniform(562, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+fn g179(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(417, -1.0, 1.0);
+    let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v3 = ((&v2) * 1.5).gelu();
+    let mut v4 = v3.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * &v2).tanh().powf(3.0)).tanh() + &v3 * 0.5;
+    }
+    let v5 = (b).tanh();
+    let v6 = (((&v5) / ((&v3).square() + 1.0))).mean_axis::<0>();
+    let mut v7 = v4.clone();
+    for _ in 0..2 {
+        v7 = ((&v7 * &v6).cos()).tanh() + &v4 * 0.5;
+    }
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(835, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
-fn g179_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (c).atan();
-    let v2 = (a).tanh().powi(3);
-    let v3 = ((&v2) + (&v2));
-    let v4 = ((b).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64] = Tensor::rand_uniform(562, -1.0, 1.0);
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(842, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+fn g179_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(417, -1.0, 1.0);
+    let v2 = (((a) + &k1)).reshape::<Shape![1, 3, 3]>().global_avg_pool1d();
+    let v3 = ((&v2) * 1.5).gelu();
+    let mut v4 = v3.clone();
+    for _ in 0..2 {
+        v4 = ((&v4 * &v2).tanh().powf(3.0)).tanh() + &v3 * 0.5;
+    }
+    let v5 = (b).tanh();
+    let v6 = (((&v5) / ((&v3).square() + 1.0))).mean_axis::<0>();
+    let mut v7 = v4.clone();
+    for _ in 0..2 {
+        v7 = ((&v7 * &v6).cos()).tanh() + &v4 * 0.5;
+    }
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(835, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
 fn g179_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1253, -sign, sign);
-        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(1254, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(1255, -sign, sign);
-        let (value, g) = g179_grad(&a, &b, &c);
-        assert_eq!(value, g179(&a, &b, &c));
-        check(|x| g179(x, &b, &c), &a, &g.a);
-        check(|x| g179(&a, x, &c), &b, &g.b);
-        check(|x| g179(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1253, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1254, -sign, sign);
+        let (value, g) = g179_grad(&a, &b);
+        assert_eq!(value, g179(&a, &b));
+        check(|x| g179(x, &b), &a, &g.a);
+        check(|x| g179(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g179_tape(&ta, &tb, &tc);
+        let loss = g179_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g180(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (&m.blocks[0].weight).tanh().sinh();
-    let v2 = (&m.blocks[1].bias).sum();
-    let v3 = ((m.blocks[0].forward(&v1)).square() + 1.0).sqrt();
-    let v4 = (m.blocks[0].forward(&v3)).sin();
-    let v5 = ((a).square() + 1.0).ln();
-    let v6 = (b).tanh().exp();
-    let v7 = (&m.head.weight).tanh().exp();
-    let k8: Tensor![f64] = Tensor::rand_uniform(85, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(341, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(302, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(458, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+fn g180(m: &Res, a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let v2 = ((&m.layers[1].bias).layer_norm(1e-5) * &k1);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let v4 = ((((&m.proj.weight).mean() * &k3)) * 1.5).gelu_tanh();
+    let v5 = ((m.layers[1].forward(&m.proj.weight)).square() + 1.0).ln();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(914, -1.0, 1.0);
+    let v7 = m.proj.forward(&((&v2).mean() * &k6));
+    let v8 = (a).sigmoid();
+    let v9 = (b).tanh();
+    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(808, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(40, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    let k13: Tensor![f64; 4] = Tensor::rand_uniform(35, -1.0, 1.0);
+    let k14: Tensor![f64; 4] = Tensor::rand_uniform(966, -1.0, 1.0);
+    ((&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum() + (&v9 * &k14).sum()).item()
 }
 
-fn g180_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (&m.blocks[0].weight).tanh().sinh();
-    let v2 = (&m.blocks[1].bias).sum();
-    let v3 = ((m.blocks[0].forward(&v1)).square() + 1.0).sqrt();
-    let v4 = (m.blocks[0].forward(&v3)).sin();
-    let v5 = ((a).square() + 1.0).ln();
-    let v6 = (b).tanh().exp();
-    let v7 = (&m.head.weight).tanh().exp();
-    let k8: Tensor![f64] = Tensor::rand_uniform(85, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(341, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(302, -1.0, 1.0);
-    let k11: Tensor![f64; 3] = Tensor::rand_uniform(458, -1.0, 1.0);
-    let k12: Tensor![f64; 3, 4] = Tensor::rand_uniform(20, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+fn g180_tape(m: &TRes, a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let v2 = ((&m.layers[1].bias).layer_norm(1e-5) * &k1);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(997, -1.0, 1.0);
+    let v4 = ((((&m.proj.weight).mean() * &k3)) * 1.5).gelu_tanh();
+    let v5 = ((m.layers[1].forward(&m.proj.weight)).square() + 1.0).ln();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(914, -1.0, 1.0);
+    let v7 = m.proj.forward(&((&v2).mean() * &k6));
+    let v8 = (a).sigmoid();
+    let v9 = (b).tanh();
+    let k10: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(808, -1.0, 1.0);
+    let k11: Tensor![f64; 4, 3] = Tensor::rand_uniform(40, -1.0, 1.0);
+    let k12: Tensor![f64; 3, 3] = Tensor::rand_uniform(533, -1.0, 1.0);
+    let k13: Tensor![f64; 4] = Tensor::rand_uniform(35, -1.0, 1.0);
+    let k14: Tensor![f64; 4] = Tensor::rand_uniform(966, -1.0, 1.0);
+    (&v4 * &k10).sum() + (&v5 * &k11).sum() + (&v7 * &k12).sum() + (&v8 * &k13).sum() + (&v9 * &k14).sum()
 }
 
 #[test]
 fn g180_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(1263, sign);
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1260, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(1261, -sign, sign);
+        let m = Res::random(1263, sign);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(1260, -sign, sign);
+        let b: Tensor![f64; 4] = Tensor::rand_uniform(1261, -sign, sign);
         let (value, g) = g180_grad(&m, &a, &b);
         assert_eq!(value, g180(&m, &a, &b));
         check_model(|x| g180(x, &a, &b), &m, &g.m);
@@ -9083,128 +9213,116 @@ fn g180_gradient() {
 }
 
 #[differentiable]
-fn g181(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4], c: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (c).tanh().cosh();
-    let v2 = (&v1).sum_axis::<1>();
-    let v3 = (a).softplus();
-    let v4 = (b).softplus();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(49, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(159, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(537, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+fn g181(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3, 3]) -> f64 {
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(983, -1.0, 1.0);
+    let v2 = ((a).batch_norm(1e-5) * &k1);
+    let v3 = ((b) * 1.5).gelu_erf();
+    let v4 = ((&v3).gather::<0, 2>(&[0, 2])).dropout(0.25, 999);
+    let v5 = ((((&v3).square() + 1.0).powf(-0.5)).tanh() * 0.9).atanh();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(193, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(243, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g181_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>, c: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (c).tanh().cosh();
-    let v2 = (&v1).sum_axis::<1>();
-    let v3 = (a).softplus();
-    let v4 = (b).softplus();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(49, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(159, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(537, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+fn g181_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 1] = Tensor::rand_uniform(983, -1.0, 1.0);
+    let v2 = ((a).batch_norm(1e-5) * &k1);
+    let v3 = ((b) * 1.5).gelu_erf();
+    let v4 = ((&v3).gather::<0, 2>(&[0, 2])).dropout(0.25, 999);
+    let v5 = ((((&v3).square() + 1.0).powf(-0.5)).tanh() * 0.9).atanh();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(193, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(243, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g181_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1267, -sign, sign);
-        let b: Tensor![f64; 3, 4] = Tensor::rand_uniform(1268, -sign, sign);
-        let c: Tensor![f64; 3, 3] = Tensor::rand_uniform(1269, -sign, sign);
-        let (value, g) = g181_grad(&a, &b, &c);
-        assert_eq!(value, g181(&a, &b, &c));
-        check(|x| g181(x, &b, &c), &a, &g.a);
-        check(|x| g181(&a, x, &c), &b, &g.b);
-        check(|x| g181(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(1267, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(1268, -sign, sign);
+        let (value, g) = g181_grad(&a, &b);
+        assert_eq!(value, g181(&a, &b));
+        check(|x| g181(x, &b), &a, &g.a);
+        check(|x| g181(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g181_tape(&ta, &tb, &tc);
+        let loss = g181_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g182(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).asinh();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(568, -1.0, 1.0);
-    let v3 = (((c).mean() * &k2)).sum_keepdim::<0>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v3, &v1);
-    let v7 = (b).sigmoid();
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(923, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(172, -1.0, 1.0);
-    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
+fn g182(a: &Tensor![f64]) -> f64 {
+    let v1 = (a).tanh().tan();
+    let v2 = ((&v1) * 1.5).erf();
+    let v3 = ((a).square() + 1.0).powf(-0.5);
+    let k4: Tensor![f64] = Tensor::rand_uniform(226, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(4, -1.0, 1.0);
+    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
 }
 
-fn g182_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).asinh();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(568, -1.0, 1.0);
-    let v3 = (((c).mean() * &k2)).sum_keepdim::<0>();
-    let k4: Tensor![f64; 2, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v3, &v1);
-    let v7 = (b).sigmoid();
-    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(923, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(172, -1.0, 1.0);
-    (&v6 * &k8).sum() + (&v7 * &k9).sum()
+fn g182_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (a).tanh().tan();
+    let v2 = ((&v1) * 1.5).erf();
+    let v3 = ((a).square() + 1.0).powf(-0.5);
+    let k4: Tensor![f64] = Tensor::rand_uniform(226, -1.0, 1.0);
+    let k5: Tensor![f64] = Tensor::rand_uniform(4, -1.0, 1.0);
+    (&v2 * &k4).sum() + (&v3 * &k5).sum()
 }
 
 #[test]
 fn g182_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(1274, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(1275, -sign, sign);
-        let c: Tensor![f64; 2, 1] = Tensor::rand_uniform(1276, -sign, sign);
-        let (value, g) = g182_grad(&a, &b, &c);
-        assert_eq!(value, g182(&a, &b, &c));
-        check(|x| g182(x, &b, &c), &a, &g.a);
-        check(|x| g182(&a, x, &c), &b, &g.b);
-        check(|x| g182(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64] = Tensor::rand_uniform(1274, -sign, sign);
+        let (value, g) = g182_grad(&a);
+        assert_eq!(value, g182(&a));
+        check(|x| g182(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g182_tape(&ta, &tb, &tc);
+        let loss = g182_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g183(a: &Tensor![f64; 3], b: &Tensor![f64; 1], c: &Tensor![f64; 1]) -> f64 {
-    let v1 = ((b).square() + 1.5).acosh();
-    let v2 = (c).mean();
-    let v3 = ((((a) * (&v1))).tanh() * 0.9).asin();
-    let v4 = if c.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * 1.5).gelu() };
-    let k5: Tensor![f64] = Tensor::rand_uniform(251, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(680, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
+fn g183(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 1, 1]) -> f64 {
+    let v1 = ((c).tanh() * 0.9).asin();
+    let v2 = ((&v1) * 1.5).erfc();
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
+    let v4 = ((&v2).softplus()).matmul(&k3);
+    let v5 = (a).square();
+    let v6 = ((b).square() + 1.0).ln();
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(258, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(299, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
 }
 
-fn g183_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![1]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.5).acosh();
-    let v2 = (c).mean();
-    let v3 = ((((a) * (&v1))).tanh() * 0.9).asin();
-    let v4 = if c.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * 1.5).gelu() };
-    let k5: Tensor![f64] = Tensor::rand_uniform(251, -1.0, 1.0);
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(680, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v4 * &k6).sum()
+fn g183_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![1, 1]>) -> Var<f64, ()> {
+    let v1 = ((c).tanh() * 0.9).asin();
+    let v2 = ((&v1) * 1.5).erfc();
+    let k3: Tensor![f64; 1, 3] = Tensor::rand_uniform(837, -1.0, 1.0);
+    let v4 = ((&v2).softplus()).matmul(&k3);
+    let v5 = (a).square();
+    let v6 = ((b).square() + 1.0).ln();
+    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(258, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(381, -1.0, 1.0);
+    let k9: Tensor![f64; 1] = Tensor::rand_uniform(299, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
 }
 
 #[test]
 fn g183_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1281, -sign, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1281, -sign, sign);
         let b: Tensor![f64; 1] = Tensor::rand_uniform(1282, -sign, sign);
-        let c: Tensor![f64; 1] = Tensor::rand_uniform(1283, -sign, sign);
+        let c: Tensor![f64; 1, 1] = Tensor::rand_uniform(1283, -sign, sign);
         let (value, g) = g183_grad(&a, &b, &c);
         assert_eq!(value, g183(&a, &b, &c));
         check(|x| g183(x, &b, &c), &a, &g.a);
@@ -9223,45 +9341,35 @@ fn g183_gradient() {
 }
 
 #[differentiable]
-fn g184(m: &Stack, a: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(294, -1.0, 1.0);
-    let v2 = ((((&m.blocks[0].weight).mean() * &k1)).tanh() * 0.9).atanh();
-    let v3 = (&v2).mean_axis::<0>();
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.head.forward(&m.blocks[0].weight)).square() + 1.0).ln() } else { ((m.head.forward(&m.blocks[0].weight)).square() + 1.0).ln() };
-    let mut v5 = m.blocks[0].weight.clone();
-    for i in 0..2 {
-        v5 = (m.blocks[1 - i].forward(&v5)).sin() + &v5 * 0.5;
-    }
-    let v6 = (a).tanh().exp();
-    let k7: Tensor![f64] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(93, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
-    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+fn g184(m: &Net, a: &Tensor![f64; 3]) -> f64 {
+    let v1 = ((a).tanh() * 0.9).acos();
+    let v2 = (&m.fc2.bias).abs();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((a) + &k3))).tanh() } else { (m.fc1.forward(&((a) + &k3))).softplus() };
+    let v5 = (&v2).tanh();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(764, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g184_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(294, -1.0, 1.0);
-    let v2 = ((((&m.blocks[0].weight).mean() * &k1)).tanh() * 0.9).atanh();
-    let v3 = (&v2).mean_axis::<0>();
-    let v4 = if a.detach().sum().item() > 0.0 { ((m.head.forward(&m.blocks[0].weight)).square() + 1.0).ln() } else { ((m.head.forward(&m.blocks[0].weight)).square() + 1.0).ln() };
-    let mut v5 = m.blocks[0].weight.clone();
-    for i in 0..2 {
-        v5 = (m.blocks[1 - i].forward(&v5)).sin() + &v5 * 0.5;
-    }
-    let v6 = (a).tanh().exp();
-    let k7: Tensor![f64] = Tensor::rand_uniform(765, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(93, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(72, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
-    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+fn g184_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = ((a).tanh() * 0.9).acos();
+    let v2 = (&m.fc2.bias).abs();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
+    let v4 = if a.detach().sum().item() > 0.0 { (m.fc1.forward(&((a) + &k3))).tanh() } else { (m.fc1.forward(&((a) + &k3))).softplus() };
+    let v5 = (&v2).tanh();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(764, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(395, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(188, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g184_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(1291, sign);
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1288, -sign, sign);
+        let m = Net::random(1291, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1288, -sign, sign);
         let (value, g) = g184_grad(&m, &a);
         assert_eq!(value, g184(&m, &a));
         check_model(|x| g184(x, &a), &m, &g.m);
@@ -9277,263 +9385,267 @@ fn g184_gradient() {
 }
 
 #[differentiable]
-fn g185(a: &Tensor![f64; 2, 2, 3]) -> f64 {
-    let v1 = (a).square().log1p();
-    let v2 = (&v1).mean_keepdim::<0>();
-    let mut v3 = v2.clone();
-    for _ in 0..2 {
-        v3 = ((&v3 * &v2).tanh()).tanh() + &v2 * 0.5;
-    }
-    let k4: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+fn g185(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(688, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).atan();
+    let v3 = (&v2).softplus();
+    let v4 = (b).sigmoid();
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(14, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(47, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g185_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).square().log1p();
-    let v2 = (&v1).mean_keepdim::<0>();
-    let mut v3 = v2.clone();
-    for _ in 0..2 {
-        v3 = ((&v3 * &v2).tanh()).tanh() + &v2 * 0.5;
-    }
-    let k4: Tensor![f64; 1, 2, 3] = Tensor::rand_uniform(254, -1.0, 1.0);
-    (&v3 * &k4).sum()
+fn g185_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(688, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).atan();
+    let v3 = (&v2).softplus();
+    let v4 = (b).sigmoid();
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 3, 4] = Tensor::rand_uniform(14, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(47, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(344, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g185_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1295, -sign, sign);
-        let (value, g) = g185_grad(&a);
-        assert_eq!(value, g185(&a));
-        check(|x| g185(x), &a, &g.a);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1295, -sign, sign);
+        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1296, -sign, sign);
+        let c: Tensor![f64; 3] = Tensor::rand_uniform(1297, -sign, sign);
+        let (value, g) = g185_grad(&a, &b, &c);
+        assert_eq!(value, g185(&a, &b, &c));
+        check(|x| g185(x, &b, &c), &a, &g.a);
+        check(|x| g185(&a, x, &c), &b, &g.b);
+        check(|x| g185(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
-        let loss = g185_tape(&ta);
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g185_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g186(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh().expm1();
-    let v3 = (b).max();
-    let k4: Tensor![f64] = Tensor::rand_uniform(749, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(795, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = m6.select(&v3, &((&v3) + &k4));
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(554, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(643, -1.0, 1.0);
-    ((&v2 * &k8).sum() + (&v7 * &k9).sum()).item()
+fn g186(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
+    let v1 = (c).tanh().sinh();
+    let v2 = (a).silu();
+    let v3 = (b).sigmoid();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(396, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(256, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(830, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
-fn g186_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(47, -1.0, 1.0);
-    let v2 = (((a).mean() * &k1)).tanh().expm1();
-    let v3 = (b).max();
-    let k4: Tensor![f64] = Tensor::rand_uniform(749, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(795, -1.0, 1.0);
-    let m6 = k5.gt_scalar(0.0);
-    let v7 = Var::select(&m6, &v3, &((&v3) + &k4));
-    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(554, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(643, -1.0, 1.0);
-    (&v2 * &k8).sum() + (&v7 * &k9).sum()
+fn g186_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (c).tanh().sinh();
+    let v2 = (a).silu();
+    let v3 = (b).sigmoid();
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(396, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(256, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(830, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
 fn g186_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1302, -sign, sign);
-        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(1303, -sign, sign);
-        let (value, g) = g186_grad(&a, &b);
-        assert_eq!(value, g186(&a, &b));
-        check(|x| g186(x, &b), &a, &g.a);
-        check(|x| g186(&a, x), &b, &g.b);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1302, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1303, -sign, sign);
+        let c: Tensor![f64; 3] = Tensor::rand_uniform(1304, -sign, sign);
+        let (value, g) = g186_grad(&a, &b, &c);
+        assert_eq!(value, g186(&a, &b, &c));
+        check(|x| g186(x, &b, &c), &a, &g.a);
+        check(|x| g186(&a, x, &c), &b, &g.b);
+        check(|x| g186(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g186_tape(&ta, &tb);
+        let tc = Var::param(c.clone());
+        let loss = g186_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g187(m: &Res, a: &Tensor![f64; 4]) -> f64 {
-    let v1 = ((&m.layers[1].weight) * 3.0).floor();
-    let v2 = (&m.layers[0].bias).max_axis::<0>();
-    let mut v3 = v1.clone();
-    for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+fn g187(m: &Stack, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
+    let v1 = (&m.blocks[1].bias).tanh().cosh();
+    let v2 = ((&v1).square() + 1.0).powf(-0.5);
+    let mut v3 = m.blocks[1].weight.clone();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
     }
-    let v4 = (-(a));
-    let k5: Tensor![f64] = Tensor::rand_uniform(600, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(962, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(850, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+    let v4 = (a).softplus();
+    let v5 = ((b).square() + 1.0).recip();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
 }
 
-fn g187_tape(m: &TRes, a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
-    let v1 = ((&m.layers[1].weight) * 3.0).floor();
-    let v2 = (&m.layers[0].bias).max_axis::<0>();
-    let mut v3 = v1.clone();
-    for i in 0..2 {
-        v3 = (m.layers[i].forward(&v3) * &m.norm[i]).tanh() + &v3 * 0.5;
+fn g187_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let v1 = (&m.blocks[1].bias).tanh().cosh();
+    let v2 = ((&v1).square() + 1.0).powf(-0.5);
+    let mut v3 = m.blocks[1].weight.clone();
+    for i in 0..3 {
+        let layer = &m.blocks[i];
+        v3 = (layer.forward(&v3)).tanh() + &layer.bias * 0.5;
     }
-    let v4 = (-(a));
-    let k5: Tensor![f64] = Tensor::rand_uniform(600, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(962, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(850, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+    let v4 = (a).softplus();
+    let v5 = ((b).square() + 1.0).recip();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(833, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(818, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(696, -1.0, 1.0);
+    let k9: Tensor![f64; 4] = Tensor::rand_uniform(230, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
 }
 
 #[test]
 fn g187_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Res::random(1312, sign);
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(1309, -sign, sign);
-        let (value, g) = g187_grad(&m, &a);
-        assert_eq!(value, g187(&m, &a));
-        check_model(|x| g187(x, &a), &m, &g.m);
-        check(|x| g187(&m, x), &a, &g.a);
+        let m = Stack::random(1312, sign);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1309, -sign, sign);
+        let b: Tensor![f64; 4] = Tensor::rand_uniform(1310, -sign, sign);
+        let (value, g) = g187_grad(&m, &a, &b);
+        assert_eq!(value, g187(&m, &a, &b));
+        check_model(|x| g187(x, &a, &b), &m, &g.m);
+        check(|x| g187(&m, x, &b), &a, &g.a);
+        check(|x| g187(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g187_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g187_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g188(a: &Tensor![f64; 4], b: &Tensor![f64; 4], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((c) * 3.0).ceil();
-    let v2 = (c).max_keepdim::<0>();
-    let v3 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).recip() } else { (a).sigmoid() };
-    let v4 = ((b).square() + 1.0).recip();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(661, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(609, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()).item()
+fn g188(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 4]) -> f64 {
+    let v1 = (a).asinh();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(258, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).tanh().powi(3);
+    let v4 = if a.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * (b)) };
+    let v5 = ((b).square() + 1.0).pow(&(&v3).tanh());
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(313, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(993, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g188_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((c) * 3.0).ceil();
-    let v2 = (c).max_keepdim::<0>();
-    let v3 = if b.detach().sum().item() < 0.0 { ((a).square() + 1.0).recip() } else { (a).sigmoid() };
-    let v4 = ((b).square() + 1.0).recip();
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(14, -1.0, 1.0);
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(661, -1.0, 1.0);
-    let k7: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
-    let k8: Tensor![f64; 4] = Tensor::rand_uniform(609, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum()
+fn g188_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let v1 = (a).asinh();
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(258, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).tanh().powi(3);
+    let v4 = if a.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * (b)) };
+    let v5 = ((b).square() + 1.0).pow(&(&v3).tanh());
+    let k6: Tensor![f64; 4] = Tensor::rand_uniform(313, -1.0, 1.0);
+    let k7: Tensor![f64; 4] = Tensor::rand_uniform(993, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g188_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(1316, -sign, sign);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1316, -sign, sign);
         let b: Tensor![f64; 4] = Tensor::rand_uniform(1317, -sign, sign);
-        let c: Tensor![f64; 1, 3] = Tensor::rand_uniform(1318, -sign, sign);
-        let (value, g) = g188_grad(&a, &b, &c);
-        assert_eq!(value, g188(&a, &b, &c));
-        check(|x| g188(x, &b, &c), &a, &g.a);
-        check(|x| g188(&a, x, &c), &b, &g.b);
-        check(|x| g188(&a, &b, x), &c, &g.c);
+        let (value, g) = g188_grad(&a, &b);
+        assert_eq!(value, g188(&a, &b));
+        check(|x| g188(x, &b), &a, &g.a);
+        check(|x| g188(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g188_tape(&ta, &tb, &tc);
+        let loss = g188_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g189(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
-    let v1 = ((a) * 3.0).round();
-    let v2 = (&v1).min();
-    let v3 = ((&v1).minimum(&v2)).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 3>(&((&v1).var_keepdim::<0>()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
-    let v4 = (b).softplus();
-    let v5 = (c).tanh().exp();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(125, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(59, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+fn g189(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = ((a).square() + 1.5).acosh();
+    let v2 = (a).sum();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1).square() + 1.0).recip() };
+    let v4 = (&v3).mean();
+    let v5 = ((b).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(235, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(808, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g189_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = ((a) * 3.0).round();
-    let v2 = (&v1).min();
-    let v3 = ((&v1).minimum(&v2)).reshape::<Shape![1, 1, 1, 3]>().conv2d::<1, 0, 1, 1, 1, 3>(&((&v1).var_keepdim::<0>()).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 3]>();
-    let v4 = (b).softplus();
-    let v5 = (c).tanh().exp();
-    let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(353, -1.0, 1.0);
-    let k7: Tensor![f64] = Tensor::rand_uniform(125, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(59, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+fn g189_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = ((a).square() + 1.5).acosh();
+    let v2 = (a).sum();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v1).square() } else { ((&v1).square() + 1.0).recip() };
+    let v4 = (&v3).mean();
+    let v5 = ((b).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(235, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(808, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g189_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1323, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(1324, -sign, sign);
-        let c: Tensor![f64; 3] = Tensor::rand_uniform(1325, -sign, sign);
-        let (value, g) = g189_grad(&a, &b, &c);
-        assert_eq!(value, g189(&a, &b, &c));
-        check(|x| g189(x, &b, &c), &a, &g.a);
-        check(|x| g189(&a, x, &c), &b, &g.b);
-        check(|x| g189(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1323, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(1324, -sign, sign);
+        let (value, g) = g189_grad(&a, &b);
+        assert_eq!(value, g189(&a, &b));
+        check(|x| g189(x, &b), &a, &g.a);
+        check(|x| g189(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g189_tape(&ta, &tb, &tc);
+        let loss = g189_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g190(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)) * 3.0).sign();
-    let v3 = (a).min_axis::<0>();
-    let v4 = (&v3).abs();
-    let v5 = ((b).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(607, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(867, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(208, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
+fn g190(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 2, 3]) -> f64 {
+    let v1 = ((a).tanh() * 0.9).atanh();
+    let v2 = (a).sum_axis::<1>();
+    let v3 = if a.detach().sum().item() < 0.0 { (b).square() } else { (b).sigmoid() };
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(471, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
+    ((&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()).item()
 }
 
-fn g190_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let v2 = ((((a).mean() * &k1)) * 3.0).sign();
-    let v3 = (a).min_axis::<0>();
-    let v4 = (&v3).abs();
-    let v5 = ((b).square() + 1.0).sqrt();
-    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(607, -1.0, 1.0);
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(867, -1.0, 1.0);
-    let k8: Tensor![f64; 3] = Tensor::rand_uniform(208, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
+fn g190_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let v1 = ((a).tanh() * 0.9).atanh();
+    let v2 = (a).sum_axis::<1>();
+    let v3 = if a.detach().sum().item() < 0.0 { (b).square() } else { (b).sigmoid() };
+    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(481, -1.0, 1.0);
+    let k5: Tensor![f64; 3] = Tensor::rand_uniform(471, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(655, -1.0, 1.0);
+    (&v1 * &k4).sum() + (&v2 * &k5).sum() + (&v3 * &k6).sum()
 }
 
 #[test]
 fn g190_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1330, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(1331, -sign, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1330, -sign, sign);
+        let b: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1331, -sign, sign);
         let (value, g) = g190_grad(&a, &b);
         assert_eq!(value, g190(&a, &b));
         check(|x| g190(x, &b), &a, &g.a);
@@ -9549,135 +9661,133 @@ fn g190_gradient() {
 }
 
 #[differentiable]
-fn g191(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).clamp(-0.5, 0.5);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(585, -1.0, 1.0);
-    let v4 = (((&m.norm[1]) + &k3)).min_keepdim::<0>();
-    let v5 = m.proj.forward(&v2);
-    let v6 = (a).softplus();
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(699, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+fn g191(m: &Res, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
+    let v1 = (&m.layers[0].bias).square().log1p();
+    let v2 = (&m.layers[0].bias).sum_keepdim::<0>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let mut v4 = ((&v2) + &k3);
+    for i in 0..2 {
+        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
+    }
+    let v5 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).ln() } else { ((&v1) * (&m.layers[0].bias)) };
+    let v6 = (a).square();
+    let v7 = (b).sin();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(50, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(539, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(594, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
-fn g191_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let v2 = (((&m.norm[1]).mean() * &k1)).clamp(-0.5, 0.5);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(585, -1.0, 1.0);
-    let v4 = (((&m.norm[1]) + &k3)).min_keepdim::<0>();
-    let v5 = m.proj.forward(&v2);
-    let v6 = (a).softplus();
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(700, -1.0, 1.0);
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(699, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+fn g191_tape(m: &TRes, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let v1 = (&m.layers[0].bias).square().log1p();
+    let v2 = (&m.layers[0].bias).sum_keepdim::<0>();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(779, -1.0, 1.0);
+    let mut v4 = ((&v2) + &k3);
+    for i in 0..2 {
+        v4 = ((&v4).matmul(&m.layers[i].weight) + &m.layers[i].bias).tanh();
+    }
+    let v5 = if b.detach().sum().item() < 0.0 { ((&v1).square() + 1.0).ln() } else { ((&v1) * (&m.layers[0].bias)) };
+    let v6 = (a).square();
+    let v7 = (b).sin();
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(75, -1.0, 1.0);
+    let k9: Tensor![f64; 3] = Tensor::rand_uniform(50, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 4] = Tensor::rand_uniform(539, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(594, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
 fn g191_gradient() {
     for sign in [1.0, -1.0] {
         let m = Res::random(1340, sign);
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1337, -sign, sign);
-        let (value, g) = g191_grad(&m, &a);
-        assert_eq!(value, g191(&m, &a));
-        check_model(|x| g191(x, &a), &m, &g.m);
-        check(|x| g191(&m, x), &a, &g.a);
+        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(1337, -sign, sign);
+        let b: Tensor![f64; 4] = Tensor::rand_uniform(1338, -sign, sign);
+        let (value, g) = g191_grad(&m, &a, &b);
+        assert_eq!(value, g191(&m, &a, &b));
+        check_model(|x| g191(x, &a, &b), &m, &g.m);
+        check(|x| g191(&m, x, &b), &a, &g.a);
+        check(|x| g191(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g191_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g191_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g192(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 4], c: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(138, -1.0, 1.0);
-    let v2 = (((a) + &k1)).atan2(&((c).square() + 0.5));
-    let v3 = (b).var();
-    let v4 = (((&v2).sigmoid()) * ((&v3).tanh()));
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
-    let v6 = (((&v2).minimum(&v4)).log_softmax::<0>() * &k5);
-    let v7 = if b.detach().sum().item() < 0.0 { (&v6).tanh().exp() } else { ((&v6).square() + 1.0).ln() };
-    let v8 = if c.detach().sum().item() > 0.0 { (&v7).softplus() } else { ((&v7) * (&v6)) };
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(661, -1.0, 1.0);
-    ((&v8 * &k9).sum()).item()
+fn g192(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(250, -1.0, 1.0);
+    let v2 = (((b).mean() * &k1)).tanh().expm1();
+    let v3 = (a).mean();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * 1.5).gelu() };
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(318, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(207, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
-fn g192_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![4]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(138, -1.0, 1.0);
-    let v2 = (((a) + &k1)).atan2(&((c).square() + 0.5));
-    let v3 = (b).var();
-    let v4 = (((&v2).sigmoid()) * ((&v3).tanh()));
-    let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(330, -1.0, 1.0);
-    let v6 = (((&v2).minimum(&v4)).log_softmax::<0>() * &k5);
-    let v7 = if b.detach().sum().item() < 0.0 { (&v6).tanh().exp() } else { ((&v6).square() + 1.0).ln() };
-    let v8 = if c.detach().sum().item() > 0.0 { (&v7).softplus() } else { ((&v7) * (&v6)) };
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(661, -1.0, 1.0);
-    (&v8 * &k9).sum()
+fn g192_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(250, -1.0, 1.0);
+    let v2 = (((b).mean() * &k1)).tanh().expm1();
+    let v3 = (a).mean();
+    let v4 = if a.detach().sum().item() > 0.0 { (&v3).sin() } else { ((&v3) * 1.5).gelu() };
+    let k5: Tensor![f64; 4] = Tensor::rand_uniform(318, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(207, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v4 * &k6).sum()
 }
 
 #[test]
 fn g192_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(1344, -sign, sign);
-        let b: Tensor![f64; 4] = Tensor::rand_uniform(1345, -sign, sign);
-        let c: Tensor![f64; 1, 3] = Tensor::rand_uniform(1346, -sign, sign);
-        let (value, g) = g192_grad(&a, &b, &c);
-        assert_eq!(value, g192(&a, &b, &c));
-        check(|x| g192(x, &b, &c), &a, &g.a);
-        check(|x| g192(&a, x, &c), &b, &g.b);
-        check(|x| g192(&a, &b, x), &c, &g.c);
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1344, -sign, sign);
+        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1345, -sign, sign);
+        let (value, g) = g192_grad(&a, &b);
+        assert_eq!(value, g192(&a, &b));
+        check(|x| g192(x, &b), &a, &g.a);
+        check(|x| g192(&a, x), &b, &g.b);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let tc = Var::param(c.clone());
-        let loss = g192_tape(&ta, &tb, &tc);
+        let loss = g192_tape(&ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
-        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g193(a: &Tensor![f64; 3, 4], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (b).hypot(&((b).square() + 0.5));
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
-    let v3 = (((b).mean() * &k2)).var_axis::<1>();
-    let v4 = (&v3).var_keepdim::<0>();
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(459, -1.0, 1.0);
-    let v6 = (a).matmul(&k5);
-    let v7 = ((&v4).mean_axis::<0>()).tanh();
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(65, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(293, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(345, -1.0, 1.0);
-    ((&v1 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
+fn g193(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64]) -> f64 {
+    let v1 = ((b) * 3.0).floor();
+    let v2 = (a).mean_axis::<2>();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v2).sigmoid() } else { ((&v2).square() + 1.0).recip() };
+    let v4 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { (b).square() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(133, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(129, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
 }
 
-fn g193_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (b).hypot(&((b).square() + 0.5));
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(455, -1.0, 1.0);
-    let v3 = (((b).mean() * &k2)).var_axis::<1>();
-    let v4 = (&v3).var_keepdim::<0>();
-    let k5: Tensor![f64; 4, 3] = Tensor::rand_uniform(459, -1.0, 1.0);
-    let v6 = (a).matmul(&k5);
-    let v7 = ((&v4).mean_axis::<0>()).tanh();
-    let k8: Tensor![f64; 2, 1] = Tensor::rand_uniform(65, -1.0, 1.0);
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(293, -1.0, 1.0);
-    let k10: Tensor![f64] = Tensor::rand_uniform(345, -1.0, 1.0);
-    (&v1 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
+fn g193_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = ((b) * 3.0).floor();
+    let v2 = (a).mean_axis::<2>();
+    let v3 = if b.detach().sum().item() > 0.0 { (&v2).sigmoid() } else { ((&v2).square() + 1.0).recip() };
+    let v4 = if b.detach().sum().item() < 0.0 { (b).sigmoid() } else { (b).square() };
+    let k5: Tensor![f64] = Tensor::rand_uniform(133, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 2] = Tensor::rand_uniform(129, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(817, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
 fn g193_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1351, -sign, sign);
-        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(1352, -sign, sign);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1351, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1352, -sign, sign);
         let (value, g) = g193_grad(&a, &b);
         assert_eq!(value, g193(&a, &b));
         check(|x| g193(x, &b), &a, &g.a);
@@ -9693,49 +9803,47 @@ fn g193_gradient() {
 }
 
 #[differentiable]
-fn g194(m: &Res, a: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
-    let v2 = ((((&m.norm[0]) + &k1)) + (a));
-    let v3 = (&m.proj.weight).var_keepdim::<0>();
-    let mut v4 = m.proj.weight.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((m.layers[i].forward(&v4)).square() + 1.0).ln();
-        }
-        v4 = &v4 - &m.layers[i].bias * 0.25;
+fn g194(m: &Stack, a: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = ((&m.blocks[2].weight) * 3.0).ceil();
+    let v2 = (&m.blocks[2].weight).mean_keepdim::<1>();
+    let mut v3 = a.clone();
+    for i in 0..3 {
+        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].weight * 0.25;
     }
-    let v5 = (&m.layers[1].bias).square();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(281, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(828, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()).item()
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &v2 * 0.25;
+    }
+    let v5 = (&m.head.bias).tanh().powf(3.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(386, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(298, -1.0, 1.0);
+    ((&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g194_tape(m: &TRes, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(849, -1.0, 1.0);
-    let v2 = ((((&m.norm[0]) + &k1)) + (a));
-    let v3 = (&m.proj.weight).var_keepdim::<0>();
-    let mut v4 = m.proj.weight.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
-            v4 = ((m.layers[i].forward(&v4)).square() + 1.0).ln();
-        }
-        v4 = &v4 - &m.layers[i].bias * 0.25;
+fn g194_tape(m: &TStack, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = ((&m.blocks[2].weight) * 3.0).ceil();
+    let v2 = (&m.blocks[2].weight).mean_keepdim::<1>();
+    let mut v3 = a.clone();
+    for i in 0..3 {
+        v3 = (m.blocks[i].forward(&v3)).tanh() + &v3 * 0.5 + &m.blocks[0].weight * 0.25;
     }
-    let v5 = (&m.layers[1].bias).square();
-    let k6: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(281, -1.0, 1.0);
-    let k7: Tensor![f64; 1, 3] = Tensor::rand_uniform(796, -1.0, 1.0);
-    let k8: Tensor![f64; 4, 3] = Tensor::rand_uniform(508, -1.0, 1.0);
-    let k9: Tensor![f64; 3] = Tensor::rand_uniform(828, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum()
+    let mut v4 = v3.clone();
+    for i in 0..3 {
+        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &v2 * 0.25;
+    }
+    let v5 = (&m.head.bias).tanh().powf(3.0);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(386, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(4, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(298, -1.0, 1.0);
+    (&v1 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g194_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Res::random(1361, sign);
-        let a: Tensor![f64] = Tensor::rand_uniform(1358, -sign, sign);
+        let m = Stack::random(1361, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1358, -sign, sign);
         let (value, g) = g194_grad(&m, &a);
         assert_eq!(value, g194(&m, &a));
         check_model(|x| g194(x, &a), &m, &g.m);
@@ -9751,72 +9859,114 @@ fn g194_gradient() {
 }
 
 #[differentiable]
-fn g195(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = ((a) - (a));
-    let v2 = (a).logsumexp();
-    let mut v3 = v2.clone();
-    for _ in 0..4 {
-        v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
+fn g195(a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3], c: &Tensor![f64; 2, 1]) -> f64 {
+    let v1 = ((a) * 3.0).round();
+    let v2 = (b).max();
+    let v3 = ((&v2) * (&v1));
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v1).square()).tanh();
+        }
+        v4 = &v4 - &v1 * 0.25;
     }
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(690, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(622, -1.0, 1.0);
-    ((&v1 * &k4).sum() + (&v3 * &k5).sum()).item()
+    let v5 = (c).sin();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(21, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g195_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = ((a) - (a));
-    let v2 = (a).logsumexp();
-    let mut v3 = v2.clone();
-    for _ in 0..4 {
-        v3 = ((-(&v3 * &v2))).tanh() + &v2 * 0.5;
+fn g195_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let v1 = ((a) * 3.0).round();
+    let v2 = (b).max();
+    let v3 = ((&v2) * (&v1));
+    let mut v4 = v3.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v1).square()).tanh();
+        }
+        v4 = &v4 - &v1 * 0.25;
     }
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(690, -1.0, 1.0);
-    let k5: Tensor![f64] = Tensor::rand_uniform(622, -1.0, 1.0);
-    (&v1 * &k4).sum() + (&v3 * &k5).sum()
+    let v5 = (c).sin();
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(219, -1.0, 1.0);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(21, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g195_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1365, -sign, sign);
-        let (value, g) = g195_grad(&a);
-        assert_eq!(value, g195(&a));
-        check(|x| g195(x), &a, &g.a);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1365, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(1366, -sign, sign);
+        let c: Tensor![f64; 2, 1] = Tensor::rand_uniform(1367, -sign, sign);
+        let (value, g) = g195_grad(&a, &b, &c);
+        assert_eq!(value, g195(&a, &b, &c));
+        check(|x| g195(x, &b, &c), &a, &g.a);
+        check(|x| g195(&a, x, &c), &b, &g.b);
+        check(|x| g195(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
-        let loss = g195_tape(&ta);
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g195_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g196(a: &Tensor![f64; 3, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(156, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) * (((a).mean() * &k2)));
-    let v4 = (&v3).logsumexp_axis::<1>();
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).powf(-0.5) } else { (&v4).softplus() };
-    let v6 = ((&v5).mean()).maximum(&(&v5).minimum(&v5));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+fn g196(a: &Tensor![f64; 3, 4]) -> f64 {
+    let v1 = ((a) * 3.0).sign();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(496, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).max_axis::<0>();
+    let mut v4 = a.clone();
+    for _ in 0..3 {
+        v4 = ((&v4 * &v1).tanh().powf(3.0)).tanh() + a * 0.5;
+    }
+    let v5 = ((&v1).gather::<0, 4>(&[1, 2, 0, 2])).sum_keepdim::<0>();
+    let mut v6 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).tanh().exp()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let v7 = ((&v6).square() + 1.0).log2();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(195, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 4] = Tensor::rand_uniform(571, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(910, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
-fn g196_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(907, -1.0, 1.0);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(156, -1.0, 1.0);
-    let v3 = ((((a).mean() * &k1)) * (((a).mean() * &k2)));
-    let v4 = (&v3).logsumexp_axis::<1>();
-    let v5 = if a.detach().sum().item() > 0.0 { ((&v4).square() + 1.0).powf(-0.5) } else { (&v4).softplus() };
-    let v6 = ((&v5).mean()).maximum(&(&v5).minimum(&v5));
-    let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(93, -1.0, 1.0);
-    (&v6 * &k7).sum()
+fn g196_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+    let v1 = ((a) * 3.0).sign();
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(496, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).max_axis::<0>();
+    let mut v4 = a.clone();
+    for _ in 0..3 {
+        v4 = ((&v4 * &v1).tanh().powf(3.0)).tanh() + a * 0.5;
+    }
+    let v5 = ((&v1).gather::<0, 4>(&[1, 2, 0, 2])).sum_keepdim::<0>();
+    let mut v6 = v3.clone();
+    for i in 0..2 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).tanh().exp()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let v7 = ((&v6).square() + 1.0).log2();
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(195, -1.0, 1.0);
+    let k9: Tensor![f64; 1, 4] = Tensor::rand_uniform(571, -1.0, 1.0);
+    let k10: Tensor![f64; 4] = Tensor::rand_uniform(910, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
 fn g196_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1372, -sign, sign);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1372, -sign, sign);
         let (value, g) = g196_grad(&a);
         assert_eq!(value, g196(&a));
         check(|x| g196(x), &a, &g.a);
@@ -9829,132 +9979,152 @@ fn g196_gradient() {
 }
 
 #[differentiable]
-fn g197(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((b) / ((a).square() + 1.0));
-    let v2 = (b).logsumexp_keepdim::<1>();
-    let v3 = if b.detach().sum().item() > 0.0 { (&v1).cos() } else { (&v1).sigmoid() };
-    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(525, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(285, -1.0, 1.0);
-    ((&v2 * &k4).sum() + (&v3 * &k5).sum()).item()
+fn g197(a: &Tensor![f64; 2, 1], b: &Tensor![f64], c: &Tensor![f64; 4]) -> f64 {
+    let v1 = (a).clamp(-0.5, 0.5);
+    let v2 = (&v1).max_keepdim::<1>();
+    let v3 = ((&v2) * 1.5).erfc();
+    let v4 = if b.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * (b)) };
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(81, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
+    ((&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()).item()
 }
 
-fn g197_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((b) / ((a).square() + 1.0));
-    let v2 = (b).logsumexp_keepdim::<1>();
-    let v3 = if b.detach().sum().item() > 0.0 { (&v1).cos() } else { (&v1).sigmoid() };
-    let k4: Tensor![f64; 1, 1] = Tensor::rand_uniform(525, -1.0, 1.0);
-    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(285, -1.0, 1.0);
-    (&v2 * &k4).sum() + (&v3 * &k5).sum()
+fn g197_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let v1 = (a).clamp(-0.5, 0.5);
+    let v2 = (&v1).max_keepdim::<1>();
+    let v3 = ((&v2) * 1.5).erfc();
+    let v4 = if b.detach().sum().item() > 0.0 { (b).tanh() } else { ((b) * (b)) };
+    let v5 = (c).tanh().exp();
+    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(81, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(162, -1.0, 1.0);
+    let k8: Tensor![f64; 4] = Tensor::rand_uniform(846, -1.0, 1.0);
+    (&v3 * &k6).sum() + (&v4 * &k7).sum() + (&v5 * &k8).sum()
 }
 
 #[test]
 fn g197_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(1379, -sign, sign);
-        let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(1380, -sign, sign);
-        let (value, g) = g197_grad(&a, &b);
-        assert_eq!(value, g197(&a, &b));
-        check(|x| g197(x, &b), &a, &g.a);
-        check(|x| g197(&a, x), &b, &g.b);
+        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(1379, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1380, -sign, sign);
+        let c: Tensor![f64; 4] = Tensor::rand_uniform(1381, -sign, sign);
+        let (value, g) = g197_grad(&a, &b, &c);
+        assert_eq!(value, g197(&a, &b, &c));
+        check(|x| g197(x, &b, &c), &a, &g.a);
+        check(|x| g197(&a, x, &c), &b, &g.b);
+        check(|x| g197(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g197_tape(&ta, &tb);
+        let tc = Var::param(c.clone());
+        let loss = g197_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
+    }
+}
+
+#[differentiable]
+fn g198(m: &Net, a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
+    let v1 = (&m.fc1.weight).atan2(&((b).square() + 0.5));
+    let v2 = (a).min();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(373, -1.0, 1.0);
+    let v4 = m.fc1.forward(&((&m.fc1.weight).mean() * &k3));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(343, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(177, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(695, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
+}
+
+fn g198_tape(m: &TNet, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (&m.fc1.weight).atan2(&((b).square() + 0.5));
+    let v2 = (a).min();
+    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(373, -1.0, 1.0);
+    let v4 = m.fc1.forward(&((&m.fc1.weight).mean() * &k3));
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(343, -1.0, 1.0);
+    let k6: Tensor![f64] = Tensor::rand_uniform(177, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(695, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
+}
+
+#[test]
+fn g198_gradient() {
+    for sign in [1.0, -1.0] {
+        let m = Net::random(1389, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1386, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1387, -sign, sign);
+        let (value, g) = g198_grad(&m, &a, &b);
+        assert_eq!(value, g198(&m, &a, &b));
+        check_model(|x| g198(x, &a, &b), &m, &g.m);
+        check(|x| g198(&m, x, &b), &a, &g.a);
+        check(|x| g198(&m, &a, x), &b, &g.b);
+        let tm = m.tape();
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g198_tape(&tm, &ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        tm.same(&g.m);
         same(&ta, &g.a);
         same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g198(m: &Res, a: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
-    let v2 = (-(((a).mean() * &k1)));
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let v4 = ((&m.layers[1].weight).softmax::<0>() * &k3);
-    let mut v5 = v2.clone();
-    for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
+fn g199(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(553, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).hypot(&((b).square() + 0.5));
+    let v3 = (c).min_axis::<0>();
+    let v4 = (((&v2) * ((&v3).mean()))).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 10>(&(((&v3) * ((c).mean()))).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![10]>();
+    let mut v5 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).cos()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
     }
-    let v6 = m.layers[1].forward(&v5);
-    let v7 = ((&m.proj.weight).square() + 1.0).sqrt();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(926, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
-    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(218, -1.0, 1.0);
-    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
-}
-
-fn g198_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
-    let v2 = (-(((a).mean() * &k1)));
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(904, -1.0, 1.0);
-    let v4 = ((&m.layers[1].weight).softmax::<0>() * &k3);
-    let mut v5 = v2.clone();
-    for i in 0..2 {
-        v5 = (m.layers[i].forward(&v5) * &m.norm[i]).tanh() + &v5 * 0.5;
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v5).tanh().exp()).tanh() + &v5 * 0.5;
     }
-    let v6 = m.layers[1].forward(&v5);
-    let v7 = ((&m.proj.weight).square() + 1.0).sqrt();
-    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(926, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
-    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(218, -1.0, 1.0);
-    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
-}
-
-#[test]
-fn g198_gradient() {
-    for sign in [1.0, -1.0] {
-        let m = Res::random(1389, sign);
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1386, -sign, sign);
-        let (value, g) = g198_grad(&m, &a);
-        assert_eq!(value, g198(&m, &a));
-        check_model(|x| g198(x, &a), &m, &g.m);
-        check(|x| g198(&m, x), &a, &g.a);
-        let tm = m.tape();
-        let ta = Var::param(a.clone());
-        let loss = g198_tape(&tm, &ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        tm.same(&g.m);
-        same(&ta, &g.a);
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * &v4).square() + 1.0).ln()).tanh() + &v6 * 0.5;
     }
+    let k8: Tensor![f64; 10] = Tensor::rand_uniform(589, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
-#[differentiable]
-fn g199(a: &Tensor![f64; 1, 3], b: &Tensor![f64], c: &Tensor![f64; 1, 3]) -> f64 {
-    let v1 = ((b).square() + 1.0).pow(&(a).tanh());
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(384, -1.0, 1.0);
-    let v3 = ((&v1).log_softmax::<1>() * &k2);
-    let v4 = (c).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 5>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 5]>();
-    let k5: Tensor![f64; 5, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
-    let v6 = (((&v4).matmul(&k5)) * ((&v3).tanh().sinh()));
-    let v7 = ((&v3).mse(a)).broadcast_to::<Shape![2]>();
-    let v8 = if b.detach().sum().item() > 0.0 { (a).square() } else { (a).tanh().exp() };
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(910, -1.0, 1.0);
-    let k10: Tensor![f64; 2] = Tensor::rand_uniform(462, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(631, -1.0, 1.0);
-    ((&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
-}
-
-fn g199_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).pow(&(a).tanh());
-    let k2: Tensor![f64; 1, 3] = Tensor::rand_uniform(384, -1.0, 1.0);
-    let v3 = ((&v1).log_softmax::<1>() * &k2);
-    let v4 = (c).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 5>(&(&v3).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 5]>();
-    let k5: Tensor![f64; 5, 3] = Tensor::rand_uniform(440, -1.0, 1.0);
-    let v6 = (((&v4).matmul(&k5)) * ((&v3).tanh().sinh()));
-    let v7 = ((&v3).mse(a)).broadcast_to::<Shape![2]>();
-    let v8 = if b.detach().sum().item() > 0.0 { (a).square() } else { (a).tanh().exp() };
-    let k9: Tensor![f64; 1, 3] = Tensor::rand_uniform(910, -1.0, 1.0);
-    let k10: Tensor![f64; 2] = Tensor::rand_uniform(462, -1.0, 1.0);
-    let k11: Tensor![f64; 1, 3] = Tensor::rand_uniform(631, -1.0, 1.0);
-    (&v6 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
+fn g199_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(553, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).hypot(&((b).square() + 0.5));
+    let v3 = (c).min_axis::<0>();
+    let v4 = (((&v2) * ((&v3).mean()))).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 10>(&(((&v3) * ((c).mean()))).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![10]>();
+    let mut v5 = v4.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v4).cos()).tanh();
+        }
+        v5 = &v5 - &v4 * 0.25;
+    }
+    let mut v6 = v5.clone();
+    for _ in 0..2 {
+        v6 = ((&v6 * &v5).tanh().exp()).tanh() + &v5 * 0.5;
+    }
+    let mut v7 = v6.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * &v4).square() + 1.0).ln()).tanh() + &v6 * 0.5;
+    }
+    let k8: Tensor![f64; 10] = Tensor::rand_uniform(589, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
 fn g199_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(1393, -sign, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1393, -sign, sign);
         let b: Tensor![f64] = Tensor::rand_uniform(1394, -sign, sign);
         let c: Tensor![f64; 1, 3] = Tensor::rand_uniform(1395, -sign, sign);
         let (value, g) = g199_grad(&a, &b, &c);
@@ -9975,31 +10145,39 @@ fn g199_gradient() {
 }
 
 #[differentiable]
-fn g200(a: &Tensor![f64], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
-    let v1 = (a).maximum(c);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(604, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).transpose::<0, 2>();
-    let v4 = (b).tanh().exp();
-    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(388, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(742, -1.0, 1.0);
-    ((&v3 * &k5).sum() + (&v4 * &k6).sum()).item()
+fn g200(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).det();
+    let v4 = (b).min_keepdim::<0>();
+    let v5 = if b.detach().sum().item() > 0.0 { (&v4).softplus() } else { ((&v4) * (c)) };
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(544, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = m7.select(&v3, b);
+    let k9: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v8 * &k10).sum()).item()
 }
 
-fn g200_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = (a).maximum(c);
-    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(604, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).transpose::<0, 2>();
-    let v4 = (b).tanh().exp();
-    let k5: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(388, -1.0, 1.0);
-    let k6: Tensor![f64] = Tensor::rand_uniform(742, -1.0, 1.0);
-    (&v3 * &k5).sum() + (&v4 * &k6).sum()
+fn g200_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).det();
+    let v4 = (b).min_keepdim::<0>();
+    let v5 = if b.detach().sum().item() > 0.0 { (&v4).softplus() } else { ((&v4) * (c)) };
+    let k6: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(544, -1.0, 1.0);
+    let m7 = k6.gt_scalar(0.0);
+    let v8 = Var::select(&m7, &v3, b);
+    let k9: Tensor![f64; 1, 1, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
+    let k10: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(546, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v8 * &k10).sum()
 }
 
 #[test]
 fn g200_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64] = Tensor::rand_uniform(1400, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(1401, -sign, sign);
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(1400, -sign, sign);
+        let b: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1401, -sign, sign);
         let c: Tensor![f64] = Tensor::rand_uniform(1402, -sign, sign);
         let (value, g) = g200_grad(&a, &b, &c);
         assert_eq!(value, g200(&a, &b, &c));
@@ -10019,33 +10197,33 @@ fn g200_gradient() {
 }
 
 #[differentiable]
-fn g201(m: &Res, a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).minimum(&m.layers[0].bias);
-    let v2 = (&m.proj.weight).t();
-    let v3 = (m.proj.forward(&v2)).cos();
-    let v4 = (&m.proj.bias).square();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(69, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(456, -1.0, 1.0);
-    ((&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+fn g201(m: &Stack, a: &Tensor![f64; 2, 4]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((&m.blocks[0].bias) + &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (a).var();
+    let v5 = ((m.head.forward(&v3)).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(771, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(359, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g201_tape(m: &TRes, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).minimum(&m.layers[0].bias);
-    let v2 = (&m.proj.weight).t();
-    let v3 = (m.proj.forward(&v2)).cos();
-    let v4 = (&m.proj.bias).square();
-    let k5: Tensor![f64; 3] = Tensor::rand_uniform(69, -1.0, 1.0);
-    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(76, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(456, -1.0, 1.0);
-    (&v1 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+fn g201_tape(m: &TStack, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(19, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((&m.blocks[0].bias) + &k1)).tanh() * 0.2 + &k2)).inv();
+    let v4 = (a).var();
+    let v5 = ((m.head.forward(&v3)).square() + 1.0).ln();
+    let k6: Tensor![f64] = Tensor::rand_uniform(771, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(359, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g201_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Res::random(1410, sign);
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1407, -sign, sign);
+        let m = Stack::random(1410, sign);
+        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(1407, -sign, sign);
         let (value, g) = g201_grad(&m, &a);
         assert_eq!(value, g201(&m, &a));
         check_model(|x| g201(x, &a), &m, &g.m);
@@ -10061,46 +10239,34 @@ fn g201_gradient() {
 }
 
 #[differentiable]
-fn g202(a: &Tensor![f64; 4], b: &Tensor![f64; 1, 3]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(830, -1.0, 1.0);
-    let v2 = (((a) + &k1)).maximum_scalar(0.1);
-    let v3 = (&v2).flip::<0>();
-    let v4 = (b).reshape::<Shape![1, 1, 3]>().conv1d::<1, 1, 1, 1, 2>(&(&v3).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![2]>();
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(630, -1.0, 1.0);
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(429, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = m7.select(&v4, &((&v4) + &k5));
-    let v9 = if b.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4).square() + 1.0).ln() };
-    let k10: Tensor![f64; 2] = Tensor::rand_uniform(348, -1.0, 1.0);
-    let k11: Tensor![f64; 2] = Tensor::rand_uniform(805, -1.0, 1.0);
-    let m12 = k11.gt_scalar(0.0);
-    let v13 = m12.select(&v9, &((&v8) + &k10));
-    let k14: Tensor![f64; 2] = Tensor::rand_uniform(478, -1.0, 1.0);
-    ((&v13 * &k14).sum()).item()
+fn g202(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 3]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(292, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((b) + &k1)).tanh() * 0.2 + &k3)).solve(&((a).mean() * &k2));
+    let v5 = (a).var_axis::<0>();
+    let v6 = (&v4).mean_axis::<1>();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(131, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(101, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
-fn g202_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(830, -1.0, 1.0);
-    let v2 = (((a) + &k1)).maximum_scalar(0.1);
-    let v3 = (&v2).flip::<0>();
-    let v4 = (b).reshape::<Shape![1, 1, 3]>().conv1d::<1, 1, 1, 1, 2>(&(&v3).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![2]>();
-    let k5: Tensor![f64; 2] = Tensor::rand_uniform(630, -1.0, 1.0);
-    let k6: Tensor![f64; 2] = Tensor::rand_uniform(429, -1.0, 1.0);
-    let m7 = k6.gt_scalar(0.0);
-    let v8 = Var::select(&m7, &v4, &((&v4) + &k5));
-    let v9 = if b.detach().sum().item() < 0.0 { ((&v4).square() + 1.0).recip() } else { ((&v4).square() + 1.0).ln() };
-    let k10: Tensor![f64; 2] = Tensor::rand_uniform(348, -1.0, 1.0);
-    let k11: Tensor![f64; 2] = Tensor::rand_uniform(805, -1.0, 1.0);
-    let m12 = k11.gt_scalar(0.0);
-    let v13 = Var::select(&m12, &v9, &((&v8) + &k10));
-    let k14: Tensor![f64; 2] = Tensor::rand_uniform(478, -1.0, 1.0);
-    (&v13 * &k14).sum()
+fn g202_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(538, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 2] = Tensor::rand_uniform(292, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v4 = (((((b) + &k1)).tanh() * 0.2 + &k3)).solve(&((a).mean() * &k2));
+    let v5 = (a).var_axis::<0>();
+    let v6 = (&v4).mean_axis::<1>();
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(131, -1.0, 1.0);
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(101, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
 fn g202_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(1414, -sign, sign);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1414, -sign, sign);
         let b: Tensor![f64; 1, 3] = Tensor::rand_uniform(1415, -sign, sign);
         let (value, g) = g202_grad(&a, &b);
         assert_eq!(value, g202(&a, &b));
@@ -10117,57 +10283,83 @@ fn g202_gradient() {
 }
 
 #[differentiable]
-fn g203(a: &Tensor![f64; 3, 3]) -> f64 {
-    let v1 = (a).minimum_scalar(-0.1);
-    let v2 = (&v1).slice::<1, 1, 2>();
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(516, -1.0, 1.0);
-    ((&v2 * &k3).sum()).item()
+fn g203(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 1, 3]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((b).mean() * &k1)).tanh() * 0.2 + &k2)).log_abs_det();
+    let v4 = (a).var_keepdim::<1>();
+    let v5 = (((&v4).tanh().exp()) * ((&v3).tanh()));
+    let v6 = ((c).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(684, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
-fn g203_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
-    let v1 = (a).minimum_scalar(-0.1);
-    let v2 = (&v1).slice::<1, 1, 2>();
-    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(516, -1.0, 1.0);
-    (&v2 * &k3).sum()
+fn g203_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(911, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((b).mean() * &k1)).tanh() * 0.2 + &k2)).log_abs_det();
+    let v4 = (a).var_keepdim::<1>();
+    let v5 = (((&v4).tanh().exp()) * ((&v3).tanh()));
+    let v6 = ((c).square() + 1.0).powf(-0.5);
+    let k7: Tensor![f64; 2, 1] = Tensor::rand_uniform(606, -1.0, 1.0);
+    let k8: Tensor![f64; 1, 3] = Tensor::rand_uniform(684, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
 fn g203_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1421, -sign, sign);
-        let (value, g) = g203_grad(&a);
-        assert_eq!(value, g203(&a));
-        check(|x| g203(x), &a, &g.a);
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1421, -sign, sign);
+        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(1422, -sign, sign);
+        let c: Tensor![f64; 1, 3] = Tensor::rand_uniform(1423, -sign, sign);
+        let (value, g) = g203_grad(&a, &b, &c);
+        assert_eq!(value, g203(&a, &b, &c));
+        check(|x| g203(x, &b, &c), &a, &g.a);
+        check(|x| g203(&a, x, &c), &b, &g.b);
+        check(|x| g203(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
-        let loss = g203_tape(&ta);
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g203_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g204(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = (b).mse(b);
-    let v2 = (a).pad::<0, 1, 0, 3>();
-    let v3 = ((((&v1) * ((&v2).mean()))) / (((&v1).tanh()).square() + 1.0));
-    let k4: Tensor![f64] = Tensor::rand_uniform(605, -1.0, 1.0);
-    ((&v3 * &k4).sum()).item()
+fn g204(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(566, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((((b) + &k1)).tanh() * 0.2 + &k2)) + &(((((b) + &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
+    let v4 = (&v3).logsumexp();
+    let v5 = (((a).min()) / (((&v4).atan2(&((b).square() + 0.5))).square() + 1.0));
+    let v6 = (&v5).tanh().sinh();
+    let v7 = (((&v6) * 3.0).sign()).max();
+    let k8: Tensor![f64] = Tensor::rand_uniform(147, -1.0, 1.0);
+    ((&v7 * &k8).sum()).item()
 }
 
-fn g204_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = (b).mse(b);
-    let v2 = (a).pad::<0, 1, 0, 3>();
-    let v3 = ((((&v1) * ((&v2).mean()))) / (((&v1).tanh()).square() + 1.0));
-    let k4: Tensor![f64] = Tensor::rand_uniform(605, -1.0, 1.0);
-    (&v3 * &k4).sum()
+fn g204_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(566, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((((b) + &k1)).tanh() * 0.2 + &k2)) + &(((((b) + &k1)).tanh() * 0.2 + &k2)).t()) * 0.5).cholesky();
+    let v4 = (&v3).logsumexp();
+    let v5 = (((a).min()) / (((&v4).atan2(&((b).square() + 0.5))).square() + 1.0));
+    let v6 = (&v5).tanh().sinh();
+    let v7 = (((&v6) * 3.0).sign()).max();
+    let k8: Tensor![f64] = Tensor::rand_uniform(147, -1.0, 1.0);
+    (&v7 * &k8).sum()
 }
 
 #[test]
 fn g204_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1428, -sign, sign);
-        let b: Tensor![f64; 3, 4] = Tensor::rand_uniform(1429, -sign, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1428, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(1429, -sign, sign);
         let (value, g) = g204_grad(&a, &b);
         assert_eq!(value, g204(&a, &b));
         check(|x| g204(x, &b), &a, &g.a);
@@ -10183,44 +10375,42 @@ fn g204_gradient() {
 }
 
 #[differentiable]
-fn g205(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
-    let v2 = (((a) + &k1)).matmul(&m.fc1.weight);
-    let v3 = (&v2).permute::<1, 0>();
-    let v4 = (m.fc2.forward(&v2)).tanh().exp();
-    let v5 = (m.fc2.forward(&m.fc1.weight)).square();
-    let v6 = ((b) * 1.5).gelu();
-    let v7 = ((&m.gain) * 1.5).gelu();
-    let k8: Tensor![f64; 4, 2] = Tensor::rand_uniform(761, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(283, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(695, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(925, -1.0, 1.0);
-    ((&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
+fn g205(m: &Stack, a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).cholesky_solve(&m.blocks[1].bias);
+    let v4 = (&v3).logsumexp_axis::<0>();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(961, -1.0, 1.0);
+    let mut v6 = ((b).mean() * &k5);
+    for i in 0..3 {
+        v6 = (m.blocks[2 - i].forward(&v6)).sin() + &v6 * 0.5;
+    }
+    let k7: Tensor![f64] = Tensor::rand_uniform(267, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(649, -1.0, 1.0);
+    ((&v4 * &k7).sum() + (&v6 * &k8).sum()).item()
 }
 
-fn g205_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(758, -1.0, 1.0);
-    let v2 = (((a) + &k1)).matmul(&m.fc1.weight);
-    let v3 = (&v2).permute::<1, 0>();
-    let v4 = (m.fc2.forward(&v2)).tanh().exp();
-    let v5 = (m.fc2.forward(&m.fc1.weight)).square();
-    let v6 = ((b) * 1.5).gelu();
-    let v7 = ((&m.gain) * 1.5).gelu();
-    let k8: Tensor![f64; 4, 2] = Tensor::rand_uniform(761, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(305, -1.0, 1.0);
-    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(283, -1.0, 1.0);
-    let k11: Tensor![f64; 2, 3] = Tensor::rand_uniform(695, -1.0, 1.0);
-    let k12: Tensor![f64; 3] = Tensor::rand_uniform(925, -1.0, 1.0);
-    (&v3 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
+fn g205_tape(m: &TStack, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(916, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v3 = (((((a) + &k1)).tanh() * 0.2 + &k2)).cholesky_solve(&m.blocks[1].bias);
+    let v4 = (&v3).logsumexp_axis::<0>();
+    let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(961, -1.0, 1.0);
+    let mut v6 = ((b).mean() * &k5);
+    for i in 0..3 {
+        v6 = (m.blocks[2 - i].forward(&v6)).sin() + &v6 * 0.5;
+    }
+    let k7: Tensor![f64] = Tensor::rand_uniform(267, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 3] = Tensor::rand_uniform(649, -1.0, 1.0);
+    (&v4 * &k7).sum() + (&v6 * &k8).sum()
 }
 
 #[test]
 fn g205_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(1438, sign);
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1435, -sign, sign);
-        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(1436, -sign, sign);
+        let m = Stack::random(1438, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1435, -sign, sign);
+        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(1436, -sign, sign);
         let (value, g) = g205_grad(&m, &a, &b);
         assert_eq!(value, g205(&m, &a, &b));
         check_model(|x| g205(x, &a, &b), &m, &g.m);
@@ -10239,47 +10429,107 @@ fn g205_gradient() {
 }
 
 #[differentiable]
-fn g206(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64]) -> f64 {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).tanh().exp();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(67, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).cross_entropy(&[1usize, 0usize, 1usize]);
-    let v5 = (((&v2).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 4>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 4]>()) * 3.0).round();
-    let v6 = ((a).square() + 1.0).ln();
-    let k7: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(158, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
-    ((&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()).item()
+fn g206(a: &Tensor![f64; 3], b: &Tensor![f64; 3]) -> f64 {
+    let v1 = ((a) + (b));
+    let v2 = (&v1).logsumexp_keepdim::<0>();
+    let mut v3 = v1.clone();
+    for _ in 0..3 {
+        v3 = ((&v3 * &v1).square()).tanh() + &v1 * 0.5;
+    }
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v1)) };
+    let mut v5 = v2.clone();
+    for _ in 0..2 {
+        v5 = ((-(&v5 * &v2))).tanh() + &v2 * 0.5;
+    }
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(240, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(605, -1.0, 1.0);
+    ((&v4 * &k6).sum() + (&v5 * &k7).sum()).item()
 }
 
-fn g206_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 4] = Tensor::rand_uniform(703, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).tanh().exp();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(67, -1.0, 1.0);
-    let v4 = (((&v2).mean() * &k3)).cross_entropy(&[1usize, 0usize, 1usize]);
-    let v5 = (((&v2).reshape::<Shape![1, 1, 1, 4]>().conv_transpose2d::<1, 0, 1, 1, 4>(&(c).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![1, 4]>()) * 3.0).round();
-    let v6 = ((a).square() + 1.0).ln();
-    let k7: Tensor![f64] = Tensor::rand_uniform(447, -1.0, 1.0);
-    let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(158, -1.0, 1.0);
-    let k9: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(139, -1.0, 1.0);
-    (&v4 * &k7).sum() + (&v5 * &k8).sum() + (&v6 * &k9).sum()
+fn g206_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = ((a) + (b));
+    let v2 = (&v1).logsumexp_keepdim::<0>();
+    let mut v3 = v1.clone();
+    for _ in 0..3 {
+        v3 = ((&v3 * &v1).square()).tanh() + &v1 * 0.5;
+    }
+    let v4 = if b.detach().sum().item() < 0.0 { (&v3).sigmoid() } else { ((&v3) * (&v1)) };
+    let mut v5 = v2.clone();
+    for _ in 0..2 {
+        v5 = ((-(&v5 * &v2))).tanh() + &v2 * 0.5;
+    }
+    let k6: Tensor![f64; 3] = Tensor::rand_uniform(240, -1.0, 1.0);
+    let k7: Tensor![f64; 1] = Tensor::rand_uniform(605, -1.0, 1.0);
+    (&v4 * &k6).sum() + (&v5 * &k7).sum()
 }
 
 #[test]
 fn g206_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1442, -sign, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1442, -sign, sign);
         let b: Tensor![f64; 3] = Tensor::rand_uniform(1443, -sign, sign);
-        let c: Tensor![f64] = Tensor::rand_uniform(1444, -sign, sign);
-        let (value, g) = g206_grad(&a, &b, &c);
-        assert_eq!(value, g206(&a, &b, &c));
-        check(|x| g206(x, &b, &c), &a, &g.a);
-        check(|x| g206(&a, x, &c), &b, &g.b);
-        check(|x| g206(&a, &b, x), &c, &g.c);
+        let (value, g) = g206_grad(&a, &b);
+        assert_eq!(value, g206(&a, &b));
+        check(|x| g206(x, &b), &a, &g.a);
+        check(|x| g206(&a, x), &b, &g.b);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g206_tape(&ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+    }
+}
+
+#[differentiable]
+fn g207(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 2, 3]) -> f64 {
+    let v1 = ((a) - (b));
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(654, -1.0, 1.0);
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(353, -1.0, 1.0);
+    let v4 = ((((&v1).mean() * &k2)).softmax::<0>() * &k3);
+    let v5 = (&v4).mean_axis::<0>();
+    let v6 = ((c).logsumexp()).tanh();
+    let k7: Tensor![f64] = Tensor::rand_uniform(575, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
+    let m9 = k8.gt_scalar(0.0);
+    let v10 = m9.select(&v5, &((&v4).mean() * &k7));
+    let v11 = (&v6).atan2(&((&v10).square() + 0.5));
+    let k12: Tensor![f64] = Tensor::rand_uniform(395, -1.0, 1.0);
+    ((&v11 * &k12).sum()).item()
+}
+
+fn g207_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
+    let v1 = ((a) - (b));
+    let k2: Tensor![f64; 4] = Tensor::rand_uniform(654, -1.0, 1.0);
+    let k3: Tensor![f64; 4] = Tensor::rand_uniform(353, -1.0, 1.0);
+    let v4 = ((((&v1).mean() * &k2)).softmax::<0>() * &k3);
+    let v5 = (&v4).mean_axis::<0>();
+    let v6 = ((c).logsumexp()).tanh();
+    let k7: Tensor![f64] = Tensor::rand_uniform(575, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(403, -1.0, 1.0);
+    let m9 = k8.gt_scalar(0.0);
+    let v10 = Var::select(&m9, &v5, &((&v4).mean() * &k7));
+    let v11 = (&v6).atan2(&((&v10).square() + 0.5));
+    let k12: Tensor![f64] = Tensor::rand_uniform(395, -1.0, 1.0);
+    (&v11 * &k12).sum()
+}
+
+#[test]
+fn g207_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1449, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1450, -sign, sign);
+        let c: Tensor![f64; 2, 3] = Tensor::rand_uniform(1451, -sign, sign);
+        let (value, g) = g207_grad(&a, &b, &c);
+        assert_eq!(value, g207(&a, &b, &c));
+        check(|x| g207(x, &b, &c), &a, &g.a);
+        check(|x| g207(&a, x, &c), &b, &g.b);
+        check(|x| g207(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
         let tc = Var::param(c.clone());
-        let loss = g206_tape(&ta, &tb, &tc);
+        let loss = g207_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
@@ -10289,80 +10539,34 @@ fn g206_gradient() {
 }
 
 #[differentiable]
-fn g207(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3]) -> f64 {
-    let v1 = (b).tanh().exp2();
-    let v2 = (a).gather::<1, 2>(&[2, 2]);
-    let v3 = if b.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).square() };
-    let v4 = ((&v2) * 3.0).ceil();
-    let v5 = (((&v3).var_axis::<0>()).square() + 1.0).powf(-0.5);
-    let v6 = (&v4).reshape::<Shape![1, 1, 3, 2]>().conv_transpose2d::<1, 0, 1, 3, 2>(&(&v5).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 2]>();
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(978, -1.0, 1.0);
-    ((&v6 * &k7).sum()).item()
+fn g208(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64; 4]) -> f64 {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(744, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(852, -1.0, 1.0);
+    let v3 = ((((&m.fc1.bias).mean() * &k1)) * (((a).mean() * &k2)));
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(592, -1.0, 1.0);
+    let v5 = ((a).log_softmax::<1>() * &k4);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
+    let v7 = if b.detach().sum().item() > 0.0 { ((m.fc1.forward(&((&v3).mean() * &k6))) * 1.5).gelu() } else { (-(m.fc1.forward(&((&v3).mean() * &k6)))) };
+    let v8 = (b).tanh();
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(392, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(313, -1.0, 1.0);
+    ((&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()).item()
 }
 
-fn g207_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (b).tanh().exp2();
-    let v2 = (a).gather::<1, 2>(&[2, 2]);
-    let v3 = if b.detach().sum().item() > 0.0 { ((&v1).square() + 1.0).sqrt() } else { (&v1).square() };
-    let v4 = ((&v2) * 3.0).ceil();
-    let v5 = (((&v3).var_axis::<0>()).square() + 1.0).powf(-0.5);
-    let v6 = (&v4).reshape::<Shape![1, 1, 3, 2]>().conv_transpose2d::<1, 0, 1, 3, 2>(&(&v5).reshape::<Shape![1, 1, 1, 1]>()).reshape::<Shape![3, 2]>();
-    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(978, -1.0, 1.0);
-    (&v6 * &k7).sum()
-}
-
-#[test]
-fn g207_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1449, -sign, sign);
-        let b: Tensor![f64; 3] = Tensor::rand_uniform(1450, -sign, sign);
-        let (value, g) = g207_grad(&a, &b);
-        assert_eq!(value, g207(&a, &b));
-        check(|x| g207(x, &b), &a, &g.a);
-        check(|x| g207(&a, x), &b, &g.b);
-        let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g207_tape(&ta, &tb);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-        same(&tb, &g.b);
-    }
-}
-
-#[differentiable]
-fn g208(m: &Net, a: &Tensor![f64; 2, 4]) -> f64 {
-    let v1 = ((&m.fc1.weight).square() + 1.0).ln();
-    let v2 = (&m.fc2.bias).cast::<f64>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
-    let v4 = (m.fc1.forward(&((a).mean() * &k3))).tanh();
-    let mut v5 = v1.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v4).tanh()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(478, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(86, -1.0, 1.0);
-    ((&v2 * &k6).sum() + (&v5 * &k7).sum()).item()
-}
-
-fn g208_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>) -> Var<f64, ()> {
-    let v1 = ((&m.fc1.weight).square() + 1.0).ln();
-    let v2 = (&m.fc2.bias).cast::<f64>();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(245, -1.0, 1.0);
-    let v4 = (m.fc1.forward(&((a).mean() * &k3))).tanh();
-    let mut v5 = v1.clone();
-    for i in 0..1 {
-        if i % 2 == 0 {
-            v5 = ((&v5 * &v4).tanh()).tanh();
-        }
-        v5 = &v5 - &v4 * 0.25;
-    }
-    let k6: Tensor![f64; 3] = Tensor::rand_uniform(478, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(86, -1.0, 1.0);
-    (&v2 * &k6).sum() + (&v5 * &k7).sum()
+fn g208_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(744, -1.0, 1.0);
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(852, -1.0, 1.0);
+    let v3 = ((((&m.fc1.bias).mean() * &k1)) * (((a).mean() * &k2)));
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(592, -1.0, 1.0);
+    let v5 = ((a).log_softmax::<1>() * &k4);
+    let k6: Tensor![f64; 3, 3] = Tensor::rand_uniform(505, -1.0, 1.0);
+    let v7 = if b.detach().sum().item() > 0.0 { ((m.fc1.forward(&((&v3).mean() * &k6))) * 1.5).gelu() } else { (-(m.fc1.forward(&((&v3).mean() * &k6)))) };
+    let v8 = (b).tanh();
+    let k9: Tensor![f64; 2, 4] = Tensor::rand_uniform(392, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 4] = Tensor::rand_uniform(798, -1.0, 1.0);
+    let k11: Tensor![f64; 4] = Tensor::rand_uniform(313, -1.0, 1.0);
+    (&v5 * &k9).sum() + (&v7 * &k10).sum() + (&v8 * &k11).sum()
 }
 
 #[test]
@@ -10370,54 +10574,56 @@ fn g208_gradient() {
     for sign in [1.0, -1.0] {
         let m = Net::random(1459, sign);
         let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(1456, -sign, sign);
-        let (value, g) = g208_grad(&m, &a);
-        assert_eq!(value, g208(&m, &a));
-        check_model(|x| g208(x, &a), &m, &g.m);
-        check(|x| g208(&m, x), &a, &g.a);
+        let b: Tensor![f64; 4] = Tensor::rand_uniform(1457, -sign, sign);
+        let (value, g) = g208_grad(&m, &a, &b);
+        assert_eq!(value, g208(&m, &a, &b));
+        check_model(|x| g208(x, &a, &b), &m, &g.m);
+        check(|x| g208(&m, x, &b), &a, &g.a);
+        check(|x| g208(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g208_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g208_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g209(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = ((a).square() + 1.0).log2();
-    let v2 = (b).reshape::<Shape![6]>();
-    let v3 = ((((&v2) * 1.5).gelu_erf()) * (((&v1).concat::<0, 6, _>(&v1)).mean()));
-    let v4 = ((&v3).tanh().powi(3)).tanh().powi(3);
-    let v5 = (((&v4) * 1.5).gelu_tanh()).pad::<0, 2, 1, 9>();
-    let k6: Tensor![f64; 9] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let k7: Tensor![f64; 9] = Tensor::rand_uniform(335, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = m8.select(&v5, &((&v5) + &k6));
-    let k10: Tensor![f64; 9] = Tensor::rand_uniform(641, -1.0, 1.0);
-    ((&v9 * &k10).sum()).item()
+fn g209(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 4]) -> f64 {
+    let v1 = ((a) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).transpose::<1, 2>();
+    let v4 = ((&v3).min()).maximum(&(&v3).tanh().cosh());
+    let v5 = (&v4).tanh();
+    let v6 = (((&v5).hypot(&((&v5).square() + 0.5))) * (((&v4).concat::<0, 4, _>(&v4)).mean()));
+    let v7 = ((b).square() + 1.0).recip();
+    let k8: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(163, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(620, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
-fn g209_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).log2();
-    let v2 = (b).reshape::<Shape![6]>();
-    let v3 = ((((&v2) * 1.5).gelu_erf()) * (((&v1).concat::<0, 6, _>(&v1)).mean()));
-    let v4 = ((&v3).tanh().powi(3)).tanh().powi(3);
-    let v5 = (((&v4) * 1.5).gelu_tanh()).pad::<0, 2, 1, 9>();
-    let k6: Tensor![f64; 9] = Tensor::rand_uniform(300, -1.0, 1.0);
-    let k7: Tensor![f64; 9] = Tensor::rand_uniform(335, -1.0, 1.0);
-    let m8 = k7.gt_scalar(0.0);
-    let v9 = Var::select(&m8, &v5, &((&v5) + &k6));
-    let k10: Tensor![f64; 9] = Tensor::rand_uniform(641, -1.0, 1.0);
-    (&v9 * &k10).sum()
+fn g209_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+    let v1 = ((a) / ((a).square() + 1.0));
+    let k2: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(66, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).transpose::<1, 2>();
+    let v4 = ((&v3).min()).maximum(&(&v3).tanh().cosh());
+    let v5 = (&v4).tanh();
+    let v6 = (((&v5).hypot(&((&v5).square() + 0.5))) * (((&v4).concat::<0, 4, _>(&v4)).mean()));
+    let v7 = ((b).square() + 1.0).recip();
+    let k8: Tensor![f64; 2, 3, 2] = Tensor::rand_uniform(163, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(620, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
 fn g209_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1463, -sign, sign);
-        let b: Tensor![f64; 2, 3] = Tensor::rand_uniform(1464, -sign, sign);
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(1463, -sign, sign);
+        let b: Tensor![f64; 3, 4] = Tensor::rand_uniform(1464, -sign, sign);
         let (value, g) = g209_grad(&a, &b);
         assert_eq!(value, g209(&a, &b));
         check(|x| g209(x, &b), &a, &g.a);
@@ -10433,267 +10639,135 @@ fn g209_gradient() {
 }
 
 #[differentiable]
-fn g210(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let v2 = (b).broadcast_to::<Shape![2]>();
-    let v3 = ((&v2) * ((&v1).mean()));
-    let k4: Tensor![f64; 2] = Tensor::rand_uniform(348, -1.0, 1.0);
+fn g210(a: &Tensor![f64; 2, 2, 3]) -> f64 {
+    let v1 = (-(a));
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(935, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).t();
+    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(552, -1.0, 1.0);
     ((&v3 * &k4).sum()).item()
 }
 
-fn g210_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((a).square() + 1.0).sqrt();
-    let v2 = (b).broadcast_to::<Shape![2]>();
-    let v3 = ((&v2) * ((&v1).mean()));
-    let k4: Tensor![f64; 2] = Tensor::rand_uniform(348, -1.0, 1.0);
+fn g210_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
+    let v1 = (-(a));
+    let k2: Tensor![f64; 3, 4] = Tensor::rand_uniform(935, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).t();
+    let k4: Tensor![f64; 4, 3] = Tensor::rand_uniform(552, -1.0, 1.0);
     (&v3 * &k4).sum()
 }
 
 #[test]
 fn g210_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1470, -sign, sign);
-        let b: Tensor![f64] = Tensor::rand_uniform(1471, -sign, sign);
-        let (value, g) = g210_grad(&a, &b);
-        assert_eq!(value, g210(&a, &b));
-        check(|x| g210(x, &b), &a, &g.a);
-        check(|x| g210(&a, x), &b, &g.b);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1470, -sign, sign);
+        let (value, g) = g210_grad(&a);
+        assert_eq!(value, g210(&a));
+        check(|x| g210(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g210_tape(&ta, &tb);
+        let loss = g210_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
-fn g211(a: &Tensor![f64; 4], b: &Tensor![f64]) -> f64 {
-    let v1 = ((b).square() + 1.0).recip();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
-    let v4 = (((&v1) + &k2)).concat::<0, 4, _>(&((&v1) + &k3));
-    let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).sqrt() } else { ((b) * (b)) };
-    let v6 = if b.detach().sum().item() > 0.0 { (&v4).cos() } else { ((&v4) * (&v1)) };
-    let v7 = if b.detach().sum().item() < 0.0 { (a).cos() } else { ((a) * 1.5).gelu() };
-    let v8 = if a.detach().sum().item() < 0.0 { ((&v7).square() + 1.0).recip() } else { ((&v7).square() + 1.0).ln() };
-    let k9: Tensor![f64] = Tensor::rand_uniform(900, -1.0, 1.0);
-    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(772, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(805, -1.0, 1.0);
-    ((&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v8 * &k11).sum()).item()
+fn g211(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(878, -1.0, 1.0);
+    let v2 = ((((a).mean() * &k1)).square() + 1.0).pow(&(b).tanh());
+    let v3 = (&v2).flip::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { (c).cos() } else { ((c) * (b)) };
+    let v5 = ((a).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 9>(&(&v3).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![9]>()).cos();
+    let v6 = ((&v5) * 1.5).erf();
+    let v7 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { ((&v5) * (&v5)) };
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let k9: Tensor![f64; 9] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let k10: Tensor![f64; 9] = Tensor::rand_uniform(796, -1.0, 1.0);
+    ((&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()).item()
 }
 
-fn g211_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b).square() + 1.0).recip();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(180, -1.0, 1.0);
-    let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(280, -1.0, 1.0);
-    let v4 = (((&v1) + &k2)).concat::<0, 4, _>(&((&v1) + &k3));
-    let v5 = if b.detach().sum().item() < 0.0 { ((b).square() + 1.0).sqrt() } else { ((b) * (b)) };
-    let v6 = if b.detach().sum().item() > 0.0 { (&v4).cos() } else { ((&v4) * (&v1)) };
-    let v7 = if b.detach().sum().item() < 0.0 { (a).cos() } else { ((a) * 1.5).gelu() };
-    let v8 = if a.detach().sum().item() < 0.0 { ((&v7).square() + 1.0).recip() } else { ((&v7).square() + 1.0).ln() };
-    let k9: Tensor![f64] = Tensor::rand_uniform(900, -1.0, 1.0);
-    let k10: Tensor![f64; 4, 3] = Tensor::rand_uniform(772, -1.0, 1.0);
-    let k11: Tensor![f64; 4] = Tensor::rand_uniform(805, -1.0, 1.0);
-    (&v5 * &k9).sum() + (&v6 * &k10).sum() + (&v8 * &k11).sum()
+fn g211_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(878, -1.0, 1.0);
+    let v2 = ((((a).mean() * &k1)).square() + 1.0).pow(&(b).tanh());
+    let v3 = (&v2).flip::<0>();
+    let v4 = if a.detach().sum().item() > 0.0 { (c).cos() } else { ((c) * (b)) };
+    let v5 = ((a).reshape::<Shape![1, 1, 12]>().conv1d::<1, 0, 1, 1, 9>(&(&v3).reshape::<Shape![1, 1, 4]>()).reshape::<Shape![9]>()).cos();
+    let v6 = ((&v5) * 1.5).erf();
+    let v7 = if b.detach().sum().item() > 0.0 { ((&v5).square() + 1.0).sqrt() } else { ((&v5) * (&v5)) };
+    let k8: Tensor![f64; 3] = Tensor::rand_uniform(719, -1.0, 1.0);
+    let k9: Tensor![f64; 9] = Tensor::rand_uniform(498, -1.0, 1.0);
+    let k10: Tensor![f64; 9] = Tensor::rand_uniform(796, -1.0, 1.0);
+    (&v4 * &k8).sum() + (&v6 * &k9).sum() + (&v7 * &k10).sum()
 }
 
 #[test]
 fn g211_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 4] = Tensor::rand_uniform(1477, -sign, sign);
+        let a: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(1477, -sign, sign);
         let b: Tensor![f64] = Tensor::rand_uniform(1478, -sign, sign);
-        let (value, g) = g211_grad(&a, &b);
-        assert_eq!(value, g211(&a, &b));
-        check(|x| g211(x, &b), &a, &g.a);
-        check(|x| g211(&a, x), &b, &g.b);
+        let c: Tensor![f64; 3] = Tensor::rand_uniform(1479, -sign, sign);
+        let (value, g) = g211_grad(&a, &b, &c);
+        assert_eq!(value, g211(&a, &b, &c));
+        check(|x| g211(x, &b, &c), &a, &g.a);
+        check(|x| g211(&a, x, &c), &b, &g.b);
+        check(|x| g211(&a, &b, x), &c, &g.c);
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g211_tape(&ta, &tb);
+        let tc = Var::param(c.clone());
+        let loss = g211_tape(&ta, &tb, &tc);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
         same(&tb, &g.b);
+        same(&tc, &g.c);
     }
 }
 
 #[differentiable]
-fn g212(m: &Net, a: &Tensor![f64; 2, 3]) -> f64 {
-    let v1 = (a).square();
-    let v2 = (&v1).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
-    let v3 = (m.fc1.forward(&m.fc2.weight)).square();
-    let v4 = ((&m.fc2.bias).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(593, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(854, -1.0, 1.0);
-    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+fn g212(m: &Res, a: &Tensor![f64; 3], b: &Tensor![f64; 3, 3]) -> f64 {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
+    let v2 = (((&m.proj.weight).mean() * &k1)).maximum(a);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(746, -1.0, 1.0);
+    let v4 = (((b).mean() * &k3)).slice::<2, 1, 2>();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(831, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { (m.proj.forward(&((&m.layers[1].weight).mean() * &k5))).sin() } else { ((m.proj.forward(&((&m.layers[1].weight).mean() * &k5))).square() + 1.0).ln() };
+    let v7 = (&m.layers[0].weight).tanh().exp();
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(990, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(652, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(367, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()).item()
 }
 
-fn g212_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>) -> Var<f64, ()> {
-    let v1 = (a).square();
-    let v2 = (&v1).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 1>(&(a).reshape::<Shape![1, 1, 6]>()).reshape::<Shape![1]>();
-    let v3 = (m.fc1.forward(&m.fc2.weight)).square();
-    let v4 = ((&m.fc2.bias).square() + 1.0).powf(-0.5);
-    let k5: Tensor![f64; 1] = Tensor::rand_uniform(593, -1.0, 1.0);
-    let k6: Tensor![f64; 4, 4] = Tensor::rand_uniform(865, -1.0, 1.0);
-    let k7: Tensor![f64; 3] = Tensor::rand_uniform(854, -1.0, 1.0);
-    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+fn g212_tape(m: &TRes, a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(163, -1.0, 1.0);
+    let v2 = (((&m.proj.weight).mean() * &k1)).maximum(a);
+    let k3: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(746, -1.0, 1.0);
+    let v4 = (((b).mean() * &k3)).slice::<2, 1, 2>();
+    let k5: Tensor![f64; 3, 4] = Tensor::rand_uniform(831, -1.0, 1.0);
+    let v6 = if b.detach().sum().item() > 0.0 { (m.proj.forward(&((&m.layers[1].weight).mean() * &k5))).sin() } else { ((m.proj.forward(&((&m.layers[1].weight).mean() * &k5))).square() + 1.0).ln() };
+    let v7 = (&m.layers[0].weight).tanh().exp();
+    let k8: Tensor![f64; 2, 3] = Tensor::rand_uniform(990, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 2, 2] = Tensor::rand_uniform(652, -1.0, 1.0);
+    let k10: Tensor![f64; 3, 3] = Tensor::rand_uniform(641, -1.0, 1.0);
+    let k11: Tensor![f64; 3, 3] = Tensor::rand_uniform(367, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v6 * &k10).sum() + (&v7 * &k11).sum()
 }
 
 #[test]
 fn g212_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Net::random(1487, sign);
-        let a: Tensor![f64; 2, 3] = Tensor::rand_uniform(1484, -sign, sign);
-        let (value, g) = g212_grad(&m, &a);
-        assert_eq!(value, g212(&m, &a));
-        check_model(|x| g212(x, &a), &m, &g.m);
-        check(|x| g212(&m, x), &a, &g.a);
-        let tm = m.tape();
-        let ta = Var::param(a.clone());
-        let loss = g212_tape(&tm, &ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        tm.same(&g.m);
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g213(a: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = (a).sin();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![1, 1]>();
-    let v3 = (&v2).flip::<1>();
-    let v4 = (&v1).tanh();
-    let v5 = if a.detach().sum().item() < 0.0 { (-(&v4)) } else { ((&v4) * (&v3)) };
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(599, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
-}
-
-fn g213_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = (a).sin();
-    let v2 = (&v1).reshape::<Shape![1, 1, 2, 1]>().conv2d::<1, 0, 1, 1, 1, 1>(&(&v1).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![1, 1]>();
-    let v3 = (&v2).flip::<1>();
-    let v4 = (&v1).tanh();
-    let v5 = if a.detach().sum().item() < 0.0 { (-(&v4)) } else { ((&v4) * (&v3)) };
-    let k6: Tensor![f64; 2, 1] = Tensor::rand_uniform(599, -1.0, 1.0);
-    (&v5 * &k6).sum()
-}
-
-#[test]
-fn g213_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 2, 1] = Tensor::rand_uniform(1491, -sign, sign);
-        let (value, g) = g213_grad(&a);
-        assert_eq!(value, g213(&a));
-        check(|x| g213(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g213_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g214(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).cos();
-    let v2 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 5>(&(&v1).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 5]>();
-    let v3 = if a.detach().sum().item() < 0.0 { (&v2).softplus() } else { ((&v2).square() + 1.0).ln() };
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).tanh()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let v5 = ((&v4) * ((&v1).mean()));
-    let k6: Tensor![f64; 1, 5] = Tensor::rand_uniform(976, -1.0, 1.0);
-    ((&v5 * &k6).sum()).item()
-}
-
-fn g214_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).cos();
-    let v2 = (&v1).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 1, 5>(&(&v1).reshape::<Shape![1, 1, 1, 3]>()).reshape::<Shape![1, 5]>();
-    let v3 = if a.detach().sum().item() < 0.0 { (&v2).softplus() } else { ((&v2).square() + 1.0).ln() };
-    let mut v4 = v3.clone();
-    for i in 0..3 {
-        if i % 2 == 0 {
-            v4 = ((&v4 * &v2).tanh()).tanh();
-        }
-        v4 = &v4 - &v2 * 0.25;
-    }
-    let v5 = ((&v4) * ((&v1).mean()));
-    let k6: Tensor![f64; 1, 5] = Tensor::rand_uniform(976, -1.0, 1.0);
-    (&v5 * &k6).sum()
-}
-
-#[test]
-fn g214_gradient() {
-    for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1498, -sign, sign);
-        let (value, g) = g214_grad(&a);
-        assert_eq!(value, g214(&a));
-        check(|x| g214(x), &a, &g.a);
-        let ta = Var::param(a.clone());
-        let loss = g214_tape(&ta);
-        assert_eq!(loss.item(), value);
-        loss.backward().unwrap();
-        same(&ta, &g.a);
-    }
-}
-
-#[differentiable]
-fn g215(m: &Res, a: &Tensor![f64; 3, 4], b: &Tensor![f64; 3, 4]) -> f64 {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).tanh();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(196, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = m5.select(&v2, &((a).mean() * &k3));
-    let mut v7 = v6.clone();
-    for i in 0..2 {
-        v7 = (m.layers[i].forward(&v7) * &m.norm[i]).tanh() + &v7 * 0.5;
-    }
-    let v8 = (-(&m.layers[1].bias));
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(508, -1.0, 1.0);
-    ((&v7 * &k9).sum() + (&v8 * &k10).sum()).item()
-}
-
-fn g215_tape(m: &TRes, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(914, -1.0, 1.0);
-    let v2 = (((b).mean() * &k1)).tanh();
-    let k3: Tensor![f64; 3, 3] = Tensor::rand_uniform(196, -1.0, 1.0);
-    let k4: Tensor![f64; 3, 3] = Tensor::rand_uniform(893, -1.0, 1.0);
-    let m5 = k4.gt_scalar(0.0);
-    let v6 = Var::select(&m5, &v2, &((a).mean() * &k3));
-    let mut v7 = v6.clone();
-    for i in 0..2 {
-        v7 = (m.layers[i].forward(&v7) * &m.norm[i]).tanh() + &v7 * 0.5;
-    }
-    let v8 = (-(&m.layers[1].bias));
-    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(146, -1.0, 1.0);
-    let k10: Tensor![f64; 3] = Tensor::rand_uniform(508, -1.0, 1.0);
-    (&v7 * &k9).sum() + (&v8 * &k10).sum()
-}
-
-#[test]
-fn g215_gradient() {
-    for sign in [1.0, -1.0] {
-        let m = Res::random(1508, sign);
-        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1505, -sign, sign);
-        let b: Tensor![f64; 3, 4] = Tensor::rand_uniform(1506, -sign, sign);
-        let (value, g) = g215_grad(&m, &a, &b);
-        assert_eq!(value, g215(&m, &a, &b));
-        check_model(|x| g215(x, &a, &b), &m, &g.m);
-        check(|x| g215(&m, x, &b), &a, &g.a);
-        check(|x| g215(&m, &a, x), &b, &g.b);
+        let m = Res::random(1487, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1484, -sign, sign);
+        let b: Tensor![f64; 3, 3] = Tensor::rand_uniform(1485, -sign, sign);
+        let (value, g) = g212_grad(&m, &a, &b);
+        assert_eq!(value, g212(&m, &a, &b));
+        check_model(|x| g212(x, &a, &b), &m, &g.m);
+        check(|x| g212(&m, x, &b), &a, &g.a);
+        check(|x| g212(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
         let tb = Var::param(b.clone());
-        let loss = g215_tape(&tm, &ta, &tb);
+        let loss = g212_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
@@ -10703,26 +10777,174 @@ fn g215_gradient() {
 }
 
 #[differentiable]
-fn g216(a: &Tensor![f64; 3]) -> f64 {
-    let v1 = (a).sigmoid();
-    let v2 = (a).dropout(0.25, 602);
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(486, -1.0, 1.0);
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(972, -1.0, 1.0);
-    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+fn g213(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 1, 3]) -> f64 {
+    let v1 = (c).minimum(b);
+    let v2 = (a).pad::<1, 1, 1, 5>();
+    let v3 = (&v2).square().log1p();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).cos() };
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(436, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 5] = Tensor::rand_uniform(779, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v4 * &k6).sum()).item()
 }
 
-fn g216_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
-    let v1 = (a).sigmoid();
-    let v2 = (a).dropout(0.25, 602);
-    let k3: Tensor![f64; 3] = Tensor::rand_uniform(486, -1.0, 1.0);
-    let k4: Tensor![f64; 3] = Tensor::rand_uniform(972, -1.0, 1.0);
-    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+fn g213_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, Shape![1, 3]>) -> Var<f64, ()> {
+    let v1 = (c).minimum(b);
+    let v2 = (a).pad::<1, 1, 1, 5>();
+    let v3 = (&v2).square().log1p();
+    let v4 = if b.detach().sum().item() > 0.0 { ((&v3).square() + 1.0).recip() } else { (&v3).cos() };
+    let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(436, -1.0, 1.0);
+    let k6: Tensor![f64; 1, 5] = Tensor::rand_uniform(779, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v4 * &k6).sum()
+}
+
+#[test]
+fn g213_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(1491, -sign, sign);
+        let b: Tensor![f64; 3] = Tensor::rand_uniform(1492, -sign, sign);
+        let c: Tensor![f64; 1, 3] = Tensor::rand_uniform(1493, -sign, sign);
+        let (value, g) = g213_grad(&a, &b, &c);
+        assert_eq!(value, g213(&a, &b, &c));
+        check(|x| g213(x, &b, &c), &a, &g.a);
+        check(|x| g213(&a, x, &c), &b, &g.b);
+        check(|x| g213(&a, &b, x), &c, &g.c);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g213_tape(&ta, &tb, &tc);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
+    }
+}
+
+#[differentiable]
+fn g214(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).maximum_scalar(0.1);
+    let v3 = (&v2).permute::<1, 0>();
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).tanh();
+    let v6 = (b).cos();
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(414, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(597, -1.0, 1.0);
+    ((&v5 * &k7).sum() + (&v6 * &k8).sum()).item()
+}
+
+fn g214_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 2, 3] = Tensor::rand_uniform(676, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).maximum_scalar(0.1);
+    let v3 = (&v2).permute::<1, 0>();
+    let k4: Tensor![f64; 2, 4] = Tensor::rand_uniform(607, -1.0, 1.0);
+    let v5 = ((&v3).matmul(&k4)).tanh();
+    let v6 = (b).cos();
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(414, -1.0, 1.0);
+    let k8: Tensor![f64] = Tensor::rand_uniform(597, -1.0, 1.0);
+    (&v5 * &k7).sum() + (&v6 * &k8).sum()
+}
+
+#[test]
+fn g214_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1498, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1499, -sign, sign);
+        let (value, g) = g214_grad(&a, &b);
+        assert_eq!(value, g214(&a, &b));
+        check(|x| g214(x, &b), &a, &g.a);
+        check(|x| g214(&a, x), &b, &g.b);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g214_tape(&ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+    }
+}
+
+#[differentiable]
+fn g215(m: &Net, a: &Tensor![f64; 3]) -> f64 {
+    let v1 = (&m.fc1.bias).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).cross_entropy(&[1usize, 2usize]);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
+    let v5 = m.fc2.forward(&((a).mean() * &k4));
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).softplus()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(658, -1.0, 1.0);
+    ((&v6 * &k7).sum()).item()
+}
+
+fn g215_tape(m: &TNet, a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let v1 = (&m.fc1.bias).minimum_scalar(-0.1);
+    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(279, -1.0, 1.0);
+    let v3 = (((&v1).mean() * &k2)).cross_entropy(&[1usize, 2usize]);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(951, -1.0, 1.0);
+    let v5 = m.fc2.forward(&((a).mean() * &k4));
+    let mut v6 = v5.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v6 = ((&v6 * &v3).softplus()).tanh();
+        }
+        v6 = &v6 - &v3 * 0.25;
+    }
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(658, -1.0, 1.0);
+    (&v6 * &k7).sum()
+}
+
+#[test]
+fn g215_gradient() {
+    for sign in [1.0, -1.0] {
+        let m = Net::random(1508, sign);
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1505, -sign, sign);
+        let (value, g) = g215_grad(&m, &a);
+        assert_eq!(value, g215(&m, &a));
+        check_model(|x| g215(x, &a), &m, &g.m);
+        check(|x| g215(&m, x), &a, &g.a);
+        let tm = m.tape();
+        let ta = Var::param(a.clone());
+        let loss = g215_tape(&tm, &ta);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        tm.same(&g.m);
+        same(&ta, &g.a);
+    }
+}
+
+#[differentiable]
+fn g216(a: &Tensor![f64; 3, 3]) -> f64 {
+    let v1 = (a).mse(a);
+    let v2 = (a).gather::<0, 2>(&[0, 1]);
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let v4 = (((a) + (a))).matmul(&k3);
+    let k5: Tensor![f64] = Tensor::rand_uniform(556, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(514, -1.0, 1.0);
+    ((&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()).item()
+}
+
+fn g216_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
+    let v1 = (a).mse(a);
+    let v2 = (a).gather::<0, 2>(&[0, 1]);
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(5, -1.0, 1.0);
+    let v4 = (((a) + (a))).matmul(&k3);
+    let k5: Tensor![f64] = Tensor::rand_uniform(556, -1.0, 1.0);
+    let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(233, -1.0, 1.0);
+    let k7: Tensor![f64; 3, 2] = Tensor::rand_uniform(514, -1.0, 1.0);
+    (&v1 * &k5).sum() + (&v2 * &k6).sum() + (&v4 * &k7).sum()
 }
 
 #[test]
 fn g216_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1512, -sign, sign);
+        let a: Tensor![f64; 3, 3] = Tensor::rand_uniform(1512, -sign, sign);
         let (value, g) = g216_grad(&a);
         assert_eq!(value, g216(&a));
         check(|x| g216(x), &a, &g.a);
@@ -10735,74 +10957,88 @@ fn g216_gradient() {
 }
 
 #[differentiable]
-fn g217(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1]) -> f64 {
-    let v1 = ((a) + 0.25).relu();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v4 = (&v3).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 2, 1>(&(b).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![2, 1]>();
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(1, -1.0, 1.0);
-    ((&v4 * &k5).sum()).item()
+fn g217(a: &Tensor![f64; 3, 4]) -> f64 {
+    let v1 = (a).matmul(&(a).t());
+    let v2 = (a).cast::<f64>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(17, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(319, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&v2, &((&v2) + &k3));
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(202, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(784, -1.0, 1.0);
+    let m9 = k8.gt_scalar(0.0);
+    let v10 = m9.select(&v6, &((&v6) + &k7));
+    let v11 = ((&v10).logsumexp()).square().log1p();
+    let v12 = (&v1).softplus();
+    let k13: Tensor![f64] = Tensor::rand_uniform(660, -1.0, 1.0);
+    let k14: Tensor![f64; 3, 3] = Tensor::rand_uniform(743, -1.0, 1.0);
+    ((&v11 * &k13).sum() + (&v12 * &k14).sum()).item()
 }
 
-fn g217_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
-    let v1 = ((a) + 0.25).relu();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(52, -1.0, 1.0);
-    let v3 = (((&v1) + &k2)).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v4 = (&v3).reshape::<Shape![1, 1, 1, 1]>().conv_transpose2d::<1, 0, 1, 2, 1>(&(b).reshape::<Shape![1, 1, 2, 1]>()).reshape::<Shape![2, 1]>();
-    let k5: Tensor![f64; 2, 1] = Tensor::rand_uniform(1, -1.0, 1.0);
-    (&v4 * &k5).sum()
+fn g217_tape(a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
+    let v1 = (a).matmul(&(a).t());
+    let v2 = (a).cast::<f64>();
+    let k3: Tensor![f64; 3, 4] = Tensor::rand_uniform(17, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(319, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &v2, &((&v2) + &k3));
+    let k7: Tensor![f64; 3, 4] = Tensor::rand_uniform(202, -1.0, 1.0);
+    let k8: Tensor![f64; 3, 4] = Tensor::rand_uniform(784, -1.0, 1.0);
+    let m9 = k8.gt_scalar(0.0);
+    let v10 = Var::select(&m9, &v6, &((&v6) + &k7));
+    let v11 = ((&v10).logsumexp()).square().log1p();
+    let v12 = (&v1).softplus();
+    let k13: Tensor![f64] = Tensor::rand_uniform(660, -1.0, 1.0);
+    let k14: Tensor![f64; 3, 3] = Tensor::rand_uniform(743, -1.0, 1.0);
+    (&v11 * &k13).sum() + (&v12 * &k14).sum()
 }
 
 #[test]
 fn g217_gradient() {
     for sign in [1.0, -1.0] {
-        let a: Tensor![f64; 3] = Tensor::rand_uniform(1519, -sign, sign);
-        let b: Tensor![f64; 2, 1] = Tensor::rand_uniform(1520, -sign, sign);
-        let (value, g) = g217_grad(&a, &b);
-        assert_eq!(value, g217(&a, &b));
-        check(|x| g217(x, &b), &a, &g.a);
-        check(|x| g217(&a, x), &b, &g.b);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1519, -sign, sign);
+        let (value, g) = g217_grad(&a);
+        assert_eq!(value, g217(&a));
+        check(|x| g217(x), &a, &g.a);
         let ta = Var::param(a.clone());
-        let tb = Var::param(b.clone());
-        let loss = g217_tape(&ta, &tb);
+        let loss = g217_tape(&ta);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         same(&ta, &g.a);
-        same(&tb, &g.b);
     }
 }
 
 #[differentiable]
 fn g218(a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
-    let v1 = ((b) * 1.5).gelu();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(927, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v4 = (&v3).tanh().exp();
-    let v5 = (((&v4) * 3.0).ceil()).tanh();
-    let mut v6 = v1.clone();
-    for _ in 0..3 {
-        v6 = (((&v6 * b).square() + 1.0).recip()).tanh() + &v1 * 0.5;
+    let v1 = (b).tanh().exp();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![9]>();
+    let v4 = (a).minimum_scalar(-0.1);
+    let v5 = (((b).tanh().exp2()) * 3.0).ceil();
+    let v6 = if a.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { ((&v3) * (&v3)) };
+    let mut v7 = v5.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * &v4).square() + 1.0).ln()).tanh() + &v5 * 0.5;
     }
-    let v7 = (&v6).tanh();
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(641, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(303, -1.0, 1.0);
-    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
+    let k8: Tensor![f64; 9] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(300, -1.0, 1.0);
+    ((&v6 * &k8).sum() + (&v7 * &k9).sum()).item()
 }
 
 fn g218_tape(a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
-    let v1 = ((b) * 1.5).gelu();
-    let k2: Tensor![f64; 2, 3] = Tensor::rand_uniform(927, -1.0, 1.0);
-    let v3 = (((a) + &k2)).reshape::<Shape![1, 1, 2, 3]>().avg_pool2d::<2, 2, 1, 1>().reshape::<Shape![1, 1]>();
-    let v4 = (&v3).tanh().exp();
-    let v5 = (((&v4) * 3.0).ceil()).tanh();
-    let mut v6 = v1.clone();
-    for _ in 0..3 {
-        v6 = (((&v6 * b).square() + 1.0).recip()).tanh() + &v1 * 0.5;
+    let v1 = (b).tanh().exp();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(699, -1.0, 1.0);
+    let v3 = (((&v1) + &k2)).reshape::<Shape![9]>();
+    let v4 = (a).minimum_scalar(-0.1);
+    let v5 = (((b).tanh().exp2()) * 3.0).ceil();
+    let v6 = if a.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { ((&v3) * (&v3)) };
+    let mut v7 = v5.clone();
+    for _ in 0..1 {
+        v7 = (((&v7 * &v4).square() + 1.0).ln()).tanh() + &v5 * 0.5;
     }
-    let v7 = (&v6).tanh();
-    let k8: Tensor![f64; 1, 1] = Tensor::rand_uniform(641, -1.0, 1.0);
-    let k9: Tensor![f64] = Tensor::rand_uniform(303, -1.0, 1.0);
-    (&v5 * &k8).sum() + (&v7 * &k9).sum()
+    let k8: Tensor![f64; 9] = Tensor::rand_uniform(819, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(300, -1.0, 1.0);
+    (&v6 * &k8).sum() + (&v7 * &k9).sum()
 }
 
 #[test]
@@ -10825,50 +11061,58 @@ fn g218_gradient() {
 }
 
 #[differentiable]
-fn g219(m: &Stack, a: &Tensor![f64; 3, 4]) -> f64 {
-    let v1 = ((a) * 1.5).gelu_tanh();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(500, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
-    let mut v4 = m.blocks[1].weight.clone();
-    for i in 0..2 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].weight * 0.25;
-    }
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).square() } else { (&v4).sigmoid() };
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(469, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
-    ((&v3 * &k6).sum() + (&v5 * &k7).sum()).item()
+fn g219(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
+    let v1 = (a).tanh().exp2();
+    let v2 = (&v1).broadcast_to::<Shape![2, 3, 4]>();
+    let v3 = ((m.fc2.forward(a)).square() + 1.0).powf(-0.5);
+    let v4 = (m.fc1.forward(&v3)).square();
+    let v5 = ((b) * 1.5).gelu();
+    let v6 = (&m.fc2.bias).sigmoid();
+    let v7 = (&m.fc2.weight).softplus();
+    let k8: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(855, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(411, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(489, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(810, -1.0, 1.0);
+    let k12: Tensor![f64; 4, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    ((&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()).item()
 }
 
-fn g219_tape(m: &TStack, a: &Var<f64, Shape![3, 4]>) -> Var<f64, ()> {
-    let v1 = ((a) * 1.5).gelu_tanh();
-    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(500, -1.0, 1.0);
-    let v3 = (((&v1).mean() * &k2)).reshape::<Shape![1, 3, 3]>().max_pool1d::<2, 1, 2>().reshape::<Shape![3, 2]>();
-    let mut v4 = m.blocks[1].weight.clone();
-    for i in 0..2 {
-        v4 = (m.blocks[i].forward(&v4)).tanh() + &v4 * 0.5 + &m.blocks[1].weight * 0.25;
-    }
-    let v5 = if a.detach().sum().item() < 0.0 { (&v4).square() } else { (&v4).sigmoid() };
-    let k6: Tensor![f64; 3, 2] = Tensor::rand_uniform(469, -1.0, 1.0);
-    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(958, -1.0, 1.0);
-    (&v3 * &k6).sum() + (&v5 * &k7).sum()
+fn g219_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (a).tanh().exp2();
+    let v2 = (&v1).broadcast_to::<Shape![2, 3, 4]>();
+    let v3 = ((m.fc2.forward(a)).square() + 1.0).powf(-0.5);
+    let v4 = (m.fc1.forward(&v3)).square();
+    let v5 = ((b) * 1.5).gelu();
+    let v6 = (&m.fc2.bias).sigmoid();
+    let v7 = (&m.fc2.weight).softplus();
+    let k8: Tensor![f64; 2, 3, 4] = Tensor::rand_uniform(855, -1.0, 1.0);
+    let k9: Tensor![f64; 3, 4] = Tensor::rand_uniform(411, -1.0, 1.0);
+    let k10: Tensor![f64] = Tensor::rand_uniform(489, -1.0, 1.0);
+    let k11: Tensor![f64; 3] = Tensor::rand_uniform(810, -1.0, 1.0);
+    let k12: Tensor![f64; 4, 3] = Tensor::rand_uniform(872, -1.0, 1.0);
+    (&v2 * &k8).sum() + (&v4 * &k9).sum() + (&v5 * &k10).sum() + (&v6 * &k11).sum() + (&v7 * &k12).sum()
 }
 
 #[test]
 fn g219_gradient() {
     for sign in [1.0, -1.0] {
-        let m = Stack::random(1536, sign);
+        let m = Net::random(1536, sign);
         let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1533, -sign, sign);
-        let (value, g) = g219_grad(&m, &a);
-        assert_eq!(value, g219(&m, &a));
-        check_model(|x| g219(x, &a), &m, &g.m);
-        check(|x| g219(&m, x), &a, &g.a);
+        let b: Tensor![f64] = Tensor::rand_uniform(1534, -sign, sign);
+        let (value, g) = g219_grad(&m, &a, &b);
+        assert_eq!(value, g219(&m, &a, &b));
+        check_model(|x| g219(x, &a, &b), &m, &g.m);
+        check(|x| g219(&m, x, &b), &a, &g.a);
+        check(|x| g219(&m, &a, x), &b, &g.b);
         let tm = m.tape();
         let ta = Var::param(a.clone());
-        let loss = g219_tape(&tm, &ta);
+        let tb = Var::param(b.clone());
+        let loss = g219_tape(&tm, &ta, &tb);
         assert_eq!(loss.item(), value);
         loss.backward().unwrap();
         tm.same(&g.m);
         same(&ta, &g.a);
+        same(&tb, &g.b);
     }
 }
 

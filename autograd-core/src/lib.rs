@@ -186,6 +186,7 @@ pub mod __bench {
 /// | reductions (over [`All`](rules::All), [`AlongAxis`](rules::AlongAxis), [`KeepAxis`](rules::KeepAxis)) | [`Sum`](rules::Sum), [`Mean`](rules::Mean), [`Max`](rules::Max), [`Min`](rules::Min), [`LogSumExp`](rules::LogSumExp), [`Variance`](rules::Variance) |
 /// | along an axis | [`Softmax`](rules::Softmax), [`LogSoftmax`](rules::LogSoftmax) |
 /// | products and losses | [`MatMul`](rules::MatMul), [`CrossEntropy`](rules::CrossEntropy), [`Mse`](rules::Mse) |
+/// | linear algebra (`(N, N)` and `(B, N, N)`) | [`Det`](rules::Det), [`LogAbsDet`](rules::LogAbsDet), [`Inverse`](rules::Inverse), [`Solve`](rules::Solve), [`Cholesky`](rules::Cholesky), [`CholeskySolve`](rules::CholeskySolve) |
 /// | movement | [`Reshape`](rules::Reshape), [`Permute`](rules::Permute), [`Transpose`](rules::Transpose), [`Expand`](rules::Expand), [`Concat`](rules::Concat), [`Stack`](rules::Stack), [`Slice`](rules::Slice), [`Pad`](rules::Pad), [`Flip`](rules::Flip), [`Gather`](rules::Gather), [`Cast`](rules::Cast), [`Detach`](rules::Detach) |
 /// | convolution | [`Conv2d`](rules::Conv2d), [`Conv1d`](rules::Conv1d), [`ConvTranspose2d`](rules::ConvTranspose2d) |
 /// | pooling | [`MaxPool2d`](rules::MaxPool2d), [`MaxPool1d`](rules::MaxPool1d), [`AvgPool2d`](rules::AvgPool2d), [`AvgPool1d`](rules::AvgPool1d), [`GlobalAvgPool`](rules::GlobalAvgPool) |
@@ -203,7 +204,9 @@ pub mod prelude {
     pub use crate::forward::Dual;
     pub use crate::ops::{Convolve1d, Convolve2d, ConvolveTranspose2d};
     pub use crate::params::Params;
-    pub use crate::shape::{Axis, Broadcast, BroadcastTo, MatMulRhs, TargetShape};
+    pub use crate::shape::{
+        Axis, Broadcast, BroadcastTo, MatMulRhs, SolveRhs, SquareMatrix, TargetShape,
+    };
     pub use crate::tape::{Var, no_grad};
     pub use crate::{D, Dim, Erf, Float, Heap, Inline, Mask, One, Rng, Shape, Storage, Tensor};
 }

@@ -47,6 +47,8 @@ mod macro_hygiene;
 mod macro_iter_loops;
 #[path = "../macro_large.rs"]
 mod macro_large;
+#[path = "../macro_linalg.rs"]
+mod macro_linalg;
 // Public, as the functions of a user's library are: clippy holds exported functions to the same
 // lints except those that would change their signature (`trivially_copy_pass_by_ref`).
 #[path = "../macro_lints.rs"]

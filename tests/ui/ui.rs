@@ -52,6 +52,7 @@ const SHAPE_ERROR_DIRS: &[&str] = &[
     "conv",
     "forward",
     "loss",
+    "linalg",
     "matmul",
     "norm",
     "pad",

@@ -62,6 +62,12 @@ plain! {
     matmul: 2 => Binary(crate::ops::LooseMatMul);
     matmul_loose: 2 => Binary(crate::ops::LooseMatMul);
     mse: 2 => Binary(crate::ops::LooseMse);
+    det: 1 => Unary(crate::ops::Det);
+    cholesky: 1 => Unary(crate::ops::Cholesky);
+    cholesky_solve: 2 => Binary(crate::ops::CholeskySolve);
+    inv: 1 => Unary(crate::ops::Inverse);
+    log_abs_det: 1 => Unary(crate::ops::LogAbsDet);
+    solve: 2 => Binary(crate::ops::Solve);
 }
 
 /// `name<const ..>: Wrapper(Rule)`: an entry for a unary rule whose parameters are all consts.

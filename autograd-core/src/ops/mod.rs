@@ -37,19 +37,25 @@ mod avg_pool;
 pub(crate) mod batch_norm;
 mod broadcast_to;
 mod cast;
+mod cholesky;
+mod cholesky_solve;
 mod compare;
 mod concat;
 pub(crate) mod conv1d;
 pub(crate) mod conv2d;
 pub(crate) mod conv_transpose2d;
 mod cross_entropy;
+mod det;
 mod detach;
 mod dropout;
 mod flip;
 mod gather;
 mod global_avg_pool;
+mod inv;
 mod layer_norm;
 mod lines;
+mod log_abs_det;
+mod lu;
 mod matmul;
 mod max_pool;
 mod mse;
@@ -62,6 +68,7 @@ mod prechecked;
 mod reshape;
 mod select;
 mod slice;
+mod solve;
 mod stack;
 mod transpose;
 pub(crate) mod window;
@@ -73,6 +80,8 @@ pub use batch_norm::BatchNormalize;
 pub(crate) use batch_norm::Channels;
 pub use broadcast_to::Expand;
 pub use cast::Cast;
+pub use cholesky::Cholesky;
+pub use cholesky_solve::CholeskySolve;
 pub use compare::Compared;
 pub(crate) use concat::JoinedSize;
 pub use concat::{Concat, ConcatShape};
@@ -80,12 +89,15 @@ pub use conv_transpose2d::{ConvTranspose2d, ConvolveTranspose2d};
 pub use conv1d::{Conv1d, Convolve1d};
 pub use conv2d::{Conv2d, Convolve2d};
 pub use cross_entropy::{BatchLabels, CrossEntropy, Rows};
+pub use det::Det;
 pub use detach::Detach;
 pub use dropout::Dropout;
 pub use flip::Flip;
 pub use gather::Gather;
 pub use global_avg_pool::GlobalAvgPool;
+pub use inv::Inverse;
 pub use layer_norm::LayerNormalize;
+pub use log_abs_det::LogAbsDet;
 pub use matmul::{LooseMatMul, MatMul};
 pub use max_pool::{MaxPool1d, MaxPool2d};
 pub use mse::{LooseMse, Mse};
@@ -104,6 +116,7 @@ pub use select::Select;
 pub(crate) use select::{SelectShape, SelectStorage};
 pub(crate) use slice::InRange;
 pub use slice::Slice;
+pub use solve::Solve;
 pub use stack::{Stack, Stackable};
 pub use transpose::{SwapAxes, Transpose};
 
@@ -242,6 +255,16 @@ macro_rules! for_each_op {
                 global_avg_pool1d: |x, y| { let _ = y; x.reshape::<Shape![1, 2, 3]>().global_avg_pool1d() };
                 layer_norm: |x, y| { let _ = y; x.layer_norm(1e-5) };
                 batch_norm: |x, y| { let _ = y; x.batch_norm(1e-5) };
+                // The left 2 x 2 block of x: [[0.25, 0.5], [0.125, 0.375]], determinant 1/32.
+                det: |x, y| { let _ = y; x.slice::<1, 0, 2>().det() };
+                inv: |x, y| { let _ = y; x.slice::<1, 0, 2>().inv() };
+                log_abs_det: |x, y| { let _ = y; x.slice::<1, 0, 2>().log_abs_det() };
+                // x's left block times its transpose: [[0.3125, 0.21875], [0.21875, 0.15625]].
+                cholesky: |x, y| { let _ = y; let b = x.slice::<1, 0, 2>(); b.matmul(&b.t()).cholesky() };
+                // x's left block read as a lower factor, for y's left block.
+                cholesky_solve: |x, y| x.slice::<1, 0, 2>().cholesky_solve(&y.slice::<1, 0, 2>());
+                // The same block, solved for the left 2 x 2 block of y as two right-hand sides.
+                solve: |x, y| x.slice::<1, 0, 2>().solve(&y.slice::<1, 0, 2>());
             }
         }
     };

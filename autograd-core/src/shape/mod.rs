@@ -8,6 +8,7 @@ mod axis;
 pub mod broadcast;
 mod dim;
 mod matmul;
+mod square;
 
 pub use axis::{Axis, ReplaceAxis};
 pub use broadcast::{Broadcast, BroadcastDim, BroadcastTo, TargetShape};
@@ -15,6 +16,7 @@ pub use dim::{D, Dim, One};
 #[doc(hidden)]
 pub use matmul::LooseMatMulRhs;
 pub use matmul::MatMulRhs;
+pub use square::{SolveRhs, SquareMatrix};
 
 use core::fmt::Debug;
 

@@ -110,6 +110,43 @@ mod tests {
         );
     }
 
+    /// `solve` and `cholesky_solve` on a constant matrix, given a `Var` right-hand side: the
+    /// `Var`-`Var` op's values and gradient.
+    #[test]
+    fn a_solve_with_a_var_right_hand_side_is_recorded() {
+        let a: Tensor![f64; 2, 2] = Tensor::new([[4.0, 1.0], [1.0, 3.0]]);
+        let l = a.cholesky();
+        let rhs: Tensor![f64; 2, 3] = Tensor::new([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]]);
+        for (name, on_tensor, on_var) in [
+            (
+                "solve",
+                a.solve(&Var::param(rhs.clone())),
+                Var::constant(a.clone()).solve(&Var::param(rhs.clone())),
+            ),
+            (
+                "cholesky_solve",
+                l.cholesky_solve(&Var::param(rhs.clone())),
+                Var::constant(l.clone()).cholesky_solve(&Var::param(rhs.clone())),
+            ),
+        ] {
+            assert_eq!(on_tensor.value(), on_var.value(), "{name}: value");
+            // The same solution for both, A^{-1} B.
+            on_tensor
+                .value()
+                .assert_close(&a.inv().matmul(&rhs), 1e-12, 1e-12);
+        }
+        let b = Var::param(rhs.clone());
+        a.solve(&b).square().sum().backward().unwrap();
+        let c = Var::param(rhs);
+        Var::constant(a)
+            .solve(&c)
+            .square()
+            .sum()
+            .backward()
+            .unwrap();
+        assert_eq!(b.grad().unwrap(), c.grad().unwrap());
+    }
+
     /// A reference to a parameter reference (`&x` of `x: &Var`) is accepted, as deref coercion
     /// accepted `&x` of `x: &Tensor` before the operand was generic.
     #[test]

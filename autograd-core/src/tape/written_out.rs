@@ -24,13 +24,15 @@ use super::record::{record_binary, record_unary};
 use super::var::{Operand, Var};
 use crate::ops::window::PoolSize;
 use crate::rules::{
-    AvgPool1d, AvgPool2d, BatchLabels, BatchNormalize, Cast, Concat, ConcatShape, CrossEntropy,
-    Dropout, Expand, Flip, Gather, GlobalAvgPool, LayerNormalize, MatMul, MaxPool1d, MaxPool2d,
-    Mse, Pad, Permute, PermuteShape, Reshape, Rows, Select, Slice, SwapAxes, Transpose,
+    AvgPool1d, AvgPool2d, BatchLabels, BatchNormalize, Cast, Cholesky, CholeskySolve, Concat,
+    ConcatShape, CrossEntropy, Det, Dropout, Expand, Flip, Gather, GlobalAvgPool, Inverse,
+    LayerNormalize, LogAbsDet, MatMul, MaxPool1d, MaxPool2d, Mse, Pad, Permute, PermuteShape,
+    Reshape, Rows, Select, Slice, Solve, SwapAxes, Transpose,
 };
 use crate::scalar::Float;
 use crate::shape::{
-    Axis, Broadcast, BroadcastTo, D, Dim, MatMulRhs, ReplaceAxis, Shape, TargetShape,
+    Axis, Broadcast, BroadcastTo, D, Dim, MatMulRhs, ReplaceAxis, Shape, SolveRhs, SquareMatrix,
+    TargetShape,
 };
 use crate::storage::{Join, Storage};
 use crate::tensor::Mask;
@@ -241,6 +243,106 @@ var_methods! {
 
         /// [`Tensor::global_avg_pool1d`](crate::Tensor::global_avg_pool1d), recorded.
         fn global_avg_pool1d[](&self) -> Var<T, (B, C), St> => record(self) GlobalAvgPool;
+    }
+
+    impl[T: Float, S: Shape, St: Storage] Var<T, S, St> {
+        /// [`Tensor::det`](crate::Tensor::det), recorded: its VJP is `c det(A) A^{-T}`, the cofactor
+        /// matrix times `c` (computed from the cofactors themselves at a singular matrix).
+        ///
+        /// ```
+        /// use autograd_core::prelude::*;
+        /// let a = Var::param(Tensor::new([[4.0f64, 3.0], [6.0, 3.0]]));
+        /// let d = a.det();
+        /// assert_eq!(d.value().item(), -6.0);
+        /// d.backward().unwrap();
+        /// // The cofactors of A.
+        /// a.grad().unwrap().assert_close(&Tensor::new([[3.0, -6.0], [-3.0, 4.0]]), 1e-15, 1e-15);
+        /// ```
+        fn det[](&self) -> Var<T, S::Batch, St> where [S: SquareMatrix] => record(self) Det;
+
+        /// [`Tensor::log_abs_det`](crate::Tensor::log_abs_det), recorded: `ln |det(A)|`, whose VJP
+        /// is `c A^{-T}`. A singular matrix gives `-inf`, which anomaly mode reports at this call.
+        ///
+        /// ```
+        /// use autograd_core::prelude::*;
+        /// let a = Var::param(Tensor::new([[2.0f64, 0.0], [0.0, -4.0]]));
+        /// let l = a.log_abs_det();
+        /// assert_eq!(l.value().item(), 8.0f64.ln());
+        /// l.backward().unwrap();
+        /// assert_eq!(a.grad().unwrap().to_array(), [[0.5, 0.0], [0.0, -0.25]]);
+        /// ```
+        fn log_abs_det[](&self) -> Var<T, S::Batch, St>
+            where [S: SquareMatrix]
+            => record(self) LogAbsDet;
+
+        /// [`Tensor::inv`](crate::Tensor::inv), recorded: its VJP is `-Y^T C Y^T` for `Y = A^{-1}`.
+        /// A singular matrix gives non-finite values, which anomaly mode reports at this call.
+        ///
+        /// ```
+        /// use autograd_core::prelude::*;
+        /// let a = Var::param(Tensor::new([[2.0f64, 0.0], [0.0, 4.0]]));
+        /// let y = a.inv();
+        /// assert_eq!(y.value().to_array(), [[0.5, 0.0], [0.0, 0.25]]);
+        /// y.sum().backward().unwrap();
+        /// // d (sum of A^{-1}) / d a_ij = -(sum of column i of A^{-1}) (sum of row j of A^{-1}).
+        /// assert_eq!(a.grad().unwrap().to_array(), [[-0.25, -0.125], [-0.125, -0.0625]]);
+        /// ```
+        fn inv[](&self) -> Self where [S: SquareMatrix] => record(self) Inverse;
+
+        /// [`Tensor::cholesky`](crate::Tensor::cholesky), recorded: the lower triangular `L` with
+        /// `A = L L^T`, whose VJP `L^{-T} M L^{-1}` is symmetric (see
+        /// [`Cholesky`](crate::rules::Cholesky)). A matrix that is not positive definite gives NaN,
+        /// which anomaly mode reports at this call.
+        ///
+        /// ```
+        /// use autograd_core::prelude::*;
+        /// let a = Var::param(Tensor::new([[4.0f64, 2.0], [2.0, 5.0]]));
+        /// let l = a.cholesky();
+        /// assert_eq!(l.value().to_array(), [[2.0, 0.0], [1.0, 2.0]]);
+        /// // l_00 = sqrt(a_00).
+        /// let mask = Tensor::new([[1.0, 0.0], [0.0, 0.0]]);
+        /// (&l * &mask).sum().backward().unwrap();
+        /// assert_eq!(a.grad().unwrap().to_array(), [[0.25, 0.0], [0.0, 0.0]]);
+        /// ```
+        fn cholesky[](&self) -> Self where [S: SquareMatrix] => record(self) Cholesky;
+
+        /// [`Tensor::solve`](crate::Tensor::solve), recorded: the solution `X` of `A X = B` for a
+        /// right-hand side `b` that is a `Var` or a constant tensor. Its VJPs solve with `A^T`
+        /// (`B_bar = A^{-T} X_bar`, `A_bar = -B_bar X^T`) and never form `A^{-1}`.
+        ///
+        /// ```
+        /// use autograd_core::prelude::*;
+        /// let a = Var::param(Tensor::new([[2.0f64, 0.0], [0.0, 4.0]]));
+        /// let b = Var::param(Tensor::new([1.0, 1.0]));
+        /// let x = a.solve(&b);
+        /// assert_eq!(x.value().to_array(), [0.5, 0.25]);
+        /// x.sum().backward().unwrap();
+        /// // B_bar = A^{-T} [1, 1] = [1/2, 1/4]; A_bar = -B_bar x^T.
+        /// assert_eq!(b.grad().unwrap().to_array(), [0.5, 0.25]);
+        /// assert_eq!(a.grad().unwrap().to_array(), [[-0.25, -0.125], [-0.125, -0.0625]]);
+        /// ```
+        fn solve[O](&self, b: O) -> Var<T, O::Shape, <St as Join<O::Storage>>::Out>
+            where [S: SquareMatrix, O: Operand<Elem = T>, O::Shape: SolveRhs<S>, St: Join<O::Storage>]
+            => record(self, b) Solve;
+
+        /// [`Tensor::cholesky_solve`](crate::Tensor::cholesky_solve), recorded: `X = (L L^T)^{-1} B`
+        /// for this lower triangular factor and a right-hand side `b` that is a `Var` or a constant
+        /// tensor. Its VJPs substitute with `L` again (`B_bar = (L L^T)^{-1} X_bar`,
+        /// `L_bar = -tril((B_bar X^T + X B_bar^T) L)`).
+        ///
+        /// ```
+        /// use autograd_core::prelude::*;
+        /// let l = Var::param(Tensor::new([[2.0f64, 0.0], [0.0, 4.0]]));
+        /// let b = Var::param(Tensor::new([1.0, 1.0]));
+        /// let x = l.cholesky_solve(&b);
+        /// assert_eq!(x.value().to_array(), [0.25, 0.0625]);
+        /// x.sum().backward().unwrap();
+        /// // B_bar = A^{-1} [1, 1] with A = diag(4, 16).
+        /// assert_eq!(b.grad().unwrap().to_array(), [0.25, 0.0625]);
+        /// ```
+        fn cholesky_solve[O](&self, b: O) -> Var<T, O::Shape, <St as Join<O::Storage>>::Out>
+            where [S: SquareMatrix, O: Operand<Elem = T>, O::Shape: SolveRhs<S>, St: Join<O::Storage>]
+            => record(self, b) CholeskySolve;
     }
 }
 
