@@ -68,44 +68,37 @@ pub trait BinaryOperand: Sized {
         St: Storage;
 }
 
-impl<T: Float, Sh: Shape, St0: Storage> BinaryOperand for &Tensor<T, Sh, St0> {
-    type Elem = T;
-    type Shape = Sh;
-    type Storage = St0;
-    type Out<S: Shape, St: Storage> = Tensor<T, S, St>;
+/// A tensor by reference and by value: the rule's forward, on tensors. (The tape writes the same
+/// pair for `Var`, in `tape/operand.rs`.)
+macro_rules! tensor_operand {
+    ($($ty:ty => |$t:ident| $tensor:expr;)*) => {$(
+        impl<T: Float, Sh: Shape, St0: Storage> BinaryOperand for $ty {
+            type Elem = T;
+            type Shape = Sh;
+            type Storage = St0;
+            type Out<S: Shape, St: Storage> = Tensor<T, S, St>;
 
-    #[inline]
-    fn apply<R, L, SL, S, St>(rule: R, lhs: &Tensor<T, L, SL>, rhs: Self) -> Tensor<T, S, St>
-    where
-        R: BinaryRule<Tensor<T, L, SL>, Tensor<T, Sh, St0>, Out = Tensor<T, S, St>> + 'static,
-        R::Residual: 'static,
-        L: Shape,
-        SL: Storage,
-        S: Shape,
-        St: Storage,
-    {
-        rule.forward(lhs, rhs).0
-    }
+            #[inline]
+            fn apply<R, L, SL, S, St>(rule: R, lhs: &Tensor<T, L, SL>, rhs: Self) -> Tensor<T, S, St>
+            where
+                R: BinaryRule<Tensor<T, L, SL>, Tensor<T, Sh, St0>, Out = Tensor<T, S, St>>
+                    + 'static,
+                R::Residual: 'static,
+                L: Shape,
+                SL: Storage,
+                S: Shape,
+                St: Storage,
+            {
+                let $t = rhs;
+                rule.forward(lhs, $tensor).0
+            }
+        }
+    )*};
 }
 
-impl<T: Float, Sh: Shape, St0: Storage> BinaryOperand for Tensor<T, Sh, St0> {
-    type Elem = T;
-    type Shape = Sh;
-    type Storage = St0;
-    type Out<S: Shape, St: Storage> = Tensor<T, S, St>;
-
-    #[inline]
-    fn apply<R, L, SL, S, St>(rule: R, lhs: &Tensor<T, L, SL>, rhs: Self) -> Tensor<T, S, St>
-    where
-        R: BinaryRule<Tensor<T, L, SL>, Tensor<T, Sh, St0>, Out = Tensor<T, S, St>> + 'static,
-        R::Residual: 'static,
-        L: Shape,
-        SL: Storage,
-        S: Shape,
-        St: Storage,
-    {
-        rule.forward(lhs, &rhs).0
-    }
+tensor_operand! {
+    &Tensor<T, Sh, St0> => |t| t;
+    Tensor<T, Sh, St0> => |t| &t;
 }
 
 /// `&&x` (a reference to a parameter `x: &Tensor<..>` or `x: &Var<..>`), as a method taking
