@@ -82,7 +82,7 @@ pub const DEFAULT_STACK_BYTES: usize = 2 << 20;
 /// 11 in a debug build (which gives every binding, temporary and move its own stack slot) and 6
 /// in an optimized one, with [`STACK_RESERVE_BYTES`] on top.
 ///
-/// Measured with rustc 1.95 by `tests/stack_use.rs` (bytes kept; stack needed in a debug build
+/// Measured with rustc 1.95 by `tests/stack/stack_use.rs` (bytes kept; stack needed in a debug build
 /// with debug information, and optimized):
 ///
 /// | model | kept | debug | optimized |

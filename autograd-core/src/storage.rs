@@ -33,7 +33,7 @@ use core::marker::PhantomData;
 /// `#[differentiable]` gradient keeps several tensors of the largest size on the stack at once:
 /// forward values, their cotangents and the returned gradient, and in a debug build every call
 /// level's own copy of a returned value. Measured on a two-layer MLP whose inputs, weights and
-/// hidden activations all sit at the limit (`tests/stack_use.rs`: batch 128, 128 -> 128 -> 10,
+/// hidden activations all sit at the limit (`tests/stack/stack_use.rs`: batch 128, 128 -> 128 -> 10,
 /// f32), the gradient call needs 1.23 MiB of stack in a debug build (19.6 times the largest
 /// tensor) and 0.55 MiB in a release build (8.8 times): at 64 KiB, 60% of a 2 MiB thread in the
 /// worst case, leaving room for the caller. At 128 KiB the same model would need about 2.5 MiB.

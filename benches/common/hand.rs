@@ -17,7 +17,7 @@
 //!   [`Loops`] is the faster baseline anyway.
 //!
 //! Kept free of the library so that the test binary `macro` can include it (see
-//! `tests/hand_baselines.rs`) and check it against the generated gradient.
+//! `tests/macro/hand_baselines.rs`) and check it against the generated gradient.
 #![allow(dead_code, reason = "each benchmark or test uses a subset")]
 
 use nalgebra::{Dyn, MatrixView, MatrixViewMut};

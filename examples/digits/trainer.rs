@@ -1,5 +1,5 @@
-//! The digits trainer shared by `examples/05-digits.rs`, the tests (`tests/checkpoint_resume.rs`,
-//! `tests/parallel_grad.rs`, `tests/digits_accuracy.rs`, `tests/digits_bad_input.rs`) and
+//! The digits trainer shared by `examples/05-digits.rs`, the tests (`tests/training/checkpoint_resume.rs`,
+//! `tests/training/parallel_grad.rs`, `tests/training/digits_accuracy.rs`, `tests/training/digits_bad_input.rs`) and
 //! `benches/train_check.rs` (and `examples/06-residual.rs` and `examples/08-digits-cnn.rs`, for the
 //! data), which include this file with `#[path]`: the example and the kill test run the same code
 //! path.
@@ -88,7 +88,7 @@ pub fn init<const H: usize>(seed: u64) -> Mlp<H> {
 /// `#[differentiable]` generates `loss_grad` beside it, the ONE place the trainer's gradient is
 /// computed: `(loss, grad)` with `grad.model` the gradient as an [`Mlp`], by straight-line Rust
 /// without a tape. The tape computes the same numbers
-/// ([`loss_and_grad_tape`]; `tests/parallel_grad.rs` checks the two agree). `wrt(model)`: the
+/// ([`loss_and_grad_tape`]; `tests/training/parallel_grad.rs` checks the two agree). `wrt(model)`: the
 /// pixels are data, so their gradient is not computed.
 #[differentiable(wrt(model), stack = STACK_BYTES)]
 pub fn loss<const B: usize, const H: usize>(

@@ -19,7 +19,5 @@
               build messages to compare, and write functions the way a user of the macro would"
 )]
 
-#[path = "../macro_corpus.rs"]
 mod macro_corpus;
-#[path = "../macro_generated.rs"]
 mod macro_generated;

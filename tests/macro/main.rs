@@ -21,49 +21,27 @@
               build messages to compare, and write functions the way a user of the macro would"
 )]
 
-#[path = "../conv.rs"]
 mod conv;
-#[path = "../generic_batch.rs"]
 mod generic_batch;
-#[path = "../hand_baselines.rs"]
 mod hand_baselines;
-#[path = "../label_panic_location.rs"]
 mod label_panic_location;
-#[path = "../macro_alloc.rs"]
 mod macro_alloc;
-#[path = "../macro_anomaly.rs"]
 mod macro_anomaly;
-#[path = "../macro_basics.rs"]
 mod macro_basics;
-#[path = "../macro_control.rs"]
 mod macro_control;
-#[path = "../macro_fusion.rs"]
 mod macro_fusion;
-#[path = "../macro_hvp.rs"]
 mod macro_hvp;
-#[path = "../macro_hygiene.rs"]
 mod macro_hygiene;
-#[path = "../macro_iter_loops.rs"]
 mod macro_iter_loops;
-#[path = "../macro_large.rs"]
 mod macro_large;
-#[path = "../macro_linalg.rs"]
 mod macro_linalg;
 // Public, as the functions of a user's library are: clippy holds exported functions to the same
 // lints except those that would change their signature (`trivially_copy_pass_by_ref`).
-#[path = "../macro_lints.rs"]
 pub mod macro_lints;
-#[path = "../macro_models.rs"]
 mod macro_models;
-#[path = "../macro_ops.rs"]
 mod macro_ops;
-#[path = "../macro_special.rs"]
 mod macro_special;
-#[path = "../macro_unusual.rs"]
 mod macro_unusual;
-#[path = "../model_structs.rs"]
 mod model_structs;
-#[path = "../params_alloc.rs"]
 mod params_alloc;
-#[path = "../pool_norm.rs"]
 mod pool_norm;

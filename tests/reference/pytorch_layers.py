@@ -1,5 +1,5 @@
 """PyTorch's GRUCell, LSTMCell, MultiheadAttention and TransformerEncoderLayer on fixed weights,
-in float64: the numbers that tests/recurrent_layers.rs and tests/attention_layers.rs copy.
+in float64: the numbers that tests/tape/recurrent_layers.rs and tests/tape/attention_layers.rs copy.
 
     python3 tests/reference/pytorch_layers.py > /tmp/reference.txt
 

@@ -6,7 +6,6 @@
     reason = "the ratio of two sizes far below 2^53"
 )]
 
-#[path = "../stack_use.rs"]
 mod stack_use;
 
 // Two example models whose stack `stack_use` measures.

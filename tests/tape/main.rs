@@ -18,73 +18,64 @@
               build messages to compare, and write functions the way a user of the macro would"
 )]
 
-#[path = "../common/mod.rs"]
 mod common;
 
-#[path = "../attention_layers.rs"]
 mod attention_layers;
-#[path = "../forward.rs"]
 mod forward;
-#[path = "../forward_reverse.rs"]
 mod forward_reverse;
-#[path = "../layers_both_engines.rs"]
 mod layers_both_engines;
-#[path = "../recurrent_layers.rs"]
 mod recurrent_layers;
-#[path = "../rules_in_place.rs"]
 mod rules_in_place;
-#[path = "../seed_numbers.rs"]
 mod seed_numbers;
-#[path = "../storage.rs"]
 mod storage;
-#[path = "../tape_catalog.rs"]
 mod tape_catalog;
-#[path = "../tape_differential.rs"]
 mod tape_differential;
-#[path = "../tape_engine.rs"]
 mod tape_engine;
-#[path = "../tape_mlp.rs"]
 mod tape_mlp;
-#[path = "../tape_proptest.rs"]
 mod tape_proptest;
 
-/// Every file directly under `tests/` is built: a module of one of the test binaries
-/// (`tests/<binary>/main.rs`) or a binary of its own, and every binary is a `[[test]]` of
-/// `Cargo.toml`. Under `autotests = false` cargo builds only what it is told about, so a new test
-/// file that nothing declares would otherwise never run, silently.
+/// Every test file is built. Each binary is a folder `tests/<binary>/` whose `main.rs` is a `[[test]]`
+/// of `Cargo.toml` and declares each file and folder beside it with a plain `mod` line; no `.rs`
+/// file sits directly under `tests/`. Under `autotests = false` cargo builds only what it is told
+/// about, so a new test file that nothing declares would otherwise never run, silently.
 #[test]
 fn test_files_are_all_built() {
     use std::fs;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let manifest = fs::read_to_string(root.join("Cargo.toml")).expect("read Cargo.toml");
-    let listed = |path: &str| manifest.contains(&format!("path = \"{path}\""));
-    let entries: Vec<_> = fs::read_dir(root.join("tests"))
-        .expect("list tests/")
-        .map(|e| e.expect("a directory entry").path())
-        .collect();
-    let mut declared = String::new();
-    for dir in entries.iter().filter(|p| p.join("main.rs").is_file()) {
-        let name = dir.file_name().unwrap().to_string_lossy();
+    let mut checked = 0;
+    for entry in fs::read_dir(root.join("tests")).expect("list tests/") {
+        let dir = entry.expect("a directory entry").path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            dir.extension().is_none_or(|e| e != "rs"),
+            "tests/{name} is not built: move it into the folder of one of the test binaries \
+             (tests/<binary>/) and declare it there with `mod ...;`"
+        );
+        if !dir.join("main.rs").is_file() {
+            continue; // the UI tests, the generated programs, reference scripts: their own crates
+        }
         let main = format!("tests/{name}/main.rs");
         assert!(
-            listed(&main),
+            manifest.contains(&format!("path = \"{main}\"")),
             "{main} is not built: add it to Cargo.toml as a [[test]]"
         );
-        declared += &fs::read_to_string(dir.join("main.rs")).expect("read main.rs");
+        let declared = fs::read_to_string(dir.join("main.rs")).expect("read main.rs");
+        for module in fs::read_dir(&dir).expect("list the binary's folder") {
+            let path = module.expect("a directory entry").path();
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            let module = match file.strip_suffix(".rs") {
+                Some("main") => continue,
+                Some(stem) => stem.to_owned(),
+                None if path.join("mod.rs").is_file() => file.clone(),
+                None => continue,
+            };
+            assert!(
+                declared.contains(&format!("mod {module};")),
+                "tests/{name}/{file} is not built: declare it in {main} with `mod {module};`"
+            );
+            checked += 1;
+        }
     }
-    let files = entries
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "rs"));
-    let mut checked = 0;
-    for file in files {
-        let name = file.file_name().unwrap().to_string_lossy();
-        assert!(
-            declared.contains(&format!("#[path = \"../{name}\"]"))
-                || listed(&format!("tests/{name}")),
-            "tests/{name} is not built: declare it as a module of one of the test binaries \
-             (`#[path = \"../{name}\"] mod ...;` in a tests/<binary>/main.rs)"
-        );
-        checked += 1;
-    }
-    assert!(checked > 20, "only {checked} test files found");
+    assert!(checked > 40, "only {checked} test files found");
 }

@@ -26,23 +26,15 @@
 )]
 mod trainer;
 
-#[path = "../checkpoint_resume.rs"]
 mod checkpoint_resume;
-#[path = "../digits_accuracy.rs"]
 mod digits_accuracy;
-#[path = "../digits_bad_input.rs"]
 mod digits_bad_input;
-#[path = "../model_examples.rs"]
 mod model_examples;
-#[path = "../parallel_grad.rs"]
 mod parallel_grad;
-#[path = "../png_writer.rs"]
 #[allow(
     clippy::duplicate_mod,
     reason = "it includes the examples' PNG writer, as the digits examples in `model_examples` do"
 )]
 mod png_writer;
-#[path = "../regression_example.rs"]
 mod regression_example;
-#[path = "../training.rs"]
 mod training;

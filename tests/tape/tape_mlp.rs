@@ -1,7 +1,7 @@
 //! The benchmark's models are right: the hand-written MLP gradient (the baseline), the rules
 //! called directly and the tape agree, and match central differences, in f64.
 
-#[path = "../benches/common/mod.rs"]
+#[path = "../../benches/common/mod.rs"]
 mod bench;
 
 use autograd_core::gradcheck::{Tolerance, check_gradient};

@@ -1,11 +1,15 @@
-//! The generator of `tests/macro_generated.rs`: random well-typed `#[differentiable]` functions,
+//! The generator of `tests/corpus/macro_generated.rs`: random well-typed `#[differentiable]` functions,
 //! each with a test that its generated gradient equals central differences in f64 and the tape's
 //! gradient of the same body, at a random point and at its mirror image (every parameter negated).
 //!
 //! What the corpus is built to exercise (`corpus_covers_the_features` checks it on the text):
-//! - every op of the rule library: function `i` starts with statements around ops `i` and
-//!   `i + 30` of [`RULES`] (each op in turn), then random statements follow (random ops, shapes,
+//! - every op of the rule library: each op of [`RULES`] has [`PER_OP`] functions of its own,
+//!   which start with a statement around it, then random statements follow (random ops, shapes,
 //!   broadcasting, fan-out, loops, branches, masks);
+//! - extended per op: an op's functions draw their random ops only from the ops listed before it
+//!   (or from the first edition's [`FIRST_EDITION`] ops), with a seed of their own, so that
+//!   appending an op to `RULES` appends its functions and leaves every other one as it was
+//!   (`adding_an_op_appends_its_functions` checks it);
 //! - live code only: every statement is read by a later one, and the loss is the sum of every
 //!   value nothing reads, each weighted by a random constant tensor (so that a softmax, whose
 //!   plain sum is 1 whatever its input, still passes a gradient);
@@ -34,12 +38,22 @@ use std::fmt::Write;
 /// The seed of the seeds of the functions (see `corpus`).
 const SEED: u64 = 3;
 
+/// Functions per op of [`RULES`].
+const PER_OP: usize = 2;
+
 /// Number of functions in the corpus.
-const FUNCTIONS: usize = 220;
+const FUNCTIONS: usize = PER_OP * RULES.len();
+
+/// The ops of the corpus's first edition: the functions of these ops draw their random ops from
+/// all of them; the function of an op appended later draws from the ops up to its own.
+const FIRST_EDITION: usize = 103;
 
 #[test]
 fn corpus_is_up_to_date() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/macro_generated.rs");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/corpus/macro_generated.rs"
+    );
     let fresh = corpus();
     if std::env::var_os("REGENERATE").is_some() {
         std::fs::write(path, &fresh).expect("write the corpus");
@@ -60,7 +74,7 @@ fn corpus_is_up_to_date() {
         .count();
     assert!(
         committed == fresh,
-        "tests/macro_generated.rs is stale (from `{}`): run `REGENERATE=1 cargo test --test corpus macro_corpus`",
+        "tests/corpus/macro_generated.rs is stale (from `{}`): run `REGENERATE=1 cargo test --test corpus macro_corpus`",
         fresh
             .chars()
             .skip(at.saturating_sub(40))
@@ -124,6 +138,24 @@ fn every_op_of_the_registry_is_generated() {
         .filter(|op| !["item", "matmul_loose"].contains(op) && !RULES.contains(op))
         .collect();
     assert!(missing.is_empty(), "add to RULES: {missing:?}");
+}
+
+/// Adding an op appends its functions: the corpus without the last op of [`RULES`] is the
+/// corpus with it, minus that op's functions at the end.
+#[test]
+fn adding_an_op_appends_its_functions() {
+    let without = corpus_of(RULES.len() - 1);
+    let with = corpus();
+    let functions = |c: &str| macro_functions(c);
+    let (before, after) = (functions(&without), functions(&with));
+    assert_eq!(after.len(), before.len() + PER_OP);
+    assert!(
+        before.iter().zip(&after).all(|(a, b)| a == b),
+        "adding `{}` changed the functions of other ops",
+        RULES[RULES.len() - 1]
+    );
+    let body_end = |c: &str| c.len() - 2; // the module's closing `}` and newline
+    assert!(with.starts_with(&without[..body_end(&without)]));
 }
 
 #[test]
@@ -209,7 +241,9 @@ fn corpus_covers_the_features() {
                 })
             })
             .count();
-        assert!(n >= 3, "the corpus uses `{op}` in {n} functions");
+        // The newest op leads its own two functions and is drawn at random in others.
+        let least = if *op == RULES[RULES.len() - 1] { 2 } else { 3 };
+        assert!(n >= least, "the corpus uses `{op}` in {n} functions");
         counts.push(format!("{op} {n}"));
     }
     assert!(
@@ -280,6 +314,13 @@ fn corpus_covers_the_features() {
          arms), {loops} loops; functions using each op: {}",
         counts.join(", ")
     );
+}
+
+/// FNV-1a of `text`: a seed that depends on the op's name only.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// xorshift64*: small, deterministic, good enough to pick shapes and ops.
@@ -562,6 +603,8 @@ struct Gen {
     next: usize,
     /// The model parameter `m`'s type, in a model program.
     model: Option<&'static Model>,
+    /// The ops random statements draw from: a prefix of [`RULES`] (see [`FIRST_EDITION`]).
+    ops: &'static [&'static str],
 }
 
 impl Gen {
@@ -1074,7 +1117,15 @@ impl Gen {
         if self.rng.chance(35) {
             let (a, sa) = self.expr(depth - 1);
             let (b, sb) = self.expr(depth - 1);
-            let op = *self.rng.pick(&BINARY[..BINARY.len() - 1]);
+            // Not the ops whose operands need care (a mask, a well-conditioned matrix).
+            let binary: Vec<&str> = BINARY
+                .iter()
+                .copied()
+                .filter(|op| {
+                    self.ops.contains(op) && !["select", "solve", "cholesky_solve"].contains(op)
+                })
+                .collect();
+            let op = *self.rng.pick(&binary);
             if let Some(x) = Self::apply2(op, (&a, &sa), (&b, &sb)) {
                 return x;
             }
@@ -1087,7 +1138,8 @@ impl Gen {
             return (format!("(({a}) * ({b}))"), sa);
         }
         let (e, s) = self.expr(depth - 1);
-        let unary: Vec<&str> = RULES
+        let unary: Vec<&str> = self
+            .ops
             .iter()
             .copied()
             .filter(|op| !BINARY.contains(op) && !["add", "sub", "mul", "div"].contains(op))
@@ -1372,7 +1424,7 @@ const MODEL_SHAPES: &[&[usize]] = &[&[2, 3], &[3, 3], &[3, 4], &[2, 4], &[3], &[
     clippy::too_many_lines,
     reason = "the function, its tape twin and its test"
 )]
-fn function(index: usize, rng: Rng) -> String {
+fn function(index: usize, lead: [&str; 2], ops: &'static [&'static str], rng: Rng) -> String {
     let mut g = Gen {
         rng,
         vals: Vec::new(),
@@ -1381,6 +1433,7 @@ fn function(index: usize, rng: Rng) -> String {
         tape: String::new(),
         next: 0,
         model: None,
+        ops,
     };
     if is_model_program(index) {
         g.model = Some(g.rng.pick(MODELS));
@@ -1430,8 +1483,9 @@ fn function(index: usize, rng: Rng) -> String {
             }
         }
     }
-    g.op_stmt(RULES[index % RULES.len()]);
-    g.op_stmt(RULES[(index + RULES.len() / 2) % RULES.len()]);
+    for op in lead {
+        g.op_stmt(op);
+    }
     // A model program's own statements make up for fewer random ones (to keep the corpus's size).
     let random_statements = if g.model.is_some() {
         g.model_stmt();
@@ -1557,8 +1611,13 @@ fn function(index: usize, rng: Rng) -> String {
 }
 
 fn corpus() -> String {
+    corpus_of(RULES.len())
+}
+
+/// The corpus of the first `n` ops of [`RULES`]: each op's [`PER_OP`] functions in turn.
+fn corpus_of(n: usize) -> String {
     let mut out = String::from(
-        "//! Generated by `tests/macro_corpus.rs` (`REGENERATE=1 cargo test --test corpus\n\
+        "//! Generated by `tests/corpus/macro_corpus.rs` (`REGENERATE=1 cargo test --test corpus\n\
          //! macro_corpus`); do not edit. Random well-typed `#[differentiable]` functions, each checked\n\
          //! against central differences in f64 and against the tape running the same body, at a random\n\
          //! point and at its mirror image (where every condition takes its other arm).\n\
@@ -1587,12 +1646,29 @@ fn corpus() -> String {
     }
     // Left as generated by `cargo fmt`, so that the file is exactly the generator's output.
     out.push_str("#[rustfmt::skip]\nmod corpus {\nuse super::*;\n\n");
-    // Any seed gives a valid corpus; this one (`SEED` = 3, searched for again whenever ops join
-    // `RULES`, which reshuffles every function; last checked when `cholesky_solve` joined) also
-    // meets every threshold of `corpus_covers_the_features`.
-    let mut seeds = Rng(SEED);
-    for i in 0..FUNCTIONS {
-        out.push_str(&function(i, Rng(seeds.next() | 1)));
+    // Any seed gives a valid corpus; this one also meets every threshold of
+    // `corpus_covers_the_features`.
+    for (k, &op) in RULES[..n].iter().enumerate() {
+        let ops = &RULES[..FIRST_EDITION.max(k + 1)];
+        for j in 0..PER_OP {
+            // Each function's seed from its op's name, so that no list's order or length moves it.
+            let mut seed =
+                Rng((fnv1a(op) ^ SEED.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ j as u64) | 1);
+            seed.next();
+            // The op leads; the second statement is around a random op, or, in the op's second
+            // function, around the op before it (so that every op leads at least three).
+            let second = if j == 1 && k > 0 {
+                RULES[k - 1]
+            } else {
+                *seed.pick(ops)
+            };
+            out.push_str(&function(
+                PER_OP * k + j,
+                [op, second],
+                ops,
+                Rng(seed.next() | 1),
+            ));
+        }
     }
     out.push_str("}\n");
     out

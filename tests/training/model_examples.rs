@@ -5,11 +5,11 @@
 //! quote).
 
 #[allow(dead_code, reason = "the example's command line is not used here")]
-#[path = "../examples/06-residual.rs"]
+#[path = "../../examples/06-residual.rs"]
 mod residual;
 
 #[allow(dead_code, reason = "the example's command line is not used here")]
-#[path = "../examples/07-sequence.rs"]
+#[path = "../../examples/07-sequence.rs"]
 mod sequence;
 
 #[allow(
@@ -18,7 +18,7 @@ mod sequence;
     reason = "the example's command line is not used here; it includes the digits trainer and \
               plot modules for itself, as `residual` and the training binary do"
 )]
-#[path = "../examples/08-digits-cnn.rs"]
+#[path = "../../examples/08-digits-cnn.rs"]
 mod digits_cnn;
 
 #[allow(
@@ -27,7 +27,7 @@ mod digits_cnn;
     reason = "the example's command line is not used here; it includes the digits trainer, \
               console and plot modules for itself"
 )]
-#[path = "../examples/10-transformer.rs"]
+#[path = "../../examples/10-transformer.rs"]
 mod transformer;
 
 use autograd_core::prelude::*;

@@ -4,7 +4,7 @@
 //! of least squares.
 
 #[allow(dead_code, reason = "the example's command line is not used here")]
-#[path = "../examples/13-regression.rs"]
+#[path = "../../examples/13-regression.rs"]
 mod regression;
 
 use autograd_core::prelude::*;

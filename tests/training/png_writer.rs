@@ -1,7 +1,7 @@
 //! The examples' PNG writer (`examples/digits/png.rs`): what it writes decodes, with the `png`
 //! crate's own decoder, to the pixels it was given, as 8-bit RGB.
 
-#[path = "../examples/digits/png.rs"]
+#[path = "../../examples/digits/png.rs"]
 #[allow(
     dead_code,
     reason = "the test reads the bytes; the examples write the file"

@@ -1,7 +1,7 @@
 //! The hand-written baselines of `benches/macro.rs` (`benches/common/hand.rs`) give the generated
 //! gradient's loss and gradients: a wrong baseline would make every ratio the bench prints a lie.
 
-#[path = "../benches/common/hand.rs"]
+#[path = "../../benches/common/hand.rs"]
 mod hand;
 
 use autograd_core::differentiable;
