@@ -723,7 +723,7 @@ fn without_loop_lint(out: &str) -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Class {
     /// No error: the output is the user's function and siblings that parse as Rust. (Not
-    /// compiled here: of the accepted inputs, the functions of `tests/macro_unusual.rs` and the
+    /// compiled here: of the accepted inputs, the functions of `tests/macro/macro_unusual/` and the
     /// generated programs are compiled and their gradients checked, by those tests; the accepted
     /// fuzz mutants only parse.)
     Accepted,
@@ -863,21 +863,28 @@ fn fuzz_inputs() -> Vec<(String, TokenStream)> {
     inputs
 }
 
-/// The functions of `tests/macro_unusual.rs`, which compile and whose gradients that test checks
+/// The functions of `tests/macro/macro_unusual/`, which compile and whose gradients that test checks
 /// against central differences.
 fn compiled_unusual() -> Vec<TokenStream> {
-    let file = syn::parse_file(include_str!("../../tests/macro_unusual.rs"))
-        .expect("tests/macro_unusual.rs parses");
-    file.items
-        .into_iter()
-        .filter_map(|item| match item {
-            syn::Item::Fn(mut f) if f.attrs.iter().any(|a| a.path().is_ident("differentiable")) => {
-                f.attrs.clear();
-                Some(quote::quote!(#f))
-            }
-            _ => None,
-        })
-        .collect()
+    [
+        include_str!("../../tests/macro/macro_unusual/mod.rs"),
+        include_str!("../../tests/macro/macro_unusual/functions_u002_u117.rs"),
+        include_str!("../../tests/macro/macro_unusual/functions_u118_u172.rs"),
+    ]
+    .into_iter()
+    .flat_map(|source| {
+        syn::parse_file(source)
+            .expect("the unusual functions parse")
+            .items
+    })
+    .filter_map(|item| match item {
+        syn::Item::Fn(mut f) if f.attrs.iter().any(|a| a.path().is_ident("differentiable")) => {
+            f.attrs.clear();
+            Some(quote::quote!(#f))
+        }
+        _ => None,
+    })
+    .collect()
 }
 
 #[test]
@@ -1005,9 +1012,9 @@ fn fusion_takes_unnamed_pairs_only() {
     assert_eq!(fused_ops("x.relu().sum().item()"), 0);
 }
 
-/// The program generator of the `autograd-programs` package (`tests/programs/gen.rs`), whose
+/// The program generator of the `autograd-programs` package (`tests/programs/gen/`), whose
 /// programs that package compiles and checks against central differences.
-#[path = "../../tests/programs/gen.rs"]
+#[path = "../../tests/programs/gen/mod.rs"]
 #[allow(
     dead_code,
     reason = "the corpus uses the generator's entry points only"

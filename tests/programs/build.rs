@@ -1,10 +1,10 @@
-//! Writes the random `#[differentiable]` programs (`gen.rs`) into `OUT_DIR/programs_0.rs` and
+//! Writes the random `#[differentiable]` programs (`gen/`) into `OUT_DIR/programs_0.rs` and
 //! `programs_1.rs`, which the tests `programs_0` and `programs_1` include. Environment variables
 //! (documented in `harness.rs`) choose what it writes: `AUTOGRAD_PROGRAMS` (how many),
 //! `AUTOGRAD_PROGRAMS_SEED` (the first seed), `AUTOGRAD_PROGRAMS_AVOID` (`capture`, `swap`, `reserved`) and
 //! `AUTOGRAD_PROGRAMS_SKIP` (seeds).
 
-#[path = "gen.rs"]
+#[path = "gen/mod.rs"]
 #[allow(
     dead_code,
     reason = "the build script uses the generator's entry points only"
@@ -31,7 +31,7 @@ fn number(name: &str, default: u64) -> u64 {
 }
 
 fn main() {
-    println!("cargo:rerun-if-changed=gen.rs");
+    println!("cargo:rerun-if-changed=gen");
     let avoid = var("AUTOGRAD_PROGRAMS_AVOID").unwrap_or_default();
     let avoid: Vec<&str> = avoid
         .split(',')

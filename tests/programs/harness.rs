@@ -1,6 +1,6 @@
 //! Random `#[differentiable]` programs, each checked against the plain function it differentiates.
 //!
-//! `build.rs` writes them with the generator of `gen.rs` into `OUT_DIR`, in two halves that the
+//! `build.rs` writes them with the generator of `gen/` into `OUT_DIR`, in two halves that the
 //! test binaries `programs_0` and `programs_1` include (two crates, which build in parallel);
 //! nothing generated is committed. Each program `p<seed>` is a pure function of its seed: a
 //! valid body that the macro documents as accepted, combining at random
@@ -29,7 +29,7 @@
 //!   often reading the names the pattern rebinds;
 //! - early `return`s from the first arm of an `if` (inside blocks and other arms, outside loops
 //!   and value blocks) in functions with a scalar output;
-//! - every parameter, local, loop counter and pattern named from a pool (`gen.rs`'s `NAMES`) of
+//! - every parameter, local, loop counter and pattern named from a pool (`gen/mod.rs`'s `NAMES`) of
 //!   the names the expansion emits (`__i`, `__slot`, `__grad`, `cotangent`, `__t1`, `__ct_x`, ...)
 //!   and of the short names people write, whose renamed forms are the expansion's (`i`, `t1`,
 //!   `slot`, `value`, `x`, ...).
@@ -39,7 +39,7 @@
 //! differentiated parameter (tensor, scalar or model) must agree with central differences of
 //! `p<seed>` (step 1e-6; |fd - g| <= 1e-6 + 1e-5 |fd|). Every value a program binds is bounded
 //! (`tanh`, `sin`, `sigmoid`), so the differences are accurate. A failure prints each failing
-//! program's seed and source; the header it uses is `gen.rs`'s `HEADER`.
+//! program's seed and source; the header it uses is `gen/mod.rs`'s `HEADER`.
 //!
 //! # Running
 //!
@@ -56,7 +56,7 @@
 //!   point into the generated file, where the comment above the program gives its seed.
 //! - `AUTOGRAD_PROGRAMS_AVOID=capture,swap,reserved` (any of them): leave out the two classes of
 //!   programs the macro was known to get wrong, to test the rest while a fix is under way.
-//!   `capture` names everything from `gen.rs`'s `SAFE_NAMES` (names that neither are nor are
+//!   `capture` names everything from `gen/mod.rs`'s `SAFE_NAMES` (names that neither are nor are
 //!   renamed into names of the expansion) instead of `NAMES`; `swap` writes no tuple `let` whose
 //!   elements read a name its own pattern binds. `reserved` names no parameter `cotangent` or
 //!   `__`-anything (names the macro rejected as parameters; locals keep them). By default all are
