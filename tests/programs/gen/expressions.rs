@@ -1,7 +1,7 @@
 //! The generator's scope and expressions: names, atoms, scalar, vector and matrix expressions,
 //! calls and conditions.
 
-use super::*;
+use super::{E, Form, Gen, Ty, Var};
 
 impl Gen {
     pub(super) fn line(&mut self, text: &str) {

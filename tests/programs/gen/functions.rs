@@ -1,6 +1,6 @@
 //! The generator's functions: parameters, signatures, helper functions and the main function.
 
-use super::*;
+use super::{Gen, Helper, Ty, Var};
 
 impl Gen {
     /// The parameters of a function: names (distinct, from the pool) and types.

@@ -1,6 +1,7 @@
 //! The generator's statements: `let`, assignments, tuples, `if`, `match`, loops, returns.
 
-use super::*;
+use super::{E, Form, Gen, Ty, Var, is_name, mentions};
+use std::fmt::Write as _;
 
 impl Gen {
     /// `count` statements, the budget allowing.
