@@ -202,6 +202,10 @@ impl<'a, 'c> Forward<'a, 'c> {
         }
     }
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one match over the statements: the forward code of each kind of binding reads in one place"
+    )]
     fn stmt(&self, s: &Stmt) -> TokenStream {
         let k = self.cx.krate;
         match s {

@@ -42,6 +42,10 @@ fn accepted_syntax_reports_nothing() {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one table of unsupported constructs, each with its message, and the loop that checks them"
+)]
 fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
     let cases = [
         (

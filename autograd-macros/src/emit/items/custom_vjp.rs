@@ -12,6 +12,10 @@ use syn::spanned::Spanned;
 use syn::{Ident, Path, Type};
 
 /// The sibling items of a `#[custom_vjp(fwd = .., bwd = ..)]` function.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the pullback's body and `f_vjp`'s are built side by side from the same lists of parameters"
+)]
 pub fn custom_vjp_items(f: &Function, krate: &Path, fwd: &Path, bwd: &Path) -> TokenStream {
     let own_cotangent = own("cotangent");
     let own_out = own("out");

@@ -46,6 +46,10 @@ pub fn differentiable_items(cx: &Cx) -> TokenStream {
 }
 
 /// The body of `f_vjp` (given `cotangent`) and of the pullback.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the bodies of `f_vjp` and of the pullback are built side by side from the same sweeps and bindings, which split pieces would have to pass around"
+)]
 fn bodies(cx: &Cx, names: &Names) -> (TokenStream, TokenStream) {
     let own_acc_self = own("acc_self");
     let own_grad = own("grad");

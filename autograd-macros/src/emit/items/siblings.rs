@@ -247,6 +247,10 @@ impl Names<'_> {
         self.pullback_fn_with(krate, body, &quote!())
     }
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "the pullback and its copy as a method of `&Callee` share the lifetimes and generics they capture, computed here once"
+    )]
     pub(super) fn pullback_fn_with(
         &self,
         krate: &Path,

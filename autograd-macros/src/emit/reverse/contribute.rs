@@ -94,6 +94,10 @@ impl Reverse<'_, '_> {
 
     /// Adds `g` to the cotangent of `v`; where that binds or replaces the cotangent and `into` is
     /// given, the pullback writes it in place instead.
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one match over a cotangent's state: each way a contribution binds or adds into it reads in one place"
+    )]
     pub(super) fn contribute_with(
         &mut self,
         v: VarId,

@@ -54,6 +54,10 @@ impl Reverse<'_, '_> {
         })
     }
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "the reverse of a loop in the order of the code it emits: the bindings made mutable before it, the carried values' flow, the body, the lookups into the tape"
+    )]
     pub(super) fn loop_stmt(&mut self, l: &Loop) -> TokenStream {
         let own_i = own("i");
         let own_slot = own("slot");
