@@ -88,6 +88,10 @@ pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (To
 /// `#[differentiable] impl Layer { .. }`: every method with a `self` receiver is differentiated
 /// (its generated methods join the block), unless marked `#[differentiable(skip)]`; a method may
 /// carry its own `#[differentiable(wrt(..))]`. Associated functions without `self` are left alone.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the methods of one `impl` block expanded in one pass that gathers their items and their errors together"
+)]
 fn expand_impl(
     attr: &attr::Attr,
     mut imp: syn::ItemImpl,

@@ -31,6 +31,10 @@ struct Field<'a> {
     name: String,
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "one derive: the fields' checks and the impl built from them, in the order of the impl"
+)]
 fn derive(input: &Item) -> syn::Result<TokenStream> {
     let (attrs, name, generics, fields): (_, &Ident, &Generics, &Fields) = match input {
         Item::Struct(s) => (&s.attrs, &s.ident, &s.generics, &s.fields),

@@ -1,10 +1,11 @@
 #![doc = include_str!("expansion.md")]
 
+mod fallback;
 mod forward;
 mod items;
 mod reverse;
 
-pub use forward::fallback_module;
+pub use fallback::fallback_module;
 pub use items::{custom_vjp_items, differentiable_items, stub_items};
 
 thread_local! {
@@ -259,7 +260,7 @@ impl<'a> Cx<'a> {
         (r, path.join("."), false)
     }
 
-    /// The module of this function's fallbacks (see [`forward::fallback_module`]):
+    /// The module of this function's fallbacks (see [`fallback::fallback_module`]):
     /// `__f_callees`, or `__Type_method_callees` for a method.
     fn fallback_module_ident(&self) -> Ident {
         let name = self.f.name().unraw();
@@ -274,7 +275,7 @@ impl<'a> Cx<'a> {
     fn fallback_trait(&self, pullback: &Path, function: bool) -> TokenStream {
         let pb = &pullback.segments.last().expect("a name").ident;
         let module = self.fallback_module_ident();
-        let sub = forward::fallback_mod_ident(pb, function);
+        let sub = fallback::fallback_mod_ident(pb, function);
         quote::quote!(#module::#sub::Fallback)
     }
 

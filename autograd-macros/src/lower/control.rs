@@ -18,6 +18,10 @@ use super::{
 };
 
 impl Lower<'_> {
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one construct, `for`: its checks, its carried values and its body lowered in the order they are written"
+    )]
     pub(super) fn lower_loop(&mut self, f: &syn::ExprForLoop) -> Option<()> {
         if let Some(label) = &f.label {
             self.errors.error(
@@ -375,6 +379,10 @@ impl Lower<'_> {
         )
     }
 
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one construct, a branch: its arms lowered and their outputs merged in one place"
+    )]
     pub(super) fn lower_branch(
         &mut self,
         head: Head,

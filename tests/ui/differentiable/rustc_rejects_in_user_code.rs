@@ -1,5 +1,5 @@
 // Bodies the expansion accepts and rustc rejects in the user's own function (emitted unchanged):
-// every error is at the user's construct. The list is autograd-macros/src/tests.rs's
+// every error is at the user's construct. The list is autograd-macros/src/tests/corpus.rs's
 // UNUSUAL_RUSTC_REJECTS.
 #![allow(unused)]
 use autograd_core::differentiable;
