@@ -131,6 +131,49 @@ fn column_name(header: Option<&[String]>, column: usize, role: &str, nth: usize)
     header.map_or_else(|| format!("{role} {}", nth + 1), |h| h[column].clone())
 }
 
+/// The target columns of a file of `columns` columns (with `header`, if it has one), 0-based, in
+/// the order `targets` asks for them.
+fn target_columns(
+    targets: &Targets,
+    header: Option<&[String]>,
+    columns: usize,
+) -> Result<Vec<usize>, DataError> {
+    let mut target_at = Vec::with_capacity(targets.columns.len());
+    for c in &targets.columns {
+        let at = match c {
+            Column::Name(name) => {
+                let h = header.unwrap_or_default();
+                h.iter()
+                    .position(|n| n == name)
+                    .ok_or_else(|| DataError::UnknownColumn {
+                        name: name.clone(),
+                        header: h.to_vec(),
+                    })?
+            }
+            Column::Index(index) if *index < columns => *index,
+            Column::Index(index) => {
+                return Err(DataError::ColumnIndex {
+                    index: *index,
+                    columns,
+                });
+            }
+        };
+        if target_at.contains(&at) {
+            return Err(DataError::DuplicateTarget {
+                column: at + 1,
+                name: column_name(
+                    header,
+                    at,
+                    "target",
+                    target_at.iter().position(|&t| t == at).unwrap_or(0),
+                ),
+            });
+        }
+        target_at.push(at);
+    }
+    Ok(target_at)
+}
+
 impl<T: Float, const F: usize, const Y: usize> Regression<T, F, Y> {
     /// Parses CSV text: an optional header line (as `targets` says), then one row per line
     /// (blank lines ignored; cells split at commas and trimmed, no quoting). Every row has the
@@ -184,40 +227,7 @@ impl<T: Float, const F: usize, const Y: usize> Regression<T, F, Y> {
             (None, None) => return Err(DataError::Empty),
         };
 
-        // The target columns, 0-based, in the order asked for.
-        let mut target_at = Vec::with_capacity(Y);
-        for c in &targets.columns {
-            let at = match c {
-                Column::Name(name) => {
-                    let h = header.as_deref().unwrap_or_default();
-                    h.iter()
-                        .position(|n| n == name)
-                        .ok_or_else(|| DataError::UnknownColumn {
-                            name: name.clone(),
-                            header: h.to_vec(),
-                        })?
-                }
-                Column::Index(index) if *index < columns => *index,
-                Column::Index(index) => {
-                    return Err(DataError::ColumnIndex {
-                        index: *index,
-                        columns,
-                    });
-                }
-            };
-            if target_at.contains(&at) {
-                return Err(DataError::DuplicateTarget {
-                    column: at + 1,
-                    name: column_name(
-                        header.as_deref(),
-                        at,
-                        "target",
-                        target_at.iter().position(|&t| t == at).unwrap_or(0),
-                    ),
-                });
-            }
-            target_at.push(at);
-        }
+        let target_at = target_columns(targets, header.as_deref(), columns)?;
         let feature_at: Vec<usize> = (0..columns).filter(|c| !target_at.contains(c)).collect();
         if feature_at.len() != F {
             return Err(DataError::FeatureCount {

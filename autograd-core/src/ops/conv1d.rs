@@ -8,13 +8,14 @@
 //! `x_bar[b, g C/G + c, i S + p D - P] += w[o, c, p] ct[b, o, i]` (the transposed convolution)
 //! and `w_bar[o, c, p] = sum_{b, i} ct[b, o, i] x[b, g C/G + c, i S + p D - P]`.
 //!
-//! It is [`conv2d`](super::conv2d)'s kernels on an image of height 1 (a kernel of height 1, no
-//! stride or padding along it): the same im2col products on the SIMD kernels, the same stack
-//! buffer, the same compile-time check of `LO` and of the channels (seen by `cargo build`, not
-//! `cargo check`).
+//! It is [`conv2d`](super::conv2d)'s kernels (in `conv2d_kernels.rs`) on an image of height 1 (a
+//! kernel of height 1, no stride or padding along it): the same im2col products on the SIMD
+//! kernels, the same stack buffer, the same compile-time check of `LO` and of the channels (seen by
+//! `cargo build`, not `cargo check`).
 
 use super::UncheckedBinary;
-use super::conv2d::{Geometry, forward, input_vjp, kernel_vjp, size_error};
+use super::conv2d::size_error;
+use super::conv2d_kernels::{Geometry, forward, input_vjp, kernel_vjp};
 use crate::rule::BinaryRule;
 use crate::scalar::Float;
 use crate::shape::{D, Dim, Shape};
@@ -321,8 +322,8 @@ where
 mod tests {
     use super::Conv1d;
     use crate::forward::{constant, jvp};
-    use crate::ops::conv2d::Geometry;
     use crate::ops::conv2d::tests::naive_visit;
+    use crate::ops::conv2d_kernels::Geometry;
     use crate::prelude::*;
     use crate::rules::BinaryRule;
     use crate::testing::{check_binary_rule, uniform};

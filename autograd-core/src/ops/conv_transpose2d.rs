@@ -16,7 +16,7 @@
 //! where `GROUPS` groups would need `GROUPS` times it, which stable Rust cannot write.
 
 use super::UncheckedBinary;
-use super::conv2d::{Geometry, forward, input_vjp, kernel_vjp};
+use super::conv2d_kernels::{Geometry, forward, input_vjp, kernel_vjp};
 use crate::msg::Msg;
 use crate::rule::BinaryRule;
 use crate::scalar::Float;

@@ -43,6 +43,7 @@ mod compare;
 mod concat;
 pub(crate) mod conv1d;
 pub(crate) mod conv2d;
+mod conv2d_kernels;
 pub(crate) mod conv_transpose2d;
 mod cross_entropy;
 mod det;

@@ -92,6 +92,11 @@ impl<T: Float> Wolfe<T> {
         clippy::too_many_arguments,
         reason = "PyTorch's signature, argument for argument"
     )]
+    #[allow(
+        clippy::too_many_lines,
+        reason = "PyTorch's `_strong_wolfe` line by line, one function there: kept whole so that \
+                  the two read side by side (the bracketing hands the zoom its bracket and state)"
+    )]
     pub(super) fn search(
         &mut self,
         obj: &mut impl FnMut(T, &mut [T]) -> T,

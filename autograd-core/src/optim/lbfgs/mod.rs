@@ -387,10 +387,6 @@ impl<P: Params> Lbfgs<P> {
     /// assert_eq!((report.iterations, report.evaluations), (2, 3));
     /// assert_eq!(report.stop, LbfgsStop::GradientTolerance);
     /// ```
-    #[allow(
-        clippy::missing_panics_doc,
-        reason = "the unwraps pop a full history, which holds history_size >= 1 pairs"
-    )]
     pub fn step(
         &mut self,
         params: &mut P,
@@ -436,63 +432,8 @@ impl<P: Params> Lbfgs<P> {
                 self.ro.clear();
                 self.h_diag = one;
             } else {
-                // The newest pair, y = g - g_prev and s = t d, stored if y.s > 1e-10 (the
-                // curvature condition, which keeps the approximation positive definite).
-                for ((y, &g), &gp) in self
-                    .y
-                    .iter_mut()
-                    .zip(&self.flat_grad)
-                    .zip(&self.prev_flat_grad)
-                {
-                    *y = g - gp;
-                }
-                for (s, &d) in self.s.iter_mut().zip(&self.d) {
-                    *s = d * self.t;
-                }
-                let ys = dot(&self.y, &self.s);
-                if ys > T::<P>::from_f64(1e-10) {
-                    // Full: the oldest pair's buffers become the next scratch, so that a full
-                    // history allocates nothing.
-                    let (y_next, s_next) = if self.old_dirs.len() == self.history_size {
-                        self.ro.pop_front();
-                        (
-                            self.old_dirs.pop_front().unwrap(),
-                            self.old_stps.pop_front().unwrap(),
-                        )
-                    } else {
-                        (vec![zero; self.d.len()], vec![zero; self.d.len()])
-                    };
-                    self.h_diag = ys / dot(&self.y, &self.y);
-                    self.old_dirs
-                        .push_back(core::mem::replace(&mut self.y, y_next));
-                    self.old_stps
-                        .push_back(core::mem::replace(&mut self.s, s_next));
-                    self.ro.push_back(one / ys);
-                }
-
-                // The two-loop recursion, in d: q = -g, then r = H0 q, then the corrections.
-                let num_old = self.old_dirs.len();
-                self.al.resize(num_old, zero);
-                for (d, &g) in self.d.iter_mut().zip(&self.flat_grad) {
-                    *d = -g;
-                }
-                for i in (0..num_old).rev() {
-                    self.al[i] = dot(&self.old_stps[i], &self.d) * self.ro[i];
-                    let a = -self.al[i];
-                    for (q, &y) in self.d.iter_mut().zip(&self.old_dirs[i]) {
-                        *q += a * y;
-                    }
-                }
-                for q in &mut self.d {
-                    *q *= self.h_diag;
-                }
-                for i in 0..num_old {
-                    let be_i = dot(&self.old_dirs[i], &self.d) * self.ro[i];
-                    let a = self.al[i] - be_i;
-                    for (r, &s) in self.d.iter_mut().zip(&self.old_stps[i]) {
-                        *r += a * s;
-                    }
-                }
+                self.push_pair();
+                self.two_loop();
             }
 
             if self.prev_flat_grad.len() == self.flat_grad.len() {
@@ -516,47 +457,15 @@ impl<P: Params> Lbfgs<P> {
                 break LbfgsStop::NoDescent;
             }
 
-            let mut ls_func_evals = 0;
-            let mut opt_cond = false;
-            match self.line_search {
-                LineSearch::StrongWolfe => {
-                    flatten(params, &mut self.x_init);
-                    let (x_init, d) = (&self.x_init, &self.d);
-                    let mut obj = |t: T<P>, g_out: &mut [T<P>]| {
-                        set_params(params, x_init, t, d);
-                        let (l, g) = f(params);
-                        flatten(&g, g_out);
-                        l
-                    };
-                    let (l, t, evals) = self.wolfe.search(
-                        &mut obj,
-                        d,
-                        self.t,
-                        loss,
-                        &self.flat_grad,
-                        gtd,
-                        tol_change,
-                        max_eval.saturating_sub(current_evals),
-                    );
-                    loss = l;
-                    self.t = t;
-                    ls_func_evals = evals;
-                    self.flat_grad.copy_from_slice(self.wolfe.result());
-                    set_params(params, &self.x_init, self.t, &self.d);
-                    opt_cond = max_abs(&self.flat_grad) <= tol_grad;
-                }
-                LineSearch::FixedStep => {
-                    add_scaled(params, self.t, &self.d);
-                    // PyTorch evaluates the new point only if another iteration may follow.
-                    if n_iter != self.max_iter {
-                        let (l, g) = f(params);
-                        loss = l;
-                        flatten(&g, &mut self.flat_grad);
-                        opt_cond = max_abs(&self.flat_grad) <= tol_grad;
-                        ls_func_evals = 1;
-                    }
-                }
-            }
+            let (l, ls_func_evals, opt_cond) = self.search_line(
+                params,
+                &mut f,
+                loss,
+                gtd,
+                max_eval.saturating_sub(current_evals),
+                n_iter != self.max_iter,
+            );
+            loss = l;
             current_evals += ls_func_evals;
             self.func_evals += ls_func_evals as u64;
 
@@ -586,6 +495,134 @@ impl<P: Params> Lbfgs<P> {
         report.loss = loss;
         report.stop = stop;
         report
+    }
+
+    /// Moves `params` along the direction `d` from the point where the loss is `loss` and the
+    /// directional derivative `gtd`: by the line search, with at most `budget` evaluations, or by
+    /// the fixed step `t`, evaluating the new point only if `evaluate` (another iteration may
+    /// follow). Returns the new loss, the evaluations made and whether the new gradient (left in
+    /// `flat_grad`) is within `tolerance_grad`.
+    fn search_line(
+        &mut self,
+        params: &mut P,
+        f: &mut impl FnMut(&P) -> (P::Elem, P),
+        mut loss: P::Elem,
+        gtd: P::Elem,
+        budget: usize,
+        evaluate: bool,
+    ) -> (P::Elem, usize, bool) {
+        type T<P> = <P as Params>::Elem;
+        let (tol_grad, tol_change) = (self.tolerance_grad, self.tolerance_change);
+        let mut ls_func_evals = 0;
+        let mut opt_cond = false;
+        match self.line_search {
+            LineSearch::StrongWolfe => {
+                flatten(params, &mut self.x_init);
+                let (x_init, d) = (&self.x_init, &self.d);
+                let mut obj = |t: T<P>, g_out: &mut [T<P>]| {
+                    set_params(params, x_init, t, d);
+                    let (l, g) = f(params);
+                    flatten(&g, g_out);
+                    l
+                };
+                let (l, t, evals) = self.wolfe.search(
+                    &mut obj,
+                    d,
+                    self.t,
+                    loss,
+                    &self.flat_grad,
+                    gtd,
+                    tol_change,
+                    budget,
+                );
+                loss = l;
+                self.t = t;
+                ls_func_evals = evals;
+                self.flat_grad.copy_from_slice(self.wolfe.result());
+                set_params(params, &self.x_init, self.t, &self.d);
+                opt_cond = max_abs(&self.flat_grad) <= tol_grad;
+            }
+            LineSearch::FixedStep => {
+                add_scaled(params, self.t, &self.d);
+                // PyTorch evaluates the new point only if another iteration may follow.
+                if evaluate {
+                    let (l, g) = f(params);
+                    loss = l;
+                    flatten(&g, &mut self.flat_grad);
+                    opt_cond = max_abs(&self.flat_grad) <= tol_grad;
+                    ls_func_evals = 1;
+                }
+            }
+        }
+        (loss, ls_func_evals, opt_cond)
+    }
+
+    /// Stores the newest pair, `y = g - g_prev` and `s = t d`, if `y.s > 1e-10` (the curvature
+    /// condition, which keeps the approximation positive definite), dropping the oldest pair of a
+    /// full history.
+    /// (The unwraps pop a full history, which holds `history_size >= 1` pairs.)
+    fn push_pair(&mut self) {
+        let zero = <P::Elem as Float>::ZERO;
+        let one = <P::Elem as Float>::ONE;
+        for ((y, &g), &gp) in self
+            .y
+            .iter_mut()
+            .zip(&self.flat_grad)
+            .zip(&self.prev_flat_grad)
+        {
+            *y = g - gp;
+        }
+        for (s, &d) in self.s.iter_mut().zip(&self.d) {
+            *s = d * self.t;
+        }
+        let ys = dot(&self.y, &self.s);
+        if ys > <P::Elem as Float>::from_f64(1e-10) {
+            // Full: the oldest pair's buffers become the next scratch, so that a full
+            // history allocates nothing.
+            let (y_next, s_next) = if self.old_dirs.len() == self.history_size {
+                self.ro.pop_front();
+                (
+                    self.old_dirs.pop_front().unwrap(),
+                    self.old_stps.pop_front().unwrap(),
+                )
+            } else {
+                (vec![zero; self.d.len()], vec![zero; self.d.len()])
+            };
+            self.h_diag = ys / dot(&self.y, &self.y);
+            self.old_dirs
+                .push_back(core::mem::replace(&mut self.y, y_next));
+            self.old_stps
+                .push_back(core::mem::replace(&mut self.s, s_next));
+            self.ro.push_back(one / ys);
+        }
+    }
+
+    /// The direction from the gradient and the history, in `d`, by the two-loop recursion:
+    /// `q = -g`, then `r = H0 q`, then the corrections.
+    fn two_loop(&mut self) {
+        let zero = <P::Elem as Float>::ZERO;
+        let num_old = self.old_dirs.len();
+        self.al.resize(num_old, zero);
+        for (d, &g) in self.d.iter_mut().zip(&self.flat_grad) {
+            *d = -g;
+        }
+        for i in (0..num_old).rev() {
+            self.al[i] = dot(&self.old_stps[i], &self.d) * self.ro[i];
+            let a = -self.al[i];
+            for (q, &y) in self.d.iter_mut().zip(&self.old_dirs[i]) {
+                *q += a * y;
+            }
+        }
+        for q in &mut self.d {
+            *q *= self.h_diag;
+        }
+        for i in 0..num_old {
+            let be_i = dot(&self.old_dirs[i], &self.d) * self.ro[i];
+            let a = self.al[i] - be_i;
+            for (r, &s) in self.d.iter_mut().zip(&self.old_stps[i]) {
+                *r += a * s;
+            }
+        }
     }
 }
 
