@@ -3,9 +3,9 @@
 //! gradient with respect to both parameters equals central differences in f64 (a function that no
 //! test reaches fails `every_function_is_checked`).
 //!
-//! The expansion's unit tests (`autograd-macros/src/tests/robustness.rs`) read these files: every function here
-//! counts as an input classified "accepted, compiles, correct" in its robustness corpus, beside the
-//! inputs it classifies as rejected with an error at the user's span.
+//! The expansion's unit tests (`autograd-macros/src/tests/robustness.rs`) read these files: every
+//! function here counts as an input classified "accepted, compiles, correct" in its robustness
+//! corpus, beside the inputs it classifies as rejected with an error at the user's span.
 
 #![allow(unused, clippy::all, clippy::pedantic)]
 
