@@ -568,6 +568,10 @@ fn chart(points: &[Point], fit: Fit, path: &Path) -> Result<(), Box<dyn std::err
 }
 
 /// Draws the chart of [`chart`] on `backend`.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one chart drawn top to bottom: axes, series, fit, labels, as plotters builds it"
+)]
 fn render(
     points: &[Point],
     fit: Fit,

@@ -127,6 +127,10 @@ fn child_trainer() {
 }
 
 #[test]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one story in order: the reference run, the kills, the resumes, the comparison"
+)]
 fn killed_and_resumed_runs_end_bit_for_bit_where_an_uninterrupted_run_ends() {
     // The reference: one uninterrupted run, in this process, without checkpoints.
     let (train, test) = data();

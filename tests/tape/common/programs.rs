@@ -221,6 +221,10 @@ pub fn pick<V>(pool: &[V], i: u16) -> &V {
 /// Runs the program on the tape from the given leaves, in any element type; constants come from
 /// `inputs` (cast to `T`: tangent 0 for duals). Returns the last value of each pool and the number
 /// of instructions run.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one match over the instruction set, a case per instruction"
+)]
 pub fn run_program<T: Float>(
     program: &[Instr],
     leaves: &Pools<T>,
