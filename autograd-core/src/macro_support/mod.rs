@@ -17,7 +17,7 @@ pub use crate::ops::RULE_METHODS;
 pub use crate::stack::{kept, stack_budget};
 
 use crate::params::Params;
-use crate::rule::{BinaryRule, UnaryRule};
+use crate::rule::{BinaryRuleInPlace, UnaryRuleInPlace};
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
@@ -386,7 +386,7 @@ macro_rules! unary_impls {
     ($($c:ident),*) => {
         impl<'a, R, T, S, St, $($c),*> Forward<(&'a Tensor<T, S, St>, $(&'a $c,)*)> for Unary<R>
         where
-            R: UnaryRule<Tensor<T, S, St>>,
+            R: UnaryRuleInPlace<Tensor<T, S, St>>,
             T: Float,
             S: Shape,
             St: Storage,
@@ -414,7 +414,7 @@ macro_rules! unary_impls {
         #[diagnostic::do_not_recommend]
         impl<'a, R, T, S, St, Res, $($c),*> Pullback<0, (&'a Tensor<T, S, St>, $(&'a $c,)*)> for Saved<Unary<R>, Res>
         where
-            R: UnaryRule<Tensor<T, S, St>, Residual = Res>,
+            R: UnaryRuleInPlace<Tensor<T, S, St>, Residual = Res>,
             T: Float,
             S: Shape,
             St: Storage,
@@ -449,7 +449,7 @@ macro_rules! unary_impls {
         // A scalar receiver runs the rule on a rank-0 tensor and comes back a scalar.
         impl<'a, R, T, $($c),*> Forward<(&'a T, $(&'a $c,)*)> for Unary<R>
         where
-            R: UnaryRule<Tensor<T, ()>, Out = Tensor<T, ()>>,
+            R: UnaryRuleInPlace<Tensor<T, ()>, Out = Tensor<T, ()>>,
             T: Float,
         {
             type Out = T;
@@ -467,7 +467,7 @@ macro_rules! unary_impls {
         #[diagnostic::do_not_recommend]
         impl<'a, R, T, Res, $($c),*> Pullback<0, (&'a T, $(&'a $c,)*)> for Saved<Unary<R>, Res>
         where
-            R: UnaryRule<Tensor<T, ()>, Out = Tensor<T, ()>, Residual = Res>,
+            R: UnaryRuleInPlace<Tensor<T, ()>, Out = Tensor<T, ()>, Residual = Res>,
             T: Float,
         {
             type Out = T;
@@ -539,7 +539,7 @@ macro_rules! binary_impls {
     ([$($g:tt)*] $lk:tt $lt:ty, $rk:tt $rt:ty => $ll:ty, $rl:ty) => {
         impl<'a, 'b, Rl, $($g)*> Forward<(&'a $lt, &'b $rt)> for Binary<Rl>
         where
-            Rl: BinaryRule<$ll, $rl>,
+            Rl: BinaryRuleInPlace<$ll, $rl>,
         {
             type Out = Rl::Out;
             type Saved = Saved<Self, Rl::Residual>;
@@ -560,7 +560,7 @@ macro_rules! binary_impls {
         #[diagnostic::do_not_recommend]
         impl<'a, 'b, Rl, Res, $($g)*> Pullback<0, (&'a $lt, &'b $rt)> for Saved<Binary<Rl>, Res>
         where
-            Rl: BinaryRule<$ll, $rl, Residual = Res>,
+            Rl: BinaryRuleInPlace<$ll, $rl, Residual = Res>,
         {
             type Out = Rl::Out;
             type Ct = $lt;
@@ -584,7 +584,7 @@ macro_rules! binary_impls {
         #[diagnostic::do_not_recommend]
         impl<'a, 'b, Rl, Res, $($g)*> Pullback<1, (&'a $lt, &'b $rt)> for Saved<Binary<Rl>, Res>
         where
-            Rl: BinaryRule<$ll, $rl, Residual = Res>,
+            Rl: BinaryRuleInPlace<$ll, $rl, Residual = Res>,
         {
             type Out = Rl::Out;
             type Ct = $rt;
@@ -615,7 +615,7 @@ binary_impls!([T: Float, R: Shape, SR: Storage] s T, t Tensor<T, R, SR> => Tenso
 // Two scalars: the rule runs at rank 0 and the output is read back as a scalar.
 impl<'a, 'b, Rl, T: Float> Forward<(&'a T, &'b T)> for Binary<Rl>
 where
-    Rl: BinaryRule<Tensor<T, ()>, Tensor<T, ()>, Out = Tensor<T, ()>>,
+    Rl: BinaryRuleInPlace<Tensor<T, ()>, Tensor<T, ()>, Out = Tensor<T, ()>>,
 {
     type Out = T;
     type Saved = Saved<Self, Rl::Residual>;
@@ -630,7 +630,7 @@ where
 #[diagnostic::do_not_recommend]
 impl<'a, 'b, Rl, Res, T: Float> Pullback<0, (&'a T, &'b T)> for Saved<Binary<Rl>, Res>
 where
-    Rl: BinaryRule<Tensor<T, ()>, Tensor<T, ()>, Out = Tensor<T, ()>, Residual = Res>,
+    Rl: BinaryRuleInPlace<Tensor<T, ()>, Tensor<T, ()>, Out = Tensor<T, ()>, Residual = Res>,
 {
     type Out = T;
     type Ct = T;
@@ -645,7 +645,7 @@ where
 #[diagnostic::do_not_recommend]
 impl<'a, 'b, Rl, Res, T: Float> Pullback<1, (&'a T, &'b T)> for Saved<Binary<Rl>, Res>
 where
-    Rl: BinaryRule<Tensor<T, ()>, Tensor<T, ()>, Out = Tensor<T, ()>, Residual = Res>,
+    Rl: BinaryRuleInPlace<Tensor<T, ()>, Tensor<T, ()>, Out = Tensor<T, ()>, Residual = Res>,
 {
     type Out = T;
     type Ct = T;
