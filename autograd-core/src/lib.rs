@@ -164,6 +164,22 @@ pub mod __bench {
 /// Each op has its `Tensor` method (`x.tanh()`), its `Var` method on the tape, and its rule here
 /// (`rules::Tanh`), whose page gives the forward and VJP formulas.
 ///
+/// # The contract
+///
+/// A rule is three things, the methods of [`UnaryRule`](rules::UnaryRule) (one input) or
+/// [`BinaryRule`](rules::BinaryRule) (two): its `NAME`, its `forward`, and the VJP of each input
+/// (`vjp`, or `vjp_lhs` and `vjp_rhs`). That is all a new rule writes.
+///
+/// The engines call a rule through its in-place variants, which write an output or a cotangent
+/// into a place that already exists: [`UnaryRuleInPlace`](rules::UnaryRuleInPlace) and
+/// [`BinaryRuleInPlace`](rules::BinaryRuleInPlace), whose methods all have defaults through the
+/// contract. A rule that builds in place (the elementwise rules, through their blanket impls, and
+/// the matrix product) overrides them there; any other rule reaches the engines in
+/// [`ByValue`](rules::ByValue), which gives it the defaults. The public entry points that take
+/// your rule ([`record_unary`](crate::tape::record_unary),
+/// [`record_binary`](crate::tape::record_binary)) wrap it themselves, so a rule of the contract
+/// alone works as is.
+///
 /// ```
 /// use autograd_core::prelude::*;
 /// use autograd_core::rules::{self, BinaryRule};
@@ -196,7 +212,7 @@ pub mod __bench {
 /// The layers built from them are in [`nn`].
 pub mod rules {
     pub use crate::ops::*;
-    pub use crate::rule::{BinaryRule, UnaryRule};
+    pub use crate::rule::{BinaryRule, BinaryRuleInPlace, ByValue, UnaryRule, UnaryRuleInPlace};
 }
 
 /// Everything a model file needs: `use autograd_core::prelude::*;`.

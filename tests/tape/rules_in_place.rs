@@ -1,6 +1,6 @@
 //! The rules that write their output or cotangent into a place they are lent
-//! (`UnaryRule::forward_into`, `vjp_into`, `BinaryRule::forward_into`, `vjp_lhs_into`,
-//! `vjp_rhs_into`) overwrite every element of it: generated gradients lend zeros today, but the
+//! (`UnaryRuleInPlace::forward_into`, `vjp_into`, `BinaryRuleInPlace::forward_into`,
+//! `vjp_lhs_into`, `vjp_rhs_into`) overwrite every element of it: generated gradients lend zeros today, but the
 //! contract says the place may hold anything, so each is lent a place full of NaN here and must
 //! give the same bits as the rule's by-value `forward` and VJPs (which build on zeros).
 //!
@@ -10,7 +10,7 @@
 
 use autograd_core::prelude::*;
 use autograd_core::rules::{
-    Add, BinaryRule, Div, Exp, LooseMatMul, MatMul, Mul, Relu, Sub, Tanh, UnaryRule,
+    Add, BinaryRuleInPlace, Div, Exp, LooseMatMul, MatMul, Mul, Relu, Sub, Tanh, UnaryRuleInPlace,
 };
 
 /// A tensor full of NaN: a place whose old contents must not survive.
@@ -31,7 +31,7 @@ fn same_bits<S: Shape, St: Storage>(a: &Tensor<f64, S, St>, b: &Tensor<f64, S, S
 
 fn unary<R, S>(rule: R, name: &str)
 where
-    R: UnaryRule<Tensor<f64, S>, Out = Tensor<f64, S>, Residual = ()>,
+    R: UnaryRuleInPlace<Tensor<f64, S>, Out = Tensor<f64, S>, Residual = ()>,
     S: Shape,
 {
     let x: Tensor<f64, S> = Tensor::rand_uniform(11, -2.0, 2.0);
@@ -48,7 +48,7 @@ where
 
 fn binary<R, L, Rs, O>(rule: R, name: &str)
 where
-    R: BinaryRule<Tensor<f64, L>, Tensor<f64, Rs>, Out = Tensor<f64, O>, Residual = ()>,
+    R: BinaryRuleInPlace<Tensor<f64, L>, Tensor<f64, Rs>, Out = Tensor<f64, O>, Residual = ()>,
     L: Shape,
     Rs: Shape,
     O: Shape,

@@ -32,28 +32,32 @@ use crate::ops::{
     KeepAxis, LayerNormalize, MaxPool1d, MaxPool2d, Neg, NewSize, Pad, Permute, PoolSize, Powf,
     Powi, Prechecked, Reshape, SameCount, Select, Slice, Transpose, for_each_op,
 };
+use crate::rule::ByValue;
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
 use crate::tensor::Mask;
 use core::marker::PhantomData;
 
-/// `name: arity => Wrapper(Rule)`: an entry for a rule without parameters.
+/// `name: arity => Wrapper(Rule)`: an entry for a rule without parameters that builds in place;
+/// `name: arity => Wrapper(ByValue(Rule))` for one that does not.
 macro_rules! plain {
-    ($($name:ident: $arity:tt => $wrap:ident($($rule:ident)::+);)*) => {$(
+    ($($name:ident: $arity:tt => $wrap:ident($($rule:tt)+);)*) => {$(
         #[doc = concat!("The rule of `", stringify!($name), "`.")]
         pub struct $name;
         impl $name {
             /// The rule value.
             #[must_use]
             #[inline]
-            pub fn rule(_: plain!(@args $arity)) -> $wrap<$($rule)::+> {
-                $wrap($($rule)::+)
+            pub fn rule(_: plain!(@args $arity)) -> $wrap<plain!(@ty $($rule)+)> {
+                $wrap($($rule)+)
             }
         }
     )*};
     (@args 1) => { (impl Sized,) };
     (@args 2) => { (impl Sized, impl Sized) };
+    (@ty ByValue($($rule:ident)::+)) => { ByValue<$($rule)::+> };
+    (@ty $($rule:ident)::+) => { $($rule)::+ };
 }
 
 plain! {
@@ -61,16 +65,17 @@ plain! {
     // Under `LooseMatMulRhs`, so that a mismatch is reported once, by the user's own call.
     matmul: 2 => Binary(crate::ops::LooseMatMul);
     matmul_loose: 2 => Binary(crate::ops::LooseMatMul);
-    mse: 2 => Binary(crate::ops::LooseMse);
-    det: 1 => Unary(crate::ops::Det);
-    cholesky: 1 => Unary(crate::ops::Cholesky);
-    cholesky_solve: 2 => Binary(crate::ops::CholeskySolve);
-    inv: 1 => Unary(crate::ops::Inverse);
-    log_abs_det: 1 => Unary(crate::ops::LogAbsDet);
-    solve: 2 => Binary(crate::ops::Solve);
+    mse: 2 => Binary(ByValue(crate::ops::LooseMse));
+    det: 1 => Unary(ByValue(crate::ops::Det));
+    cholesky: 1 => Unary(ByValue(crate::ops::Cholesky));
+    cholesky_solve: 2 => Binary(ByValue(crate::ops::CholeskySolve));
+    inv: 1 => Unary(ByValue(crate::ops::Inverse));
+    log_abs_det: 1 => Unary(ByValue(crate::ops::LogAbsDet));
+    solve: 2 => Binary(ByValue(crate::ops::Solve));
 }
 
-/// `name<const ..>: Wrapper(Rule)`: an entry for a unary rule whose parameters are all consts.
+/// `name<const ..> => Rule = value`: an entry for a unary rule whose parameters are all consts
+/// (none of them builds in place: each goes in [`ByValue`]).
 macro_rules! consts {
     ($($name:ident<$(const $c:ident $(= $d:literal)?),*> => $ty:ty = $val:expr;)*) => {$(
         #[doc = concat!("The rule of `", stringify!($name), "`.")]
@@ -79,8 +84,8 @@ macro_rules! consts {
             /// The rule value.
             #[must_use]
             #[inline]
-            pub fn rule(_: impl NoArguments) -> Unary<$ty> {
-                Unary($val)
+            pub fn rule(_: impl NoArguments) -> Unary<ByValue<$ty>> {
+                Unary(ByValue($val))
             }
         }
     )*};
@@ -283,8 +288,8 @@ impl layer_norm {
     /// The rule value.
     #[must_use]
     #[inline]
-    pub fn rule<P: Float>((_, eps): (impl Sized, &P)) -> Unary<LayerNormalize<P>> {
-        Unary(LayerNormalize(*eps))
+    pub fn rule<P: Float>((_, eps): (impl Sized, &P)) -> Unary<ByValue<LayerNormalize<P>>> {
+        Unary(ByValue(LayerNormalize(*eps)))
     }
 }
 
@@ -309,10 +314,10 @@ impl<const B: usize, L: BatchLabels<B>> cross_entropy<B, L> {
     /// The rule value.
     #[must_use]
     #[inline]
-    pub fn rule((_, labels): (impl Sized, &L)) -> Unary<CrossEntropy<B>> {
-        Unary(CrossEntropy {
+    pub fn rule((_, labels): (impl Sized, &L)) -> Unary<ByValue<CrossEntropy<B>>> {
+        Unary(ByValue(CrossEntropy {
             labels: labels.to_batch(),
-        })
+        }))
     }
 }
 
@@ -327,8 +332,8 @@ impl dropout {
     #[must_use]
     #[inline]
     #[track_caller]
-    pub fn rule((_, p, seed): (impl Sized, &f64, &u64)) -> Unary<Dropout> {
-        Unary(Dropout::new(*p, *seed))
+    pub fn rule((_, p, seed): (impl Sized, &f64, &u64)) -> Unary<ByValue<Dropout>> {
+        Unary(ByValue(Dropout::new(*p, *seed)))
     }
 }
 
@@ -338,8 +343,8 @@ impl<const AXIS: usize, const K: usize> gather<AXIS, K> {
     /// The rule value.
     #[must_use]
     #[inline]
-    pub fn rule((_, indices): (impl Sized, &[usize; K])) -> Unary<Gather<AXIS, K>> {
-        Unary(Gather { indices: *indices })
+    pub fn rule((_, indices): (impl Sized, &[usize; K])) -> Unary<ByValue<Gather<AXIS, K>>> {
+        Unary(ByValue(Gather { indices: *indices }))
     }
 }
 
@@ -349,8 +354,8 @@ impl<U: Float> cast<U> {
     /// The rule value.
     #[must_use]
     #[inline]
-    pub fn rule(_: (impl Sized,)) -> Unary<Cast<U>> {
-        Unary(Cast::default())
+    pub fn rule(_: (impl Sized,)) -> Unary<ByValue<Cast<U>>> {
+        Unary(ByValue(Cast::default()))
     }
 }
 
@@ -416,8 +421,8 @@ impl<S2: Shape> broadcast_to<S2> {
     /// The rule value.
     #[must_use]
     #[inline]
-    pub fn rule(_: (impl Sized,)) -> Unary<Expand<S2>> {
-        Unary(Expand::new())
+    pub fn rule(_: (impl Sized,)) -> Unary<ByValue<Expand<S2>>> {
+        Unary(ByValue(Expand::new()))
     }
 }
 
@@ -527,8 +532,8 @@ impl select {
     #[inline]
     pub fn rule<M: Shape, MSt: Storage>(
         (mask, _, _): (&Mask<M, MSt>, impl Sized, impl Sized),
-    ) -> Skip1<Binary<Select<M, MSt>>> {
-        Skip1(Binary(Select { mask: mask.clone() }))
+    ) -> Skip1<Binary<ByValue<Select<M, MSt>>>> {
+        Skip1(Binary(ByValue(Select { mask: mask.clone() })))
     }
 }
 

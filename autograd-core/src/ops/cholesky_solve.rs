@@ -15,7 +15,7 @@
 //! anomaly mode reports either at the call of `cholesky_solve`.
 
 use super::BinaryOperand;
-use crate::rule::BinaryRule;
+use crate::rule::{BinaryRule, ByValue};
 use crate::scalar::Float;
 use crate::shape::{Shape, SolveRhs, SquareMatrix};
 use crate::storage::{Join, Storage};
@@ -175,7 +175,7 @@ impl<T: Float, A: Shape, SA: Storage> Tensor<T, A, SA> {
         A: SquareMatrix,
         SA: Join<O::Storage>,
     {
-        O::apply(CholeskySolve, self, b)
+        O::apply(ByValue(CholeskySolve), self, b)
     }
 }
 

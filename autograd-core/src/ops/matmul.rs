@@ -7,7 +7,7 @@
 
 use super::BinaryOperand;
 use crate::msg::Msg;
-use crate::rule::BinaryRule;
+use crate::rule::{BinaryRule, BinaryRuleInPlace};
 use crate::scalar::Float;
 use crate::shape::{LooseMatMulRhs, MatMulRhs, Shape};
 use crate::storage::{Join, Storage};
@@ -142,7 +142,7 @@ const fn layout<L: Shape, R: MatMulRhs<L>>() -> Layout {
     Layout::new(R::BATCH, (R::M, R::K, R::N), R::LHS_BATCHED, R::RHS_BATCHED)
 }
 
-/// The [`BinaryRule`] of a matrix product: [`MatMul`] under [`MatMulRhs`], [`LooseMatMul`]
+/// The [`BinaryRule`] and [`BinaryRuleInPlace`] of a matrix product: [`MatMul`] under [`MatMulRhs`], [`LooseMatMul`]
 /// under [`LooseMatMulRhs`]. The two differ only in the bound that checks the sizes (and so in
 /// where the layout's constants come from and what the output's shape is called).
 macro_rules! matmul_rule {
@@ -190,7 +190,16 @@ macro_rules! matmul_rule {
                 self.vjp_rhs_into(a, b, y, &(), ct, &mut g);
                 g
             }
+        }
 
+        impl<T, L, R, SL, SR> BinaryRuleInPlace<Tensor<T, L, SL>, Tensor<T, R, SR>> for $rule
+        where
+            T: Float,
+            L: Shape,
+            R: $rhs<L>,
+            SL: Join<SR>,
+            SR: Storage,
+        {
             fn forward_into(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>, y: &mut Self::Out) {
                 product_forward($layout, a.as_slice(), b.as_slice(), y.as_mut_slice());
             }

@@ -5,22 +5,37 @@
 //!
 //! # Adding an op
 //!
-//! 1. Write its file here (`ops/name.rs`, copy `sin.rs` or `maximum.rs`): the rule (for an
-//!    elementwise op, a [`Pointwise1`] or [`Pointwise2`] impl, whose blanket rules give the
-//!    broadcasting forward and VJP; for an op that needs the error function, a `PointwiseErf` impl
-//!    and `pointwise_erf_rule!`), its formulas in the module doc, the `Tensor` method with a
-//!    runnable example, and tests of hand-worked values and of the gradient (`check_unary`,
-//!    `check_binary`). A binary op's method takes its other operand as `O: BinaryOperand` and
-//!    runs `O::apply(rule, self, other)`: given a tensor it returns a tensor, given a `Var` it
-//!    records the op and returns a `Var`, so the one method serves both engines.
+//! 1. Write its file here (`ops/name.rs`, copy `sin.rs` or `maximum.rs`): the rule, which is the
+//!    three items of [`UnaryRule`] or [`BinaryRule`] (its `NAME`, its `forward`, its VJP per
+//!    input; for an elementwise op, a [`Pointwise1`] or [`Pointwise2`] impl instead, whose blanket
+//!    rules give the broadcasting forward and VJP, built in place; for an op that needs the error
+//!    function, a `PointwiseErf` impl and `pointwise_erf_rule!`), its formulas in the module doc,
+//!    the `Tensor` method with a runnable example, and tests of hand-worked values and of the
+//!    gradient (`check_unary`, `check_binary`). A binary op's method takes its other operand as
+//!    `O: BinaryOperand` and runs `O::apply(ByValue(rule), self, other)`: given a tensor it
+//!    returns a tensor, given a `Var` it records the op and returns a `Var`, so the one method
+//!    serves both engines. The engines call a rule through its in-place variants
+//!    ([`UnaryRuleInPlace`], [`BinaryRuleInPlace`]); a rule of the contract alone is handed to
+//!    them in [`ByValue`], which gives it their defaults. Only a rule that builds its output or
+//!    cotangents in place (the elementwise rules, [`MatMul`]) implements the in-place trait itself,
+//!    overriding the defaults there, and is handed to the engines as is (`O::apply(rule, ..)`).
 //! 2. Add its line to the registry, [`for_each_op!`], in the section of its form. That line
 //!    declares the module and re-exports the rule here, and generates the op's [`Var`] method
 //!    (`tape/ops.rs`), its entry in the table `#[differentiable]` reads
 //!    (`macro_support/differentiable_methods.rs`) and its name in `RULE_METHODS`, and adds it to
 //!    the test that runs every op on a `Tensor` and a `Var` and compares the values bit for bit.
+//!    (The generated code wraps the reductions and the ops along an axis in [`ByValue`], and hands
+//!    the elementwise sections' rules over as they are, since those build in place.)
 //!    An op of an irregular form goes into `written_out` with a probe; its `Var` method is one
 //!    entry of the second table, `tape/written_out.rs`, and its `#[differentiable]` entry is
-//!    written beside the others of its kind; the tests below fail until both exist.
+//!    written beside the others of its kind, in [`ByValue`] unless its rule builds in place; the
+//!    tests below fail until both exist.
+//!
+//! [`UnaryRule`]: crate::rules::UnaryRule
+//! [`BinaryRule`]: crate::rules::BinaryRule
+//! [`UnaryRuleInPlace`]: crate::rules::UnaryRuleInPlace
+//! [`BinaryRuleInPlace`]: crate::rules::BinaryRuleInPlace
+//! [`ByValue`]: crate::rules::ByValue
 //! 3. Add its name to `RULE_METHODS` in `autograd-macros/src/rules.rs` (the macro crate cannot read
 //!    this crate; `the_macro_knows_every_op` fails, naming the op, until it is there), and
 //!    regenerate the corpus (`REGENERATE=1 cargo test --test macro macro_corpus`), which then

@@ -11,7 +11,7 @@
 use super::BinaryOperand;
 use crate::kernels::for_each_broadcast;
 use crate::msg::Msg;
-use crate::rule::BinaryRule;
+use crate::rule::{BinaryRule, ByValue};
 use crate::scalar::Float;
 use crate::shape::broadcast::{broadcast_strides, right_aligned};
 use crate::shape::{Dims, Shape, TargetShape};
@@ -232,7 +232,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     where
         St: Join<O::Storage>,
     {
-        O::apply(Mse, self, target)
+        O::apply(ByValue(Mse), self, target)
     }
 }
 

@@ -7,7 +7,7 @@
 //! here, beside the rules; the tape implements it for its `Var` (`tape/operand.rs`), so that the
 //! dispatch needs no import from the rules up into the tape.
 
-use crate::rule::BinaryRule;
+use crate::rule::BinaryRuleInPlace;
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
@@ -47,7 +47,8 @@ pub trait BinaryOperand: Sized {
     /// `Var`.
     type Out<S: Shape, St: Storage>;
 
-    /// Runs `rule` on `lhs` and this operand: its forward on tensors, or recorded on the tape.
+    /// Runs `rule` on `lhs` and this operand: its forward on tensors, or recorded on the tape. A
+    /// rule that does not build in place is passed in [`ByValue`](crate::rules::ByValue).
     #[doc(hidden)]
     #[track_caller]
     fn apply<R, L, SL, S, St>(
@@ -56,7 +57,7 @@ pub trait BinaryOperand: Sized {
         rhs: Self,
     ) -> Self::Out<S, St>
     where
-        R: BinaryRule<
+        R: BinaryRuleInPlace<
                 Tensor<Self::Elem, L, SL>,
                 Tensor<Self::Elem, Self::Shape, Self::Storage>,
                 Out = Tensor<Self::Elem, S, St>,
@@ -81,7 +82,7 @@ macro_rules! tensor_operand {
             #[inline]
             fn apply<R, L, SL, S, St>(rule: R, lhs: &Tensor<T, L, SL>, rhs: Self) -> Tensor<T, S, St>
             where
-                R: BinaryRule<Tensor<T, L, SL>, Tensor<T, Sh, St0>, Out = Tensor<T, S, St>>
+                R: BinaryRuleInPlace<Tensor<T, L, SL>, Tensor<T, Sh, St0>, Out = Tensor<T, S, St>>
                     + 'static,
                 R::Residual: 'static,
                 L: Shape,
@@ -120,7 +121,7 @@ where
         rhs: Self,
     ) -> Self::Out<S, St>
     where
-        R: BinaryRule<
+        R: BinaryRuleInPlace<
                 Tensor<Self::Elem, L, SL>,
                 Tensor<Self::Elem, Self::Shape, Self::Storage>,
                 Out = Tensor<Self::Elem, S, St>,

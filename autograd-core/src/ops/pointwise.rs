@@ -2,7 +2,8 @@
 //!
 //! An elementwise op states only its local math: [`Pointwise1`] (`y = f(x)` and `dy/dx`) or
 //! [`Pointwise2`] (`y = f(a, b)` and both partials). The blanket rules here turn that into a
-//! [`UnaryRule`] or a [`BinaryRule`] on tensors of any shape. For binary ops the VJP of an operand
+//! [`UnaryRule`] or a [`BinaryRule`] on tensors of any shape, which builds its output and
+//! cotangents in place ([`UnaryRuleInPlace`], [`BinaryRuleInPlace`]). For binary ops the VJP of an operand
 //! visits every output element and adds `ct * df/d(operand)` at the operand element that produced
 //! it: an operand stretched along an axis receives the sum over that axis (numpy's unbroadcast),
 //! with the strides known from the types.
@@ -11,7 +12,7 @@ use crate::kernels::{
     channel_block, for_each_broadcast, is_contiguous, repeated_suffix, sum_to, sum_to_overwrites,
     unbroadcast, unbroadcast_overwrites, zip_broadcast,
 };
-use crate::rule::{BinaryRule, UnaryRule};
+use crate::rule::{BinaryRule, BinaryRuleInPlace, UnaryRule, UnaryRuleInPlace};
 use crate::scalar::{Erf, Float};
 use crate::shape::{Broadcast, Dims, Shape, broadcast::right_aligned};
 use crate::storage::{Join, Storage};
@@ -82,7 +83,9 @@ impl<P: Pointwise1, T: Float, S: Shape, St: Storage> UnaryRule<Tensor<T, S, St>>
         self.vjp_into(x, y, &(), ct, &mut g);
         g
     }
+}
 
+impl<P: Pointwise1, T: Float, S: Shape, St: Storage> UnaryRuleInPlace<Tensor<T, S, St>> for P {
     fn forward_into(&self, x: &Tensor<T, S, St>, y: &mut Tensor<T, S, St>) {
         map_kernel(*self, x.as_slice(), y.as_mut_slice());
     }
@@ -160,6 +163,12 @@ macro_rules! pointwise_erf_rule {
                 });
                 g
             }
+        }
+
+        // Builds by value: the in-place variants are the defaults.
+        impl<T: $crate::scalar::Erf, S: $crate::shape::Shape, St: $crate::storage::Storage>
+            $crate::rule::UnaryRuleInPlace<$crate::tensor::Tensor<T, S, St>> for $rule
+        {
         }
     )*};
 }
@@ -271,7 +280,17 @@ where
         self.vjp_rhs_into(l, r, y, &(), ct, &mut g);
         g
     }
+}
 
+impl<P, T, L, R, SL, SR> BinaryRuleInPlace<Tensor<T, L, SL>, Tensor<T, R, SR>> for P
+where
+    P: Pointwise2,
+    T: Float,
+    L: Broadcast<R>,
+    R: Shape,
+    SL: Join<SR>,
+    SR: Storage,
+{
     fn forward_into(&self, l: &Tensor<T, L, SL>, r: &Tensor<T, R, SR>, y: &mut Self::Out) {
         let layout = const { layout::<L, R>() };
         let (l, r, y) = (l.as_slice(), r.as_slice(), y.as_mut_slice());
@@ -760,7 +779,7 @@ mod tests {
     use super::{Pointwise1, Pointwise2, Then};
     use crate::ops::{Add, Mul, Relu, Sigmoid, Sub, Tanh};
     use crate::prelude::*;
-    use crate::rule::{BinaryRule, UnaryRule};
+    use crate::rule::{BinaryRule, BinaryRuleInPlace, UnaryRule};
     use crate::shape::Broadcast;
 
     /// Halves of small integers: sums and products hit 0 exactly (ReLU's kink) and repeat.

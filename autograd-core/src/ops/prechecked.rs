@@ -10,7 +10,7 @@
 //! ([`UncheckedUnary::forward_unchecked`]); the VJPs are the rule's own. One wrapper serves every
 //! op, so each op keeps a single forward and a single VJP.
 
-use crate::rule::{BinaryRule, UnaryRule};
+use crate::rule::{BinaryRule, BinaryRuleInPlace, UnaryRule, UnaryRuleInPlace};
 
 /// A unary rule whose `forward` is a compile-time shape check followed by
 /// [`forward_unchecked`](Self::forward_unchecked).
@@ -57,6 +57,10 @@ impl<X, R: UncheckedUnary<X>> UnaryRule<X> for Prechecked<R> {
     }
 }
 
+/// The wrapped rules build by value: the in-place variants are the defaults, as for
+/// [`ByValue`](crate::rule::ByValue).
+impl<X, R: UncheckedUnary<X>> UnaryRuleInPlace<X> for Prechecked<R> {}
+
 impl<L, Rt, R: UncheckedBinary<L, Rt>> BinaryRule<L, Rt> for Prechecked<R> {
     type Out = R::Out;
     type Residual = R::Residual;
@@ -77,3 +81,5 @@ impl<L, Rt, R: UncheckedBinary<L, Rt>> BinaryRule<L, Rt> for Prechecked<R> {
         self.0.vjp_rhs(l, r, out, res, ct)
     }
 }
+
+impl<L, Rt, R: UncheckedBinary<L, Rt>> BinaryRuleInPlace<L, Rt> for Prechecked<R> {}

@@ -13,7 +13,7 @@
 
 use super::BinaryOperand;
 use super::lu::{solve_each, transposed};
-use crate::rule::BinaryRule;
+use crate::rule::{BinaryRule, ByValue};
 use crate::scalar::Float;
 use crate::shape::{Shape, SolveRhs, SquareMatrix};
 use crate::storage::{Join, Storage};
@@ -139,7 +139,7 @@ impl<T: Float, A: Shape, SA: Storage> Tensor<T, A, SA> {
         A: SquareMatrix,
         SA: Join<O::Storage>,
     {
-        O::apply(Solve, self, b)
+        O::apply(ByValue(Solve), self, b)
     }
 }
 

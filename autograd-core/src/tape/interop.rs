@@ -2,7 +2,7 @@
 //! mixes in as an `(M, N)` tensor (one copy, into row-major order) on either side of an operator,
 //! and as the other operand of any binary method (`matmul`, `maximum`, ...).
 
-use super::record::record_binary;
+use super::record::record_binary_in_place;
 use super::var::{Operand, Var};
 use crate::rules::{Add, Div, Mul, Sub};
 use crate::scalar::Float;
@@ -50,7 +50,7 @@ macro_rules! smatrix_operator {
             type Output = Var<T, L::Out, SL::Out>;
             #[track_caller]
             fn $op(self, rhs: $($r)*) -> Self::Output {
-                record_binary($rule, &Operand::into_var(self), &Operand::into_var(rhs))
+                record_binary_in_place($rule, &Operand::into_var(self), &Operand::into_var(rhs))
             }
         }
     };
@@ -66,7 +66,7 @@ macro_rules! smatrix_operator {
             type Output = Var<T, <(D<M>, D<N>) as Broadcast<R>>::Out, <Inline as Join<SR>>::Out>;
             #[track_caller]
             fn $op(self, rhs: $($r)*) -> Self::Output {
-                record_binary($rule, &Operand::into_var(self), &Operand::into_var(rhs))
+                record_binary_in_place($rule, &Operand::into_var(self), &Operand::into_var(rhs))
             }
         }
     };

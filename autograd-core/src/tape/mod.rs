@@ -49,8 +49,11 @@
 //! # Custom ops
 //! Either implement [`UnaryRule`](crate::rule::UnaryRule) or
 //! [`BinaryRule`](crate::rule::BinaryRule) for your own rule and record it with [`record_unary`] /
-//! [`record_binary`] (the way every built-in op is wired), or give a value, its parents and a VJP
-//! closure to [`Var::from_op`].
+//! [`record_binary`] (the way every built-in op is wired; a rule that also builds in place, through
+//! [`UnaryRuleInPlace`](crate::rule::UnaryRuleInPlace) /
+//! [`BinaryRuleInPlace`](crate::rule::BinaryRuleInPlace), goes through [`record_unary_in_place`] /
+//! [`record_binary_in_place`]), or give a value, its parents and a VJP closure to
+//! [`Var::from_op`].
 
 mod anomaly;
 mod backward;
@@ -82,6 +85,6 @@ pub use leaves::Leaves;
 pub use mode::{
     AnomalyGuard, NoGradGuard, is_anomaly_enabled, is_grad_enabled, no_grad, recorded_nodes,
 };
-pub use record::{record_binary, record_unary};
+pub use record::{record_binary, record_binary_in_place, record_unary, record_unary_in_place};
 pub use select::{OnTape, OnTensors, SelectEngine, SelectOperand};
 pub use var::{Operand, Var};

@@ -12,7 +12,7 @@
 use super::anomaly::{Anomaly, Phase};
 use super::error::BackwardError;
 use super::mode;
-use crate::rule::{BinaryRule, UnaryRule};
+use crate::rule::{BinaryRule, BinaryRuleInPlace, UnaryRule, UnaryRuleInPlace};
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
@@ -237,7 +237,7 @@ pub struct UnaryNode<R: UnaryRule<X>, X> {
 
 impl<R, X> AnyNode for UnaryNode<R, X>
 where
-    R: UnaryRule<X> + 'static,
+    R: UnaryRuleInPlace<X> + 'static,
     R::Out: Value,
     R::Residual: 'static,
     X: Value,
@@ -289,7 +289,7 @@ where
 
 impl<R, X> NodeOf<R::Out> for UnaryNode<R, X>
 where
-    R: UnaryRule<X> + 'static,
+    R: UnaryRuleInPlace<X> + 'static,
     R::Out: Value,
     R::Residual: 'static,
     X: Value,
@@ -324,7 +324,7 @@ pub struct BinaryNode<R: BinaryRule<L, Rt>, L, Rt> {
 
 impl<R, L, Rt> AnyNode for BinaryNode<R, L, Rt>
 where
-    R: BinaryRule<L, Rt> + 'static,
+    R: BinaryRuleInPlace<L, Rt> + 'static,
     R::Out: Value,
     R::Residual: 'static,
     L: Value,
@@ -396,7 +396,7 @@ where
 
 impl<R, L, Rt> NodeOf<R::Out> for BinaryNode<R, L, Rt>
 where
-    R: BinaryRule<L, Rt> + 'static,
+    R: BinaryRuleInPlace<L, Rt> + 'static,
     R::Out: Value,
     R::Residual: 'static,
     L: Value,

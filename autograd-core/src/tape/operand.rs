@@ -2,9 +2,9 @@
 //! on a tensor. The op is recorded, the tensor entering as a constant (or as its leaf, when a
 //! [`Leaves`](super::Leaves) tracks the model it belongs to), and the result is a `Var`.
 
-use super::record::record_binary;
+use super::record::record_binary_in_place;
 use super::var::{Operand, Var};
-use crate::rule::BinaryRule;
+use crate::rule::BinaryRuleInPlace;
 use crate::rules::BinaryOperand;
 use crate::scalar::Float;
 use crate::shape::Shape;
@@ -23,7 +23,7 @@ macro_rules! var_operand {
             #[track_caller]
             fn apply<R, L, SL, S, St>(rule: R, lhs: &Tensor<T, L, SL>, rhs: Self) -> Var<T, S, St>
             where
-                R: BinaryRule<Tensor<T, L, SL>, Tensor<T, Sh, St0>, Out = Tensor<T, S, St>>
+                R: BinaryRuleInPlace<Tensor<T, L, SL>, Tensor<T, Sh, St0>, Out = Tensor<T, S, St>>
                     + 'static,
                 R::Residual: 'static,
                 L: Shape,
@@ -32,7 +32,7 @@ macro_rules! var_operand {
                 St: Storage,
             {
                 let $v = rhs;
-                record_binary(rule, &Operand::into_var(lhs), $var)
+                record_binary_in_place(rule, &Operand::into_var(lhs), $var)
             }
         }
     )*};

@@ -1,10 +1,12 @@
 //! The ops of the rule library on tracked tensors: each method or operator is one call to
-//! [`record_unary`] or [`record_binary`] with the op's rule. The regular ones are generated from
+//! [`record_unary_in_place`] or [`record_binary_in_place`] with the op's rule where it builds in
+//! place (the elementwise rules), or to [`record_unary`], which hands it on in
+//! [`ByValue`](crate::rules::ByValue), where it does not. The regular ones are generated from
 //! the registry (`for_each_op!` in `ops/mod.rs`), as are the operators; the ops of irregular
 //! forms are listed in the second table, `written_out.rs`. Below, the operators and the
 //! comparisons (which read values and record nothing).
 
-use super::record::{record_binary, record_unary};
+use super::record::{record_binary_in_place, record_unary, record_unary_in_place};
 use super::var::{Operand, Var};
 use crate::ops::Compared;
 use crate::ops::for_each_op;
@@ -24,7 +26,7 @@ macro_rules! same_shape_methods {
             #[must_use]
             #[track_caller]
             pub fn $name(&self $(, $arg: $ty)*) -> Self {
-                record_unary($rule, self)
+                record_unary_in_place($rule, self)
             }
         )*}
     };
@@ -85,7 +87,7 @@ macro_rules! broadcast_methods {
                     T,
                     <L as Broadcast<O::Shape>>::Out,
                 >::OK;
-                record_binary($rule, self, &other.into_var())
+                record_binary_in_place($rule, self, &other.into_var())
             }
 
             $(
@@ -97,7 +99,7 @@ macro_rules! broadcast_methods {
                 L: Broadcast<(), Out = L>,
                 SL: Join<Inline, Out = SL>,
             {
-                record_binary($rule, self, &scalar(c))
+                record_binary_in_place($rule, self, &scalar(c))
             }
             )?
         )*}
@@ -108,7 +110,7 @@ impl<T: Float, S: Shape, St: Storage> core::ops::Neg for &Var<T, S, St> {
     type Output = Var<T, S, St>;
     #[track_caller]
     fn neg(self) -> Var<T, S, St> {
-        record_unary(Neg, self)
+        record_unary_in_place(Neg, self)
     }
 }
 
@@ -116,7 +118,7 @@ impl<T: Float, S: Shape, St: Storage> core::ops::Neg for Var<T, S, St> {
     type Output = Var<T, S, St>;
     #[track_caller]
     fn neg(self) -> Var<T, S, St> {
-        record_unary(Neg, &self)
+        record_unary_in_place(Neg, &self)
     }
 }
 
@@ -159,7 +161,7 @@ macro_rules! var_operator {
             fn $op(self, rhs: $($r)*) -> Self::Output {
                 // An output over the inline limit is reported at the user's call.
                 let () = crate::storage::InlineLimit::<SL::Out, T, L::Out>::OK;
-                record_binary($rule, &Operand::into_var(self), &Operand::into_var(rhs))
+                record_binary_in_place($rule, &Operand::into_var(self), &Operand::into_var(rhs))
             }
         }
     };
@@ -174,7 +176,7 @@ macro_rules! var_operator {
             type Output = Var<T, S, St>;
             #[track_caller]
             fn $op(self, rhs: T) -> Var<T, S, St> {
-                record_binary($rule, &Operand::into_var(self), &scalar(rhs))
+                record_binary_in_place($rule, &Operand::into_var(self), &scalar(rhs))
             }
         }
     };
@@ -189,7 +191,7 @@ macro_rules! var_operator {
             type Output = Var<$t, S, St>;
             #[track_caller]
             fn $op(self, rhs: $($r)*) -> Var<$t, S, St> {
-                record_binary($rule, &scalar(self), &Operand::into_var(rhs))
+                record_binary_in_place($rule, &scalar(self), &Operand::into_var(rhs))
             }
         }
     };

@@ -6,8 +6,9 @@
 //! entry each: the signature as on `Tensor` (generics in brackets, bounds after `where` in
 //! brackets) and the rule it records, `record(self) Rule` (`record_unary(Rule, self)`) or
 //! `record(self, other) Rule` (`record_binary(Rule, self, other)`, the other operand a `Var` or
-//! a constant tensor). Each entry becomes a `#[must_use]`, `#[track_caller]` method whose body is
-//! that one call; `, checks { .. }` after the rule runs compile-time size checks before it, so
+//! a constant tensor), or `record_in_place(self, other) Rule` (`record_binary_in_place`, for a
+//! rule that builds in place: the matrix product; the others go in `ByValue`). Each entry becomes
+//! a `#[must_use]`, `#[track_caller]` method whose body is that one call; `, checks { .. }` after the rule runs compile-time size checks before it, so
 //! that a wrong size is reported at the calling line as for plain tensors.
 //!
 //! Adding an op of an irregular form: its registry line (with a probe) in `ops/mod.rs`, its entry
@@ -20,7 +21,7 @@
 //! forwards (after monomorphization, as for plain tensors), so on a `Var` a failed check names the
 //! shapes and sizes but points into the rule rather than at the calling line.
 
-use super::record::{record_binary, record_unary};
+use super::record::{record_binary, record_binary_in_place, record_unary};
 use super::var::{Operand, Var};
 use crate::ops::window::PoolSize;
 use crate::rules::{
@@ -44,7 +45,7 @@ macro_rules! var_methods {
             $(#[$attr:meta])*
             fn $name:ident [$($g:tt)*] (&self $(, $arg:ident: $arg_ty:ty)*) -> $out:ty
             $(where [$($bound:tt)*])?
-            => record(self $(, $other:ident)?) $rule:expr $(, checks $checks:block)?;
+            => $record:ident(self $(, $other:ident)?) $rule:expr $(, checks $checks:block)?;
         )*}
     )*) => {$(
         impl<$($ig)*> $self_ty {$(
@@ -55,7 +56,7 @@ macro_rules! var_methods {
             $(where $($bound)*)?
             {
                 $($checks)?
-                var_methods!(@record self $(, $other)?; $rule)
+                var_methods!(@$record self $(, $other)?; $rule)
             }
         )*}
     )*};
@@ -64,6 +65,9 @@ macro_rules! var_methods {
     };
     (@record $self:ident, $other:ident; $rule:expr) => {
         record_binary($rule, $self, &$other.into_var())
+    };
+    (@record_in_place $self:ident, $other:ident; $rule:expr) => {
+        record_binary_in_place($rule, $self, &$other.into_var())
     };
 }
 
@@ -149,7 +153,7 @@ var_methods! {
         fn matmul[O](&self, rhs: O)
             -> Var<T, <O::Shape as MatMulRhs<S>>::Out, <St as Join<O::Storage>>::Out>
             where [O: Operand<Elem = T>, O::Shape: MatMulRhs<S>, St: Join<O::Storage>]
-            => record(self, rhs) MatMul, checks {
+            => record_in_place(self, rhs) MatMul, checks {
                 // An output over the inline limit is reported at the user's call.
                 let () = crate::storage::InlineLimit::<
                     <St as Join<O::Storage>>::Out,
