@@ -30,19 +30,20 @@
 //!    entry of the second table, `tape/written_out.rs`, and its `#[differentiable]` entry is
 //!    written beside the others of its kind, in [`ByValue`] unless its rule builds in place; the
 //!    tests below fail until both exist.
+//! 3. Add its name to `RULE_METHODS` in `autograd-macros/src/rules.rs` (the macro crate cannot read
+//!    this crate; `the_macro_knows_every_op` fails, naming the op, until it is there), and
+//!    append it to `RULES` in `tests/corpus/macro_corpus/vocabulary.rs` (the end of the list: the
+//!    corpus gives each op two functions that draw only from the ops before it, so appending adds
+//!    the new op's two functions and changes no other), then regenerate the corpus
+//!    (`REGENERATE=1 cargo test --test corpus macro_corpus`), which differentiates the op in the
+//!    new functions and checks it against the tape and finite differences.
 //!
+//! [`Var`]: crate::tape::Var
 //! [`UnaryRule`]: crate::rules::UnaryRule
 //! [`BinaryRule`]: crate::rules::BinaryRule
 //! [`UnaryRuleInPlace`]: crate::rules::UnaryRuleInPlace
 //! [`BinaryRuleInPlace`]: crate::rules::BinaryRuleInPlace
 //! [`ByValue`]: crate::rules::ByValue
-//! 3. Add its name to `RULE_METHODS` in `autograd-macros/src/rules.rs` (the macro crate cannot read
-//!    this crate; `the_macro_knows_every_op` fails, naming the op, until it is there), and
-//!    regenerate the corpus (`REGENERATE=1 cargo test --test macro macro_corpus`), which then
-//!    differentiates the op in generated functions and checks it against the tape and finite
-//!    differences.
-//!
-//! [`Var`]: crate::tape::Var
 
 pub(crate) mod movement;
 pub(crate) mod pointwise;
