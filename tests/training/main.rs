@@ -29,6 +29,7 @@ mod trainer;
 mod checkpoint_resume;
 mod digits_accuracy;
 mod digits_bad_input;
+mod kinematics_example;
 mod model_examples;
 mod parallel_grad;
 #[allow(
