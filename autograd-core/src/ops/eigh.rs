@@ -392,6 +392,9 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
     /// tie). The eigenvector gradient is non-finite at an exactly repeated eigenvalue. See the
     /// rules, [`EigValsH`](crate::rules::EigValsH) and [`EigVecsH`](crate::rules::EigVecsH).
     ///
+    /// In a `#[differentiable]` body, which holds no pairs, call the two halves, `a.eigvalsh()`
+    /// and `a.eigvecsh()` (writing `a.eigh()` there is a compile error that says so).
+    ///
     /// ```
     /// use autograd_core::prelude::*;
     /// let a = Tensor::new([[4.0f64, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]]);
@@ -548,6 +551,24 @@ mod tests {
         // A wide spread of eigenvalues: diag(1e8, 1, 1e-8) turned.
         let a = Tensor::new([[1e8f64, 1.0, 0.0], [1.0, 1.0, 1e-3], [0.0, 1e-3, 1e-8]]);
         assert_decomposition(&a, 1e-7);
+    }
+
+    #[test]
+    fn f32_and_non_finite_inputs() {
+        // f32 converges to its own epsilon: A V = V diag(w) to about 1e-6.
+        let a64 = spd::<Shape![4, 4]>(3);
+        let a: Tensor<f32, Shape![4, 4]> = a64.cast();
+        let (w, v) = a.eigh();
+        let (w64, v64) = a64.eigh();
+        w.cast::<f64>().assert_close(&w64, 1e-6, 1e-6);
+        v.cast::<f64>().assert_close(&v64, 1e-5, 1e-5);
+        let av = a.matmul(&v);
+        av.assert_close(&(&v * &w), 1e-5, 1e-5);
+        // A NaN runs the sweep cap and gives NaN, without a panic.
+        let mut bad = a64.clone();
+        bad.as_mut_slice()[1] = f64::NAN;
+        assert!(bad.eigvalsh().as_slice().iter().any(|x| x.is_nan()));
+        assert!(bad.eigvecsh().as_slice().iter().any(|x| x.is_nan()));
     }
 
     #[test]
