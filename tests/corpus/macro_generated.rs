@@ -10400,4 +10400,524 @@ fn g205_gradient() {
     }
 }
 
+#[differentiable]
+fn g206(a: &Tensor![f64; 4]) -> f64 {
+    let v1 = (a).norm();
+    let v2 = (a).mean();
+    let k3: Tensor![f64] = Tensor::rand_uniform(974, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(50, -1.0, 1.0);
+    ((&v1 * &k3).sum() + (&v2 * &k4).sum()).item()
+}
+
+fn g206_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
+    let v1 = (a).norm();
+    let v2 = (a).mean();
+    let k3: Tensor![f64] = Tensor::rand_uniform(974, -1.0, 1.0);
+    let k4: Tensor![f64] = Tensor::rand_uniform(50, -1.0, 1.0);
+    (&v1 * &k3).sum() + (&v2 * &k4).sum()
+}
+
+#[test]
+fn g206_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 4] = Tensor::rand_uniform(1442, -sign, sign);
+        let (value, g) = g206_grad(&a);
+        assert_eq!(value, g206(&a));
+        check(|x| g206(x), &a, &g.a);
+        let ta = Var::param(a.clone());
+        let loss = g206_tape(&ta);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+    }
+}
+
+#[differentiable]
+fn g207(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 1]) -> f64 {
+    let v1 = (b).norm();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(515, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v5 = (((((c).mean() * &k2)).tanh() * 0.2 + &k4)).cholesky_solve(&((&v1) + &k3));
+    let v6 = ((a) * 3.0).round();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(867, -1.0, 1.0);
+    let v8 = ((&v5).matmul(&k7)).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 4>(&((&v6).maximum(a)).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![4]>();
+    let v9 = (((&v6).t()) * (((&v8).tanh().powi(3)).mean()));
+    let k10: Tensor![f64; 3, 1] = Tensor::rand_uniform(756, -1.0, 1.0);
+    ((&v9 * &k10).sum()).item()
+}
+
+fn g207_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
+    let v1 = (b).norm();
+    let k2: Tensor![f64; 3, 3] = Tensor::rand_uniform(517, -1.0, 1.0);
+    let k3: Tensor![f64; 3, 2] = Tensor::rand_uniform(515, -1.0, 1.0);
+    let k4: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
+    let v5 = (((((c).mean() * &k2)).tanh() * 0.2 + &k4)).cholesky_solve(&((&v1) + &k3));
+    let v6 = ((a) * 3.0).round();
+    let k7: Tensor![f64; 2, 2] = Tensor::rand_uniform(867, -1.0, 1.0);
+    let v8 = ((&v5).matmul(&k7)).reshape::<Shape![1, 1, 6]>().conv1d::<1, 0, 1, 1, 4>(&((&v6).maximum(a)).reshape::<Shape![1, 1, 3]>()).reshape::<Shape![4]>();
+    let v9 = (((&v6).t()) * (((&v8).tanh().powi(3)).mean()));
+    let k10: Tensor![f64; 3, 1] = Tensor::rand_uniform(756, -1.0, 1.0);
+    (&v9 * &k10).sum()
+}
+
+#[test]
+fn g207_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 1, 3] = Tensor::rand_uniform(1449, -sign, sign);
+        let b: Tensor![f64; 1] = Tensor::rand_uniform(1450, -sign, sign);
+        let c: Tensor![f64; 2, 1] = Tensor::rand_uniform(1451, -sign, sign);
+        let (value, g) = g207_grad(&a, &b, &c);
+        assert_eq!(value, g207(&a, &b, &c));
+        check(|x| g207(x, &b, &c), &a, &g.a);
+        check(|x| g207(&a, x, &c), &b, &g.b);
+        check(|x| g207(&a, &b, x), &c, &g.c);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g207_tape(&ta, &tb, &tc);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
+    }
+}
+
+#[differentiable]
+fn g208(m: &Stack, a: &Tensor![f64], b: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
+    let v2 = (((&m.head.bias) + &k1)).norm_axis::<0>();
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(988, -1.0, 1.0);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(560, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = m5.select(&m.blocks[0].bias, &((&m.blocks[0].bias) + &k3));
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(806, -1.0, 1.0);
+    let mut v8 = ((b) + &k7);
+    for i in 0..3 {
+        v8 = (m.blocks[2 - i].forward(&v8)).sin() + &v8 * 0.5;
+    }
+    let v9 = (&v8).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 5, 5>(&(&v8).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![5, 5]>();
+    let v10 = ((a) * 1.5).gelu();
+    let v11 = (&m.blocks[1].bias).tanh().exp();
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(919, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(396, -1.0, 1.0);
+    let k14: Tensor![f64; 5, 5] = Tensor::rand_uniform(769, -1.0, 1.0);
+    let k15: Tensor![f64] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k16: Tensor![f64; 3] = Tensor::rand_uniform(373, -1.0, 1.0);
+    ((&v2 * &k12).sum() + (&v6 * &k13).sum() + (&v9 * &k14).sum() + (&v10 * &k15).sum() + (&v11 * &k16).sum()).item()
+}
+
+fn g208_tape(m: &TStack, a: &Var<f64, Shape![]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 4] = Tensor::rand_uniform(845, -1.0, 1.0);
+    let v2 = (((&m.head.bias) + &k1)).norm_axis::<0>();
+    let k3: Tensor![f64; 3] = Tensor::rand_uniform(988, -1.0, 1.0);
+    let k4: Tensor![f64; 3] = Tensor::rand_uniform(560, -1.0, 1.0);
+    let m5 = k4.gt_scalar(0.0);
+    let v6 = Var::select(&m5, &m.blocks[0].bias, &((&m.blocks[0].bias) + &k3));
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(806, -1.0, 1.0);
+    let mut v8 = ((b) + &k7);
+    for i in 0..3 {
+        v8 = (m.blocks[2 - i].forward(&v8)).sin() + &v8 * 0.5;
+    }
+    let v9 = (&v8).reshape::<Shape![1, 1, 3, 3]>().conv_transpose2d::<1, 0, 1, 5, 5>(&(&v8).reshape::<Shape![1, 1, 3, 3]>()).reshape::<Shape![5, 5]>();
+    let v10 = ((a) * 1.5).gelu();
+    let v11 = (&m.blocks[1].bias).tanh().exp();
+    let k12: Tensor![f64; 4] = Tensor::rand_uniform(919, -1.0, 1.0);
+    let k13: Tensor![f64; 3] = Tensor::rand_uniform(396, -1.0, 1.0);
+    let k14: Tensor![f64; 5, 5] = Tensor::rand_uniform(769, -1.0, 1.0);
+    let k15: Tensor![f64] = Tensor::rand_uniform(872, -1.0, 1.0);
+    let k16: Tensor![f64; 3] = Tensor::rand_uniform(373, -1.0, 1.0);
+    (&v2 * &k12).sum() + (&v6 * &k13).sum() + (&v9 * &k14).sum() + (&v10 * &k15).sum() + (&v11 * &k16).sum()
+}
+
+#[test]
+fn g208_gradient() {
+    for sign in [1.0, -1.0] {
+        let m = Stack::random(1459, sign);
+        let a: Tensor![f64] = Tensor::rand_uniform(1456, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1457, -sign, sign);
+        let (value, g) = g208_grad(&m, &a, &b);
+        assert_eq!(value, g208(&m, &a, &b));
+        check_model(|x| g208(x, &a, &b), &m, &g.m);
+        check(|x| g208(&m, x, &b), &a, &g.a);
+        check(|x| g208(&m, &a, x), &b, &g.b);
+        let tm = m.tape();
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g208_tape(&tm, &ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        tm.same(&g.m);
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+    }
+}
+
+#[differentiable]
+fn g209(a: &Tensor![f64; 2, 1, 3]) -> f64 {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(407, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).norm_axis::<0>();
+    let v3 = (a).norm();
+    let v4 = ((&v3) + (&v2));
+    let mut v5 = v4.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v3).tanh().powf(3.0)).tanh();
+        }
+        v5 = &v5 - &v3 * 0.25;
+    }
+    let k6: Tensor![f64] = Tensor::rand_uniform(794, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
+}
+
+fn g209_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 4] = Tensor::rand_uniform(407, -1.0, 1.0);
+    let v2 = (((a).mean() * &k1)).norm_axis::<0>();
+    let v3 = (a).norm();
+    let v4 = ((&v3) + (&v2));
+    let mut v5 = v4.clone();
+    for i in 0..4 {
+        if i % 2 == 0 {
+            v5 = ((&v5 * &v3).tanh().powf(3.0)).tanh();
+        }
+        v5 = &v5 - &v3 * 0.25;
+    }
+    let k6: Tensor![f64] = Tensor::rand_uniform(794, -1.0, 1.0);
+    (&v5 * &k6).sum()
+}
+
+#[test]
+fn g209_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(1463, -sign, sign);
+        let (value, g) = g209_grad(&a);
+        assert_eq!(value, g209(&a));
+        check(|x| g209(x), &a, &g.a);
+        let ta = Var::param(a.clone());
+        let loss = g209_tape(&ta);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+    }
+}
+
+#[differentiable]
+fn g210(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
+    let v1 = (a).norm_keepdim::<0>();
+    let v2 = (&v1).logsumexp_axis::<0>();
+    let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2).square() + 1.0).ln() };
+    let mut v4 = b.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v2).tanh().powf(3.0)).tanh();
+        }
+        v4 = &v4 - &v2 * 0.25;
+    }
+    let mut v5 = v4.clone();
+    for _ in 0..4 {
+        v5 = (((&v5 * &v3).square() + 1.0).recip()).tanh() + &v4 * 0.5;
+    }
+    let k6: Tensor![f64] = Tensor::rand_uniform(842, -1.0, 1.0);
+    ((&v5 * &k6).sum()).item()
+}
+
+fn g210_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (a).norm_keepdim::<0>();
+    let v2 = (&v1).logsumexp_axis::<0>();
+    let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2).square() + 1.0).ln() };
+    let mut v4 = b.clone();
+    for i in 0..3 {
+        if i % 2 == 0 {
+            v4 = ((&v4 * &v2).tanh().powf(3.0)).tanh();
+        }
+        v4 = &v4 - &v2 * 0.25;
+    }
+    let mut v5 = v4.clone();
+    for _ in 0..4 {
+        v5 = (((&v5 * &v3).square() + 1.0).recip()).tanh() + &v4 * 0.5;
+    }
+    let k6: Tensor![f64] = Tensor::rand_uniform(842, -1.0, 1.0);
+    (&v5 * &k6).sum()
+}
+
+#[test]
+fn g210_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1470, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1471, -sign, sign);
+        let (value, g) = g210_grad(&a, &b);
+        assert_eq!(value, g210(&a, &b));
+        check(|x| g210(x, &b), &a, &g.a);
+        check(|x| g210(&a, x), &b, &g.b);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g210_tape(&ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+    }
+}
+
+#[differentiable]
+fn g211(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
+    let v1 = (a).norm_keepdim::<0>();
+    let v2 = (a).norm_axis::<0>();
+    let v3 = if b.detach().sum().item() < 0.0 { (&v1).tanh() } else { (&v1).softplus() };
+    let v4 = (b).sigmoid();
+    let k5: Tensor![f64] = Tensor::rand_uniform(754, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(604, -1.0, 1.0);
+    ((&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()).item()
+}
+
+fn g211_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let v1 = (a).norm_keepdim::<0>();
+    let v2 = (a).norm_axis::<0>();
+    let v3 = if b.detach().sum().item() < 0.0 { (&v1).tanh() } else { (&v1).softplus() };
+    let v4 = (b).sigmoid();
+    let k5: Tensor![f64] = Tensor::rand_uniform(754, -1.0, 1.0);
+    let k6: Tensor![f64; 1] = Tensor::rand_uniform(478, -1.0, 1.0);
+    let k7: Tensor![f64] = Tensor::rand_uniform(604, -1.0, 1.0);
+    (&v2 * &k5).sum() + (&v3 * &k6).sum() + (&v4 * &k7).sum()
+}
+
+#[test]
+fn g211_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1477, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1478, -sign, sign);
+        let (value, g) = g211_grad(&a, &b);
+        assert_eq!(value, g211(&a, &b));
+        check(|x| g211(x, &b), &a, &g.a);
+        check(|x| g211(&a, x), &b, &g.b);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g211_tape(&ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+    }
+}
+
+#[differentiable]
+fn g212(m: &Net, a: &Tensor![f64; 2, 4], b: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(732, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]]);
+    let v3 = (((((b) + &k1)).tanh() * 0.1 + &k2)).eigvalsh();
+    let v4 = (a).slice::<1, 1, 2>();
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(a)).sin() } else { (m.fc2.forward(a)).square() };
+    let v6 = if a.detach().sum().item() < 0.0 { ((&m.fc2.bias).square() + 1.0).ln() } else { ((&m.fc2.bias).square() + 1.0).ln() };
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(506, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(31, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(359, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(437, -1.0, 1.0);
+    ((&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()).item()
+}
+
+fn g212_tape(m: &TNet, a: &Var<f64, Shape![2, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(732, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]]);
+    let v3 = (((((b) + &k1)).tanh() * 0.1 + &k2)).eigvalsh();
+    let v4 = (a).slice::<1, 1, 2>();
+    let v5 = if a.detach().sum().item() > 0.0 { (m.fc2.forward(a)).sin() } else { (m.fc2.forward(a)).square() };
+    let v6 = if a.detach().sum().item() < 0.0 { ((&m.fc2.bias).square() + 1.0).ln() } else { ((&m.fc2.bias).square() + 1.0).ln() };
+    let k7: Tensor![f64; 3] = Tensor::rand_uniform(506, -1.0, 1.0);
+    let k8: Tensor![f64; 2, 2] = Tensor::rand_uniform(31, -1.0, 1.0);
+    let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(359, -1.0, 1.0);
+    let k10: Tensor![f64; 3] = Tensor::rand_uniform(437, -1.0, 1.0);
+    (&v3 * &k7).sum() + (&v4 * &k8).sum() + (&v5 * &k9).sum() + (&v6 * &k10).sum()
+}
+
+#[test]
+fn g212_gradient() {
+    for sign in [1.0, -1.0] {
+        let m = Net::random(1487, sign);
+        let a: Tensor![f64; 2, 4] = Tensor::rand_uniform(1484, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1485, -sign, sign);
+        let (value, g) = g212_grad(&m, &a, &b);
+        assert_eq!(value, g212(&m, &a, &b));
+        check_model(|x| g212(x, &a, &b), &m, &g.m);
+        check(|x| g212(&m, x, &b), &a, &g.a);
+        check(|x| g212(&m, &a, x), &b, &g.b);
+        let tm = m.tape();
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g212_tape(&tm, &ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        tm.same(&g.m);
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+    }
+}
+
+#[differentiable]
+fn g213(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(953, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]]);
+    let v3 = (((((c) + &k1)).tanh() * 0.1 + &k2)).eigvalsh();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(474, -1.0, 1.0);
+    let v5 = (((a).mean() * &k4)).norm_keepdim::<1>();
+    let v6 = ((&v3).sum_axis::<0>()).atan2(&(((b).tanh()).square() + 0.5));
+    let v7 = ((&v6).abs()).tanh();
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(481, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(391, -1.0, 1.0);
+    ((&v5 * &k8).sum() + (&v7 * &k9).sum()).item()
+}
+
+fn g213_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape![3]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(953, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]]);
+    let v3 = (((((c) + &k1)).tanh() * 0.1 + &k2)).eigvalsh();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(474, -1.0, 1.0);
+    let v5 = (((a).mean() * &k4)).norm_keepdim::<1>();
+    let v6 = ((&v3).sum_axis::<0>()).atan2(&(((b).tanh()).square() + 0.5));
+    let v7 = ((&v6).abs()).tanh();
+    let k8: Tensor![f64; 3, 1] = Tensor::rand_uniform(481, -1.0, 1.0);
+    let k9: Tensor![f64] = Tensor::rand_uniform(391, -1.0, 1.0);
+    (&v5 * &k8).sum() + (&v7 * &k9).sum()
+}
+
+#[test]
+fn g213_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 3] = Tensor::rand_uniform(1491, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1492, -sign, sign);
+        let c: Tensor![f64; 3] = Tensor::rand_uniform(1493, -sign, sign);
+        let (value, g) = g213_grad(&a, &b, &c);
+        assert_eq!(value, g213(&a, &b, &c));
+        check(|x| g213(x, &b, &c), &a, &g.a);
+        check(|x| g213(&a, x, &c), &b, &g.b);
+        check(|x| g213(&a, &b, x), &c, &g.c);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let tc = Var::param(c.clone());
+        let loss = g213_tape(&ta, &tb, &tc);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+        same(&tc, &g.c);
+    }
+}
+
+#[differentiable]
+fn g214(a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(864, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]]);
+    let v3 = (((((a).mean() * &k1)).tanh() * 0.1 + &k2)).eigvecsh();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(521, -1.0, 1.0);
+    let v5 = ((a).softmax::<1>() * &k4);
+    let v6 = ((b) * ((&v5).mean()));
+    let v7 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v6)) };
+    let mut v8 = v7.clone();
+    for _ in 0..2 {
+        v8 = ((&v8 * &v6).cos()).tanh() + &v7 * 0.5;
+    }
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(929, -1.0, 1.0);
+    ((&v8 * &k9).sum()).item()
+}
+
+fn g214_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(864, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]]);
+    let v3 = (((((a).mean() * &k1)).tanh() * 0.1 + &k2)).eigvecsh();
+    let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(521, -1.0, 1.0);
+    let v5 = ((a).softmax::<1>() * &k4);
+    let v6 = ((b) * ((&v5).mean()));
+    let v7 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v6)) };
+    let mut v8 = v7.clone();
+    for _ in 0..2 {
+        v8 = ((&v8 * &v6).cos()).tanh() + &v7 * 0.5;
+    }
+    let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(929, -1.0, 1.0);
+    (&v8 * &k9).sum()
+}
+
+#[test]
+fn g214_gradient() {
+    for sign in [1.0, -1.0] {
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1498, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1499, -sign, sign);
+        let (value, g) = g214_grad(&a, &b);
+        assert_eq!(value, g214(&a, &b));
+        check(|x| g214(x, &b), &a, &g.a);
+        check(|x| g214(&a, x), &b, &g.b);
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g214_tape(&ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+    }
+}
+
+#[differentiable]
+fn g215(m: &Net, a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(750, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]]);
+    let v3 = (((((&m.fc2.weight).mean() * &k1)).tanh() * 0.1 + &k2)).eigvecsh();
+    let k4: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]]);
+    let v5 = (((&v3).tanh() * 0.1 + &k4)).eigvalsh();
+    let v6 = m.fc2.forward(a);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(428, -1.0, 1.0);
+    let v8 = ((&v6).matmul(&k7)).t();
+    let v9 = (b).cos();
+    let v10 = (&m.fc1.bias).tanh().powf(3.0);
+    let v11 = (&m.fc2.bias).square();
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(56, -1.0, 1.0);
+    let k14: Tensor![f64] = Tensor::rand_uniform(759, -1.0, 1.0);
+    let k15: Tensor![f64; 4] = Tensor::rand_uniform(888, -1.0, 1.0);
+    let k16: Tensor![f64; 3] = Tensor::rand_uniform(762, -1.0, 1.0);
+    ((&v5 * &k12).sum() + (&v8 * &k13).sum() + (&v9 * &k14).sum() + (&v10 * &k15).sum() + (&v11 * &k16).sum()).item()
+}
+
+fn g215_tape(m: &TNet, a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
+    let k1: Tensor![f64; 3, 3] = Tensor::rand_uniform(750, -1.0, 1.0);
+    let k2: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]]);
+    let v3 = (((((&m.fc2.weight).mean() * &k1)).tanh() * 0.1 + &k2)).eigvecsh();
+    let k4: Tensor![f64; 3, 3] = Tensor::new([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]]);
+    let v5 = (((&v3).tanh() * 0.1 + &k4)).eigvalsh();
+    let v6 = m.fc2.forward(a);
+    let k7: Tensor![f64; 3, 3] = Tensor::rand_uniform(428, -1.0, 1.0);
+    let v8 = ((&v6).matmul(&k7)).t();
+    let v9 = (b).cos();
+    let v10 = (&m.fc1.bias).tanh().powf(3.0);
+    let v11 = (&m.fc2.bias).square();
+    let k12: Tensor![f64; 3] = Tensor::rand_uniform(626, -1.0, 1.0);
+    let k13: Tensor![f64; 3, 3] = Tensor::rand_uniform(56, -1.0, 1.0);
+    let k14: Tensor![f64] = Tensor::rand_uniform(759, -1.0, 1.0);
+    let k15: Tensor![f64; 4] = Tensor::rand_uniform(888, -1.0, 1.0);
+    let k16: Tensor![f64; 3] = Tensor::rand_uniform(762, -1.0, 1.0);
+    (&v5 * &k12).sum() + (&v8 * &k13).sum() + (&v9 * &k14).sum() + (&v10 * &k15).sum() + (&v11 * &k16).sum()
+}
+
+#[test]
+fn g215_gradient() {
+    for sign in [1.0, -1.0] {
+        let m = Net::random(1508, sign);
+        let a: Tensor![f64; 3, 4] = Tensor::rand_uniform(1505, -sign, sign);
+        let b: Tensor![f64] = Tensor::rand_uniform(1506, -sign, sign);
+        let (value, g) = g215_grad(&m, &a, &b);
+        assert_eq!(value, g215(&m, &a, &b));
+        check_model(|x| g215(x, &a, &b), &m, &g.m);
+        check(|x| g215(&m, x, &b), &a, &g.a);
+        check(|x| g215(&m, &a, x), &b, &g.b);
+        let tm = m.tape();
+        let ta = Var::param(a.clone());
+        let tb = Var::param(b.clone());
+        let loss = g215_tape(&tm, &ta, &tb);
+        assert_eq!(loss.item(), value);
+        loss.backward().unwrap();
+        tm.same(&g.m);
+        same(&ta, &g.a);
+        same(&tb, &g.b);
+    }
+}
+
 }

@@ -1,4 +1,5 @@
-//! The linear-algebra ops (`det`, `log_abs_det`, `inv`, `solve`, `cholesky`, `cholesky_solve`)
+//! The linear-algebra ops (`det`, `log_abs_det`, `inv`, `solve`, `cholesky`, `cholesky_solve`,
+//! `eigvalsh`, `eigvecsh`, and `norm`)
 //! through `#[differentiable]`: the generated gradient equals central differences of the function
 //! as written, and the tape's gradient of the same body.
 
@@ -240,4 +241,63 @@ fn cholesky_solve_through_the_macro() {
     let (_, g) = batch_cholesky_solve_grad(&l, &b, &w);
     check_gradient(|l| batch_cholesky_solve(l, &b, &w), &l, &g.l, tol).unwrap();
     check_gradient(|b| batch_cholesky_solve(&l, b, &w), &b, &g.b, tol).unwrap();
+}
+
+/// Weighted eigenvalues and eigenvectors of `A^T W A` (symmetric), and the norm of `A`.
+#[differentiable(wrt(a))]
+fn spectral(a: &A, w: &A, c: &Tensor![f64; 3], k: &A) -> f64 {
+    let s = a.t().matmul(w).matmul(a);
+    let values = (s.eigvalsh() * c).sum();
+    let vectors = (s.eigvecsh() * k).sum();
+    (values + vectors + a.norm() * 0.5).item()
+}
+
+/// The same of a batch, the eigenvectors through a sign-invariant loss, and the norms of the rows.
+#[differentiable(wrt(a))]
+fn batch_spectral(a: &Batch, c: &Tensor![f64; 2, 3], k: &Batch) -> f64 {
+    let v = a.eigvecsh();
+    let values = (a.eigvalsh() * c).sum();
+    let vectors = (v.square() * k).sum();
+    let rows = a.norm_axis::<2>().sum() + a.norm_keepdim::<1>().square().sum();
+    (values + vectors + rows).item()
+}
+
+#[test]
+fn eigh_and_norm_through_the_macro() {
+    let (a, w) = (matrix::<Shape![3, 3]>(11), matrix::<Shape![3, 3]>(12));
+    let w = &w.matmul(&w.t()) * 0.5;
+    let c: Tensor![f64; 3] = Tensor::rand_uniform(13, -1.0, 1.0);
+    let k: A = Tensor::rand_uniform(14, -1.0, 1.0);
+    let (v, g) = spectral_grad(&a, &w, &c, &k);
+    assert_eq!(v, spectral(&a, &w, &c, &k));
+    check_gradient(|a| spectral(a, &w, &c, &k), &a, &g.a, Tolerance::default()).unwrap();
+    // The tape, on the same body.
+    let x = Var::param(a.clone());
+    let s = x.t().matmul(&w).matmul(&x);
+    let values = (&s.eigvalsh() * &c).sum();
+    let vectors = (&s.eigvecsh() * &k).sum();
+    (&(&values + &vectors) + &(&x.norm() * 0.5))
+        .backward()
+        .unwrap();
+    x.grad().unwrap().assert_close(&g.a, 1e-12, 1e-12);
+
+    let a: Batch = Tensor::rand_uniform(15, -1.0, 1.0);
+    let c: Tensor![f64; 2, 3] = Tensor::rand_uniform(16, -1.0, 1.0);
+    let k: Batch = Tensor::rand_uniform(17, -1.0, 1.0);
+    let (v, g) = batch_spectral_grad(&a, &c, &k);
+    assert_eq!(v, batch_spectral(&a, &c, &k));
+    check_gradient(
+        |a| batch_spectral(a, &c, &k),
+        &a,
+        &g.a,
+        Tolerance::default(),
+    )
+    .unwrap();
+    let x = Var::param(a.clone());
+    let (values, vectors) = x.eigh();
+    let values = (&values * &c).sum();
+    let vectors = (&vectors.square() * &k).sum();
+    let rows = &x.norm_axis::<2>().sum() + &x.norm_keepdim::<1>().square().sum();
+    (&(&values + &vectors) + &rows).backward().unwrap();
+    x.grad().unwrap().assert_close(&g.a, 1e-12, 1e-12);
 }

@@ -1,6 +1,6 @@
-"""PyTorch's torch.linalg.det, inv, solve, slogdet, cholesky and torch.cholesky_solve on fixed
-matrices, in float64: the numbers that the tests of
-autograd-core/src/ops/{det,inv,solve,log_abs_det,cholesky,cholesky_solve}.rs copy.
+"""PyTorch's torch.linalg.det, inv, solve, slogdet, cholesky, eigh, vector_norm and
+torch.cholesky_solve on fixed matrices, in float64: the numbers that the tests of
+autograd-core/src/ops/{det,inv,solve,log_abs_det,cholesky,cholesky_solve,eigh,norm}.rs copy.
 
     python3 tests/reference/pytorch_linalg.py > /tmp/reference.txt
 
@@ -110,3 +110,37 @@ def cholesky_solve(name, a_shape, b_shape, seed):
 cholesky_solve("CHOLESKY_SOLVE_3_VEC", (3, 3), (3,), 1)
 cholesky_solve("CHOLESKY_SOLVE_3_MAT", (3, 3), (3, 2), 1)
 cholesky_solve("CHOLESKY_SOLVE_2_3_MAT", (2, 3, 3), (2, 3, 2), 2)
+
+
+# eigh of spd(seed) (symmetric, distinct eigenvalues), read symmetrized as (A + A^T) / 2 as our
+# forward does (torch reads the lower triangle; symmetrizing first makes its gradient the symmetric
+# one), each eigenvector's sign fixed so that its largest-magnitude component is positive (the
+# first such; torch leaves the sign to LAPACK). The sign is a constant factor of the gradient.
+def sym(a):
+    return 0.5 * (a + a.mT)
+
+
+def eigvalsh(a):
+    return torch.linalg.eigvalsh(sym(a))
+
+
+def eigvecsh(a):
+    v = torch.linalg.eigh(sym(a)).eigenvectors
+    big = v.abs().argmax(dim=-2, keepdim=True)
+    return v * torch.sign(v.gather(-2, big)).detach()
+
+
+unary("EIGVALSH_3", eigvalsh, (3, 3), None, a=spd(1, 3, 3))
+unary("EIGVECSH_3", eigvecsh, (3, 3), None, a=spd(1, 3, 3))
+unary("EIGVALSH_4", eigvalsh, (4, 4), None, a=spd(3, 4, 4))
+unary("EIGVECSH_4", eigvecsh, (4, 4), None, a=spd(3, 4, 4))
+unary("EIGVECSH_2_3", eigvecsh, (2, 3, 3), None, a=spd(2, 2, 3, 3))
+# Not symmetric: the forward reads its symmetric part.
+unary("EIGVECSH_4_ASYM", eigvecsh, (4, 4), None, a=fill(4, 4, 4))
+
+# The 2-norm of all elements and along an axis; at x = 0 the gradient is 0.
+unary("NORM_3_4", torch.linalg.vector_norm, (3, 4), None, a=fill(5, 3, 4))
+unary("NORM_AXIS1_3_4", lambda x: torch.linalg.vector_norm(x, dim=1), (3, 4), None, a=fill(5, 3, 4))
+zero = torch.zeros(3, requires_grad=True)
+torch.linalg.vector_norm(zero).backward()
+show("NORM_ZERO_GRAD", zero.grad)

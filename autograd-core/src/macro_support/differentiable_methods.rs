@@ -72,6 +72,8 @@ plain! {
     inv: 1 => Unary(ByValue(crate::ops::Inverse));
     log_abs_det: 1 => Unary(ByValue(crate::ops::LogAbsDet));
     solve: 2 => Binary(ByValue(crate::ops::Solve));
+    eigvalsh: 1 => Unary(ByValue(crate::ops::EigValsH));
+    eigvecsh: 1 => Unary(ByValue(crate::ops::EigVecsH));
 }
 
 /// `name<const ..> => Rule = value`: an entry for a unary rule whose parameters are all consts

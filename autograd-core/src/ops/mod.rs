@@ -65,6 +65,7 @@ mod cross_entropy;
 mod det;
 mod detach;
 mod dropout;
+mod eigh;
 mod flip;
 mod gather;
 mod global_avg_pool;
@@ -109,6 +110,7 @@ pub use cross_entropy::{BatchLabels, CrossEntropy, Rows};
 pub use det::Det;
 pub use detach::Detach;
 pub use dropout::Dropout;
+pub use eigh::{EigValsH, EigVecsH};
 pub use flip::Flip;
 pub use gather::Gather;
 pub use global_avg_pool::GlobalAvgPool;
@@ -202,6 +204,7 @@ macro_rules! for_each_op {
                 min, min_axis, min_keepdim => min::Min;
                 logsumexp, logsumexp_axis, logsumexp_keepdim => logsumexp::LogSumExp;
                 var, var_axis, var_keepdim => var::Variance;
+                norm, norm_axis, norm_keepdim => norm::Norm;
             }
             // `name [name_scalar] => file::Rule`: `fn name(&self, other)` with broadcasting, and
             // optionally `fn name_scalar(&self, c: T)`.
@@ -282,6 +285,9 @@ macro_rules! for_each_op {
                 cholesky_solve: |x, y| x.slice::<1, 0, 2>().cholesky_solve(&y.slice::<1, 0, 2>());
                 // The same block, solved for the left 2 x 2 block of y as two right-hand sides.
                 solve: |x, y| x.slice::<1, 0, 2>().solve(&y.slice::<1, 0, 2>());
+                // The same block, read symmetrized: [[0.25, 0.3125], [0.3125, 0.375]].
+                eigvalsh: |x, y| { let _ = y; x.slice::<1, 0, 2>().eigvalsh() };
+                eigvecsh: |x, y| { let _ = y; x.slice::<1, 0, 2>().eigvecsh() };
             }
         }
     };

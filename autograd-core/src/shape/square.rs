@@ -18,15 +18,20 @@ use super::{Dim, Shape};
 /// assert_eq!(<Shape![5, 2, 2] as SquareMatrix>::BATCH, 5);
 /// // The determinants of a batch form a vector.
 /// assert_eq!(<<Shape![5, 2, 2] as SquareMatrix>::Batch as Shape>::dims(), vec![5]);
+/// // Their eigenvalues form one vector per matrix.
+/// assert_eq!(<<Shape![5, 2, 2] as SquareMatrix>::Vector as Shape>::dims(), vec![5, 2]);
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "the linear-algebra ops (`det`, `log_abs_det`, `inv`, `solve`, `cholesky`, `cholesky_solve`) take a square matrix or a batch of them, found shape `{Self}`",
+    message = "the linear-algebra ops (`det`, `log_abs_det`, `inv`, `solve`, `cholesky`, `cholesky_solve`, `eigvalsh`, `eigvecsh`, `eigh`) take a square matrix or a batch of them, found shape `{Self}`",
     label = "not `(N, N)` or `(B, N, N)`",
     note = "the last two axes must be the same size, written the same way (`D<3>` twice; `One` does not match `D<1>`)"
 )]
 pub trait SquareMatrix: Shape {
     /// The shape of one number per matrix (a determinant): `()`, or `(B,)` for a batch.
     type Batch: Shape;
+    /// The shape of one vector of length `N` per matrix (the eigenvalues): `(N,)`, or `(B, N)`
+    /// for a batch.
+    type Vector: Shape;
     /// The number of matrices (1 without a batch axis).
     const BATCH: usize;
     /// The size of each matrix, `N` of `(N, N)`.
@@ -36,6 +41,7 @@ pub trait SquareMatrix: Shape {
 #[diagnostic::do_not_recommend]
 impl<N: Dim> SquareMatrix for (N, N) {
     type Batch = ();
+    type Vector = (N,);
     const BATCH: usize = 1;
     const N: usize = N::SIZE;
 }
@@ -43,6 +49,7 @@ impl<N: Dim> SquareMatrix for (N, N) {
 #[diagnostic::do_not_recommend]
 impl<B: Dim, N: Dim> SquareMatrix for (B, N, N) {
     type Batch = (B,);
+    type Vector = (B, N);
     const BATCH: usize = B::SIZE;
     const N: usize = N::SIZE;
 }

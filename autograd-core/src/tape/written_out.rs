@@ -26,9 +26,9 @@ use super::var::{Operand, Var};
 use crate::ops::window::PoolSize;
 use crate::rules::{
     AvgPool1d, AvgPool2d, BatchLabels, BatchNormalize, Cast, Cholesky, CholeskySolve, Concat,
-    ConcatShape, CrossEntropy, Det, Dropout, Expand, Flip, Gather, GlobalAvgPool, Inverse,
-    LayerNormalize, LogAbsDet, MatMul, MaxPool1d, MaxPool2d, Mse, Pad, Permute, PermuteShape,
-    Reshape, Rows, Select, Slice, Solve, SwapAxes, Transpose,
+    ConcatShape, CrossEntropy, Det, Dropout, EigValsH, EigVecsH, Expand, Flip, Gather,
+    GlobalAvgPool, Inverse, LayerNormalize, LogAbsDet, MatMul, MaxPool1d, MaxPool2d, Mse, Pad,
+    Permute, PermuteShape, Reshape, Rows, Select, Slice, Solve, SwapAxes, Transpose,
 };
 use crate::scalar::Float;
 use crate::shape::{
@@ -347,6 +347,59 @@ var_methods! {
         fn cholesky_solve[O](&self, b: O) -> Var<T, O::Shape, <St as Join<O::Storage>>::Out>
             where [S: SquareMatrix, O: Operand<Elem = T>, O::Shape: SolveRhs<S>, St: Join<O::Storage>]
             => record(self, b) CholeskySolve;
+
+        /// [`Tensor::eigvalsh`](crate::Tensor::eigvalsh), recorded: the ascending eigenvalues of
+        /// `(A + A^T) / 2`, whose VJP is `V diag(w_bar) V^T` (see
+        /// [`EigValsH`](crate::rules::EigValsH)).
+        ///
+        /// ```
+        /// use autograd_core::prelude::*;
+        /// let a = Var::param(Tensor::new([[2.0f64, 0.0], [0.0, 1.0]]));
+        /// let w = a.eigvalsh();
+        /// assert_eq!(w.value().to_array(), [1.0, 2.0]);
+        /// // The largest eigenvalue moves with a_00 alone.
+        /// (&w * &Tensor::new([0.0, 1.0])).sum().backward().unwrap();
+        /// assert_eq!(a.grad().unwrap().to_array(), [[1.0, 0.0], [0.0, 0.0]]);
+        /// ```
+        fn eigvalsh[](&self) -> Var<T, S::Vector, St> where [S: SquareMatrix] => record(self) EigValsH;
+
+        /// [`Tensor::eigvecsh`](crate::Tensor::eigvecsh), recorded: the unit eigenvectors of
+        /// `(A + A^T) / 2` as columns, each with its largest-magnitude component positive. Its VJP
+        /// divides by the eigenvalue gaps: at an exactly repeated eigenvalue it is non-finite, which
+        /// anomaly mode reports (see [`EigVecsH`](crate::rules::EigVecsH)).
+        ///
+        /// ```
+        /// use autograd_core::prelude::*;
+        /// let a = Var::param(Tensor::new([[2.0f64, 0.0], [0.0, 1.0]]));
+        /// let v = a.eigvecsh();
+        /// assert_eq!(v.value().to_array(), [[0.0, 1.0], [1.0, 0.0]]);
+        /// // v_00 is about -(a_01 + a_10) / 2 / (2 - 1).
+        /// (&v * &Tensor::new([[1.0, 0.0], [0.0, 0.0]])).sum().backward().unwrap();
+        /// assert_eq!(a.grad().unwrap().to_array(), [[0.0, -0.5], [-0.5, 0.0]]);
+        /// ```
+        fn eigvecsh[](&self) -> Self where [S: SquareMatrix] => record(self) EigVecsH;
+    }
+}
+
+impl<T: Float, S: SquareMatrix, St: Storage> Var<T, S, St> {
+    /// [`Tensor::eigh`](crate::Tensor::eigh), recorded: the eigenvalues and the eigenvectors, as
+    /// [`Var::eigvalsh`] and [`Var::eigvecsh`] (two recorded ops, each decomposing the matrix).
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// let a = Var::param(Tensor::new([[2.0f64, 1.0], [1.0, 2.0]]));
+    /// let (w, v) = a.eigh();
+    /// w.value().assert_close(&Tensor::new([1.0, 3.0]), 1e-15, 1e-15);
+    /// // A sign-invariant loss of the eigenvectors: the squares of the first column.
+    /// let first = Tensor::new([[1.0, 0.0], [1.0, 0.0]]);
+    /// (&(&w * &Tensor::new([1.0, 0.0])).sum() + &(&(&v * &v) * &first).sum()).backward().unwrap();
+    /// // The eigenvector squares sum to 1 whatever A is: only w_0 contributes.
+    /// a.grad().unwrap().assert_close(&Tensor::new([[0.5, -0.5], [-0.5, 0.5]]), 1e-15, 1e-15);
+    /// ```
+    #[must_use]
+    #[track_caller]
+    pub fn eigh(&self) -> (Var<T, S::Vector, St>, Self) {
+        (self.eigvalsh(), self.eigvecsh())
     }
 }
 

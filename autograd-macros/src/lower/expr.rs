@@ -99,6 +99,17 @@ impl Lower<'_> {
                 if !is_rule_method(&name) && self.is_model(recv) {
                     return self.lower_method_call(m, recv);
                 }
+                if name == "eigh" {
+                    // One rule per output: the pair is two rules, called one by one.
+                    self.errors.error(
+                        m.method.span(),
+                        unsupported(
+                            "`eigh`, which returns a pair, is",
+                            "write `a.eigvalsh()` for the eigenvalues and `a.eigvecsh()` for the eigenvectors",
+                        ),
+                    );
+                    return None;
+                }
                 let mut args = vec![recv];
                 for a in &m.args {
                     args.push(self.lower_operand(a)?);

@@ -127,6 +127,10 @@ fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
             "let y = !x; y.sum().item()",
             "`!` on a differentiated value",
         ),
+        (
+            "let (l, v) = x.eigh(); l.sum().item()",
+            "write `a.eigvalsh()` for the eigenvalues and `a.eigvecsh()`",
+        ),
         // Each of these compiled and differentiated code that rustc configures out.
         (
             "let y = x * w; #[cfg(any())] let y = y * 2.0; y.sum().item()",

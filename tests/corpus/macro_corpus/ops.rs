@@ -53,16 +53,17 @@ impl Gen {
             "maximum_scalar" => same(format!("({e}).maximum_scalar(0.1)")),
             "minimum_scalar" => same(format!("({e}).minimum_scalar(-0.1)")),
             "cast" => same(format!("({e}).cast::<f64>()")),
-            "sum" | "mean" | "max" | "min" | "var" | "logsumexp" => {
+            "sum" | "mean" | "max" | "min" | "var" | "logsumexp" | "norm" => {
                 (format!("({e}).{op}()"), Vec::new())
             }
-            "sum_axis" | "mean_axis" | "max_axis" | "min_axis" | "var_axis" | "logsumexp_axis" => {
-                let k = self.axis(s, op == "var_axis");
+            "sum_axis" | "mean_axis" | "max_axis" | "min_axis" | "var_axis" | "logsumexp_axis"
+            | "norm_axis" => {
+                let k = self.axis(s, op == "var_axis" || op == "norm_axis");
                 (format!("({e}).{op}::<{k}>()"), removed(k))
             }
             "sum_keepdim" | "mean_keepdim" | "max_keepdim" | "min_keepdim" | "var_keepdim"
-            | "logsumexp_keepdim" => {
-                let k = self.axis(s, op == "var_keepdim");
+            | "logsumexp_keepdim" | "norm_keepdim" => {
+                let k = self.axis(s, op == "var_keepdim" || op == "norm_keepdim");
                 (format!("({e}).{op}::<{k}>()"), kept(k))
             }
             "softmax" | "log_softmax" => {
@@ -198,6 +199,19 @@ impl Gen {
                     format!("({a}).transpose::<1, 2>()")
                 };
                 same(format!("((({a}) + &{t}) * 0.5).cholesky()"))
+            }
+            "eigvalsh" | "eigvecsh" => {
+                // diag(1, .., n) moved by at most 0.1 n in spectral norm (below 1/2 for the
+                // corpus's sizes): eigenvalues at least 0.2 apart (the eigenvector gradient divides
+                // by the gaps), and each eigenvector near a unit vector, so that its sign (its
+                // largest component made positive) does not flip under finite differences.
+                let k = self.spread(s);
+                let a = format!("(({e}).tanh() * 0.1 + &{k})");
+                if op == "eigvalsh" {
+                    (format!("({a}).eigvalsh()"), s[..s.len() - 1].to_vec())
+                } else {
+                    same(format!("({a}).eigvecsh()"))
+                }
             }
             "cross_entropy" => {
                 let labels: Vec<String> = (0..s[0])

@@ -129,11 +129,12 @@ impl Gen {
         match op {
             "sum_axis" | "sum_keepdim" | "mean_axis" | "mean_keepdim" | "max_axis"
             | "max_keepdim" | "min_axis" | "min_keepdim" | "logsumexp_axis"
-            | "logsumexp_keepdim" | "flip" | "gather" | "max" | "min" | "logsumexp" | "reshape" => {
-                r >= 1
-            }
-            // Over one element the variance is 0 and a softmax is 1: no gradient to check.
-            "var" | "var_axis" | "var_keepdim" | "softmax" | "log_softmax" => big_axis,
+            | "logsumexp_keepdim" | "flip" | "gather" | "max" | "min" | "logsumexp" | "reshape"
+            | "norm" => r >= 1,
+            // Over one element the variance is 0 and a softmax is 1: no gradient to check; along
+            // one element the norm is `|x|`, with a kink at 0.
+            "var" | "var_axis" | "var_keepdim" | "softmax" | "log_softmax" | "norm_axis"
+            | "norm_keepdim" => big_axis,
             // Slices of 2 or more (a size-1 slice is a fixed `D<1>`, which does not broadcast).
             "slice" => s.iter().any(|&d| d > 2),
             "pad" => r >= 1 && numel(s) <= 12,
@@ -149,7 +150,7 @@ impl Gen {
             // Over one element a normalization is 0: no gradient to check.
             "layer_norm" => r >= 1 && s[r - 1] > 1,
             "batch_norm" => r >= 2 && numel(s) > s[1],
-            "det" | "inv" | "log_abs_det" | "cholesky" => is_square(s),
+            "det" | "inv" | "log_abs_det" | "cholesky" | "eigvalsh" | "eigvecsh" => is_square(s),
             _ => true,
         }
     }
@@ -161,6 +162,35 @@ impl Gen {
         let rows: Vec<String> = (0..n)
             .map(|i| {
                 let row: Vec<&str> = (0..n).map(|j| if i == j { "1.0" } else { "0.0" }).collect();
+                format!("[{}]", row.join(", "))
+            })
+            .collect();
+        let matrix = format!("[{}]", rows.join(", "));
+        let literal = if s.len() == 3 {
+            format!("[{}]", vec![matrix; s[0]].join(", "))
+        } else {
+            matrix
+        };
+        self.line(&format!("let {name}: {} = Tensor::new({literal});", ty(s)));
+        name
+    }
+
+    /// A constant diagonal matrix `diag(1, 2, .., n)` (or a batch of them) of the square shape
+    /// `s`, bound in the body.
+    pub(super) fn spread(&mut self, s: &Shape) -> String {
+        let name = self.fresh('k');
+        let n = s[s.len() - 1];
+        let rows: Vec<String> = (0..n)
+            .map(|i| {
+                let row: Vec<String> = (0..n)
+                    .map(|j| {
+                        if i == j {
+                            format!("{}.0", i + 1)
+                        } else {
+                            "0.0".into()
+                        }
+                    })
+                    .collect();
                 format!("[{}]", row.join(", "))
             })
             .collect();

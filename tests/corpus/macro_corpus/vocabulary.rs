@@ -220,6 +220,11 @@ pub(super) const RULES: &[&str] = &[
     "log_abs_det",
     "cholesky",
     "cholesky_solve",
+    "norm",
+    "norm_axis",
+    "norm_keepdim",
+    "eigvalsh",
+    "eigvecsh",
 ];
 
 /// The ops of two operands (the rest take one).

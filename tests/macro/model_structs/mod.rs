@@ -314,7 +314,7 @@ impl M {
     fn energy(&self) -> f64 {
         (&self.a * &self.b).sum().item()
     }
-    fn norm(&self) -> f64 {
+    fn norm_squared(&self) -> f64 {
         (&self.a * &self.a).sum().item()
     }
     fn both(&self, s: f64) -> f64 {
@@ -327,7 +327,7 @@ impl M {
 
 #[differentiable(wrt(m))]
 fn one_letter_model(m: &M) -> f64 {
-    m.energy() + m.norm() * 2.0 + m.both(3.0) - m.total()
+    m.energy() + m.norm_squared() * 2.0 + m.both(3.0) - m.total()
 }
 
 #[test]
@@ -338,7 +338,7 @@ fn methods_of_a_one_letter_model_of_plain_tensors() {
     };
     let (v, g) = one_letter_model_grad(&m);
     assert_eq!(v, one_letter_model(&m));
-    // energy + 2 norm + 2.5 (sum a + sum b) - energy: d/da = 4a + 2.5, d/db = 2.5.
+    // energy + 2 norm_squared + 2.5 (sum a + sum b) - energy: d/da = 4a + 2.5, d/db = 2.5.
     assert_eq!(v, 2.0 * 14.0 + 2.5 * (6.0 - 0.4));
     g.m.a.assert_close(&(&m.a * 4.0 + 2.5), 1e-14, 0.0);
     g.m.b.assert_close(&Tensor::new([2.5; 3]), 1e-14, 0.0);
