@@ -20,13 +20,13 @@ const TEST: usize = 30;
 
 /// Four measurements to 16 hidden units (ReLU) to three class scores.
 #[derive(Clone, Debug, Params)]
-struct Mlp {
-    fc1: Linear<f32, 4, 16>,
-    fc2: Linear<f32, 16, 3>,
+pub(crate) struct Mlp {
+    pub(crate) fc1: Linear<f32, 4, 16>,
+    pub(crate) fc2: Linear<f32, 16, 3>,
 }
 
 /// The mean cross-entropy of a batch and its gradient, with the tape.
-fn loss_and_grad(
+pub(crate) fn loss_and_grad(
     model: &Mlp,
     x: &Tensor<f32, Shape![BATCH, 4]>,
     labels: &[usize; BATCH],
@@ -44,6 +44,19 @@ fn loss_and_grad(
 }
 
 fn main() {
+    let (_, correct) = train(|epoch, loss| {
+        if epoch % 40 == 0 {
+            println!("epoch {epoch:>3}: mean training loss {loss:.4}");
+        }
+    });
+    let accuracy = 100.0 * correct as f32 / TEST as f32;
+    println!("test accuracy: {accuracy:.1}% ({correct} of {TEST})");
+    assert!(accuracy >= 90.0, "iris should train to 95-100%");
+}
+
+/// Trains the model, calling `report(epoch, mean training loss)` after each epoch; returns the
+/// last epoch's mean loss and how many of the `TEST` held-out rows it classifies correctly.
+pub(crate) fn train(mut report: impl FnMut(usize, f32)) -> (f32, usize) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/iris.csv");
     // The first line is a header (`150,4,setosa,versicolor,virginica`).
     // Three classes: a label of 3 or more is an error naming its line, not a panic in training.
@@ -61,6 +74,7 @@ fn main() {
         fc2: Linear::new(Init::KaimingUniform, &mut rng),
     };
     let mut opt = Adam::new(&model, 0.01);
+    let mut mean_loss = 0.0;
     for epoch in 1..=200 {
         let mut total = 0.0;
         for b in 0..train.batches::<BATCH>() {
@@ -81,9 +95,8 @@ fn main() {
             }
             total += loss;
         }
-        if epoch % 40 == 0 {
-            println!("epoch {epoch:>3}: mean training loss {:.4}", total / 5.0);
-        }
+        mean_loss = total / 5.0;
+        report(epoch, mean_loss);
     }
 
     // Evaluation on plain tensors: no tape involved.
@@ -98,7 +111,5 @@ fn main() {
             best == *label
         })
         .count();
-    let accuracy = 100.0 * correct as f32 / TEST as f32;
-    println!("test accuracy: {accuracy:.1}% ({correct} of {TEST})");
-    assert!(accuracy >= 90.0, "iris should train to 95-100%");
+    (mean_loss, correct)
 }

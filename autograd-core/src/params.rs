@@ -75,13 +75,15 @@ pub trait Params: Clone {
     /// # Panics
     /// If `i >= COUNT`.
     fn slice_mut(&mut self, i: usize) -> &mut [Self::Elem];
-    /// Tensor `i`'s shape.
+    #[cfg(feature = "std")]
+    /// Tensor `i`'s shape (feature `std`).
     ///
     /// # Panics
     /// If `i >= COUNT`.
     fn dims(&self, i: usize) -> Vec<usize>;
-    /// Appends tensor `i`'s path relative to `Self` to `out`: empty for a tensor itself,
-    /// `weight` for a field, `fc1.weight` for a nested one, `2.bias` in an array.
+    #[cfg(feature = "std")]
+    /// Appends tensor `i`'s path relative to `Self` to `out` (feature `std`): empty for a tensor
+    /// itself, `weight` for a field, `fc1.weight` for a nested one, `2.bias` in an array.
     ///
     /// # Panics
     /// If `i >= COUNT`.
@@ -100,7 +102,8 @@ pub trait Params: Clone {
         });
     }
 
-    /// Tensor `i`'s dotted path.
+    #[cfg(feature = "std")]
+    /// Tensor `i`'s dotted path (feature `std`).
     ///
     /// ```
     /// use autograd_core::prelude::*;
@@ -126,22 +129,26 @@ pub trait Params: Clone {
         }
     }
 
-    /// Calls `f(path, elements, dims)` for every tensor, in order.
+    #[cfg(feature = "std")]
+    /// Calls `f(path, elements, dims)` for every tensor, in order (feature `std`).
     fn visit(&self, mut f: impl FnMut(&str, &[Self::Elem], &[usize])) {
         for i in 0..Self::COUNT {
             f(&Self::path(i), self.slice(i), &self.dims(i));
         }
     }
 
-    /// Calls `f(path, elements)` for every tensor, in order, with its elements mutable.
+    #[cfg(feature = "std")]
+    /// Calls `f(path, elements)` for every tensor, in order, with its elements mutable (feature
+    /// `std`).
     fn visit_mut(&mut self, mut f: impl FnMut(&str, &mut [Self::Elem])) {
         for i in 0..Self::COUNT {
             f(&Self::path(i), self.slice_mut(i));
         }
     }
 
+    #[cfg(feature = "std")]
     /// A table of the parameters, for printing: each tensor's path, shape and number of
-    /// elements, and the total (`{:?}` of a model prints every weight).
+    /// elements, and the total (`{:?}` of a model prints every weight). Feature `std`.
     ///
     /// ```
     /// use autograd_core::prelude::*;
@@ -194,10 +201,12 @@ impl<T: Float, S: Shape, St: Storage> Params for Tensor<T, S, St> {
         assert_eq!(i, 0, "a tensor is one parameter");
         self.as_mut_slice()
     }
+    #[cfg(feature = "std")]
     fn dims(&self, i: usize) -> Vec<usize> {
         assert_eq!(i, 0, "a tensor is one parameter");
         S::dims()
     }
+    #[cfg(feature = "std")]
     fn write_path(i: usize, _: &mut String) {
         assert_eq!(i, 0, "a tensor is one parameter");
     }
@@ -226,10 +235,12 @@ impl<T: Float> Params for T {
         assert_eq!(i, 0, "a float is one parameter");
         core::slice::from_mut(self)
     }
+    #[cfg(feature = "std")]
     fn dims(&self, i: usize) -> Vec<usize> {
         assert_eq!(i, 0, "a float is one parameter");
         Vec::new()
     }
+    #[cfg(feature = "std")]
     fn write_path(i: usize, _: &mut String) {
         assert_eq!(i, 0, "a float is one parameter");
     }
@@ -245,8 +256,10 @@ impl<T: Float> Params for T {
 
 /// The table [`Params::summary`] prints: a line per tensor (its path, shape and number of
 /// elements), then the total.
+#[cfg(feature = "std")]
 pub struct Summary<'a, P: ?Sized>(&'a P);
 
+#[cfg(feature = "std")]
 impl<P: Params> core::fmt::Display for Summary<'_, P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let rows: Vec<(String, String, usize)> = (0..P::COUNT)
@@ -294,6 +307,7 @@ impl<P: Params> core::fmt::Display for Summary<'_, P> {
     }
 }
 
+#[cfg(feature = "std")]
 /// Appends `head` and then, if `tail` adds anything, `.` and it: how a container prefixes its
 /// children's paths.
 #[doc(hidden)]
@@ -346,6 +360,7 @@ macro_rules! impl_params_tuple {
                 )+
                 out_of_range(i, Self::COUNT)
             }
+            #[cfg(feature = "std")]
             #[allow(unused_assignments, reason = "the last offset update is not read")]
             fn dims(&self, i: usize) -> Vec<usize> {
                 let mut base = 0;
@@ -357,6 +372,7 @@ macro_rules! impl_params_tuple {
                 )+
                 out_of_range(i, Self::COUNT)
             }
+            #[cfg(feature = "std")]
             #[allow(unused_assignments, reason = "the last offset update is not read")]
             fn write_path(i: usize, out: &mut String) {
                 let mut base = 0;
@@ -423,12 +439,14 @@ impl<P: Params, const N: usize> Params for [P; N] {
         }
         self[i / P::COUNT].slice_mut(i % P::COUNT)
     }
+    #[cfg(feature = "std")]
     fn dims(&self, i: usize) -> Vec<usize> {
         if i >= Self::COUNT {
             out_of_range(i, Self::COUNT)
         }
         self[i / P::COUNT].dims(i % P::COUNT)
     }
+    #[cfg(feature = "std")]
     fn write_path(i: usize, out: &mut String) {
         if i >= Self::COUNT {
             out_of_range(i, Self::COUNT)

@@ -212,8 +212,12 @@ impl<T: Float> Element for T {
     const ZERO: Self = <T as Float>::ZERO;
 }
 
+/// The functions of [`Float`] that call a library function: the standard library's with the `std`
+/// feature (which calls the platform's libm or an LLVM intrinsic), the `libm` crate's without it
+/// (the Rust port of musl's libm, which needs no operating system). Both are accurate to about
+/// one unit in the last place; their results may differ in that last bit.
 macro_rules! impl_float {
-    ($t:ident) => {
+    ($t:ident, $($method:ident($($arg:ident),*) => $libm:ident;)*) => {
         #[diagnostic::do_not_recommend]
         impl Float for $t {
             const ZERO: Self = 0.0;
@@ -229,35 +233,20 @@ macro_rules! impl_float {
             fn to_f64(self) -> f64 {
                 f64::from(self)
             }
-            fn exp(self) -> Self {
-                $t::exp(self)
-            }
-            fn ln(self) -> Self {
-                $t::ln(self)
-            }
-            fn exp2(self) -> Self {
-                $t::exp2(self)
-            }
-            fn log2(self) -> Self {
-                $t::log2(self)
-            }
-            fn sqrt(self) -> Self {
-                $t::sqrt(self)
-            }
-            fn sin(self) -> Self {
-                $t::sin(self)
-            }
-            fn cos(self) -> Self {
-                $t::cos(self)
-            }
-            fn tanh(self) -> Self {
-                $t::tanh(self)
-            }
-            fn powf(self, p: Self) -> Self {
-                $t::powf(self, p)
-            }
+            $(
+                #[inline]
+                fn $method(self $(, $arg: Self)*) -> Self {
+                    #[cfg(feature = "std")]
+                    return $t::$method(self $(, $arg)*);
+                    #[cfg(not(feature = "std"))]
+                    return libm::$libm(self $(, $arg)*);
+                }
+            )*
             fn powi(self, n: i32) -> Self {
-                $t::powi(self, n)
+                #[cfg(feature = "std")]
+                return $t::powi(self, n);
+                #[cfg(not(feature = "std"))]
+                return powi_by_squaring(self, n);
             }
             fn abs(self) -> Self {
                 $t::abs(self)
@@ -268,48 +257,6 @@ macro_rules! impl_float {
             fn recip(self) -> Self {
                 $t::recip(self)
             }
-            fn tan(self) -> Self {
-                $t::tan(self)
-            }
-            fn asin(self) -> Self {
-                $t::asin(self)
-            }
-            fn acos(self) -> Self {
-                $t::acos(self)
-            }
-            fn atan(self) -> Self {
-                $t::atan(self)
-            }
-            fn sinh(self) -> Self {
-                $t::sinh(self)
-            }
-            fn cosh(self) -> Self {
-                $t::cosh(self)
-            }
-            fn asinh(self) -> Self {
-                $t::asinh(self)
-            }
-            fn acosh(self) -> Self {
-                $t::acosh(self)
-            }
-            fn atanh(self) -> Self {
-                $t::atanh(self)
-            }
-            fn ln_1p(self) -> Self {
-                $t::ln_1p(self)
-            }
-            fn exp_m1(self) -> Self {
-                $t::exp_m1(self)
-            }
-            fn floor(self) -> Self {
-                $t::floor(self)
-            }
-            fn ceil(self) -> Self {
-                $t::ceil(self)
-            }
-            fn round(self) -> Self {
-                $t::round(self)
-            }
             fn signum(self) -> Self {
                 // Not `$t::signum`, which is 1 at +0: a zero keeps its value, as numpy's `sign`.
                 if self == 0.0 || self.is_nan() {
@@ -317,12 +264,6 @@ macro_rules! impl_float {
                 } else {
                     $t::signum(self)
                 }
-            }
-            fn atan2(self, other: Self) -> Self {
-                $t::atan2(self, other)
-            }
-            fn hypot(self, other: Self) -> Self {
-                $t::hypot(self, other)
             }
             #[inline]
             fn gemm(
@@ -340,8 +281,22 @@ macro_rules! impl_float {
     };
 }
 
-impl_float!(f32);
-impl_float!(f64);
+impl_float!(f32,
+    exp() => expf; ln() => logf; exp2() => exp2f; log2() => log2f; sqrt() => sqrtf;
+    sin() => sinf; cos() => cosf; tanh() => tanhf; powf(p) => powf; tan() => tanf;
+    asin() => asinf; acos() => acosf; atan() => atanf; sinh() => sinhf; cosh() => coshf;
+    asinh() => asinhf; acosh() => acoshf; atanh() => atanhf; ln_1p() => log1pf;
+    exp_m1() => expm1f; floor() => floorf; ceil() => ceilf; round() => roundf;
+    atan2(other) => atan2f; hypot(other) => hypotf;
+);
+impl_float!(f64,
+    exp() => exp; ln() => log; exp2() => exp2; log2() => log2; sqrt() => sqrt;
+    sin() => sin; cos() => cos; tanh() => tanh; powf(p) => pow; tan() => tan;
+    asin() => asin; acos() => acos; atan() => atan; sinh() => sinh; cosh() => cosh;
+    asinh() => asinh; acosh() => acosh; atanh() => atanh; ln_1p() => log1p;
+    exp_m1() => expm1; floor() => floor; ceil() => ceil; round() => round;
+    atan2(other) => atan2; hypot(other) => hypot;
+);
 
 /// A [`Float`] with the error function, which the exact GELU and [`Tensor::erf`] need.
 ///

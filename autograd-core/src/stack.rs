@@ -123,6 +123,7 @@ pub const fn stack_for(kept_bytes: usize) -> usize {
         .saturating_add(STACK_RESERVE_BYTES)
 }
 
+#[cfg(feature = "std")]
 /// Runs `f` on a new thread with `bytes` of stack and returns its result; a panic in `f` is
 /// resumed in the caller.
 ///

@@ -242,11 +242,14 @@ fn derive(input: &Item) -> syn::Result<TokenStream> {
             fn slice_mut(&mut self, i: usize) -> &mut [Self::Elem] {
                 #slice_mut
             }
-            fn dims(&self, i: usize) -> ::std::vec::Vec<usize> {
-                #dims
-            }
-            fn write_path(i: usize, out: &mut ::std::string::String) {
-                #write_path
+            // Paths and shapes are strings and vectors: only with the `std` feature.
+            #krate::__with_std! {
+                fn dims(&self, i: usize) -> #krate::__private::Vec<usize> {
+                    #dims
+                }
+                fn write_path(i: usize, out: &mut #krate::__private::String) {
+                    #write_path
+                }
             }
             fn zeros_like(&self) -> Self {
                 Self {

@@ -31,6 +31,7 @@ mod digits_accuracy;
 mod digits_bad_input;
 mod kinematics_example;
 mod model_examples;
+mod no_std_example;
 mod parallel_grad;
 #[allow(
     clippy::duplicate_mod,

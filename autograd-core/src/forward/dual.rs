@@ -380,23 +380,26 @@ impl<T: Float> Float for Dual<T> {
         c: &mut [Self],
         accumulate: bool,
     ) {
-        if m.min(k).min(n) < gemm::PACKED_MIN_DIM {
-            return gemm::naive((m, k, n), a, a_strides, b, b_strides, c, accumulate);
+        // Without `std` there is no heap for the split parts: always the loops.
+        #[cfg(feature = "std")]
+        if m.min(k).min(n) >= gemm::PACKED_MIN_DIM {
+            let (av, at) = split_parts(a, m, k, a_strides);
+            let (bv, bt) = split_parts(b, k, n, b_strides);
+            let c = &mut c[..m * n];
+            let (mut cv, mut ct) = if accumulate {
+                split_parts(c, m, n, (n, 1))
+            } else {
+                (vec![T::ZERO; m * n], vec![T::ZERO; m * n])
+            };
+            T::gemm((m, k, n), &av, (k, 1), &bv, (n, 1), &mut cv, accumulate);
+            T::gemm((m, k, n), &at, (k, 1), &bv, (n, 1), &mut ct, accumulate);
+            T::gemm((m, k, n), &av, (k, 1), &bt, (n, 1), &mut ct, true);
+            for ((c, v), t) in c.iter_mut().zip(cv).zip(ct) {
+                *c = Dual::new(v, t);
+            }
+            return;
         }
-        let (av, at) = split_parts(a, m, k, a_strides);
-        let (bv, bt) = split_parts(b, k, n, b_strides);
-        let c = &mut c[..m * n];
-        let (mut cv, mut ct) = if accumulate {
-            split_parts(c, m, n, (n, 1))
-        } else {
-            (vec![T::ZERO; m * n], vec![T::ZERO; m * n])
-        };
-        T::gemm((m, k, n), &av, (k, 1), &bv, (n, 1), &mut cv, accumulate);
-        T::gemm((m, k, n), &at, (k, 1), &bv, (n, 1), &mut ct, accumulate);
-        T::gemm((m, k, n), &av, (k, 1), &bt, (n, 1), &mut ct, true);
-        for ((c, v), t) in c.iter_mut().zip(cv).zip(ct) {
-            *c = Dual::new(v, t);
-        }
+        gemm::naive((m, k, n), a, a_strides, b, b_strides, c, accumulate);
     }
 }
 
@@ -419,6 +422,7 @@ fn erf_slope<T: Float>(a: T) -> T {
     T::from_f64(core::f64::consts::FRAC_2_SQRT_PI) * (-(a * a)).exp()
 }
 
+#[cfg(feature = "std")]
 /// The values and the tangents of a strided `rows x cols` matrix of duals, each row-major and
 /// contiguous.
 fn split_parts<T: Float>(

@@ -57,6 +57,7 @@ impl<J: Shape, A: Shape, B: Shape> Layout<J, A, B> {
         msg.fail();
     };
 
+    #[cfg(feature = "std")]
     /// As [`Layout::JACOBIAN`], for [`jacobian_rev`](super::jacobian_rev).
     pub(crate) const JACOBIAN_REV: () = if !is_pair_shape::<J, A, B>() {
         let msg = Msg::jacobian::<J, A, B>("jacobian_rev");
@@ -82,6 +83,7 @@ impl<J: Shape, A: Shape, B: Shape> Layout<J, A, B> {
         msg.fail();
     };
 
+    #[cfg(feature = "std")]
     /// As [`Layout::HESSIAN`], for [`hessian_hvp`](super::hessian_hvp) and
     /// [`hessian_of_gradient`](super::hessian_of_gradient).
     pub(crate) const HESSIAN_HVP: () = if !is_pair_shape::<J, A, B>() {

@@ -91,8 +91,10 @@
 
 mod dual;
 mod hessian;
+#[cfg(feature = "std")]
 mod hvp;
 mod jacobian;
+#[cfg(feature = "std")]
 mod jacobian_rev;
 mod jvp;
 mod layout;
@@ -105,8 +107,10 @@ mod seed;
 pub use self::nalgebra::jacobian_nalgebra;
 pub use dual::Dual;
 pub use hessian::hessian;
+#[cfg(feature = "std")]
 pub use hvp::{hessian_hvp, hessian_of_gradient, hvp_tape, seeded_param, split_grad};
 pub use jacobian::{gradient_fwd, jacobian_fwd};
+#[cfg(feature = "std")]
 pub use jacobian_rev::jacobian_rev;
 pub use jvp::jvp;
 pub use layout::MAX_HESSIAN_INPUTS;

@@ -22,6 +22,17 @@ fn same_layout<M: Params, MD: Params>(m: &M, md: &MD, what: &str) {
         MD::COUNT,
         M::COUNT
     );
+    // Without `std` shapes are vectors no longer: their element counts are compared.
+    #[cfg(not(feature = "std"))]
+    for i in 0..M::COUNT {
+        let (a, b) = (m.slice(i).len(), md.slice(i).len());
+        assert!(
+            a == b,
+            "{what}: tensor {i} has {a} elements in the model but {b} in the model of duals; \
+             they must be the same model type with another element type",
+        );
+    }
+    #[cfg(feature = "std")]
     for i in 0..M::COUNT {
         let (a, b) = (m.dims(i), md.dims(i));
         assert!(

@@ -36,7 +36,14 @@ pub(crate) fn naive<T: Element>(
         return dot_gemm((m, k, n), a, ars, b, bcs, c, accumulate);
     }
     if bcs == 1 && acs == 1 && n < SHORT_ROW && (SHORT_ROW..=PACK).contains(&k) {
-        return packed_dot_gemm((m, k, n), a, ars, b, brs, c, accumulate);
+        // A buffer no larger than the block needs: a classifier's last layer (16 x 3) packs
+        // 48 elements, and 8 KiB of stack for them was a third of a small model's training step.
+        if k * n <= SMALL_PACK {
+            packed_dot_gemm::<SMALL_PACK, T>((m, k, n), a, ars, b, brs, c, accumulate);
+        } else {
+            packed_dot_gemm::<PACK, T>((m, k, n), a, ars, b, brs, c, accumulate);
+        }
+        return;
     }
     if !accumulate {
         c.fill(T::ZERO);
@@ -108,11 +115,15 @@ pub(crate) fn tiny<T: Element>(
 const SHORT_ROW: usize = 16;
 /// Elements of the stack buffer that holds a block of `b`'s columns (16 KiB of f64).
 const PACK: usize = 2048;
+/// The buffer for small blocks (1 KiB of f32).
+const SMALL_PACK: usize = 256;
 
 /// `c (+)= a b` for short rows (`n < 16`, as in a classifier's last layer) with contiguous rows of
 /// `a`: copies as many columns of `b` as fit into a stack buffer, each made contiguous, then takes
 /// dot products of whole rows, which vectorize where a 10-element i-k-j row does not. No allocation.
-fn packed_dot_gemm<T: Element>(
+/// Not inlined: each buffer size keeps its own frame.
+#[inline(never)]
+fn packed_dot_gemm<const PACK: usize, T: Element>(
     (m, k, n): (usize, usize, usize),
     a: &[T],
     ars: usize,

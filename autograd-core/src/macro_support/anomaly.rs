@@ -4,13 +4,16 @@
 //! panics with the op's name and the line of the user's code that called it (the generated call
 //! carries the user's span, and these functions are `#[track_caller]`).
 //!
-//! Off, each check is one read of a thread-local flag.
+//! Off, each check is one read of a thread-local flag. Without the `std` feature there is no tape
+//! and no switch: the checks compile to nothing.
 
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
+#[cfg(feature = "std")]
 use crate::tape::{Anomaly, Phase, is_anomaly_enabled};
 use crate::tensor::Tensor;
+#[cfg(feature = "std")]
 use core::panic::Location;
 
 /// A value an op produces: a tensor or a scalar.
@@ -35,9 +38,12 @@ impl<T: Float> Finite for T {
 #[inline]
 #[track_caller]
 pub fn forward<X: Finite>(out: &X, op: &'static str) {
+    #[cfg(feature = "std")]
     if is_anomaly_enabled() {
         check(out, op, Phase::Forward, Location::caller());
     }
+    #[cfg(not(feature = "std"))]
+    let _ = (out, op);
 }
 
 /// Checks, in anomaly mode, the cotangent of an op's argument `arg` once its pullback's result
@@ -45,15 +51,19 @@ pub fn forward<X: Finite>(out: &X, op: &'static str) {
 #[inline]
 #[track_caller]
 pub fn cotangent<X: Finite>(ct: &X, op: &'static str, arg: usize) {
+    #[cfg(feature = "std")]
     if is_anomaly_enabled() {
         check(ct, op, Phase::Backward(arg), Location::caller());
     }
+    #[cfg(not(feature = "std"))]
+    let _ = (ct, op, arg);
 }
 
 /// The check itself, out of line: with anomaly mode off, every op of a generated gradient pays
 /// one flag read and carries one call, not an inlined loop over its elements (which would add a
 /// vectorized loop per op for the compiler to optimize: about a quarter of the build time of a
 /// long function).
+#[cfg(feature = "std")]
 #[cold]
 #[inline(never)]
 fn check<X: Finite>(x: &X, op: &'static str, phase: Phase, location: &'static Location<'static>) {
@@ -62,6 +72,7 @@ fn check<X: Finite>(x: &X, op: &'static str, phase: Phase, location: &'static Lo
     }
 }
 
+#[cfg(feature = "std")]
 #[cold]
 #[inline(never)]
 fn report(op: &'static str, phase: Phase, location: &'static Location<'static>) -> ! {

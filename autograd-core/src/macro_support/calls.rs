@@ -4,10 +4,8 @@
 //! ([`Needs`], [`NeedsOf`]), and the out-of-line forms of the calls of a long function.
 
 use super::{Blank, Cotangent, Forward, NoGrad};
-use crate::scalar::Float;
-use crate::shape::Shape;
-use crate::storage::Storage;
-use crate::tensor::Tensor;
+#[cfg(feature = "std")]
+use crate::{scalar::Float, shape::Shape, storage::Storage, tensor::Tensor};
 
 /// What generated code calls a `#[differentiable]` function's pullback on:
 /// `(&&Callee).__f_pullback(..)`, a method of the trait `__f_differentiable` that the function's
@@ -104,6 +102,7 @@ impl<T> Cotangents<T> for T {
 
 /// How a parameter or the output of a `#[custom_vjp]` function appears in its generated `f_tape`:
 /// a tensor as a `Var` of its shape, a float as a rank-0 `Var`.
+#[cfg(feature = "std")]
 pub trait OnTape: Sized {
     /// The tape's value of this type.
     type Var;
@@ -115,6 +114,7 @@ pub trait OnTape: Sized {
     fn with_tensor<R>(t: &Self::Tensor, f: impl FnOnce(&Self) -> R) -> R;
 }
 
+#[cfg(feature = "std")]
 impl<T: Float, S: Shape, St: Storage> OnTape for Tensor<T, S, St> {
     type Var = crate::tape::Var<T, S, St>;
     type Tensor = Self;
@@ -128,6 +128,7 @@ impl<T: Float, S: Shape, St: Storage> OnTape for Tensor<T, S, St> {
     }
 }
 
+#[cfg(feature = "std")]
 impl<T: Float> OnTape for T {
     type Var = crate::tape::Var<T, ()>;
     type Tensor = Tensor<T, ()>;

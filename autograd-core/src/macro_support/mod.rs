@@ -23,6 +23,7 @@
 
 pub mod anomaly;
 pub mod differentiable_methods;
+#[cfg(feature = "std")]
 pub mod self_check;
 
 mod calls;
@@ -35,7 +36,16 @@ pub use crate::stack::{kept, stack_budget};
 
 pub use calls::*;
 pub use protocol::*;
+
 pub use rule_ops::*;
+/// Whether this build has the standard library (feature `std`): for tests that measure the
+/// `no_std` build and must know when feature unification has turned `std` on.
+pub const STD: bool = cfg!(feature = "std");
+
+/// The heap types generated code names (the derived `Params::dims` and `write_path`), so that a
+/// `#![no_std]` crate that uses this one with `std` on need not name `std` itself.
+#[cfg(feature = "std")]
+pub use std::{string::String, vec::Vec};
 pub use sweep::*;
 
 #[cfg(test)]

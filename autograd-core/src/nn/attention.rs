@@ -6,6 +6,7 @@ use crate::detach;
 use crate::scalar::{Erf, Float};
 use crate::shape::D;
 use crate::storage::{Inline, Join, Storage};
+#[cfg(feature = "std")]
 use crate::tape::{Operand, Var};
 use crate::tensor::{Mask, Tensor};
 
@@ -131,12 +132,11 @@ where
         X: Input<Elem = T, Shape = (D<B>, D<L>, D<E>), Storage = St>,
     {
         let () = Heads::<E, HEADS, HEAD_DIM>::OK;
-        x.run(
-            |x| self.forward_tensor(x, seed),
-            |x| self.forward_tape(x, seed),
-        )
+        run_on!(x, |x| self.forward_tensor(x, seed), |x| self
+            .forward_tape(x, seed),)
     }
 
+    #[cfg(feature = "std")]
     /// [`forward`](Self::forward) on the tape: the same steps as `forward_tensor`, on `Var`s.
     fn forward_tape<const B: usize, const L: usize>(
         &self,
@@ -305,14 +305,11 @@ impl<
     where
         X: Input<Elem = T, Shape = (D<B>, D<L>, D<E>), Storage = St>,
     {
-        x.run(
-            |x| self.forward_tensor(x, seed),
-            |x| {
-                let h = x + self.attention.forward(&self.norm_1.forward(x), seed);
-                let hidden = self.fc1.forward(&self.norm_2.forward(&h)).gelu_erf();
-                &h + self.fc2.forward(&hidden)
-            },
-        )
+        run_on!(x, |x| self.forward_tensor(x, seed), |x| {
+            let h = x + self.attention.forward(&self.norm_1.forward(x), seed);
+            let hidden = self.fc1.forward(&self.norm_2.forward(&h)).gelu_erf();
+            &h + self.fc2.forward(&hidden)
+        },)
     }
 }
 

@@ -97,10 +97,11 @@ impl<
     where
         X: Input<Elem = T, Shape = (B, C, H, W), Storage = St>,
     {
-        x.run(
-            |x| self.forward_tensor(x),
-            |x| &x.conv2d::<STRIDE, PADDING, DILATION, GROUPS, HO, WO>(&self.weight) + &self.bias,
-        )
+        run_on!(x, |x| self.forward_tensor(x), |x| &x
+            .conv2d::<STRIDE, PADDING, DILATION, GROUPS, HO, WO>(
+                &self.weight
+            )
+            + &self.bias,)
     }
 }
 
@@ -208,10 +209,9 @@ impl<
     where
         X: Input<Elem = T, Shape = (B, C, L), Storage = St>,
     {
-        x.run(
-            |x| self.forward_tensor(x),
-            |x| &x.conv1d::<STRIDE, PADDING, DILATION, GROUPS, LO>(&self.weight) + &self.bias,
-        )
+        run_on!(x, |x| self.forward_tensor(x), |x| &x
+            .conv1d::<STRIDE, PADDING, DILATION, GROUPS, LO>(&self.weight)
+            + &self.bias,)
     }
 }
 
@@ -269,6 +269,7 @@ impl<
             _ => crate::params::out_of_range(i, 2),
         }
     }
+    #[cfg(feature = "std")]
     fn dims(&self, i: usize) -> Vec<usize> {
         match i {
             0 => vec![OUT, IN, K, K],
@@ -276,6 +277,7 @@ impl<
             _ => crate::params::out_of_range(i, 2),
         }
     }
+    #[cfg(feature = "std")]
     fn write_path(i: usize, out: &mut String) {
         match i {
             0 => out.push_str("weight"),
@@ -321,6 +323,7 @@ impl<
             _ => crate::params::out_of_range(i, 2),
         }
     }
+    #[cfg(feature = "std")]
     fn dims(&self, i: usize) -> Vec<usize> {
         match i {
             0 => vec![OUT, IN, K],
@@ -328,6 +331,7 @@ impl<
             _ => crate::params::out_of_range(i, 2),
         }
     }
+    #[cfg(feature = "std")]
     fn write_path(i: usize, out: &mut String) {
         match i {
             0 => out.push_str("weight"),

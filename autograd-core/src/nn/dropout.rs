@@ -68,16 +68,13 @@ impl Dropout {
     /// In training mode, if `p` is not in `[0, 1)` (or is NaN).
     #[must_use]
     pub fn forward<X: super::Input>(&self, x: X, seed: u64) -> X::Out<X::Shape> {
-        x.run(
-            |x| self.forward_tensor(x, seed),
-            |x| {
-                if self.training {
-                    x.dropout(self.p, seed)
-                } else {
-                    x.clone()
-                }
-            },
-        )
+        run_on!(x, |x| self.forward_tensor(x, seed), |x| {
+            if self.training {
+                x.dropout(self.p, seed)
+            } else {
+                x.clone()
+            }
+        },)
     }
 }
 

@@ -4,6 +4,7 @@ use super::Init;
 use crate::scalar::Float;
 use crate::shape::D;
 use crate::storage::{Inline, Storage};
+#[cfg(feature = "std")]
 use crate::tape::{Operand, Var};
 use crate::tensor::Tensor;
 
@@ -48,6 +49,7 @@ impl<T: Float, const V: usize, const E: usize, St: Storage> Embedding<T, V, E, S
 }
 
 impl<T: Float, const V: usize, const E: usize, St: Storage> Embedding<T, V, E, St> {
+    #[cfg(feature = "std")]
     /// [`forward`](Self::forward) on the tape: the rows of `ids` as a [`Var`], recorded as a
     /// gather from the table (the table's leaf if a [`Leaves`](crate::tape::Leaves) tracks the
     /// model, a constant otherwise). Ids carry no engine, so the tape's lookup has its own name.
@@ -87,9 +89,11 @@ impl<T: Float, const V: usize, const E: usize, St: Storage> crate::params::Param
     fn slice_mut(&mut self, i: usize) -> &mut [T] {
         crate::params::Params::slice_mut(&mut self.table, i)
     }
+    #[cfg(feature = "std")]
     fn dims(&self, i: usize) -> Vec<usize> {
         crate::params::Params::dims(&self.table, i)
     }
+    #[cfg(feature = "std")]
     fn write_path(i: usize, out: &mut String) {
         crate::params::join_path(out, "table", |out| {
             <Tensor<T, (D<V>, D<E>), St> as crate::params::Params>::write_path(i, out);

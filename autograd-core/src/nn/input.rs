@@ -1,10 +1,14 @@
 //! [`Input`]: what a layer's `forward` takes, a tensor or a tape [`Var`], so that one model is
 //! written once for both engines.
 
+#[cfg(feature = "std")]
+use crate::engine::OnTape;
+use crate::engine::OnTensors;
 use crate::scalar::Float;
 use crate::shape::Shape;
 use crate::storage::Storage;
-use crate::tape::{OnTape, OnTensors, Var};
+#[cfg(feature = "std")]
+use crate::tape::Var;
 use crate::tensor::Tensor;
 
 /// A layer's input on either engine: `&Tensor` (the layer runs as tensor code, which a
@@ -63,6 +67,7 @@ pub trait Input: Sized {
 
     /// Runs `on_tensor` on a tensor and `on_tape` on a `Var`: a layer's `forward` gives both,
     /// the same code.
+    #[cfg(feature = "std")]
     fn run<S: Shape>(
         self,
         on_tensor: impl FnOnce(
@@ -71,6 +76,15 @@ pub trait Input: Sized {
         on_tape: impl FnOnce(
             &Var<Self::Elem, Self::Shape, Self::Storage>,
         ) -> Var<Self::Elem, S, Self::Storage>,
+    ) -> Self::Out<S>;
+
+    /// Runs `on_tensor` on a tensor (without `std` there is no tape).
+    #[cfg(not(feature = "std"))]
+    fn run<S: Shape>(
+        self,
+        on_tensor: impl FnOnce(
+            &Tensor<Self::Elem, Self::Shape, Self::Storage>,
+        ) -> Tensor<Self::Elem, S, Self::Storage>,
     ) -> Self::Out<S>;
 }
 
@@ -85,6 +99,7 @@ impl<T: Float, S: Shape, St: Storage> Input for &Tensor<T, S, St> {
         self
     }
 
+    #[cfg(feature = "std")]
     fn run<S2: Shape>(
         self,
         on_tensor: impl FnOnce(&Tensor<T, S, St>) -> Tensor<T, S2, St>,
@@ -92,8 +107,17 @@ impl<T: Float, S: Shape, St: Storage> Input for &Tensor<T, S, St> {
     ) -> Tensor<T, S2, St> {
         on_tensor(self)
     }
+
+    #[cfg(not(feature = "std"))]
+    fn run<S2: Shape>(
+        self,
+        on_tensor: impl FnOnce(&Tensor<T, S, St>) -> Tensor<T, S2, St>,
+    ) -> Tensor<T, S2, St> {
+        on_tensor(self)
+    }
 }
 
+#[cfg(feature = "std")]
 impl<T: Float, S: Shape, St: Storage> Input for &Var<T, S, St> {
     type Elem = T;
     type Shape = S;
@@ -130,6 +154,7 @@ where
         (**self).value()
     }
 
+    #[cfg(feature = "std")]
     fn run<S: Shape>(
         self,
         on_tensor: impl FnOnce(
@@ -140,6 +165,16 @@ where
         ) -> Var<Self::Elem, S, Self::Storage>,
     ) -> Self::Out<S> {
         (*self).run(on_tensor, on_tape)
+    }
+
+    #[cfg(not(feature = "std"))]
+    fn run<S: Shape>(
+        self,
+        on_tensor: impl FnOnce(
+            &Tensor<Self::Elem, Self::Shape, Self::Storage>,
+        ) -> Tensor<Self::Elem, S, Self::Storage>,
+    ) -> Self::Out<S> {
+        (*self).run(on_tensor)
     }
 }
 
@@ -155,6 +190,7 @@ impl Engine for OnTensors {
     type Value<T: Float, S: Shape, St: Storage> = Tensor<T, S, St>;
 }
 
+#[cfg(feature = "std")]
 impl Engine for OnTape {
     type Value<T: Float, S: Shape, St: Storage> = Var<T, S, St>;
 }

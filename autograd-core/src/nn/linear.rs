@@ -5,6 +5,7 @@ use crate::scalar::Float;
 use crate::shape::LooseMatMulRhs;
 use crate::shape::{Broadcast, D, MatMulRhs, Shape};
 use crate::storage::{Inline, Join, Storage};
+#[cfg(feature = "std")]
 use crate::tape::Var;
 use crate::tensor::Tensor;
 
@@ -103,10 +104,9 @@ impl<T: Float, const I: usize, const O: usize, St: Join<St, Out = St>> Linear<T,
         &self,
         x: X,
     ) -> X::Out<<X::Shape as LinearInput<I, O>>::Out> {
-        x.run(
-            |x| X::Shape::on_tensor(self, x),
-            |x| X::Shape::on_tape(self, x),
-        )
+        run_on!(x, |x| X::Shape::on_tensor(self, x), |x| X::Shape::on_tape(
+            self, x
+        ),)
     }
 }
 
@@ -136,6 +136,7 @@ pub trait LinearInput<const I: usize, const O: usize>: Shape {
         layer: &Linear<T, I, O, St>,
         x: &Tensor<T, Self, St>,
     ) -> Tensor<T, Self::Out, St>;
+    #[cfg(feature = "std")]
     /// [`Linear::forward`] on the tape.
     #[doc(hidden)]
     fn on_tape<T: Float, St: Join<St, Out = St>>(
@@ -158,6 +159,7 @@ where
     ) -> Tensor<T, LinearOut<S, I, O>, St> {
         layer.forward_tensor(x)
     }
+    #[cfg(feature = "std")]
     #[inline]
     fn on_tape<T: Float, St: Join<St, Out = St>>(
         layer: &Linear<T, I, O, St>,
@@ -213,6 +215,7 @@ impl<T: Float, const I: usize, const O: usize, St: Storage> crate::params::Param
             _ => crate::params::out_of_range(i, 2),
         }
     }
+    #[cfg(feature = "std")]
     fn dims(&self, i: usize) -> Vec<usize> {
         match i {
             0 => vec![I, O],
@@ -220,6 +223,7 @@ impl<T: Float, const I: usize, const O: usize, St: Storage> crate::params::Param
             _ => crate::params::out_of_range(i, 2),
         }
     }
+    #[cfg(feature = "std")]
     fn write_path(i: usize, out: &mut String) {
         match i {
             0 => out.push_str("weight"),

@@ -28,6 +28,23 @@
 //! assert!(grad.weight.as_slice().iter().any(|g| *g != 0.0));
 //! ```
 
+/// `x.run(on_tensor, on_tape)` ([`Input::run`]): without `std` there is no tape, and the tape's
+/// closure is left out unread.
+#[cfg(feature = "std")]
+macro_rules! run_on {
+    ($x:expr, $on_tensor:expr, $on_tape:expr $(,)?) => {
+        $x.run($on_tensor, $on_tape)
+    };
+}
+/// `x.run(on_tensor)` ([`Input::run`]): without `std` there is no tape, and the tape's closure is
+/// left out unread.
+#[cfg(not(feature = "std"))]
+macro_rules! run_on {
+    ($x:expr, $on_tensor:expr, $on_tape:expr $(,)?) => {
+        $x.run($on_tensor)
+    };
+}
+
 mod attention;
 mod conv;
 mod dropout;

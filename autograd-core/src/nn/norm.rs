@@ -63,10 +63,9 @@ impl<T: Float, const N: usize, St: Join<St, Out = St>> LayerNorm<T, N, St> {
         X: Input<Elem = T, Storage = St>,
         X::Shape: Broadcast<(D<N>,), Out = X::Shape>,
     {
-        x.run(
-            |x| self.forward_tensor(x),
-            |x| x.layer_norm(self.eps) * &self.weight + &self.bias,
-        )
+        run_on!(x, |x| self.forward_tensor(x), |x| x.layer_norm(self.eps)
+            * &self.weight
+            + &self.bias,)
     }
 }
 
@@ -295,19 +294,16 @@ where
         X::Shape: Broadcast<P, Out = X::Shape>,
     {
         let () = PerChannel::<P, X::Shape>::OK;
-        x.run(
-            |x| self.forward_tensor(x),
-            |x| {
-                if self.training {
-                    x.batch_norm(self.eps) * &self.weight + &self.bias
-                } else {
-                    // Owned copies: constants on the tape, never a tracked model's leaves.
-                    let mean = self.running_mean.clone();
-                    let scale = (self.running_var.clone() + self.eps).sqrt();
-                    (x - mean) / scale * &self.weight + &self.bias
-                }
-            },
-        )
+        run_on!(x, |x| self.forward_tensor(x), |x| {
+            if self.training {
+                x.batch_norm(self.eps) * &self.weight + &self.bias
+            } else {
+                // Owned copies: constants on the tape, never a tracked model's leaves.
+                let mean = self.running_mean.clone();
+                let scale = (self.running_var.clone() + self.eps).sqrt();
+                (x - mean) / scale * &self.weight + &self.bias
+            }
+        },)
     }
 }
 
@@ -368,12 +364,14 @@ mod params_impls {
                 _ => out_of_range(i, 2),
             }
         }
+        #[cfg(feature = "std")]
         fn dims(&self, i: usize) -> Vec<usize> {
             match i {
                 0 | 1 => vec![N],
                 _ => out_of_range(i, 2),
             }
         }
+        #[cfg(feature = "std")]
         fn write_path(i: usize, out: &mut String) {
             match i {
                 0 => out.push_str("weight"),
@@ -407,12 +405,14 @@ mod params_impls {
                 _ => out_of_range(i, 2),
             }
         }
+        #[cfg(feature = "std")]
         fn dims(&self, i: usize) -> Vec<usize> {
             match i {
                 0 | 1 => P::DIMS[..P::RANK].to_vec(),
                 _ => out_of_range(i, 2),
             }
         }
+        #[cfg(feature = "std")]
         fn write_path(i: usize, out: &mut String) {
             match i {
                 0 => out.push_str("weight"),

@@ -6,10 +6,12 @@
 //! tensor, by name.
 
 use super::input::{Engine, Input};
+use crate::engine::OnTensors;
 use crate::scalar::Float;
 use crate::shape::{D, One};
 use crate::storage::{Inline, Join, Storage};
-use crate::tape::{OnTape, OnTensors, Operand, Var};
+#[cfg(feature = "std")]
+use crate::tape::{OnTape, Operand, Var};
 use crate::tensor::Tensor;
 
 /// A gated recurrent unit cell, PyTorch's `nn.GRUCell(I, H)`: from an input `x` of `I` features
@@ -208,6 +210,7 @@ impl<T: Float, const B: usize, const I: usize, const H: usize, St: Join<St, Out 
     }
 }
 
+#[cfg(feature = "std")]
 impl<T: Float, const B: usize, const I: usize, const H: usize, St: Join<St, Out = St>>
     GruStep<OnTape, T, B, I, H, St> for GruCell<T, I, H, St>
 {
@@ -248,6 +251,7 @@ impl<T: Float, const B: usize, const I: usize, const H: usize, St: Join<St, Out 
     }
 }
 
+#[cfg(feature = "std")]
 impl<T: Float, const B: usize, const I: usize, const H: usize, St: Join<St, Out = St>>
     LstmStep<OnTape, T, B, I, H, St> for LstmCell<T, I, H, St>
 {

@@ -334,7 +334,13 @@ fn with_scratch<T: Float, R>(
         on_stack::<{ SCRATCH / 4 }, T, R>(g, fixed, per_position, f)
     } else {
         let n = g.out_plane().min(16);
-        f(&mut vec![T::ZERO; fixed + per_position * n], n)
+        #[cfg(feature = "std")]
+        return f(&mut vec![T::ZERO; fixed + per_position * n], n);
+        #[cfg(not(feature = "std"))]
+        panic!(
+            "a convolution whose unfolded rows take {} elements needs a heap (the `std` feature)",
+            fixed + per_position * n
+        )
     }
 }
 

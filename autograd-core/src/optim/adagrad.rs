@@ -112,6 +112,7 @@ impl<P: Params> Adagrad<P> {
         self
     }
 
+    #[cfg(feature = "std")]
     /// Leaves the tensors whose dotted paths match `pattern` untouched (see
     /// [`Frozen::add_pattern`] and the [`freeze`](super::freeze) module); several calls add up.
     ///
@@ -133,6 +134,7 @@ impl<P: Params> Adagrad<P> {
         self
     }
 
+    #[cfg(feature = "std")]
     /// Leaves the tensors whose dotted paths `frozen` accepts untouched (see
     /// [`Frozen::add_where`]).
     ///

@@ -84,6 +84,7 @@ impl<P: Params> Adam<P> {
         self
     }
 
+    #[cfg(feature = "std")]
     /// Leaves the tensors whose dotted paths match `pattern` untouched (see
     /// [`Frozen::add_pattern`] and the [`freeze`](super::freeze) module); several calls add up.
     ///
@@ -106,6 +107,7 @@ impl<P: Params> Adam<P> {
         self
     }
 
+    #[cfg(feature = "std")]
     /// Leaves the tensors whose dotted paths `frozen` accepts untouched (see
     /// [`Frozen::add_where`]).
     ///

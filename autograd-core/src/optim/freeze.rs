@@ -78,6 +78,7 @@
 //! assert!(loss(&backbone, &head, &x) < first);
 //! ```
 
+#[cfg(feature = "std")]
 use crate::params::Params;
 
 /// The set of frozen tensors of a model, by index ([`Params::slice`]'s `i`).
@@ -100,6 +101,8 @@ use crate::params::Params;
 pub struct Frozen {
     /// `mask[i]`: tensor `i` is frozen. Empty (`Vec::new` does not allocate) until a tensor is
     /// frozen, so that an optimizer with nothing frozen costs one length check per tensor.
+    /// Without `std`, tensors are chosen by paths, which are strings: nothing can be frozen.
+    #[cfg(feature = "std")]
     mask: Vec<bool>,
 }
 
@@ -112,7 +115,10 @@ impl Frozen {
     /// ```
     #[must_use]
     pub const fn new() -> Self {
-        Self { mask: Vec::new() }
+        Self {
+            #[cfg(feature = "std")]
+            mask: Vec::new(),
+        }
     }
 
     /// Whether tensor `i` is frozen.
@@ -127,7 +133,13 @@ impl Frozen {
     #[inline]
     #[must_use]
     pub fn contains(&self, i: usize) -> bool {
-        self.mask.get(i).copied().unwrap_or(false)
+        #[cfg(feature = "std")]
+        return self.mask.get(i).copied().unwrap_or(false);
+        #[cfg(not(feature = "std"))]
+        {
+            let _ = i;
+            false
+        }
     }
 
     /// Whether no tensor is frozen.
@@ -138,7 +150,10 @@ impl Frozen {
     /// ```
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        !self.mask.contains(&true)
+        #[cfg(feature = "std")]
+        return !self.mask.contains(&true);
+        #[cfg(not(feature = "std"))]
+        true
     }
 
     /// The number of frozen tensors.
@@ -152,7 +167,10 @@ impl Frozen {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.mask.iter().filter(|&&f| f).count()
+        #[cfg(feature = "std")]
+        return self.mask.iter().filter(|&&f| f).count();
+        #[cfg(not(feature = "std"))]
+        0
     }
 
     /// Freezes every tensor of `P` whose dotted path matches `pattern`, and returns how many it
@@ -174,6 +192,7 @@ impl Frozen {
     /// // "matches no parameter of ...; its parameters are: weight, bias"
     /// Frozen::new().add_pattern::<Linear<f64, 2, 2>>("backbone.*");
     /// ```
+    #[cfg(feature = "std")]
     #[track_caller]
     pub fn add_pattern<P: Params>(&mut self, pattern: &str) -> usize {
         let n = self.add_where::<P>(|path| matches_path(pattern, path));
@@ -207,6 +226,7 @@ impl Frozen {
     /// assert_eq!(n, 2);
     /// assert!(frozen.contains(1) && frozen.contains(3) && !frozen.contains(5));
     /// ```
+    #[cfg(feature = "std")]
     pub fn add_where<P: Params>(&mut self, mut frozen: impl FnMut(&str) -> bool) -> usize {
         let mut path = String::new();
         let mut n = 0;
@@ -225,6 +245,7 @@ impl Frozen {
     }
 }
 
+#[cfg(feature = "std")]
 /// Whether `pattern` matches `path` whole, or one of its prefixes that end before a dot (the
 /// path of an enclosing field).
 fn matches_path(pattern: &str, path: &str) -> bool {
@@ -234,6 +255,7 @@ fn matches_path(pattern: &str, path: &str) -> bool {
             .any(|(k, _)| glob(pattern.as_bytes(), &path.as_bytes()[..k]))
 }
 
+#[cfg(feature = "std")]
 /// `*`-only glob matching: the classic greedy scan that, on a mismatch, backtracks to the last
 /// star and lets it swallow one more byte (linear in practice, no recursion).
 fn glob(pattern: &[u8], text: &[u8]) -> bool {

@@ -32,9 +32,11 @@ mod accumulate;
 mod adagrad;
 mod adam;
 mod clip;
+#[cfg(feature = "std")]
 mod early_stopping;
 mod ema;
 pub mod freeze;
+#[cfg(feature = "std")]
 pub mod lbfgs;
 mod rmsprop;
 pub mod schedule;
@@ -48,9 +50,11 @@ pub use adam::Adam;
 pub use clip::{clip_grad_norm, clip_grad_value, global_norm};
 #[cfg(feature = "checkpoint")]
 pub use early_stopping::BEST_PREFIX;
+#[cfg(feature = "std")]
 pub use early_stopping::{EarlyStopping, Progress};
 pub use ema::Ema;
 pub use freeze::Frozen;
+#[cfg(feature = "std")]
 pub use lbfgs::{Lbfgs, LbfgsReport, LbfgsStop, LineSearch};
 pub use rmsprop::RmsProp;
 pub use sgd::Sgd;

@@ -144,6 +144,7 @@ impl<P: Params> RmsProp<P> {
         self
     }
 
+    #[cfg(feature = "std")]
     /// Leaves the tensors whose dotted paths match `pattern` untouched (see
     /// [`Frozen::add_pattern`] and the [`freeze`](super::freeze) module); several calls add up.
     ///
@@ -165,6 +166,7 @@ impl<P: Params> RmsProp<P> {
         self
     }
 
+    #[cfg(feature = "std")]
     /// Leaves the tensors whose dotted paths `frozen` accepts untouched (see
     /// [`Frozen::add_where`]).
     ///

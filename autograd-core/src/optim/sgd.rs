@@ -65,6 +65,7 @@ impl<P: Params> Sgd<P> {
         self
     }
 
+    #[cfg(feature = "std")]
     /// Leaves the tensors whose dotted paths match `pattern` untouched (see
     /// [`Frozen::add_pattern`] and the [`freeze`](super::freeze) module); several calls add up.
     ///
@@ -87,6 +88,7 @@ impl<P: Params> Sgd<P> {
         self
     }
 
+    #[cfg(feature = "std")]
     /// Leaves the tensors whose dotted paths `frozen` accepts untouched (see
     /// [`Frozen::add_where`]).
     ///

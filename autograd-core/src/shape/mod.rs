@@ -51,11 +51,18 @@ pub trait Shape: Copy + Default + Debug + Send + Sync + 'static {
     fn flat<E: Copy>(a: &Self::Array<E>) -> &[E];
     /// The nested array's elements, row-major, mutable.
     fn flat_mut<E: Copy>(a: &mut Self::Array<E>) -> &mut [E];
+    #[cfg(feature = "std")]
     /// The sizes of the axes as a vector, e.g. `[2, 3]`.
     #[must_use]
     fn dims() -> Vec<usize> {
         Self::DIMS[..Self::RANK].to_vec()
     }
+}
+
+/// `S`'s sizes as a slice that lives as long as the program: [`Shape::dims`] without a heap.
+pub(crate) fn dims_of<S: Shape>() -> &'static [usize] {
+    let dims: &'static Dims = const { &S::DIMS };
+    &dims[..S::RANK]
 }
 
 impl Shape for () {

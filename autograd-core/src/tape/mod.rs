@@ -68,14 +68,15 @@ mod node;
 mod operand;
 mod ops;
 mod record;
-mod select;
 mod stack;
 #[cfg(test)]
 pub(crate) mod test_models;
 mod var;
 mod written_out;
 
+pub use crate::engine::{OnTape, OnTensors};
 pub use crate::ops::Compared;
+pub use crate::tensor::{SelectEngine, SelectOperand};
 pub use anomaly::{Anomaly, Phase, detect_anomaly};
 pub use backward::Rank0;
 pub(crate) use backward::backward_from;
@@ -86,5 +87,4 @@ pub use mode::{
     AnomalyGuard, NoGradGuard, is_anomaly_enabled, is_grad_enabled, no_grad, recorded_nodes,
 };
 pub use record::{record_binary, record_binary_in_place, record_unary, record_unary_in_place};
-pub use select::{OnTape, OnTensors, SelectEngine, SelectOperand};
 pub use var::{Operand, Var};

@@ -93,6 +93,7 @@ impl<S: Shape, St: Storage> Mask<S, St> {
         a
     }
 
+    #[cfg(feature = "std")]
     /// The sizes of the axes, e.g. `vec![2, 3]`.
     #[must_use]
     pub fn shape(&self) -> Vec<usize> {
@@ -191,7 +192,7 @@ fn write_nested(f: &mut fmt::Formatter<'_>, cells: &[bool], dims: &[usize]) -> f
 impl<S: Shape, St: Storage> fmt::Debug for Mask<S, St> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Mask(")?;
-        write_nested(f, self.as_slice(), &S::dims())?;
+        write_nested(f, self.as_slice(), crate::shape::dims_of::<S>())?;
         f.write_str(")")
     }
 }

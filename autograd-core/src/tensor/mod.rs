@@ -7,10 +7,12 @@ mod interop;
 mod mask;
 mod nested;
 pub(crate) mod random;
+mod select;
 
 pub use mask::Mask;
 pub use nested::NestedArray;
 pub use random::Rng;
+pub use select::{SelectEngine, SelectOperand};
 
 use crate::scalar::Float;
 use crate::shape::Shape;
@@ -52,7 +54,7 @@ impl<T: Float, S: Shape, St: Storage> Default for Tensor<T, S, St> {
 #[error("a tensor of shape {shape:?} holds {expected} elements, but {got} were supplied")]
 pub struct LengthError {
     /// The tensor's shape.
-    pub shape: Vec<usize>,
+    pub shape: &'static [usize],
     /// The number of elements the shape holds.
     pub expected: usize,
     /// The number of elements supplied (for an iterator: at least this many).
@@ -161,7 +163,7 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
         let () = crate::storage::InlineLimit::<St, T, S>::OK;
         if data.len() != S::NUMEL {
             return Err(LengthError {
-                shape: S::dims(),
+                shape: crate::shape::dims_of::<S>(),
                 expected: S::NUMEL,
                 got: data.len(),
             });
@@ -193,14 +195,14 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
         }
         if n < S::NUMEL {
             return Err(LengthError {
-                shape: S::dims(),
+                shape: crate::shape::dims_of::<S>(),
                 expected: S::NUMEL,
                 got: n,
             });
         }
         if iter.next().is_some() {
             return Err(LengthError {
-                shape: S::dims(),
+                shape: crate::shape::dims_of::<S>(),
                 expected: S::NUMEL,
                 got: S::NUMEL + 1,
             });
@@ -227,12 +229,14 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
         a
     }
 
+    #[cfg(feature = "std")]
     /// The elements, row-major, in a `Vec`.
     #[must_use]
     pub fn to_vec(&self) -> Vec<T> {
         self.as_slice().to_vec()
     }
 
+    #[cfg(feature = "std")]
     /// The sizes of the axes, e.g. `vec![2, 3]`.
     #[must_use]
     pub fn shape(&self) -> Vec<usize> {

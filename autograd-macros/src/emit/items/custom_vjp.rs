@@ -185,7 +185,8 @@ fn custom_vjp_tape_fn(names: &Names, krate: &Path, fwd: &Path, bwd: &Path) -> To
         quote!(#bwd).to_string().replace(' ', ""),
         quote!(#fwd).to_string().replace(' ', ""),
     );
-    quote! {
+    // The tape needs the standard library: without `std`, no `f_tape`.
+    quote! { #krate::__with_std! {
         #[doc = #doc]
         #[must_use]
         #[track_caller]
@@ -204,5 +205,5 @@ fn custom_vjp_tape_fn(names: &Names, krate: &Path, fwd: &Path, bwd: &Path) -> To
                 #op_name,
             )
         }
-    }
+    } }
 }

@@ -4,14 +4,19 @@
 //! [`Var::select`] does.
 //!
 //! The shape bounds are on [`Mask::select`] itself, so a mismatch is reported as the broadcast
-//! error of the user's call; the traits here only route the call.
+//! error of the user's call; the traits here only route the call. Without the `std` feature there
+//! is no tape, and only tensors are operands.
 
-use super::var::{Operand, Var};
+#[cfg(feature = "std")]
+use crate::engine::OnTape;
+use crate::engine::OnTensors;
 use crate::ops::{SelectShape, SelectStorage};
 use crate::rules::{BinaryRule, Select};
 use crate::scalar::Float;
 use crate::shape::{Broadcast, Shape};
 use crate::storage::{Join, Storage};
+#[cfg(feature = "std")]
+use crate::tape::{Operand, Var};
 use crate::tensor::{Mask, Tensor};
 
 /// An operand of [`Mask::select`]: a [`Tensor`] or a [`Var`], by value or by reference (a
@@ -46,16 +51,9 @@ pub trait SelectOperand: Sized {
     /// The operand's value (a `Var`'s current value).
     fn value_ref(&self) -> &Tensor<Self::Elem, Self::Shape, Self::Storage>;
     /// The operand on the tape (a tensor as a constant).
+    #[cfg(feature = "std")]
     fn into_var(self) -> Var<Self::Elem, Self::Shape, Self::Storage>;
 }
-
-/// The [`SelectOperand::Engine`] of a tensor.
-#[derive(Clone, Copy, Debug)]
-pub struct OnTensors;
-
-/// The [`SelectOperand::Engine`] of a [`Var`].
-#[derive(Clone, Copy, Debug)]
-pub struct OnTape;
 
 /// `SelectOperand` for a tensor or a `Var`, by value and by reference.
 macro_rules! operands {
@@ -69,6 +67,7 @@ macro_rules! operands {
                 let $v = self;
                 $value
             }
+            #[cfg(feature = "std")]
             fn into_var(self) -> Var<T, S, St> {
                 Operand::into_var(self)
             }
@@ -78,6 +77,9 @@ macro_rules! operands {
 operands! {
     Tensor<T, S, St> => OnTensors, |t| t;
     &Tensor<T, S, St> => OnTensors, |t| t;
+}
+#[cfg(feature = "std")]
+operands! {
     Var<T, S, St> => OnTape, |v| v.value();
     &Var<T, S, St> => OnTape, |v| v.value();
 }
@@ -95,6 +97,7 @@ where
     fn value_ref(&self) -> &Tensor<Self::Elem, Self::Shape, Self::Storage> {
         (**self).value_ref()
     }
+    #[cfg(feature = "std")]
     fn into_var(self) -> Var<Self::Elem, Self::Shape, Self::Storage> {
         (*self).into_var()
     }
@@ -157,6 +160,7 @@ impl SelectEngine for (OnTensors, OnTensors) {
 }
 
 /// The tape's select, for every pair with a `Var` in it.
+#[cfg(feature = "std")]
 macro_rules! on_tape {
     ($(($a:ty, $b:ty)),*) => {$(
         impl SelectEngine for ($a, $b) {
@@ -186,6 +190,7 @@ macro_rules! on_tape {
         }
     )*};
 }
+#[cfg(feature = "std")]
 on_tape!((OnTape, OnTape), (OnTape, OnTensors), (OnTensors, OnTape));
 
 // `Mask::select` lives here, with the engines it dispatches to: the rules below it (`ops/`)
