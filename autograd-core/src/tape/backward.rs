@@ -99,6 +99,15 @@ fn run(root: &dyn AnyNode) -> Result<(), BackwardError> {
     Ok(())
 }
 
+/// The number of op nodes (not leaves) reachable from `root` through inputs that require
+/// gradients: the nodes a backward pass from `root` would run.
+pub(crate) fn reachable_op_nodes(root: &dyn AnyNode) -> usize {
+    topological(root)
+        .iter()
+        .filter(|n| n.op().is_some())
+        .count()
+}
+
 /// Clears the pending cotangents of the nodes a sweep did not reach (after an anomaly error or a
 /// panic in a custom VJP), so the next backward pass starts clean.
 struct Sweep<'o, 'a> {

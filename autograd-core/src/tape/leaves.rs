@@ -126,6 +126,19 @@ thread_local! {
     /// reads its leaf (see [`promoted`]).
     static SCOPES: RefCell<Vec<(u64, Rc<dyn Any>)>> = const { RefCell::new(Vec::new()) };
     static NEXT_ID: Cell<u64> = const { Cell::new(0) };
+    /// How many times a tracked tensor's leaf was handed out on this thread.
+    static LEAVES_READ: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many times a tracked model's tensor was read as its leaf on this thread so far (by an op
+/// taking it by reference, or by [`Leaves::var`]): a region of code that changes this number
+/// depends on model tensors (see [`checkpoint`](super::checkpoint)).
+pub(crate) fn leaves_read() -> u64 {
+    LEAVES_READ.with(Cell::get)
+}
+
+fn count_read() {
+    LEAVES_READ.with(|n| n.set(n.get() + 1));
 }
 
 /// The leaf of `t` if `t` is a tensor of a model tracked on this thread by a live [`Leaves`]
@@ -159,8 +172,12 @@ pub(crate) fn promoted<T: Float, S: Shape, St: Storage>(
             .iter()
             .zip(t.as_slice())
             .all(|(a, b)| a.to_f64().to_bits() == b.to_f64().to_bits());
-        return same.then(|| leaf.clone());
+        return same.then(|| {
+            count_read();
+            leaf.clone()
+        });
     }
+    count_read();
     let leaf = Var::param(t.clone());
     vars[i] = Some(Box::new(leaf.clone()));
     Some(leaf)
@@ -174,6 +191,7 @@ fn leaf_of<T: Float, S: Shape, St: Storage>(
     path: impl FnOnce(usize) -> String,
     make: impl FnOnce() -> Var<T, S, St>,
 ) -> Var<T, S, St> {
+    count_read();
     let mut vars = table.vars.borrow_mut();
     let slot = vars[i].get_or_insert_with(|| Box::new(make()));
     slot.as_any()

@@ -38,6 +38,9 @@
 //! 100,000 ops works on a thread with a small stack. The graph is kept after `backward`: calling it
 //! again adds the same gradients again.
 //!
+//! [`checkpoint`] trades compute for memory: a region of code runs without recording and is
+//! recorded as one node, which runs the region again, recording, when a backward pass reaches it.
+//!
 //! # Threads
 //! A graph belongs to the thread that built it. [`Var`] is neither `Send` nor `Sync`: nodes are
 //! shared with `Rc` and their cotangent slots are `RefCell`s, which keeps recording free of atomic
@@ -57,6 +60,7 @@
 
 mod anomaly;
 mod backward;
+mod checkpoint;
 mod conv;
 mod custom;
 mod error;
@@ -80,6 +84,7 @@ pub use crate::tensor::{SelectEngine, SelectOperand};
 pub use anomaly::{Anomaly, Phase, detect_anomaly};
 pub use backward::Rank0;
 pub(crate) use backward::backward_from;
+pub use checkpoint::{Inputs, checkpoint};
 pub use custom::Parents;
 pub use error::BackwardError;
 pub use leaves::Leaves;

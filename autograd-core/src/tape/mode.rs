@@ -18,6 +18,8 @@ struct State {
     epoch: Cell<u32>,
     /// Recorded op nodes alive on this thread.
     live: Cell<usize>,
+    /// Op nodes recorded on this thread so far (never decreases).
+    created: Cell<u64>,
 }
 
 thread_local! {
@@ -27,6 +29,7 @@ thread_local! {
             anomaly: Cell::new(false),
             epoch: Cell::new(0),
             live: Cell::new(0),
+            created: Cell::new(0),
         }
     };
 }
@@ -46,7 +49,10 @@ pub(crate) fn next_epoch() -> u32 {
 }
 
 pub(crate) fn node_created() {
-    STATE.with(|s| s.live.set(s.live.get() + 1));
+    STATE.with(|s| {
+        s.live.set(s.live.get() + 1);
+        s.created.set(s.created.get() + 1);
+    });
     keep_freed_memory();
 }
 
@@ -95,6 +101,34 @@ pub(crate) fn node_dropped() {
 #[must_use]
 pub fn recorded_nodes() -> usize {
     STATE.with(|s| s.live.get())
+}
+
+/// The number of op nodes recorded on this thread so far, dropped or not: the difference of two
+/// readings is the number of nodes recorded in between (see [`checkpoint`](super::checkpoint)).
+pub(crate) fn created_nodes() -> u64 {
+    STATE.with(|s| s.created.get())
+}
+
+/// Turns recording on for this thread until dropped, then restores the previous setting (also on
+/// unwinding): a checkpointed region is recomputed with recording on even when its backward pass
+/// runs inside [`no_grad`].
+pub(crate) struct EnableGradGuard {
+    prev: bool,
+}
+
+impl EnableGradGuard {
+    pub(crate) fn new() -> Self {
+        Self {
+            prev: STATE.with(|s| s.grad.replace(true)),
+        }
+    }
+}
+
+impl Drop for EnableGradGuard {
+    fn drop(&mut self) {
+        let prev = self.prev;
+        let _ = STATE.try_with(|s| s.grad.set(prev));
+    }
 }
 
 /// Whether ops on this thread record their inputs for [`backward`](super::Var::backward). On by
