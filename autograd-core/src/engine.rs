@@ -2,7 +2,7 @@
 //! and a mask's select name the engine they run on.
 
 /// The engine of plain tensor code, which a `#[differentiable]` caller differentiates: values are
-/// [`Tensor`](crate::Tensor)s.
+/// [`Tensor`](struct@crate::Tensor)s.
 #[derive(Clone, Copy, Debug)]
 pub struct OnTensors;
 
