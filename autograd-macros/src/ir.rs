@@ -173,6 +173,12 @@ pub enum Count {
     /// the count, the others must have the same length (checked where the user wrote the
     /// iterator, at `span`).
     LenOf(Vec<TokenStream>, Span),
+    /// `for i in 0..n` with `n` a value of the body (a parameter, a local): read when the loop
+    /// starts, as written (renamed), not differentiated. Each iteration's values go to a `Vec`.
+    Runtime(TokenStream),
+    /// `while cond { .. }`: the condition as written (renamed, the carried values read as each
+    /// iteration starts), not differentiated. Each iteration's values go to a `Vec`.
+    While(TokenStream),
 }
 
 /// `for index in 0..count { body }`; a loop over arrays' elements is one over their indices,

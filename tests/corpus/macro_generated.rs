@@ -439,17 +439,20 @@ fn g000(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 2, 3]) -> f64 {
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
     let v4 = ((((c) + &k3)).tanh() * 0.9).atanh();
     let mut v5 = v2.clone();
-    for _ in 0..2 {
+    let v5_n: usize = 2;
+    for _ in 0..v5_n {
         v5 = (((&v5 * &v2).square() + 1.0).sqrt()).tanh() + &v2 * 0.5;
     }
     let v6 = if c.detach().sum().item() < 0.0 { ((&v5).square() + 1.0).recip() } else { (&v5).cos() };
     let v7 = ((&v4) * ((&v6).mean()));
     let mut v8 = v7.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v8_i = 0;
+    while v8_i < 2 {
+        if v8_i % 2 == 0 {
             v8 = ((&v8 * b).tanh()).tanh();
         }
         v8 = &v8 - b * 0.25;
+        v8_i += 1;
     }
     let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(572, -1.0, 1.0);
     ((&v8 * &k9).sum()).item()
@@ -461,17 +464,20 @@ fn g000_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
     let v4 = ((((c) + &k3)).tanh() * 0.9).atanh();
     let mut v5 = v2.clone();
-    for _ in 0..2 {
+    let v5_n: usize = 2;
+    for _ in 0..v5_n {
         v5 = (((&v5 * &v2).square() + 1.0).sqrt()).tanh() + &v2 * 0.5;
     }
     let v6 = if c.detach().sum().item() < 0.0 { ((&v5).square() + 1.0).recip() } else { (&v5).cos() };
     let v7 = ((&v4) * ((&v6).mean()));
     let mut v8 = v7.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v8_i = 0;
+    while v8_i < 2 {
+        if v8_i % 2 == 0 {
             v8 = ((&v8 * b).tanh()).tanh();
         }
         v8 = &v8 - b * 0.25;
+        v8_i += 1;
     }
     let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(572, -1.0, 1.0);
     (&v8 * &k9).sum()
@@ -507,17 +513,20 @@ fn g001(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 2, 3]) -> f64 {
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
     let v4 = ((((c) + &k3)).tanh() * 0.9).atanh();
     let mut v5 = v2.clone();
-    for _ in 0..2 {
+    let v5_n: usize = 2;
+    for _ in 0..v5_n {
         v5 = (((&v5 * &v2).square() + 1.0).sqrt()).tanh() + &v2 * 0.5;
     }
     let v6 = if c.detach().sum().item() < 0.0 { ((&v5).square() + 1.0).recip() } else { (&v5).cos() };
     let v7 = ((&v4) * ((&v6).mean()));
     let mut v8 = v7.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v8_i = 0;
+    while v8_i < 2 {
+        if v8_i % 2 == 0 {
             v8 = ((&v8 * b).tanh()).tanh();
         }
         v8 = &v8 - b * 0.25;
+        v8_i += 1;
     }
     let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(572, -1.0, 1.0);
     ((&v8 * &k9).sum()).item()
@@ -529,17 +538,20 @@ fn g001_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Shape
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(489, -1.0, 1.0);
     let v4 = ((((c) + &k3)).tanh() * 0.9).atanh();
     let mut v5 = v2.clone();
-    for _ in 0..2 {
+    let v5_n: usize = 2;
+    for _ in 0..v5_n {
         v5 = (((&v5 * &v2).square() + 1.0).sqrt()).tanh() + &v2 * 0.5;
     }
     let v6 = if c.detach().sum().item() < 0.0 { ((&v5).square() + 1.0).recip() } else { (&v5).cos() };
     let v7 = ((&v4) * ((&v6).mean()));
     let mut v8 = v7.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v8_i = 0;
+    while v8_i < 2 {
+        if v8_i % 2 == 0 {
             v8 = ((&v8 * b).tanh()).tanh();
         }
         v8 = &v8 - b * 0.25;
+        v8_i += 1;
     }
     let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(572, -1.0, 1.0);
     (&v8 * &k9).sum()
@@ -1147,11 +1159,13 @@ fn g015(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 1], c: &Tensor![f64; 2
     let v1 = (c).minimum(a);
     let v2 = (a).maximum(&v1);
     let mut v3 = b.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v3_i = 0;
+    while v3_i < 4 {
+        if v3_i % 2 == 0 {
             v3 = (((&v3 * c).square() + 1.0).recip()).tanh();
         }
         v3 = &v3 - c * 0.25;
+        v3_i += 1;
     }
     let v4 = (&v2).reshape::<Shape![1, 2, 1, 3]>().global_avg_pool2d();
     let v5 = ((&v1).square() + 1.0).pow(&(&v3).tanh());
@@ -1165,11 +1179,13 @@ fn g015_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 1]>, c: &V
     let v1 = (c).minimum(a);
     let v2 = (a).maximum(&v1);
     let mut v3 = b.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v3_i = 0;
+    while v3_i < 4 {
+        if v3_i % 2 == 0 {
             v3 = (((&v3 * c).square() + 1.0).recip()).tanh();
         }
         v3 = &v3 - c * 0.25;
+        v3_i += 1;
     }
     let v4 = (&v2).reshape::<Shape![1, 2, 1, 3]>().global_avg_pool2d();
     let v5 = ((&v1).square() + 1.0).pow(&(&v3).tanh());
@@ -1696,7 +1712,8 @@ fn g027(a: &Tensor![f64; 4]) -> f64 {
     let v2 = (&v1).tanh().exp();
     let v3 = if a.detach().sum().item() < 0.0 { (&v2).softplus() } else { (&v2).tanh().exp() };
     let mut v4 = a.clone();
-    for _ in 0..4 {
+    let v4_n: usize = 4;
+    for _ in 0..v4_n {
         v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh() + a * 0.5;
     }
     let k5: Tensor![f64; 4] = Tensor::rand_uniform(737, -1.0, 1.0);
@@ -1708,7 +1725,8 @@ fn g027_tape(a: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v2 = (&v1).tanh().exp();
     let v3 = if a.detach().sum().item() < 0.0 { (&v2).softplus() } else { (&v2).tanh().exp() };
     let mut v4 = a.clone();
-    for _ in 0..4 {
+    let v4_n: usize = 4;
+    for _ in 0..v4_n {
         v4 = (((&v4 * &v3).square() + 1.0).sqrt()).tanh() + a * 0.5;
     }
     let k5: Tensor![f64; 4] = Tensor::rand_uniform(737, -1.0, 1.0);
@@ -1735,7 +1753,8 @@ fn g028(a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
     let v1 = ((a).square() + 1.0).ln();
     let v2 = (-(b));
     let mut v3 = v1.clone();
-    for _ in 0..4 {
+    let v3_n: usize = 4;
+    for _ in 0..v3_n {
         v3 = ((&v3 * &v1).sigmoid()).tanh() + &v1 * 0.5;
     }
     let v4 = ((&v3).sum_keepdim::<0>()).tanh();
@@ -1749,7 +1768,8 @@ fn g028_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![4]>) -> Var<f64, ()> {
     let v1 = ((a).square() + 1.0).ln();
     let v2 = (-(b));
     let mut v3 = v1.clone();
-    for _ in 0..4 {
+    let v3_n: usize = 4;
+    for _ in 0..v3_n {
         v3 = ((&v3 * &v1).sigmoid()).tanh() + &v1 * 0.5;
     }
     let v4 = ((&v3).sum_keepdim::<0>()).tanh();
@@ -2517,18 +2537,21 @@ fn g045(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 1]) -> f64 {
     let v1 = (b).sigmoid();
     let v2 = (b).tanh();
     let mut v3 = b.clone();
-    for _ in 0..4 {
+    let v3_n: usize = 4;
+    for _ in 0..v3_n {
         v3 = (((&v3 * &v1) * 1.5).gelu()).tanh() + b * 0.5;
     }
     let v4 = if a.detach().sum().item() > 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v2)) };
     let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(605, -1.0, 1.0);
     let v6 = ((&v3).tanh()).matmul(&k5);
     let mut v7 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v7_i = 0;
+    while v7_i < 2 {
+        if v7_i % 2 == 0 {
             v7 = ((&v7 * &v2).tanh()).tanh();
         }
         v7 = &v7 - &v2 * 0.25;
+        v7_i += 1;
     }
     let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(898, -1.0, 1.0);
     let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
@@ -2539,18 +2562,21 @@ fn g045_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1, 1]>) -> Var<f64,
     let v1 = (b).sigmoid();
     let v2 = (b).tanh();
     let mut v3 = b.clone();
-    for _ in 0..4 {
+    let v3_n: usize = 4;
+    for _ in 0..v3_n {
         v3 = (((&v3 * &v1) * 1.5).gelu()).tanh() + b * 0.5;
     }
     let v4 = if a.detach().sum().item() > 0.0 { (a).tanh().powf(3.0) } else { ((a) * (&v2)) };
     let k5: Tensor![f64; 1, 4] = Tensor::rand_uniform(605, -1.0, 1.0);
     let v6 = ((&v3).tanh()).matmul(&k5);
     let mut v7 = v4.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v7_i = 0;
+    while v7_i < 2 {
+        if v7_i % 2 == 0 {
             v7 = ((&v7 * &v2).tanh()).tanh();
         }
         v7 = &v7 - &v2 * 0.25;
+        v7_i += 1;
     }
     let k8: Tensor![f64; 1, 4] = Tensor::rand_uniform(898, -1.0, 1.0);
     let k9: Tensor![f64; 2, 3] = Tensor::rand_uniform(671, -1.0, 1.0);
@@ -2762,18 +2788,22 @@ fn g050(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3]) -> f64 {
     let v2 = ((((b).mean() * &k1)) * 1.5).gelu_tanh();
     let v3 = ((&v2) * 1.5).erf();
     let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v4_i = 0;
+    while v4_i < 2 {
+        if v4_i % 2 == 0 {
             v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh();
         }
         v4 = &v4 - &v2 * 0.25;
+        v4_i += 1;
     }
     let mut v5 = a.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v5_i = 0;
+    while v5_i < 4 {
+        if v5_i % 2 == 0 {
             v5 = ((&v5 * a).square()).tanh();
         }
         v5 = &v5 - a * 0.25;
+        v5_i += 1;
     }
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(866, -1.0, 1.0);
     let k7: Tensor![f64; 4] = Tensor::rand_uniform(320, -1.0, 1.0);
@@ -2785,18 +2815,22 @@ fn g050_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64, ()
     let v2 = ((((b).mean() * &k1)) * 1.5).gelu_tanh();
     let v3 = ((&v2) * 1.5).erf();
     let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v4_i = 0;
+    while v4_i < 2 {
+        if v4_i % 2 == 0 {
             v4 = (((&v4 * &v2).square() + 1.0).recip()).tanh();
         }
         v4 = &v4 - &v2 * 0.25;
+        v4_i += 1;
     }
     let mut v5 = a.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v5_i = 0;
+    while v5_i < 4 {
+        if v5_i % 2 == 0 {
             v5 = ((&v5 * a).square()).tanh();
         }
         v5 = &v5 - a * 0.25;
+        v5_i += 1;
     }
     let k6: Tensor![f64; 2, 3] = Tensor::rand_uniform(866, -1.0, 1.0);
     let k7: Tensor![f64; 4] = Tensor::rand_uniform(320, -1.0, 1.0);
@@ -3220,7 +3254,8 @@ fn g060(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
         v7 = &v7 - &v3 * 0.25;
     }
     let mut v8 = v7.clone();
-    for _ in 0..2 {
+    let v8_n: usize = 2;
+    for _ in 0..v8_n {
         v8 = ((&v8 * &v7).tanh()).tanh() + &v7 * 0.5;
     }
     let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(38, -1.0, 1.0);
@@ -3242,7 +3277,8 @@ fn g060_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64,
         v7 = &v7 - &v3 * 0.25;
     }
     let mut v8 = v7.clone();
-    for _ in 0..2 {
+    let v8_n: usize = 2;
+    for _ in 0..v8_n {
         v8 = ((&v8 * &v7).tanh()).tanh() + &v7 * 0.5;
     }
     let k9: Tensor![f64; 2, 2] = Tensor::rand_uniform(38, -1.0, 1.0);
@@ -3353,7 +3389,8 @@ fn g063(a: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).silu();
     let v2 = (a).softplus();
     let mut v3 = v1.clone();
-    for _ in 0..2 {
+    let v3_n: usize = 2;
+    for _ in 0..v3_n {
         v3 = (((&v3 * &v2).square() + 1.0).ln()).tanh() + &v1 * 0.5;
     }
     let v4 = (((a) / ((&v3).square() + 1.0))).concat::<0, 6, _>(&(&v3).atan2(&((&v3).square() + 0.5)));
@@ -3365,7 +3402,8 @@ fn g063_tape(a: &Var<f64, Shape![3]>) -> Var<f64, ()> {
     let v1 = (a).silu();
     let v2 = (a).softplus();
     let mut v3 = v1.clone();
-    for _ in 0..2 {
+    let v3_n: usize = 2;
+    for _ in 0..v3_n {
         v3 = (((&v3 * &v2).square() + 1.0).ln()).tanh() + &v1 * 0.5;
     }
     let v4 = (((a) / ((&v3).square() + 1.0))).concat::<0, 6, _>(&(&v3).atan2(&((&v3).square() + 0.5)));
@@ -3528,7 +3566,8 @@ fn g067(a: &Tensor![f64]) -> f64 {
     let v2 = ((&v1).square() + 1.0).powf(-0.5);
     let v3 = (a).hypot(&((&v1).square() + 0.5));
     let mut v4 = v2.clone();
-    for _ in 0..2 {
+    let v4_n: usize = 2;
+    for _ in 0..v4_n {
         v4 = (((&v4 * &v3).square() + 1.0).ln()).tanh() + &v2 * 0.5;
     }
     let k5: Tensor![f64] = Tensor::rand_uniform(912, -1.0, 1.0);
@@ -3540,7 +3579,8 @@ fn g067_tape(a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v2 = ((&v1).square() + 1.0).powf(-0.5);
     let v3 = (a).hypot(&((&v1).square() + 0.5));
     let mut v4 = v2.clone();
-    for _ in 0..2 {
+    let v4_n: usize = 2;
+    for _ in 0..v4_n {
         v4 = (((&v4 * &v3).square() + 1.0).ln()).tanh() + &v2 * 0.5;
     }
     let k5: Tensor![f64] = Tensor::rand_uniform(912, -1.0, 1.0);
@@ -3726,11 +3766,13 @@ fn g071(a: &Tensor![f64; 3, 3]) -> f64 {
     let v2 = (((a).mean() * &k1)).sum_axis::<1>();
     let v3 = (&v2).sum();
     let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v4_i = 0;
+    while v4_i < 2 {
+        if v4_i % 2 == 0 {
             v4 = ((&v4 * &v3).cos()).tanh();
         }
         v4 = &v4 - &v3 * 0.25;
+        v4_i += 1;
     }
     let v5 = (&v4).square().log1p();
     let mut v6 = v5.clone();
@@ -3747,11 +3789,13 @@ fn g071_tape(a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let v2 = (((a).mean() * &k1)).sum_axis::<1>();
     let v3 = (&v2).sum();
     let mut v4 = v3.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v4_i = 0;
+    while v4_i < 2 {
+        if v4_i % 2 == 0 {
             v4 = ((&v4 * &v3).cos()).tanh();
         }
         v4 = &v4 - &v3 * 0.25;
+        v4_i += 1;
     }
     let v5 = (&v4).square().log1p();
     let mut v6 = v5.clone();
@@ -3971,7 +4015,8 @@ fn g076(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 4]) -> 
     let v1 = (c).mean_axis::<0>();
     let v2 = ((a) * 3.0).sign();
     let mut v3 = c.clone();
-    for _ in 0..4 {
+    let v3_n: usize = 4;
+    for _ in 0..v3_n {
         v3 = (((&v3 * c).square() + 1.0).sqrt()).tanh() + c * 0.5;
     }
     let v4 = ((((&v3) * 3.0).ceil()) * (((b).tanh().powf(3.0)).mean()));
@@ -3985,7 +4030,8 @@ fn g076_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64
     let v1 = (c).mean_axis::<0>();
     let v2 = ((a) * 3.0).sign();
     let mut v3 = c.clone();
-    for _ in 0..4 {
+    let v3_n: usize = 4;
+    for _ in 0..v3_n {
         v3 = (((&v3 * c).square() + 1.0).sqrt()).tanh() + c * 0.5;
     }
     let v4 = ((((&v3) * 3.0).ceil()) * (((b).tanh().powf(3.0)).mean()));
@@ -4398,7 +4444,8 @@ fn g085(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1]) -> f64 {
     let v2 = (((b) + &k1)).max_keepdim::<1>();
     let v3 = (&v2).max_axis::<0>();
     let mut v4 = b.clone();
-    for _ in 0..2 {
+    let v4_n: usize = 2;
+    for _ in 0..v4_n {
         v4 = ((&v4 * &v3).cos()).tanh() + b * 0.5;
     }
     let v5 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { (&v3).tanh().powf(3.0) };
@@ -4414,7 +4461,8 @@ fn g085_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![1]>) -> Var<f64, ()
     let v2 = (((b) + &k1)).max_keepdim::<1>();
     let v3 = (&v2).max_axis::<0>();
     let mut v4 = b.clone();
-    for _ in 0..2 {
+    let v4_n: usize = 2;
+    for _ in 0..v4_n {
         v4 = ((&v4 * &v3).cos()).tanh() + b * 0.5;
     }
     let v5 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { (&v3).tanh().powf(3.0) };
@@ -4693,7 +4741,8 @@ fn g091(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 2, 1, 3
     let v1 = (c).min_keepdim::<0>();
     let v2 = (c).min_axis::<2>();
     let mut v3 = a.clone();
-    for _ in 0..4 {
+    let v3_n: usize = 4;
+    for _ in 0..v3_n {
         v3 = ((&v3 * &v2).square()).tanh() + a * 0.5;
     }
     let v4 = ((b).square() + 1.0).ln();
@@ -4707,7 +4756,8 @@ fn g091_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64
     let v1 = (c).min_keepdim::<0>();
     let v2 = (c).min_axis::<2>();
     let mut v3 = a.clone();
-    for _ in 0..4 {
+    let v3_n: usize = 4;
+    for _ in 0..v3_n {
         v3 = ((&v3 * &v2).square()).tanh() + a * 0.5;
     }
     let v4 = ((b).square() + 1.0).ln();
@@ -4749,7 +4799,8 @@ fn g092(a: &Tensor![f64; 2, 1]) -> f64 {
     let v5 = (((((a).mean() * &k2)).tanh() * 0.2 + &k4)).solve(&((&v1) + &k3));
     let v6 = ((&v5) * ((a).mean()));
     let mut v7 = v1.clone();
-    for _ in 0..4 {
+    let v7_n: usize = 4;
+    for _ in 0..v7_n {
         v7 = ((&v7 * &v1).sin()).tanh() + &v1 * 0.5;
     }
     let v8 = (&v7).sin();
@@ -4767,7 +4818,8 @@ fn g092_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v5 = (((((a).mean() * &k2)).tanh() * 0.2 + &k4)).solve(&((&v1) + &k3));
     let v6 = ((&v5) * ((a).mean()));
     let mut v7 = v1.clone();
-    for _ in 0..4 {
+    let v7_n: usize = 4;
+    for _ in 0..v7_n {
         v7 = ((&v7 * &v1).sin()).tanh() + &v1 * 0.5;
     }
     let v8 = (&v7).sin();
@@ -5021,11 +5073,13 @@ fn g098(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64
     let v3 = (((a).mean() * &k2)).max_axis::<1>();
     let v4 = ((c) * 3.0).ceil();
     let mut v5 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v5_i = 0;
+    while v5_i < 2 {
+        if v5_i % 2 == 0 {
             v5 = ((&v5 * &v4).cos()).tanh();
         }
         v5 = &v5 - &v4 * 0.25;
+        v5_i += 1;
     }
     let v6 = (&v4).minimum(&v3);
     let k7: Tensor![f64] = Tensor::rand_uniform(644, -1.0, 1.0);
@@ -5039,11 +5093,13 @@ fn g098_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![2, 3]>, c: &Var<f64
     let v3 = (((a).mean() * &k2)).max_axis::<1>();
     let v4 = ((c) * 3.0).ceil();
     let mut v5 = v1.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v5_i = 0;
+    while v5_i < 2 {
+        if v5_i % 2 == 0 {
             v5 = ((&v5 * &v4).cos()).tanh();
         }
         v5 = &v5 - &v4 * 0.25;
+        v5_i += 1;
     }
     let v6 = (&v4).minimum(&v3);
     let k7: Tensor![f64] = Tensor::rand_uniform(644, -1.0, 1.0);
@@ -5404,7 +5460,8 @@ fn g105(a: &Tensor![f64; 4], b: &Tensor![f64; 1], c: &Tensor![f64]) -> f64 {
     let k4: Tensor![f64; 4] = Tensor::rand_uniform(478, -1.0, 1.0);
     let v5 = (((&v3).mean() * &k4)).logsumexp_keepdim::<0>();
     let mut v6 = v5.clone();
-    for _ in 0..4 {
+    let v6_n: usize = 4;
+    for _ in 0..v6_n {
         v6 = (((&v6 * c).square() + 1.0).recip()).tanh() + &v5 * 0.5;
     }
     let v7 = (&v5).reshape::<Shape![1, 1]>();
@@ -5424,7 +5481,8 @@ fn g105_tape(a: &Var<f64, Shape![4]>, b: &Var<f64, Shape![1]>, c: &Var<f64, Shap
     let k4: Tensor![f64; 4] = Tensor::rand_uniform(478, -1.0, 1.0);
     let v5 = (((&v3).mean() * &k4)).logsumexp_keepdim::<0>();
     let mut v6 = v5.clone();
-    for _ in 0..4 {
+    let v6_n: usize = 4;
+    for _ in 0..v6_n {
         v6 = (((&v6 * c).square() + 1.0).recip()).tanh() + &v5 * 0.5;
     }
     let v7 = (&v5).reshape::<Shape![1, 1]>();
@@ -5603,11 +5661,13 @@ fn g109(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v5 = if a.detach().sum().item() > 0.0 { (&v4).sin() } else { ((&v4) * (a)) };
     let v6 = ((&v4) * 3.0).sign();
     let mut v7 = v5.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v7_i = 0;
+    while v7_i < 4 {
+        if v7_i % 2 == 0 {
             v7 = (((&v7 * &v6).square() + 1.0).powf(-0.5)).tanh();
         }
         v7 = &v7 - &v6 * 0.25;
+        v7_i += 1;
     }
     let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(375, -1.0, 1.0);
     let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
@@ -5622,11 +5682,13 @@ fn g109_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 3]>) -> Va
     let v5 = if a.detach().sum().item() > 0.0 { (&v4).sin() } else { ((&v4) * (a)) };
     let v6 = ((&v4) * 3.0).sign();
     let mut v7 = v5.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v7_i = 0;
+    while v7_i < 4 {
+        if v7_i % 2 == 0 {
             v7 = (((&v7 * &v6).square() + 1.0).powf(-0.5)).tanh();
         }
         v7 = &v7 - &v6 * 0.25;
+        v7_i += 1;
     }
     let k8: Tensor![f64; 3, 2, 2] = Tensor::rand_uniform(375, -1.0, 1.0);
     let k9: Tensor![f64; 2, 1, 3] = Tensor::rand_uniform(804, -1.0, 1.0);
@@ -7161,11 +7223,13 @@ fn g141(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 4]) -> f64 {
     let m5 = k4.gt_scalar(0.0);
     let v6 = m5.select(&v2, &((&v2) + &k3));
     let mut v7 = b.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v7_i = 0;
+    while v7_i < 2 {
+        if v7_i % 2 == 0 {
             v7 = ((-(&v7 * b))).tanh();
         }
         v7 = &v7 - b * 0.25;
+        v7_i += 1;
     }
     let v8 = (&v7).cross_entropy(&[1usize, 0usize, 0usize]);
     let mut v9 = v6.clone();
@@ -7188,11 +7252,13 @@ fn g141_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64,
     let m5 = k4.gt_scalar(0.0);
     let v6 = Var::select(&m5, &v2, &((&v2) + &k3));
     let mut v7 = b.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v7_i = 0;
+    while v7_i < 2 {
+        if v7_i % 2 == 0 {
             v7 = ((-(&v7 * b))).tanh();
         }
         v7 = &v7 - b * 0.25;
+        v7_i += 1;
     }
     let v8 = (&v7).cross_entropy(&[1usize, 0usize, 0usize]);
     let mut v9 = v6.clone();
@@ -7280,11 +7346,13 @@ fn g143(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 3, 3]) -> 
     let v2 = (((c) + &k1)).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
     let v3 = (&v2).dropout(0.25, 271);
     let mut v4 = b.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v4_i = 0;
+    while v4_i < 4 {
+        if v4_i % 2 == 0 {
             v4 = (((&v4 * b) * 1.5).gelu()).tanh();
         }
         v4 = &v4 - b * 0.25;
+        v4_i += 1;
     }
     let v5 = if b.detach().sum().item() > 0.0 { (&v4).cos() } else { (&v4).cos() };
     let v6 = (a).square();
@@ -7299,11 +7367,13 @@ fn g143_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![3]>, c: &Var<f64, S
     let v2 = (((c) + &k1)).reshape::<Shape![1, 1, 3, 3]>().max_pool2d::<2, 1, 2, 2>().reshape::<Shape![2, 2]>();
     let v3 = (&v2).dropout(0.25, 271);
     let mut v4 = b.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v4_i = 0;
+    while v4_i < 4 {
+        if v4_i % 2 == 0 {
             v4 = (((&v4 * b) * 1.5).gelu()).tanh();
         }
         v4 = &v4 - b * 0.25;
+        v4_i += 1;
     }
     let v5 = if b.detach().sum().item() > 0.0 { (&v4).cos() } else { (&v4).cos() };
     let v6 = (a).square();
@@ -7764,7 +7834,8 @@ fn g152(m: &Net, a: &Tensor![f64; 3, 3]) -> f64 {
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(928, -1.0, 1.0);
     let v5 = (m.fc2.forward(&((&v2).mean() * &k4))).square();
     let mut v6 = v3.clone();
-    for _ in 0..2 {
+    let v6_n: usize = 2;
+    for _ in 0..v6_n {
         v6 = ((&v6 * &v3).sigmoid()).tanh() + &v3 * 0.5;
     }
     let v7 = (a).square();
@@ -7783,7 +7854,8 @@ fn g152_tape(m: &TNet, a: &Var<f64, Shape![3, 3]>) -> Var<f64, ()> {
     let k4: Tensor![f64; 3, 4] = Tensor::rand_uniform(928, -1.0, 1.0);
     let v5 = (m.fc2.forward(&((&v2).mean() * &k4))).square();
     let mut v6 = v3.clone();
-    for _ in 0..2 {
+    let v6_n: usize = 2;
+    for _ in 0..v6_n {
         v6 = ((&v6 * &v3).sigmoid()).tanh() + &v3 * 0.5;
     }
     let v7 = (a).square();
@@ -7822,7 +7894,8 @@ fn g153(a: &Tensor![f64; 2, 3], b: &Tensor![f64]) -> f64 {
     let v4 = if b.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { ((&v3) * (&v1)) };
     let v5 = if b.detach().sum().item() < 0.0 { (&v4).sin() } else { ((&v4) * (&v3)) };
     let mut v6 = v5.clone();
-    for _ in 0..4 {
+    let v6_n: usize = 4;
+    for _ in 0..v6_n {
         v6 = ((&v6 * &v5).cos()).tanh() + &v5 * 0.5;
     }
     let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(644, -1.0, 1.0);
@@ -7836,7 +7909,8 @@ fn g153_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()>
     let v4 = if b.detach().sum().item() < 0.0 { (&v3).tanh().exp() } else { ((&v3) * (&v1)) };
     let v5 = if b.detach().sum().item() < 0.0 { (&v4).sin() } else { ((&v4) * (&v3)) };
     let mut v6 = v5.clone();
-    for _ in 0..4 {
+    let v6_n: usize = 4;
+    for _ in 0..v6_n {
         v6 = ((&v6 * &v5).cos()).tanh() + &v5 * 0.5;
     }
     let k7: Tensor![f64; 1, 2] = Tensor::rand_uniform(644, -1.0, 1.0);
@@ -7902,11 +7976,13 @@ fn g155(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 1, 3]) -> f64 {
     let v2 = ((a).layer_norm(1e-5) * &k1);
     let v3 = (b).reshape::<Shape![1, 1, 3]>().global_avg_pool1d();
     let mut v4 = b.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v4_i = 0;
+    while v4_i < 2 {
+        if v4_i % 2 == 0 {
             v4 = ((&v4 * &v3).cos()).tanh();
         }
         v4 = &v4 - &v3 * 0.25;
+        v4_i += 1;
     }
     let v5 = ((&v3).concat::<1, 4, _>(&v2)).slice::<1, 1, 2>();
     let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(494, -1.0, 1.0);
@@ -7919,11 +7995,13 @@ fn g155_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![1, 3]>) -> Var<f64,
     let v2 = ((a).layer_norm(1e-5) * &k1);
     let v3 = (b).reshape::<Shape![1, 1, 3]>().global_avg_pool1d();
     let mut v4 = b.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v4_i = 0;
+    while v4_i < 2 {
+        if v4_i % 2 == 0 {
             v4 = ((&v4 * &v3).cos()).tanh();
         }
         v4 = &v4 - &v3 * 0.25;
+        v4_i += 1;
     }
     let v5 = ((&v3).concat::<1, 4, _>(&v2)).slice::<1, 1, 2>();
     let k6: Tensor![f64; 1, 3] = Tensor::rand_uniform(494, -1.0, 1.0);
@@ -7959,7 +8037,8 @@ fn g156(m: &Stack, a: &Tensor![f64]) -> f64 {
     let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(448, -1.0, 1.0);
     let v6 = if a.detach().sum().item() > 0.0 { ((m.blocks[2].forward(&((&v3).mean() * &k5))) * 1.5).gelu() } else { (m.blocks[2].forward(&((&v3).mean() * &k5))).tanh() };
     let mut v7 = v6.clone();
-    for _ in 0..2 {
+    let v7_n: usize = 2;
+    for _ in 0..v7_n {
         v7 = ((&v7 * a).softplus()).tanh() + &v6 * 0.5;
     }
     let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(969, -1.0, 1.0);
@@ -7975,7 +8054,8 @@ fn g156_tape(m: &TStack, a: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let k5: Tensor![f64; 3, 3] = Tensor::rand_uniform(448, -1.0, 1.0);
     let v6 = if a.detach().sum().item() > 0.0 { ((m.blocks[2].forward(&((&v3).mean() * &k5))) * 1.5).gelu() } else { (m.blocks[2].forward(&((&v3).mean() * &k5))).tanh() };
     let mut v7 = v6.clone();
-    for _ in 0..2 {
+    let v7_n: usize = 2;
+    for _ in 0..v7_n {
         v7 = ((&v7 * a).softplus()).tanh() + &v6 * 0.5;
     }
     let k8: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(969, -1.0, 1.0);
@@ -8351,11 +8431,13 @@ fn g164(a: &Tensor![f64; 2, 1, 3]) -> f64 {
         v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + &v4 * 0.5;
     }
     let mut v6 = v5.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v6_i = 0;
+    while v6_i < 4 {
+        if v6_i % 2 == 0 {
             v6 = ((&v6 * &v4).cos()).tanh();
         }
         v6 = &v6 - &v4 * 0.25;
+        v6_i += 1;
     }
     let v7 = ((&v6) * (&v6));
     let v8 = if a.detach().sum().item() < 0.0 { (&v7).tanh().powf(3.0) } else { ((&v7).square() + 1.0).powf(-0.5) };
@@ -8373,11 +8455,13 @@ fn g164_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
         v5 = (((&v5 * &v4) * 1.5).gelu()).tanh() + &v4 * 0.5;
     }
     let mut v6 = v5.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v6_i = 0;
+    while v6_i < 4 {
+        if v6_i % 2 == 0 {
             v6 = ((&v6 * &v4).cos()).tanh();
         }
         v6 = &v6 - &v4 * 0.25;
+        v6_i += 1;
     }
     let v7 = ((&v6) * (&v6));
     let v8 = if a.detach().sum().item() < 0.0 { (&v7).tanh().powf(3.0) } else { ((&v7).square() + 1.0).powf(-0.5) };
@@ -9147,11 +9231,13 @@ fn g181(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v1 = ((a) * 3.0).floor();
     let v2 = (&v1).tanh().expm1();
     let mut v3 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v3_i = 0;
+    while v3_i < 2 {
+        if v3_i % 2 == 0 {
             v3 = ((&v3 * &v2).cos()).tanh();
         }
         v3 = &v3 - &v2 * 0.25;
+        v3_i += 1;
     }
     let v4 = if a.detach().sum().item() > 0.0 { (&v2).tanh().powf(3.0) } else { ((&v2) * (&v3)) };
     let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
@@ -9162,11 +9248,13 @@ fn g181_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v1 = ((a) * 3.0).floor();
     let v2 = (&v1).tanh().expm1();
     let mut v3 = v2.clone();
-    for i in 0..2 {
-        if i % 2 == 0 {
+    let mut v3_i = 0;
+    while v3_i < 2 {
+        if v3_i % 2 == 0 {
             v3 = ((&v3 * &v2).cos()).tanh();
         }
         v3 = &v3 - &v2 * 0.25;
+        v3_i += 1;
     }
     let v4 = if a.detach().sum().item() > 0.0 { (&v2).tanh().powf(3.0) } else { ((&v2) * (&v3)) };
     let k5: Tensor![f64; 2, 2, 3] = Tensor::rand_uniform(425, -1.0, 1.0);
@@ -9349,7 +9437,8 @@ fn g185(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     let v1 = ((c) * 3.0).round();
     let v2 = ((b) * 3.0).ceil();
     let mut v3 = v1.clone();
-    for _ in 0..4 {
+    let v3_n: usize = 4;
+    for _ in 0..v3_n {
         v3 = (((&v3 * &v2).square() + 1.0).sqrt()).tanh() + &v1 * 0.5;
     }
     let v4 = if c.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v3)) };
@@ -9364,7 +9453,8 @@ fn g185_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Sh
     let v1 = ((c) * 3.0).round();
     let v2 = ((b) * 3.0).ceil();
     let mut v3 = v1.clone();
-    for _ in 0..4 {
+    let v3_n: usize = 4;
+    for _ in 0..v3_n {
         v3 = (((&v3 * &v2).square() + 1.0).sqrt()).tanh() + &v1 * 0.5;
     }
     let v4 = if c.detach().sum().item() > 0.0 { (&v3).tanh().powf(3.0) } else { ((&v3) * (&v3)) };
@@ -9563,11 +9653,13 @@ fn g190(a: &Tensor![f64; 2, 1]) -> f64 {
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(989, -1.0, 1.0);
     let v4 = ((((&v2) + &k3)) * 3.0).ceil();
     let mut v5 = v4.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v5_i = 0;
+    while v5_i < 4 {
+        if v5_i % 2 == 0 {
             v5 = ((&v5 * a).sigmoid()).tanh();
         }
         v5 = &v5 - a * 0.25;
+        v5_i += 1;
     }
     let v6 = (&v5).tanh();
     let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(77, -1.0, 1.0);
@@ -9580,11 +9672,13 @@ fn g190_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let k3: Tensor![f64; 2, 3] = Tensor::rand_uniform(989, -1.0, 1.0);
     let v4 = ((((&v2) + &k3)) * 3.0).ceil();
     let mut v5 = v4.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v5_i = 0;
+    while v5_i < 4 {
+        if v5_i % 2 == 0 {
             v5 = ((&v5 * a).sigmoid()).tanh();
         }
         v5 = &v5 - a * 0.25;
+        v5_i += 1;
     }
     let v6 = (&v5).tanh();
     let k7: Tensor![f64; 2, 3] = Tensor::rand_uniform(77, -1.0, 1.0);
@@ -9751,7 +9845,8 @@ fn g194(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let v5 = (((a) + &k4)).mean_keepdim::<1>();
     let v6 = ((m.fc1.forward(a)) * 1.5).gelu();
     let mut v7 = v6.clone();
-    for _ in 0..4 {
+    let v7_n: usize = 4;
+    for _ in 0..v7_n {
         v7 = ((&v7 * &v3).cos()).tanh() + &v6 * 0.5;
     }
     let v8 = ((&m.fc2.weight).square() + 1.0).ln();
@@ -9769,7 +9864,8 @@ fn g194_tape(m: &TNet, a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> V
     let v5 = (((a) + &k4)).mean_keepdim::<1>();
     let v6 = ((m.fc1.forward(a)) * 1.5).gelu();
     let mut v7 = v6.clone();
-    for _ in 0..4 {
+    let v7_n: usize = 4;
+    for _ in 0..v7_n {
         v7 = ((&v7 * &v3).cos()).tanh() + &v6 * 0.5;
     }
     let v8 = ((&m.fc2.weight).square() + 1.0).ln();
@@ -10295,7 +10391,8 @@ fn g204(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64]) -> f64
     let v3 = (((((c) + &k1)).tanh() * 0.2 + &k2)).cholesky_solve(a);
     let v4 = (b).dropout(0.25, 570);
     let mut v5 = v4.clone();
-    for _ in 0..2 {
+    let v5_n: usize = 2;
+    for _ in 0..v5_n {
         v5 = ((&v5 * &v3).tanh().exp()).tanh() + &v4 * 0.5;
     }
     let v6 = (&v3).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 2, 5>(&(&v5).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 5]>();
@@ -10312,7 +10409,8 @@ fn g204_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![2, 1, 3]>, c: &Var<f64
     let v3 = (((((c) + &k1)).tanh() * 0.2 + &k2)).cholesky_solve(a);
     let v4 = (b).dropout(0.25, 570);
     let mut v5 = v4.clone();
-    for _ in 0..2 {
+    let v5_n: usize = 2;
+    for _ in 0..v5_n {
         v5 = ((&v5 * &v3).tanh().exp()).tanh() + &v4 * 0.5;
     }
     let v6 = (&v3).reshape::<Shape![1, 1, 1, 3]>().conv_transpose2d::<1, 0, 1, 2, 5>(&(&v5).reshape::<Shape![1, 1, 2, 3]>()).reshape::<Shape![2, 5]>();
@@ -10561,11 +10659,13 @@ fn g209(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v3 = (a).norm();
     let v4 = ((&v3) + (&v2));
     let mut v5 = v4.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v5_i = 0;
+    while v5_i < 4 {
+        if v5_i % 2 == 0 {
             v5 = ((&v5 * &v3).tanh().powf(3.0)).tanh();
         }
         v5 = &v5 - &v3 * 0.25;
+        v5_i += 1;
     }
     let k6: Tensor![f64] = Tensor::rand_uniform(794, -1.0, 1.0);
     ((&v5 * &k6).sum()).item()
@@ -10577,11 +10677,13 @@ fn g209_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     let v3 = (a).norm();
     let v4 = ((&v3) + (&v2));
     let mut v5 = v4.clone();
-    for i in 0..4 {
-        if i % 2 == 0 {
+    let mut v5_i = 0;
+    while v5_i < 4 {
+        if v5_i % 2 == 0 {
             v5 = ((&v5 * &v3).tanh().powf(3.0)).tanh();
         }
         v5 = &v5 - &v3 * 0.25;
+        v5_i += 1;
     }
     let k6: Tensor![f64] = Tensor::rand_uniform(794, -1.0, 1.0);
     (&v5 * &k6).sum()
@@ -10615,7 +10717,8 @@ fn g210(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
         v4 = &v4 - &v2 * 0.25;
     }
     let mut v5 = v4.clone();
-    for _ in 0..4 {
+    let v5_n: usize = 4;
+    for _ in 0..v5_n {
         v5 = (((&v5 * &v3).square() + 1.0).recip()).tanh() + &v4 * 0.5;
     }
     let k6: Tensor![f64] = Tensor::rand_uniform(842, -1.0, 1.0);
@@ -10634,7 +10737,8 @@ fn g210_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
         v4 = &v4 - &v2 * 0.25;
     }
     let mut v5 = v4.clone();
-    for _ in 0..4 {
+    let v5_n: usize = 4;
+    for _ in 0..v5_n {
         v5 = (((&v5 * &v3).square() + 1.0).recip()).tanh() + &v4 * 0.5;
     }
     let k6: Tensor![f64] = Tensor::rand_uniform(842, -1.0, 1.0);
@@ -10814,7 +10918,8 @@ fn g214(a: &Tensor![f64; 3, 4], b: &Tensor![f64]) -> f64 {
     let v6 = ((b) * ((&v5).mean()));
     let v7 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v6)) };
     let mut v8 = v7.clone();
-    for _ in 0..2 {
+    let v8_n: usize = 2;
+    for _ in 0..v8_n {
         v8 = ((&v8 * &v6).cos()).tanh() + &v7 * 0.5;
     }
     let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(929, -1.0, 1.0);
@@ -10830,7 +10935,8 @@ fn g214_tape(a: &Var<f64, Shape![3, 4]>, b: &Var<f64, Shape![]>) -> Var<f64, ()>
     let v6 = ((b) * ((&v5).mean()));
     let v7 = if a.detach().sum().item() < 0.0 { ((&v3).square() + 1.0).sqrt() } else { ((&v3) * (&v6)) };
     let mut v8 = v7.clone();
-    for _ in 0..2 {
+    let v8_n: usize = 2;
+    for _ in 0..v8_n {
         v8 = ((&v8 * &v6).cos()).tanh() + &v7 * 0.5;
     }
     let k9: Tensor![f64; 3, 3] = Tensor::rand_uniform(929, -1.0, 1.0);

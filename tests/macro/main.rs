@@ -29,6 +29,7 @@ mod macro_alloc;
 mod macro_anomaly;
 mod macro_basics;
 mod macro_control;
+mod macro_dynamic_loops;
 mod macro_fusion;
 mod macro_hvp;
 mod macro_hygiene;

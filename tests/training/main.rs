@@ -39,4 +39,5 @@ mod parallel_grad;
 )]
 mod png_writer;
 mod regression_example;
+mod simulation_example;
 mod training;

@@ -73,18 +73,125 @@ pub fn accumulate<X: Cotangent>(acc: &mut X, g: X) {
     acc.accumulate(g);
 }
 
-/// The tape of a loop over an array's elements (`for x in xs.iter()`): one value an iteration,
-/// as many as the array has elements, a length the macro cannot write but the type checker
-/// infers.
-#[inline]
-pub fn from_fn_like<T, R, const N: usize>(_: &[T; N], f: impl FnMut(usize) -> R) -> [R; N] {
-    core::array::from_fn(f)
+/// What a `#[differentiable]` loop runs over the elements of: an array, whose loop keeps its
+/// iterations' values in an array of as many slots (on the stack), or, with the `std` feature, a
+/// slice or a vector, whose loop keeps them in a vector.
+#[diagnostic::on_unimplemented(
+    message = "a #[differentiable] loop runs over the elements of an array, a slice or a vector, not `{Self}`",
+    note = "without the `std` feature, over arrays only"
+)]
+pub trait Iterated {
+    /// Its length, when the type fixes it (an array's `N`).
+    const FIXED: Option<usize>;
+    /// The tape of a loop over it: one `R` an iteration.
+    type Tape<R>;
+    /// The number of elements.
+    fn count(&self) -> usize;
+    /// `f(i)` for each element's index, in order.
+    fn tape<R>(&self, f: impl FnMut(usize) -> R) -> Self::Tape<R>;
 }
 
-/// Arrays zipped in a loop (`for (x, y) in xs.iter().zip(&ys)`) have one length: a loop over
-/// arrays of different lengths is a compile error here, where `zip` would stop at the shorter.
+impl<T, const N: usize> Iterated for [T; N] {
+    const FIXED: Option<usize> = Some(N);
+    type Tape<R> = [R; N];
+    #[inline]
+    fn count(&self) -> usize {
+        N
+    }
+    #[inline]
+    fn tape<R>(&self, f: impl FnMut(usize) -> R) -> [R; N] {
+        core::array::from_fn(f)
+    }
+}
+
+#[cfg(feature = "std")]
+impl<T> Iterated for [T] {
+    const FIXED: Option<usize> = None;
+    type Tape<R> = Vec<R>;
+    #[inline]
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn tape<R>(&self, f: impl FnMut(usize) -> R) -> Vec<R> {
+        runtime_tape(0..self.len(), f)
+    }
+}
+
+#[cfg(feature = "std")]
+impl<T> Iterated for Vec<T> {
+    const FIXED: Option<usize> = None;
+    type Tape<R> = Vec<R>;
+    #[inline]
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn tape<R>(&self, f: impl FnMut(usize) -> R) -> Vec<R> {
+        runtime_tape(0..self.len(), f)
+    }
+}
+
+impl<X: Iterated + ?Sized> Iterated for &X {
+    const FIXED: Option<usize> = X::FIXED;
+    type Tape<R> = X::Tape<R>;
+    #[inline]
+    fn count(&self) -> usize {
+        (**self).count()
+    }
+    #[inline]
+    fn tape<R>(&self, f: impl FnMut(usize) -> R) -> X::Tape<R> {
+        (**self).tape(f)
+    }
+}
+
+/// The tape of a loop over the elements of `first` (`for x in xs.iter()`): one value an
+/// iteration, in an array for an array (a length the macro cannot write but the type checker
+/// infers), in a vector for a slice or a vector.
 #[inline]
-pub fn same_len<A, B, const N: usize>(_: &[A; N], _: &[B; N]) {}
+pub fn from_fn_like<I: Iterated + ?Sized, R>(first: &I, f: impl FnMut(usize) -> R) -> I::Tape<R> {
+    first.tape(f)
+}
+
+/// The tape of `for i in 0..n` with `n` known when the loop starts: the iterations' values in a
+/// vector, which the reverse sweep reads backwards. The index has the type it has in the
+/// function as written (`0..n` of an `i32` counts in `i32`).
+#[cfg(feature = "std")]
+#[inline]
+pub fn runtime_tape<I, R>(range: core::ops::Range<I>, f: impl FnMut(I) -> R) -> Vec<R>
+where
+    core::ops::Range<I>: Iterator<Item = I>,
+{
+    range.map(f).collect()
+}
+
+/// The tape of a `while` loop: empty, one value pushed an iteration.
+#[cfg(feature = "std")]
+#[inline]
+#[must_use]
+pub fn while_tape<R>() -> Vec<R> {
+    Vec::new()
+}
+
+/// Sequences zipped in a loop (`for (x, y) in xs.iter().zip(&ys)`) have one length, where `zip`
+/// would stop at the shorter: two arrays of different lengths are a build error, a slice or a
+/// vector among them a panic when the loop starts.
+#[inline]
+#[track_caller]
+pub fn same_len<A: Iterated + ?Sized, B: Iterated + ?Sized>(a: &A, b: &B) {
+    const {
+        if let (Some(m), Some(n)) = (A::FIXED, B::FIXED) {
+            assert!(
+                m == n,
+                "the arrays a #[differentiable] loop zips have different lengths"
+            );
+        }
+    }
+    assert!(
+        a.count() == b.count(),
+        "the sequences a #[differentiable] loop zips have different lengths: {} and {}",
+        a.count(),
+        b.count()
+    );
+}
 
 /// `detach(x)`: the same value with no gradient (the generated code records no reverse step).
 #[inline]

@@ -408,6 +408,22 @@ impl<'a, 'c> Forward<'a, 'c> {
         let counter = own("i");
         let body = self.block(&l.body);
         let saved = self.saved(l.scope);
+        if let Count::While(cond) = &l.count {
+            // The body inline rather than in a closure: the condition reads the state the body
+            // updates.
+            let k = self.cx.krate;
+            return quote! {
+                #init
+                let mut #tape = #k::__private::while_tape();
+                while #cond {
+                    #tape.push({
+                        #body
+                        #replace
+                        (#(#saved,)*)
+                    });
+                }
+            };
+        }
         let iteration = quote!(|#counter| {
             #body
             #replace
@@ -418,6 +434,14 @@ impl<'a, 'c> Forward<'a, 'c> {
                 #init
                 let #tape: [_; #count] = ::core::array::from_fn(#iteration);
             },
+            Count::While(_) => unreachable!("emitted above"),
+            Count::Runtime(count) => {
+                let k = self.cx.krate;
+                quote! {
+                    #init
+                    let #tape = #k::__private::runtime_tape(0..(#count), #iteration);
+                }
+            }
             Count::LenOf(arrays, span) => {
                 // The tape has the length of the first array; the others must have it too.
                 let k = self.cx.krate;

@@ -23,7 +23,36 @@ impl Lower<'_> {
         reason = "one construct, `for`: its checks, its carried values and its body lowered in the order they are written"
     )]
     pub(super) fn lower_loop(&mut self, f: &syn::ExprForLoop) -> Option<()> {
-        if let Some(label) = &f.label {
+        self.reject_label(f.label.as_ref())?;
+        let head = self.loop_head(f)?;
+        self.lower_loop_body(head, &f.body, None)
+    }
+
+    /// `while cond { body }`: a loop whose iterations' values go to a vector, and whose condition
+    /// is read (not differentiated) at the start of each iteration, on the carried values as they
+    /// are then.
+    pub(super) fn lower_while(&mut self, w: &syn::ExprWhile) -> Option<()> {
+        self.reject_label(w.label.as_ref())?;
+        if let Expr::Let(l) = strip(&w.cond) {
+            self.errors.error(
+                l.let_token.span,
+                unsupported(
+                    "`while let` is",
+                    "write `while` with a condition (`while x.len() > 0`), or a `for` loop",
+                ),
+            );
+            return None;
+        }
+        let head = LoopHead {
+            index: Vec::new(),
+            count: Count::While(TokenStream::new()),
+            elements: Vec::new(),
+        };
+        self.lower_loop_body(head, &w.body, Some(&w.cond))
+    }
+
+    fn reject_label(&mut self, label: Option<&syn::Label>) -> Option<()> {
+        if let Some(label) = label {
             self.errors.error(
                 label.name.span(),
                 unsupported(
@@ -33,10 +62,23 @@ impl Lower<'_> {
             );
             return None;
         }
-        let head = self.loop_head(f)?;
+        Some(())
+    }
+
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one construct, a loop: its carried values and its body lowered in the order they are written"
+    )]
+    fn lower_loop_body(
+        &mut self,
+        head: LoopHead<'_>,
+        loop_body: &Block,
+        cond: Option<&Expr>,
+    ) -> Option<()> {
+        let mut head = head;
         // The variables the body assigns and that live outside it are carried.
         let mut names: Vec<String> = Vec::new();
-        for n in outer_assigned_names(&f.body) {
+        for n in outer_assigned_names(loop_body) {
             if matches!(self.lookup(&n), Some(Binding::Var(..))) {
                 names.push(n);
             }
@@ -72,6 +114,16 @@ impl Lower<'_> {
                 frame.insert(n.clone(), Binding::Var(v, true));
             }
             self.env.push(frame);
+            // A `while` condition reads the carried values as each iteration starts: renamed
+            // here, where their names are the loop's state.
+            let cond_ok = match cond {
+                Some(c) => {
+                    let ok = self.check_inert(c).is_some();
+                    head.count = Count::While(self.rename(c).0);
+                    ok
+                }
+                None => true,
+            };
             let outer_stmts = std::mem::take(&mut self.stmts);
             // The arrays are read before the pattern binds its names (`for (m, x) in
             // m.layers.iter().enumerate()` iterates the outer `m`), then the index names too.
@@ -85,7 +137,8 @@ impl Lower<'_> {
                 self.name_var(v, i, None);
                 self.declare(key(i), Binding::Var(v, false));
             }
-            let ok = elements && self.lower_block_stmts(&f.body.stmts, false).is_some();
+            let ok =
+                cond_ok && elements && self.lower_block_stmts(&loop_body.stmts, false).is_some();
             let mut inner_out = Vec::new();
             for (n, &vin) in names.iter().zip(&inner_in) {
                 let Some(Binding::Var(v, _)) = self.env.last().and_then(|fr| fr.get(n).copied())
@@ -130,7 +183,7 @@ impl Lower<'_> {
             self.push(Stmt::Loop(Loop {
                 id,
                 scope,
-                count: head.count,
+                count: head.count.clone(),
                 body,
                 carried,
             }));
@@ -159,20 +212,23 @@ impl Lower<'_> {
                     return None;
                 }
             };
-            if !rename::rename_expr(end, &self.lookup_fn()).1.is_empty() {
-                self.errors.error(end.span(), "the trip count of a loop in a #[differentiable] function must be a constant: a literal, a `const` or a const generic (`for i in 0..N`)");
-                return None;
-            }
+            // A bound that reads the body's values (`0..n`, `0..steps`) is known only when the
+            // loop starts: its iterations' values go to a vector rather than an array.
+            let count = if rename::rename_expr(end, &self.lookup_fn()).1.is_empty() {
+                Count::Const(end.to_token_stream())
+            } else {
+                Count::Runtime(self.rename(end).0)
+            };
             return Some(LoopHead {
                 index,
-                count: Count::Const(end.to_token_stream()),
+                count,
                 elements: Vec::new(),
             });
         }
         let Some(iterated) = Iterated::of(&f.expr) else {
             self.errors.error(
                 strip(&f.expr).span(),
-                "#[differentiable] loops run over `0..N` with `N` a literal, a `const` or a const generic, or over the elements of arrays: `xs.iter()`, `&xs`, `xs.iter().enumerate()`, `xs.iter().zip(&ys)` (the reverse sweep keeps each iteration's values in an array of as many slots)",
+                "#[differentiable] loops run over `0..n` or over the elements of arrays, slices or vectors: `xs.iter()`, `&xs`, `xs.iter().enumerate()`, `xs.iter().zip(&ys)` (the reverse sweep keeps each iteration's values, in an array when the count is a constant)",
             );
             return None;
         };

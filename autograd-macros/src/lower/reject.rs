@@ -185,21 +185,24 @@ pub(super) fn unsupported(what: &str, instead: &str) -> String {
 pub(super) fn control_flow_error(e: &Expr) -> Option<String> {
     Some(match e {
         Expr::While(_) => unsupported(
-            "`while` loops are",
-            "use `for i in 0..N` with `N` a constant",
+            "a `while` loop here is",
+            "write it as a statement of the body that assigns what it computes (`while y > 0.0 { y = .. }`)",
         ),
-        Expr::Loop(_) => unsupported("`loop` is", "use `for i in 0..N` with `N` a constant"),
+        Expr::Loop(_) => unsupported(
+            "`loop` is",
+            "use `while cond { .. }` or `for i in 0..n` (the count may be a variable)",
+        ),
         Expr::Return(_) => unsupported(
             "`return` inside a loop or an expression is",
             "return from an arm of an `if` or a `match` outside loops, or end the function with its value as a tail expression",
         ),
         Expr::Break(_) => unsupported(
             "`break` is",
-            "loops run all `N` iterations; choose values with `if`/`else` inside the body",
+            "end a loop by the condition of a `while`, and choose values with `if`/`else` inside the body",
         ),
         Expr::Continue(_) => unsupported(
             "`continue` is",
-            "loops run all `N` iterations; choose values with `if`/`else` inside the body",
+            "choose values with `if`/`else` inside the body",
         ),
         Expr::Try(_) => unsupported(
             "the `?` operator is",

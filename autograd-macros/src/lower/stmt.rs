@@ -169,6 +169,7 @@ impl Lower<'_> {
             }
             Expr::Binary(b) if compound_op(&b.op).is_some() => self.compound_assign(b),
             Expr::ForLoop(f) if self.is_active(e) || self.assigns_var(e) => self.lower_loop(f),
+            Expr::While(w) if self.is_active(e) || self.assigns_var(e) => self.lower_while(w),
             Expr::If(i) if self.is_active(e) || self.assigns_var(e) => {
                 self.lower_if(i, false).map(drop)
             }

@@ -11,6 +11,8 @@ pub(super) const SEEDS: &[&str] = &[
     "fn l(x: &Tensor![f32; 3], labels: &[usize; 3]) -> f32 { let y = x.cross_entropy(labels); y.item() }",
     "fn s(m: &Mlp, x: &Tensor![f64; 2, 4]) -> f64 { let h = x.matmul(&m.fc1.weight) + &m.fc1.bias; let mut y = h.relu(); for i in 0..3 { y = y.matmul(&m.blocks[i].weight).tanh(); } m.out.forward(&y).sum().item() }",
     "impl<const I: usize> Lin<I> { fn forward(&self, x: &Tensor![f64; 2, I]) -> Tensor![f64; 2, I] { x.matmul(&self.weight) + &self.bias } }",
+    "fn w(x: f64, y: &Tensor![f64; 2]) -> f64 { let mut v = y.clone(); let mut k = 0; while v.sum().item() < x && k < 9 { v = &v * 1.5; k += 1; } v.sum().item() }",
+    "fn r(x: &Tensor![f64; 2], n: usize, cs: &[f64]) -> f64 { let mut h = x.clone(); for _ in 0..n { h = h.tanh() * 0.9; } for (i, c) in cs.iter().enumerate() { h = &h * *c + i as f64; } h.sum().item() }",
     "fn t(m: &Rnn, xs: &[Tensor![f64; 4]; 3]) -> (f64, Tensor![f64; 4]) { let mut h = xs[0].clone(); for t in 0..3 { let xt = &xs[t]; h = (h * &m.w + xt).tanh(); h += &m.b; } (h.sum().item(), h) }",
 ];
 
@@ -218,10 +220,6 @@ pub(super) const UNUSUAL_REJECTED: &[(&str, &str)] = &[
         "calling the associated function `Tensor::clone` on a differentiated value is",
     ),
     (
-        "let y = x.exp(); let n = 3; let mut a = 0.0; for _ in 0..n { a = a + y.sum().item(); } a",
-        "the trip count of a loop in a #[differentiable] function mus",
-    ),
-    (
         "let y = x * w; loop_helper!(y); y.sum().item()",
         "a macro call that reads the differentiated value `y` is",
     ),
@@ -262,16 +260,12 @@ pub(super) const UNUSUAL_REJECTED: &[(&str, &str)] = &[
         "`let ... else` is",
     ),
     (
-        "let y = x.exp(); let n: usize = 2; let mut a = y.clone(); for _ in 0..n { a = a * 2.0; } a.sum().item()",
-        "the trip count of a loop in a #[differentiable] function mus",
-    ),
-    (
         "let y = x.exp(); let z = (y.sum().item(), w.sum().item()); z.0 * z.1",
         "tuples of differentiated values are",
     ),
     (
         "let y = x.exp(); for v in y.to_array() { let _ = v; } y.sum().item()",
-        "loops run over `0..N`",
+        "loops run over `0..n`",
     ),
 ];
 

@@ -136,7 +136,7 @@ fn every_error_of_a_function_is_reported_together() {
     let errs = errors(
         "",
         &body(
-            "let a = (|| x)(); let mut h = x.clone(); while true { h = &h * w; } let b = x % w; (x * w).sum().item()",
+            "let a = (|| x)(); let mut h = x.clone(); while true { h = &h * w; break; } let b = x % w; (x * w).sum().item()",
         ),
     );
     assert_eq!(errs.len(), 3, "{errs:#?}");

@@ -49,8 +49,20 @@ fn accepted_syntax_reports_nothing() {
 fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
     let cases = [
         (
-            "let mut h = x.clone(); while h.sum().item() < 1.0 { h = &h * w; } h.sum().item()",
-            "`while` loops are not supported",
+            "let mut h = x.clone(); while h.sum().item() < 1.0 { h = &h * w; break; } h.sum().item()",
+            "`break` is not supported",
+        ),
+        (
+            "let mut h = x.clone(); while let Some(_) = Some(1) { h = &h * w; } h.sum().item()",
+            "`while let` is not supported",
+        ),
+        (
+            "let mut h = x.clone(); 'outer: while h.sum().item() < 1.0 { h = &h * w; } h.sum().item()",
+            "loop labels are not supported",
+        ),
+        (
+            "let k = 0; while k < 3 { println!(\"{k}\"); } (x * w).sum().item()",
+            "a `while` loop here is not supported",
         ),
         (
             "let mut h = x.clone(); loop { h = &h * w; } h.sum().item()",
@@ -95,11 +107,11 @@ fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
         ("let y = &mut x.clone(); y.sum().item()", "`&mut`"),
         (
             "let mut h = x.clone(); for _ in 1..3 { h = &h * w; } h.sum().item()",
-            "run over `0..N`",
+            "run over `0..n`",
         ),
         (
             "let mut h = x.clone(); for _ in 0..=3 { h = &h * w; } h.sum().item()",
-            "run over `0..N`",
+            "run over `0..n`",
         ),
         (
             "let n = x.sum().item() as usize; let mut h = x.clone(); for _ in 0..n { h = &h * w; } h.sum().item()",

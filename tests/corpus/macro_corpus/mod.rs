@@ -204,12 +204,16 @@ fn corpus_covers_the_features() {
             );
         }
         for line in body {
-            if line.starts_with("for ") {
+            if line.starts_with("for ") || line.starts_with("while ") {
                 loops += 1;
             }
             let Some(at) = line.find("if ") else { continue };
             let cond = &line[at + 3..];
-            if cond.starts_with("i % 2 == 0") {
+            // A loop's own index (`i`, or a `while` loop's counter `v3_i`).
+            let counter = cond.split_whitespace().next().unwrap_or("");
+            if cond.starts_with("i % 2 == 0")
+                || (counter.ends_with("_i") && cond.contains(" % 2 == 0"))
+            {
                 continue;
             }
             // The sign of a parameter's sum: the test's mirror point takes the other arm.
@@ -262,6 +266,16 @@ fn corpus_covers_the_features() {
     assert!(
         branches >= 50 && loops >= 50,
         "{branches} branches, {loops} loops"
+    );
+    // Loops whose count is known only when they run: a local count, and `while`.
+    let runtime = c.matches(": usize = ").count();
+    let whiles = c
+        .lines()
+        .filter(|l| l.trim_start().starts_with("while "))
+        .count();
+    assert!(
+        runtime >= 20 && whiles >= 20,
+        "{runtime} runtime counts, {whiles} `while` loops"
     );
     // Model programs: a struct parameter, its fields read (nested, at constant indices, and at
     // the loop counter inside loops), its layers' methods called; every model type.

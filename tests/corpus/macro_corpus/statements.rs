@@ -382,7 +382,8 @@ impl Gen {
         self.apply1(op, e, &Vec::new()).0
     }
 
-    /// `let mut h = x.clone(); for i in 0..K { h = f(h, ..); }` with `h`'s shape kept.
+    /// `let mut h = x.clone(); for i in 0..K { h = f(h, ..); }` with `h`'s shape kept; `K` a
+    /// literal, or a local read when the loop starts; or the same as a `while` loop.
     pub(super) fn loop_stmt(&mut self) {
         let (x, s) = self.any_operand();
         let x_name = x.trim_start_matches('&').to_string();
@@ -394,8 +395,25 @@ impl Gen {
         let u = self.smooth(&format!("&{h} * {y}"));
         self.line(&format!("let mut {h} = {x_name}.clone();"));
         if self.rng.chance(50) {
-            self.line(&format!("for _ in 0..{k} {{"));
+            if k.is_multiple_of(2) {
+                // A count known only when the loop runs (a local): its values go to a vector.
+                // Decided by `k`, with no draw of its own, so that the other statements are
+                // as before.
+                self.line(&format!("let {h}_n: usize = {k};"));
+                self.line(&format!("for _ in 0..{h}_n {{"));
+            } else {
+                self.line(&format!("for _ in 0..{k} {{"));
+            }
             self.line(&format!("    {h} = ({u}).tanh() + {x} * 0.5;"));
+        } else if k.is_multiple_of(2) {
+            // The same as a `while` loop counting its own iterations (decided by `k`, as above).
+            self.line(&format!("let mut {h}_i = 0;"));
+            self.line(&format!("while {h}_i < {k} {{"));
+            self.line(&format!("    if {h}_i % 2 == 0 {{"));
+            self.line(&format!("        {h} = ({u}).tanh();"));
+            self.line("    }");
+            self.line(&format!("    {h} = &{h} - {y} * 0.25;"));
+            self.line(&format!("    {h}_i += 1;"));
         } else {
             self.line(&format!("for i in 0..{k} {{"));
             self.line("    if i % 2 == 0 {");

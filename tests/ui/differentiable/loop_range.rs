@@ -1,4 +1,4 @@
-// Loops run over `0..N` with a constant `N` or over arrays' elements (`steps.iter()`, `&steps`,
+// Loops run over `0..n` or over the elements of arrays, slices and vectors (`steps.iter()`, `&steps`,
 // with `.enumerate()` and `.zip(..)`): other ranges and iterators are rejected at the range.
 use autograd_core::prelude::*;
 use autograd_core::differentiable;

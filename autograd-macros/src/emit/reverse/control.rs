@@ -125,7 +125,7 @@ impl Reverse<'_, '_> {
         let tape = self.refer(Entity::Tape(l.id));
         let count = match &l.count {
             Count::Const(count) => count.clone(),
-            Count::LenOf(..) => quote!((#tape).len()),
+            Count::LenOf(..) | Count::Runtime(_) | Count::While(_) => quote!((#tape).len()),
         };
         let mut lookups = TokenStream::new();
         for c in &l.carried {
