@@ -117,16 +117,17 @@ impl<T> Iterated for [T] {
     }
 }
 
+/// A vector iterates as its slice.
 #[cfg(feature = "std")]
 impl<T> Iterated for Vec<T> {
     const FIXED: Option<usize> = None;
     type Tape<R> = Vec<R>;
     #[inline]
     fn count(&self) -> usize {
-        self.len()
+        self.as_slice().count()
     }
     fn tape<R>(&self, f: impl FnMut(usize) -> R) -> Vec<R> {
-        runtime_tape(0..self.len(), f)
+        self.as_slice().tape(f)
     }
 }
 

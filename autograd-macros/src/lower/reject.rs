@@ -18,6 +18,12 @@ impl Lower<'_> {
         }
         impl VisitMut for Find<'_, '_> {
             fn visit_expr_mut(&mut self, e: &mut Expr) {
+                // A `while` that computes nothing differentiated is kept as written, as a `for`
+                // is (what is inside it is still checked).
+                if matches!(e, Expr::While(w) if w.label.is_none()) {
+                    syn::visit_mut::visit_expr_mut(self, e);
+                    return;
+                }
                 if let Some(msg) = control_flow_error(e) {
                     self.errors.error(control_flow_span(e), msg);
                     *self.bad = true;

@@ -61,7 +61,7 @@ fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
             "loop labels are not supported",
         ),
         (
-            "let k = 0; while k < 3 { println!(\"{k}\"); } (x * w).sum().item()",
+            "let mut h = x.clone(); let y = while h.sum().item() < 1.0 { h = &h * w; }; h.sum().item()",
             "a `while` loop here is not supported",
         ),
         (

@@ -304,6 +304,7 @@ impl Gen {
         } else {
             self.name()
         };
+        let mut while_counter = None;
         // Over a model's array of layers (its elements, sometimes enumerated or zipped), or
         // over `0..n`.
         let elements = if self.has(Ty::Model) && self.rng.chance(35) {
@@ -334,7 +335,32 @@ impl Gen {
             Some((layers, index))
         } else {
             let n = *self.rng.pick(&[1, 2, 2, 3, 3, 3, 0]);
-            self.line(&format!("for {counter} in 0..{n} {{"));
+            // Some counts are known only when the loop runs (decided by the count drawn, so
+            // that the random stream is as before): a local count, or a `while` loop that
+            // counts its iterations itself.
+            match n {
+                2 => {
+                    // Declared before the loop: a name no value in scope has.
+                    let mut count = self.name();
+                    while self.scopes.iter().flatten().any(|v| v.name == count) {
+                        count = self.name();
+                    }
+                    self.line(&format!("let {count}: usize = {n};"));
+                    self.line(&format!("for {counter} in 0..{count} {{"));
+                }
+                3 => {
+                    // Counts its iterations in a name no value in scope has, at the top of the
+                    // body (which may shadow any name), and binds the index from it.
+                    let mut c = self.name();
+                    while self.scopes.iter().flatten().any(|v| v.name == c) || c == counter {
+                        c = self.name();
+                    }
+                    self.line(&format!("let mut {c}: usize = 0;"));
+                    self.line(&format!("while {c} < {n} {{"));
+                    while_counter = Some(c);
+                }
+                _ => self.line(&format!("for {counter} in 0..{n} {{")),
+            }
             None
         };
         self.scopes.push(Vec::new());
@@ -344,7 +370,7 @@ impl Gen {
         };
         if counter != "_" {
             self.scopes.last_mut().expect("a scope").push(Var {
-                name: counter,
+                name: counter.clone(),
                 ty: Ty::Usize,
                 mutable: false,
                 param: false,
@@ -352,6 +378,12 @@ impl Gen {
             });
         }
         self.indent += 1;
+        if let Some(c) = &while_counter {
+            self.line(&format!("{c} += 1;"));
+            if counter != "_" {
+                self.line(&format!("let {counter} = {c} - 1;"));
+            }
+        }
         self.loops += 1;
         if let Some((layers, _)) = elements {
             for layer in &layers {
