@@ -290,6 +290,40 @@ impl Gen {
         self.bind(&name, ty, false);
     }
 
+    /// The head of a loop over `0..n`, written: `n` a literal, a local (a count known only
+    /// when the loop runs), or a `while` loop that counts its iterations in a fresh name, which
+    /// it returns. Decided by the count drawn, so that the random stream is as before.
+    fn range_head(&mut self, counter: &str) -> Option<String> {
+        let n = *self.rng.pick(&[1, 2, 2, 3, 3, 3, 0]);
+        match n {
+            2 => {
+                // Declared before the loop: a name no value in scope has.
+                let mut count = self.name();
+                while self.scopes.iter().flatten().any(|v| v.name == count) {
+                    count = self.name();
+                }
+                self.line(&format!("let {count}: usize = {n};"));
+                self.line(&format!("for {counter} in 0..{count} {{"));
+                None
+            }
+            3 => {
+                // Counts its iterations in a name no value in scope has, at the top of the body
+                // (which may shadow any name), and binds the index from it.
+                let mut c = self.name();
+                while self.scopes.iter().flatten().any(|v| v.name == c) || c == counter {
+                    c = self.name();
+                }
+                self.line(&format!("let mut {c}: usize = 0;"));
+                self.line(&format!("while {c} < {n} {{"));
+                Some(c)
+            }
+            _ => {
+                self.line(&format!("for {counter} in 0..{n} {{"));
+                None
+            }
+        }
+    }
+
     pub(super) fn for_loop(&mut self) {
         // A loop carries values: make sure one is in scope.
         if self.mutable_locals().is_empty() {
@@ -334,33 +368,7 @@ impl Gen {
             self.line(&format!("for {head} {{"));
             Some((layers, index))
         } else {
-            let n = *self.rng.pick(&[1, 2, 2, 3, 3, 3, 0]);
-            // Some counts are known only when the loop runs (decided by the count drawn, so
-            // that the random stream is as before): a local count, or a `while` loop that
-            // counts its iterations itself.
-            match n {
-                2 => {
-                    // Declared before the loop: a name no value in scope has.
-                    let mut count = self.name();
-                    while self.scopes.iter().flatten().any(|v| v.name == count) {
-                        count = self.name();
-                    }
-                    self.line(&format!("let {count}: usize = {n};"));
-                    self.line(&format!("for {counter} in 0..{count} {{"));
-                }
-                3 => {
-                    // Counts its iterations in a name no value in scope has, at the top of the
-                    // body (which may shadow any name), and binds the index from it.
-                    let mut c = self.name();
-                    while self.scopes.iter().flatten().any(|v| v.name == c) || c == counter {
-                        c = self.name();
-                    }
-                    self.line(&format!("let mut {c}: usize = 0;"));
-                    self.line(&format!("while {c} < {n} {{"));
-                    while_counter = Some(c);
-                }
-                _ => self.line(&format!("for {counter} in 0..{n} {{")),
-            }
+            while_counter = self.range_head(&counter);
             None
         };
         self.scopes.push(Vec::new());
