@@ -115,72 +115,55 @@ impl<T: Float, S: Shape, St: Storage> Inputs for &Tensor<T, S, St> {
     }
 }
 
-impl<V: RegionVars, const N: usize> RegionVars for [V; N] {
-    type Grads = [V::Grads; N];
-    fn any_requires_grad(&self) -> bool {
-        self.iter().any(RegionVars::any_requires_grad)
-    }
-    fn constants(&self) -> Self {
-        self.each_ref().map(RegionVars::constants)
-    }
-    fn fresh(&self) -> Self {
-        self.each_ref().map(RegionVars::fresh)
-    }
-    fn take_grads(&self) -> Self::Grads {
-        self.each_ref().map(RegionVars::take_grads)
-    }
-    fn for_each<'a>(&'a self, f: &mut dyn FnMut(&'a dyn AnyNode)) {
-        for v in self {
-            v.for_each(f);
+/// `RegionVars` for a sequence of them (an array, a `Vec`): each element in turn; `$map` builds
+/// the sequence of `$f`'s results over `$s`'s elements.
+macro_rules! sequences {
+    ($([$($g:tt)*] $ty:ty => $grads:ty, |$s:ident, $f:ident| $map:expr;)*) => {$(
+        impl<$($g)*> RegionVars for $ty {
+            type Grads = $grads;
+            fn any_requires_grad(&self) -> bool {
+                self.iter().any(RegionVars::any_requires_grad)
+            }
+            fn constants(&self) -> Self {
+                let ($s, $f) = (self, RegionVars::constants);
+                $map
+            }
+            fn fresh(&self) -> Self {
+                let ($s, $f) = (self, RegionVars::fresh);
+                $map
+            }
+            fn take_grads(&self) -> Self::Grads {
+                let ($s, $f) = (self, RegionVars::take_grads);
+                $map
+            }
+            fn for_each<'a>(&'a self, f: &mut dyn FnMut(&'a dyn AnyNode)) {
+                for v in self {
+                    v.for_each(f);
+                }
+            }
+            fn accumulate(&self, grads: Self::Grads) {
+                for (v, g) in self.iter().zip(grads) {
+                    v.accumulate(g);
+                }
+            }
+            fn into_nodes(self, out: &mut Vec<Rc<dyn AnyNode>>) {
+                for v in self {
+                    v.into_nodes(out);
+                }
+            }
         }
-    }
-    fn accumulate(&self, grads: Self::Grads) {
-        for (v, g) in self.iter().zip(grads) {
-            v.accumulate(g);
-        }
-    }
-    fn into_nodes(self, out: &mut Vec<Rc<dyn AnyNode>>) {
-        for v in self {
-            v.into_nodes(out);
-        }
-    }
+    )*};
+}
+
+sequences! {
+    [V: RegionVars, const N: usize] [V; N] => [V::Grads; N], |s, f| s.each_ref().map(f);
+    [V: RegionVars] Vec<V> => Vec<V::Grads>, |s, f| s.iter().map(f).collect();
 }
 
 impl<I: Inputs, const N: usize> Inputs for [I; N] {
     type Vars = [I::Vars; N];
     fn into_vars(self) -> Self::Vars {
         self.map(Inputs::into_vars)
-    }
-}
-
-impl<V: RegionVars> RegionVars for Vec<V> {
-    type Grads = Vec<V::Grads>;
-    fn any_requires_grad(&self) -> bool {
-        self.iter().any(RegionVars::any_requires_grad)
-    }
-    fn constants(&self) -> Self {
-        self.iter().map(RegionVars::constants).collect()
-    }
-    fn fresh(&self) -> Self {
-        self.iter().map(RegionVars::fresh).collect()
-    }
-    fn take_grads(&self) -> Self::Grads {
-        self.iter().map(RegionVars::take_grads).collect()
-    }
-    fn for_each<'a>(&'a self, f: &mut dyn FnMut(&'a dyn AnyNode)) {
-        for v in self {
-            v.for_each(f);
-        }
-    }
-    fn accumulate(&self, grads: Self::Grads) {
-        for (v, g) in self.iter().zip(grads) {
-            v.accumulate(g);
-        }
-    }
-    fn into_nodes(self, out: &mut Vec<Rc<dyn AnyNode>>) {
-        for v in self {
-            v.into_nodes(out);
-        }
     }
 }
 
