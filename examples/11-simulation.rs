@@ -9,9 +9,10 @@
 //! checked against central differences.
 //!
 //! Then the memory of a gradient through 1,000, 10,000 and 100,000 steps, measured by counting the
-//! heap: the generated gradient (its vector of iterations), the tape (every op a node), and the
-//! tape with `tape::checkpoint` around each block of about `sqrt(steps)` steps (only the blocks'
-//! boundaries are kept; each block is recomputed when the backward pass reaches it).
+//! heap: the generated gradient (its vector of iterations), the same with `#[checkpoint(every =
+//! K)]` on its loop, the tape (every op a node), and the tape with `tape::checkpoint` around each
+//! block of `K` steps; `K` is about `sqrt(steps)`. Checkpointed, only the blocks' starts are
+//! kept, and each block is run again when the reverse sweep reaches it.
 //!
 //! ```text
 //! cargo run --release --example 11-simulation
@@ -86,6 +87,28 @@ pub(crate) fn flight(v0: &Tensor![f64; 2], drag: f64, steps: usize) -> f64 {
     p.square().sum().item()
 }
 
+/// [`flight`] with `#[checkpoint]`: the gradient keeps the state at the start of every
+/// `every`-th step, and runs each block of steps again in its reverse sweep. The same value and
+/// gradient, bit for bit.
+#[differentiable(wrt(v0))]
+pub(crate) fn flight_checkpointed(
+    v0: &Tensor![f64; 2],
+    drag: f64,
+    steps: usize,
+    every: usize,
+) -> f64 {
+    let gravity: Tensor![f64; 2] = Tensor::new([0.0, -9.81]);
+    let mut p: Tensor![f64; 2] = Tensor::zeros();
+    let mut v = v0.clone();
+    #[checkpoint(every = every)]
+    for _ in 0..steps {
+        let speed = v.square().sum().sqrt();
+        v = &v + (&gravity - &v * speed * drag) * DT;
+        p = &p + &v * DT;
+    }
+    p.square().sum().item()
+}
+
 /// The state of the tape's flight: position and velocity in one value, so that a checkpointed
 /// block of steps has one input and one output.
 type State = Var<f64, Shape![4]>;
@@ -144,11 +167,17 @@ fn measure(f: impl Fn() -> [f64; 2]) -> Measured {
     }
 }
 
-/// The gradient of [`flight`] through `steps` steps by each method: generated, tape, and tape
-/// checkpointed every `every` steps.
-pub(crate) fn memory(steps: usize, every: usize) -> [(&'static str, Measured); 3] {
+/// The gradient of [`flight`] through `steps` steps by each method: generated, generated with
+/// `#[checkpoint(every)]`, tape, and tape checkpointed every `every` steps.
+pub(crate) fn memory(steps: usize, every: usize) -> [(&'static str, Measured); 4] {
     let v0 = Tensor::new([12.0, 9.0]);
     let generated = measure(|| flight_grad(&v0, DRAG, steps).1.v0.to_array());
+    let checkpointed = measure(|| {
+        flight_checkpointed_grad(&v0, DRAG, steps, every)
+            .1
+            .v0
+            .to_array()
+    });
     let tape = |every: Option<usize>| {
         let v0 = v0.clone();
         move || {
@@ -161,6 +190,7 @@ pub(crate) fn memory(steps: usize, every: usize) -> [(&'static str, Measured); 3
     };
     [
         ("#[differentiable]", generated),
+        ("  #[checkpoint]", checkpointed),
         ("tape", measure(tape(None))),
         ("tape, checkpointed", measure(tape(Some(every)))),
     ]

@@ -2,6 +2,7 @@
 //! input (it never panics on malformed input: every problem is a `compile_error!`).
 
 use crate::attr::{self, Kind};
+use crate::checkpoint_attr;
 use crate::ctxt::Errors;
 use crate::emit::{Cx, custom_vjp_items, differentiable_items, fallback_module, stub_items};
 use crate::{analyze, ast, fuse, lower, primal_blocks, scalar_left};
@@ -80,7 +81,7 @@ pub fn expand_reporting(attr: TokenStream, item: TokenStream, kind: Kind) -> (To
             _ => return fallback(&func, errors, Some(&f), &attr.krate),
         },
     };
-    let mut func = scalar_left::rewrite(&func, &attr.krate);
+    let mut func = scalar_left::rewrite(&checkpoint_attr::strip(&func), &attr.krate);
     primal_blocks::rewrite(&mut func);
     (quote!(#func #generated), errors)
 }
@@ -171,6 +172,8 @@ fn expand_impl(
             sig: m.sig.clone(),
             block: Box::new(m.block.clone()),
         };
+        // The method as written, which rustc compiles, has no `#[checkpoint]` on its loops.
+        m.block = *checkpoint_attr::strip(&func).block;
         // `as = name`: read under `name`, so that the generated siblings take its name, and
         // remember the method's own name for the calls of it.
         let read_as = method_attr.alias.as_ref().map(|alias| {
@@ -203,7 +206,7 @@ fn expand_impl(
         let analysis = analyze::analyze(&body);
         let cx = Cx::new(&f, &body, &analysis, &method_attr.krate);
         generated.push(differentiable_items(&cx));
-        let mut kept = scalar_left::rewrite(&func, &method_attr.krate);
+        let mut kept = scalar_left::rewrite(&checkpoint_attr::strip(&func), &method_attr.krate);
         primal_blocks::rewrite(&mut kept);
         m.attrs.extend(kept.attrs);
         m.block = *kept.block;
@@ -225,6 +228,7 @@ fn fallback(
     krate: &syn::Path,
 ) -> (TokenStream, Errors) {
     let tokens = errors.to_compile_errors();
+    let func = checkpoint_attr::strip(func);
     let stubs = f
         .filter(|f| f.params.iter().any(|p| p.wrt))
         .map(|f| stub_items(f, krate));

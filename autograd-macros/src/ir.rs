@@ -195,6 +195,10 @@ pub struct Loop {
     pub body: Vec<Stmt>,
     /// The carried values.
     pub carried: Vec<Carried>,
+    /// `#[checkpoint(every = K)]`: `K` as written (renamed). The forward sweep keeps only the
+    /// carried values at the start of every `K`-th iteration; the reverse sweep runs each block
+    /// of iterations again from its start (see `autograd_core::__private::Checkpoints`).
+    pub checkpoint: Option<TokenStream>,
 }
 
 /// How a branch chooses its arm.

@@ -16,6 +16,7 @@
 mod analyze;
 mod ast;
 mod attr;
+mod checkpoint_attr;
 mod ctxt;
 mod emit;
 mod expand;

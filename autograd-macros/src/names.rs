@@ -35,6 +35,10 @@ pub const OWN: &[&str] = &[
     "result",
     "updated",
     "ct",
+    "end",
+    "block",
+    "start",
+    "b",
 ];
 
 /// The prefixes of the names the generated code derives from a variable's (`__saved_x` for `__x`)

@@ -340,12 +340,21 @@ impl VisitMut for Renamer<'_> {
     }
 
     fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
+        // A loop kept as written computes nothing differentiated: nothing to checkpoint.
+        f.attrs
+            .retain(|a| !crate::checkpoint_attr::is_checkpoint(a));
         self.visit_expr_mut(&mut f.expr);
         self.shadow.push(Vec::new());
         let pat = (*f.pat).clone();
         self.bind(&pat);
         self.visit_block_mut(&mut f.body);
         self.shadow.pop();
+    }
+
+    fn visit_expr_while_mut(&mut self, w: &mut syn::ExprWhile) {
+        w.attrs
+            .retain(|a| !crate::checkpoint_attr::is_checkpoint(a));
+        visit_mut::visit_expr_while_mut(self, w);
     }
 
     fn visit_field_value_mut(&mut self, f: &mut syn::FieldValue) {

@@ -440,6 +440,7 @@ fn g000(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 2, 3]) -> f64 {
     let v4 = ((((c) + &k3)).tanh() * 0.9).atanh();
     let mut v5 = v2.clone();
     let v5_n: usize = 2;
+    #[checkpoint(every = 1)]
     for _ in 0..v5_n {
         v5 = (((&v5 * &v2).square() + 1.0).sqrt()).tanh() + &v2 * 0.5;
     }
@@ -514,6 +515,7 @@ fn g001(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 2, 3]) -> f64 {
     let v4 = ((((c) + &k3)).tanh() * 0.9).atanh();
     let mut v5 = v2.clone();
     let v5_n: usize = 2;
+    #[checkpoint(every = 1)]
     for _ in 0..v5_n {
         v5 = (((&v5 * &v2).square() + 1.0).sqrt()).tanh() + &v2 * 0.5;
     }
@@ -1160,6 +1162,7 @@ fn g015(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 1], c: &Tensor![f64; 2
     let v2 = (a).maximum(&v1);
     let mut v3 = b.clone();
     let mut v3_i = 0;
+    #[checkpoint(every = 1)]
     while v3_i < 4 {
         if v3_i % 2 == 0 {
             v3 = (((&v3 * c).square() + 1.0).recip()).tanh();
@@ -1754,6 +1757,7 @@ fn g028(a: &Tensor![f64; 4], b: &Tensor![f64; 4]) -> f64 {
     let v2 = (-(b));
     let mut v3 = v1.clone();
     let v3_n: usize = 4;
+    #[checkpoint(every = 1)]
     for _ in 0..v3_n {
         v3 = ((&v3 * &v1).sigmoid()).tanh() + &v1 * 0.5;
     }
@@ -2538,6 +2542,7 @@ fn g045(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 1]) -> f64 {
     let v2 = (b).tanh();
     let mut v3 = b.clone();
     let v3_n: usize = 4;
+    #[checkpoint(every = 1)]
     for _ in 0..v3_n {
         v3 = (((&v3 * &v1) * 1.5).gelu()).tanh() + b * 0.5;
     }
@@ -2546,6 +2551,7 @@ fn g045(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 1, 1]) -> f64 {
     let v6 = ((&v3).tanh()).matmul(&k5);
     let mut v7 = v4.clone();
     let mut v7_i = 0;
+    #[checkpoint(every = 1)]
     while v7_i < 2 {
         if v7_i % 2 == 0 {
             v7 = ((&v7 * &v2).tanh()).tanh();
@@ -2798,6 +2804,7 @@ fn g050(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3]) -> f64 {
     }
     let mut v5 = a.clone();
     let mut v5_i = 0;
+    #[checkpoint(every = 1)]
     while v5_i < 4 {
         if v5_i % 2 == 0 {
             v5 = ((&v5 * a).square()).tanh();
@@ -3247,6 +3254,7 @@ fn g060(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
     let v5 = (((((&v3).tanh() * 0.2 + &k4)) + &(((&v3).tanh() * 0.2 + &k4)).t()) * 0.5).cholesky();
     let v6 = (((&v5).tanh().exp()) * ((&v5).tanh().cosh()));
     let mut v7 = v6.clone();
+    #[checkpoint(every = 2)]
     for i in 0..3 {
         if i % 2 == 0 {
             v7 = (((&v7 * &v3).square() + 1.0).powf(-0.5)).tanh();
@@ -3390,6 +3398,7 @@ fn g063(a: &Tensor![f64; 3]) -> f64 {
     let v2 = (a).softplus();
     let mut v3 = v1.clone();
     let v3_n: usize = 2;
+    #[checkpoint(every = 1)]
     for _ in 0..v3_n {
         v3 = (((&v3 * &v2).square() + 1.0).ln()).tanh() + &v1 * 0.5;
     }
@@ -4016,6 +4025,7 @@ fn g076(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3], c: &Tensor![f64; 4]) -> 
     let v2 = ((a) * 3.0).sign();
     let mut v3 = c.clone();
     let v3_n: usize = 4;
+    #[checkpoint(every = 1)]
     for _ in 0..v3_n {
         v3 = (((&v3 * c).square() + 1.0).sqrt()).tanh() + c * 0.5;
     }
@@ -4357,6 +4367,7 @@ fn g083(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
     let v3 = (b).max();
     let v4 = (((&v3) * ((&v2).mean()))).sum();
     let mut v5 = v4.clone();
+    #[checkpoint(every = 2)]
     for i in 0..1 {
         if i % 2 == 0 {
             v5 = ((&v5 * &v3).sigmoid()).tanh();
@@ -4742,6 +4753,7 @@ fn g091(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 2, 3], c: &Tensor![f64; 2, 1, 3
     let v2 = (c).min_axis::<2>();
     let mut v3 = a.clone();
     let v3_n: usize = 4;
+    #[checkpoint(every = 1)]
     for _ in 0..v3_n {
         v3 = ((&v3 * &v2).square()).tanh() + a * 0.5;
     }
@@ -4800,6 +4812,7 @@ fn g092(a: &Tensor![f64; 2, 1]) -> f64 {
     let v6 = ((&v5) * ((a).mean()));
     let mut v7 = v1.clone();
     let v7_n: usize = 4;
+    #[checkpoint(every = 1)]
     for _ in 0..v7_n {
         v7 = ((&v7 * &v1).sin()).tanh() + &v1 * 0.5;
     }
@@ -5074,6 +5087,7 @@ fn g098(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64
     let v4 = ((c) * 3.0).ceil();
     let mut v5 = v1.clone();
     let mut v5_i = 0;
+    #[checkpoint(every = 1)]
     while v5_i < 2 {
         if v5_i % 2 == 0 {
             v5 = ((&v5 * &v4).cos()).tanh();
@@ -5279,6 +5293,7 @@ fn g102(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 2, 3]) 
     let v3 = if a.detach().sum().item() < 0.0 { (&v1).cos() } else { ((&v1) * (&v2)) };
     let v4 = (&v3).dropout(0.25, 3);
     let mut v5 = v4.clone();
+    #[checkpoint(every = 2)]
     for i in 0..3 {
         if i % 2 == 0 {
             v5 = ((&v5 * &v3).sigmoid()).tanh();
@@ -5399,6 +5414,7 @@ fn g104(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let k5: Tensor![f64; 1, 3] = Tensor::rand_uniform(716, -1.0, 1.0);
     let v6 = ((&v4).layer_norm(1e-5) * &k5);
     let mut v7 = v6.clone();
+    #[checkpoint(every = 2)]
     for i in 0..1 {
         if i % 2 == 0 {
             v7 = ((&v7 * &v6).square()).tanh();
@@ -5662,6 +5678,7 @@ fn g109(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v6 = ((&v4) * 3.0).sign();
     let mut v7 = v5.clone();
     let mut v7_i = 0;
+    #[checkpoint(every = 1)]
     while v7_i < 4 {
         if v7_i % 2 == 0 {
             v7 = (((&v7 * &v6).square() + 1.0).powf(-0.5)).tanh();
@@ -6297,6 +6314,7 @@ fn g122(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 1]) -> f64 {
     let v3 = (((b) + &k2)).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
     let v4 = (&v3).sigmoid();
     let mut v5 = v3.clone();
+    #[checkpoint(every = 2)]
     for i in 0..1 {
         if i % 2 == 0 {
             v5 = ((&v5 * &v4).square()).tanh();
@@ -6625,6 +6643,7 @@ fn g129(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let v1 = (a).broadcast_to::<Shape![2, 2, 3]>();
     let v2 = (b).reshape::<Shape![3, 1]>();
     let mut v3 = v2.clone();
+    #[checkpoint(every = 2)]
     for i in 0..3 {
         if i % 2 == 0 {
             v3 = (((&v3 * &v2).square() + 1.0).recip()).tanh();
@@ -7224,6 +7243,7 @@ fn g141(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 4]) -> f64 {
     let v6 = m5.select(&v2, &((&v2) + &k3));
     let mut v7 = b.clone();
     let mut v7_i = 0;
+    #[checkpoint(every = 1)]
     while v7_i < 2 {
         if v7_i % 2 == 0 {
             v7 = ((-(&v7 * b))).tanh();
@@ -7233,6 +7253,7 @@ fn g141(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 4]) -> f64 {
     }
     let v8 = (&v7).cross_entropy(&[1usize, 0usize, 0usize]);
     let mut v9 = v6.clone();
+    #[checkpoint(every = 2)]
     for i in 0..1 {
         if i % 2 == 0 {
             v9 = (((&v9 * &v8).square() + 1.0).powf(-0.5)).tanh();
@@ -8038,6 +8059,7 @@ fn g156(m: &Stack, a: &Tensor![f64]) -> f64 {
     let v6 = if a.detach().sum().item() > 0.0 { ((m.blocks[2].forward(&((&v3).mean() * &k5))) * 1.5).gelu() } else { (m.blocks[2].forward(&((&v3).mean() * &k5))).tanh() };
     let mut v7 = v6.clone();
     let v7_n: usize = 2;
+    #[checkpoint(every = 1)]
     for _ in 0..v7_n {
         v7 = ((&v7 * a).softplus()).tanh() + &v6 * 0.5;
     }
@@ -8243,6 +8265,7 @@ fn g160(a: &Tensor![f64; 2, 1]) -> f64 {
     let v1 = ((a).tanh() * 0.9).asin();
     let v2 = (&v1).mean_axis::<0>();
     let mut v3 = v2.clone();
+    #[checkpoint(every = 2)]
     for i in 0..3 {
         if i % 2 == 0 {
             v3 = (((&v3 * &v2).square() + 1.0).ln()).tanh();
@@ -8823,6 +8846,7 @@ fn g172(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let v1 = ((a).square() + 1.5).acosh();
     let v2 = ((&v1).square() + 1.0).log2();
     let mut v3 = v2.clone();
+    #[checkpoint(every = 2)]
     for i in 0..3 {
         if i % 2 == 0 {
             v3 = (((&v3 * a).square() + 1.0).ln()).tanh();
@@ -9232,6 +9256,7 @@ fn g181(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let v2 = (&v1).tanh().expm1();
     let mut v3 = v2.clone();
     let mut v3_i = 0;
+    #[checkpoint(every = 1)]
     while v3_i < 2 {
         if v3_i % 2 == 0 {
             v3 = ((&v3 * &v2).cos()).tanh();
@@ -9290,6 +9315,7 @@ fn g182(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3]) -> f64 {
         v8 = ((&v8 * b).cos()).tanh() + b * 0.5;
     }
     let mut v9 = v3.clone();
+    #[checkpoint(every = 2)]
     for i in 0..1 {
         if i % 2 == 0 {
             v9 = (((&v9 * b).square() + 1.0).recip()).tanh();
@@ -9438,6 +9464,7 @@ fn g185(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64]) -> f64 {
     let v2 = ((b) * 3.0).ceil();
     let mut v3 = v1.clone();
     let v3_n: usize = 4;
+    #[checkpoint(every = 1)]
     for _ in 0..v3_n {
         v3 = (((&v3 * &v2).square() + 1.0).sqrt()).tanh() + &v1 * 0.5;
     }
@@ -9654,6 +9681,7 @@ fn g190(a: &Tensor![f64; 2, 1]) -> f64 {
     let v4 = ((((&v2) + &k3)) * 3.0).ceil();
     let mut v5 = v4.clone();
     let mut v5_i = 0;
+    #[checkpoint(every = 1)]
     while v5_i < 4 {
         if v5_i % 2 == 0 {
             v5 = ((&v5 * a).sigmoid()).tanh();
@@ -9846,6 +9874,7 @@ fn g194(m: &Net, a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let v6 = ((m.fc1.forward(a)) * 1.5).gelu();
     let mut v7 = v6.clone();
     let v7_n: usize = 4;
+    #[checkpoint(every = 1)]
     for _ in 0..v7_n {
         v7 = ((&v7 * &v3).cos()).tanh() + &v6 * 0.5;
     }
@@ -10392,6 +10421,7 @@ fn g204(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64]) -> f64
     let v4 = (b).dropout(0.25, 570);
     let mut v5 = v4.clone();
     let v5_n: usize = 2;
+    #[checkpoint(every = 1)]
     for _ in 0..v5_n {
         v5 = ((&v5 * &v3).tanh().exp()).tanh() + &v4 * 0.5;
     }
@@ -10660,6 +10690,7 @@ fn g209(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v4 = ((&v3) + (&v2));
     let mut v5 = v4.clone();
     let mut v5_i = 0;
+    #[checkpoint(every = 1)]
     while v5_i < 4 {
         if v5_i % 2 == 0 {
             v5 = ((&v5 * &v3).tanh().powf(3.0)).tanh();
@@ -10718,6 +10749,7 @@ fn g210(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     }
     let mut v5 = v4.clone();
     let v5_n: usize = 4;
+    #[checkpoint(every = 1)]
     for _ in 0..v5_n {
         v5 = (((&v5 * &v3).square() + 1.0).recip()).tanh() + &v4 * 0.5;
     }

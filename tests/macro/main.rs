@@ -28,6 +28,7 @@ mod label_panic_location;
 mod macro_alloc;
 mod macro_anomaly;
 mod macro_basics;
+mod macro_checkpoint;
 mod macro_control;
 mod macro_dynamic_loops;
 mod macro_fusion;

@@ -1,6 +1,7 @@
 //! `examples/11-simulation.rs`: the gradient of a flight stepped in a `while` loop until it
-//! lands, against central differences; the fit to a target; and the three gradients through
-//! 2,000 steps (generated, tape, checkpointed tape), equal, with the memory each keeps.
+//! lands, against central differences; the fit to a target; and the four gradients through
+//! 2,000 steps (generated, generated with `#[checkpoint]`, tape, checkpointed tape), equal, with
+//! the memory each keeps.
 
 use autograd_core::gradcheck::{Tolerance, check_gradient};
 use autograd_core::prelude::*;
@@ -41,13 +42,27 @@ fn fit_lands_on_the_target() {
 
 #[test]
 fn generated_tape_and_checkpointed_gradients_agree_and_checkpoints_keep_less() {
-    let [(_, generated), (_, tape), (_, checkpointed)] = simulation::memory(2_000, 50);
+    let [
+        (_, generated),
+        (_, generated_ck),
+        (_, tape),
+        (_, checkpointed),
+    ] = simulation::memory(2_000, 50);
     for i in 0..2 {
         let (a, b, c) = (generated.grad[i], tape.grad[i], checkpointed.grad[i]);
         assert!((a - b).abs() <= 1e-9 * b.abs(), "{a} against {b}");
-        // The checkpointed tape runs the same ops in the same order: the same bits.
+        // Checkpointed, the same ops run in the same order: the same bits.
         assert_eq!(b.to_bits(), c.to_bits());
+        assert_eq!(a.to_bits(), generated_ck.grad[i].to_bits());
     }
+    // 2,000 steps: the generated gradient keeps 2,000 iterations' values; checkpointed, 40
+    // starts and one block of 50.
+    assert!(
+        generated_ck.peak_bytes * 15 < generated.peak_bytes,
+        "{} against {} bytes",
+        generated_ck.peak_bytes,
+        generated.peak_bytes
+    );
     let v0 = Tensor::new([12.0, 9.0]);
     check_gradient(
         |v| simulation::flight(v, DRAG, 2_000),

@@ -16,6 +16,7 @@
 //!   ([`Saved`]), and their impls of those traits for tensor and scalar operands;
 //! - `sweep`: the reverse sweep's seed, zeros and accumulation, loops over arrays, and how a
 //!   gradient struct holds a model's gradient;
+//! - `checkpoints`: the record of a checkpointed loop ([`Checkpoints`]);
 //! - `calls`: calls between differentiable functions and `#[custom_vjp]` ones, which cotangents a
 //!   caller needs, and the out-of-line calls of a long function;
 //! - [`differentiable_methods`]: the table from a method name to its rule; [`scalar_left`]: the
@@ -27,6 +28,8 @@ pub mod differentiable_methods;
 pub mod self_check;
 
 mod calls;
+#[cfg(feature = "std")]
+mod checkpoints;
 mod protocol;
 mod rule_ops;
 mod sweep;
@@ -35,6 +38,8 @@ pub use crate::ops::RULE_METHODS;
 pub use crate::stack::{kept, stack_budget};
 
 pub use calls::*;
+#[cfg(feature = "std")]
+pub use checkpoints::Checkpoints;
 pub use protocol::*;
 
 pub use rule_ops::*;

@@ -152,6 +152,12 @@ pub fn from_fn_like<I: Iterated + ?Sized, R>(first: &I, f: impl FnMut(usize) -> 
     first.tape(f)
 }
 
+/// The number of elements of the sequence a loop runs over (a checkpointed loop's end).
+#[inline]
+pub fn len_of<I: Iterated + ?Sized>(first: &I) -> usize {
+    first.count()
+}
+
 /// The tape of `for i in 0..n` with `n` known when the loop starts: the iterations' values in a
 /// vector, which the reverse sweep reads backwards. The index has the type it has in the
 /// function as written (`0..n` of an `i32` counts in `i32`).

@@ -79,7 +79,9 @@ pub fn fallback_module(cx: &Cx) -> TokenStream {
     let module = cx.fallback_module_ident();
     quote! {
         #[doc(hidden)]
-        #[allow(non_snake_case, non_camel_case_types, dead_code)]
+        // A callee of five parameters has a fallback of eight (`&self`, its pullback's `needs`
+        // and `out`).
+        #[allow(non_snake_case, non_camel_case_types, dead_code, clippy::too_many_arguments)]
         mod #module { #traits }
     }
 }

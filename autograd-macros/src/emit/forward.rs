@@ -206,7 +206,8 @@ impl<'a, 'c> Forward<'a, 'c> {
         clippy::too_many_lines,
         reason = "one match over the statements: the forward code of each kind of binding reads in one place"
     )]
-    fn stmt(&self, s: &Stmt) -> TokenStream {
+    /// The forward sweep of one statement.
+    pub fn stmt(&self, s: &Stmt) -> TokenStream {
         let k = self.cx.krate;
         match s {
             Stmt::Let { var, ty, value } => {
@@ -393,7 +394,10 @@ impl<'a, 'c> Forward<'a, 'c> {
         }
     }
 
-    fn loop_stmt(&self, l: &Loop) -> TokenStream {
+    /// The carried values' state bindings made from their values before the loop, and the
+    /// statements that end an iteration: each state replaced by its new value, the old one bound
+    /// as the iteration's start value.
+    fn carry(&self, l: &Loop) -> (TokenStream, TokenStream) {
         let mut init = TokenStream::new();
         let mut replace = TokenStream::new();
         for c in &l.carried {
@@ -404,57 +408,138 @@ impl<'a, 'c> Forward<'a, 'c> {
             let end = self.cx.ident(Entity::Var(c.inner_out));
             replace.extend(quote!(let #start = ::core::mem::replace(&mut #state, #end);));
         }
-        let tape = self.cx.ident(Entity::Tape(l.id));
-        let counter = own("i");
+        (init, replace)
+    }
+
+    /// One iteration of a loop's body as a block whose value is what the iteration keeps for the
+    /// reverse sweep; it reads the carried values from their state bindings and the index from
+    /// `__i`. (Also what the reverse sweep of a checkpointed loop runs again.)
+    pub fn iteration(&self, l: &Loop) -> TokenStream {
+        let (_, replace) = self.carry(l);
         let body = self.block(&l.body);
         let saved = self.saved(l.scope);
+        quote!({
+            #body
+            #replace
+            (#(#saved,)*)
+        })
+    }
+
+    fn loop_stmt(&self, l: &Loop) -> TokenStream {
+        let (init, _) = self.carry(l);
+        let tape = self.cx.ident(Entity::Tape(l.id));
+        let counter = own("i");
+        let iteration = self.iteration(l);
+        let k = self.cx.krate;
+        if let Some(every) = &l.checkpoint {
+            return self.checkpointed_loop(l, every);
+        }
         if let Count::While(cond) = &l.count {
             // The body inline rather than in a closure: the condition reads the state the body
             // updates.
-            let k = self.cx.krate;
             return quote! {
                 #init
                 let mut #tape = #k::__private::while_tape();
                 while #cond {
-                    #tape.push({
-                        #body
-                        #replace
-                        (#(#saved,)*)
-                    });
+                    #tape.push(#iteration);
                 }
             };
         }
-        let iteration = quote!(|#counter| {
-            #body
-            #replace
-            (#(#saved,)*)
-        });
+        let iteration = quote!(|#counter| #iteration);
         match &l.count {
             Count::Const(count) => quote! {
                 #init
                 let #tape: [_; #count] = ::core::array::from_fn(#iteration);
             },
             Count::While(_) => unreachable!("emitted above"),
-            Count::Runtime(count) => {
-                let k = self.cx.krate;
-                quote! {
-                    #init
-                    let #tape = #k::__private::runtime_tape(0..(#count), #iteration);
-                }
-            }
+            Count::Runtime(count) => quote! {
+                #init
+                let #tape = #k::__private::runtime_tape(0..(#count), #iteration);
+            },
             Count::LenOf(arrays, span) => {
                 // The tape has the length of the first array; the others must have it too.
-                let k = self.cx.krate;
                 let first = &arrays[0];
-                let same = arrays[1..]
-                    .iter()
-                    .map(|a| respan(quote!(#k::__private::same_len(&(#first), &(#a));), *span));
+                let same = self.same_lengths(arrays, *span);
                 quote! {
                     #init
-                    #(#same)*
+                    #same
                     let #tape = #k::__private::from_fn_like(&(#first), #iteration);
                 }
             }
+        }
+    }
+
+    /// The checks that the arrays a loop zips have one length, at the user's iterator.
+    fn same_lengths(&self, arrays: &[TokenStream], span: proc_macro2::Span) -> TokenStream {
+        let k = self.cx.krate;
+        let first = &arrays[0];
+        arrays[1..]
+            .iter()
+            .map(|a| respan(quote!(#k::__private::same_len(&(#first), &(#a));), span))
+            .collect()
+    }
+
+    /// `#[checkpoint(every = K)]`: the loop runs as written, keeping in its record
+    /// (`Checkpoints`) only the carried values at the start of every `K`-th iteration; what an
+    /// iteration would keep for the reverse sweep is dropped, and made again there.
+    fn checkpointed_loop(&self, l: &Loop, every: &TokenStream) -> TokenStream {
+        let k = self.cx.krate;
+        let (init, _) = self.carry(l);
+        let tape = self.cx.ident(Entity::Tape(l.id));
+        let counter = own("i");
+        let own_end = own("end");
+        let iteration = self.iteration(l);
+        // `K` is read as the function as written reads it (`let _: usize = K;`), so that a `K`
+        // of another type is one error, not one per copy.
+        let states: Vec<TokenStream> = l
+            .carried
+            .iter()
+            .map(|c| {
+                let s = self.cx.ident(Entity::Var(c.outer_out));
+                quote!(::core::clone::Clone::clone(&#s))
+            })
+            .collect();
+        let step = quote! {
+            if #tape.at_block_start() {
+                #tape.save(#counter, (#(#states,)*));
+            }
+            #tape.step();
+            let _ = #iteration;
+        };
+        let (setup, end) = match &l.count {
+            Count::Const(count) => {
+                let end = own("end");
+                (quote!(), quote!({ let #end: usize = #count; #end }))
+            }
+            Count::Runtime(count) => (quote!(), quote!(#count)),
+            Count::LenOf(arrays, span) => {
+                let first = &arrays[0];
+                (
+                    self.same_lengths(arrays, *span),
+                    quote!(#k::__private::len_of(&(#first))),
+                )
+            }
+            Count::While(_) => (quote!(), quote!(usize::MAX)),
+        };
+        let run = if let Count::While(cond) = &l.count {
+            quote! {
+                while #cond {
+                    let #counter = #tape.count();
+                    #step
+                }
+            }
+        } else {
+            quote! {
+                for #counter in #tape.range() {
+                    #step
+                }
+            }
+        };
+        quote! {
+            #init
+            #setup
+            let mut #tape = #k::__private::Checkpoints::new({ let #own_end: usize = #every; #own_end }, #end);
+            #run
         }
     }
 

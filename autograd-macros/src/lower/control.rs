@@ -24,7 +24,9 @@ impl Lower<'_> {
     )]
     pub(super) fn lower_loop(&mut self, f: &syn::ExprForLoop) -> Option<()> {
         self.reject_label(f.label.as_ref())?;
-        let head = self.loop_head(f)?;
+        let every = self.checkpoint_every(&f.attrs)?;
+        let mut head = self.loop_head(f)?;
+        head.every = every;
         self.lower_loop_body(head, &f.body, None)
     }
 
@@ -43,12 +45,44 @@ impl Lower<'_> {
             );
             return None;
         }
+        let every = self.checkpoint_every(&w.attrs)?;
         let head = LoopHead {
             index: Vec::new(),
             count: Count::While(TokenStream::new()),
             elements: Vec::new(),
+            every,
         };
         self.lower_loop_body(head, &w.body, Some(&w.cond))
+    }
+
+    /// `#[checkpoint(every = K)]` among a loop's attributes: `K` renamed, read where the loop
+    /// starts. Only a loop at the top of the body may have it (see [`crate::checkpoint_attr`]).
+    fn checkpoint_every(&mut self, attrs: &[syn::Attribute]) -> Option<Option<TokenStream>> {
+        let Some(attr) = attrs
+            .iter()
+            .find(|a| crate::checkpoint_attr::is_checkpoint(a))
+        else {
+            return Some(None);
+        };
+        let every = match crate::checkpoint_attr::every(attr) {
+            Ok(e) => e,
+            Err(e) => {
+                self.errors.error(e.span(), e.to_string());
+                return None;
+            }
+        };
+        if !matches!(self.scopes[self.scope].0, ScopeKind::Top) {
+            self.errors.error(
+                attr.path().span(),
+                unsupported(
+                    "`#[checkpoint]` on a loop inside another loop or a branch (or after an early `return`, which puts the rest of the body in a branch) is",
+                    "put it on a loop at the top of the body (its blocks are run again from the function's own values)",
+                ),
+            );
+            return None;
+        }
+        self.check_inert(&every)?;
+        Some(Some(self.rename(&every).0))
     }
 
     fn reject_label(&mut self, label: Option<&syn::Label>) -> Option<()> {
@@ -186,6 +220,7 @@ impl Lower<'_> {
                 count: head.count.clone(),
                 body,
                 carried,
+                checkpoint: head.every.clone(),
             }));
             return Some(());
         }
@@ -223,6 +258,7 @@ impl Lower<'_> {
                 index,
                 count,
                 elements: Vec::new(),
+                every: None,
             });
         }
         let Some(iterated) = Iterated::of(&f.expr) else {
@@ -236,6 +272,7 @@ impl Lower<'_> {
             index: Vec::new(),
             count: Count::LenOf(Vec::new(), f.expr.span()),
             elements: Vec::new(),
+            every: None,
         };
         let mut arrays = Vec::new();
         if !head.bind_pattern(&f.pat, &iterated, &mut arrays) {
@@ -590,6 +627,8 @@ struct LoopHead<'f> {
     count: Count,
     /// Each element the pattern names, and its array as written.
     elements: Vec<(Ident, &'f Expr)>,
+    /// `#[checkpoint(every = K)]`: `K`, renamed.
+    every: Option<TokenStream>,
 }
 
 impl<'f> LoopHead<'f> {

@@ -289,11 +289,32 @@ pub(super) fn assignment_in(tokens: &TokenStream, top: bool) -> bool {
 
 /// Conditional compilation inside the body is rejected: the expansion sees every statement, arm
 /// and field, configured out or not, so a `#[cfg]` would differentiate code that does not run.
-/// Nested items keep theirs (rustc configures them alike in both sweeps).
+/// Nested items keep theirs (rustc configures them alike in both sweeps). A `#[checkpoint]`
+/// anywhere but on a loop is reported here too.
 pub(super) fn check_attributes(block: &Block, errors: &mut Errors) -> bool {
     struct Find<'e>(&'e mut Errors, bool);
     impl VisitMut for Find<'_> {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            // `#[checkpoint]` belongs on a `for` or `while` loop (read by the lowering).
+            match e {
+                Expr::ForLoop(f) => f
+                    .attrs
+                    .retain(|a| !crate::checkpoint_attr::is_checkpoint(a)),
+                Expr::While(w) => w
+                    .attrs
+                    .retain(|a| !crate::checkpoint_attr::is_checkpoint(a)),
+                _ => {}
+            }
+            syn::visit_mut::visit_expr_mut(self, e);
+        }
         fn visit_attribute_mut(&mut self, a: &mut syn::Attribute) {
+            if crate::checkpoint_attr::is_checkpoint(a) {
+                self.0.error(
+                    a.path().span(),
+                    "`#[checkpoint(every = K)]` goes on a `for` or `while` loop of the body",
+                );
+                self.1 = false;
+            }
             if a.path().is_ident("cfg") || a.path().is_ident("cfg_attr") {
                 self.0.error(
                     a.path().span(),

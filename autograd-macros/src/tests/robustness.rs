@@ -63,7 +63,7 @@ fn extent(tokens: &TokenStream) -> Option<(Position, Position)> {
 
 /// Expands one input and classifies the result, asserting what every input must satisfy: no
 /// panic, every error spanned inside the user's tokens, accepted output that parses, and the
-/// user's function first and unchanged.
+/// user's function first and unchanged (but for `#[checkpoint]`).
 pub(super) fn classify(attr: &str, item: &TokenStream, kind: Kind) -> Class {
     let attr_tokens = tokens(attr);
     let result = catch_unwind(AssertUnwindSafe(|| {
@@ -72,6 +72,8 @@ pub(super) fn classify(attr: &str, item: &TokenStream, kind: Kind) -> Class {
     let (out, errs) =
         result.unwrap_or_else(|_| panic!("the expansion panicked on #[{attr}] {item}"));
     if let Ok(func) = syn::parse2::<syn::ItemFn>(item.clone()) {
+        // Unchanged but for its loops' `#[checkpoint]`, which only the expansion reads.
+        let func = crate::checkpoint_attr::strip(&func);
         let func = quote::quote!(#func).to_string();
         assert!(
             without_loop_lint(&out.to_string()).starts_with(&func),

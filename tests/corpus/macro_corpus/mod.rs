@@ -273,9 +273,10 @@ fn corpus_covers_the_features() {
         .lines()
         .filter(|l| l.trim_start().starts_with("while "))
         .count();
+    let checkpointed = c.matches("#[checkpoint(every = ").count();
     assert!(
-        runtime >= 20 && whiles >= 20,
-        "{runtime} runtime counts, {whiles} `while` loops"
+        runtime >= 20 && whiles >= 20 && checkpointed >= 20,
+        "{runtime} runtime counts, {whiles} `while` loops, {checkpointed} checkpointed loops"
     );
     // Model programs: a struct parameter, its fields read (nested, at constant indices, and at
     // the loop counter inside loops), its layers' methods called; every model type.

@@ -41,6 +41,11 @@ impl Gen {
         let _ = writeln!(self.tape, "    {text}");
     }
 
+    /// A line of the `#[differentiable]` body only (an attribute the tape's has no use for).
+    pub(super) fn macro_line(&mut self, text: &str) {
+        let _ = writeln!(self.body, "    {text}");
+    }
+
     /// The index of a value to read: unused ones first (so that every value is read), else
     /// recent ones more often (so that chains form), else any (fan-out).
     pub(super) fn pick_index(&mut self, fits: impl Fn(&Shape) -> bool) -> Option<usize> {
@@ -383,7 +388,8 @@ impl Gen {
     }
 
     /// `let mut h = x.clone(); for i in 0..K { h = f(h, ..); }` with `h`'s shape kept; `K` a
-    /// literal, or a local read when the loop starts; or the same as a `while` loop.
+    /// literal, or a local read when the loop starts; or the same as a `while` loop; every other
+    /// loop of the macro's body under `#[checkpoint(every = ..)]`.
     pub(super) fn loop_stmt(&mut self) {
         let (x, s) = self.any_operand();
         let x_name = x.trim_start_matches('&').to_string();
@@ -394,12 +400,19 @@ impl Gen {
         let k = 1 + self.rng.below(4);
         let u = self.smooth(&format!("&{h} * {y}"));
         self.line(&format!("let mut {h} = {x_name}.clone();"));
+        // Every other loop is checkpointed in blocks of 1 or 2 iterations (decided by the
+        // value's number and `k`, with no draw of their own, so that the other statements are
+        // as before).
+        let checkpoint = h[1..].parse::<usize>().is_ok_and(|n| n % 2 == 1);
+        let every = 1 + k % 2;
         if self.rng.chance(50) {
             if k.is_multiple_of(2) {
                 // A count known only when the loop runs (a local): its values go to a vector.
-                // Decided by `k`, with no draw of its own, so that the other statements are
-                // as before.
+                // Decided by `k`, with no draw of its own, as above.
                 self.line(&format!("let {h}_n: usize = {k};"));
+                if checkpoint {
+                    self.macro_line(&format!("#[checkpoint(every = {every})]"));
+                }
                 self.line(&format!("for _ in 0..{h}_n {{"));
             } else {
                 self.line(&format!("for _ in 0..{k} {{"));
@@ -408,6 +421,9 @@ impl Gen {
         } else if k.is_multiple_of(2) {
             // The same as a `while` loop counting its own iterations (decided by `k`, as above).
             self.line(&format!("let mut {h}_i = 0;"));
+            if checkpoint {
+                self.macro_line(&format!("#[checkpoint(every = {every})]"));
+            }
             self.line(&format!("while {h}_i < {k} {{"));
             self.line(&format!("    if {h}_i % 2 == 0 {{"));
             self.line(&format!("        {h} = ({u}).tanh();"));
@@ -415,6 +431,9 @@ impl Gen {
             self.line(&format!("    {h} = &{h} - {y} * 0.25;"));
             self.line(&format!("    {h}_i += 1;"));
         } else {
+            if checkpoint {
+                self.macro_line(&format!("#[checkpoint(every = {every})]"));
+            }
             self.line(&format!("for i in 0..{k} {{"));
             self.line("    if i % 2 == 0 {");
             self.line(&format!("        {h} = ({u}).tanh();"));

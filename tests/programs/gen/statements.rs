@@ -223,6 +223,7 @@ impl Gen {
             self.statements(1);
             let value = self.return_value();
             self.line(&format!("return {value};"));
+            self.early_returns += 1;
             self.indent -= 1;
             self.scopes.pop();
         } else {
@@ -295,6 +296,12 @@ impl Gen {
     /// it returns. Decided by the count drawn, so that the random stream is as before.
     fn range_head(&mut self, counter: &str) -> Option<String> {
         let n = *self.rng.pick(&[1, 2, 2, 3, 3, 3, 0]);
+        // About every other loop at the top of the body (not after an early `return`) is
+        // checkpointed, in blocks of 1 to 3 (decided by the length of the text so far, with no
+        // draw of its own, so that the programs are otherwise as before).
+        let written = self.out.len();
+        let checkpoint = (self.indent == 1 && self.early_returns == 0 && written.is_multiple_of(2))
+            .then(|| format!("#[checkpoint(every = {})]", 1 + written / 2 % 3));
         match n {
             2 => {
                 // Declared before the loop: a name no value in scope has.
@@ -303,6 +310,9 @@ impl Gen {
                     count = self.name();
                 }
                 self.line(&format!("let {count}: usize = {n};"));
+                if let Some(c) = &checkpoint {
+                    self.line(c);
+                }
                 self.line(&format!("for {counter} in 0..{count} {{"));
                 None
             }
@@ -314,10 +324,16 @@ impl Gen {
                     c = self.name();
                 }
                 self.line(&format!("let mut {c}: usize = 0;"));
+                if let Some(c) = &checkpoint {
+                    self.line(c);
+                }
                 self.line(&format!("while {c} < {n} {{"));
                 Some(c)
             }
             _ => {
+                if let Some(c) = &checkpoint {
+                    self.line(c);
+                }
                 self.line(&format!("for {counter} in 0..{n} {{"));
                 None
             }

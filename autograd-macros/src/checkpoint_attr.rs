@@ -1,0 +1,72 @@
+//! `#[checkpoint(every = K)]` on a loop of a `#[differentiable]` body: read by the lowering
+//! (`Loop::checkpoint`), and removed from every copy of the body rustc sees, which has no such
+//! attribute (the function as written computes the same values with or without it).
+
+use syn::visit_mut::{self, VisitMut};
+use syn::{Attribute, Expr, ItemFn};
+
+/// Whether `a` is `#[checkpoint(..)]`.
+pub fn is_checkpoint(a: &Attribute) -> bool {
+    a.path().is_ident("checkpoint")
+}
+
+/// `K` of `#[checkpoint(every = K)]`, or an error at what is wrong.
+pub fn every(a: &Attribute) -> syn::Result<Expr> {
+    const FORM: &str = "write `#[checkpoint(every = K)]`: the loop keeps its carried values every K iterations and runs each block of K again in the reverse sweep (K near the square root of the number of iterations keeps the least)";
+    let syn::Meta::List(list) = &a.meta else {
+        return Err(syn::Error::new_spanned(a.path(), FORM));
+    };
+    let nv: syn::MetaNameValue = list
+        .parse_args()
+        .map_err(|e| syn::Error::new(e.span(), FORM))?;
+    if !nv.path.is_ident("every") {
+        return Err(syn::Error::new_spanned(&nv.path, FORM));
+    }
+    Ok(nv.value)
+}
+
+/// `func` without its loops' `#[checkpoint]` attributes (nested items are left alone: they are
+/// not differentiated). A loop that had one becomes `{ let _: usize = K; loop }`: the function
+/// as written reads `K` as its gradient does (a parameter given only as `K` is not unused) and
+/// rustc checks its type at the user's expression.
+pub fn strip(func: &ItemFn) -> ItemFn {
+    struct Strip;
+    impl VisitMut for Strip {
+        fn visit_local_mut(&mut self, l: &mut syn::Local) {
+            // Misplaced (an error of the lowering): removed so that rustc does not add its own.
+            l.attrs.retain(|a| !is_checkpoint(a));
+            visit_mut::visit_local_mut(self, l);
+        }
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            visit_mut::visit_expr_mut(self, e);
+            let attrs = match e {
+                Expr::ForLoop(f) => &mut f.attrs,
+                Expr::While(w) => &mut w.attrs,
+                Expr::Assign(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
+                Expr::Block(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
+                Expr::Call(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
+                Expr::If(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
+                Expr::Loop(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
+                Expr::Match(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
+                Expr::MethodCall(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
+                _ => return,
+            };
+            let Some(pos) = attrs.iter().position(is_checkpoint) else {
+                return;
+            };
+            let attr = attrs.remove(pos);
+            attrs.retain(|a| !is_checkpoint(a));
+            if let Ok(every) = every(&attr) {
+                let inner = e.clone();
+                *e = syn::parse_quote!({
+                    let _: usize = #every;
+                    #inner
+                });
+            }
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    let mut f = func.clone();
+    Strip.visit_block_mut(&mut f.block);
+    f
+}
