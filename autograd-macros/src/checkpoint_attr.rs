@@ -42,11 +42,11 @@ pub fn strip(func: &ItemFn) -> ItemFn {
             let attrs = match e {
                 Expr::ForLoop(f) => &mut f.attrs,
                 Expr::While(w) => &mut w.attrs,
+                Expr::Loop(l) => &mut l.attrs,
                 Expr::Assign(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
                 Expr::Block(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
                 Expr::Call(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
                 Expr::If(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
-                Expr::Loop(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
                 Expr::Match(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
                 Expr::MethodCall(x) => return x.attrs.retain(|a| !is_checkpoint(a)),
                 _ => return,

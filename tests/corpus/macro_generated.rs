@@ -797,6 +797,7 @@ fn g007(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     let v3 = if b.detach().sum().item() < 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
     let mut v4 = v3.clone();
     for i in 0..3 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v4 = (((&v4 * &v1).square() + 1.0).ln()).tanh();
         }
@@ -814,6 +815,7 @@ fn g007_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v3 = if b.detach().sum().item() < 0.0 { (-(&v2)) } else { ((&v2) * (&v2)) };
     let mut v4 = v3.clone();
     for i in 0..3 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v4 = (((&v4 * &v1).square() + 1.0).ln()).tanh();
         }
@@ -1163,7 +1165,8 @@ fn g015(a: &Tensor![f64; 2, 1, 3], b: &Tensor![f64; 2, 1, 1], c: &Tensor![f64; 2
     let mut v3 = b.clone();
     let mut v3_i = 0;
     #[checkpoint(every = 1)]
-    while v3_i < 4 {
+    loop {
+        if v3_i >= 4 { break; }
         if v3_i % 2 == 0 {
             v3 = (((&v3 * c).square() + 1.0).recip()).tanh();
         }
@@ -1183,7 +1186,8 @@ fn g015_tape(a: &Var<f64, Shape![2, 1, 3]>, b: &Var<f64, Shape![2, 1, 1]>, c: &V
     let v2 = (a).maximum(&v1);
     let mut v3 = b.clone();
     let mut v3_i = 0;
-    while v3_i < 4 {
+    loop {
+        if v3_i >= 4 { break; }
         if v3_i % 2 == 0 {
             v3 = (((&v3 * c).square() + 1.0).recip()).tanh();
         }
@@ -2077,6 +2081,7 @@ fn g035(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let v3 = ((((b) + &k2)).square() + 1.0).sqrt();
     let mut v4 = v1.clone();
     for i in 0..1 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v4 = ((&v4 * a).sin()).tanh();
         }
@@ -2093,6 +2098,7 @@ fn g035_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()
     let v3 = ((((b) + &k2)).square() + 1.0).sqrt();
     let mut v4 = v1.clone();
     for i in 0..1 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v4 = ((&v4 * a).sin()).tanh();
         }
@@ -2968,6 +2974,7 @@ fn g053(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 4]) -> f64 {
     let v3 = ((((&v1) * ((&v2).mean()))) / ((((a) * 1.5).gelu()).square() + 1.0));
     let mut v4 = a.clone();
     for i in 0..3 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v4 = (((&v4 * &v3) * 1.5).gelu()).tanh();
         }
@@ -2983,6 +2990,7 @@ fn g053_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![4]>) -> Var<f64,
     let v3 = ((((&v1) * ((&v2).mean()))) / ((((a) * 1.5).gelu()).square() + 1.0));
     let mut v4 = a.clone();
     for i in 0..3 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v4 = (((&v4 * &v3) * 1.5).gelu()).tanh();
         }
@@ -3256,6 +3264,7 @@ fn g060(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 3]) -> f64 {
     let mut v7 = v6.clone();
     #[checkpoint(every = 2)]
     for i in 0..3 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v7 = (((&v7 * &v3).square() + 1.0).powf(-0.5)).tanh();
         }
@@ -3279,6 +3288,7 @@ fn g060_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3, 3]>) -> Var<f64,
     let v6 = (((&v5).tanh().exp()) * ((&v5).tanh().cosh()));
     let mut v7 = v6.clone();
     for i in 0..3 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v7 = (((&v7 * &v3).square() + 1.0).powf(-0.5)).tanh();
         }
@@ -5416,6 +5426,7 @@ fn g104(a: &Tensor![f64; 1, 3], b: &Tensor![f64; 3]) -> f64 {
     let mut v7 = v6.clone();
     #[checkpoint(every = 2)]
     for i in 0..1 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v7 = ((&v7 * &v6).square()).tanh();
         }
@@ -5437,6 +5448,7 @@ fn g104_tape(a: &Var<f64, Shape![1, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()
     let v6 = ((&v4).layer_norm(1e-5) * &k5);
     let mut v7 = v6.clone();
     for i in 0..1 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v7 = ((&v7 * &v6).square()).tanh();
         }
@@ -6645,6 +6657,7 @@ fn g129(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let mut v3 = v2.clone();
     #[checkpoint(every = 2)]
     for i in 0..3 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v3 = (((&v3 * &v2).square() + 1.0).recip()).tanh();
         }
@@ -6664,6 +6677,7 @@ fn g129_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64, ()
     let v2 = (b).reshape::<Shape![3, 1]>();
     let mut v3 = v2.clone();
     for i in 0..3 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v3 = (((&v3 * &v2).square() + 1.0).recip()).tanh();
         }
@@ -6834,6 +6848,7 @@ fn g133(a: &Tensor![f64; 2, 1]) -> f64 {
     let v3 = (((&v2) - (&v1))).maximum_scalar(0.1);
     let mut v4 = v3.clone();
     for i in 0..1 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v4 = ((&v4 * &v1).sin()).tanh();
         }
@@ -6853,6 +6868,7 @@ fn g133_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v3 = (((&v2) - (&v1))).maximum_scalar(0.1);
     let mut v4 = v3.clone();
     for i in 0..1 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v4 = ((&v4 * &v1).sin()).tanh();
         }
@@ -7255,6 +7271,7 @@ fn g141(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 4]) -> f64 {
     let mut v9 = v6.clone();
     #[checkpoint(every = 2)]
     for i in 0..1 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v9 = (((&v9 * &v8).square() + 1.0).powf(-0.5)).tanh();
         }
@@ -7284,6 +7301,7 @@ fn g141_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![3, 4]>) -> Var<f64,
     let v8 = (&v7).cross_entropy(&[1usize, 0usize, 0usize]);
     let mut v9 = v6.clone();
     for i in 0..1 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v9 = (((&v9 * &v8).square() + 1.0).powf(-0.5)).tanh();
         }
@@ -8267,6 +8285,7 @@ fn g160(a: &Tensor![f64; 2, 1]) -> f64 {
     let mut v3 = v2.clone();
     #[checkpoint(every = 2)]
     for i in 0..3 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v3 = (((&v3 * &v2).square() + 1.0).ln()).tanh();
         }
@@ -8282,6 +8301,7 @@ fn g160_tape(a: &Var<f64, Shape![2, 1]>) -> Var<f64, ()> {
     let v2 = (&v1).mean_axis::<0>();
     let mut v3 = v2.clone();
     for i in 0..3 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v3 = (((&v3 * &v2).square() + 1.0).ln()).tanh();
         }
@@ -8455,7 +8475,8 @@ fn g164(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     }
     let mut v6 = v5.clone();
     let mut v6_i = 0;
-    while v6_i < 4 {
+    loop {
+        if v6_i >= 4 { break; }
         if v6_i % 2 == 0 {
             v6 = ((&v6 * &v4).cos()).tanh();
         }
@@ -8479,7 +8500,8 @@ fn g164_tape(a: &Var<f64, Shape![2, 1, 3]>) -> Var<f64, ()> {
     }
     let mut v6 = v5.clone();
     let mut v6_i = 0;
-    while v6_i < 4 {
+    loop {
+        if v6_i >= 4 { break; }
         if v6_i % 2 == 0 {
             v6 = ((&v6 * &v4).cos()).tanh();
         }
@@ -8788,6 +8810,7 @@ fn g171(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 3, 3], c: &Tensor![f64]) -> f64
     let v3 = (&v2).tanh().cosh();
     let mut v4 = b.clone();
     for i in 0..1 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v4 = ((&v4 * c).cos()).tanh();
         }
@@ -8806,6 +8829,7 @@ fn g171_tape(a: &Var<f64, Shape![2, 1]>, b: &Var<f64, Shape![3, 3]>, c: &Var<f64
     let v3 = (&v2).tanh().cosh();
     let mut v4 = b.clone();
     for i in 0..1 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v4 = ((&v4 * c).cos()).tanh();
         }
@@ -8848,6 +8872,7 @@ fn g172(a: &Tensor![f64; 3, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let mut v3 = v2.clone();
     #[checkpoint(every = 2)]
     for i in 0..3 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v3 = (((&v3 * a).square() + 1.0).ln()).tanh();
         }
@@ -8865,6 +8890,7 @@ fn g172_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Sh
     let v2 = ((&v1).square() + 1.0).log2();
     let mut v3 = v2.clone();
     for i in 0..3 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v3 = (((&v3 * a).square() + 1.0).ln()).tanh();
         }
@@ -9257,7 +9283,8 @@ fn g181(a: &Tensor![f64; 2, 2, 3]) -> f64 {
     let mut v3 = v2.clone();
     let mut v3_i = 0;
     #[checkpoint(every = 1)]
-    while v3_i < 2 {
+    loop {
+        if v3_i >= 2 { break; }
         if v3_i % 2 == 0 {
             v3 = ((&v3 * &v2).cos()).tanh();
         }
@@ -9274,7 +9301,8 @@ fn g181_tape(a: &Var<f64, Shape![2, 2, 3]>) -> Var<f64, ()> {
     let v2 = (&v1).tanh().expm1();
     let mut v3 = v2.clone();
     let mut v3_i = 0;
-    while v3_i < 2 {
+    loop {
+        if v3_i >= 2 { break; }
         if v3_i % 2 == 0 {
             v3 = ((&v3 * &v2).cos()).tanh();
         }
@@ -9317,6 +9345,7 @@ fn g182(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3]) -> f64 {
     let mut v9 = v3.clone();
     #[checkpoint(every = 2)]
     for i in 0..1 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v9 = (((&v9 * b).square() + 1.0).recip()).tanh();
         }
@@ -9342,6 +9371,7 @@ fn g182_tape(a: &Var<f64, Shape![2, 2, 3]>, b: &Var<f64, Shape![3]>) -> Var<f64,
     }
     let mut v9 = v3.clone();
     for i in 0..1 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v9 = (((&v9 * b).square() + 1.0).recip()).tanh();
         }
@@ -9936,6 +9966,7 @@ fn g195(a: &Tensor![f64; 3, 3], b: &Tensor![f64]) -> f64 {
     let v5 = ((b).tanh()).tanh();
     let mut v6 = v3.clone();
     for i in 0..1 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v6 = ((&v6 * &v3).square()).tanh();
         }
@@ -9956,6 +9987,7 @@ fn g195_tape(a: &Var<f64, Shape![3, 3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()>
     let v5 = ((b).tanh()).tanh();
     let mut v6 = v3.clone();
     for i in 0..1 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v6 = ((&v6 * &v3).square()).tanh();
         }
@@ -10046,6 +10078,7 @@ fn g197(a: &Tensor![f64; 2, 3], b: &Tensor![f64], c: &Tensor![f64; 3]) -> f64 {
     let v5 = (((&v3).tanh() * 0.2 + &k4)).det();
     let mut v6 = v5.clone();
     for i in 0..1 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v6 = ((&v6 * b).square()).tanh();
         }
@@ -10072,6 +10105,7 @@ fn g197_tape(a: &Var<f64, Shape![2, 3]>, b: &Var<f64, Shape![]>, c: &Var<f64, Sh
     let v5 = (((&v3).tanh() * 0.2 + &k4)).det();
     let mut v6 = v5.clone();
     for i in 0..1 {
+        if i == 1 { continue; }
         if i % 2 == 0 {
             v6 = ((&v6 * b).square()).tanh();
         }
@@ -10742,6 +10776,7 @@ fn g210(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2).square() + 1.0).ln() };
     let mut v4 = b.clone();
     for i in 0..3 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v4 = ((&v4 * &v2).tanh().powf(3.0)).tanh();
         }
@@ -10763,6 +10798,7 @@ fn g210_tape(a: &Var<f64, Shape![3]>, b: &Var<f64, Shape![]>) -> Var<f64, ()> {
     let v3 = if b.detach().sum().item() > 0.0 { (-(&v2)) } else { ((&v2).square() + 1.0).ln() };
     let mut v4 = b.clone();
     for i in 0..3 {
+        if i == 2 { break; }
         if i % 2 == 0 {
             v4 = ((&v4 * &v2).tanh().powf(3.0)).tanh();
         }

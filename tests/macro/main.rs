@@ -35,6 +35,7 @@ mod macro_fusion;
 mod macro_hvp;
 mod macro_hygiene;
 mod macro_iter_loops;
+mod macro_jumps;
 mod macro_large;
 mod macro_linalg;
 // Public, as the functions of a user's library are: clippy holds exported functions to the same

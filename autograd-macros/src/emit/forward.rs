@@ -418,6 +418,13 @@ impl<'a, 'c> Forward<'a, 'c> {
         let (_, replace) = self.carry(l);
         let body = self.block(&l.body);
         let saved = self.saved(l.scope);
+        if saved.is_empty() {
+            // Nothing kept (a loop of constants): the block's value is `()` without writing it.
+            return quote!({
+                #body
+                #replace
+            });
+        }
         quote!({
             #body
             #replace

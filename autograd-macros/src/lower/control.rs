@@ -85,13 +85,45 @@ impl Lower<'_> {
         Some(Some(self.rename(&every).0))
     }
 
+    /// A `loop`, or a `for` or `while` whose body has `break` or `continue`: lowered as the same
+    /// loop with flags (see [`super::jumps`]).
+    pub(super) fn lower_jumping_loop(&mut self, e: &Expr) -> Option<()> {
+        let name = |base: &str, n: usize| {
+            let mut k = 0;
+            loop {
+                let candidate = if k == 0 {
+                    format!("{base}{n}")
+                } else {
+                    format!("{base}{n}_{k}")
+                };
+                if !self.written.contains(&candidate) {
+                    return Ident::new(&candidate, Span::call_site());
+                }
+                k += 1;
+            }
+        };
+        let n = self.rewritten;
+        self.rewritten += 1;
+        let flags = super::jumps::Flags {
+            stop: name("loop_stop", n),
+            next: name("loop_next", n),
+        };
+        match super::jumps::rewrite(e, &flags) {
+            Ok(rewritten) => self.lower_expr_stmt(&rewritten),
+            Err(err) => {
+                self.errors.error(err.span(), err.to_string());
+                None
+            }
+        }
+    }
+
     fn reject_label(&mut self, label: Option<&syn::Label>) -> Option<()> {
         if let Some(label) = label {
             self.errors.error(
                 label.name.span(),
                 unsupported(
                     "loop labels are",
-                    "remove the label (`break` and `continue` are not supported either)",
+                    "remove the label (`break` and `continue` leave the innermost loop)",
                 ),
             );
             return None;

@@ -24,6 +24,7 @@
 
 mod control;
 mod expr;
+mod jumps;
 mod place;
 mod reject;
 mod returns;
@@ -67,6 +68,21 @@ fn stem_of(ident: &Ident) -> String {
     ident.to_string().trim_start_matches('_').to_string()
 }
 
+/// Every identifier in `tokens`.
+fn idents_of(tokens: TokenStream) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    for t in tokens {
+        match t {
+            proc_macro2::TokenTree::Ident(i) => {
+                out.insert(key(&i));
+            }
+            proc_macro2::TokenTree::Group(g) => out.extend(idents_of(g.stream())),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Lowers the body of `f`. Returns `None` if nothing could be lowered (errors are reported).
 pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
     let mut l = Lower {
@@ -95,6 +111,8 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         returning: false,
         ended: false,
         conts: Vec::new(),
+        written: idents_of(f.item.block.to_token_stream()),
+        rewritten: 0,
     };
     for (i, p) in f.params.iter().enumerate() {
         // The parameter keeps its name; the names derived from it take a stem of their own.
@@ -201,6 +219,11 @@ struct Lower<'e> {
     ended: bool,
     /// The continuations of the returning branches being lowered, outermost first.
     conts: Vec<returns::Cont>,
+    /// Every identifier the function's body writes, so that the flags of a loop that jumps
+    /// (see [`jumps`]) are named by none of them.
+    written: std::collections::HashSet<String>,
+    /// The loops rewritten so far (numbers their flags).
+    rewritten: usize,
 }
 
 /// Everything a loop body's lowering changes, to lower it again with other assumptions.

@@ -15,24 +15,39 @@ impl Lower<'_> {
             errors: &'a mut Errors,
             bad: &'e mut bool,
             macros: Vec<syn::Macro>,
+            /// The loops kept as written around the expression being checked.
+            loops: usize,
         }
         impl VisitMut for Find<'_, '_> {
             fn visit_expr_mut(&mut self, e: &mut Expr) {
-                // A `while` that computes nothing differentiated is kept as written, as a `for`
-                // is (what is inside it is still checked).
-                if matches!(e, Expr::While(w) if w.label.is_none()) {
-                    syn::visit_mut::visit_expr_mut(self, e);
-                    return;
+                // A `while` or a `loop` that computes nothing differentiated is kept as written,
+                // as a `for` is (what is inside it is still checked), and so are the jumps
+                // inside such loops, which leave them.
+                match e {
+                    Expr::While(w) if w.label.is_none() => {}
+                    Expr::Loop(l) if l.label.is_none() => {}
+                    Expr::ForLoop(f) if f.label.is_none() => {}
+                    Expr::Break(b) if self.loops > 0 && b.label.is_none() => {
+                        syn::visit_mut::visit_expr_mut(self, e);
+                        return;
+                    }
+                    Expr::Continue(c) if self.loops > 0 && c.label.is_none() => return,
+                    _ => {
+                        if let Some(msg) = control_flow_error(e) {
+                            self.errors.error(control_flow_span(e), msg);
+                            *self.bad = true;
+                            return;
+                        }
+                        if matches!(e, Expr::Closure(_)) {
+                            return;
+                        }
+                        syn::visit_mut::visit_expr_mut(self, e);
+                        return;
+                    }
                 }
-                if let Some(msg) = control_flow_error(e) {
-                    self.errors.error(control_flow_span(e), msg);
-                    *self.bad = true;
-                    return;
-                }
-                if matches!(e, Expr::Closure(_)) {
-                    return;
-                }
+                self.loops += 1;
                 syn::visit_mut::visit_expr_mut(self, e);
+                self.loops -= 1;
             }
             fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
                 self.macros.push(m.clone());
@@ -43,6 +58,7 @@ impl Lower<'_> {
             errors: self.errors,
             bad: &mut bad,
             macros: Vec::new(),
+            loops: 0,
         };
         find.visit_expr_mut(&mut e.clone());
         let macros = find.macros;
@@ -195,20 +211,20 @@ pub(super) fn control_flow_error(e: &Expr) -> Option<String> {
             "write it as a statement of the body that assigns what it computes (`while y > 0.0 { y = .. }`)",
         ),
         Expr::Loop(_) => unsupported(
-            "`loop` is",
-            "use `while cond { .. }` or `for i in 0..n` (the count may be a variable)",
+            "a `loop` here is",
+            "write it as a statement of the body that assigns what it computes (`loop { y = ..; if done { break; } }`)",
         ),
         Expr::Return(_) => unsupported(
             "`return` inside a loop or an expression is",
             "return from an arm of an `if` or a `match` outside loops, or end the function with its value as a tail expression",
         ),
         Expr::Break(_) => unsupported(
-            "`break` is",
-            "end a loop by the condition of a `while`, and choose values with `if`/`else` inside the body",
+            "`break` here is",
+            "write it as a statement of a loop's body or of its `if`, `match` and block arms (`if done { break; }`)",
         ),
         Expr::Continue(_) => unsupported(
-            "`continue` is",
-            "choose values with `if`/`else` inside the body",
+            "`continue` here is",
+            "write it as a statement of a loop's body or of its `if`, `match` and block arms (`if skip { continue; }`)",
         ),
         Expr::Try(_) => unsupported(
             "the `?` operator is",
@@ -303,6 +319,9 @@ pub(super) fn check_attributes(block: &Block, errors: &mut Errors) -> bool {
                 Expr::While(w) => w
                     .attrs
                     .retain(|a| !crate::checkpoint_attr::is_checkpoint(a)),
+                Expr::Loop(l) => l
+                    .attrs
+                    .retain(|a| !crate::checkpoint_attr::is_checkpoint(a)),
                 _ => {}
             }
             syn::visit_mut::visit_expr_mut(self, e);
@@ -311,7 +330,7 @@ pub(super) fn check_attributes(block: &Block, errors: &mut Errors) -> bool {
             if crate::checkpoint_attr::is_checkpoint(a) {
                 self.0.error(
                     a.path().span(),
-                    "`#[checkpoint(every = K)]` goes on a `for` or `while` loop of the body",
+                    "`#[checkpoint(every = K)]` goes on a `for`, `while` or `loop` of the body",
                 );
                 self.1 = false;
             }

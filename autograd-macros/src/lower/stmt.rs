@@ -168,6 +168,11 @@ impl Lower<'_> {
                 self.assign(&a.left, v, mark)
             }
             Expr::Binary(b) if compound_op(&b.op).is_some() => self.compound_assign(b),
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_)
+                if super::jumps::needs_rewrite(e) && (self.is_active(e) || self.assigns_var(e)) =>
+            {
+                self.lower_jumping_loop(e)
+            }
             Expr::ForLoop(f) if self.is_active(e) || self.assigns_var(e) => self.lower_loop(f),
             Expr::While(w) if self.is_active(e) || self.assigns_var(e) => self.lower_while(w),
             Expr::If(i) if self.is_active(e) || self.assigns_var(e) => {
@@ -190,6 +195,8 @@ impl Lower<'_> {
                     Expr::If(_)
                         | Expr::Match(_)
                         | Expr::ForLoop(_)
+                        | Expr::While(_)
+                        | Expr::Loop(_)
                         | Expr::Block(_)
                         | Expr::Unsafe(_)
                 );

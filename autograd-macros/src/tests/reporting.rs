@@ -136,7 +136,7 @@ fn every_error_of_a_function_is_reported_together() {
     let errs = errors(
         "",
         &body(
-            "let a = (|| x)(); let mut h = x.clone(); while true { h = &h * w; break; } let b = x % w; (x * w).sum().item()",
+            "let a = (|| x)(); let mut h = x.clone(); while true { h = &h * w; let _ = if true { break } else { 1 }; } let b = x % w; (x * w).sum().item()",
         ),
     );
     assert_eq!(errs.len(), 3, "{errs:#?}");
@@ -144,7 +144,7 @@ fn every_error_of_a_function_is_reported_together() {
 
 #[test]
 fn the_user_function_is_emitted_unchanged_even_on_error() {
-    let item = body("loop { } 0.0");
+    let item = body("let y = loop { }; 0.0");
     let (out, errs) = expand_reporting(TokenStream::new(), tokens(&item), Kind::Differentiable);
     assert_eq!(errs.messages().len(), 1);
     let out = out.to_string();

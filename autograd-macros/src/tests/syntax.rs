@@ -49,8 +49,8 @@ fn accepted_syntax_reports_nothing() {
 fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
     let cases = [
         (
-            "let mut h = x.clone(); while h.sum().item() < 1.0 { h = &h * w; break; } h.sum().item()",
-            "`break` is not supported",
+            "let mut h = x.clone(); while h.sum().item() < 1.0 { let s = if h.sum().item() > 0.5 { break } else { 2.0 }; h = &h * s; } h.sum().item()",
+            "`break` and `continue` inside an expression are not supported",
         ),
         (
             "let mut h = x.clone(); while let Some(_) = Some(1) { h = &h * w; } h.sum().item()",
@@ -65,8 +65,16 @@ fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
             "a `while` loop here is not supported",
         ),
         (
-            "let mut h = x.clone(); loop { h = &h * w; } h.sum().item()",
-            "`loop` is not supported",
+            "let mut h = x.clone(); 'a: loop { h = &h * w; break 'a; } h.sum().item()",
+            "loop labels are not supported",
+        ),
+        (
+            "let mut h = x.clone(); let y = loop { h = &h * w; break 1.0; }; h.sum().item() * y",
+            "a `loop` here is not supported",
+        ),
+        (
+            "let mut h = x.clone(); loop { h = &h * w; if h.sum().item() > 2.0 { break 1.0; } } h.sum().item()",
+            "`break` with a value is not supported",
         ),
         (
             "let f = |a: &Tensor![f32; 3]| a * w; f(x).sum().item()",
@@ -91,12 +99,8 @@ fn unsupported_syntax_is_reported_at_its_span_with_a_rewrite() {
         ),
         ("let y = async { x * w }; 0.0", "`async` blocks"),
         (
-            "let mut h = x.clone(); for _ in 0..3 { h = &h * w; break; } h.sum().item()",
-            "`break` is not supported",
-        ),
-        (
-            "let mut h = x.clone(); for _ in 0..3 { continue; } h.sum().item()",
-            "`continue` is not supported",
+            "let mut h = x.clone(); for _ in 0..3 { h = if h.sum().item() > 1.0 { continue } else { &h * w }; } h.sum().item()",
+            "`break` and `continue` inside an expression are not supported",
         ),
         ("let y = x.sum().item() as f64; y as f32", "`as` casts"),
         ("let y = x.as_slice()[0]; y", "indexing"),

@@ -204,15 +204,19 @@ fn corpus_covers_the_features() {
             );
         }
         for line in body {
-            if line.starts_with("for ") || line.starts_with("while ") {
+            if line.starts_with("for ") || line.starts_with("while ") || line == "loop {" {
                 loops += 1;
             }
             let Some(at) = line.find("if ") else { continue };
             let cond = &line[at + 3..];
-            // A loop's own index (`i`, or a `while` loop's counter `v3_i`).
+            // A loop's own index (`i`, or a `while` loop's counter `v3_i`), and the jumps it
+            // decides.
             let counter = cond.split_whitespace().next().unwrap_or("");
             if cond.starts_with("i % 2 == 0")
                 || (counter.ends_with("_i") && cond.contains(" % 2 == 0"))
+                || cond == "i == 1 { continue; }"
+                || cond == "i == 2 { break; }"
+                || (counter.ends_with("_i") && cond.ends_with("{ break; }"))
             {
                 continue;
             }
@@ -274,9 +278,12 @@ fn corpus_covers_the_features() {
         .filter(|l| l.trim_start().starts_with("while "))
         .count();
     let checkpointed = c.matches("#[checkpoint(every = ").count();
+    let breaks = c.matches("{ break; }").count();
+    let continues = c.matches("{ continue; }").count();
     assert!(
-        runtime >= 20 && whiles >= 20 && checkpointed >= 20,
-        "{runtime} runtime counts, {whiles} `while` loops, {checkpointed} checkpointed loops"
+        runtime >= 20 && whiles >= 20 && checkpointed >= 20 && breaks >= 10 && continues >= 10,
+        "{runtime} runtime counts, {whiles} `while` loops, {checkpointed} checkpointed loops, \
+         {breaks} breaks, {continues} continues"
     );
     // Model programs: a struct parameter, its fields read (nested, at constant indices, and at
     // the loop counter inside loops), its layers' methods called; every model type.

@@ -388,8 +388,9 @@ impl Gen {
     }
 
     /// `let mut h = x.clone(); for i in 0..K { h = f(h, ..); }` with `h`'s shape kept; `K` a
-    /// literal, or a local read when the loop starts; or the same as a `while` loop; every other
-    /// loop of the macro's body under `#[checkpoint(every = ..)]`.
+    /// literal, or a local read when the loop starts; or the same as a `while` loop or a `loop`
+    /// that breaks; an iteration sometimes skipped by `continue`; every other loop of the
+    /// macro's body under `#[checkpoint(every = ..)]`.
     pub(super) fn loop_stmt(&mut self) {
         let (x, s) = self.any_operand();
         let x_name = x.trim_start_matches('&').to_string();
@@ -403,7 +404,12 @@ impl Gen {
         // Every other loop is checkpointed in blocks of 1 or 2 iterations (decided by the
         // value's number and `k`, with no draw of their own, so that the other statements are
         // as before).
-        let checkpoint = h[1..].parse::<usize>().is_ok_and(|n| n % 2 == 1);
+        let number = h[1..].parse::<usize>().unwrap_or(0);
+        let checkpoint = number % 2 == 1;
+        // Every third loop counting its iterations ends by `break` or skips one by `continue`,
+        // and another third of those over `0..k` stops after its third iteration (decided the
+        // same way).
+        let jumps = number.is_multiple_of(3);
         let every = 1 + k % 2;
         if self.rng.chance(50) {
             if k.is_multiple_of(2) {
@@ -424,7 +430,13 @@ impl Gen {
             if checkpoint {
                 self.macro_line(&format!("#[checkpoint(every = {every})]"));
             }
-            self.line(&format!("while {h}_i < {k} {{"));
+            if jumps {
+                // The same as a `loop` that breaks.
+                self.line("loop {");
+                self.line(&format!("    if {h}_i >= {k} {{ break; }}"));
+            } else {
+                self.line(&format!("while {h}_i < {k} {{"));
+            }
             self.line(&format!("    if {h}_i % 2 == 0 {{"));
             self.line(&format!("        {h} = ({u}).tanh();"));
             self.line("    }");
@@ -435,6 +447,11 @@ impl Gen {
                 self.macro_line(&format!("#[checkpoint(every = {every})]"));
             }
             self.line(&format!("for i in 0..{k} {{"));
+            if jumps {
+                self.line("    if i == 1 { continue; }");
+            } else if number % 3 == 1 {
+                self.line("    if i == 2 { break; }");
+            }
             self.line("    if i % 2 == 0 {");
             self.line(&format!("        {h} = ({u}).tanh();"));
             self.line("    }");

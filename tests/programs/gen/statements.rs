@@ -1,4 +1,5 @@
-//! The generator's statements: `let`, assignments, tuples, `if`, `match`, loops, returns.
+//! The generator's statements: `let`, assignments, tuples, `if`, `match`, loops (with `break`,
+//! `continue` and `#[checkpoint]`), returns.
 
 use super::{E, Form, Gen, Ty, Var, is_name, mentions};
 use std::fmt::Write as _;
@@ -327,7 +328,13 @@ impl Gen {
                 if let Some(c) = &checkpoint {
                     self.line(c);
                 }
-                self.line(&format!("while {c} < {n} {{"));
+                if written.is_multiple_of(3) {
+                    // The same as a `loop` that breaks (decided as above).
+                    self.line("loop {");
+                    self.line(&format!("    if {c} >= {n} {{ break; }}"));
+                } else {
+                    self.line(&format!("while {c} < {n} {{"));
+                }
                 Some(c)
             }
             _ => {
@@ -336,6 +343,26 @@ impl Gen {
                 }
                 self.line(&format!("for {counter} in 0..{n} {{"));
                 None
+            }
+        }
+    }
+
+    /// Some iterations skipped, or the loop left early, by its index `counter` (decided by the
+    /// length of the text so far, with no draw of its own); only while the index's name is still
+    /// the index (the body may have shadowed it).
+    fn jump(&mut self, counter: &str) {
+        let index_in_scope = self
+            .scopes
+            .iter()
+            .flatten()
+            .rev()
+            .find(|v| v.name == counter)
+            .is_some_and(|v| v.counter);
+        if index_in_scope {
+            match self.out.len() % 5 {
+                0 => self.line(&format!("if {counter} == 1 {{ continue; }}")),
+                1 => self.line(&format!("if {counter} >= 1 {{ break; }}")),
+                _ => {}
             }
         }
     }
@@ -426,6 +453,7 @@ impl Gen {
         }
         let count = 2 + self.rng.below(2);
         self.statements(count);
+        self.jump(&counter);
         // The body's last statement updates a carried value.
         let targets = self.mutable_locals();
         if !targets.is_empty() {
