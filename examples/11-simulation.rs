@@ -12,7 +12,9 @@
 //! heap: the generated gradient (its vector of iterations), the same with `#[checkpoint(every =
 //! K)]` on its loop, the tape (every op a node), and the tape with `tape::checkpoint` around each
 //! block of `K` steps; `K` is about `sqrt(steps)`. Checkpointed, only the blocks' starts are
-//! kept, and each block is run again when the reverse sweep reaches it.
+//! kept, and each block is run again when the reverse sweep reaches it. Bisected
+//! (`#[checkpoint(bisect, every = 32)]`), only the first state is kept, and the reverse sweep
+//! halves the steps down to parts of 32: memory logarithmic in the steps, for more runs of them.
 //!
 //! ```text
 //! cargo run --release --example 11-simulation
@@ -109,6 +111,25 @@ pub(crate) fn flight_checkpointed(
     p.square().sum().item()
 }
 
+/// [`flight`] with `#[checkpoint(bisect)]`: the gradient keeps the first state only, and its
+/// reverse sweep halves the steps again and again down to parts of `every`.
+#[differentiable(wrt(v0))]
+pub(crate) fn flight_bisected(v0: &Tensor![f64; 2], drag: f64, steps: usize, every: usize) -> f64 {
+    let gravity: Tensor![f64; 2] = Tensor::new([0.0, -9.81]);
+    let mut p: Tensor![f64; 2] = Tensor::zeros();
+    let mut v = v0.clone();
+    #[checkpoint(bisect, every = every)]
+    for _ in 0..steps {
+        let speed = v.square().sum().sqrt();
+        v = &v + (&gravity - &v * speed * drag) * DT;
+        p = &p + &v * DT;
+    }
+    p.square().sum().item()
+}
+
+/// The parts a bisected gradient runs at once.
+pub(crate) const BISECT_BASE: usize = 32;
+
 /// The state of the tape's flight: position and velocity in one value, so that a checkpointed
 /// block of steps has one input and one output.
 type State = Var<f64, Shape![4]>;
@@ -168,12 +189,19 @@ fn measure(f: impl Fn() -> [f64; 2]) -> Measured {
 }
 
 /// The gradient of [`flight`] through `steps` steps by each method: generated, generated with
-/// `#[checkpoint(every)]`, tape, and tape checkpointed every `every` steps.
-pub(crate) fn memory(steps: usize, every: usize) -> [(&'static str, Measured); 4] {
+/// `#[checkpoint(every)]`, generated with `#[checkpoint(bisect, every = BISECT_BASE)]`, tape,
+/// and tape checkpointed every `every` steps.
+pub(crate) fn memory(steps: usize, every: usize) -> [(&'static str, Measured); 5] {
     let v0 = Tensor::new([12.0, 9.0]);
     let generated = measure(|| flight_grad(&v0, DRAG, steps).1.v0.to_array());
     let checkpointed = measure(|| {
         flight_checkpointed_grad(&v0, DRAG, steps, every)
+            .1
+            .v0
+            .to_array()
+    });
+    let bisected = measure(|| {
+        flight_bisected_grad(&v0, DRAG, steps, BISECT_BASE)
             .1
             .v0
             .to_array()
@@ -191,6 +219,7 @@ pub(crate) fn memory(steps: usize, every: usize) -> [(&'static str, Measured); 4
     [
         ("#[differentiable]", generated),
         ("  #[checkpoint]", checkpointed),
+        ("  bisected to 32", bisected),
         ("tape", measure(tape(None))),
         ("tape, checkpointed", measure(tape(Some(every)))),
     ]

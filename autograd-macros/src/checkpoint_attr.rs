@@ -1,7 +1,9 @@
-//! `#[checkpoint(every = K)]` on a loop of a `#[differentiable]` body: read by the lowering
+//! `#[checkpoint(every = K)]` (or `#[checkpoint(bisect, every = K)]`) on a loop of a
+//! `#[differentiable]` body: read by the lowering
 //! (`Loop::checkpoint`), and removed from every copy of the body rustc sees, which has no such
 //! attribute (the function as written computes the same values with or without it).
 
+use syn::punctuated::Punctuated;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Attribute, Expr, ItemFn};
 
@@ -10,19 +12,37 @@ pub fn is_checkpoint(a: &Attribute) -> bool {
     a.path().is_ident("checkpoint")
 }
 
-/// `K` of `#[checkpoint(every = K)]`, or an error at what is wrong.
-pub fn every(a: &Attribute) -> syn::Result<Expr> {
-    const FORM: &str = "write `#[checkpoint(every = K)]`: the loop keeps its carried values every K iterations and runs each block of K again in the reverse sweep (K near the square root of the number of iterations keeps the least)";
+/// What `#[checkpoint(..)]` asks for: `every = K`, and whether `bisect` is given.
+pub struct Spec {
+    /// `K`.
+    pub every: Expr,
+    /// `bisect`: the reverse sweep halves the iterations until a part has at most `K`.
+    pub bisect: bool,
+}
+
+/// The arguments of `#[checkpoint(every = K)]` or `#[checkpoint(bisect, every = K)]`, or an
+/// error at what is wrong.
+pub fn parse(a: &Attribute) -> syn::Result<Spec> {
+    const FORM: &str = "write `#[checkpoint(every = K)]` (the loop keeps its carried values every K iterations and runs each block of K again in the reverse sweep; K near the square root of the number of iterations keeps the least), or `#[checkpoint(bisect, every = K)]` (it keeps them once and halves the iterations again and again, down to K: memory logarithmic in their number, time that many times a run)";
     let syn::Meta::List(list) = &a.meta else {
         return Err(syn::Error::new_spanned(a.path(), FORM));
     };
-    let nv: syn::MetaNameValue = list
-        .parse_args()
+    let args = list
+        .parse_args_with(Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated)
         .map_err(|e| syn::Error::new(e.span(), FORM))?;
-    if !nv.path.is_ident("every") {
-        return Err(syn::Error::new_spanned(&nv.path, FORM));
+    let mut every = None;
+    let mut bisect = false;
+    for arg in args {
+        match arg {
+            syn::Meta::NameValue(nv) if nv.path.is_ident("every") && every.is_none() => {
+                every = Some(nv.value);
+            }
+            syn::Meta::Path(p) if p.is_ident("bisect") && !bisect => bisect = true,
+            other => return Err(syn::Error::new_spanned(other, FORM)),
+        }
     }
-    Ok(nv.value)
+    let every = every.ok_or_else(|| syn::Error::new_spanned(a.path(), FORM))?;
+    Ok(Spec { every, bisect })
 }
 
 /// `func` without its loops' `#[checkpoint]` attributes (nested items are left alone: they are
@@ -56,7 +76,7 @@ pub fn strip(func: &ItemFn) -> ItemFn {
             };
             let attr = attrs.remove(pos);
             attrs.retain(|a| !is_checkpoint(a));
-            if let Ok(every) = every(&attr) {
+            if let Ok(Spec { every, .. }) = parse(&attr) {
                 let inner = e.clone();
                 *e = syn::parse_quote!({
                     let _: usize = #every;

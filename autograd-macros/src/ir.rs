@@ -195,10 +195,20 @@ pub struct Loop {
     pub body: Vec<Stmt>,
     /// The carried values.
     pub carried: Vec<Carried>,
-    /// `#[checkpoint(every = K)]`: `K` as written (renamed). The forward sweep keeps only the
-    /// carried values at the start of every `K`-th iteration; the reverse sweep runs each block
-    /// of iterations again from its start (see `autograd_core::__private::Checkpoints`).
-    pub checkpoint: Option<TokenStream>,
+    /// `#[checkpoint(..)]`, if given.
+    pub checkpoint: Option<Checkpoint>,
+}
+
+/// A checkpointed loop's schedule.
+#[derive(Clone)]
+pub struct Checkpoint {
+    /// `K` of `every = K`, as written (renamed). Periodic: the forward sweep keeps only the
+    /// carried values at the start of every `K`-th iteration, and the reverse sweep runs each
+    /// block of iterations again from its start (see `autograd_core::__private::Checkpoints`).
+    pub every: TokenStream,
+    /// `bisect`: the forward sweep keeps only the first start; the reverse sweep halves the
+    /// iterations, keeping the middle's values, until a part has at most `K` iterations.
+    pub bisect: bool,
 }
 
 /// How a branch chooses its arm.

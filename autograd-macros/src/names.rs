@@ -39,6 +39,12 @@ pub const OWN: &[&str] = &[
     "block",
     "start",
     "b",
+    "segments",
+    "state",
+    "len",
+    "half",
+    "kept",
+    "rest",
 ];
 
 /// The prefixes of the names the generated code derives from a variable's (`__saved_x` for `__x`)

@@ -440,7 +440,7 @@ fn g000(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 2, 3]) -> f64 {
     let v4 = ((((c) + &k3)).tanh() * 0.9).atanh();
     let mut v5 = v2.clone();
     let v5_n: usize = 2;
-    #[checkpoint(every = 1)]
+    #[checkpoint(bisect, every = 1)]
     for _ in 0..v5_n {
         v5 = (((&v5 * &v2).square() + 1.0).sqrt()).tanh() + &v2 * 0.5;
     }
@@ -515,7 +515,7 @@ fn g001(a: &Tensor![f64; 3], b: &Tensor![f64], c: &Tensor![f64; 2, 3]) -> f64 {
     let v4 = ((((c) + &k3)).tanh() * 0.9).atanh();
     let mut v5 = v2.clone();
     let v5_n: usize = 2;
-    #[checkpoint(every = 1)]
+    #[checkpoint(bisect, every = 1)]
     for _ in 0..v5_n {
         v5 = (((&v5 * &v2).square() + 1.0).sqrt()).tanh() + &v2 * 0.5;
     }
@@ -2810,7 +2810,7 @@ fn g050(a: &Tensor![f64; 4], b: &Tensor![f64; 3, 3]) -> f64 {
     }
     let mut v5 = a.clone();
     let mut v5_i = 0;
-    #[checkpoint(every = 1)]
+    #[checkpoint(bisect, every = 1)]
     while v5_i < 4 {
         if v5_i % 2 == 0 {
             v5 = ((&v5 * a).square()).tanh();
@@ -4377,7 +4377,7 @@ fn g083(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1]) -> f64 {
     let v3 = (b).max();
     let v4 = (((&v3) * ((&v2).mean()))).sum();
     let mut v5 = v4.clone();
-    #[checkpoint(every = 2)]
+    #[checkpoint(bisect, every = 2)]
     for i in 0..1 {
         if i % 2 == 0 {
             v5 = ((&v5 * &v3).sigmoid()).tanh();
@@ -5097,7 +5097,7 @@ fn g098(a: &Tensor![f64; 3, 3], b: &Tensor![f64; 2, 3], c: &Tensor![f64]) -> f64
     let v4 = ((c) * 3.0).ceil();
     let mut v5 = v1.clone();
     let mut v5_i = 0;
-    #[checkpoint(every = 1)]
+    #[checkpoint(bisect, every = 1)]
     while v5_i < 2 {
         if v5_i % 2 == 0 {
             v5 = ((&v5 * &v4).cos()).tanh();
@@ -5303,7 +5303,7 @@ fn g102(a: &Tensor![f64; 2, 1], b: &Tensor![f64; 1], c: &Tensor![f64; 2, 2, 3]) 
     let v3 = if a.detach().sum().item() < 0.0 { (&v1).cos() } else { ((&v1) * (&v2)) };
     let v4 = (&v3).dropout(0.25, 3);
     let mut v5 = v4.clone();
-    #[checkpoint(every = 2)]
+    #[checkpoint(bisect, every = 2)]
     for i in 0..3 {
         if i % 2 == 0 {
             v5 = ((&v5 * &v3).sigmoid()).tanh();
@@ -6326,7 +6326,7 @@ fn g122(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 1, 1]) -> f64 {
     let v3 = (((b) + &k2)).reshape::<Shape![1, 2, 3]>().max_pool1d::<2, 2, 1>().reshape::<Shape![2, 1]>();
     let v4 = (&v3).sigmoid();
     let mut v5 = v3.clone();
-    #[checkpoint(every = 2)]
+    #[checkpoint(bisect, every = 2)]
     for i in 0..1 {
         if i % 2 == 0 {
             v5 = ((&v5 * &v4).square()).tanh();
@@ -7269,7 +7269,7 @@ fn g141(a: &Tensor![f64; 2, 3], b: &Tensor![f64; 3, 4]) -> f64 {
     }
     let v8 = (&v7).cross_entropy(&[1usize, 0usize, 0usize]);
     let mut v9 = v6.clone();
-    #[checkpoint(every = 2)]
+    #[checkpoint(bisect, every = 2)]
     for i in 0..1 {
         if i == 1 { continue; }
         if i % 2 == 0 {
@@ -9343,7 +9343,7 @@ fn g182(a: &Tensor![f64; 2, 2, 3], b: &Tensor![f64; 3]) -> f64 {
         v8 = ((&v8 * b).cos()).tanh() + b * 0.5;
     }
     let mut v9 = v3.clone();
-    #[checkpoint(every = 2)]
+    #[checkpoint(bisect, every = 2)]
     for i in 0..1 {
         if i == 1 { continue; }
         if i % 2 == 0 {
@@ -9711,7 +9711,7 @@ fn g190(a: &Tensor![f64; 2, 1]) -> f64 {
     let v4 = ((((&v2) + &k3)) * 3.0).ceil();
     let mut v5 = v4.clone();
     let mut v5_i = 0;
-    #[checkpoint(every = 1)]
+    #[checkpoint(bisect, every = 1)]
     while v5_i < 4 {
         if v5_i % 2 == 0 {
             v5 = ((&v5 * a).sigmoid()).tanh();
@@ -10455,7 +10455,7 @@ fn g204(a: &Tensor![f64; 3], b: &Tensor![f64; 2, 1, 3], c: &Tensor![f64]) -> f64
     let v4 = (b).dropout(0.25, 570);
     let mut v5 = v4.clone();
     let v5_n: usize = 2;
-    #[checkpoint(every = 1)]
+    #[checkpoint(bisect, every = 1)]
     for _ in 0..v5_n {
         v5 = ((&v5 * &v3).tanh().exp()).tanh() + &v4 * 0.5;
     }
@@ -10724,7 +10724,7 @@ fn g209(a: &Tensor![f64; 2, 1, 3]) -> f64 {
     let v4 = ((&v3) + (&v2));
     let mut v5 = v4.clone();
     let mut v5_i = 0;
-    #[checkpoint(every = 1)]
+    #[checkpoint(bisect, every = 1)]
     while v5_i < 4 {
         if v5_i % 2 == 0 {
             v5 = ((&v5 * &v3).tanh().powf(3.0)).tanh();
@@ -10784,7 +10784,7 @@ fn g210(a: &Tensor![f64; 3], b: &Tensor![f64]) -> f64 {
     }
     let mut v5 = v4.clone();
     let v5_n: usize = 4;
-    #[checkpoint(every = 1)]
+    #[checkpoint(bisect, every = 1)]
     for _ in 0..v5_n {
         v5 = (((&v5 * &v3).square() + 1.0).recip()).tanh() + &v4 * 0.5;
     }

@@ -284,3 +284,100 @@ fn method_with_calls_and_a_borrowed_constant() {
         .unwrap();
     }
 }
+
+/// [`steps`] with the bisecting schedule: only the first start is kept, and the reverse sweep
+/// halves the iterations down to parts of `every`.
+#[differentiable(wrt(w, x))]
+fn steps_bisect(
+    w: &Tensor![f64; 3, 3],
+    x: &Tensor![f64; 2, 3],
+    scale: f64,
+    n: usize,
+    every: usize,
+) -> f64 {
+    let mut h = x.clone();
+    #[checkpoint(bisect, every = every)]
+    for _ in 0..n {
+        h = (h.matmul(w) + x).tanh() * scale;
+    }
+    h.square().sum().item()
+}
+
+#[test]
+fn bisected_runtime_count_every_base() {
+    let w: Tensor![f64; 3, 3] = Tensor::rand_uniform(1, -0.8, 0.8);
+    let x: Tensor![f64; 2, 3] = Tensor::rand_uniform(2, -1.0, 1.0);
+    for n in [0, 1, 2, 7, 30, 65] {
+        for every in [1, 2, 5, 100] {
+            let (value, g) = steps_bisect_grad(&w, &x, 1.1, n, every);
+            assert_eq!(value.to_bits(), steps(&w, &x, 1.1, n, every).to_bits());
+            let (_, plain) = steps_plain_grad(&w, &x, 1.1, n);
+            assert_eq!(bits(&g.w), bits(&plain.w), "n = {n}, every = {every}");
+            assert_eq!(bits(&g.x), bits(&plain.x), "n = {n}, every = {every}");
+        }
+    }
+}
+
+/// A bisected `while` loop (its length found as it runs) with a tensor and a counter carried.
+#[differentiable(wrt(v0))]
+fn landing_bisect(v0: &Tensor![f64; 2], drag: f64, every: usize) -> f64 {
+    let dt = 1e-3;
+    let gravity: Tensor![f64; 2] = Tensor::new([0.0, -9.81]);
+    let mut p: Tensor![f64; 2] = Tensor::new([0.0, 1e-9]);
+    let mut prev = p.clone();
+    let mut v = v0.clone();
+    #[checkpoint(bisect, every = every)]
+    while p.as_slice()[1] > 0.0 {
+        prev = p.clone();
+        let speed = v.square().sum().sqrt();
+        v = &v + (&gravity - &v * speed * drag) * dt;
+        p = &p + &v * dt;
+    }
+    let (x0, y0) = (
+        prev.slice::<0, 0, 1>().sum().item(),
+        prev.slice::<0, 1, 1>().sum().item(),
+    );
+    let (x1, y1) = (
+        p.slice::<0, 0, 1>().sum().item(),
+        p.slice::<0, 1, 1>().sum().item(),
+    );
+    x0 + (x1 - x0) * y0 / (y0 - y1)
+}
+
+#[test]
+fn bisected_while_loop_until_the_projectile_lands() {
+    let v0 = Tensor::new([12.0, 9.0]);
+    let (_, periodic) = landing_grad(&v0, 0.05, 40);
+    for every in [1, 16, 5000] {
+        let (value, g) = landing_bisect_grad(&v0, 0.05, every);
+        assert_eq!(value.to_bits(), landing(&v0, 0.05, every).to_bits());
+        assert_eq!(
+            g.v0.as_slice()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>(),
+            periodic
+                .v0
+                .as_slice()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+/// Bisected down to parts of 64, 10,000 steps keep about log2(10,000 / 64) + 1 = 8 starts and
+/// one part of 64 iterations.
+#[test]
+fn bisected_memory_is_logarithmic() {
+    let w: Tensor![f64; 3, 3] = Tensor::rand_uniform(1, -0.8, 0.8);
+    let x: Tensor![f64; 2, 3] = Tensor::rand_uniform(2, -1.0, 1.0);
+    let mut value = 0.0;
+    let info = allocation_counter::measure(|| {
+        value = steps_bisect_grad(&w, &x, 1.0, 10_000, 64).0;
+    });
+    assert_eq!(value.to_bits(), steps(&w, &x, 1.0, 10_000, 64).to_bits());
+    // 64 iterations of 144 bytes (9.2 kB), the starts' stack of 56-byte entries (grown by
+    // doubling to 16), and the record's one start.
+    assert!(info.bytes_max < 12_000, "{} bytes", info.bytes_max);
+}

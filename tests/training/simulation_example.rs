@@ -1,7 +1,7 @@
 //! `examples/11-simulation.rs`: the gradient of a flight stepped in a `while` loop until it
-//! lands, against central differences; the fit to a target; and the four gradients through
-//! 2,000 steps (generated, generated with `#[checkpoint]`, tape, checkpointed tape), equal, with
-//! the memory each keeps.
+//! lands, against central differences; the fit to a target; and the five gradients through
+//! 2,000 steps (generated, generated with `#[checkpoint]` periodic and bisected, tape,
+//! checkpointed tape), equal, with the memory each keeps.
 
 use autograd_core::gradcheck::{Tolerance, check_gradient};
 use autograd_core::prelude::*;
@@ -45,6 +45,7 @@ fn generated_tape_and_checkpointed_gradients_agree_and_checkpoints_keep_less() {
     let [
         (_, generated),
         (_, generated_ck),
+        (_, bisected),
         (_, tape),
         (_, checkpointed),
     ] = simulation::memory(2_000, 50);
@@ -54,7 +55,16 @@ fn generated_tape_and_checkpointed_gradients_agree_and_checkpoints_keep_less() {
         // Checkpointed, the same ops run in the same order: the same bits.
         assert_eq!(b.to_bits(), c.to_bits());
         assert_eq!(a.to_bits(), generated_ck.grad[i].to_bits());
+        assert_eq!(a.to_bits(), bisected.grad[i].to_bits());
     }
+    // Bisected down to 32 steps: 32 steps' values (160 bytes each, 5.1 kB) and about
+    // log2(2,000 / 32) + 1 = 7 starts; against 40 starts and 50 steps' values.
+    assert!(
+        bisected.peak_bytes < 7_000 && bisected.peak_bytes < generated_ck.peak_bytes,
+        "{} against {} bytes",
+        bisected.peak_bytes,
+        generated_ck.peak_bytes
+    );
     // 2,000 steps: the generated gradient keeps 2,000 iterations' values; checkpointed, 40
     // starts and one block of 50.
     assert!(

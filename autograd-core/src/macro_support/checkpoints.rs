@@ -3,7 +3,9 @@
 //! The reverse sweep takes the blocks last first; for each it runs the block's iterations again
 //! from its saved start, keeping their values in a vector of at most `K`, and sweeps that
 //! backwards. Memory: `N / K` starts and `K` iterations' values, for one more forward run of the
-//! body (`K` about `sqrt(N)` gives `2 sqrt(N)`).
+//! body (`K` about `sqrt(N)` gives `2 sqrt(N)`). Bisected (`#[checkpoint(bisect, every = K)]`),
+//! only the first start is kept, and the reverse sweep halves the iterations down to parts of
+//! `K`: `log2(N / K) + 1` starts and `K` iterations' values, for about `log2(N / K)` more runs.
 
 use core::ops::Range;
 
@@ -13,6 +15,8 @@ use core::ops::Range;
 /// `while` loop, which the reverse sweep counts itself), `S` the carried values.
 pub struct Checkpoints<I, S> {
     every: usize,
+    /// With `bisect`: the most iterations the reverse sweep runs again at once.
+    base: usize,
     count: usize,
     end: I,
     starts: Vec<(I, S)>,
@@ -33,10 +37,36 @@ impl<I: Copy + Default, S> Checkpoints<I, S> {
         );
         Checkpoints {
             every,
+            base: every,
             count: 0,
             end,
             starts: Vec::new(),
         }
+    }
+
+    /// A record keeping only the first iteration's start, for `#[checkpoint(bisect, every =
+    /// base)]`: the reverse sweep halves the iterations until a part has at most `base`.
+    ///
+    /// # Panics
+    /// If `base` is zero.
+    #[inline]
+    #[track_caller]
+    pub fn bisecting(base: usize, end: I) -> Self {
+        let mut c = Self::new(base, end);
+        c.every = usize::MAX;
+        c
+    }
+
+    /// The most iterations the reverse sweep of a bisected loop runs again at once.
+    #[inline]
+    pub fn base(&self) -> usize {
+        self.base
+    }
+
+    /// The indices from `start` to the loop's end.
+    #[inline]
+    pub fn from(&self, start: I) -> Range<I> {
+        start..self.end
     }
 
     /// The loop's index range, `0..end` in the index's type.
@@ -139,6 +169,21 @@ mod tests {
         assert_eq!(c.count(), 255);
         let last: Vec<u8> = c.indices(c.blocks().count() - 1).collect();
         assert_eq!(last, [252, 253, 254]);
+    }
+
+    /// A bisected record keeps the first start only; `from` counts on from any index.
+    #[test]
+    fn bisecting_keeps_the_first_start() {
+        let mut c: Checkpoints<usize, u8> = Checkpoints::bisecting(4, 100);
+        for i in c.range() {
+            if c.at_block_start() {
+                c.save(i, 7);
+            }
+            c.step();
+        }
+        assert_eq!(c.blocks().count(), 1);
+        assert_eq!((c.base(), c.count()), (4, 100));
+        assert_eq!(c.from(97).collect::<Vec<_>>(), [97, 98, 99]);
     }
 
     #[test]

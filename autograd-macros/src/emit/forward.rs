@@ -6,7 +6,7 @@
 //! ran and that arm's values.
 
 use super::{Cx, Entity, Plan, respan};
-use crate::ir::{Branch, Count, Head, Loop, Origin, Stmt, Value, VarId};
+use crate::ir::{Branch, Checkpoint, Count, Head, Loop, Origin, Stmt, Value, VarId};
 use crate::names::{hygiene, own};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -438,8 +438,8 @@ impl<'a, 'c> Forward<'a, 'c> {
         let counter = own("i");
         let iteration = self.iteration(l);
         let k = self.cx.krate;
-        if let Some(every) = &l.checkpoint {
-            return self.checkpointed_loop(l, every);
+        if let Some(checkpoint) = &l.checkpoint {
+            return self.checkpointed_loop(l, checkpoint);
         }
         if let Count::While(cond) = &l.count {
             // The body inline rather than in a closure: the condition reads the state the body
@@ -487,9 +487,11 @@ impl<'a, 'c> Forward<'a, 'c> {
     }
 
     /// `#[checkpoint(every = K)]`: the loop runs as written, keeping in its record
-    /// (`Checkpoints`) only the carried values at the start of every `K`-th iteration; what an
-    /// iteration would keep for the reverse sweep is dropped, and made again there.
-    fn checkpointed_loop(&self, l: &Loop, every: &TokenStream) -> TokenStream {
+    /// (`Checkpoints`) only the carried values at the start of every `K`-th iteration (with
+    /// `bisect`, of the first); what an iteration would keep for the reverse sweep is dropped,
+    /// and made again there.
+    fn checkpointed_loop(&self, l: &Loop, checkpoint: &Checkpoint) -> TokenStream {
+        let every = &checkpoint.every;
         let k = self.cx.krate;
         let (init, _) = self.carry(l);
         let tape = self.cx.ident(Entity::Tape(l.id));
@@ -542,10 +544,15 @@ impl<'a, 'c> Forward<'a, 'c> {
                 }
             }
         };
+        let schedule = if checkpoint.bisect {
+            quote!(bisecting)
+        } else {
+            quote!(new)
+        };
         quote! {
             #init
             #setup
-            let mut #tape = #k::__private::Checkpoints::new({ let #own_end: usize = #every; #own_end }, #end);
+            let mut #tape = #k::__private::Checkpoints::#schedule({ let #own_end: usize = #every; #own_end }, #end);
             #run
         }
     }

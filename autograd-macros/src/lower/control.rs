@@ -8,7 +8,7 @@
 //! the pattern names to a reference into its array at the expansion's own counter
 //! (`let layer = &model.layers[__i];`), a projection whose cotangent is added into the array's.
 
-use crate::ir::Count;
+use crate::ir::{Checkpoint, Count};
 use crate::names::own;
 
 use super::{
@@ -55,17 +55,17 @@ impl Lower<'_> {
         self.lower_loop_body(head, &w.body, Some(&w.cond))
     }
 
-    /// `#[checkpoint(every = K)]` among a loop's attributes: `K` renamed, read where the loop
-    /// starts. Only a loop at the top of the body may have it (see [`crate::checkpoint_attr`]).
-    fn checkpoint_every(&mut self, attrs: &[syn::Attribute]) -> Option<Option<TokenStream>> {
+    /// `#[checkpoint(..)]` among a loop's attributes: its `K` renamed (read where the loop
+    /// starts) and its schedule. Only a loop at the top of the body may have it.
+    fn checkpoint_every(&mut self, attrs: &[syn::Attribute]) -> Option<Option<Checkpoint>> {
         let Some(attr) = attrs
             .iter()
             .find(|a| crate::checkpoint_attr::is_checkpoint(a))
         else {
             return Some(None);
         };
-        let every = match crate::checkpoint_attr::every(attr) {
-            Ok(e) => e,
+        let spec = match crate::checkpoint_attr::parse(attr) {
+            Ok(s) => s,
             Err(e) => {
                 self.errors.error(e.span(), e.to_string());
                 return None;
@@ -81,8 +81,11 @@ impl Lower<'_> {
             );
             return None;
         }
-        self.check_inert(&every)?;
-        Some(Some(self.rename(&every).0))
+        self.check_inert(&spec.every)?;
+        Some(Some(Checkpoint {
+            every: self.rename(&spec.every).0,
+            bisect: spec.bisect,
+        }))
     }
 
     /// A `loop`, or a `for` or `while` whose body has `break` or `continue`: lowered as the same
@@ -659,8 +662,8 @@ struct LoopHead<'f> {
     count: Count,
     /// Each element the pattern names, and its array as written.
     elements: Vec<(Ident, &'f Expr)>,
-    /// `#[checkpoint(every = K)]`: `K`, renamed.
-    every: Option<TokenStream>,
+    /// `#[checkpoint(..)]`, its `K` renamed.
+    every: Option<Checkpoint>,
 }
 
 impl<'f> LoopHead<'f> {

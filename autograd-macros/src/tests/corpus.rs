@@ -14,7 +14,7 @@ pub(super) const SEEDS: &[&str] = &[
     "fn w(x: f64, y: &Tensor![f64; 2]) -> f64 { let mut v = y.clone(); let mut k = 0; while v.sum().item() < x && k < 9 { v = &v * 1.5; k += 1; } v.sum().item() }",
     "fn r(x: &Tensor![f64; 2], n: usize, cs: &[f64]) -> f64 { let mut h = x.clone(); for _ in 0..n { h = h.tanh() * 0.9; } for (i, c) in cs.iter().enumerate() { h = &h * *c + i as f64; } h.sum().item() }",
     "fn t(m: &Rnn, xs: &[Tensor![f64; 4]; 3]) -> (f64, Tensor![f64; 4]) { let mut h = xs[0].clone(); for t in 0..3 { let xt = &xs[t]; h = (h * &m.w + xt).tanh(); h += &m.b; } (h.sum().item(), h) }",
-    "fn k(x: &Tensor![f64; 2], n: usize) -> f64 { let mut h = x.clone(); #[checkpoint(every = 3)] for _ in 0..n { h = h.tanh() * 0.9; } let mut t = 0.0; #[checkpoint(every = n / 2 + 1)] while t < 1.0 { h = &h * 1.1; t += 0.25; } h.sum().item() }",
+    "fn k(x: &Tensor![f64; 2], n: usize) -> f64 { let mut h = x.clone(); #[checkpoint(every = 3)] for _ in 0..n { h = h.tanh() * 0.9; } let mut t = 0.0; #[checkpoint(bisect, every = n / 2 + 1)] while t < 1.0 { h = &h * 1.1; t += 0.25; } h.sum().item() }",
     "fn j(x: &Tensor![f64; 2], n: usize) -> f64 { let mut h = x.clone(); let mut k = 0; loop { k += 1; if k % 2 == 0 { continue; } h = h.tanh() * 1.1; if k > n { break; } } for i in 0..n { match i { 3 => break, _ => {} } h = &h * 0.9; } h.sum().item() }",
 ];
 

@@ -278,12 +278,18 @@ fn corpus_covers_the_features() {
         .filter(|l| l.trim_start().starts_with("while "))
         .count();
     let checkpointed = c.matches("#[checkpoint(every = ").count();
+    let bisected = c.matches("#[checkpoint(bisect, every = ").count();
     let breaks = c.matches("{ break; }").count();
     let continues = c.matches("{ continue; }").count();
     assert!(
-        runtime >= 20 && whiles >= 20 && checkpointed >= 20 && breaks >= 10 && continues >= 10,
+        runtime >= 20
+            && whiles >= 20
+            && checkpointed >= 10
+            && bisected >= 10
+            && breaks >= 10
+            && continues >= 10,
         "{runtime} runtime counts, {whiles} `while` loops, {checkpointed} checkpointed loops, \
-         {breaks} breaks, {continues} continues"
+         {bisected} bisected, {breaks} breaks, {continues} continues"
     );
     // Model programs: a struct parameter, its fields read (nested, at constant indices, and at
     // the loop counter inside loops), its layers' methods called; every model type.

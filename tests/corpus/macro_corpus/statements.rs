@@ -411,13 +411,15 @@ impl Gen {
         // same way).
         let jumps = number.is_multiple_of(3);
         let every = 1 + k % 2;
+        // Bisected rather than periodic, one time in two.
+        let bisect = if number % 4 == 1 { "bisect, " } else { "" };
         if self.rng.chance(50) {
             if k.is_multiple_of(2) {
                 // A count known only when the loop runs (a local): its values go to a vector.
                 // Decided by `k`, with no draw of its own, as above.
                 self.line(&format!("let {h}_n: usize = {k};"));
                 if checkpoint {
-                    self.macro_line(&format!("#[checkpoint(every = {every})]"));
+                    self.macro_line(&format!("#[checkpoint({bisect}every = {every})]"));
                 }
                 self.line(&format!("for _ in 0..{h}_n {{"));
             } else {
@@ -428,7 +430,7 @@ impl Gen {
             // The same as a `while` loop counting its own iterations (decided by `k`, as above).
             self.line(&format!("let mut {h}_i = 0;"));
             if checkpoint {
-                self.macro_line(&format!("#[checkpoint(every = {every})]"));
+                self.macro_line(&format!("#[checkpoint({bisect}every = {every})]"));
             }
             if jumps {
                 // The same as a `loop` that breaks.
@@ -444,7 +446,7 @@ impl Gen {
             self.line(&format!("    {h}_i += 1;"));
         } else {
             if checkpoint {
-                self.macro_line(&format!("#[checkpoint(every = {every})]"));
+                self.macro_line(&format!("#[checkpoint({bisect}every = {every})]"));
             }
             self.line(&format!("for i in 0..{k} {{"));
             if jumps {

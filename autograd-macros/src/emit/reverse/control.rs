@@ -8,7 +8,7 @@ use super::{Ct, Override, Reverse};
 use crate::emit::{Construct, Entity};
 use crate::ir::{Branch, Carried, Count, Loop, Stmt, VarId};
 use crate::names::own;
-use proc_macro2::{Ident, TokenStream, TokenTree};
+use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 impl Reverse<'_, '_> {
@@ -184,6 +184,7 @@ impl Reverse<'_, '_> {
             }
         };
         let sweep = match &l.checkpoint {
+            Some(c) if c.bisect => self.halves_again(l, &tape, &sweep),
             Some(_) => self.blocks_again(l, &tape, &sweep),
             None => sweep,
         };
@@ -199,78 +200,6 @@ impl Reverse<'_, '_> {
         }
         let _ = &k;
         code
-    }
-
-    /// The reverse sweep of a checkpointed loop: block by block, last first, the block's
-    /// iterations run again from its saved start, their values kept in a vector that shadows
-    /// the loop's record, and `sweep` (the reverse of a loop over that vector) run over it. The
-    /// carried values' state bindings are shadowed too: after the block has run they hold the
-    /// values at its end, which the sweep's last iteration reads as the loop's result would be
-    /// read.
-    fn blocks_again(&self, l: &Loop, tape: &TokenStream, sweep: &TokenStream) -> TokenStream {
-        let k = self.cx.krate;
-        let (own_b, own_start, own_block, own_i) = (own("b"), own("start"), own("block"), own("i"));
-        let record = self.cx.ident(Entity::Tape(l.id));
-        let mut forward = crate::emit::forward::Forward::new(self.cx, &self.plan);
-        if self.guarded {
-            forward = forward.guarded();
-        }
-        let iteration = forward.iteration(l);
-        let states: Vec<Ident> = l
-            .carried
-            .iter()
-            .map(|c| self.cx.ident(Entity::Var(c.outer_out)))
-            .collect();
-        // The references the function binds before the loop (`let c = &xs[1];`, `let w =
-        // &model.fc.weight;`) that the body reads, bound again where it runs: a pullback's
-        // closure cannot keep a borrow of its caller's parameters.
-        let mut reads = iteration.clone();
-        let mut borrowed = Vec::new();
-        for s in self.cx.body.stmts.iter().rev() {
-            if let Stmt::Let { var, .. } = s
-                && self.cx.body.vars[*var].reference
-                && mentions(&reads, &self.cx.ident(Entity::Var(*var)))
-            {
-                let code = forward.stmt(s);
-                reads.extend(code.clone());
-                borrowed.push(code);
-            }
-        }
-        borrowed.reverse();
-        // The reverse sweep reads the parameters passed by value through references; the body
-        // run again reads them as the function as written does (inside the block that runs it,
-        // so that the sweep after it still reads references).
-        let params: Vec<TokenStream> = self
-            .cx
-            .f
-            .params
-            .iter()
-            .filter(|p| !p.by_ref && !p.receiver && mentions(&reads, &p.name))
-            .map(|p| {
-                let n = &p.name;
-                quote!(let #n = ::core::clone::Clone::clone(#n);)
-            })
-            .collect();
-        let index = if matches!(l.count, Count::While(_)) {
-            quote!(_)
-        } else {
-            quote!(#own_i)
-        };
-        quote! {
-            for (#own_b, #own_start) in (#tape).blocks().rev() {
-                let (#(mut #states,)*) = ::core::clone::Clone::clone(&#own_start.1);
-                let #record = {
-                    #(#params)*
-                    #(#borrowed)*
-                    let mut #own_block = #k::__private::Vec::with_capacity((#tape).block_len(#own_b));
-                    for #index in (#tape).indices(#own_b) {
-                        #own_block.push(#iteration);
-                    }
-                    #own_block
-                };
-                #sweep
-            }
-        }
     }
 
     pub(super) fn branch(&mut self, b: &Branch) -> TokenStream {
@@ -334,13 +263,4 @@ impl Reverse<'_, '_> {
             }
         }
     }
-}
-
-/// Whether `tokens` mention the identifier `name` anywhere.
-fn mentions(tokens: &TokenStream, name: &Ident) -> bool {
-    tokens.clone().into_iter().any(|t| match t {
-        TokenTree::Ident(i) => i == *name,
-        TokenTree::Group(g) => mentions(&g.stream(), name),
-        _ => false,
-    })
 }

@@ -14,10 +14,13 @@
 //! - `stmt.rs`: the reverse of a `let`: an op's pullbacks, a call's pullback, copies and elements;
 //! - `control.rs`: the reverse of a loop (over its tape, backwards) and of a branch (over the arm
 //!   that ran);
+//! - `checkpoint.rs`: a checkpointed loop's iterations run again, a part at a time, for that
+//!   reverse;
 //! - `blocks.rs`: the sweep of a block, and the top level cut into blocks that scope its
 //!   cotangents ([`Reverse::scoped`], [`Reverse::segmented`]).
 
 mod blocks;
+mod checkpoint;
 mod contribute;
 mod control;
 mod stmt;
