@@ -357,6 +357,12 @@ impl VisitMut for Renamer<'_> {
         visit_mut::visit_expr_while_mut(self, w);
     }
 
+    fn visit_expr_loop_mut(&mut self, l: &mut syn::ExprLoop) {
+        l.attrs
+            .retain(|a| !crate::checkpoint_attr::is_checkpoint(a));
+        visit_mut::visit_expr_loop_mut(self, l);
+    }
+
     fn visit_field_value_mut(&mut self, f: &mut syn::FieldValue) {
         // `S { x }` becomes `S { x: __x }`.
         self.visit_expr_mut(&mut f.expr);

@@ -381,3 +381,58 @@ fn bisected_memory_is_logarithmic() {
     // doubling to 16), and the record's one start.
     assert!(info.bytes_max < 12_000, "{} bytes", info.bytes_max);
 }
+
+/// Checkpointed loops inside another loop, inside a branch's arm, and after an early `return`
+/// (which puts the rest of the body in an arm); their bodies read the enclosing loop's carried
+/// value and index, an arm's local, and a tensor computed before them.
+#[differentiable(wrt(a))]
+fn nested_checkpoints(a: &Tensor![f64; 3], n: usize, k: usize) -> f64 {
+    if k == 0 {
+        return a.sum().item();
+    }
+    let base = a * 0.5;
+    let mut h = a.clone();
+    for outer in 0..3 {
+        let shift = outer as f64 * 0.1;
+        let mut g = h.clone();
+        #[checkpoint(every = k)]
+        for _ in 0..n {
+            g = (&g * 0.9 + &h * shift + &base).tanh();
+        }
+        h = &h + g * 0.5;
+    }
+    let out = if h.sum().item() > 0.0 {
+        let scale = 1.5;
+        let mut t = h.clone();
+        let mut steps = 0;
+        #[checkpoint(bisect, every = k)]
+        while steps < n {
+            t = (&t * scale).sin() + &base;
+            steps += 1;
+        }
+        t
+    } else {
+        h.clone()
+    };
+    out.square().sum().item()
+}
+
+#[test]
+fn checkpointed_loops_nested_in_loops_and_branches() {
+    for a in [
+        Tensor::new([0.3, -0.2, 0.8]),
+        Tensor::new([-0.9, -0.4, 0.1]),
+    ] {
+        for (n, k) in [(0, 1), (5, 1), (5, 2), (9, 4), (3, 0)] {
+            let (value, g) = nested_checkpoints_grad(&a, n, k);
+            assert_eq!(value.to_bits(), nested_checkpoints(&a, n, k).to_bits());
+            check_gradient(
+                |a| nested_checkpoints(a, n, k),
+                &a,
+                &g.a,
+                Tolerance::default(),
+            )
+            .unwrap_or_else(|e| panic!("{n}, {k}: {e}"));
+        }
+    }
+}

@@ -56,7 +56,7 @@ impl Lower<'_> {
     }
 
     /// `#[checkpoint(..)]` among a loop's attributes: its `K` renamed (read where the loop
-    /// starts) and its schedule. Only a loop at the top of the body may have it.
+    /// starts) and its schedule.
     fn checkpoint_every(&mut self, attrs: &[syn::Attribute]) -> Option<Option<Checkpoint>> {
         let Some(attr) = attrs
             .iter()
@@ -71,16 +71,6 @@ impl Lower<'_> {
                 return None;
             }
         };
-        if !matches!(self.scopes[self.scope].0, ScopeKind::Top) {
-            self.errors.error(
-                attr.path().span(),
-                unsupported(
-                    "`#[checkpoint]` on a loop inside another loop or a branch (or after an early `return`, which puts the rest of the body in a branch) is",
-                    "put it on a loop at the top of the body (its blocks are run again from the function's own values)",
-                ),
-            );
-            return None;
-        }
         self.check_inert(&spec.every)?;
         Some(Some(Checkpoint {
             every: self.rename(&spec.every).0,

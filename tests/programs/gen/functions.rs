@@ -47,7 +47,6 @@ impl Gen {
         self.scopes = vec![params.clone()];
         self.out.clear();
         self.indent = 1;
-        self.early_returns = 0;
         self.budget = max;
         let count = min + self.rng.below(max - min + 1);
         self.statements(count);
@@ -119,7 +118,6 @@ impl Gen {
         self.scopes = vec![ordered.iter().map(|(p, _)| p.clone()).collect()];
         self.out.clear();
         self.indent = 1;
-        self.early_returns = 0;
         self.budget = 7;
         let count = 4 + self.rng.below(2);
         self.statements(count);

@@ -242,7 +242,6 @@ pub fn program(seed: u64, config: &Config) -> Program {
         loops: 0,
         budget: 0,
         returns: false,
-        early_returns: 0,
         values: 0,
     };
     let mut source = String::new();
@@ -422,9 +421,6 @@ struct Gen {
     budget: usize,
     /// Whether the function being written may `return` early (a scalar output).
     returns: bool,
-    /// The early `return`s it has: after one, the rest of its body is an arm of a branch,
-    /// where a loop cannot be checkpointed.
-    early_returns: usize,
     /// Blocks that are values (`let v = if .. { .. }`) around the statement being written,
     /// where no `return` goes.
     values: usize,

@@ -224,7 +224,6 @@ impl Gen {
             self.statements(1);
             let value = self.return_value();
             self.line(&format!("return {value};"));
-            self.early_returns += 1;
             self.indent -= 1;
             self.scopes.pop();
         } else {
@@ -297,19 +296,18 @@ impl Gen {
     /// it returns. Decided by the count drawn, so that the random stream is as before.
     fn range_head(&mut self, counter: &str) -> Option<String> {
         let n = *self.rng.pick(&[1, 2, 2, 3, 3, 3, 0]);
-        // About every other loop at the top of the body (not after an early `return`) is
-        // checkpointed, in blocks of 1 to 3, half of them bisected (decided by the length of the
-        // text so far, with no draw of its own, so that the programs are otherwise as before).
+        // About every other loop (nested in any construct) is checkpointed, in blocks of 1 to 3,
+        // half of them bisected (decided by the length of the text so far, with no draw of its
+        // own, so that the programs are otherwise as before).
         let written = self.out.len();
-        let checkpoint = (self.indent == 1 && self.early_returns == 0 && written.is_multiple_of(2))
-            .then(|| {
-                let bisect = if (written / 2).is_multiple_of(2) {
-                    "bisect, "
-                } else {
-                    ""
-                };
-                format!("#[checkpoint({bisect}every = {})]", 1 + written / 2 % 3)
-            });
+        let checkpoint = written.is_multiple_of(2).then(|| {
+            let bisect = if (written / 2).is_multiple_of(2) {
+                "bisect, "
+            } else {
+                ""
+            };
+            format!("#[checkpoint({bisect}every = {})]", 1 + written / 2 % 3)
+        });
         match n {
             2 => {
                 // Declared before the loop: a name no value in scope has.

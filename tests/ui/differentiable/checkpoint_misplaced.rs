@@ -1,6 +1,6 @@
-// `#[checkpoint(every = K)]` checkpoints a loop at the top of the body: written without `every`,
-// on a loop inside another loop, or on a statement that is not a loop, it is an error at the
-// attribute that says where it goes.
+// `#[checkpoint(every = K)]` checkpoints a loop: written without `every`, with a schedule it does
+// not know, or on a statement that is not a loop, it is an error at the attribute that says what
+// to write.
 use autograd_core::prelude::*;
 use autograd_core::differentiable;
 
@@ -15,13 +15,11 @@ fn no_every(x: &Tensor![f32; 3], n: usize) -> f32 {
 }
 
 #[differentiable]
-fn nested(x: &Tensor![f32; 3], n: usize) -> f32 {
+fn unknown_schedule(x: &Tensor![f32; 3], n: usize) -> f32 {
     let mut h = x.clone();
+    #[checkpoint(revolve, every = 4)]
     for _ in 0..n {
-        #[checkpoint(every = 4)]
-        for _ in 0..n {
-            h = &h * 2.0;
-        }
+        h = &h * 2.0;
     }
     h.sum().item()
 }

@@ -10,10 +10,13 @@
 //!   without keeping anything, and its two halves are taken as parts, the later first; a stack of
 //!   them holds one start per halving, so at most `log2(N / K) + 1` starts and one part of `K`
 //!   iterations are kept, for about `log2(N / K)` runs of the loop.
+//!
+//! Inside another loop or a branch, what the body reads of the constructs around it is read from
+//! what they kept for the reverse sweep (see [`Reverse::again`]).
 
 use super::Reverse;
 use crate::emit::Entity;
-use crate::ir::{Count, Loop, Stmt};
+use crate::ir::{Count, Loop, Origin, Stmt};
 use crate::names::own;
 use proc_macro2::{Ident, TokenStream, TokenTree};
 use quote::quote;
@@ -32,7 +35,7 @@ struct Again {
 }
 
 impl Reverse<'_, '_> {
-    fn again(&self, l: &Loop) -> Again {
+    fn again(&mut self, l: &Loop) -> Again {
         let mut forward = crate::emit::forward::Forward::new(self.cx, &self.plan);
         if self.guarded {
             forward = forward.guarded();
@@ -59,6 +62,50 @@ impl Reverse<'_, '_> {
             }
         }
         borrowed.reverse();
+        // Inside another loop or a branch, the values of the constructs around the loop that
+        // the body reads (the enclosing iteration's or arm's, kept by it for this sweep, and
+        // read here through references) are bound again as the body reads them: a reference as
+        // it is, a value cloned. The loop's own variables are bound by the iterations.
+        let mut around = std::collections::HashSet::new();
+        let mut s = self.cx.body.scopes[l.scope].1;
+        while let Some(scope) = s.filter(|&scope| scope != 0) {
+            around.insert(scope);
+            s = self.cx.body.scopes[scope].1;
+        }
+        // Inside an enclosing loop's body, its state's name means the value at the start of
+        // the iteration (the `LoopIn` variable), not the one after that loop; this loop's own
+        // states are bound from its starts.
+        let vars = &self.cx.body.vars;
+        let iterating: std::collections::HashSet<String> = vars
+            .iter()
+            .filter(|var| around.contains(&var.home))
+            .filter_map(|var| match var.origin {
+                Origin::LoopIn { state } => Some(vars[state].ident.to_string()),
+                _ => None,
+            })
+            .collect();
+        let own_states: std::collections::HashSet<String> =
+            states.iter().map(ToString::to_string).collect();
+        let mut enclosing = Vec::new();
+        for (v, var) in self.cx.body.vars.iter().enumerate() {
+            if !around.contains(&var.home) {
+                continue;
+            }
+            let read_as = match var.origin {
+                Origin::LoopIn { state } => self.cx.body.vars[state].ident.clone(),
+                _ if iterating.contains(&var.ident.to_string()) => continue,
+                _ => var.ident.clone(),
+            };
+            if own_states.contains(&read_as.to_string()) || !mentions(&reads, &read_as) {
+                continue;
+            }
+            let r = self.refer(Entity::Var(v));
+            enclosing.push(if var.reference {
+                quote!(let #read_as = #r;)
+            } else {
+                quote!(let #read_as = ::core::clone::Clone::clone(#r);)
+            });
+        }
         // The reverse sweep reads the parameters passed by value through references; the body
         // run again reads them as the function as written does (inside the block that runs it,
         // so that the sweep after it still reads references).
@@ -76,7 +123,7 @@ impl Reverse<'_, '_> {
         Again {
             iteration,
             states,
-            setup: quote!(#(#params)* #(#borrowed)*),
+            setup: quote!(#(#params)* #(#enclosing)* #(#borrowed)*),
             index: if matches!(l.count, Count::While(_)) {
                 quote!(_)
             } else {
@@ -87,7 +134,7 @@ impl Reverse<'_, '_> {
 
     /// `every = K`: block by block, last first.
     pub(super) fn blocks_again(
-        &self,
+        &mut self,
         l: &Loop,
         tape: &TokenStream,
         sweep: &TokenStream,
@@ -120,7 +167,7 @@ impl Reverse<'_, '_> {
     /// `bisect, every = K`: parts halved down to `K` iterations, from a stack of parts (each its
     /// first index, its start, its length), the later half on top.
     pub(super) fn halves_again(
-        &self,
+        &mut self,
         l: &Loop,
         tape: &TokenStream,
         sweep: &TokenStream,
@@ -153,7 +200,7 @@ impl Reverse<'_, '_> {
                         }
                         #block
                     };
-                    #sweep
+                        #sweep
                 } else {
                     let #half = #len / 2;
                     let #kept = (#(::core::clone::Clone::clone(&#states),)*);

@@ -148,7 +148,15 @@ impl Reverse<'_, '_> {
                 .position(|&e| e == Entity::Var(c.inner_in))
                 .unwrap_or(0);
             let id = self.cx.ident(Entity::Var(c.inner_out));
-            let last = self.refer(Entity::Var(c.outer_out));
+            // Checkpointed, the iterations run again a part at a time, and the last of a part
+            // reads the part's end: the state binding as the rerun left it (see
+            // `checkpoint.rs`), not the loop's result as the code around the loop reads it.
+            let last = if l.checkpoint.is_some() {
+                let state = self.cx.ident(Entity::Var(c.outer_out));
+                quote!(&#state)
+            } else {
+                self.refer(Entity::Var(c.outer_out))
+            };
             let field = if saved.len() == 1 {
                 quote!(.0)
             } else {
