@@ -135,15 +135,7 @@ fn landing(v0: &Tensor![f64; 2], drag: f64, every: usize) -> f64 {
         v = &v + (&gravity - &v * speed * drag) * dt;
         p = &p + &v * dt;
     }
-    let (x0, y0) = (
-        prev.slice::<0, 0, 1>().sum().item(),
-        prev.slice::<0, 1, 1>().sum().item(),
-    );
-    let (x1, y1) = (
-        p.slice::<0, 0, 1>().sum().item(),
-        p.slice::<0, 1, 1>().sum().item(),
-    );
-    x0 + (x1 - x0) * y0 / (y0 - y1)
+    super::macro_dynamic_loops::crossing(&prev, &p)
 }
 
 #[test]
@@ -333,15 +325,7 @@ fn landing_bisect(v0: &Tensor![f64; 2], drag: f64, every: usize) -> f64 {
         v = &v + (&gravity - &v * speed * drag) * dt;
         p = &p + &v * dt;
     }
-    let (x0, y0) = (
-        prev.slice::<0, 0, 1>().sum().item(),
-        prev.slice::<0, 1, 1>().sum().item(),
-    );
-    let (x1, y1) = (
-        p.slice::<0, 0, 1>().sum().item(),
-        p.slice::<0, 1, 1>().sum().item(),
-    );
-    x0 + (x1 - x0) * y0 / (y0 - y1)
+    super::macro_dynamic_loops::crossing(&prev, &p)
 }
 
 #[test]

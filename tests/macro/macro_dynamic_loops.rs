@@ -205,15 +205,7 @@ fn landing(v0: &Tensor![f64; 2], drag: f64) -> f64 {
         v = &v + (&gravity - &v * speed * drag) * dt;
         p = &p + &v * dt;
     }
-    let (x0, y0) = (
-        prev.slice::<0, 0, 1>().sum().item(),
-        prev.slice::<0, 1, 1>().sum().item(),
-    );
-    let (x1, y1) = (
-        p.slice::<0, 0, 1>().sum().item(),
-        p.slice::<0, 1, 1>().sum().item(),
-    );
-    x0 + (x1 - x0) * y0 / (y0 - y1)
+    crossing(&prev, &p)
 }
 
 #[test]
@@ -249,4 +241,21 @@ fn while_that_runs_no_iteration_and_one_that_runs_several() {
             g.x
         );
     }
+}
+
+/// Where the segment from `prev` to `p` crosses the ground: a landing point interpolated between
+/// the last two steps, smooth in the launch velocity where the number of steps jumps. Shared by
+/// the landing functions of `macro_checkpoint` and `macro_jumps` (a call of a `#[differentiable]`
+/// function by path).
+#[differentiable]
+pub(super) fn crossing(prev: &Tensor![f64; 2], p: &Tensor![f64; 2]) -> f64 {
+    let (x0, y0) = (
+        prev.slice::<0, 0, 1>().sum().item(),
+        prev.slice::<0, 1, 1>().sum().item(),
+    );
+    let (x1, y1) = (
+        p.slice::<0, 0, 1>().sum().item(),
+        p.slice::<0, 1, 1>().sum().item(),
+    );
+    x0 + (x1 - x0) * y0 / (y0 - y1)
 }

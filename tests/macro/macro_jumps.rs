@@ -194,15 +194,7 @@ fn landing(v0: &Tensor![f64; 2], every: usize) -> f64 {
             break;
         }
     }
-    let (x0, y0) = (
-        prev.slice::<0, 0, 1>().sum().item(),
-        prev.slice::<0, 1, 1>().sum().item(),
-    );
-    let (x1, y1) = (
-        p.slice::<0, 0, 1>().sum().item(),
-        p.slice::<0, 1, 1>().sum().item(),
-    );
-    x0 + (x1 - x0) * y0 / (y0 - y1)
+    super::macro_dynamic_loops::crossing(&prev, &p)
 }
 
 #[test]
