@@ -1,13 +1,15 @@
 //! Gradients of the benchmark MLP written by hand WITHOUT this library, as a skilled person writes
-//! them for speed: the honest baselines of `benches/macro.rs` (issue 17).
+//! them for speed: the honest baselines of `benches/macro.rs` (issues 17 and 31).
 //!
 //! The model: `h = relu(x w1 + b1)`, `z = h w2 + b2`, loss = mean softmax cross-entropy of `z`
 //! against integer labels; gradients of `w1, b1, w2, b2`. All matrices row-major, f32.
 //!
-//! - [`Loops`]: plain loops over const-generic arrays (`[[f32; H]; I]` rows), ordered so the inner
-//!   loop runs along a contiguous row and auto-vectorizes; the bias add fused with ReLU, softmax
-//!   fused with cross-entropy and its VJP, the ReLU mask fused into the product that makes `dh`,
-//!   `b1`'s gradient folded into the loop that makes `w1`'s, scratch buffers allocated once.
+//! - [`Loops`]: plain loops over const-generic arrays (`[[f32; H]; I]` rows), indexed with constant
+//!   bounds so that they unroll and vectorize along contiguous rows; the bias add fused with ReLU
+//!   and with the logits' dot products; the softmax cross-entropy and its VJP along the batch (the
+//!   logits kept transposed, classes by batch), so that its `exp` and `ln` run as vectors; `dw2`
+//!   (transposed), `dh`, `db1`, `dw1` and `db2` in one pass over the batch, the small gradients
+//!   accumulated in locals the compiler keeps in registers.
 //! - [`Sgemm`]: the same algorithm with every product handed to matrixmultiply's `sgemm`. The
 //!   workspace forbids `unsafe`, and `matrixmultiply::sgemm` is an `unsafe fn`, so it is reached
 //!   through nalgebra's safe `gemm` on strided views of the row-major buffers, which calls
@@ -16,9 +18,26 @@
 //!   plain strided loop instead (nalgebra's fallback for them indexes out of bounds); there
 //!   [`Loops`] is the faster baseline anyway.
 //!
+//! Both are built for the machine's vector width at run time: the whole step runs inside
+//! [`dispatch`] (pulp's `Arch::dispatch`, every function it calls inlined into the AVX-512 or AVX2
+//! copy), as `-C target-cpu=native` would build it, and `AUTOGRAD_SIMD=avx2|avx512|scalar`
+//! forces one path as it does for the library's products. A call through a closure is not
+//! inlined into that copy (measured: the closure stayed an SSE2 function), hence [`Inlined`]
+//! below. `exp` and `ln` are branch-free polynomials ([`exp`], [`ln`]) that vectorize;
+//! the C library's `expf` and `logf` are one call per element (the 48 `expf` and 16 `logf` of a
+//! W1 step took 0.15 µs here, a quarter of the whole step with the polynomials).
+//!
 //! Kept free of the library so that the test binary `macro` can include it (see
 //! `tests/macro/hand_baselines.rs`) and check it against the generated gradient.
 #![allow(dead_code, reason = "each benchmark or test uses a subset")]
+#![allow(
+    clippy::inline_always,
+    reason = "a step must be inlined whole into the copy `dispatch` builds for the machine's vectors"
+)]
+#![allow(
+    clippy::excessive_precision,
+    reason = "Cephes' coefficients as published"
+)]
 
 use nalgebra::{Dyn, MatrixView, MatrixViewMut};
 
@@ -45,25 +64,128 @@ pub fn rows<const R: usize, const N: usize>(flat: &[f32]) -> &[[f32; N]; R] {
         .unwrap_or_else(|_| panic!("{} rows where {R} were expected", rows.len()))
 }
 
+/// The SIMD instruction sets [`dispatch`] can run a step on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Path {
+    Auto,
+    Avx2,
+    Avx512,
+    Scalar,
+}
+
+/// `AUTOGRAD_SIMD` (`avx2`, `avx512`, `scalar`; else the widest the CPU has), read once.
+fn path() -> Path {
+    static PATH: std::sync::OnceLock<Path> = std::sync::OnceLock::new();
+    *PATH.get_or_init(|| match std::env::var("AUTOGRAD_SIMD").as_deref() {
+        Ok("avx2") => Path::Avx2,
+        Ok("avx512") => Path::Avx512,
+        Ok("scalar") => Path::Scalar,
+        _ => Path::Auto,
+    })
+}
+
+/// Runs `op` compiled for the machine's widest vectors, or for the path `AUTOGRAD_SIMD` names
+/// (falling back to the widest when the CPU lacks it: `machine()` has already refused that).
+pub fn dispatch<Op: pulp::WithSimd>(op: Op) -> Op::Output {
+    #[cfg(target_arch = "x86_64")]
+    match path() {
+        Path::Avx512 => {
+            if let Some(simd) = pulp::x86::V4::try_new() {
+                return pulp::Simd::vectorize(simd, op);
+            }
+        }
+        Path::Avx2 => {
+            if let Some(simd) = pulp::x86::V3::try_new() {
+                return pulp::Simd::vectorize(simd, op);
+            }
+        }
+        Path::Scalar => return pulp::Simd::vectorize(pulp::Scalar::new(), op),
+        Path::Auto => {}
+    }
+    pulp::Arch::new().dispatch(op)
+}
+
+/// e^x (for x below 88), Cephes' single-precision polynomial: `x = n ln 2 + r` with `|r| <= ln 2 / 2`,
+/// `e^r` by a degree-7 polynomial, `2^n` built in the exponent bits. Branch-free, so that a loop of
+/// them vectorizes; within 1 ulp of `f32::exp` over the softmax's range (x <= 0, tested).
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    // Below -87, e^x is under f32's smallest normal: clamping keeps 2^n's exponent field valid.
+    let x = x.clamp(-87.0, 88.0);
+    // 1.5 * 2^23: adding and subtracting it rounds to the nearest integer (vectorizes on SSE2,
+    // where `round` is a library call).
+    const ROUND: f32 = 12_582_912.0;
+    let n = (x * std::f32::consts::LOG2_E + ROUND) - ROUND;
+    // ln 2 in two parts (0.693359375 exact in few bits, and the rest), so that n ln 2 is exact.
+    let r = x - n * 0.693_359_4 + n * 2.121_944_4e-4;
+    let mut p = 1.987_569_1e-4f32;
+    p = p * r + 1.398_199_9e-3;
+    p = p * r + 8.333_452e-3;
+    p = p * r + 4.166_579_6e-2;
+    p = p * r + 1.666_666_5e-1;
+    p = p * r + 5.000_000_1e-1;
+    let y = p * r * r + r + 1.0;
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "n is an integer in [-126, 127] after the clamp, so n + 127 is a valid exponent"
+    )]
+    let scale = f32::from_bits((((n as i32) + 127) << 23) as u32);
+    y * scale
+}
+
+/// ln x for a positive normal x, Cephes' single-precision polynomial on the mantissa (brought into
+/// [sqrt(1/2), sqrt(2))) plus the exponent times ln 2. Branch-free, within 1 ulp of `f32::ln` (tested).
+#[inline(always)]
+pub fn ln(x: f32) -> f32 {
+    let bits = x.to_bits();
+    #[allow(
+        clippy::cast_possible_wrap,
+        clippy::cast_precision_loss,
+        reason = "an exponent field of 8 bits"
+    )]
+    let mut e = ((bits >> 23) as i32 - 126) as f32;
+    let m = f32::from_bits((bits & 0x007f_ffff) | 0x3f00_0000); // in [0.5, 1)
+    let small = m < std::f32::consts::FRAC_1_SQRT_2;
+    e -= if small { 1.0 } else { 0.0 };
+    let x = if small { m + m - 1.0 } else { m - 1.0 };
+    let z = x * x;
+    let mut y = 7.037_683_6e-2f32;
+    y = y * x - 1.151_461e-1;
+    y = y * x + 1.167_699_9e-1;
+    y = y * x - 1.242_014_1e-1;
+    y = y * x + 1.424_932_3e-1;
+    y = y * x - 1.666_805_8e-1;
+    y = y * x + 2.000_071_5e-1;
+    y = y * x - 2.499_999_4e-1;
+    y = y * x + 3.333_333_1e-1;
+    y = y * x * z;
+    y += -2.121_944_4e-4 * e;
+    y += -0.5 * z;
+    x + y + 0.693_359_4 * e
+}
+
 /// Adds `b2` to each row of `z` and replaces the row by the cross-entropy's cotangent
-/// `(softmax(z) - onehot(label)) / B`; returns the summed (not yet averaged) loss. One pass of
-/// `exp` per element, shared by the loss and its VJP.
+/// `(softmax(z) - onehot(label)) / B`; returns the summed (not yet averaged) loss. One `exp` per
+/// element, shared by the loss and its VJP.
+#[inline(always)]
 fn softmax_xent<const O: usize>(z: &mut [[f32; O]], b2: &[f32; O], labels: &[usize]) -> f32 {
+    #[allow(clippy::cast_precision_loss, reason = "a batch size")]
     let inv_b = 1.0 / z.len() as f32;
     let mut loss = 0.0;
     for (row, &label) in z.iter_mut().zip(labels) {
         let mut max = f32::NEG_INFINITY;
-        for (v, b) in row.iter_mut().zip(b2) {
-            *v += b;
-            max = max.max(*v);
+        for o in 0..O {
+            row[o] += b2[o];
+            max = max.max(row[o]);
         }
         let picked = row[label];
         let mut total = 0.0;
         for v in row.iter_mut() {
-            *v = (*v - max).exp();
+            *v = exp(*v - max);
             total += *v;
         }
-        loss += total.ln() + max - picked;
+        loss += ln(total) + max - picked;
         let scale = inv_b / total;
         for v in row.iter_mut() {
             *v *= scale;
@@ -75,25 +197,28 @@ fn softmax_xent<const O: usize>(z: &mut [[f32; O]], b2: &[f32; O], labels: &[usi
 
 /// `a . b` in eight independent partial sums, so that the loop vectorizes (one running sum
 /// would fix the order of the additions and keep it scalar).
+#[inline(always)]
 fn dot<const N: usize>(a: &[f32; N], b: &[f32; N]) -> f32 {
     let mut acc = [0.0f32; 8];
     let ((ac, ar), (bc, br)) = (a.as_chunks::<8>(), b.as_chunks::<8>());
     for (x, y) in ac.iter().zip(bc) {
-        for ((s, &p), &q) in acc.iter_mut().zip(x).zip(y) {
-            *s += p * q;
+        for k in 0..8 {
+            acc[k] += x[k] * y[k];
         }
     }
     let tail: f32 = ar.iter().zip(br).map(|(p, q)| p * q).sum();
     acc.iter().sum::<f32>() + tail
 }
 
+/// A fixed-size view of a scratch buffer.
+fn fixed<T, const N: usize>(v: &mut [T]) -> &mut [T; N] {
+    v.try_into().expect("a scratch buffer of its batch's size")
+}
+
 /// The plain-loop baseline for batch `B`, `I -> H -> O`, with its scratch and gradients.
 pub struct Loops<const B: usize, const I: usize, const H: usize, const O: usize> {
     h: Vec<[f32; H]>,
-    dz: Vec<[f32; O]>,
-    dh: Vec<[f32; H]>,
     w2t: Vec<[f32; H]>,
-    gw2t: Vec<[f32; H]>,
     gw1: Vec<[f32; H]>,
     gb1: [f32; H],
     gw2: Vec<[f32; O]>,
@@ -104,14 +229,69 @@ impl<const B: usize, const I: usize, const H: usize, const O: usize> Default for
     fn default() -> Self {
         Self {
             h: vec![[0.0; H]; B],
-            dz: vec![[0.0; O]; B],
-            dh: vec![[0.0; H]; B],
             w2t: vec![[0.0; H]; O],
-            gw2t: vec![[0.0; H]; O],
             gw1: vec![[0.0; H]; I],
             gb1: [0.0; H],
             gw2: vec![[0.0; O]; H],
             gb2: [0.0; O],
+        }
+    }
+}
+
+/// A baseline's step with its arguments.
+trait Step {
+    type Args<'a>;
+    /// The step, inlined into each copy [`dispatch`] builds.
+    fn step(&mut self, args: Self::Args<'_>) -> f32;
+}
+
+/// A step and its arguments, as a [`pulp::WithSimd`] so that [`dispatch`] inlines the step into
+/// the copy built for the machine's vectors (a closure would not be inlined).
+struct Inlined<'a, M: Step>(&'a mut M, M::Args<'a>);
+
+impl<M: Step> pulp::WithSimd for Inlined<'_, M> {
+    type Output = f32;
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> f32 {
+        self.0.step(self.1)
+    }
+}
+
+/// The backward pass of [`Loops`] in one pass over the batch, from `dz^T` (`zt`): `dw2^T += dz h`,
+/// `db2 += dz`, `dh = (dz w2^T)` masked by `h > 0`, `db1 += dh`, `dw1 += x^T dh`.
+#[inline(always)]
+#[allow(
+    clippy::needless_range_loop,
+    reason = "constant bounds unroll and vectorize"
+)]
+fn backward<const B: usize, const I: usize, const H: usize, const O: usize>(
+    h: &[[f32; H]; B],
+    zt: &[[f32; B]; O],
+    w2t: &[[f32; H]; O],
+    x: &[[f32; I]; B],
+    gw1: &mut [[f32; H]; I],
+    (gw2t, gb2, gb1): (&mut [[f32; H]; O], &mut [f32; O], &mut [f32; H]),
+) {
+    for b in 0..B {
+        let mut dh = [0.0f32; H];
+        for o in 0..O {
+            let d = zt[o][b];
+            gb2[o] += d;
+            for j in 0..H {
+                gw2t[o][j] += d * h[b][j];
+                dh[j] += d * w2t[o][j];
+            }
+        }
+        for j in 0..H {
+            if h[b][j] <= 0.0 {
+                dh[j] = 0.0;
+            }
+            gb1[j] += dh[j];
+        }
+        for i in 0..I {
+            for j in 0..H {
+                gw1[i][j] += x[b][i] * dh[j];
+            }
         }
     }
 }
@@ -127,79 +307,7 @@ impl<const B: usize, const I: usize, const H: usize, const O: usize> Loops<B, I,
         x: &[[f32; I]; B],
         labels: &[usize; B],
     ) -> f32 {
-        // h = relu(x w1 + b1): each row starts as the bias, accumulates rows of w1, then ReLU.
-        for (h, x) in self.h.iter_mut().zip(x) {
-            *h = *b1;
-            for (&xv, w) in x.iter().zip(w1) {
-                for (hv, &wv) in h.iter_mut().zip(w) {
-                    *hv += xv * wv;
-                }
-            }
-            for hv in h.iter_mut() {
-                *hv = hv.max(0.0);
-            }
-        }
-        // w2^T, copied once (H x O elements): with few classes, every loop below then runs
-        // along a row of H elements instead of O.
-        for (j, w) in w2.iter().enumerate() {
-            for (t, &wv) in self.w2t.iter_mut().zip(w) {
-                t[j] = wv;
-            }
-        }
-        // z = h w2 as dot products with the rows of w2^T (b2 is added in the softmax pass), then
-        // dz in place.
-        for (z, h) in self.dz.iter_mut().zip(&self.h) {
-            for (zv, w) in z.iter_mut().zip(&self.w2t) {
-                *zv = dot(h, w);
-            }
-        }
-        let loss = softmax_xent(&mut self.dz, b2, labels);
-        // dw2^T = dz^T h (rows of H elements), db2 = column sums of dz; dw2 transposed back last.
-        self.gw2t.iter_mut().for_each(|r| *r = [0.0; H]);
-        self.gb2 = [0.0; O];
-        for (h, dz) in self.h.iter().zip(&self.dz) {
-            for (&d, g) in dz.iter().zip(self.gw2t.iter_mut()) {
-                for (gv, &hv) in g.iter_mut().zip(h) {
-                    *gv += d * hv;
-                }
-            }
-            for (g, &d) in self.gb2.iter_mut().zip(dz) {
-                *g += d;
-            }
-        }
-        for (j, g) in self.gw2.iter_mut().enumerate() {
-            for (gv, t) in g.iter_mut().zip(&self.gw2t) {
-                *gv = t[j];
-            }
-        }
-        // dh = (dz w2^T) masked by h > 0, along rows of w2^T.
-        for ((dh, dz), h) in self.dh.iter_mut().zip(&self.dz).zip(&self.h) {
-            *dh = [0.0; H];
-            for (&d, w) in dz.iter().zip(&self.w2t) {
-                for (g, &wv) in dh.iter_mut().zip(w) {
-                    *g += d * wv;
-                }
-            }
-            for (g, &hv) in dh.iter_mut().zip(h) {
-                if hv <= 0.0 {
-                    *g = 0.0;
-                }
-            }
-        }
-        // dw1 = x^T dh and db1 = column sums of dh, in the same pass over the batch.
-        self.gw1.iter_mut().for_each(|r| *r = [0.0; H]);
-        self.gb1 = [0.0; H];
-        for (x, dh) in x.iter().zip(&self.dh) {
-            for (&xv, g) in x.iter().zip(self.gw1.iter_mut()) {
-                for (gv, &d) in g.iter_mut().zip(dh) {
-                    *gv += xv * d;
-                }
-            }
-            for (g, &d) in self.gb1.iter_mut().zip(dh) {
-                *g += d;
-            }
-        }
-        loss / B as f32
+        dispatch(Inlined(self, (w1, b1, w2, b2, x, labels)))
     }
 
     /// The gradients of the last [`Self::gradient`] call.
@@ -210,6 +318,106 @@ impl<const B: usize, const I: usize, const H: usize, const O: usize> Loops<B, I,
             w2: self.gw2.as_flattened(),
             b2: &self.gb2,
         }
+    }
+}
+
+impl<const B: usize, const I: usize, const H: usize, const O: usize> Step for Loops<B, I, H, O> {
+    type Args<'a> = (
+        &'a [[f32; H]; I],
+        &'a [f32; H],
+        &'a [[f32; O]; H],
+        &'a [f32; O],
+        &'a [[f32; I]; B],
+        &'a [usize; B],
+    );
+
+    #[inline(always)]
+    #[allow(
+        clippy::needless_range_loop,
+        reason = "constant bounds unroll and vectorize"
+    )]
+    fn step(&mut self, (w1, b1, w2, b2, x, labels): Self::Args<'_>) -> f32 {
+        let h: &mut [[f32; H]; B] = fixed(&mut self.h);
+        let w2t: &mut [[f32; H]; O] = fixed(&mut self.w2t);
+        // w2^T, copied once (H x O elements): with few classes, the loops below run along rows
+        // of H elements instead of O.
+        for j in 0..H {
+            for o in 0..O {
+                w2t[o][j] = w2[j][o];
+            }
+        }
+        // h = relu(x w1 + b1), each row accumulated in registers from the bias; the logits
+        // z = h w2 + b2 stored transposed (classes by batch), so that the softmax runs along B.
+        let mut zt = [[0.0f32; B]; O];
+        for b in 0..B {
+            let mut acc = *b1;
+            for i in 0..I {
+                for j in 0..H {
+                    acc[j] += x[b][i] * w1[i][j];
+                }
+            }
+            for v in &mut acc {
+                *v = v.max(0.0);
+            }
+            h[b] = acc;
+            for o in 0..O {
+                zt[o][b] = b2[o] + dot(&acc, &w2t[o]);
+            }
+        }
+        // Softmax cross-entropy and its VJP (softmax - onehot) / B, along the batch.
+        #[allow(clippy::cast_precision_loss, reason = "a batch size")]
+        let inv_b = 1.0 / B as f32;
+        let picked: [f32; B] = std::array::from_fn(|b| zt[labels[b]][b]);
+        let mut max = zt[0];
+        for o in 1..O {
+            for b in 0..B {
+                max[b] = max[b].max(zt[o][b]);
+            }
+        }
+        let mut total = [0.0f32; B];
+        for o in 0..O {
+            for b in 0..B {
+                zt[o][b] = exp(zt[o][b] - max[b]);
+                total[b] += zt[o][b];
+            }
+        }
+        // Each row's loss in its own lane (one running sum would keep `ln` scalar).
+        let mut losses = [0.0f32; B];
+        for b in 0..B {
+            losses[b] = ln(total[b]) + max[b] - picked[b];
+            total[b] = inv_b / total[b];
+        }
+        for o in 0..O {
+            for b in 0..B {
+                zt[o][b] *= total[b];
+            }
+        }
+        for b in 0..B {
+            zt[labels[b]][b] -= inv_b;
+        }
+        // dw2^T (O x H) in a local that stays in registers at small sizes; dw1 too where it is
+        // small (up to 16 KiB), else the struct's buffer.
+        let mut gw2t = [[0.0f32; H]; O];
+        let mut gb2 = [0.0f32; O];
+        let mut gb1 = [0.0f32; H];
+        let sums = (&mut gw2t, &mut gb2, &mut gb1);
+        if I * H * 4 <= 16 * 1024 {
+            let mut gw1 = [[0.0f32; H]; I];
+            backward(h, &zt, w2t, x, &mut gw1, sums);
+            self.gw1.copy_from_slice(&gw1);
+        } else {
+            let gw1 = fixed(&mut self.gw1);
+            *gw1 = [[0.0; H]; I];
+            backward(h, &zt, w2t, x, gw1, sums);
+        }
+        for (j, g) in self.gw2.iter_mut().enumerate() {
+            for o in 0..O {
+                g[o] = gw2t[o][j];
+            }
+        }
+        self.gb1 = gb1;
+        self.gb2 = gb2;
+        losses.iter().sum::<f32>() * inv_b
     }
 }
 
@@ -292,6 +500,7 @@ impl<const B: usize, const I: usize, const H: usize, const O: usize> Default for
 }
 
 /// Column sums of a row-major matrix of `out.len()` columns.
+#[inline(always)]
 fn column_sums(m: &[f32], out: &mut [f32]) {
     out.fill(0.0);
     for row in m.chunks_exact(out.len()) {
@@ -317,6 +526,34 @@ impl<const B: usize, const I: usize, const H: usize, const O: usize> Sgemm<B, I,
         labels: &[usize; B],
     ) -> f32 {
         assert_eq!((w1.len(), w2.len(), x.len()), (I * H, H * O, B * I));
+        dispatch(Inlined(self, (w1, b1, w2, b2, x, labels)))
+    }
+
+    /// The gradients of the last [`Self::gradient`] call.
+    pub fn grads(&self) -> GradsRef<'_> {
+        GradsRef {
+            w1: &self.gw1,
+            b1: &self.gb1,
+            w2: &self.gw2,
+            b2: &self.gb2,
+        }
+    }
+}
+
+impl<const B: usize, const I: usize, const H: usize, const O: usize> Step for Sgemm<B, I, H, O> {
+    type Args<'a> = (
+        &'a [f32],
+        &'a [f32; H],
+        &'a [f32],
+        &'a [f32; O],
+        &'a [f32],
+        &'a [usize; B],
+    );
+
+    /// The step, its loops around the products inlined into [`dispatch`]'s copy (the products
+    /// are matrixmultiply's, which dispatches on its own).
+    #[inline(always)]
+    fn step(&mut self, (w1, b1, w2, b2, x, labels): Self::Args<'_>) -> f32 {
         sgemm((B, I, H), x, false, w1, false, &mut self.h);
         let (h, _) = self.h.as_chunks_mut::<H>();
         for row in h {
@@ -337,16 +574,6 @@ impl<const B: usize, const I: usize, const H: usize, const O: usize> Sgemm<B, I,
         sgemm((I, B, H), x, true, &self.dh, false, &mut self.gw1);
         column_sums(&self.dh, &mut self.gb1);
         loss / B as f32
-    }
-
-    /// The gradients of the last [`Self::gradient`] call.
-    pub fn grads(&self) -> GradsRef<'_> {
-        GradsRef {
-            w1: &self.gw1,
-            b1: &self.gb1,
-            w2: &self.gw2,
-            b2: &self.gb2,
-        }
     }
 }
 
