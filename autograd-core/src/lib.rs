@@ -79,7 +79,7 @@
 //! matrices as constant operands of [`tape::Var`] ops, and, without `simd`, matrixmultiply for
 //! products of 2^20 multiply-adds and more; `default-features = false, features = ["std", "macros",
 //! "simd"]` builds without nalgebra), `checkpoint` (safetensors files), `parallel` (data-parallel
-//! gradients with rayon), `mpi` (data-parallel training across processes and machines over the
+//! gradients with rayon, and large matrix products split across its threads), `mpi` (data-parallel training across processes and machines over the
 //! system's MPI library; needs it and libclang to build).
 #![forbid(unsafe_code)]
 #![cfg_attr(not(feature = "std"), no_std)]

@@ -169,6 +169,9 @@ pub trait Float:
     /// AVX2 + FMA or AVX-512 where the CPU has them: 3-7x the loop at 64 x 64 x 128 and
     /// 128 x 784 x 256 (and their transposes), allocation-free (products of 2^20 multiply-adds and
     /// more are cache-blocked through packing buffers that each thread allocates once and keeps).
+    /// With the `parallel` feature, products of at least 4 million multiply-adds are cut into
+    /// parts of rows or columns across rayon's current pool, with the same bits as on one
+    /// thread (`RAYON_NUM_THREADS=1`, or a pool of one, keeps them on the caller's thread).
     /// Without the feature they use the loop, and, with the `nalgebra` feature (on by default),
     /// matrixmultiply for products of at least 2^20 multiply-adds with every dimension above 5,
     /// which allocates a packing buffer per call.

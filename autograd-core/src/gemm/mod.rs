@@ -15,6 +15,8 @@ mod nalgebra;
 mod portable;
 #[cfg(feature = "simd")]
 pub(crate) mod simd;
+#[cfg(all(feature = "simd", feature = "parallel"))]
+mod split;
 
 pub(crate) use portable::{Element, naive, tiny};
 

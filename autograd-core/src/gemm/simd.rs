@@ -24,7 +24,7 @@ use pulp::{Arch, WithSimd};
 
 /// Rows of `c` per register tile: `MR x 2` accumulators plus two vectors of `b` and one broadcast
 /// fit the 16 vector registers of AVX2.
-const MR: usize = 6;
+pub(super) const MR: usize = 6;
 /// Elements of the stack buffer that holds a row-major block of a packed `b` (16 KiB of f32).
 const PACK: usize = 4096;
 /// The smaller buffers used instead when all of a packed `b` fits in one (zeroing 16 KiB cost
@@ -40,17 +40,20 @@ const MC: usize = 96;
 /// Columns of `b` per packed block in the cache-blocked path.
 const NC: usize = 1024;
 /// Products of at least this many multiply-adds take the cache-blocked path.
-const BLOCKED_MIN_WORK: usize = 1 << 20;
+pub(super) const BLOCKED_MIN_WORK: usize = 1 << 20;
 
 /// The operands of one product, in the layout [`crate::Float::gemm`] documents.
 pub(super) struct Gemm<'a, T> {
-    dims: (usize, usize, usize),
-    a: &'a [T],
-    a_strides: (usize, usize),
-    b: &'a [T],
-    b_strides: (usize, usize),
-    c: &'a mut [T],
-    accumulate: bool,
+    pub(super) dims: (usize, usize, usize),
+    pub(super) a: &'a [T],
+    pub(super) a_strides: (usize, usize),
+    pub(super) b: &'a [T],
+    pub(super) b_strides: (usize, usize),
+    pub(super) c: &'a mut [T],
+    pub(super) accumulate: bool,
+    /// Take the cache-blocked kernel whatever the size: a part of a product split across threads
+    /// sums as the whole product does on one thread.
+    pub(super) force_blocked: bool,
 }
 
 /// `c (+)= a b` for f32 or f64 with the best SIMD instruction set available; the same contract
@@ -66,6 +69,7 @@ pub(super) fn gemm<T>(
     accumulate: bool,
 ) where
     for<'a> Gemm<'a, T>: WithSimd<Output = ()>,
+    T: Scratch,
 {
     let op = Gemm {
         dims,
@@ -75,7 +79,32 @@ pub(super) fn gemm<T>(
         b_strides,
         c,
         accumulate,
+        force_blocked: false,
     };
+    #[cfg(feature = "parallel")]
+    if let Some(split) = super::split::plan(dims) {
+        return super::split::product(split, op);
+    }
+    one_thread(op);
+}
+
+/// This thread's scratch for the columns of a product split across threads
+/// ([`super::split`]): taken, grown to `len` if shorter, and given back, so that it is allocated
+/// once per thread.
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+pub(super) trait Scratch: Copy + Send + Sync + Sized + 'static {
+    /// The scratch, at least `len` long (the buffer is left empty until [`Scratch::give`]).
+    fn take(len: usize) -> Vec<Self>;
+    /// Returns the scratch for the next product.
+    fn give(scratch: Vec<Self>);
+}
+
+/// One product on the calling thread, with the kernels of the forced path or the widest the CPU
+/// has.
+pub(super) fn one_thread<T>(op: Gemm<'_, T>)
+where
+    for<'a> Gemm<'a, T>: WithSimd<Output = ()>,
+{
     match forced() {
         #[cfg(target_arch = "x86_64")]
         Path::Avx2 => {
@@ -159,13 +188,14 @@ macro_rules! simd_kernels {
                     b_strides,
                     c,
                     accumulate,
+                    force_blocked,
                 } = self;
                 let (m, k, n) = dims;
                 if S::IS_SCALAR || k == 0 {
                     // No vector unit worth the name: the portable loops are the better code.
                     return naive_gemm(dims, a, a_strides, b, b_strides, c, accumulate);
                 }
-                if m * k * n >= BLOCKED_MIN_WORK {
+                if force_blocked || m * k * n >= BLOCKED_MIN_WORK {
                     return if S::REGISTER_COUNT >= 32 {
                         blocked::<S, { 2 * MR }>(simd, dims, a, a_strides, b, b_strides, c, accumulate)
                     } else {
@@ -275,6 +305,21 @@ macro_rules! simd_kernels {
             /// This thread's packing buffers for [`blocked`]: a block of `a` and one of `b`.
             /// Allocated on a thread's first large product and reused after.
             static BUFFERS: RefCell<(Vec<$t>, Vec<$t>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+            /// This thread's [`Scratch`](super::Scratch).
+            static SCRATCH: RefCell<Vec<$t>> = const { RefCell::new(Vec::new()) };
+        }
+
+        impl super::Scratch for $t {
+            fn take(len: usize) -> Vec<$t> {
+                let mut scratch = SCRATCH.with_borrow_mut(core::mem::take);
+                if scratch.len() < len {
+                    scratch.resize(len, 0.0);
+                }
+                scratch
+            }
+            fn give(scratch: Vec<$t>) {
+                SCRATCH.with_borrow_mut(|s| *s = scratch);
+            }
         }
 
         /// `c (+)= a b` for large products, cache-blocked: `b` is copied in blocks of `KC` rows by
@@ -696,7 +741,7 @@ mod f64_kernels {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::Gemm;
     use pulp::{Simd, WithSimd};
 
@@ -766,12 +811,13 @@ mod tests {
                 b_strides,
                 c,
                 accumulate,
+                force_blocked: false,
             },
         );
     }
 
     /// `c = a b` by definition, in f64, for `a` and `b` read through their strides.
-    fn reference(
+    pub(in crate::gemm) fn reference(
         (m, k, n): (usize, usize, usize),
         a: &[f64],
         (ars, acs): (usize, usize),
