@@ -4,6 +4,9 @@
 //! Throughput is counted in elements where one element is one floating-point operation (a product
 //! of `(m, k)` by `(k, n)` is `2 m k n` of them), so criterion's `Gelem/s` reads as GFLOP/s.
 //!
+//! The bench first prints the W3 step's products against the single-core peak of
+//! matrixmultiply's `sgemm` (issue 31, item 3).
+//!
 //! Run with `cargo bench --bench kernels -- --warm-up-time 1 --measurement-time 3`; the products of
 //! the `64 -> 128 -> 10` MLP's step alone, against matrixmultiply, with
 //! `cargo bench --bench kernels -- "mlp product"` (prefix `AUTOGRAD_SIMD=avx2` to measure the AVX2
@@ -199,6 +202,79 @@ fn mlp_products(c: &mut Criterion) {
 }
 
 /// `(64, 128) + (128,)`: one add per output element.
+/// The five products of a W3 step (batch 128, `784 -> 256 -> 10`), as [`MLP_PRODUCTS`].
+const W3_PRODUCTS: [Product; 5] = [
+    ("x w1", (128, 784, 256), false, false),
+    ("h w2", (128, 256, 10), false, false),
+    ("h^T dz", (256, 128, 10), true, false),
+    ("dz w2^T", (128, 10, 256), false, true),
+    ("x^T dh", (784, 128, 256), true, false),
+];
+
+/// Operands of a product: `len` values in [-0.5, 0.5).
+fn operand(len: usize, seed: usize) -> Vec<f32> {
+    (0..len)
+        .map(|i| ((i * 7 + seed * 3) % 13) as f32 / 13.0 - 0.5)
+        .collect()
+}
+
+/// The best of 5 medians of `calls` calls of `f`, in microseconds.
+fn best_median_us(calls: usize, mut f: impl FnMut()) -> f64 {
+    (0..5)
+        .map(|_| median_us(calls, &mut f))
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Issue 31, item 3: the W3 step's products by [`Float::gemm`] against the single-core peak of
+/// matrixmultiply's `sgemm`, the best GFLOP/s of square products at n = 256, 512 and 1024 (its
+/// own benchmark's sizes). Ours run in a pool of one thread, so that the feature `parallel` does
+/// not split them: one core against one core. The target is 90% of the peak or more.
+fn w3_products_against_peak(_: &mut Criterion) {
+    println!("{}", machine::machine());
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a pool of one thread");
+    let mut peak = 0.0f64;
+    for n in [256, 512, 1024] {
+        let (a, b) = (operand(n * n, 1), operand(n * n, 2));
+        let mut out = vec![0.0f32; n * n];
+        let calls = if n == 1024 { 5 } else { 21 };
+        let t = best_median_us(calls, || {
+            hand::sgemm((n, n, n), black_box(&a), false, black_box(&b), false, &mut out);
+        });
+        let gflops = 2.0 * (n * n * n) as f64 / t / 1e3;
+        println!("sgemm {n}x{n} @ {n}x{n}: {t:.1} us, {gflops:.1} GFLOP/s");
+        peak = peak.max(gflops);
+    }
+    let (mut flops, mut time) = (0.0, 0.0);
+    for (name, (m, k, n), ta, tb) in W3_PRODUCTS {
+        let (a, b) = (operand(m * k, 3), operand(k * n, 4));
+        let mut out = vec![0.0f32; m * n];
+        let a_strides = if ta { (1, m) } else { (k, 1) };
+        let b_strides = if tb { (1, k) } else { (n, 1) };
+        let t = one.install(|| {
+            best_median_us(41, || {
+                let (a, b) = (black_box(&a), black_box(&b));
+                <f32 as Float>::gemm((m, k, n), a, a_strides, b, b_strides, &mut out, false);
+            })
+        });
+        let f = 2.0 * (m * k * n) as f64;
+        println!(
+            "W3 {name} ({m}x{k} @ {k}x{n}): {t:.1} us, {:.1} GFLOP/s = {:.0}% of the sgemm peak",
+            f / t / 1e3,
+            100.0 * f / t / 1e3 / peak
+        );
+        flops += f;
+        time += t;
+    }
+    println!(
+        "W3 step's five products: {time:.1} us, {:.1} GFLOP/s = {:.0}% of the single-core sgemm peak ({peak:.1} GFLOP/s; target 90%)",
+        flops / time / 1e3,
+        100.0 * flops / time / 1e3 / peak
+    );
+}
+
 fn broadcast_add(c: &mut Criterion) {
     let x: Tensor![f32; 64, 128] = Tensor::rand_uniform(1, -1.0, 1.0);
     let bias: Tensor![f32; 128] = Tensor::rand_uniform(2, -1.0, 1.0);
@@ -373,5 +449,12 @@ fn convolutions(c: &mut Criterion) {
     conv_layer::<32, 16, 32, 8, 8>(c);
 }
 
-criterion_group!(benches, mlp_products, matmuls, broadcast_add, convolutions);
+criterion_group!(
+    benches,
+    w3_products_against_peak,
+    mlp_products,
+    matmuls,
+    broadcast_add,
+    convolutions
+);
 criterion_main!(benches);
