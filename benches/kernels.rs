@@ -241,7 +241,14 @@ fn w3_products_against_peak(_: &mut Criterion) {
         let mut out = vec![0.0f32; n * n];
         let calls = if n == 1024 { 5 } else { 21 };
         let t = best_median_us(calls, || {
-            hand::sgemm((n, n, n), black_box(&a), false, black_box(&b), false, &mut out);
+            hand::sgemm(
+                (n, n, n),
+                black_box(&a),
+                false,
+                black_box(&b),
+                false,
+                &mut out,
+            );
         });
         let gflops = 2.0 * (n * n * n) as f64 / t / 1e3;
         println!("sgemm {n}x{n} @ {n}x{n}: {t:.1} us, {gflops:.1} GFLOP/s");
