@@ -6,6 +6,21 @@
 //! gradient of the whole batch, the additions are grouped differently, so the two agree to f32
 //! rounding (a few ulps), not bit for bit.
 //!
+//! The same feature also splits each large matrix product (4 million multiply-adds or more)
+//! across the threads of rayon's current pool, inside the op, with the bits of one thread: one
+//! batch uses every core without shards. To keep a computation on one core, run it in a pool of
+//! one thread (or set `RAYON_NUM_THREADS=1`):
+//!
+//! ```
+//! use autograd_core::prelude::*;
+//! let a: Tensor![f32; 256, 256; Heap] = Tensor::rand_uniform(1, -1.0, 1.0);
+//! let b: Tensor![f32; 256, 256; Heap] = Tensor::rand_uniform(2, -1.0, 1.0);
+//! let split = a.matmul(&b); // 16.8 million multiply-adds: cut across the pool's threads
+//! let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+//! let alone = one.install(|| a.matmul(&b));
+//! assert_eq!(split.as_slice(), alone.as_slice()); // the same bits
+//! ```
+//!
 //! ```
 //! use autograd_core::prelude::*;
 //! use autograd_core::parallel::mean_over_shards;
