@@ -393,8 +393,11 @@ macro_rules! simd_kernels {
                                 if acs == 1 && h == R {
                                     // Rows of a row-major `a` read along their length (a read
                                     // down `R` rows per column took 10% of `x w1`).
-                                    for (r, row) in a[i0 * ars + pc..].chunks(ars).take(R).enumerate() {
-                                        for (slot, &v) in sliver[r..].iter_mut().step_by(R).zip(&row[..kcb]) {
+                                    // Indexed, not `chunks(ars)`: rows may overlap (`ars < k`)
+                                    // or repeat (`ars == 0`).
+                                    for r in 0..R {
+                                        let row = &a[(i0 + r) * ars + pc..][..kcb];
+                                        for (slot, &v) in sliver[r..].iter_mut().step_by(R).zip(row) {
                                             *slot = v;
                                         }
                                     }
@@ -944,6 +947,26 @@ pub(super) mod tests {
                             }
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// The cache-blocked path with the rows of `a` overlapping (a row stride below `k`, as a
+    /// sliding window makes) or all the same row (a row stride of 0), against the definition.
+    #[test]
+    fn the_blocked_path_reads_overlapping_and_repeated_rows() {
+        let (m, k, n) = (36, 300, 100);
+        assert!(m * k * n >= super::BLOCKED_MIN_WORK);
+        let b = values(k * n, 2);
+        for ars in [5, 0] {
+            let a = values((m - 1) * ars + k, 1);
+            let want = reference((m, k, n), &a, (ars, 1), &b, (n, 1));
+            for isa in available() {
+                let mut c = vec![f64::NAN; m * n];
+                gemm(isa, (m, k, n), &a, (ars, 1), &b, (n, 1), &mut c, false);
+                for (got, w) in c.iter().zip(&want) {
+                    assert!((got - w).abs() <= 1e-12 * k as f64, "{isa:?} ars {ars}");
                 }
             }
         }
