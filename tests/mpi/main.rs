@@ -10,7 +10,9 @@
 //! - on one rank the example's loop trains bit for bit as `05-digits`'s (`trainer::train`);
 //! - a rank killed with SIGKILL makes `mpirun` end the job with an error naming the rank (no
 //!   surviving rank waits forever), a panicking rank too, and resuming from the last checkpoint
-//!   (written by rank 0, read by every rank) ends bit for bit where an uninterrupted run ends.
+//!   (written by rank 0, read by every rank) ends bit for bit where an uninterrupted run ends;
+//! - the ring allreduce combines during the tape's sweep, sums exactly, and sends what the ring
+//!   should on 2 to 64 ranks (`ring.rs`).
 //!
 //! `cargo test --features mpi --test mpi`. Without `mpirun` on `PATH` (when the package was built:
 //! see `build.rs`) the tests show as ignored, with the reason; under `AUTOGRAD_CI=1`, which
@@ -26,6 +28,8 @@ mod trainer;
 
 #[path = "../../examples/digits/distributed.rs"]
 mod distributed;
+
+mod ring;
 
 use autograd_core::differentiable;
 use autograd_core::distributed::{DataParallel, mpi, shard_range};
@@ -270,6 +274,8 @@ fn rank() {
             match worker.as_str() {
                 "grad" => grad_worker(&mut dp, &universe),
                 "train" => train_worker(&mut dp),
+                "ring" => ring::ring_worker(&universe),
+                "traffic" => ring::traffic_worker(&universe),
                 "panic" => {
                     let mut g = trainer::init::<H>(0);
                     assert!(dp.rank() != 1, "rank 1 panics on purpose");

@@ -67,8 +67,30 @@ impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
             return Err(BackwardError::NoGrad);
         }
         self.node.core().accumulate_ref(ct);
-        run(&*self.node)
+        run(&*self.node, None)
     }
+}
+
+/// What [`backward_observed`] tells as it goes.
+pub(crate) trait Observer {
+    /// The nodes the sweep will run, inputs before outputs (it runs them from the end).
+    fn start(&mut self, order: &[&dyn AnyNode]);
+    /// `node`'s VJPs have run.
+    fn after(&mut self, node: &dyn AnyNode);
+}
+
+/// `y.backward_with(ct)`, telling `observer` the order of the sweep first, then every node once
+/// its VJPs have run.
+pub(crate) fn backward_observed<T: Float, S: Shape, St: Storage>(
+    y: &Var<T, S, St>,
+    ct: &Tensor<T, S, St>,
+    observer: &mut dyn Observer,
+) -> Result<(), BackwardError> {
+    if !y.requires_grad() {
+        return Err(BackwardError::NoGrad);
+    }
+    y.node.core().accumulate_ref(ct);
+    run(&*y.node, Some(observer))
 }
 
 /// `y.backward_with(ct)`, where an output that requires no gradient means a function constant in
@@ -84,10 +106,14 @@ pub(crate) fn backward_from<T: Float, S: Shape, St: Storage>(
     }
 }
 
-/// Orders the graph below `root` and runs each node's VJPs, outputs before inputs.
-fn run(root: &dyn AnyNode) -> Result<(), BackwardError> {
+/// Orders the graph below `root` and runs each node's VJPs, outputs before inputs, calling
+/// the observer, if any, on each node once they have run.
+fn run(root: &dyn AnyNode, mut observer: Option<&mut dyn Observer>) -> Result<(), BackwardError> {
     let (_, anomaly) = mode::switches();
     let order = topological(root);
+    if let Some(o) = observer.as_mut() {
+        o.start(&order);
+    }
     let mut sweep = Sweep {
         order: &order,
         next: order.len(),
@@ -95,6 +121,9 @@ fn run(root: &dyn AnyNode) -> Result<(), BackwardError> {
     while sweep.next > 0 {
         sweep.next -= 1;
         order[sweep.next].backprop(anomaly)?;
+        if let Some(o) = observer.as_mut() {
+            o.after(order[sweep.next]);
+        }
     }
     Ok(())
 }

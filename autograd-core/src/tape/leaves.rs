@@ -1,6 +1,9 @@
 //! [`Leaves`]: a model's tensors as tape leaves, and its gradient back as a value of the model's
 //! type.
 
+use super::backward::{Observer, backward_observed};
+use super::error::BackwardError;
+use super::node::AnyNode;
 use super::var::Var;
 use crate::params::Params;
 use crate::scalar::Float;
@@ -18,6 +21,10 @@ trait Leaf<T: Float> {
     /// Copies the accumulated gradient into `out`; leaves `out` alone if none has arrived.
     fn grad_into(&self, out: &mut [T]);
     fn zero_grad(&self);
+    /// The address of the leaf's node, to recognize it in a sweep.
+    fn node_addr(&self) -> *const ();
+    /// Calls `f` with the accumulated gradient, if one has arrived.
+    fn with_grad(&self, f: &mut dyn FnMut(&[T]));
 }
 
 impl<T: Float, S: Shape, St: Storage> Leaf<T> for Var<T, S, St> {
@@ -31,6 +38,78 @@ impl<T: Float, S: Shape, St: Storage> Leaf<T> for Var<T, S, St> {
     }
     fn zero_grad(&self) {
         Var::zero_grad(self);
+    }
+    fn node_addr(&self) -> *const () {
+        Rc::as_ptr(&self.node).cast::<()>()
+    }
+    fn with_grad(&self, f: &mut dyn FnMut(&[T])) {
+        if let Some(g) = &*self.node.core().grad.borrow() {
+            f(g.as_slice());
+        }
+    }
+}
+
+/// Hands a leaf's gradient to the sink once the last node that reads it has run.
+struct Finisher<'v, 's, T: Float> {
+    /// The node address of each tensor's leaf, for the tensors that have one.
+    leaves: Vec<Option<*const ()>>,
+    /// For each tensor, how many reads of its leaf by the sweep's nodes have not run yet.
+    readers: Vec<usize>,
+    vars: &'v [Slot<T>],
+    sink: &'s mut dyn GradientSink<T>,
+}
+
+/// Calls `f` with the tensor index of each input of `node` that is one of `leaves`.
+fn for_each_leaf_input(leaves: &[Option<*const ()>], node: &dyn AnyNode, f: &mut dyn FnMut(usize)) {
+    node.for_each_parent(&mut |p| {
+        let at = core::ptr::from_ref(p).cast::<()>();
+        if let Some(i) = leaves.iter().position(|&l| l == Some(at)) {
+            f(i);
+        }
+    });
+}
+
+impl<T: Float> Observer for Finisher<'_, '_, T> {
+    fn start(&mut self, order: &[&dyn AnyNode]) {
+        for node in order {
+            for_each_leaf_input(&self.leaves, *node, &mut |i| self.readers[i] += 1);
+        }
+    }
+
+    fn after(&mut self, node: &dyn AnyNode) {
+        if node.op().is_none() {
+            return;
+        }
+        let (vars, readers, sink) = (self.vars, &mut self.readers, &mut *self.sink);
+        for_each_leaf_input(&self.leaves, node, &mut |i| {
+            readers[i] -= 1;
+            if readers[i] == 0
+                && let Some(v) = &vars[i]
+            {
+                v.with_grad(&mut |g| sink.ready(i, g));
+            }
+        });
+        sink.between();
+    }
+}
+
+/// Receives a model's gradient tensor by tensor, as [`Leaves::backward_each`]'s reverse sweep
+/// finishes each one: what starts the communication of a gradient while the sweep goes on (see
+/// `distributed::DataParallel::mean_overlapped`, feature `mpi`).
+///
+/// A closure `FnMut(usize, &[T])` is one, whose [`between`](GradientSink::between) does nothing.
+pub trait GradientSink<T> {
+    /// Tensor `i` of the model now holds its final gradient `grad`: no VJP left in the sweep
+    /// adds to it.
+    fn ready(&mut self, i: usize, grad: &[T]);
+    /// Called after every other node of the sweep: a chance to do other work (such as advancing
+    /// a transfer) between two VJPs.
+    fn between(&mut self) {}
+}
+
+impl<T, F: FnMut(usize, &[T])> GradientSink<T> for F {
+    fn ready(&mut self, i: usize, grad: &[T]) {
+        self(i, grad);
     }
 }
 
@@ -317,6 +396,60 @@ impl<'m, M: Params> Leaves<'m, M> {
         g
     }
 
+    /// Backpropagates from the scalar `loss` (as [`Var::backward`]) and hands each of the
+    /// model's tensors' gradients to `sink` as soon as the sweep has finished it, in the order the
+    /// sweep finishes them: usually the last layer's first. Each tensor the sweep reaches is
+    /// handed over once; a tensor it does not reach (not asked for by the forward pass, or not on
+    /// a path to `loss`) is not. What is handed over is what the leaf holds, as
+    /// [`Leaves::grads`] would return it: added to the gradients of earlier passes unless
+    /// [`Leaves::zero_grads`] cleared them.
+    ///
+    /// ```
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::tape::Leaves;
+    /// use autograd_core::nn::{Init, Linear};
+    ///
+    /// // Two layers: the sweep finishes the second one's tensors before the first one's.
+    /// let mut rng = Rng::new(1);
+    /// let model: (Linear<f64, 3, 4>, Linear<f64, 4, 1>) =
+    ///     (Linear::new(Init::KaimingUniform, &mut rng), Linear::new(Init::KaimingUniform, &mut rng));
+    /// let x = Var::constant(Tensor::<f64, Shape![2, 3]>::new([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]]));
+    /// let tracked = Leaves::new(&model);
+    /// let h = model.0.forward(&x).relu();
+    /// let loss = model.1.forward(&h).square().mean();
+    /// let mut order = Vec::new();
+    /// tracked.backward_each(&loss, &mut |i: usize, g: &[f64]| order.push((i, g.to_vec()))).unwrap();
+    /// // Tensors 0 and 1 are the first layer's weight and bias, 2 and 3 the second's.
+    /// let first: Vec<usize> = order.iter().map(|(i, _)| *i).collect();
+    /// assert!(first.iter().position(|&i| i == 2) < first.iter().position(|&i| i == 0));
+    /// // Every tensor once, with the gradient `grads` gives after the sweep.
+    /// let grads = tracked.grads();
+    /// assert_eq!(order.len(), 4);
+    /// for (i, g) in order {
+    ///     assert_eq!(g.as_slice(), grads.slice(i));
+    /// }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Var::backward`].
+    pub fn backward_each<St: Storage>(
+        &self,
+        loss: &Var<M::Elem, (), St>,
+        sink: &mut dyn GradientSink<M::Elem>,
+    ) -> Result<(), BackwardError> {
+        let vars = self.table.vars.borrow();
+        let mut observer = Finisher {
+            leaves: vars
+                .iter()
+                .map(|v| v.as_ref().map(|v| v.node_addr()))
+                .collect(),
+            readers: vec![0; M::COUNT],
+            vars: &vars,
+            sink,
+        };
+        backward_observed(loss, &Tensor::ones(), &mut observer)
+    }
+
     /// Clears the gradients of every leaf, to start accumulating again.
     pub fn zero_grads(&self) {
         for v in self.table.vars.borrow().iter().flatten() {
@@ -348,6 +481,54 @@ mod tests {
         let h = (x.matmul(&m.fc1.weight) + &m.fc1.bias).tanh();
         let y = h.matmul(&m.fc2.weight);
         (&y * &y).mean().item()
+    }
+
+    #[test]
+    fn backward_each_hands_over_each_gradient_once_when_it_is_final() {
+        // fc1.weight is read twice, the second time near the loss: it is final only after that
+        // read's VJP, which runs before fc2's. fc2.bias is never asked for.
+        let model: Model = mlp(21);
+        let x: Tensor<f64, Shape![5, 3]> = Tensor::randn(22);
+        let loss = |tracked: &Leaves<'_, Model>| {
+            let m = tracked.model();
+            let w1 = tracked.var(&m.fc1.weight);
+            let h = (Var::constant(x.clone()).matmul(&w1) + &tracked.var(&m.fc1.bias)).tanh();
+            let y = h.matmul(&tracked.var(&m.fc2.weight));
+            (&y * &y).mean() + w1.square().sum()
+        };
+        let reference = Leaves::new(&model);
+        loss(&reference).backward().unwrap();
+        let expected = reference.grads();
+        drop(reference);
+
+        let tracked = Leaves::new(&model);
+        let l = loss(&tracked);
+        let mut seen: Vec<(usize, Vec<f64>)> = Vec::new();
+        let mut betweens = 0;
+        struct Sink<'a>(&'a mut Vec<(usize, Vec<f64>)>, &'a mut usize);
+        impl GradientSink<f64> for Sink<'_> {
+            fn ready(&mut self, i: usize, grad: &[f64]) {
+                self.0.push((i, grad.to_vec()));
+            }
+            fn between(&mut self) {
+                *self.1 += 1;
+            }
+        }
+        tracked
+            .backward_each(&l, &mut Sink(&mut seen, &mut betweens))
+            .unwrap();
+        let order: Vec<usize> = seen.iter().map(|(i, _)| *i).collect();
+        // fc2.weight (2) is final after its product's VJP, fc1.bias (1) after the sum's, and
+        // fc1.weight (0) only after the first product's, although the square of it near the loss
+        // ran first.
+        assert_eq!(order, [2, 1, 0], "{order:?}");
+        for (i, g) in &seen {
+            assert_eq!(g.as_slice(), expected.slice(*i), "{}", Model::path(*i));
+        }
+        assert_eq!(
+            betweens,
+            crate::tape::backward::reachable_op_nodes(&*l.node)
+        );
     }
 
     #[test]

@@ -87,6 +87,7 @@ pub(crate) use backward::backward_from;
 pub use checkpoint::{Inputs, checkpoint};
 pub use custom::Parents;
 pub use error::BackwardError;
+pub use leaves::GradientSink;
 pub use leaves::Leaves;
 pub use mode::{
     AnomalyGuard, NoGradGuard, is_anomaly_enabled, is_grad_enabled, no_grad, recorded_nodes,

@@ -30,27 +30,46 @@
 //! MPI does not promise that an allreduce gives every rank the same bits (the standard only
 //! recommends it), nor which order it adds in, and its algorithm changes with the message size and
 //! the number of ranks. Replicas that drift apart by one ulp are no longer replicas. So
-//! [`DataParallel`] gathers every rank's gradient to rank 0 (`MPI_Gather`), rank 0 adds them in
-//! rank order, `g = w_0 g_0 + w_1 g_1 + ...` with `w_r` the fraction of the batch rank `r` owns,
-//! and broadcasts the result (`MPI_Bcast`): every rank receives the same bytes, and the same inputs
-//! give the same result on every run, with any MPI library. The cost: rank 0 receives
-//! `size - 1` gradients instead of the `~2` of a ring allreduce, which suits the few ranks of a
-//! small cluster, not hundreds.
+//! [`DataParallel`] runs its own ring allreduce over point-to-point messages, in a fixed order:
 //!
+//! - the gradient's tensors are cut into **buckets** of at most
+//!   [`DEFAULT_BUCKET_BYTES`] ([`DataParallel::set_bucket_bytes`]), from the last tensor back, and
+//!   each bucket into one **chunk** per rank;
+//! - **reduce-scatter**: chunk `c`'s partial sum starts at rank `c` and goes round the ring
+//!   (`c`, `c + 1`, ..., `c - 1`), each rank adding its weighted gradient `w_r g_r` (`w_r` the
+//!   fraction of the batch rank `r` owns) to what it received, in `size - 1` steps;
+//! - **all-gather**: the finished chunks go round the ring once more, in `size - 1` steps.
+//!
+//! Each element is thus summed over the ranks in one order, a rotation of rank order fixed by the
+//! element's chunk: every rank receives the same bytes, and the same inputs give the same result
+//! on every run, with any MPI library, whatever the timing. Each rank sends `2 (size - 1)`
+//! messages per bucket and about `2 (size - 1) / size` of the gradient's bytes: the traffic per
+//! rank does not grow with the number of ranks ([`ring_traffic`] computes it exactly, and
+//! [`DataParallel::traffic`] counts it; a gather to rank 0 and a broadcast, the previous scheme,
+//! had rank 0 receive `size - 1` gradients).
+//!
+//! The ring can run **during the reverse sweep**: [`DataParallel::mean_overlapped`] takes the
+//! tensors as the tape's [`Leaves::backward_each`](crate::tape::Leaves::backward_each) finishes
+//! them, starts each bucket's ring as soon as the bucket is complete, and advances the messages in
+//! flight between the sweep's VJPs (non-blocking sends and receives, on the calling thread: no
+//! thread of its own, so MPI needs no thread support). A `#[differentiable]` gradient arrives all
+//! at once, and goes through [`DataParallel::mean`].
+
 //! Compared with one process computing the gradient of the whole batch, the per-row contributions
 //! are grouped differently (a mean per shard, then the weighted sum), so the two agree to rounding,
-//! not bit for bit. Measured worst differences, of each tensor's largest value: `2.8e-7` (2 ranks)
-//! and `3.3e-7` (3 ranks, uneven shards) on the digits MLP in f32, batch 32; `3.6e-16` and
-//! `4.6e-16` on a linear classifier in f64. The test `tests/mpi` allows `1e-5` (as `parallel`
-//! does) and `1e-14`.
+//! not bit for bit. Measured worst differences, of each tensor's largest value: `2.8e-7` (2 ranks,
+//! and 3 ranks with uneven shards) on the digits MLP in f32, batch 32; `3.6e-16` and `4.9e-16` on
+//! a linear classifier in f64, and `4.5e-16` to `6.1e-16` on 2 to 4 ranks for a two-layer f64
+//! model combined during its tape sweep. The test `tests/mpi` allows `1e-5` (as `parallel` does)
+//! and `1e-14`.
 //!
 //! # Memory and allocation
 //!
-//! The model's tensors are copied into one buffer so that each step is two collectives, not two
-//! per tensor. That buffer, and on rank 0 the gathered gradients (`size` times the model), belong
-//! to the [`DataParallel`] value and are allocated by its first call: later steps allocate
-//! nothing on the Rust heap (checked with a counting allocator in `tests/mpi`; the MPI library's
-//! own C buffers are its business).
+//! The model's tensors are copied into buffers so that a bucket of many tensors travels in one
+//! message per step: this rank's weighted gradient, the result, and the ring's partial sums
+//! (twice the model), four times the model in all. They belong to the [`DataParallel`] value and
+//! are allocated by its first call: later steps allocate nothing on the Rust heap (checked with a
+//! counting allocator in `tests/mpi`; the MPI library's own C buffers are its business).
 //!
 //! # Failures
 //!
@@ -63,14 +82,26 @@
 //! then aborts the process, which `mpirun` treats like a kill. Resume from the last checkpoint
 //! ([`DataParallel::save_checkpoint`], [`DataParallel::load_checkpoint`]).
 
+mod ring;
+
+pub use ring::{Overlap, Traffic, ring_traffic};
+
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::params::Params;
 use crate::scalar::Float;
+use crate::tape::GradientSink;
 use core::ops::Range;
 use mpi::datatype::Equivalence;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::{CommunicatorCollectives, Root};
+use ring::{Bucket, Exchange, cut_buckets};
 use std::path::Path;
+
+/// The default most bytes of a bucket ([`DataParallel::set_bucket_bytes`]): 256 KiB. PyTorch's
+/// DDP takes 25 MiB for models of hundreds of megabytes; the models here are of tens of kilobytes
+/// to a few megabytes, and 256 KiB lets a model's last layers travel apart from a large first
+/// layer (W3's `784 x 256` weights, 784 KiB) while keeping buckets few.
+pub const DEFAULT_BUCKET_BYTES: usize = 256 << 10;
 
 /// The `mpi` crate (rsmpi) this module is built on: `mpi::initialize()` starts MPI.
 pub use mpi;
@@ -124,14 +155,39 @@ pub enum DistributedError {
 /// `T` is the element type of the models it combines (`f32` or `f64`); `C` the communicator,
 /// `universe.world()` by default. Its combining methods are collectives: every rank calls the same
 /// method at the same point of the program, with a value of the same type.
-pub struct DataParallel<T, C = SimpleCommunicator> {
+pub struct DataParallel<T: Float, C = SimpleCommunicator> {
     comm: C,
     rank: usize,
     size: usize,
-    /// Every tensor of the value being combined, one after the other.
+    /// Every tensor of the value being combined, one after the other: the result of a combine.
     flat: Vec<T>,
-    /// On rank 0: each rank's `flat`, in rank order. Empty on the others.
-    gathered: Vec<T>,
+    /// This rank's weighted contribution, laid out as `flat`.
+    own: Vec<T>,
+    /// The ring's received and computed partial sums (twice `flat`).
+    scratch: Vec<T>,
+    /// The most bytes of a bucket.
+    bucket_bytes: usize,
+    /// The layout of the value being combined: each tensor's length, offset in `flat` (and the
+    /// total last), bucket, and whether the sweep has handed it over; each bucket's range.
+    lens: Vec<usize>,
+    offsets: Vec<usize>,
+    bucket_of: Vec<usize>,
+    handed: Vec<bool>,
+    ranges: Vec<Range<usize>>,
+    /// Each rank's weight in the combine under way.
+    weights: Vec<Option<T>>,
+    /// The allocation of the buckets' states, kept empty between calls.
+    spare: Vec<Bucket<'static, 'static, T>>,
+    traffic: Traffic,
+    last_overlap: Overlap,
+}
+
+/// An empty vector of `U` in `v`'s allocation: the standard library collects in place when `T` and
+/// `U` have the same size and alignment (as here: one type under two lifetimes), so a combine's
+/// bucket states reuse the last one's memory.
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().map(|_| -> U { unreachable!() }).collect()
 }
 
 impl<T: Float + Equivalence, C: Communicator> DataParallel<T, C> {
@@ -164,8 +220,46 @@ impl<T: Float + Equivalence, C: Communicator> DataParallel<T, C> {
             rank,
             size,
             flat: Vec::new(),
-            gathered: Vec::new(),
+            own: Vec::new(),
+            scratch: Vec::new(),
+            bucket_bytes: DEFAULT_BUCKET_BYTES,
+            lens: Vec::new(),
+            offsets: Vec::new(),
+            bucket_of: Vec::new(),
+            handed: Vec::new(),
+            ranges: Vec::new(),
+            weights: Vec::new(),
+            spare: Vec::new(),
+            traffic: Traffic::default(),
+            last_overlap: Overlap::default(),
         }
+    }
+
+    /// Sets the most bytes of a gradient's bucket ([`DEFAULT_BUCKET_BYTES`] unless set). The
+    /// gradient's tensors are cut into buckets from the last one back (the order in which a
+    /// reverse sweep finishes them), a bucket closing before a tensor that would take it past
+    /// `bytes`; each bucket is combined as soon as all its tensors are in. Smaller buckets start
+    /// communicating earlier and send more messages (`2 (size - 1)` per bucket and rank).
+    ///
+    /// The bits of a combined gradient depend on the buckets (each element's sum starts at a rank
+    /// that depends on where the element falls in its bucket), never on timing: every rank must
+    /// set the same value.
+    pub fn set_bucket_bytes(&mut self, bytes: usize) {
+        self.bucket_bytes = bytes;
+    }
+
+    /// The bytes and messages this rank has sent to combine gradients so far.
+    #[must_use]
+    pub fn traffic(&self) -> Traffic {
+        self.traffic
+    }
+
+    /// How much of the last combine started during its sweep on this rank: with
+    /// [`mean_overlapped`](Self::mean_overlapped) and a sweep that hands tensors over as they are
+    /// final, every bucket starts before the sweep returns; with [`mean`](Self::mean), none.
+    #[must_use]
+    pub fn last_overlap(&self) -> Overlap {
+        self.last_overlap
     }
 
     /// This process's rank, `0..size()`.
@@ -208,59 +302,157 @@ impl<T: Float + Equivalence, C: Communicator> DataParallel<T, C> {
         self.unpack(value);
     }
 
-    /// Replaces `grad` on every rank with the sum over the ranks, added in rank order (the
-    /// gradient of a loss that is a *sum* over the batch's rows). Every rank gets the same bits.
+    /// Replaces `grad` on every rank with the sum over the ranks (the gradient of a loss that is
+    /// a *sum* over the batch's rows). Every rank gets the same bits.
     pub fn sum<P: Params<Elem = T>>(&mut self, grad: &mut P) {
-        self.combine(grad, |_| Some(T::ONE));
+        self.combine(grad, |_| Some(T::ONE), |_| ());
     }
 
     /// Replaces `grad` on every rank with the gradient of the *mean* loss over the whole batch of
     /// `batch` rows, given on each rank the gradient of the mean loss over its own shard
-    /// ([`shard_range`]): `sum_r (n_r / batch) * grad_r`, added in rank order, so uneven shards
-    /// are weighted right. A rank with an empty shard contributes nothing (its gradient of an
-    /// empty mean may be NaN). Every rank gets the same bits.
+    /// ([`shard_range`]): `sum_r (n_r / batch) * grad_r`, so uneven shards are weighted right.
+    /// A rank with an empty shard contributes nothing (its gradient of an empty mean may be NaN).
+    /// Every rank gets the same bits.
     ///
     /// # Panics
     /// If `batch` is zero.
-    #[allow(clippy::cast_precision_loss, reason = "row counts are far below 2^52")]
     pub fn mean<P: Params<Elem = T>>(&mut self, grad: &mut P, batch: usize) {
-        assert!(batch > 0, "DataParallel::mean: the batch has no rows");
-        let size = self.size;
-        self.combine(grad, |r| {
-            let rows = shard_range(batch, r, size).len();
-            (rows > 0).then(|| T::from_f64(rows as f64 / batch as f64))
-        });
+        self.mean_overlapped(grad, batch, |_| ());
     }
 
-    /// Gathers every rank's `value` to rank 0, which computes `sum_r weight(r) * value_r` in rank
-    /// order (ranks whose weight is `None` skipped), and broadcasts the result to every rank.
-    fn combine<P: Params<Elem = T>>(&mut self, value: &mut P, weight: impl Fn(usize) -> Option<T>) {
-        self.pack(value);
-        let n = self.flat.len();
-        let root = self.comm.process_at_rank(0);
-        if self.rank == 0 {
-            // Allocated by the first call (or a bigger model), reused after.
-            self.gathered.resize(n * self.size, T::ZERO);
-            root.gather_into_root(&self.flat[..], &mut self.gathered[..]);
-            let mut first = true;
-            for (r, part) in self.gathered.chunks_exact(n.max(1)).enumerate() {
-                let Some(w) = weight(r) else { continue };
-                if first {
-                    for (a, &b) in self.flat.iter_mut().zip(part) {
-                        *a = w * b;
-                    }
-                    first = false;
-                } else {
-                    for (a, &b) in self.flat.iter_mut().zip(part) {
-                        *a += w * b;
-                    }
-                }
-            }
-        } else {
-            root.gather_into(&self.flat[..]);
+    /// [`mean`](Self::mean), with the communication started during the reverse sweep: `sweep`
+    /// runs the backward pass and hands each tensor of this rank's gradient to the sink it is
+    /// given as soon as the tensor is final ([`Leaves::backward_each`] does exactly that). A
+    /// bucket of tensors ([`set_bucket_bytes`](Self::set_bucket_bytes)) starts its ring as soon
+    /// as it is complete, and every call of the sink advances the messages in flight, so the
+    /// last layers' gradients travel while the first layers' are computed. Tensors the sweep does
+    /// not hand over are taken from `grad` as it is when `sweep` returns. On return `grad` holds
+    /// the whole batch's gradient, the same bits as [`mean`](Self::mean) gives for the same
+    /// per-rank gradients, and `sweep`'s result is returned.
+    ///
+    /// [`Leaves::backward_each`]: crate::tape::Leaves::backward_each
+    ///
+    /// ```no_run
+    /// // `no_run`: as the module's example, this needs `mpirun`; `tests/mpi` runs it.
+    /// use autograd_core::distributed::{mpi, DataParallel};
+    /// use autograd_core::nn::{Init, Linear};
+    /// use autograd_core::prelude::*;
+    /// use autograd_core::tape::Leaves;
+    ///
+    /// let universe = mpi::initialize().unwrap();
+    /// let mut dp = DataParallel::<f32>::new(universe.world());
+    /// let model: Linear<f32, 4, 2> = Linear::new(Init::KaimingUniform, &mut Rng::new(0));
+    /// // This rank's 2 rows of a batch of 4 (on 2 ranks).
+    /// let x = Tensor::<f32, Shape![2, 4]>::randn(dp.rank() as u64);
+    /// let tracked = Leaves::new(&model);
+    /// let loss = model.forward(&Var::constant(x)).square().mean();
+    /// let mut grad = model.zeros_like();
+    /// dp.mean_overlapped(&mut grad, 4, |sink| tracked.backward_each(&loss, sink)).unwrap();
+    /// ```
+    ///
+    /// # Panics
+    /// If `batch` is zero, or `sweep` hands over a tensor twice or with the wrong length.
+    #[allow(clippy::cast_precision_loss, reason = "row counts are far below 2^52")]
+    pub fn mean_overlapped<P: Params<Elem = T>, R>(
+        &mut self,
+        grad: &mut P,
+        batch: usize,
+        sweep: impl FnOnce(&mut dyn GradientSink<T>) -> R,
+    ) -> R {
+        assert!(batch > 0, "DataParallel::mean: the batch has no rows");
+        let size = self.size;
+        self.combine(
+            grad,
+            |r| {
+                let rows = shard_range(batch, r, size).len();
+                (rows > 0).then(|| T::from_f64(rows as f64 / batch as f64))
+            },
+            sweep,
+        )
+    }
+
+    /// Replaces `value` on every rank with `sum_r weight(r) * value_r` (ranks whose weight is
+    /// `None` contribute nothing), by the ring allreduce of [`ring`], with the tensors handed over
+    /// by `sweep` and the rest taken from `value`.
+    fn combine<P: Params<Elem = T>, R>(
+        &mut self,
+        value: &mut P,
+        weight: impl Fn(usize) -> Option<T>,
+        sweep: impl FnOnce(&mut dyn GradientSink<T>) -> R,
+    ) -> R {
+        // The layout, in vectors that only allocate when the model grows.
+        self.lens.clear();
+        self.offsets.clear();
+        self.offsets.push(0);
+        let mut n = 0;
+        for i in 0..P::COUNT {
+            let len = value.slice(i).len();
+            self.lens.push(len);
+            n += len;
+            self.offsets.push(n);
         }
-        root.broadcast_into(&mut self.flat[..]);
+        cut_buckets(
+            &self.lens,
+            size_of::<T>(),
+            self.bucket_bytes,
+            &mut self.bucket_of,
+            &mut self.ranges,
+        );
+        self.weights.clear();
+        self.weights.extend((0..self.size).map(weight));
+        self.handed.clear();
+        self.handed.resize(P::COUNT, false);
+        self.flat.resize(n, T::ZERO);
+        self.own.resize(n, T::ZERO);
+        self.scratch.resize(2 * n, T::ZERO);
+
+        let spare = core::mem::take(&mut self.spare);
+        let Self {
+            comm,
+            rank,
+            size,
+            flat,
+            own,
+            scratch,
+            bucket_of,
+            offsets,
+            handed,
+            ranges,
+            weights,
+            traffic,
+            last_overlap,
+            ..
+        } = self;
+        let value_ref = &*value;
+        let (out, spare) = mpi::request::scope(|scope| {
+            let mut ex = Exchange {
+                comm: &*comm,
+                scope,
+                rank: *rank,
+                size: *size,
+                weights,
+                bucket_of,
+                offsets,
+                handed,
+                buckets: recycle(spare),
+                traffic,
+            };
+            ex.lend(ranges, own, flat, scratch);
+            ex.start_empty();
+            let before = ex.traffic.messages;
+            let out = sweep(&mut ex);
+            *last_overlap = Overlap {
+                buckets: ex.buckets.len(),
+                started_in_sweep: ex.started(),
+                messages_in_sweep: ex.traffic.messages - before,
+            };
+            ex.fill_rest(|i| value_ref.slice(i));
+            ex.finish();
+            (out, recycle(ex.buckets))
+        });
+        self.spare = spare;
         self.unpack(value);
+        out
     }
 
     /// Copies every tensor of `value` into `flat`, sized to fit (allocating only when it grows).
