@@ -127,6 +127,7 @@ pub mod params;
 mod rule;
 mod scalar;
 pub mod shape;
+mod special;
 pub mod stack;
 mod storage;
 #[cfg(feature = "std")]

@@ -105,20 +105,27 @@ pub(super) fn one_thread<T>(op: Gemm<'_, T>)
 where
     for<'a> Gemm<'a, T>: WithSimd<Output = ()>,
 {
+    dispatch(op);
+}
+
+/// Runs `op` with the instruction set of the forced path ([`force_path`]) or the widest the CPU
+/// has: the matrix products, and the elementwise loops that are compiled for it (an `op` whose
+/// `with_simd` is `#[inline(always)]` and loops over scalars gets them vectorized for that set).
+pub(crate) fn dispatch<Op: WithSimd>(op: Op) -> Op::Output {
     match forced() {
         #[cfg(target_arch = "x86_64")]
         Path::Avx2 => {
             if let Some(simd) = pulp::x86::V3::try_new() {
                 return pulp::Simd::vectorize(simd, op);
             }
-            Arch::new().dispatch(op);
+            Arch::new().dispatch(op)
         }
         #[cfg(target_arch = "x86_64")]
         Path::Avx512 => {
             if let Some(simd) = pulp::x86::V4::try_new() {
                 return pulp::Simd::vectorize(simd, op);
             }
-            Arch::new().dispatch(op);
+            Arch::new().dispatch(op)
         }
         Path::Scalar => pulp::Simd::vectorize(pulp::Scalar::new(), op),
         Path::Auto => Arch::new().dispatch(op),

@@ -7,6 +7,11 @@
 //!
 //! It needs `T: Erf` (f32, f64, dual numbers); the tanh approximation `gelu_tanh` runs on any
 //! [`Float`](crate::Float).
+//!
+//! In f32, `erfc` and `exp(-x^2 / 2)` are computed in f64 by branch-free arithmetic to 0.51 ulp
+//! (`special`), and with the feature `simd` both loops run compiled for the machine's widest
+//! vectors (`pointwise::erf_loops_f32`): 1.95 -> 1.2 ms for a transformer block's gradient step
+//! (the W4 workload), where `libm`'s `erfcf` and `expf` had taken 40% of it.
 
 use super::pointwise::{PointwiseErf, pointwise_erf_rule};
 use crate::rule::UnaryRule;
@@ -25,18 +30,27 @@ const FRAC_1_SQRT_2: f64 = core::f64::consts::FRAC_1_SQRT_2;
 const FRAC_1_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
 
 /// `Phi(x)`, the standard normal distribution function, as `0.5 erfc(-x / sqrt 2)`.
+#[allow(
+    clippy::inline_always,
+    reason = "inlined into the f32 loops compiled for wide vectors (`erf_loops_f32`)"
+)]
+#[inline(always)]
 fn phi_cdf<T: Erf>(x: T) -> T {
     T::from_f64(0.5) * (-x * T::from_f64(FRAC_1_SQRT_2)).erfc()
 }
 
 impl PointwiseErf for GeluErf {
     const NAME: &'static str = "gelu_erf";
+    #[allow(clippy::inline_always, reason = "as `phi_cdf`")]
+    #[inline(always)]
     fn f<T: Erf>(self, x: T) -> T {
         x * phi_cdf(x)
     }
+    #[allow(clippy::inline_always, reason = "as `phi_cdf`")]
+    #[inline(always)]
     fn df<T: Erf>(self, x: T, _: T) -> T {
         // exp(-x^2 / 2) is 0 once x^2 overflows, and x is finite, so no `0 * inf` appears.
-        let density = T::from_f64(FRAC_1_SQRT_2PI) * (-(x * x) * T::from_f64(0.5)).exp();
+        let density = T::from_f64(FRAC_1_SQRT_2PI) * x.gauss();
         phi_cdf(x) + x * density
     }
 }
