@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """PyTorch and JAX on the peer-comparison workloads, for a user who wants those numbers.
 
-Never run by CI or the tests. The same four workloads as the Rust comparison
+Never run by CI or the tests. The same five workloads as the Rust comparison
 (`cargo run --release --manifest-path benchmarks/peers/Cargo.toml`):
 
     W1:  batch 16,  4   -> 16  -> 3
     W2:  batch 64,  64  -> 128 -> 10
     W3:  batch 128, 784 -> 256 -> 10
     CNN: batch 32, 1 x 8 x 8 -> conv 3x3 16 -> conv 3x3 32 -> global average pool -> 10
+    W4:  one pre-norm transformer block, batch 8, sequence 16, width 64, 4 heads, GELU MLP 256
+         (no mask, no dropout); its 8 x 16 outputs read as 64 class scores each
 
 f32; W1-W3: h = relu(x w1 + b1), z = h w2 + b2; CNN: h1 = relu(conv(x, k1) + c1),
 h2 = relu(conv(h1, k2) + c2) (both 3x3, stride 1, padding 1, NCHW), z = mean over height and width
@@ -110,6 +112,40 @@ def make_cnn():
     return (k1, b1, k2, b2, w, bw), x, labels
 
 
+# The W4 workload: batch, sequence, width, heads, MLP width (one pre-norm transformer block).
+W4 = (8, 16, 64, 4, 256)
+W4_PARAMS = (
+    "norm_1.weight", "norm_1.bias", "attention.in_proj_weight", "attention.in_proj_bias",
+    "attention.out_proj_weight", "attention.out_proj_bias", "norm_2.weight", "norm_2.bias",
+    "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias",
+)
+
+
+def make_w4():
+    """PyTorch's initial scales (Xavier-uniform in-projection, 1/sqrt(fan-in) elsewhere), the
+    norms' scales 1 + U(-0.1, 0.1) and every bias U(-0.1, 0.1) so that none is constant; the MLP's
+    weights (in, out), the attention's (out, in) as PyTorch keeps them. The labels are one of the
+    64 output features per token."""
+    b, l, e, _, hid = W4
+    rng = np.random.default_rng(SEED)
+
+    def uniform(shape, bound, base=0.0):
+        return (base + rng.uniform(-bound, bound, shape)).astype(np.float32)
+
+    xavier = np.sqrt(6.0 / (4 * e))
+    params = (
+        uniform(e, 0.1, 1.0), uniform(e, 0.1),
+        uniform((3 * e, e), xavier), uniform(3 * e, 0.1),
+        uniform((e, e), 1 / np.sqrt(e)), uniform(e, 0.1),
+        uniform(e, 0.1, 1.0), uniform(e, 0.1),
+        uniform((e, hid), np.sqrt(6.0 / e)), uniform(hid, 0.1),
+        uniform((hid, e), np.sqrt(6.0 / hid)), uniform(e, 0.1),
+    )
+    x = rng.standard_normal((b, l, e)).astype(np.float32)
+    labels = rng.integers(0, e, b * l).astype(np.int32)
+    return params, x, labels
+
+
 def mlp_label(b, i, h, o):
     return f"batch {b}, {i} -> {h} -> {o}"
 
@@ -126,6 +162,7 @@ WORKLOADS = [
         make_cnn,
         ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc.weight", "fc.bias"),
     ),
+    ("W4", "transformer block: batch 8, seq 16, width 64, 4 heads, MLP 256", make_w4, W4_PARAMS),
 ]
 
 
@@ -143,7 +180,23 @@ def torch_system(params, x, labels):
     xt = torch.tensor(x)
     lt = torch.tensor(labels, dtype=torch.long)
 
+    def block(ps):
+        # nn.TransformerEncoderLayer(norm_first=True, activation="gelu", dropout=0), written
+        # out: F.multi_head_attention_forward is what its self-attention calls.
+        n1w, n1b, inw, inb, outw, outb, n2w, n2b, f1w, f1b, f2w, f2b = ps
+        b, l, e, heads, _ = W4
+        n1 = F.layer_norm(xt, (e,), n1w, n1b).transpose(0, 1)
+        attn, _ = F.multi_head_attention_forward(
+            n1, n1, n1, e, heads, inw, inb, None, None, False, 0.0, outw, outb,
+            training=True, need_weights=False,
+        )
+        h = xt + attn.transpose(0, 1)
+        hidden = F.gelu(F.layer_norm(h, (e,), n2w, n2b) @ f1w + f1b)
+        return (h + hidden @ f2w + f2b).reshape(b * l, e)
+
     def logits(ps):
+        if len(ps) == 12:
+            return block(ps)
         if len(ps) == 4:
             w1, b1, w2, b2 = ps
             return torch.relu(xt @ w1 + b1) @ w2 + b2
@@ -176,7 +229,27 @@ def jax_system(params, x, labels):
         )
         return y + c[None, :, None, None]
 
+    def layer_norm(x, w, b):
+        mean = x.mean(axis=-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+        return (x - mean) / jnp.sqrt(var + 1e-5) * w + b
+
+    def block(ps, x):
+        n1w, n1b, inw, inb, outw, outb, n2w, n2b, f1w, f1b, f2w, f2b = ps
+        b, l, e, heads, _ = W4
+        d = e // heads
+        qkv = layer_norm(x, n1w, n1b) @ inw.T + inb
+        q, k, v = (qkv[..., i * e:(i + 1) * e].reshape(b, l, heads, d).transpose(0, 2, 1, 3)
+                   for i in range(3))
+        weights = jax.nn.softmax(q @ k.transpose(0, 1, 3, 2) / np.sqrt(d), axis=-1)
+        joined = (weights @ v).transpose(0, 2, 1, 3).reshape(b, l, e)
+        h = x + joined @ outw.T + outb
+        hidden = jax.nn.gelu(layer_norm(h, n2w, n2b) @ f1w + f1b, approximate=False)
+        return (h + hidden @ f2w + f2b).reshape(b * l, e)
+
     def logits(ps, x):
+        if len(ps) == 12:
+            return block(ps, x)
         if len(ps) == 4:
             w1, b1, w2, b2 = ps
             return jax.nn.relu(x @ w1 + b1) @ w2 + b2

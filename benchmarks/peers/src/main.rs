@@ -1,7 +1,8 @@
 //! The peer comparison: the three MLP workloads of issue 7 (W1 batch 16, 4 -> 16 -> 3; W2 batch 64,
 //! 64 -> 128 -> 10; W3 batch 128, 784 -> 256 -> 10; f32, ReLU hidden layer, mean softmax
-//! cross-entropy, gradients of w1, b1, w2, b2) and the CNN workload of issue 15 (`cnn`) run by
-//! this library, dfdx and candle on the CPU, single-threaded. Every system gets the same weights,
+//! cross-entropy, gradients of w1, b1, w2, b2), the CNN workload of issue 15 (`cnn`) and W4, a
+//! transformer block (issue 31, `transformer`), run by this library, dfdx and candle on the CPU,
+//! single-threaded. Every system gets the same weights,
 //! inputs and labels (fixed seeds); before timing, each peer's gradients are checked against ours.
 //! Writes `benchmarks/results/peers.md` and `benchmarks/results/peers.png`.
 //!
@@ -15,6 +16,7 @@ mod common;
 mod harness;
 mod report;
 mod systems;
+mod transformer;
 
 use autograd_core::{Heap, Inline, Join};
 use common::{Batch, Grads, Mlp};
@@ -88,6 +90,7 @@ fn main() -> ExitCode {
         run::<64, 64, 128, 10, Heap>("W2", "batch 64, 64 -> 128 -> 10", &budget, alone),
         run::<128, 784, 256, 10, Heap>("W3", "batch 128, 784 -> 256 -> 10", &budget, alone),
         run_cnn(&budget, alone),
+        run_transformer(&budget, alone),
     ];
     let Some(results) = results.into_iter().collect::<Option<Vec<_>>>() else {
         eprintln!("a peer's gradients differ from ours: nothing timed is reported");
@@ -141,6 +144,20 @@ fn run_cnn(budget: &Budget, alone: bool) -> Option<WorkloadResult> {
         cnn::NAME,
         cnn::SHAPE,
         cnn::systems(&data),
+        &truth,
+        budget,
+        alone,
+    )
+}
+
+/// The W4 workload (`transformer`), checked against its f64 reference and timed like the others.
+fn run_transformer(budget: &Budget, alone: bool) -> Option<WorkloadResult> {
+    let data = transformer::Data::new(MODEL_SEED, BATCH_SEED);
+    let (_, truth) = data.f64_gradient();
+    check_and_time(
+        transformer::NAME,
+        transformer::SHAPE,
+        transformer::systems(&data),
         &truth,
         budget,
         alone,

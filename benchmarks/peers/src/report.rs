@@ -100,8 +100,9 @@ pub fn markdown(results: &[WorkloadResult], quick: bool, alone: bool) -> String 
     s.push_str(&format!(
         "One step = forward, mean softmax cross-entropy over the batch, gradients of every weight \
          and bias (W1-W3: w1, b1, w2, b2 of a ReLU MLP; CNN: two 3x3 convolutions, padding 1, \
-         each + bias -> ReLU, global average pool, linear head; a \"-\" marks a system without \
-         that workload); f32; same weights and inputs (fixed seeds) for every system; \
+         each + bias -> ReLU, global average pool, linear head; W4: one pre-norm transformer \
+         block, exact GELU, no mask, its outputs as class scores; a \"-\" marks a system \
+         without that workload); f32; same weights and inputs (fixed seeds) for every system; \
          single-threaded (`RAYON_NUM_THREADS=1`, `CANDLE_NUM_THREADS=1`). Median over {} \
          after warm-up; `(x N)` is the time relative to **{REFERENCE}**. Versions: dfdx \
          {}, candle-core {}. Command: `cargo run --release --manifest-path \
