@@ -336,15 +336,16 @@ fn gradient_at_the_inline_limit_fits_a_default_thread() {
 /// beside an empty thread's 4 KiB, in this binary of its own), checked below 6.6. When the scoping
 /// was measured, in the `macro` test binary, it gave 8.88x (572 KiB) against 9.00x (580 KiB) with
 /// every cotangent alive to the end. A debug build gives every binding its own stack slot, so it
-/// runs the plain sweep: 20.62x (1,324 KiB) without debug information, as `.ci/run` builds, and
-/// 21.44x (1,376 KiB) with it, the default profile of `cargo test`; checked below 22.5 against
-/// growth. Code generation differs between compilers, so the numbers are checked only on the one
-/// they were measured with.
+/// runs the plain sweep: on a 2-core AMD EPYC, 20.62x (1,324 KiB) without debug information, as
+/// `.ci/run` builds, and 21.44x (1,376 KiB) with it, the default profile of `cargo test`; on a
+/// 2-core Intel Xeon the same code needs 21.75x (1,396 KiB) and 22.75x (1,460 KiB) (the commit
+/// that measured 21.44x gives 22.69x there). Checked below 23.5 against growth. Code generation
+/// differs between compilers, so the numbers are checked only on the one they were measured with.
 #[rustversion::attr(not(stable(1.95)), ignore = "stack use was measured with rustc 1.95")]
 #[test]
 fn gradient_stack_use_is_bounded() {
     let (_, ratio) = measured_ratio();
-    let bound = if cfg!(debug_assertions) { 22.5 } else { 6.6 };
+    let bound = if cfg!(debug_assertions) { 23.5 } else { 6.6 };
     assert!(
         ratio < bound,
         "the gradient needs {ratio:.2}x its largest tensor of stack"
