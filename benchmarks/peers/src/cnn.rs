@@ -422,6 +422,7 @@ impl System for Tape {
 
 mod candle_impl {
     use super::{B, C, C1, C2, Data, K, NamedGrads, O, PARAMS, S, System};
+    use crate::systems::candle_impl::{cross_entropy, flat};
     use candle_core::{Device, Tensor, Var, backprop::GradStore};
 
     /// candle-core on the CPU, written as candle-nn's `Conv2d` (its `conv2d`, the bias reshaped to
@@ -467,16 +468,7 @@ mod candle_impl {
             let h2 = conv(&h1, k2, c2, C2)?.relu()?;
             let pooled = h2.mean((2, 3))?;
             let z = pooled.matmul(w)?.broadcast_add(b)?;
-            // candle_nn::ops::log_softmax(z, 1)
-            let max = z.max_keepdim(1)?;
-            let diff = z.broadcast_sub(&max)?;
-            let log_sum_exp = diff.exp()?.sum_keepdim(1)?.log()?;
-            let log_p = diff.broadcast_sub(&log_sum_exp)?;
-            // candle_nn::loss::nll(log_p, labels)
-            let loss = log_p
-                .gather(&self.labels, 1)?
-                .sum_all()?
-                .affine(-1.0 / B as f64, 0.0)?;
+            let loss = cross_entropy(&z, &self.labels, B)?;
             self.grads = Some(loss.backward()?);
             loss.to_scalar::<f32>()
         }
@@ -493,13 +485,7 @@ mod candle_impl {
             let g = self.grads.as_ref().expect("a step ran");
             PARAMS
                 .into_iter()
-                .zip(self.params.iter().map(|v| {
-                    g.get(v.as_tensor())
-                        .expect("every parameter is in the graph")
-                        .flatten_all()
-                        .and_then(|t| t.to_vec1())
-                        .expect("f32 gradient")
-                }))
+                .zip(self.params.iter().map(|v| flat(g, v)))
                 .collect()
         }
     }

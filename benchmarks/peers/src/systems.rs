@@ -289,7 +289,7 @@ mod dfdx_impl {
     }
 }
 
-mod candle_impl {
+pub mod candle_impl {
     use super::{NamedGrads, System, named};
     use crate::common::{Batch, Grads, Mlp};
     use autograd_core::Storage;
@@ -335,16 +335,7 @@ mod candle_impl {
         fn try_step(&mut self) -> candle_core::Result<f32> {
             let h = self.x.matmul(&self.w1)?.broadcast_add(&self.b1)?.relu()?;
             let z = h.matmul(&self.w2)?.broadcast_add(&self.b2)?;
-            // candle_nn::ops::log_softmax(z, 1)
-            let max = z.max_keepdim(1)?;
-            let diff = z.broadcast_sub(&max)?;
-            let log_sum_exp = diff.exp()?.sum_keepdim(1)?.log()?;
-            let log_p = diff.broadcast_sub(&log_sum_exp)?;
-            // candle_nn::loss::nll(log_p, labels)
-            let loss = log_p
-                .gather(&self.labels, 1)?
-                .sum_all()?
-                .affine(-1.0 / self.batch as f64, 0.0)?;
+            let loss = cross_entropy(&z, &self.labels, self.batch)?;
             self.grads = Some(loss.backward()?);
             loss.to_scalar::<f32>()
         }
@@ -359,19 +350,32 @@ mod candle_impl {
         }
         fn grads(&self) -> NamedGrads {
             let g = self.grads.as_ref().expect("a step ran");
-            let flat = |v: &Var| -> Vec<f32> {
-                g.get(v.as_tensor())
-                    .expect("every parameter is in the graph")
-                    .flatten_all()
-                    .and_then(|t| t.to_vec1())
-                    .expect("f32 gradient")
-            };
-            named(Grads {
-                w1: flat(&self.w1),
-                b1: flat(&self.b1),
-                w2: flat(&self.w2),
-                b2: flat(&self.b2),
-            })
+            let [w1, b1, w2, b2] = [&self.w1, &self.b1, &self.w2, &self.b2].map(|v| flat(g, v));
+            named(Grads { w1, b1, w2, b2 })
         }
+    }
+
+    /// The mean softmax cross-entropy of the logits `z` (`rows x classes`) against `labels`
+    /// (`(rows, 1)`, u32): log-softmax and the negative log-likelihood composed exactly as
+    /// candle-nn's `ops::log_softmax(z, 1)` and `loss::nll` compose them. Every workload's candle
+    /// system ends with it.
+    pub fn cross_entropy(z: &Tensor, labels: &Tensor, rows: usize) -> candle_core::Result<Tensor> {
+        let max = z.max_keepdim(1)?;
+        let diff = z.broadcast_sub(&max)?;
+        let log_sum_exp = diff.exp()?.sum_keepdim(1)?.log()?;
+        let log_p = diff.broadcast_sub(&log_sum_exp)?;
+        log_p
+            .gather(labels, 1)?
+            .sum_all()?
+            .affine(-1.0 / rows as f64, 0.0)
+    }
+
+    /// The gradient of `v` in `g`, flat.
+    pub fn flat(g: &GradStore, v: &Var) -> Vec<f32> {
+        g.get(v.as_tensor())
+            .expect("every parameter is in the graph")
+            .flatten_all()
+            .and_then(|t| t.to_vec1())
+            .expect("f32 gradient")
     }
 }

@@ -292,6 +292,7 @@ impl System for Tape {
 
 mod candle_impl {
     use super::{B, Data, E, HEAD_DIM, HEADS, L, N, NamedGrads, PARAMS, SHAPES, System};
+    use crate::systems::candle_impl::{cross_entropy, flat};
     use candle_core::{D, Device, Tensor, Var, backprop::GradStore};
 
     /// candle-core on the CPU, written as candle-nn's `LayerNorm`, `Linear` and softmax (its
@@ -364,15 +365,7 @@ mod candle_impl {
                 .broadcast_add(f1b)?
                 .gelu_erf()?;
             let z = (&h + hidden.matmul(f2w)?.broadcast_add(f2b)?)?;
-            // candle_nn::ops::log_softmax(z, 1), then candle_nn::loss::nll.
-            let max = z.max_keepdim(1)?;
-            let diff = z.broadcast_sub(&max)?;
-            let log_sum_exp = diff.exp()?.sum_keepdim(1)?.log()?;
-            let log_p = diff.broadcast_sub(&log_sum_exp)?;
-            let loss = log_p
-                .gather(&self.labels, 1)?
-                .sum_all()?
-                .affine(-1.0 / N as f64, 0.0)?;
+            let loss = cross_entropy(&z, &self.labels, N)?;
             self.grads = Some(loss.backward()?);
             loss.to_scalar::<f32>()
         }
@@ -389,13 +382,7 @@ mod candle_impl {
             let g = self.grads.as_ref().expect("a step ran");
             PARAMS
                 .into_iter()
-                .zip(self.params.iter().map(|v| {
-                    g.get(v.as_tensor())
-                        .expect("every parameter is in the graph")
-                        .flatten_all()
-                        .and_then(|t| t.to_vec1())
-                        .expect("f32 gradient")
-                }))
+                .zip(self.params.iter().map(|v| flat(g, v)))
                 .collect()
         }
     }
