@@ -117,6 +117,8 @@ mod gemm;
 #[cfg(feature = "std")]
 pub mod gradcheck;
 mod kernels;
+#[cfg(feature = "std")]
+mod loop_records;
 mod msg;
 pub mod nn;
 mod ops;
@@ -137,6 +139,8 @@ mod tensor;
 pub(crate) mod testing;
 
 pub use detach::detach;
+#[cfg(feature = "std")]
+pub use loop_records::release_loop_records;
 /// The `rand` ecosystem's generator traits, at the version this crate implements for [`Rng`].
 pub use rand_core;
 pub use scalar::{Erf, Float};

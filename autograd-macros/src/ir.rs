@@ -263,4 +263,9 @@ pub struct Body {
     /// The span of the tail expression that gives the result (where a mismatch with the declared
     /// output type is reported).
     pub result_span: proc_macro2::Span,
+    /// The elements of constant parameters that loops borrow (`for c in coeffs.iter()` binds
+    /// `c` to `&(coeffs)[__i]`): each with the parameter and the index. The reverse sweep
+    /// borrows them again rather than keeping the reference, so that a loop's record holds no
+    /// reference (and its vector can be kept for the next call).
+    pub element_borrows: std::collections::HashMap<VarId, (VarId, VarId)>,
 }

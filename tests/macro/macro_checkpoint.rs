@@ -203,8 +203,14 @@ fn ten_thousand_steps_keep_a_fraction_of_the_memory() {
     });
     assert_eq!(value.to_bits(), plain_value.to_bits());
     // Each iteration keeps its start (48 bytes), the product (48) and the product by `scale`'s
-    // operand (48): 144 bytes, so 10,000 iterations take 1.44 MB.
-    assert_eq!(plain.bytes_max, 10_000 * 144);
+    // operand (48): 144 bytes, so 10,000 iterations take 1.44 MB. The thread's store of vectors
+    // kept for the next call (`release_loop_records`) is made when the record is dropped, while
+    // it is still held: its first entry, under 256 bytes, is part of this first call's peak.
+    assert!(
+        (10_000 * 144..10_000 * 144 + 256).contains(&plain.bytes_max),
+        "{} bytes",
+        plain.bytes_max
+    );
     // 100 starts of 48 bytes and one block of 100 iterations: 19.2 kB (the vector of starts
     // grows by doubling, to 128).
     assert!(

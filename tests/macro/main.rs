@@ -25,6 +25,7 @@ mod conv;
 mod generic_batch;
 mod hand_baselines;
 mod label_panic_location;
+mod loop_alloc;
 mod macro_alloc;
 mod macro_anomaly;
 mod macro_basics;

@@ -37,7 +37,9 @@
 //! Each program is called at a random point (a function of its seed): `p<seed>_grad` must return
 //! the value of `p<seed>` bit for bit (and the same second output), and the gradient of each
 //! differentiated parameter (tensor, scalar or model) must agree with central differences of
-//! `p<seed>` (step 1e-6; |fd - g| <= 1e-6 + 1e-5 |fd|). Every value a program binds is bounded
+//! `p<seed>` (step 1e-6; |fd - g| <= 1e-6 + 1e-5 |fd|). A second call, on the vectors the first
+//! call's loops of run-time length kept for it, must give the first call's value and gradient bit
+//! for bit. Every value a program binds is bounded
 //! (`tanh`, `sin`, `sigmoid`), so the differences are accurate. A failure prints each failing
 //! program's seed and source; the header it uses is `gen/mod.rs`'s `HEADER`.
 //!
@@ -95,7 +97,7 @@ pub struct Program {
     reason = "generated code, written the way people write it"
 )]
 mod generated {
-    use super::{Program, differences, same_bits, same_tensor_bits};
+    use super::{Program, differences, same_again, same_bits, same_tensor_bits};
     use autograd_core::differentiable;
     use autograd_core::prelude::*;
 
@@ -125,6 +127,21 @@ fn same_tensor_bits(
 ) -> Result<(), String> {
     for (g, p) in grad.as_slice().iter().zip(plain.as_slice()) {
         same_bits(what, *g, *p)?;
+    }
+    Ok(())
+}
+
+/// The gradient of parameter `name` from a second call (on the vectors the first call's loops kept
+/// for it) against the first call's, bit for bit.
+fn same_again<P: Params<Elem = f64>>(name: &str, first: &P, again: &P) -> Result<(), String> {
+    for i in 0..P::COUNT {
+        for (j, (a, b)) in first.slice(i).iter().zip(again.slice(i)).enumerate() {
+            if a.to_bits() != b.to_bits() {
+                return Err(format!(
+                    "gradient of `{name}`[{j}]: {b:e} on a second call, {a:e} on the first"
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -180,7 +180,7 @@ impl<X: Cotangent> CotangentFrom for X {}
 /// caller passes `Need::<MASK>` (bit `i` for parameter `i`, the receiver first) to the callee's
 /// pullback, whose reverse sweep skips the VJPs that only feed parameters the caller does not
 /// need (a layer's input that is a constant, say), at no run-time cost: the mask is a constant.
-pub trait Needs: Copy {
+pub trait Needs: Copy + 'static {
     /// Bit `i`: parameter `i`'s cotangent is needed.
     const MASK: u64;
 }

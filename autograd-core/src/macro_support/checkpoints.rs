@@ -12,25 +12,27 @@ use core::ops::Range;
 /// The starts of a checkpointed loop's blocks of iterations.
 ///
 /// `I` is the loop index's type (the type the function as written counts in; `usize` for a
-/// `while` loop, which the reverse sweep counts itself), `S` the carried values.
-pub struct Checkpoints<I, S> {
+/// `while` loop, which the reverse sweep counts itself), `S` the carried values, `V` the vector
+/// of starts (a `Vec`, or a `LoopRecord` kept for the next call).
+pub struct Checkpoints<I, S, V = Vec<(I, S)>> {
     every: usize,
     /// With `bisect`: the most iterations the reverse sweep runs again at once.
     base: usize,
     count: usize,
     end: I,
-    starts: Vec<(I, S)>,
+    starts: V,
+    _types: core::marker::PhantomData<(I, S)>,
 }
 
-impl<I: Copy + Default, S> Checkpoints<I, S> {
+impl<I: Copy + Default, S, V: AsRef<Vec<(I, S)>> + AsMut<Vec<(I, S)>>> Checkpoints<I, S, V> {
     /// A record keeping every `every`-th iteration's start of a loop whose index runs up to
-    /// `end` (exclusive).
+    /// `end` (exclusive), in `starts` (empty).
     ///
     /// # Panics
     /// If `every` is zero.
     #[inline]
     #[track_caller]
-    pub fn new(every: usize, end: I) -> Self {
+    pub fn new(every: usize, end: I, starts: V) -> Self {
         assert!(
             every > 0,
             "#[checkpoint(every = K)] needs K of at least 1 (a block of K iterations is recomputed at a time)"
@@ -40,7 +42,8 @@ impl<I: Copy + Default, S> Checkpoints<I, S> {
             base: every,
             count: 0,
             end,
-            starts: Vec::new(),
+            starts,
+            _types: core::marker::PhantomData,
         }
     }
 
@@ -51,8 +54,8 @@ impl<I: Copy + Default, S> Checkpoints<I, S> {
     /// If `base` is zero.
     #[inline]
     #[track_caller]
-    pub fn bisecting(base: usize, end: I) -> Self {
-        let mut c = Self::new(base, end);
+    pub fn bisecting(base: usize, end: I, starts: V) -> Self {
+        let mut c = Self::new(base, end, starts);
         c.every = usize::MAX;
         c
     }
@@ -90,7 +93,7 @@ impl<I: Copy + Default, S> Checkpoints<I, S> {
     /// Keeps the start of the block whose first iteration has index `index`.
     #[inline]
     pub fn save(&mut self, index: I, start: S) {
-        self.starts.push((index, start));
+        self.starts.as_mut().push((index, start));
     }
 
     /// Counts one iteration.
@@ -102,7 +105,7 @@ impl<I: Copy + Default, S> Checkpoints<I, S> {
     /// The blocks, each with its number and its first index and carried values.
     #[inline]
     pub fn blocks(&self) -> impl DoubleEndedIterator<Item = (usize, &(I, S))> {
-        self.starts.iter().enumerate()
+        self.starts.as_ref().iter().enumerate()
     }
 
     /// The number of iterations of block `b`.
@@ -117,7 +120,7 @@ impl<I: Copy + Default, S> Checkpoints<I, S> {
     where
         Range<I>: Iterator<Item = I>,
     {
-        (self.starts[b].0..self.end).take(self.block_len(b))
+        (self.starts.as_ref()[b].0..self.end).take(self.block_len(b))
     }
 }
 
@@ -129,7 +132,7 @@ mod tests {
     /// the indices count in the loop's own type.
     #[test]
     fn blocks_cover_every_iteration_once() {
-        let mut c: Checkpoints<i32, f64> = Checkpoints::new(4, 10);
+        let mut c: Checkpoints<i32, f64> = Checkpoints::new(4, 10, Vec::new());
         for i in c.range() {
             if c.at_block_start() {
                 c.save(i, f64::from(i) * 0.5);
@@ -159,7 +162,7 @@ mod tests {
     /// reached without overflow.
     #[test]
     fn indices_stop_at_the_end_of_the_type() {
-        let mut c: Checkpoints<u8, ()> = Checkpoints::new(3, 255);
+        let mut c: Checkpoints<u8, ()> = Checkpoints::new(3, 255, Vec::new());
         for i in c.range() {
             if c.at_block_start() {
                 c.save(i, ());
@@ -174,7 +177,7 @@ mod tests {
     /// A bisected record keeps the first start only; `from` counts on from any index.
     #[test]
     fn bisecting_keeps_the_first_start() {
-        let mut c: Checkpoints<usize, u8> = Checkpoints::bisecting(4, 100);
+        let mut c: Checkpoints<usize, u8> = Checkpoints::bisecting(4, 100, Vec::new());
         for i in c.range() {
             if c.at_block_start() {
                 c.save(i, 7);
@@ -189,6 +192,6 @@ mod tests {
     #[test]
     #[should_panic(expected = "needs K of at least 1")]
     fn every_zero_is_refused() {
-        let _ = Checkpoints::<usize, ()>::new(0, 3);
+        let _ = Checkpoints::<usize, ()>::new(0, 3, Vec::new());
     }
 }

@@ -37,6 +37,8 @@ mod sweep;
 pub use crate::ops::RULE_METHODS;
 pub use crate::stack::{kept, stack_budget};
 
+#[cfg(feature = "std")]
+pub use crate::loop_records::LoopRecord;
 pub use calls::*;
 #[cfg(feature = "std")]
 pub use checkpoints::Checkpoints;

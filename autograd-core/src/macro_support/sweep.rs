@@ -2,6 +2,8 @@
 //! ([`Cotangent`]), loops over arrays, `detach`, and how a gradient struct holds and prints a
 //! model's gradient ([`NoGrad`], [`ShowModel`]).
 
+#[cfg(feature = "std")]
+use crate::loop_records::LoopRecord;
 use crate::params::Params;
 use crate::scalar::Float;
 use crate::shape::Shape;
@@ -85,15 +87,21 @@ pub trait Iterated {
     const FIXED: Option<usize>;
     /// The tape of a loop over it: one `R` an iteration.
     type Tape<R>;
+    /// The tape of a loop whose record's type is `'static`: for a run-time length, on a
+    /// vector kept for the next call ([`LoopRecord`]).
+    type Reused<R: 'static>;
     /// The number of elements.
     fn count(&self) -> usize;
     /// `f(i)` for each element's index, in order.
     fn tape<R>(&self, f: impl FnMut(usize) -> R) -> Self::Tape<R>;
+    /// [`Iterated::tape`] on a reused vector.
+    fn tape_reused<R: 'static>(&self, f: impl FnMut(usize) -> R) -> Self::Reused<R>;
 }
 
 impl<T, const N: usize> Iterated for [T; N] {
     const FIXED: Option<usize> = Some(N);
     type Tape<R> = [R; N];
+    type Reused<R: 'static> = [R; N];
     #[inline]
     fn count(&self) -> usize {
         N
@@ -102,18 +110,26 @@ impl<T, const N: usize> Iterated for [T; N] {
     fn tape<R>(&self, f: impl FnMut(usize) -> R) -> [R; N] {
         core::array::from_fn(f)
     }
+    #[inline]
+    fn tape_reused<R: 'static>(&self, f: impl FnMut(usize) -> R) -> [R; N] {
+        core::array::from_fn(f)
+    }
 }
 
 #[cfg(feature = "std")]
 impl<T> Iterated for [T] {
     const FIXED: Option<usize> = None;
     type Tape<R> = Vec<R>;
+    type Reused<R: 'static> = LoopRecord<R>;
     #[inline]
     fn count(&self) -> usize {
         self.len()
     }
     fn tape<R>(&self, f: impl FnMut(usize) -> R) -> Vec<R> {
-        runtime_tape(0..self.len(), f)
+        runtime_tape::fresh(0..self.len(), f)
+    }
+    fn tape_reused<R: 'static>(&self, f: impl FnMut(usize) -> R) -> LoopRecord<R> {
+        runtime_tape::reused(0..self.len(), f)
     }
 }
 
@@ -122,6 +138,7 @@ impl<T> Iterated for [T] {
 impl<T> Iterated for Vec<T> {
     const FIXED: Option<usize> = None;
     type Tape<R> = Vec<R>;
+    type Reused<R: 'static> = LoopRecord<R>;
     #[inline]
     fn count(&self) -> usize {
         self.as_slice().count()
@@ -129,11 +146,15 @@ impl<T> Iterated for Vec<T> {
     fn tape<R>(&self, f: impl FnMut(usize) -> R) -> Vec<R> {
         self.as_slice().tape(f)
     }
+    fn tape_reused<R: 'static>(&self, f: impl FnMut(usize) -> R) -> LoopRecord<R> {
+        self.as_slice().tape_reused(f)
+    }
 }
 
 impl<X: Iterated + ?Sized> Iterated for &X {
     const FIXED: Option<usize> = X::FIXED;
     type Tape<R> = X::Tape<R>;
+    type Reused<R: 'static> = X::Reused<R>;
     #[inline]
     fn count(&self) -> usize {
         (**self).count()
@@ -142,14 +163,32 @@ impl<X: Iterated + ?Sized> Iterated for &X {
     fn tape<R>(&self, f: impl FnMut(usize) -> R) -> X::Tape<R> {
         (**self).tape(f)
     }
+    #[inline]
+    fn tape_reused<R: 'static>(&self, f: impl FnMut(usize) -> R) -> X::Reused<R> {
+        (**self).tape_reused(f)
+    }
 }
 
 /// The tape of a loop over the elements of `first` (`for x in xs.iter()`): one value an
 /// iteration, in an array for an array (a length the macro cannot write but the type checker
-/// infers), in a vector for a slice or a vector.
-#[inline]
-pub fn from_fn_like<I: Iterated + ?Sized, R>(first: &I, f: impl FnMut(usize) -> R) -> I::Tape<R> {
-    first.tape(f)
+/// infers), in a vector for a slice or a vector; `reused` where the record's type is `'static`.
+pub mod from_fn_like {
+    use super::Iterated;
+
+    /// In a vector allocated for this call.
+    #[inline]
+    pub fn fresh<I: Iterated + ?Sized, R>(first: &I, f: impl FnMut(usize) -> R) -> I::Tape<R> {
+        first.tape(f)
+    }
+
+    /// In a vector kept for the next call.
+    #[inline]
+    pub fn reused<I: Iterated + ?Sized, R: 'static>(
+        first: &I,
+        f: impl FnMut(usize) -> R,
+    ) -> I::Reused<R> {
+        first.tape_reused(f)
+    }
 }
 
 /// The number of elements of the sequence a loop runs over (a checkpointed loop's end).
@@ -159,23 +198,52 @@ pub fn len_of<I: Iterated + ?Sized>(first: &I) -> usize {
 }
 
 /// The tape of `for i in 0..n` with `n` known when the loop starts: the iterations' values in a
-/// vector, which the reverse sweep reads backwards. The index has the type it has in the
+/// vector, which the reverse sweep reads backwards; `reused` where the record's type is
+/// `'static` (a [`LoopRecord`] kept for the next call). The index has the type it has in the
 /// function as written (`0..n` of an `i32` counts in `i32`).
 #[cfg(feature = "std")]
-#[inline]
-pub fn runtime_tape<I, R>(range: core::ops::Range<I>, f: impl FnMut(I) -> R) -> Vec<R>
-where
-    core::ops::Range<I>: Iterator<Item = I>,
-{
-    range.map(f).collect()
+pub mod runtime_tape {
+    use super::LoopRecord;
+    use core::ops::Range;
+
+    /// In a vector allocated for this call.
+    #[inline]
+    pub fn fresh<I, R>(range: Range<I>, f: impl FnMut(I) -> R) -> Vec<R>
+    where
+        Range<I>: Iterator<Item = I>,
+    {
+        range.map(f).collect()
+    }
+
+    /// In a vector kept for the next call.
+    #[inline]
+    pub fn reused<I, R: 'static>(range: Range<I>, f: impl FnMut(I) -> R) -> LoopRecord<R>
+    where
+        Range<I>: Iterator<Item = I>,
+    {
+        range.map(f).collect()
+    }
 }
 
-/// The tape of a `while` loop: empty, one value pushed an iteration.
+/// The tape of a `while` loop: empty, one value pushed an iteration; `reused` where the
+/// record's type is `'static`.
 #[cfg(feature = "std")]
-#[inline]
-#[must_use]
-pub fn while_tape<R>() -> Vec<R> {
-    Vec::new()
+pub mod while_tape {
+    use super::LoopRecord;
+
+    /// A vector allocated for this call.
+    #[inline]
+    #[must_use]
+    pub fn fresh<R>() -> Vec<R> {
+        Vec::new()
+    }
+
+    /// A vector kept for the next call.
+    #[inline]
+    #[must_use]
+    pub fn reused<R: 'static>() -> LoopRecord<R> {
+        LoopRecord::new()
+    }
 }
 
 /// Sequences zipped in a loop (`for (x, y) in xs.iter().zip(&ys)`) have one length, where `zip`

@@ -441,12 +441,18 @@ impl<'a, 'c> Forward<'a, 'c> {
         if let Some(checkpoint) = &l.checkpoint {
             return self.checkpointed_loop(l, checkpoint);
         }
+        // A vector kept for the next call where the record's type allows it.
+        let reused = if self.cx.reuses_record(self.plan, l) {
+            quote!(reused)
+        } else {
+            quote!(fresh)
+        };
         if let Count::While(cond) = &l.count {
             // The body inline rather than in a closure: the condition reads the state the body
             // updates.
             return quote! {
                 #init
-                let mut #tape = #k::__private::while_tape();
+                let mut #tape = #k::__private::while_tape::#reused();
                 while #cond {
                     #tape.push(#iteration);
                 }
@@ -461,7 +467,7 @@ impl<'a, 'c> Forward<'a, 'c> {
             Count::While(_) => unreachable!("emitted above"),
             Count::Runtime(count) => quote! {
                 #init
-                let #tape = #k::__private::runtime_tape(0..(#count), #iteration);
+                let #tape = #k::__private::runtime_tape::#reused(0..(#count), #iteration);
             },
             Count::LenOf(arrays, span) => {
                 // The tape has the length of the first array; the others must have it too.
@@ -470,7 +476,7 @@ impl<'a, 'c> Forward<'a, 'c> {
                 quote! {
                     #init
                     #same
-                    let #tape = #k::__private::from_fn_like(&(#first), #iteration);
+                    let #tape = #k::__private::from_fn_like::#reused(&(#first), #iteration);
                 }
             }
         }
@@ -544,6 +550,11 @@ impl<'a, 'c> Forward<'a, 'c> {
                 }
             }
         };
+        let record = if self.cx.reuses_record(self.plan, l) {
+            quote!(LoopRecord)
+        } else {
+            quote!(Vec)
+        };
         let schedule = if checkpoint.bisect {
             quote!(bisecting)
         } else {
@@ -552,7 +563,7 @@ impl<'a, 'c> Forward<'a, 'c> {
         quote! {
             #init
             #setup
-            let mut #tape = #k::__private::Checkpoints::#schedule({ let #own_end: usize = #every; #own_end }, #end);
+            let mut #tape = #k::__private::Checkpoints::#schedule({ let #own_end: usize = #every; #own_end }, #end, #k::__private::#record::new());
             #run
         }
     }

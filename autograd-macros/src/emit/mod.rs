@@ -115,6 +115,10 @@ pub struct Cx<'a> {
     pub stack: Option<&'a syn::Expr>,
 }
 
+/// The crate's traits that have `'static` among their supertraits: a type parameter bounded by
+/// one of them (by its last path segment) is `'static`.
+pub const STATIC_TRAITS: [&str; 5] = ["Float", "Erf", "Shape", "Dim", "Storage"];
+
 /// From this many ops (counted in the source: a loop body once), a function is emitted for compile
 /// time rather than for the last nanosecond: every op's forward and pullback is called out of line
 /// (`forward_outlined`, `pullback_at_outlined`, `accumulate_outlined`), so the optimizer compiles
@@ -219,6 +223,79 @@ impl<'a> Cx<'a> {
             large: count_ops(&body.stmts) >= LARGE_OPS,
             stack: None,
         }
+    }
+
+    /// Whether loop `l` of run-time length keeps its iterations' values in a vector kept for the
+    /// next call (`__private::LoopRecord`, reused from a per-thread store) rather than in a fresh
+    /// `Vec`. The store keys its vectors by type, so the record's type must be `'static`, which
+    /// the macro can only see from the source: nothing the loop keeps is a reference (a
+    /// borrowed constant; a loop's element of a constant parameter is borrowed again instead)
+    /// or a callee's pullback,
+    /// and every type parameter in scope is bounded by `'static` or by one of
+    /// [`STATIC_TRAITS`], with no lifetime parameter on the `impl`. Otherwise the loop allocates
+    /// its vector per call.
+    pub fn reuses_record(&self, plan: &Plan, l: &crate::ir::Loop) -> bool {
+        let impl_generics = self.f.method.iter().map(|m| &m.impl_generics);
+        let static_types = core::iter::once(self.f.generics())
+            .chain(impl_generics.clone())
+            .all(|g| {
+                g.type_params().all(|t| {
+                    let bounded = |b: &syn::TypeParamBound| match b {
+                        syn::TypeParamBound::Lifetime(l) => l.ident == "static",
+                        syn::TypeParamBound::Trait(t) => t
+                            .path
+                            .segments
+                            .last()
+                            .is_some_and(|s| STATIC_TRAITS.iter().any(|t| s.ident == t)),
+                        _ => false,
+                    };
+                    t.bounds.iter().any(bounded)
+                        || g.where_clause.iter().flat_map(|w| &w.predicates).any(|p| {
+                            matches!(p, syn::WherePredicate::Type(pt)
+                                if matches!(&pt.bounded_ty, syn::Type::Path(tp) if tp.path.is_ident(&t.ident))
+                                    && pt.bounds.iter().any(bounded))
+                        })
+                })
+            });
+        let impl_lifetimes = impl_generics
+            .clone()
+            .any(|g| g.lifetimes().next().is_some());
+        static_types && !impl_lifetimes && !self.keeps_reference(plan, &l.body, l.scope, &l.carried)
+    }
+
+    /// Whether a construct whose body is `stmts` (scope `scope`, carried values `carried`) keeps
+    /// a reference for the reverse sweep, in its own scope or in a construct nested in it. A
+    /// callee's pullback counts as one: it may borrow the callee's constant arguments (its type
+    /// captures their lifetimes), which the macro cannot see from the call.
+    fn keeps_reference(
+        &self,
+        plan: &Plan,
+        stmts: &[Stmt],
+        scope: ScopeId,
+        carried: &[crate::ir::Carried],
+    ) -> bool {
+        let is_ref = |e: &Entity| match e {
+            Entity::Var(v) => self.body.vars[*v].reference,
+            Entity::Pullback(_) => true,
+            Entity::Saved(_) | Entity::Tape(_) | Entity::Record(_) => false,
+        };
+        if plan.saved.get(&scope).is_some_and(|s| s.iter().any(is_ref))
+            || carried.iter().any(|c| {
+                self.body.vars[c.outer_out].reference || self.body.vars[c.inner_in].reference
+            })
+        {
+            return true;
+        }
+        stmts.iter().any(|s| match s {
+            Stmt::Loop(inner) => {
+                self.keeps_reference(plan, &inner.body, inner.scope, &inner.carried)
+            }
+            Stmt::Branch(b) => b
+                .arms
+                .iter()
+                .any(|a| self.keeps_reference(plan, &a.body, a.scope, &[])),
+            Stmt::Let { .. } | Stmt::Destructure { .. } | Stmt::Inert(_) => false,
+        })
     }
 
     /// The steps of a projection as tokens (`.fc1.weight`, `.blocks[*(&__c3)]`), each index read

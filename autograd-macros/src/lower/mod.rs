@@ -102,6 +102,7 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         local_fns: Vec::new(),
         param_kinds: f.params.iter().map(|p| p.kind).collect(),
         borrowed_from: HashMap::new(),
+        element_borrows: HashMap::new(),
         tuple_output: match &f.output {
             Type::Tuple(t) if t.elems.len() >= 2 => Some(t.elems.len()),
             _ => None,
@@ -174,6 +175,7 @@ pub fn lower(f: &Function, errors: &mut Errors) -> Option<Body> {
         result,
         aux: l.aux,
         result_span,
+        element_borrows: l.element_borrows,
     })
 }
 
@@ -205,6 +207,8 @@ struct Lower<'e> {
     param_kinds: Vec<crate::ast::Kind>,
     /// The variable each borrowed constant (`let xt = &xs[t];`) borrows from.
     borrowed_from: HashMap<VarId, VarId>,
+    /// See [`Body::element_borrows`](crate::ir::Body::element_borrows).
+    element_borrows: HashMap<VarId, (VarId, VarId)>,
     /// The number of elements of a tuple output (`-> (f32, Tensor![..])`).
     tuple_output: Option<usize>,
     /// A tuple output's elements after the first.

@@ -75,6 +75,11 @@ impl Lower<'_> {
                     value: Value::Inert(value),
                 });
                 self.borrowed_from.insert(v, root);
+                if let (Some(k), true, Origin::Param(_)) =
+                    (index, steps.is_empty(), self.vars[root].origin)
+                {
+                    self.element_borrows.insert(v, (root, k));
+                }
                 return Some(Some(v));
             }
             return None;

@@ -504,6 +504,26 @@ fn check_code(
         let _ = writeln!(c, "    let (value, grad) = {name}_grad({all});");
         let _ = writeln!(c, "    same_bits(\"the value\", value, {name}({all}))?;");
     }
+    // Again, on the vectors the first call's loops kept: the same bits.
+    let again = if tuple_out {
+        "((value_again, _), grad_again)"
+    } else {
+        "(value_again, grad_again)"
+    };
+    let _ = writeln!(c, "    let {again} = {name}_grad({all});");
+    let _ = writeln!(
+        c,
+        "    same_bits(\"the value on a second call\", value_again, value)?;"
+    );
+    for (p, differentiated) in params {
+        if *differentiated {
+            let _ = writeln!(
+                c,
+                "    same_again({:?}, &grad.{}, &grad_again.{})?;",
+                p.name, p.name, p.name
+            );
+        }
+    }
     let first = if tuple_out { ".0" } else { "" };
     for (k, (p, differentiated)) in params.iter().enumerate() {
         if !differentiated {

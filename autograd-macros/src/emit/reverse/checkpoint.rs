@@ -142,6 +142,7 @@ impl Reverse<'_, '_> {
         let k = self.cx.krate;
         let (own_b, own_start, own_block) = (own("b"), own("start"), own("block"));
         let record = self.cx.ident(Entity::Tape(l.id));
+        let storage = self.storage(l);
         let Again {
             iteration,
             states,
@@ -153,7 +154,7 @@ impl Reverse<'_, '_> {
                 let (#(mut #states,)*) = ::core::clone::Clone::clone(&#own_start.1);
                 let #record = {
                     #setup
-                    let mut #own_block = #k::__private::Vec::with_capacity((#tape).block_len(#own_b));
+                    let mut #own_block = #k::__private::#storage::with_capacity((#tape).block_len(#own_b));
                     for #index in (#tape).indices(#own_b) {
                         #own_block.push(#iteration);
                     }
@@ -178,6 +179,7 @@ impl Reverse<'_, '_> {
         ]
         .map(own);
         let record = self.cx.ident(Entity::Tape(l.id));
+        let storage = self.storage(l);
         let Again {
             iteration,
             states,
@@ -185,7 +187,7 @@ impl Reverse<'_, '_> {
             index,
         } = self.again(l);
         quote! {
-            let mut #segments = #k::__private::Vec::new();
+            let mut #segments = #k::__private::#storage::new();
             if let ::core::option::Option::Some((_, #start)) = (#tape).blocks().next() {
                 #segments.push((#start.0, ::core::clone::Clone::clone(&#start.1), (#tape).count()));
             }
@@ -194,7 +196,7 @@ impl Reverse<'_, '_> {
                 if #len <= (#tape).base() {
                     let #record = {
                         #setup
-                        let mut #block = #k::__private::Vec::with_capacity(#len);
+                        let mut #block = #k::__private::#storage::with_capacity(#len);
                         for #index in (#tape).from(#start).take(#len) {
                             #block.push(#iteration);
                         }
@@ -215,6 +217,18 @@ impl Reverse<'_, '_> {
                     #segments.push((#rest.start, (#(#states,)*), #len - #half));
                 }
             }
+        }
+    }
+}
+
+impl Reverse<'_, '_> {
+    /// The vector type of the blocks run again: one kept for the next call where the record's
+    /// type allows it (see [`Cx::reuses_record`](crate::emit::Cx::reuses_record)).
+    fn storage(&self, l: &Loop) -> TokenStream {
+        if self.cx.reuses_record(&self.plan, l) {
+            quote!(LoopRecord)
+        } else {
+            quote!(Vec)
         }
     }
 }

@@ -273,6 +273,15 @@ impl<'a, 'c> Reverse<'a, 'c> {
             let steps = self.cx.steps(segs, |i| self.refer(Entity::Var(i)));
             return quote!((&(#base) #steps));
         }
+        if let Entity::Var(v) = e
+            && let Some(&(array, index)) = self.cx.body.element_borrows.get(&v)
+            && !self.overrides.contains_key(&v)
+        {
+            // A loop's element of a constant parameter, borrowed again at the index kept.
+            let array = self.refer(Entity::Var(array));
+            let index = self.refer(Entity::Var(index));
+            return quote!((&(#array)[*(#index)]));
+        }
         let (id, is_ref) = self.access(e);
         if let Entity::Var(v) = e
             && self.cx.body.vars[v].reference
