@@ -139,7 +139,7 @@ mod tests {
         c
     }
 
-    /// Every kernel path (i-k-j, dot products, packed) under every layout of the operands
+    /// Every kernel path (i-k-j, dot products, packed, transposed) under every layout of the operands
     /// (row-major or transposed storage) and with accumulation, at sizes on both sides of the
     /// packed threshold and with a `k` that is not a multiple of 4.
     #[test]
@@ -153,6 +153,11 @@ mod tests {
             (13, 11, 8),
             (9, 40, 10),
             (5, 300, 12),
+            // Narrow outputs with as many rows as whole vectors: with `a` stored transposed, the
+            // SIMD kernels compute `c^T = b^T a^T` (layouts 2 and 3).
+            (16, 16, 3),
+            (32, 20, 5),
+            (8, 300, 7),
             (97, 130, 101),
         ] {
             let a: Vec<f64> = (0..m * k)
