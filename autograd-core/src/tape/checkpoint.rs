@@ -82,7 +82,8 @@ impl<T: Float, S: Shape, St: Storage> RegionVars for Var<T, S, St> {
         }
     }
     fn into_nodes(self, out: &mut Vec<Rc<dyn AnyNode>>) {
-        out.push(upcast(self.node));
+        // Cloned, not moved out: `Var` has a `Drop` (see `tape::kept`).
+        out.push(upcast(Rc::clone(&self.node)));
     }
 }
 

@@ -92,7 +92,9 @@ macro_rules! tuples {
                 Ok(())
             }
             fn into_nodes(self, out: &mut Vec<Rc<dyn AnyNode>>) {
-                $(out.push(upcast(self.$i.node));)+
+                // Cloned, not moved out: a `Var` has a `Drop` (it hands an op node's last
+                // handle to `tape::kept`); this one drops with the tuple, not the last handle.
+                $(out.push(upcast(Rc::clone(&self.$i.node)));)+
             }
         }
     )*};

@@ -38,6 +38,11 @@
 //! 100,000 ops works on a thread with a small stack. The graph is kept after `backward`: calling it
 //! again adds the same gradients again.
 //!
+//! A freed graph's op nodes are kept on their thread, and the next ops of the same types record
+//! into them, so that a training loop's steady state allocates no node (and zeroes and copies
+//! none): the thread holds one step's op nodes, at most [`MAX_KEPT_PER_TYPE`] of each type, until
+//! it ends or calls [`release_kept_nodes`].
+//!
 //! [`checkpoint`] trades compute for memory: a region of code runs without recording and is
 //! recorded as one node, which runs the region again, recording, when a backward pass reaches it.
 //!
@@ -66,6 +71,7 @@ mod custom;
 mod error;
 #[cfg(feature = "nalgebra")]
 mod interop;
+mod kept;
 mod leaves;
 mod mode;
 mod node;
@@ -87,6 +93,7 @@ pub(crate) use backward::backward_from;
 pub use checkpoint::{Inputs, checkpoint};
 pub use custom::Parents;
 pub use error::BackwardError;
+pub use kept::{MAX_KEPT_PER_TYPE, release_kept_nodes};
 pub use leaves::GradientSink;
 pub use leaves::Leaves;
 pub use mode::{

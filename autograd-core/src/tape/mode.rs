@@ -100,6 +100,7 @@ pub(crate) fn node_dropped() {
 /// ```
 #[must_use]
 pub fn recorded_nodes() -> usize {
+    super::kept::flush();
     STATE.with(|s| s.live.get())
 }
 

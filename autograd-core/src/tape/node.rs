@@ -69,6 +69,12 @@ impl<X: Value> Core<X> {
         }
     }
 
+    /// Empties the cotangent slot and the visit mark of a node being kept for reuse.
+    pub(crate) fn clear(&mut self) {
+        *self.grad.get_mut() = None;
+        self.mark.set(0);
+    }
+
     /// The epoch of the last walk that visited this node.
     pub(crate) fn mark(&self) -> &Cell<u32> {
         &self.mark
@@ -116,6 +122,16 @@ impl<X: Value> Core<X> {
         Ok(())
     }
 
+    /// Runs `f` on the pending cotangent where it lies (taking it out of the slot would copy it),
+    /// then empties the slot, whatever `f` returned; `None` if nothing was pending.
+    pub(crate) fn with_pending<Y>(&self, f: impl FnOnce(&X) -> Y) -> Option<Y> {
+        let pending = self.grad.borrow();
+        let y = f(pending.as_ref()?);
+        drop(pending);
+        *self.grad.borrow_mut() = None;
+        Some(y)
+    }
+
     /// Like [`Core::accumulate`] with a borrowed contribution (copied only if the slot is empty).
     pub(crate) fn accumulate_ref(&self, g: &X)
     where
@@ -144,6 +160,10 @@ pub trait AnyNode {
     fn clear_pending(&self);
     /// Moves the input handles out, for the iterative drop.
     fn take_parents(&mut self, out: &mut Vec<Rc<dyn AnyNode>>);
+    /// Disposes of the last handle of a node whose inputs [`release`] has taken: an op node is
+    /// kept on its thread for the next op of its type to record into (see `tape::kept`), any
+    /// other node is freed.
+    fn keep(self: Rc<Self>) {}
     /// The recording op's name and call site; `None` for leaves and constants.
     fn op(&self) -> Option<(&'static str, &'static Location<'static>)>;
 }
@@ -166,12 +186,25 @@ pub(crate) fn release(first: Rc<dyn AnyNode>) {
     if Rc::strong_count(&first) > 1 {
         return; // someone else keeps it alive: dropping the handle only decrements
     }
-    let mut stack = vec![first];
+    release_all(vec![first]);
+}
+
+/// Releases the inputs of a node whose only handle the caller holds, as [`release`] does: what
+/// remains is the node alone, holding no graph.
+pub(crate) fn release_inputs(node: &mut dyn AnyNode) {
+    let mut stack = Vec::new();
+    node.take_parents(&mut stack);
+    release_all(stack);
+}
+
+/// [`release`]'s loop over an explicit stack of handles.
+fn release_all(mut stack: Vec<Rc<dyn AnyNode>>) {
     while let Some(mut node) = stack.pop() {
-        if let Some(unique) = Rc::get_mut(&mut node) {
-            unique.take_parents(&mut stack);
+        let unique = Rc::get_mut(&mut node).map(|n| n.take_parents(&mut stack));
+        if unique.is_some() {
+            // The last handle, its inputs already on the stack: kept for reuse or freed.
+            node.keep();
         }
-        // `node` is freed here if this was its last handle; its inputs are already on the stack.
     }
 }
 
@@ -233,6 +266,8 @@ pub struct UnaryNode<R: UnaryRule<X>, X> {
     pub(crate) res: Option<R::Residual>,
     pub(crate) input: Option<NodeRef<X>>,
     pub(crate) location: &'static Location<'static>,
+    /// Whether the node has been counted as dropped on its way to being kept (`tape::kept`).
+    pub(crate) kept: bool,
 }
 
 impl<R, X> AnyNode for UnaryNode<R, X>
@@ -256,23 +291,23 @@ where
         }
     }
     fn backprop(&self, anomaly: bool) -> Result<(), BackwardError> {
-        let Some(ct) = self.core.grad.borrow_mut().take() else {
-            return Ok(());
-        };
-        if let Some(x) = &self.input
-            && x.core().requires_grad
-        {
-            let res = self.res.as_ref().expect("set when recorded");
-            let (xv, out) = (&x.core().value, &self.core.value);
-            x.core().accumulate_with(
-                anomaly,
-                |g| self.rule.vjp_into(xv, out, res, &ct, g),
-                R::NAME,
-                self.location,
-                0,
-            )?;
-        }
-        Ok(())
+        let result = self.core.with_pending(|ct| {
+            if let Some(x) = &self.input
+                && x.core().requires_grad
+            {
+                let res = self.res.as_ref().expect("set when recorded");
+                let (xv, out) = (&x.core().value, &self.core.value);
+                x.core().accumulate_with(
+                    anomaly,
+                    |g| self.rule.vjp_into(xv, out, res, ct, g),
+                    R::NAME,
+                    self.location,
+                    0,
+                )?;
+            }
+            Ok(())
+        });
+        result.unwrap_or(Ok(()))
     }
     fn clear_pending(&self) {
         self.core.grad.borrow_mut().take();
@@ -280,6 +315,15 @@ where
     fn take_parents(&mut self, out: &mut Vec<Rc<dyn AnyNode>>) {
         if let Some(x) = self.input.take() {
             out.push(x);
+        }
+    }
+    fn keep(mut self: Rc<Self>) {
+        if let Some(n) = Rc::get_mut(&mut self) {
+            n.res = None;
+            n.core.clear();
+            n.kept = true;
+            mode::node_dropped();
+            super::kept::keep(self);
         }
     }
     fn op(&self) -> Option<(&'static str, &'static Location<'static>)> {
@@ -304,7 +348,9 @@ where
 
 impl<R: UnaryRule<X>, X> Drop for UnaryNode<R, X> {
     fn drop(&mut self) {
-        mode::node_dropped();
+        if !self.kept {
+            mode::node_dropped();
+        }
         if let Some(x) = self.input.take() {
             release(upcast(x));
         }
@@ -320,6 +366,8 @@ pub struct BinaryNode<R: BinaryRule<L, Rt>, L, Rt> {
     pub(crate) lhs: Option<NodeRef<L>>,
     pub(crate) rhs: Option<NodeRef<Rt>>,
     pub(crate) location: &'static Location<'static>,
+    /// Whether the node has been counted as dropped on its way to being kept (`tape::kept`).
+    pub(crate) kept: bool,
 }
 
 impl<R, L, Rt> AnyNode for BinaryNode<R, L, Rt>
@@ -349,34 +397,35 @@ where
         }
     }
     fn backprop(&self, anomaly: bool) -> Result<(), BackwardError> {
-        let Some(ct) = self.core.grad.borrow_mut().take() else {
-            return Ok(());
-        };
-        let (Some(l), Some(r)) = (&self.lhs, &self.rhs) else {
-            return Ok(());
-        };
-        let (lv, rv, out) = (&l.core().value, &r.core().value, &self.core.value);
-        // Only the inputs that require gradients get a VJP call: a constant operand costs nothing.
-        let res = self.res.as_ref().expect("set when recorded");
-        if l.core().requires_grad {
-            l.core().accumulate_with(
-                anomaly,
-                |g| self.rule.vjp_lhs_into(lv, rv, out, res, &ct, g),
-                R::NAME,
-                self.location,
-                0,
-            )?;
-        }
-        if r.core().requires_grad {
-            r.core().accumulate_with(
-                anomaly,
-                |g| self.rule.vjp_rhs_into(lv, rv, out, res, &ct, g),
-                R::NAME,
-                self.location,
-                1,
-            )?;
-        }
-        Ok(())
+        let result = self.core.with_pending(|ct| {
+            let (Some(l), Some(r)) = (&self.lhs, &self.rhs) else {
+                return Ok(());
+            };
+            let (lv, rv, out) = (&l.core().value, &r.core().value, &self.core.value);
+            // Only the inputs that require gradients get a VJP call: a constant operand costs
+            // nothing.
+            let res = self.res.as_ref().expect("set when recorded");
+            if l.core().requires_grad {
+                l.core().accumulate_with(
+                    anomaly,
+                    |g| self.rule.vjp_lhs_into(lv, rv, out, res, ct, g),
+                    R::NAME,
+                    self.location,
+                    0,
+                )?;
+            }
+            if r.core().requires_grad {
+                r.core().accumulate_with(
+                    anomaly,
+                    |g| self.rule.vjp_rhs_into(lv, rv, out, res, ct, g),
+                    R::NAME,
+                    self.location,
+                    1,
+                )?;
+            }
+            Ok(())
+        });
+        result.unwrap_or(Ok(()))
     }
     fn clear_pending(&self) {
         self.core.grad.borrow_mut().take();
@@ -387,6 +436,15 @@ where
         }
         if let Some(r) = self.rhs.take() {
             out.push(r);
+        }
+    }
+    fn keep(mut self: Rc<Self>) {
+        if let Some(n) = Rc::get_mut(&mut self) {
+            n.res = None;
+            n.core.clear();
+            n.kept = true;
+            mode::node_dropped();
+            super::kept::keep(self);
         }
     }
     fn op(&self) -> Option<(&'static str, &'static Location<'static>)> {
@@ -412,7 +470,9 @@ where
 
 impl<R: BinaryRule<L, Rt>, L, Rt> Drop for BinaryNode<R, L, Rt> {
     fn drop(&mut self) {
-        mode::node_dropped();
+        if !self.kept {
+            mode::node_dropped();
+        }
         let (l, r) = (self.lhs.take(), self.rhs.take());
         if let Some(l) = l {
             release(upcast(l));

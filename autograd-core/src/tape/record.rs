@@ -7,6 +7,7 @@
 //! on tensors, your own rules too) and hand it on in [`ByValue`].
 
 use super::anomaly::forward_anomaly;
+use super::kept;
 use super::mode;
 use super::node::{BinaryNode, Core, UnaryNode, Value};
 use super::var::Var;
@@ -95,15 +96,24 @@ where
         }
         return Var::constant(out);
     }
-    // The node is allocated first and the rule writes its output there: a returned output would
-    // be copied out of the rule and again into the allocation.
-    let mut node = Rc::new(UnaryNode {
-        core: Core::new(Tensor::zeros(), true),
-        rule,
-        res: None,
-        input: Some(Rc::clone(&x.node)),
-        location,
-    });
+    // The node is allocated first (or taken from those kept on this thread, whose value the rule
+    // overwrites) and the rule writes its output there: a returned output would be copied out of
+    // the rule and again into the allocation.
+    let input = Some(Rc::clone(&x.node));
+    let mut node = if let Some(mut kept) = kept::take::<UnaryNode<R, Tensor<T, S, St>>>() {
+        let n = Rc::get_mut(&mut kept).expect("a kept node has no other handle");
+        (n.rule, n.input, n.location, n.kept) = (rule, input, location, false);
+        kept
+    } else {
+        Rc::new(UnaryNode {
+            core: Core::new(Tensor::zeros(), true),
+            rule,
+            res: None,
+            input,
+            location,
+            kept: false,
+        })
+    };
     mode::node_created();
     let n = Rc::get_mut(&mut node).expect("a node just allocated has no other handle");
     n.res = Some(n.rule.forward_into(x.value(), &mut n.core.value));
@@ -205,14 +215,23 @@ where
         return Var::constant(out);
     }
     // Written in place, as in `record_unary`.
-    let mut node = Rc::new(BinaryNode {
-        core: Core::new(Tensor::zeros(), true),
-        rule,
-        res: None,
-        lhs: Some(Rc::clone(&l.node)),
-        rhs: Some(Rc::clone(&r.node)),
-        location,
-    });
+    let (lhs, rhs) = (Some(Rc::clone(&l.node)), Some(Rc::clone(&r.node)));
+    let kept = kept::take::<BinaryNode<R, Tensor<T, L, SL>, Tensor<T, Rs, SR>>>();
+    let mut node = if let Some(mut kept) = kept {
+        let n = Rc::get_mut(&mut kept).expect("a kept node has no other handle");
+        (n.rule, n.lhs, n.rhs, n.location, n.kept) = (rule, lhs, rhs, location, false);
+        kept
+    } else {
+        Rc::new(BinaryNode {
+            core: Core::new(Tensor::zeros(), true),
+            rule,
+            res: None,
+            lhs,
+            rhs,
+            location,
+            kept: false,
+        })
+    };
     mode::node_created();
     let n = Rc::get_mut(&mut node).expect("a node just allocated has no other handle");
     n.res = Some(n.rule.forward_into(l.value(), r.value(), &mut n.core.value));

@@ -41,6 +41,21 @@ impl<T: Float, S: Shape, St: Storage> Clone for Var<T, S, St> {
     }
 }
 
+/// The last handle of an op node, dropped by its `Var` (an intermediate result still bound when
+/// the loss's graph was freed): its inputs are released here, as the graph's other nodes are, and
+/// the node itself, now holding no graph, is handed to `tape::kept` to be kept for reuse. A
+/// leaf's is dropped as usual.
+impl<T: Float, S: Shape, St: Storage> Drop for Var<T, S, St> {
+    fn drop(&mut self) {
+        if self.node.op().is_some()
+            && let Some(node) = Rc::get_mut(&mut self.node)
+        {
+            super::node::release_inputs(node);
+            super::kept::defer(super::node::upcast(Rc::clone(&self.node)));
+        }
+    }
+}
+
 impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
     /// A leaf whose gradient is wanted (a parameter, or an input to differentiate with respect to).
     #[must_use]
