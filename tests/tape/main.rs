@@ -23,6 +23,7 @@ mod common;
 mod attention_layers;
 mod forward;
 mod forward_reverse;
+mod kept_nodes;
 mod layers_both_engines;
 mod recurrent_layers;
 mod rules_in_place;
