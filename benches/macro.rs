@@ -76,6 +76,14 @@
 //! generated gradient measured 4.26-4.28x, 1.30-1.31x and 1.24-1.28x of it (AVX2 path:
 //! 3.26-3.50x, 1.44-1.46x, 1.57-1.59x): the 1.10x target is missed at every size. The profile
 //! and the reasons are in `benchmarks/README.md`.
+//! matrixmultiply picks AVX-512 kernels on an AVX-512 CPU whatever `AUTOGRAD_SIMD` says; to
+//! measure the AVX2 path against the `sgemm` an AVX2-only machine runs, hold matrixmultiply to
+//! AVX2 at compile time too: `AUTOGRAD_SIMD=avx2 MMTEST_FEATURE=sse2,avx,avx2,fma cargo bench
+//! --bench macro`. After the elementwise loops and the cross-entropy ran compiled for the widest
+//! vectors, the narrow forward product became dot products and the tape kept its nodes
+//! (2026-12-06, same Xeon, one core pinned): generated / best hand 3.03-3.11x, 0.99-1.09x,
+//! 1.19-1.20x (AVX-512) and 2.48x, 0.92x, 0.97x (AVX2); tape 5.34-5.38x, 1.06-1.08x, 1.19-1.21x
+//! and 4.44x, 0.91x, 0.96x. Met at W2 (1.10x and 1.3x), missed at W1.
 #![allow(
     clippy::cast_precision_loss,
     clippy::float_cmp,
