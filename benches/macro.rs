@@ -83,7 +83,10 @@
 //! vectors, the narrow forward product became dot products and the tape kept its nodes
 //! (2026-12-06, same Xeon, one core pinned): generated / best hand 3.03-3.11x, 0.99-1.09x,
 //! 1.19-1.20x (AVX-512) and 2.48x, 0.92x, 0.97x (AVX2); tape 5.34-5.38x, 1.06-1.08x, 1.19-1.21x
-//! and 4.44x, 0.91x, 0.96x. Met at W2 (1.10x and 1.3x), missed at W1.
+//! and 4.44x, 0.91x, 0.96x. After the blocked products packed a transposed `a` by columns (two
+//! runs, AVX-512): generated 3.02-3.06x, 1.02-1.12x, 1.11-1.12x; tape 5.36-5.42x, 1.09x,
+//! 1.12-1.17x. At W2 the tape's target is met and the generated gradient's in five of six runs;
+//! W1 is missed.
 #![allow(
     clippy::cast_precision_loss,
     clippy::float_cmp,
