@@ -157,10 +157,13 @@ impl Drop for Sweep<'_, '_> {
 /// of its consumers, so its cotangent is complete when its VJPs run.
 fn topological(root: &dyn AnyNode) -> Vec<&dyn AnyNode> {
     let epoch = mode::next_epoch();
-    let mut order = Vec::new();
+    // Room for a small graph from the start: growing both from empty, in `realloc` and `free`,
+    // cost 6% of the tape's step on a 4 -> 16 -> 3 MLP at batch 16 (1.41 -> 1.31-1.35 us).
+    let mut order = Vec::with_capacity(32);
     // (node, expanded): a node is emitted when its entry is popped the second time, by which
     // point everything pushed above it (its inputs and theirs) has been emitted.
-    let mut stack: Vec<(&dyn AnyNode, bool)> = vec![(root, false)];
+    let mut stack: Vec<(&dyn AnyNode, bool)> = Vec::with_capacity(64);
+    stack.push((root, false));
     while let Some((node, expanded)) = stack.pop() {
         if expanded {
             order.push(node);
