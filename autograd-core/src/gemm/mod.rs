@@ -33,6 +33,20 @@ const PACKED_MIN_WORK: usize = 1 << 20;
 /// their run-time dispatch costs more than the loop itself.
 pub(crate) const TINY_WORK: usize = 256;
 
+/// One product whose sizes and strides are constants of a type, not values: what
+/// [`Float::gemm_fixed`](crate::Float::gemm_fixed) takes, so that the kernels it runs are compiled
+/// for those constants (the matrix-product rules implement it for each of their shapes' three
+/// products).
+#[doc(hidden)]
+pub trait FixedProduct {
+    /// `(m, k, n)`: `c` is `m x n`, the sum is `k` long.
+    const DIMS: (usize, usize, usize);
+    /// The row and column strides of `a`.
+    const A_STRIDES: (usize, usize);
+    /// The row and column strides of `b`.
+    const B_STRIDES: (usize, usize);
+}
+
 /// The element types with a kernel faster than the portable loop: f32 and f64.
 pub(crate) trait Native: Element {
     /// `c (+)= a b` by that kernel, with the contract of [`Float::gemm`](crate::Float::gemm).
@@ -46,6 +60,11 @@ pub(crate) trait Native: Element {
         c: &mut [Self],
         accumulate: bool,
     );
+
+    /// [`Native::fast`] for the constant sizes and strides of `P`.
+    fn fast_fixed<P: FixedProduct>(a: &[Self], b: &[Self], c: &mut [Self], accumulate: bool) {
+        Self::fast(P::DIMS, a, P::A_STRIDES, b, P::B_STRIDES, c, accumulate);
+    }
 }
 
 /// Whether [`Native::fast`] beats the portable loop at these sizes: always with the SIMD kernels
@@ -96,6 +115,25 @@ pub(crate) fn native<T: Native>(
     }
 }
 
+/// [`native`] for a product whose sizes and strides are the constants of `P`: with the SIMD
+/// kernels, a copy of them compiled for those constants, whose loops unroll and whose choice of
+/// kernel and stack buffer is made at compile time (one copy per product shape, so only for small
+/// products: the matrix-product rules call it up to 4,096 multiply-adds).
+#[inline]
+pub(crate) fn native_fixed<T: Native, P: FixedProduct>(
+    a: &[T],
+    b: &[T],
+    c: &mut [T],
+    accumulate: bool,
+) {
+    let (m, k, n) = P::DIMS;
+    if m == 0 || n == 0 || k == 0 || m * k * n <= TINY_WORK || !takes_fast(P::DIMS) {
+        native(P::DIMS, a, P::A_STRIDES, b, P::B_STRIDES, c, accumulate);
+    } else {
+        T::fast_fixed::<P>(a, b, c, accumulate);
+    }
+}
+
 /// [`Native`] for f32 and f64: the same body, whose kernels are generic over bounds (pulp's
 /// `WithSimd`, nalgebra's `RealField`) that only the concrete types meet.
 macro_rules! impl_native {
@@ -117,6 +155,11 @@ macro_rules! impl_native {
                 // Never called (`takes_fast` is false): the portable loop keeps the contract.
                 #[cfg(not(any(feature = "simd", feature = "nalgebra")))]
                 naive(dims, a, a_strides, b, b_strides, c, accumulate);
+            }
+
+            #[cfg(feature = "simd")]
+            fn fast_fixed<P: FixedProduct>(a: &[Self], b: &[Self], c: &mut [Self], accumulate: bool) {
+                simd::gemm_fixed::<Self, P>(a, b, c, accumulate);
             }
         }
     )*};

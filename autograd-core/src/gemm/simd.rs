@@ -19,7 +19,9 @@
 //! contiguously. At 128 x 784 x 256 and its transposes this measured 100-108 GFLOP/s, where
 //! matrixmultiply's AVX-512 kernels measured 64-85.
 
+use super::FixedProduct;
 use super::portable::naive as naive_gemm;
+use core::marker::PhantomData;
 use pulp::{Arch, WithSimd};
 
 /// Rows of `c` per register tile: `MR x 2` accumulators plus two vectors of `b` and one broadcast
@@ -42,8 +44,32 @@ const NC: usize = 1024;
 /// Products of at least this many multiply-adds take the cache-blocked path.
 pub(super) const BLOCKED_MIN_WORK: usize = 1 << 20;
 
+/// Where a [`Gemm`]'s sizes and strides come from: its fields ([`Runtime`]), or the constants of a
+/// [`FixedProduct`] ([`Fixed`]), for which `with_simd` is compiled with them folded in.
+pub(super) trait Sizes {
+    /// The constant `(dims, a_strides, b_strides)`, if any.
+    const FIXED: Option<Constants>;
+}
+
+/// A product's `(dims, a_strides, b_strides)`.
+pub(super) type Constants = ((usize, usize, usize), (usize, usize), (usize, usize));
+
+/// The sizes and strides are the [`Gemm`]'s fields.
+pub(super) struct Runtime;
+
+impl Sizes for Runtime {
+    const FIXED: Option<Constants> = None;
+}
+
+/// The sizes and strides are the constants of `P`.
+pub(super) struct Fixed<P>(PhantomData<P>);
+
+impl<P: FixedProduct> Sizes for Fixed<P> {
+    const FIXED: Option<Constants> = Some((P::DIMS, P::A_STRIDES, P::B_STRIDES));
+}
+
 /// The operands of one product, in the layout [`crate::Float::gemm`] documents.
-pub(super) struct Gemm<'a, T> {
+pub(super) struct Gemm<'a, T, Z = Runtime> {
     pub(super) dims: (usize, usize, usize),
     pub(super) a: &'a [T],
     pub(super) a_strides: (usize, usize),
@@ -54,6 +80,8 @@ pub(super) struct Gemm<'a, T> {
     /// Take the cache-blocked kernel whatever the size: a part of a product split across threads
     /// sums as the whole product does on one thread.
     pub(super) force_blocked: bool,
+    /// Where the sizes and strides come from.
+    pub(super) sizes: PhantomData<Z>,
 }
 
 /// `c (+)= a b` for f32 or f64 with the best SIMD instruction set available; the same contract
@@ -80,12 +108,33 @@ pub(super) fn gemm<T>(
         c,
         accumulate,
         force_blocked: false,
+        sizes: PhantomData,
     };
     #[cfg(feature = "parallel")]
     if let Some(split) = super::split::plan(dims) {
         return super::split::product(split, op);
     }
     one_thread(op);
+}
+
+/// [`gemm`] for the constant sizes and strides of `P`, through a copy of the kernels compiled for
+/// them (never split across threads: the callers' products are small).
+#[inline]
+pub(super) fn gemm_fixed<T, P: FixedProduct>(a: &[T], b: &[T], c: &mut [T], accumulate: bool)
+where
+    for<'a> Gemm<'a, T, Fixed<P>>: WithSimd<Output = ()>,
+{
+    dispatch(Gemm::<T, Fixed<P>> {
+        dims: P::DIMS,
+        a,
+        a_strides: P::A_STRIDES,
+        b,
+        b_strides: P::B_STRIDES,
+        c,
+        accumulate,
+        force_blocked: false,
+        sizes: PhantomData,
+    });
 }
 
 /// This thread's scratch for the columns of a product split across threads
@@ -193,7 +242,7 @@ macro_rules! simd_kernels {
             Packed,
         }
 
-        impl WithSimd for Gemm<'_, $t> {
+        impl<Z: Sizes> WithSimd for Gemm<'_, $t, Z> {
             type Output = ();
 
             #[inline(always)]
@@ -211,7 +260,10 @@ macro_rules! simd_kernels {
                     c,
                     accumulate,
                     force_blocked,
+                    sizes: _,
                 } = self;
+                // Constants where the sizes are `Fixed`: every test below then folds.
+                let (dims, a_strides, b_strides) = Z::FIXED.unwrap_or((dims, a_strides, b_strides));
                 let (m, k, n) = dims;
                 if S::IS_SCALAR || k == 0 {
                     // No vector unit worth the name: the portable loops are the better code.
@@ -915,7 +967,9 @@ macro_rules! simd_kernels {
 }
 
 mod f32_kernels {
-    use super::{BLOCKED_MIN_WORK, Gemm, KC, MC, MID_PACK, MR, NC, PACK, SMALL_PACK, naive_gemm};
+    use super::{
+        BLOCKED_MIN_WORK, Gemm, KC, MC, MID_PACK, MR, NC, PACK, SMALL_PACK, Sizes, naive_gemm,
+    };
     use core::cell::RefCell;
     use pulp::{Simd, WithSimd};
     simd_kernels!(
@@ -934,7 +988,9 @@ mod f32_kernels {
 }
 
 mod f64_kernels {
-    use super::{BLOCKED_MIN_WORK, Gemm, KC, MC, MID_PACK, MR, NC, PACK, SMALL_PACK, naive_gemm};
+    use super::{
+        BLOCKED_MIN_WORK, Gemm, KC, MC, MID_PACK, MR, NC, PACK, SMALL_PACK, Sizes, naive_gemm,
+    };
     use core::cell::RefCell;
     use pulp::{Simd, WithSimd};
     simd_kernels!(
@@ -1024,6 +1080,7 @@ pub(super) mod tests {
                 c,
                 accumulate,
                 force_blocked: false,
+                sizes: core::marker::PhantomData,
             },
         );
     }
@@ -1186,6 +1243,112 @@ pub(super) mod tests {
             let mut c = vec![5.0f64; 6];
             gemm(isa, (2, 0, 3), &[], (0, 1), &[], (3, 1), &mut c, true);
             assert_eq!(c, vec![5.0; 6]);
+        }
+    }
+
+    /// A [`FixedProduct`](super::FixedProduct) per shape and layout of the test below.
+    macro_rules! fixed_products {
+        ($($name:ident: $dims:expr, $a:expr, $b:expr;)*) => {$(
+            struct $name;
+            impl super::FixedProduct for $name {
+                const DIMS: (usize, usize, usize) = $dims;
+                const A_STRIDES: (usize, usize) = $a;
+                const B_STRIDES: (usize, usize) = $b;
+            }
+        )*};
+    }
+
+    // The products of a `4 -> 16 -> 3` MLP's gradient on a batch of 16 (forward, and each VJP with
+    // its transposed operand), a narrow one with a row-major `a` and one with both transposed, and
+    // sizes that are not whole vectors.
+    fixed_products! {
+        XW1: (16, 4, 16), (4, 1), (16, 1);
+        HW2: (16, 16, 3), (16, 1), (3, 1);
+        HtDz: (16, 16, 3), (1, 16), (3, 1);
+        DzW2t: (16, 3, 16), (3, 1), (1, 3);
+        XtDh: (4, 16, 16), (1, 4), (16, 1);
+        Odd: (7, 9, 13), (9, 1), (1, 9);
+        Both: (12, 20, 5), (1, 12), (1, 20);
+    }
+
+    /// `c (+)= a b` through the kernels of `isa` compiled for the constants of `P`.
+    fn fixed<P: super::FixedProduct>(
+        isa: Isa,
+        a: &[f64],
+        b: &[f64],
+        c: &mut [f64],
+        accumulate: bool,
+    ) {
+        let op = Gemm::<f64, super::Fixed<P>> {
+            dims: P::DIMS,
+            a,
+            a_strides: P::A_STRIDES,
+            b,
+            b_strides: P::B_STRIDES,
+            c,
+            accumulate,
+            force_blocked: false,
+            sizes: core::marker::PhantomData,
+        };
+        match isa {
+            Isa::Scalar => Simd::vectorize(pulp::Scalar::new(), op),
+            #[cfg(target_arch = "x86_64")]
+            Isa::V3 => Simd::vectorize(pulp::x86::V3::try_new().expect("detected"), op),
+            #[cfg(target_arch = "x86_64")]
+            Isa::V4 => Simd::vectorize(pulp::x86::V4::try_new().expect("detected"), op),
+        }
+    }
+
+    /// The kernels compiled for a product's constant sizes (`Float::gemm_fixed`) give the bits of
+    /// the same kernels with run-time sizes, overwriting and accumulating, under every instruction
+    /// set present; both agree with the definition.
+    #[test]
+    fn fixed_sizes_give_the_bits_of_run_time_sizes() {
+        fn check<P: super::FixedProduct>(isa: Isa) {
+            let (m, k, n) = P::DIMS;
+            let ((ars, acs), (brs, bcs)) = (P::A_STRIDES, P::B_STRIDES);
+            let a = values((m - 1) * ars + (k - 1) * acs + 1, 3);
+            let b = values((k - 1) * brs + (n - 1) * bcs + 1, 5);
+            let want = reference(P::DIMS, &a, P::A_STRIDES, &b, P::B_STRIDES);
+            for accumulate in [false, true] {
+                let start = values(m * n, 7);
+                let mut runtime = start.clone();
+                gemm(
+                    isa,
+                    P::DIMS,
+                    &a,
+                    P::A_STRIDES,
+                    &b,
+                    P::B_STRIDES,
+                    &mut runtime,
+                    accumulate,
+                );
+                let mut constant = start.clone();
+                fixed::<P>(isa, &a, &b, &mut constant, accumulate);
+                assert_eq!(
+                    constant,
+                    runtime,
+                    "{:?} {isa:?}, accumulating: {accumulate}",
+                    P::DIMS
+                );
+                for ((got, want), start) in constant.iter().zip(&want).zip(&start) {
+                    let want = if accumulate { want + start } else { *want };
+                    assert!(
+                        (got - want).abs() < 1e-12,
+                        "{:?} {isa:?}: {got} against {want}",
+                        P::DIMS
+                    );
+                }
+            }
+        }
+        for isa in available() {
+            check::<XW1>(isa);
+            check::<HW2>(isa);
+            check::<HtDz>(isa);
+            check::<DzW2t>(isa);
+            check::<XtDh>(isa);
+            check::<Odd>(isa);
+            check::<Both>(isa);
         }
     }
 }

@@ -93,6 +93,7 @@ where
             c,
             accumulate,
             force_blocked: true,
+            sizes: core::marker::PhantomData,
         });
     };
     match split {

@@ -34,6 +34,8 @@ mod protocol;
 mod rule_ops;
 mod sweep;
 
+// A bound of the hidden `Float::gemm_fixed`, public so that the trait may name it.
+pub use crate::gemm::FixedProduct;
 pub use crate::ops::RULE_METHODS;
 pub use crate::stack::{kept, stack_budget};
 

@@ -6,6 +6,7 @@
 //! no transposed copy is ever made.
 
 use super::BinaryOperand;
+use crate::__private::FixedProduct;
 use crate::msg::Msg;
 use crate::rule::{BinaryRule, BinaryRuleInPlace};
 use crate::scalar::Float;
@@ -92,61 +93,99 @@ impl Layout {
 /// The forward of the rules: [`forward_kernel`], inlined for small products ([`Layout::inlined`]).
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
-fn product_forward<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
-    if g.inlined() {
-        forward_kernel(g, a, b, y);
+fn product_forward<T: Float, G: LayoutOf>(a: &[T], b: &[T], y: &mut [T]) {
+    if G::LAYOUT.inlined() {
+        forward_kernel::<T, G>(a, b, y);
     } else {
-        forward_outlined(g, a, b, y);
+        forward_outlined::<T, G>(a, b, y);
     }
 }
 
 /// The left VJP of the rules: [`lhs_kernel`], inlined for small products.
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
-fn product_vjp_lhs<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
-    if g.inlined() {
-        lhs_kernel(g, ct, b, ga, add);
+fn product_vjp_lhs<T: Float, G: LayoutOf>(ct: &[T], b: &[T], ga: &mut [T], add: bool) {
+    if G::LAYOUT.inlined() {
+        lhs_kernel::<T, G>(ct, b, ga, add);
     } else {
-        lhs_outlined(g, ct, b, ga, add);
+        lhs_outlined::<T, G>(ct, b, ga, add);
     }
 }
 
 /// The right VJP of the rules: [`rhs_kernel`], inlined for small products.
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
-fn product_vjp_rhs<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T], add: bool) {
-    if g.inlined() {
-        rhs_kernel(g, a, ct, gb, add);
+fn product_vjp_rhs<T: Float, G: LayoutOf>(a: &[T], ct: &[T], gb: &mut [T], add: bool) {
+    if G::LAYOUT.inlined() {
+        rhs_kernel::<T, G>(a, ct, gb, add);
     } else {
-        rhs_outlined(g, a, ct, gb, add);
+        rhs_outlined::<T, G>(a, ct, gb, add);
     }
 }
 
 #[inline(never)]
-fn forward_outlined<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
-    forward_kernel(g, a, b, y);
+fn forward_outlined<T: Float, G: LayoutOf>(a: &[T], b: &[T], y: &mut [T]) {
+    forward_kernel::<T, G>(a, b, y);
 }
 
 #[inline(never)]
-fn lhs_outlined<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
-    lhs_kernel(g, ct, b, ga, add);
+fn lhs_outlined<T: Float, G: LayoutOf>(ct: &[T], b: &[T], ga: &mut [T], add: bool) {
+    lhs_kernel::<T, G>(ct, b, ga, add);
 }
 
 #[inline(never)]
-fn rhs_outlined<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T], add: bool) {
-    rhs_kernel(g, a, ct, gb, add);
+fn rhs_outlined<T: Float, G: LayoutOf>(a: &[T], ct: &[T], gb: &mut [T], add: bool) {
+    rhs_kernel::<T, G>(a, ct, gb, add);
 }
 
-/// The layout of `L` by `R`.
-const fn layout<L: Shape, R: MatMulRhs<L>>() -> Layout {
-    Layout::new(R::BATCH, (R::M, R::K, R::N), R::LHS_BATCHED, R::RHS_BATCHED)
+/// A product's [`Layout`] as the constant of a type, so that each of its three products can be
+/// a [`FixedProduct`] whose sizes the kernels are compiled for.
+trait LayoutOf {
+    const LAYOUT: Layout;
+}
+
+/// The layout of `L` by `R` under [`MatMulRhs`].
+struct Strict<L, R>(PhantomData<(L, R)>);
+
+impl<L: Shape, R: MatMulRhs<L>> LayoutOf for Strict<L, R> {
+    const LAYOUT: Layout =
+        Layout::new(R::BATCH, (R::M, R::K, R::N), R::LHS_BATCHED, R::RHS_BATCHED);
+}
+
+/// Each forward product of `G`: `(m, k)` by `(k, n)`, both row-major.
+struct ForwardProduct<G>(PhantomData<G>);
+
+impl<G: LayoutOf> FixedProduct for ForwardProduct<G> {
+    const DIMS: (usize, usize, usize) = (G::LAYOUT.m, G::LAYOUT.k, G::LAYOUT.n);
+    const A_STRIDES: (usize, usize) = (G::LAYOUT.k, 1);
+    const B_STRIDES: (usize, usize) = (G::LAYOUT.n, 1);
+}
+
+/// Each product of `G`'s left VJP, `ct b^T`: `(m, n)` by `(n, k)`, the second the transpose of
+/// a row-major `(k, n)`.
+struct LhsProduct<G>(PhantomData<G>);
+
+impl<G: LayoutOf> FixedProduct for LhsProduct<G> {
+    const DIMS: (usize, usize, usize) = (G::LAYOUT.m, G::LAYOUT.n, G::LAYOUT.k);
+    const A_STRIDES: (usize, usize) = (G::LAYOUT.n, 1);
+    const B_STRIDES: (usize, usize) = (1, G::LAYOUT.n);
+}
+
+/// Each product of `G`'s right VJP, `a^T ct`: `(k, m)` by `(m, n)`, the first the transpose of a
+/// row-major `(m, k)`.
+struct RhsProduct<G>(PhantomData<G>);
+
+impl<G: LayoutOf> FixedProduct for RhsProduct<G> {
+    const DIMS: (usize, usize, usize) = (G::LAYOUT.k, G::LAYOUT.m, G::LAYOUT.n);
+    const A_STRIDES: (usize, usize) = (1, G::LAYOUT.k);
+    const B_STRIDES: (usize, usize) = (G::LAYOUT.n, 1);
 }
 
 /// The [`BinaryRule`] and [`BinaryRuleInPlace`] of a matrix product: [`MatMul`] under [`MatMulRhs`], [`LooseMatMul`]
 /// under [`LooseMatMulRhs`]. The two differ only in the bound that checks the sizes (and so in
 /// where the layout's constants come from and what the output's shape is called).
 macro_rules! matmul_rule {
-    ($rule:ident, $rhs:ident, $out:ident, $layout:expr) => {
+    ($rule:ident, $rhs:ident, $out:ident, $layout:ty) => {
         impl<T, L, R, SL, SR> BinaryRule<Tensor<T, L, SL>, Tensor<T, R, SR>> for $rule
         where
             T: Float,
@@ -201,7 +240,7 @@ macro_rules! matmul_rule {
             SR: Storage,
         {
             fn forward_into(&self, a: &Tensor<T, L, SL>, b: &Tensor<T, R, SR>, y: &mut Self::Out) {
-                product_forward($layout, a.as_slice(), b.as_slice(), y.as_mut_slice());
+                product_forward::<T, $layout>(a.as_slice(), b.as_slice(), y.as_mut_slice());
             }
 
             fn vjp_lhs_into(
@@ -213,13 +252,7 @@ macro_rules! matmul_rule {
                 ct: &Self::Out,
                 g: &mut Tensor<T, L, SL>,
             ) {
-                product_vjp_lhs(
-                    $layout,
-                    ct.as_slice(),
-                    b.as_slice(),
-                    g.as_mut_slice(),
-                    false,
-                );
+                product_vjp_lhs::<T, $layout>(ct.as_slice(), b.as_slice(), g.as_mut_slice(), false);
             }
 
             fn vjp_rhs_into(
@@ -231,13 +264,7 @@ macro_rules! matmul_rule {
                 ct: &Self::Out,
                 g: &mut Tensor<T, R, SR>,
             ) {
-                product_vjp_rhs(
-                    $layout,
-                    a.as_slice(),
-                    ct.as_slice(),
-                    g.as_mut_slice(),
-                    false,
-                );
+                product_vjp_rhs::<T, $layout>(a.as_slice(), ct.as_slice(), g.as_mut_slice(), false);
             }
 
             fn vjp_lhs_add_into(
@@ -249,7 +276,7 @@ macro_rules! matmul_rule {
                 ct: &Self::Out,
                 g: &mut Tensor<T, L, SL>,
             ) -> bool {
-                product_vjp_lhs($layout, ct.as_slice(), b.as_slice(), g.as_mut_slice(), true);
+                product_vjp_lhs::<T, $layout>(ct.as_slice(), b.as_slice(), g.as_mut_slice(), true);
                 true
             }
 
@@ -262,14 +289,14 @@ macro_rules! matmul_rule {
                 ct: &Self::Out,
                 g: &mut Tensor<T, R, SR>,
             ) -> bool {
-                product_vjp_rhs($layout, a.as_slice(), ct.as_slice(), g.as_mut_slice(), true);
+                product_vjp_rhs::<T, $layout>(a.as_slice(), ct.as_slice(), g.as_mut_slice(), true);
                 true
             }
         }
     };
 }
 
-matmul_rule!(MatMul, MatMulRhs, Out, const { layout::<L, R>() });
+matmul_rule!(MatMul, MatMulRhs, Out, Strict<L, R>);
 
 /// The compile-time check of [`LooseMatMul`]: the sizes that [`MatMulRhs`] unifies are equal.
 struct SameInner<L, R>(PhantomData<(L, R)>);
@@ -299,23 +326,22 @@ impl<L: Shape, R: LooseMatMulRhs<L>> SameInner<L, R> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LooseMatMul;
 
-/// The layout of a product whose sizes [`SameInner`] has checked.
-const fn loose_layout<L: Shape, R: LooseMatMulRhs<L>>() -> Layout {
-    let () = SameInner::<L, R>::OK;
-    Layout::new(
-        R::PRODUCTS,
-        (R::ROWS, R::INNER, R::COLS),
-        R::LEFT_BATCHED,
-        R::RIGHT_BATCHED,
-    )
+/// The layout of `L` by `R` under [`LooseMatMulRhs`], whose sizes [`SameInner`] checks.
+struct Loose<L, R>(PhantomData<(L, R)>);
+
+impl<L: Shape, R: LooseMatMulRhs<L>> LayoutOf for Loose<L, R> {
+    const LAYOUT: Layout = {
+        let () = SameInner::<L, R>::OK;
+        Layout::new(
+            R::PRODUCTS,
+            (R::ROWS, R::INNER, R::COLS),
+            R::LEFT_BATCHED,
+            R::RIGHT_BATCHED,
+        )
+    };
 }
 
-matmul_rule!(
-    LooseMatMul,
-    LooseMatMulRhs,
-    LooseOut,
-    const { loose_layout::<L, R>() }
-);
+matmul_rule!(LooseMatMul, LooseMatMulRhs, LooseOut, Loose<L, R>);
 
 /// Matrix `i` of an operand of `size`-element matrices: its own, or the shared one.
 fn nth<T>(x: &[T], i: usize, size: usize, batched: bool) -> &[T] {
@@ -326,37 +352,34 @@ fn nth<T>(x: &[T], i: usize, size: usize, batched: bool) -> &[T] {
     }
 }
 
-/// One product of the kernels below: the smallest as loops inlined here, where the sizes and
-/// strides are constants of the operands' shapes (so the loops unroll for them), the others
-/// through [`Float::gemm`]. Out of line, a `4 x 4` by `4 x 4` product cost about 55 ns, most of
-/// it loop control for runtime sizes.
+/// One product of the kernels below, whose sizes and strides are the constants of `P`: the
+/// smallest as loops inlined here (so they unroll for the sizes; out of line, a `4 x 4` by
+/// `4 x 4` product cost about 55 ns, most of it loop control for runtime sizes), the others up to
+/// [`INLINE_WORK`] through [`Float::gemm_fixed`], whose f32 and f64 kernels are compiled for the
+/// sizes (the five products of a `4 -> 16 -> 3` MLP's gradient on a batch of 16, f32, AVX-512,
+/// one core: 368 ns through `Float::gemm`, 230 ns compiled for their sizes), and the rest
+/// through [`Float::gemm`].
 #[inline(always)]
 #[allow(
     clippy::inline_always,
     reason = "the point: the product's sizes are constants only where it is inlined"
 )]
-#[allow(clippy::too_many_arguments, reason = "the BLAS-style contract")]
-fn product<T: Float>(
-    dims: (usize, usize, usize),
-    a: &[T],
-    a_strides: (usize, usize),
-    b: &[T],
-    b_strides: (usize, usize),
-    c: &mut [T],
-    accumulate: bool,
-) {
-    let (m, k, n) = dims;
+fn product<T: Float, P: FixedProduct>(a: &[T], b: &[T], c: &mut [T], accumulate: bool) {
+    let (m, k, n) = P::DIMS;
     if m * k * n <= crate::gemm::TINY_WORK {
-        crate::gemm::tiny(dims, a, a_strides, b, b_strides, c, accumulate);
+        crate::gemm::tiny(P::DIMS, a, P::A_STRIDES, b, P::B_STRIDES, c, accumulate);
+    } else if m * k * n <= INLINE_WORK {
+        T::gemm_fixed::<P>(a, b, c, accumulate);
     } else {
-        T::gemm(dims, a, a_strides, b, b_strides, c, accumulate);
+        T::gemm(P::DIMS, a, P::A_STRIDES, b, P::B_STRIDES, c, accumulate);
     }
 }
 
 /// `y_i = a_i b_i` for every product `i`.
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
-fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
+fn forward_kernel<T: Float, G: LayoutOf>(a: &[T], b: &[T], y: &mut [T]) {
+    let g = G::LAYOUT;
     let Layout { m, k, n, .. } = g;
     if m * n == 0 || k == 0 {
         // An empty output (a `D<0>` axis; the chunks below need a non-zero size), or an empty
@@ -367,7 +390,7 @@ fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
     for (i, yi) in y.chunks_exact_mut(m * n).enumerate() {
         let ai = nth(a, i, m * k, g.lhs_batched);
         let bi = nth(b, i, k * n, g.rhs_batched);
-        product((m, k, n), ai, (k, 1), bi, (n, 1), yi, false);
+        product::<T, ForwardProduct<G>>(ai, bi, yi, false);
     }
 }
 
@@ -375,7 +398,8 @@ fn forward_kernel<T: Float>(g: Layout, a: &[T], b: &[T], y: &mut [T]) {
 /// `b_i[p * n + j]`: strides `(1, n)`.
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
-fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
+fn lhs_kernel<T: Float, G: LayoutOf>(ct: &[T], b: &[T], ga: &mut [T], add: bool) {
+    let g = G::LAYOUT;
     let Layout { m, k, n, .. } = g;
     if m * n == 0 {
         // No output, so the cotangent is zero. `ga` may hold anything (see
@@ -392,7 +416,7 @@ fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
         } else {
             (&mut ga[..], add || i > 0)
         };
-        product((m, n, k), cti, (n, 1), bi, (1, n), gi, accumulate);
+        product::<T, LhsProduct<G>>(cti, bi, gi, accumulate);
     }
 }
 
@@ -400,7 +424,8 @@ fn lhs_kernel<T: Float>(g: Layout, ct: &[T], b: &[T], ga: &mut [T], add: bool) {
 /// `a_i[r * k + p]`: strides `(1, k)`.
 #[inline(always)]
 #[allow(clippy::inline_always, reason = "see `Layout::inlined`")]
-fn rhs_kernel<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T], add: bool) {
+fn rhs_kernel<T: Float, G: LayoutOf>(a: &[T], ct: &[T], gb: &mut [T], add: bool) {
+    let g = G::LAYOUT;
     let Layout { m, k, n, .. } = g;
     if m * n == 0 {
         // No output, so the cotangent is zero. `gb` may hold anything, unless it is added into.
@@ -418,7 +443,7 @@ fn rhs_kernel<T: Float>(g: Layout, a: &[T], ct: &[T], gb: &mut [T], add: bool) {
             // right operand into rows), but correct for any layout.
             (&mut gb[..], add || i > 0)
         };
-        product((k, m, n), ai, (1, k), cti, (n, 1), gi, accumulate);
+        product::<T, RhsProduct<G>>(ai, cti, gi, accumulate);
     }
 }
 

@@ -17,6 +17,7 @@ use crate::scalar::{Erf, Float};
 use crate::shape::{Broadcast, Dims, Shape, broadcast::right_aligned};
 use crate::storage::{Join, Storage};
 use crate::tensor::Tensor;
+use core::marker::PhantomData;
 
 /// An elementwise function of one variable with its derivative.
 pub trait Pointwise1: Copy {
@@ -369,6 +370,68 @@ const fn inlined<L: Broadcast<R>, R: Shape>() -> bool {
     <L::Out as Shape>::NUMEL <= INLINE_NUMEL
 }
 
+/// Inlined outputs of at least this many elements run their loops compiled for the machine's
+/// widest vectors and for their constant layout, one copy per op and pair of shapes
+/// ([`FixedZipLoops`], [`FixedVjpLoops`]). A `16 x 16` bias add and ReLU (f32, AVX-512, one core):
+/// forward 72 -> 21 ns, the VJP of the `16 x 16` operand 127 -> 45 ns. Smaller outputs stay as
+/// built: a `16 x 3` bias add takes 6 ns, less than the dispatch (about 10 ns in a profile).
+const FIXED_WIDE_NUMEL: usize = 64;
+
+/// Whether `L` with `R` runs inlined and wide (see [`FIXED_WIDE_NUMEL`]).
+const fn fixed_wide<L: Broadcast<R>, R: Shape>() -> bool {
+    cfg!(feature = "simd") && inlined::<L, R>() && <L::Out as Shape>::NUMEL >= FIXED_WIDE_NUMEL
+}
+
+/// Whether the VJP of an operand of shape `O` runs inlined and wide: as [`fixed_wide`], and only
+/// for an operand of the output's size. A stretched operand's VJP folds the rows into it, and
+/// compiled for AVX-512 that fold measured 5x slower (a `16 x 16` bias add and ReLU: 168 ns
+/// against 33 ns).
+const fn fixed_wide_vjp<L: Broadcast<R>, R: Shape, O: Shape>() -> bool {
+    fixed_wide::<L, R>() && O::NUMEL == <L::Out as Shape>::NUMEL
+}
+
+/// [`zip_kernel`] as [`WideLoops`] for the constant layout of `L` with `R`.
+struct FixedZipLoops<'a, P, T, L, R> {
+    p: P,
+    l: &'a [T],
+    r: &'a [T],
+    y: &'a mut [T],
+    shapes: PhantomData<(L, R)>,
+}
+
+impl<P: Pointwise2, T: Float, L: Broadcast<R>, R: Shape> WideLoops
+    for FixedZipLoops<'_, P, T, L, R>
+{
+    type Output = ();
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "see `wide`")]
+    fn run(self) {
+        let (out, ls, rs) = const { layout::<L, R>() };
+        zip_kernel(self.p, self.l, ls, self.r, rs, out, self.y);
+    }
+}
+
+/// [`Pointwise2::vjp_kernel`] as [`WideLoops`] for the constant layout of `L` with `R`.
+struct FixedVjpLoops<'a, P, T, L, R> {
+    p: P,
+    lhs: bool,
+    args: (&'a [T], &'a [T], &'a [T], &'a [T]),
+    g: &'a mut [T],
+    shapes: PhantomData<(L, R)>,
+}
+
+impl<P: Pointwise2, T: Float, L: Broadcast<R>, R: Shape> WideLoops
+    for FixedVjpLoops<'_, P, T, L, R>
+{
+    type Output = ();
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "see `wide`")]
+    fn run(self) {
+        let layout = const { layout::<L, R>() };
+        self.p.vjp_kernel(self.lhs, self.args, layout, self.g);
+    }
+}
+
 /// The forward loops of an output larger than [`INLINE_NUMEL`]: one copy per op and type,
 /// compiled for the machine's widest vectors ([`wide`]).
 #[inline(never)]
@@ -532,7 +595,15 @@ where
     fn forward_into(&self, l: &Tensor<T, L, SL>, r: &Tensor<T, R, SR>, y: &mut Self::Out) {
         let layout = const { layout::<L, R>() };
         let (l, r, y) = (l.as_slice(), r.as_slice(), y.as_mut_slice());
-        if const { inlined::<L, R>() } {
+        if const { fixed_wide::<L, R>() } {
+            wide(FixedZipLoops::<P, T, L, R> {
+                p: *self,
+                l,
+                r,
+                y,
+                shapes: PhantomData,
+            });
+        } else if const { inlined::<L, R>() } {
             let (out, ls, rs) = layout;
             zip_kernel(*self, l, ls, r, rs, out, y);
         } else {
@@ -551,7 +622,16 @@ where
     ) {
         let args = (l.as_slice(), r.as_slice(), y.as_slice(), ct.as_slice());
         let layout = const { layout::<L, R>() };
-        if const { inlined::<L, R>() } {
+        if const { fixed_wide_vjp::<L, R, L>() } {
+            let (p, lhs, g, shapes) = (*self, true, g.as_mut_slice(), PhantomData);
+            wide(FixedVjpLoops::<P, T, L, R> {
+                p,
+                lhs,
+                args,
+                g,
+                shapes,
+            });
+        } else if const { inlined::<L, R>() } {
             self.vjp_kernel(true, args, layout, g.as_mut_slice());
         } else {
             vjp_kernel_outlined(*self, true, args, layout, g.as_mut_slice());
@@ -569,7 +649,16 @@ where
     ) {
         let args = (l.as_slice(), r.as_slice(), y.as_slice(), ct.as_slice());
         let layout = const { layout::<L, R>() };
-        if const { inlined::<L, R>() } {
+        if const { fixed_wide_vjp::<L, R, R>() } {
+            let (p, lhs, g, shapes) = (*self, false, g.as_mut_slice(), PhantomData);
+            wide(FixedVjpLoops::<P, T, L, R> {
+                p,
+                lhs,
+                args,
+                g,
+                shapes,
+            });
+        } else if const { inlined::<L, R>() } {
             self.vjp_kernel(false, args, layout, g.as_mut_slice());
         } else {
             vjp_kernel_outlined(*self, false, args, layout, g.as_mut_slice());
@@ -1087,6 +1176,42 @@ mod tests {
         agree::<B, U, Shape![3, 1, 1], Shape![2, 3, 4, 5]>(b, u);
         agree::<B, U, Shape![2, 3, 4], Shape![3, 1]>(b, u);
         agree::<B, U, Shape![], Shape![]>(b, u);
+        // Outputs of 64 to 256 elements, whose loops are compiled for the widest vectors for
+        // their shapes, and one above that, whose loops take the layout at run time.
+        agree::<B, U, Shape![16, 16], Shape![16]>(b, u);
+        agree::<B, U, Shape![8, 8], Shape![8, 8]>(b, u);
+        agree::<B, U, Shape![4, 16], Shape![4, 1]>(b, u);
+        agree::<B, U, Shape![20, 16], Shape![16]>(b, u);
+    }
+
+    /// The loops compiled for the widest vectors and an output's constant shape (64 to 256
+    /// elements) against the definition, element by element: the forward and the VJP of the
+    /// operand of the output's shape bit for bit, the stretched operand's sum over rows within
+    /// rounding.
+    #[test]
+    fn fixed_wide_loops_compute_the_definition() {
+        let (l, r) = (grid::<Shape![16, 16]>(1), grid::<Shape![16]>(2));
+        let ct = grid::<Shape![16, 16]>(3);
+        let (la, ra, cta) = (l.to_array(), r.to_array(), ct.to_array());
+        let (y, ()) = Mul.forward(&l, &r);
+        let gl = Mul.vjp_lhs(&l, &r, &y, &(), &ct).to_array();
+        let gr = Mul.vjp_rhs(&l, &r, &y, &(), &ct).to_array();
+        let (fy, ()) = Then(Add, Relu).forward(&l, &r);
+        let fgl = Then(Add, Relu).vjp_lhs(&l, &r, &fy, &(), &ct).to_array();
+        let (y, fy) = (y.to_array(), fy.to_array());
+        for j in 0..16 {
+            let mut sum = 0.0;
+            for i in 0..16 {
+                assert_eq!(y[i][j].to_bits(), (la[i][j] * ra[j]).to_bits());
+                assert_eq!(gl[i][j].to_bits(), (cta[i][j] * ra[j]).to_bits());
+                let t = la[i][j] + ra[j];
+                assert_eq!(fy[i][j].to_bits(), t.max(0.0).to_bits());
+                let want = cta[i][j] * if t > 0.0 { 1.0 } else { 0.0 };
+                assert_eq!(fgl[i][j].to_bits(), want.to_bits(), "({i}, {j})");
+                sum += cta[i][j] * la[i][j];
+            }
+            assert!((gr[j] - sum).abs() < 1e-12, "{} against {sum}", gr[j]);
+        }
     }
 
     #[test]
