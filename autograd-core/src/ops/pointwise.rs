@@ -370,20 +370,29 @@ const fn inlined<L: Broadcast<R>, R: Shape>() -> bool {
     <L::Out as Shape>::NUMEL <= INLINE_NUMEL
 }
 
-/// Inlined outputs of at least this many elements run their loops compiled for the machine's
-/// widest vectors and for their constant layout, one copy per op and pair of shapes
-/// ([`FixedZipLoops`], [`FixedVjpLoops`]). A `16 x 16` bias add and ReLU (f32, AVX-512, one core):
-/// forward 72 -> 21 ns, the VJP of the `16 x 16` operand 127 -> 45 ns. Smaller outputs stay as
-/// built: a `16 x 3` bias add takes 6 ns, less than the dispatch (about 10 ns in a profile).
+/// Outputs of at least this many elements, and at most [`FIXED_WIDE_MAX`], run their loops
+/// compiled for the machine's widest vectors and for their constant layout, one copy per op and
+/// pair of shapes ([`FixedZipLoops`], [`FixedVjpLoops`]). A `16 x 16` bias add and ReLU (f32,
+/// AVX-512, one core): forward 72 -> 21 ns, the VJP of the `16 x 16` operand 127 -> 45 ns (they
+/// had been inlined, built for SSE2). Smaller outputs stay as built: a `16 x 3` bias add takes
+/// 6 ns, less than the dispatch (about 10 ns in a profile).
 const FIXED_WIDE_NUMEL: usize = 64;
 
-/// Whether `L` with `R` runs inlined and wide (see [`FIXED_WIDE_NUMEL`]).
+/// See [`FIXED_WIDE_NUMEL`]. Above [`INLINE_NUMEL`] the fixed layout replaces the one out-of-line
+/// copy per op that takes the layout as values: a `64 x 128` bias add and ReLU, forward 824-834
+/// -> 727-743 ns, the VJP of the `64 x 128` operand 1,118-1,160 -> 1,013-1,044 ns; a `64 x 10`
+/// bias add 238 -> 141 ns. Larger outputs keep that copy: their loops outweigh the layout's
+/// checks, and one copy per shape would only add code.
+const FIXED_WIDE_MAX: usize = 16384;
+
+/// Whether `L` with `R` runs wide for its constant layout (see [`FIXED_WIDE_NUMEL`]).
 const fn fixed_wide<L: Broadcast<R>, R: Shape>() -> bool {
-    cfg!(feature = "simd") && inlined::<L, R>() && <L::Out as Shape>::NUMEL >= FIXED_WIDE_NUMEL
+    let numel = <L::Out as Shape>::NUMEL;
+    cfg!(feature = "simd") && FIXED_WIDE_NUMEL <= numel && numel <= FIXED_WIDE_MAX
 }
 
-/// Whether the VJP of an operand of shape `O` runs inlined and wide: as [`fixed_wide`], and only
-/// for an operand of the output's size. A stretched operand's VJP folds the rows into it, and
+/// Whether the VJP of an operand of shape `O` runs wide for its constant layout: as
+/// [`fixed_wide`], and only for an operand of the output's size. A stretched operand's VJP folds the rows into it, and
 /// compiled for AVX-512 that fold measured 5x slower (a `16 x 16` bias add and ReLU: 168 ns
 /// against 33 ns).
 const fn fixed_wide_vjp<L: Broadcast<R>, R: Shape, O: Shape>() -> bool {
@@ -1176,15 +1185,16 @@ mod tests {
         agree::<B, U, Shape![3, 1, 1], Shape![2, 3, 4, 5]>(b, u);
         agree::<B, U, Shape![2, 3, 4], Shape![3, 1]>(b, u);
         agree::<B, U, Shape![], Shape![]>(b, u);
-        // Outputs of 64 to 256 elements, whose loops are compiled for the widest vectors for
-        // their shapes, and one above that, whose loops take the layout at run time.
+        // Outputs of 64 to 16,384 elements, whose loops are compiled for the widest vectors and
+        // their shapes (larger ones, whose loops take the layout as values, do not fit an inline
+        // f64 tensor).
         agree::<B, U, Shape![16, 16], Shape![16]>(b, u);
         agree::<B, U, Shape![8, 8], Shape![8, 8]>(b, u);
         agree::<B, U, Shape![4, 16], Shape![4, 1]>(b, u);
         agree::<B, U, Shape![20, 16], Shape![16]>(b, u);
     }
 
-    /// The loops compiled for the widest vectors and an output's constant shape (64 to 256
+    /// The loops compiled for the widest vectors and an output's constant shape (64 to 16,384
     /// elements) against the definition, element by element: the forward and the VJP of the
     /// operand of the output's shape bit for bit, the stretched operand's sum over rows within
     /// rounding.
