@@ -86,7 +86,10 @@
 //! and 4.44x, 0.91x, 0.96x. After the blocked products packed a transposed `a` by columns (two
 //! runs, AVX-512): generated 3.02-3.06x, 1.02-1.12x, 1.11-1.12x; tape 5.36-5.42x, 1.09x,
 //! 1.12-1.17x. At W2 the tape's target is met and the generated gradient's in five of six runs;
-//! W1 is missed.
+//! W1 is missed. After small products and elementwise ops were compiled for their shapes on the
+//! widest vectors (same Xeon, 2026-12-06 08:07-08:57 UTC, one core pinned): generated 2.13-2.21x,
+//! 1.095-1.109x, 1.13-1.14x (AVX-512) and 1.56x, 0.92x, 0.94x (AVX2); tape 4.02-4.26x,
+//! 1.06-1.08x, 1.13-1.15x and 3.34x, 0.90x, 0.95x. W1 is still missed.
 #![allow(
     clippy::cast_precision_loss,
     clippy::float_cmp,
