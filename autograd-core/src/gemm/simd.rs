@@ -1039,9 +1039,9 @@ pub(super) mod tests {
     }
 
     /// Runs one product with the kernels of `isa`.
-    fn run<'a, T>(isa: Isa, op: Gemm<'a, T>)
+    fn run<'a, T, Z>(isa: Isa, op: Gemm<'a, T, Z>)
     where
-        Gemm<'a, T>: WithSimd<Output = ()>,
+        Gemm<'a, T, Z>: WithSimd<Output = ()>,
     {
         match isa {
             Isa::Scalar => Simd::vectorize(pulp::Scalar::new(), op),
@@ -1290,13 +1290,7 @@ pub(super) mod tests {
             force_blocked: false,
             sizes: core::marker::PhantomData,
         };
-        match isa {
-            Isa::Scalar => Simd::vectorize(pulp::Scalar::new(), op),
-            #[cfg(target_arch = "x86_64")]
-            Isa::V3 => Simd::vectorize(pulp::x86::V3::try_new().expect("detected"), op),
-            #[cfg(target_arch = "x86_64")]
-            Isa::V4 => Simd::vectorize(pulp::x86::V4::try_new().expect("detected"), op),
-        }
+        run(isa, op);
     }
 
     /// The kernels compiled for a product's constant sizes (`Float::gemm_fixed`) give the bits of
