@@ -6,7 +6,7 @@
 //! no transposed copy is ever made.
 
 use super::BinaryOperand;
-use crate::__private::FixedProduct;
+use crate::gemm::FixedProduct;
 use crate::msg::Msg;
 use crate::rule::{BinaryRule, BinaryRuleInPlace};
 use crate::scalar::Float;
