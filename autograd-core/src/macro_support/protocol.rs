@@ -45,7 +45,7 @@ pub trait Forward<Args>: Sized {
         // An output over the inline limit is reported at the user's op (whose span this call
         // carries), not inside the rule that builds it.
         let () = <Self::Out as Blank>::FITS;
-        (Blank::blank(), Ready(self, PhantomData))
+        (Blank::place(), Ready(self, PhantomData))
     }
 
     /// The op, ready to write its output into a place that already exists: a pullback's
@@ -79,8 +79,19 @@ pub trait Blank {
     /// Evaluated where generated code makes a place of this type: a build error when the type
     /// is an inline tensor over the inline limit.
     const FITS: () = ();
-    /// Zeros (a tensor has no cheaper safe value; the op overwrites them).
+    /// Zeros: the value of a cotangent that only a condition decides to write.
     fn blank() -> Self;
+    /// A value the op overwrites whole before anything reads it: [`Blank::blank`], except that a
+    /// tensor's elements are unspecified (a heap tensor's buffer is recycled as it was, rather
+    /// than zeroed only to be written again).
+    #[inline]
+    #[must_use]
+    fn place() -> Self
+    where
+        Self: Sized,
+    {
+        Self::blank()
+    }
 }
 
 impl<T: Float, S: Shape, St: Storage> Blank for Tensor<T, S, St> {
@@ -88,6 +99,10 @@ impl<T: Float, S: Shape, St: Storage> Blank for Tensor<T, S, St> {
     #[inline]
     fn blank() -> Self {
         Tensor::zeros()
+    }
+    #[inline]
+    fn place() -> Self {
+        Tensor::overwritten()
     }
 }
 
@@ -159,6 +174,10 @@ macro_rules! blank_tuples {
             fn blank() -> Self {
                 ($($t::blank(),)+)
             }
+            #[inline]
+            fn place() -> Self {
+                ($($t::place(),)+)
+            }
         }
     };
 }
@@ -180,6 +199,10 @@ impl<X: Blank, const N: usize> Blank for [X; N] {
     fn blank() -> Self {
         core::array::from_fn(|_| X::blank())
     }
+    #[inline]
+    fn place() -> Self {
+        core::array::from_fn(|_| X::place())
+    }
 }
 
 blank_tuples!(A, B);
@@ -192,6 +215,14 @@ blank_tuples!(A, B, C, D);
 #[must_use]
 pub fn blank<X: Blank>() -> X {
     X::blank()
+}
+
+/// The place generated code lends an op that overwrites all of it ([`Blank::place`]), typed as
+/// [`blank`] is.
+#[inline]
+#[must_use]
+pub fn place<X: Blank>() -> X {
+    X::place()
 }
 
 /// The cotangent of argument `K` (0 is the receiver or left operand) of an op, implemented by the

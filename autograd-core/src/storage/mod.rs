@@ -135,6 +135,15 @@ pub trait Storage: Copy + Default + Debug + Send + Sync + 'static {
     fn filled_checked<E: Copy + 'static, S: Shape>(e: E) -> Self::Buf<E, S> {
         Self::filled(e)
     }
+    /// A buffer that its caller overwrites whole before reading it (the place an op writes its
+    /// output or a cotangent into), for a caller that has evaluated the inline size check: its
+    /// contents are unspecified. Here every element is `poison`; [`Heap`] hands back a recycled
+    /// buffer as its last tensor left it (in builds without debug assertions), saving a pass
+    /// over memory that the op then writes again.
+    #[doc(hidden)]
+    fn overwritten<E: Copy + 'static, S: Shape>(poison: E) -> Self::Buf<E, S> {
+        Self::filled_checked(poison)
+    }
     /// [`Storage::from_array`], for a caller that has evaluated the inline size check itself.
     #[doc(hidden)]
     fn from_array_checked<E: Copy + 'static, S: Shape>(a: S::Array<E>) -> Self::Buf<E, S> {

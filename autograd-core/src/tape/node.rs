@@ -27,13 +27,14 @@ pub trait Value: 'static {
     fn add_from(&mut self, other: &Self);
     /// Whether every element is finite.
     fn all_finite(&self) -> bool;
-    /// A value to be overwritten (zeros): the place a rule writes a cotangent into.
+    /// A value to be overwritten whole, its contents unspecified: the place a rule writes a
+    /// cotangent into (a heap tensor's recycled buffer is not zeroed first).
     fn blank() -> Self;
 }
 
 impl<T: Float, S: Shape, St: Storage> Value for Tensor<T, S, St> {
     fn blank() -> Self {
-        Tensor::zeros()
+        Tensor::overwritten()
     }
     fn add_from(&mut self, other: &Self) {
         add_into(self.as_mut_slice(), other.as_slice());

@@ -98,6 +98,21 @@ impl<T: Float, S: Shape, St: Storage> Tensor<T, S, St> {
         }
     }
 
+    /// A tensor that its caller overwrites whole before reading it: the place an op writes its
+    /// output or a cotangent into ([`Storage::overwritten`]). Its elements are NaN in builds with
+    /// debug assertions, so that a test catches an op that reads its place before writing it;
+    /// otherwise zeros, or for `Heap` a recycled buffer's earlier values.
+    pub(crate) fn overwritten() -> Self {
+        let poison = if cfg!(debug_assertions) {
+            T::from_f64(f64::NAN)
+        } else {
+            T::ZERO
+        };
+        Self {
+            buf: St::overwritten::<T, S>(poison),
+        }
+    }
+
     /// A tensor of zeros.
     ///
     /// ```

@@ -163,14 +163,14 @@ impl Reverse<'_, '_> {
                     mutable,
                 };
                 if let Some(into) = into {
-                    let blank = &into.blank;
+                    let place = &into.place;
                     let write = (into.write)(quote!(&mut #id));
                     if self.scoping.hoisted.contains(&v) {
                         // Declared (`let mut`) before the block this statement sits in (see
                         // `block`).
-                        quote!(#id = #blank; #write;)
+                        quote!(#id = #place; #write;)
                     } else {
-                        quote!(let mut #id = #blank; #write;)
+                        quote!(let mut #id = #place; #write;)
                     }
                 } else if self.scoping.hoisted.contains(&v) {
                     // Declared before the block this statement sits in (see `block`).

@@ -47,8 +47,11 @@ enum Ct {
 /// first contribution to a cotangent takes it: a returned cotangent would be copied out of the
 /// rule's frame.
 struct IntoPlace {
-    /// A value of the cotangent's type to lend (zeros), typed by the op so that an op that does
-    /// not compile raises no error here.
+    /// A value of the cotangent's type to lend for `write` to overwrite (`place()`: a heap
+    /// tensor is not zeroed first), typed by the op so that an op that does not compile raises no
+    /// error here.
+    place: TokenStream,
+    /// The same type's zeros (`blank()`), for a write that a condition may skip.
     blank: TokenStream,
     /// The call that writes the cotangent, given `&mut place`.
     write: Box<dyn Fn(TokenStream) -> TokenStream>,

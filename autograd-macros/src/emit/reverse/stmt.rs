@@ -96,6 +96,7 @@ impl Reverse<'_, '_> {
                     }) as Box<dyn Fn(TokenStream) -> TokenStream>
                 };
                 IntoPlace {
+                    place: quote!(#k::__private::place()),
                     blank: quote!(#k::__private::blank()),
                     write: call(respan(quote!(.pullback_into_at::<#pos, _>), span)),
                     add: call(respan(quote!(.pullback_add_into_at::<#pos, _>), span)),
