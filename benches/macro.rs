@@ -89,7 +89,11 @@
 //! W1 is missed. After small products and elementwise ops were compiled for their shapes on the
 //! widest vectors (same Xeon, 2026-12-06 08:07-08:57 UTC, one core pinned): generated 2.13-2.21x,
 //! 1.095-1.109x, 1.13-1.14x (AVX-512) and 1.56x, 0.92x, 0.94x (AVX2); tape 4.02-4.26x,
-//! 1.06-1.08x, 1.13-1.15x and 3.34x, 0.90x, 0.95x. W1 is still missed.
+//! 1.06-1.08x, 1.13-1.15x and 3.34x, 0.90x, 0.95x. W1 is still missed. After the places ops
+//! overwrite stopped being zeroed first (10:40-11:10 UTC, four runs on AVX-512, two on AVX2):
+//! generated 2.08-2.15x, 0.99-1.10x, 1.02-1.06x (AVX-512) and 1.51-1.60x, 0.88-0.94x,
+//! 0.89-0.90x (AVX2); tape 4.06-4.12x, 1.06-1.07x, 1.02-1.05x and 3.34-3.50x, 0.90-0.92x,
+//! 0.91-1.02x.
 #![allow(
     clippy::cast_precision_loss,
     clippy::float_cmp,
