@@ -557,7 +557,8 @@ macro_rules! simd_kernels {
         /// `NC` columns, each stored as panels one tile wide (two vectors) and `KC` deep; `a` in
         /// blocks of `MC` rows, stored as slivers of `R` rows; then an `R` x two-vector register
         /// tile runs over each sliver-panel pair reading both buffers contiguously. Edges are
-        /// padded with zeros in the buffers and masked on the store.
+        /// padded with zeros in the buffers and masked on the store. Whole slivers of a
+        /// row-major `a` are not copied: [`micro_rows`] broadcasts from its rows in place.
         #[inline(always)]
         #[allow(clippy::too_many_arguments, reason = "the BLAS-style contract")]
         fn blocked<S: Simd, const R: usize>(
@@ -622,16 +623,7 @@ macro_rules! simd_kernels {
                                 let i0 = ic + sl * R;
                                 let h = R.min(ic + mcb - i0);
                                 if acs == 1 && h == R {
-                                    // Rows of a row-major `a` read along their length (a read
-                                    // down `R` rows per column took 10% of `x w1`).
-                                    // Indexed, not `chunks(ars)`: rows may overlap (`ars < k`)
-                                    // or repeat (`ars == 0`).
-                                    for r in 0..R {
-                                        let row = &a[(i0 + r) * ars + pc..][..kcb];
-                                        for (slot, &v) in sliver[r..].iter_mut().step_by(R).zip(row) {
-                                            *slot = v;
-                                        }
-                                    }
+                                    // Rows of a row-major `a`: read in place by `micro_rows`.
                                     continue;
                                 }
                                 if ars == 1 && h == R {
@@ -659,7 +651,15 @@ macro_rules! simd_kernels {
                                 for (sl, sliver) in abuf.chunks_exact(kcb * R).take(mcb.div_ceil(R)).enumerate() {
                                     let i0 = ic + sl * R;
                                     let h = R.min(ic + mcb - i0);
-                                    micro::<S, R>(simd, sliver, panel, (&mut c[i0 * n + j0..], n), (h, w), acc);
+                                    let c = (&mut c[i0 * n + j0..], n);
+                                    if acs == 1 && h == R {
+                                        // Copying the rows into a sliver took 10-12% of `x w1`
+                                        // at `128 x 784 x 256` (scattered stores), and the
+                                        // broadcasts read any address at the same cost.
+                                        micro_rows::<S, R>(simd, (&a[i0 * ars + pc..], ars), kcb, panel, c, w, acc);
+                                    } else {
+                                        micro::<S, R>(simd, sliver, panel, c, (h, w), acc);
+                                    }
                                 }
                             }
                         }
@@ -694,6 +694,35 @@ macro_rules! simd_kernels {
                 }
             }
             store::<S, R>(simd, &acc, (c, ldc), (h, w), accumulate);
+        }
+
+        /// [`micro`] for `R` whole rows of a row-major `a` read in place (row stride `ars`,
+        /// `kcb` elements each from the start of `a`) rather than from a packed sliver: the same
+        /// products summed in the same order.
+        #[inline(always)]
+        fn micro_rows<S: Simd, const R: usize>(
+            simd: S,
+            (a, ars): (&[$t], usize),
+            kcb: usize,
+            panel: &[$t],
+            (c, ldc): (&mut [$t], usize),
+            w: usize,
+            accumulate: bool,
+        ) {
+            let zero = simd.$splat(0.0);
+            let mut acc = [[zero; 2]; R];
+            let (bv, _) = S::$as_simd(panel);
+            let (bv2, _) = bv.as_chunks::<2>();
+            // Indexed, not `chunks(ars)`: rows may overlap (`ars < k`) or repeat (`ars == 0`).
+            let rows: [&[$t]; R] = core::array::from_fn(|r| &a[r * ars..][..kcb]);
+            for (p, &[b0, b1]) in bv2[..kcb].iter().enumerate() {
+                for r in 0..R {
+                    let av = simd.$splat(rows[r][p]);
+                    acc[r][0] = simd.$fma(av, b0, acc[r][0]);
+                    acc[r][1] = simd.$fma(av, b1, acc[r][1]);
+                }
+            }
+            store::<S, R>(simd, &acc, (c, ldc), (R, w), accumulate);
         }
 
         /// One step of `k` for a register tile: the `R` elements of a column of `a`, broadcast,

@@ -12,7 +12,10 @@
 //! (its columns are not contiguous in a row-major `c`, so two threads cannot each hold theirs
 //! mutably). The cut that repeats the smaller operand is taken: columns for `x w1` at
 //! `128 x 784 x 256`, rows for its VJP `x^T dh` at `784 x 128 x 256`. Cutting `x w1` into 8 parts
-//! of rows made it slower than one thread (every part packed the `784 x 256` weights).
+//! of rows made it slower than one thread (every part packed the `784 x 256` weights). (A
+//! row-major `a`, as `x` in `x w1`, is now read in place rather than packed, so a part of
+//! columns repeats only the reading of it: the W3 step on two threads went from 1.66-1.70x to
+//! 1.74-1.77x of one for `#[differentiable]`, in turns, `benches/parallel.rs`.)
 //!
 //! One part per thread: two parts of columns per thread made `x w1` 1.29x faster on two
 //! threads instead of 1.60x (each part packs all of `a` again). A sleeping worker takes 40-270 us
