@@ -93,7 +93,9 @@
 //! overwrite stopped being zeroed first (10:40-11:10 UTC, four runs on AVX-512, two on AVX2):
 //! generated 2.08-2.15x, 0.99-1.10x, 1.02-1.06x (AVX-512) and 1.51-1.60x, 0.88-0.94x,
 //! 0.89-0.90x (AVX2); tape 4.06-4.12x, 1.06-1.07x, 1.02-1.05x and 3.34-3.50x, 0.90-0.92x,
-//! 0.91-1.02x.
+//! 0.91-1.02x. After the blocked products read a row-major `a` in place (12:00 UTC, three runs
+//! on AVX-512, two on AVX2): W3 generated 0.98-1.00x and 0.89-0.90x, tape 0.98-0.99x and
+//! 0.90-0.91x; W1 and W2 unchanged (their products are not blocked).
 #![allow(
     clippy::cast_precision_loss,
     clippy::float_cmp,

@@ -68,7 +68,10 @@
 //! inside the op against one thread: the tape **1.77-1.80x** in `keep_awake` (1.66-1.71x from
 //! outside the pool), `#[differentiable]` **1.61-1.74x** (1.59-1.65x; 1.77x and 1.81x in two
 //! earlier runs of the same step); 2 shards in `keep_awake` 1.39-1.48x (tape) and 1.30-1.45x,
-//! against a ceiling of 1.59-1.67x.
+//! against a ceiling of 1.59-1.67x. After the blocked products read a row-major `a` in place
+//! (so a part of columns of `x w1` no longer copies all of `x`), three runs in turns with the
+//! build before: `#[differentiable]` 1.66-1.70x -> **1.74-1.77x** in `keep_awake` (1.67-1.73x
+//! from outside the pool), the tape 1.74-1.79x -> **1.83-1.89x** (1.75-1.80x).
 //!
 //! Run with `cargo bench --bench parallel`.
 
