@@ -204,12 +204,32 @@ pub trait Float:
     /// `e^x` of each element in place, for the softmax of
     /// [`Tensor::cross_entropy`](crate::Tensor::cross_entropy): [`Float::exp`] element by element.
     /// f32 computes each in f64 without a call, rounded once (to 0.5 ulp, where `expf` is within
-    /// about 0.5 ulp too, so a last bit may differ from `Float::exp`), in a loop compiled for the
-    /// machine's widest vectors (feature `simd`).
+    /// about 0.5 ulp too, so a last bit may differ from `Float::exp`), in a loop inlined into the
+    /// caller, which runs it compiled for the machine's widest vectors (feature `simd`).
     #[doc(hidden)]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "see the f32 loop, `special::exp_in_place_f32`"
+    )]
     fn exp_in_place(xs: &mut [Self]) {
         for x in xs {
             *x = x.exp();
+        }
+    }
+
+    /// `ln x` of each element in place, for the loss of
+    /// [`Tensor::cross_entropy`](crate::Tensor::cross_entropy): [`Float::ln`] element by element,
+    /// f32 computed in f64 without a call and inlined, as [`Float::exp_in_place`].
+    #[doc(hidden)]
+    #[inline(always)]
+    #[allow(
+        clippy::inline_always,
+        reason = "see the f32 loop, `special::ln_in_place_f32`"
+    )]
+    fn ln_in_place(xs: &mut [Self]) {
+        for x in xs {
+            *x = x.ln();
         }
     }
 }
@@ -242,7 +262,7 @@ impl<T: Float> Element for T {
 /// (the Rust port of musl's libm, which needs no operating system). Both are accurate to about
 /// one unit in the last place; their results may differ in that last bit.
 macro_rules! impl_float {
-    ($t:ident, $([exp_in_place => $exp_in_place:path])? $($method:ident($($arg:ident),*) => $libm:ident;)*) => {
+    ($t:ident, $([exp_in_place => $exp_in_place:path, ln_in_place => $ln_in_place:path])? $($method:ident($($arg:ident),*) => $libm:ident;)*) => {
         #[diagnostic::do_not_recommend]
         impl Float for $t {
             const ZERO: Self = 0.0;
@@ -307,15 +327,20 @@ macro_rules! impl_float {
                 gemm::native_fixed::<$t, P>(a, b, c, accumulate);
             }
             $(
+                #[inline(always)]
                 fn exp_in_place(xs: &mut [Self]) {
                     $exp_in_place(xs);
+                }
+                #[inline(always)]
+                fn ln_in_place(xs: &mut [Self]) {
+                    $ln_in_place(xs);
                 }
             )?
         }
     };
 }
 
-impl_float!(f32, [exp_in_place => crate::special::exp_in_place_f32]
+impl_float!(f32, [exp_in_place => crate::special::exp_in_place_f32, ln_in_place => crate::special::ln_in_place_f32]
     exp() => expf; ln() => logf; exp2() => exp2f; log2() => log2f; sqrt() => sqrtf;
     sin() => sinf; cos() => cosf; tanh() => tanhf; powf(p) => powf; tan() => tanf;
     asin() => asinf; acos() => acosf; atan() => atanf; sinh() => sinhf; cosh() => coshf;

@@ -57,7 +57,7 @@ where
     #[track_caller]
     fn forward(&self, z: &Tensor<T, (Bd, D<N>), St>) -> (Self::Out, Self::Residual) {
         check_labels(&self.labels, N);
-        let mut p = Tensor::zeros();
+        let mut p = Tensor::overwritten();
         let loss = cross_entropy_rows::<T, N>(z.as_slice(), &self.labels, p.as_mut_slice());
         (Tensor::full(loss), p)
     }
@@ -73,7 +73,7 @@ where
         // Checked again: a rule value built by hand reaches here without its forward, and a label
         // of N would silently land in the next row.
         check_labels(&self.labels, N);
-        let mut g = Tensor::zeros();
+        let mut g = Tensor::overwritten();
         cross_entropy_vjp(p.as_slice(), &self.labels, N, ct.item(), g.as_mut_slice());
         g
     }
@@ -100,17 +100,12 @@ fn cross_entropy_rows<T: Float, const N: usize>(z: &[T], labels: &[usize], p: &m
         // No rows either: a label below 0 classes would have been refused.
         return cross_entropy_mean(T::ZERO, T::ZERO, labels.len());
     }
-    let mut rows = SoftmaxRows::<T, N> {
+    let rows = wide(SoftmaxRows::<T, N> {
         z,
         labels,
         p,
         sums: (T::ZERO, T::ZERO),
-    };
-    if N * labels.len() > 64 {
-        rows = wide(rows);
-    } else {
-        rows = rows.run();
-    }
+    });
     cross_entropy_mean(rows.sums.0, rows.sums.1, labels.len())
 }
 
@@ -124,7 +119,7 @@ fn cross_entropy_mean<T: Float>(total: T, scaled: T, count: usize) -> T {
     if mean.is_finite() { mean } else { scaled }
 }
 
-/// [`cross_entropy_rows`]' loops, compiled for the widest vectors ([`wide`]) on larger batches.
+/// [`cross_entropy_rows`]' loops, compiled for the widest vectors ([`wide`]).
 struct SoftmaxRows<'a, T, const N: usize> {
     z: &'a [T],
     labels: &'a [usize],
@@ -136,20 +131,21 @@ struct SoftmaxRows<'a, T, const N: usize> {
 impl<T: Float, const N: usize> WideLoops for SoftmaxRows<'_, T, N> {
     type Output = Self;
 
+    /// Blocks of 64 rows in three passes, so that the exponentials run as one loop over the
+    /// block (which vectorizes for f32, see `Float::exp_in_place`) whatever the number of
+    /// classes: each row's max (kept for the loss) and the row shifted by it, every element
+    /// exponentiated, then each row's sum and softmax, and the `ln` of the block's sums as one
+    /// loop too. Each row sees the same operations in the same order as a line of a reduction
+    /// (`Line::shift` and friends).
+    #[inline(always)]
+    #[allow(clippy::inline_always, reason = "see `wide`")]
     #[allow(
         clippy::cast_precision_loss,
         reason = "element counts are far below 2^53"
     )]
-    #[inline(always)]
-    #[allow(clippy::inline_always, reason = "see `wide`")]
     fn run(mut self) -> Self {
         let count = T::from_f64(self.labels.len() as f64);
         let (mut total, mut scaled) = (T::ZERO, T::ZERO);
-        // Blocks of rows in three passes, so that the exponentials run as one loop over the
-        // block (which vectorizes for f32, see `Float::exp_in_place`) whatever the number of
-        // classes: each row's max (kept for the loss) and the row shifted by it, every element
-        // exponentiated, then each row's sum, softmax and loss. Each row sees the same operations
-        // in the same order as a line of a reduction (`Line::shift` and friends).
         const BLOCK: usize = 64;
         let mut shifts = [T::ZERO; BLOCK];
         let blocks = self.z.chunks(BLOCK * N).zip(self.p.chunks_mut(BLOCK * N));
@@ -164,8 +160,8 @@ impl<T: Float, const N: usize> WideLoops for SoftmaxRows<'_, T, N> {
             }
             T::exp_in_place(pb);
             let (prows, _) = pb.as_chunks_mut::<N>();
-            let rows = zrows.iter().zip(prows.iter_mut()).zip(lb);
-            for (((zr, pr), &label), &m) in rows.zip(&shifts) {
+            let mut ln_sums = [T::ZERO; BLOCK];
+            for (pr, ln_s) in prows.iter_mut().zip(&mut ln_sums) {
                 let mut s = T::ZERO;
                 for &pi in pr.iter() {
                     s += pi;
@@ -173,9 +169,14 @@ impl<T: Float, const N: usize> WideLoops for SoftmaxRows<'_, T, N> {
                 for pi in pr.iter_mut() {
                     *pi /= s;
                 }
+                *ln_s = s;
+            }
+            T::ln_in_place(&mut ln_sums[..lb.len()]);
+            let rows = zrows.iter().zip(lb).zip(&shifts).zip(&ln_sums);
+            for (((zr, &label), &m), &ln_s) in rows {
                 // ln sum e^z - z_l = (m - z_l) + ln s, with m - z_l exact when the label holds
                 // the max.
-                let loss = (m - zr[label]) + s.ln();
+                let loss = (m - zr[label]) + ln_s;
                 total += loss;
                 scaled += loss / count;
             }
@@ -370,5 +371,30 @@ mod tests {
         let l = z.cross_entropy(&[2]).item();
         let s: f64 = z.as_slice().iter().map(|v| v.exp()).sum();
         assert!((l - (s.ln() - z.as_slice()[2])).abs() < 1e-14);
+        // 70 rows: a whole block of 64 and a partial one, each with its own `ln` loop.
+        let labels: [usize; 70] = core::array::from_fn(|b| (b * 7) % 3);
+        let z: Tensor<f64, Shape![70, 3]> = uniform(11, -3.0, 3.0);
+        check_unary_rule(CrossEntropy { labels }, "cross_entropy, 70 rows", &z);
+    }
+
+    /// The f32 loss (its exponentials and `ln`s computed in f64 and rounded once) against the
+    /// definition in f64, over two blocks of rows, and each row of its softmax summing to 1.
+    #[test]
+    fn f32_loss_and_softmax_match_the_f64_definition() {
+        let labels: [usize; 70] = core::array::from_fn(|b| (b * 5) % 10);
+        let z: Tensor<f32, Shape![70, 10]> = Tensor::rand_uniform(12, -8.0, 8.0);
+        let (loss, p) = CrossEntropy { labels }.forward(&z);
+        let mut want = 0.0;
+        for (row, &label) in z.as_slice().chunks(10).zip(&labels) {
+            let s: f64 = row.iter().map(|&v| f64::from(v).exp()).sum();
+            want += s.ln() - f64::from(row[label]);
+        }
+        want /= 70.0;
+        let got = f64::from(loss.item());
+        assert!((got - want).abs() <= 2e-7 * want, "{got} against {want}");
+        for row in p.as_slice().chunks(10) {
+            let total: f32 = row.iter().sum();
+            assert!((total - 1.0).abs() < 4e-7, "{total}");
+        }
     }
 }
