@@ -95,7 +95,9 @@
 //! 0.89-0.90x (AVX2); tape 4.06-4.12x, 1.06-1.07x, 1.02-1.05x and 3.34-3.50x, 0.90-0.92x,
 //! 0.91-1.02x. After the blocked products read a row-major `a` in place (12:00 UTC, three runs
 //! on AVX-512, two on AVX2): W3 generated 0.98-1.00x and 0.89-0.90x, tape 0.98-0.99x and
-//! 0.90-0.91x; W1 and W2 unchanged (their products are not blocked).
+//! 0.90-0.91x; W1 and W2 unchanged (their products are not blocked). Seven runs on AVX-512 later
+//! that day (13:00-13:40 UTC, two of them the build before the cross-entropy's `ln` became one
+//! loop): generated W1 2.09-2.15x, W2 0.96-1.06x; tape 4.05-4.32x and 1.02-1.04x.
 #![allow(
     clippy::cast_precision_loss,
     clippy::float_cmp,

@@ -10,6 +10,8 @@
 //! Nothing here names [`Float`](crate::Float): `scalar.rs` calls into this module, and the kernels
 //! ask only for [`Element`] (see [`portable`]), so the two never import each other.
 
+#[cfg(feature = "simd")]
+mod lanes;
 #[cfg(all(feature = "nalgebra", not(feature = "simd")))]
 mod nalgebra;
 mod portable;

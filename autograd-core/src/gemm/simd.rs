@@ -230,7 +230,7 @@ fn forced() -> Path {
 /// operations after the element type, so a macro spells them).
 macro_rules! simd_kernels {
     ($t:ident, $vec:ident, $lanes:ident, $splat:ident, $fma:ident, $add:ident, $as_simd:ident,
-     $as_mut_simd:ident, $pload:ident, $pstore:ident, $reduce:ident) => {
+     $as_mut_simd:ident, $pload:ident, $pstore:ident, $reduce_many:path) => {
         /// The kernels of a product whose columns do not fill whole vectors, each copying an
         /// operand or the result into a stack buffer.
         enum Narrow {
@@ -335,10 +335,14 @@ macro_rules! simd_kernels {
         /// of a row of `a`, read in place, with a column of `b`, copied into a stack buffer as
         /// a row (`b^T`). [`packed`] would pad each row of `b` to a vector and use `n` of its
         /// lanes, in tiles whose few accumulators wait on each other. Tiles of `R` rows by 4
-        /// columns keep `4 R` accumulators, each reduced across its lanes at the end. f32, one
-        /// core, against `packed`: `64 x 128 x 10` 4.0-4.1 -> 2.3-2.5 us on AVX-512 and
-        /// 3.8-3.9 -> 2.6-3.1 us on AVX2 (matrixmultiply's `sgemm`: 3.0-3.4 us); `16 x 16 x 3`
-        /// 247-251 -> 109-127 ns and 207-221 -> 121-160 ns.
+        /// columns (or the last 3, 2 or 1) keep up to `4 R` accumulators, reduced across their
+        /// lanes at the end, a tile's together (`gemm/lanes.rs`). f32, one core, against
+        /// `packed`: `64 x 128 x 10` 4.0-4.1 -> 2.3-2.5 us on AVX-512 and 3.8-3.9 -> 2.6-3.1 us
+        /// on AVX2 (matrixmultiply's `sgemm`: 3.0-3.4 us); `16 x 16 x 3` 247-251 -> 109-127 ns
+        /// and 207-221 -> 121-160 ns. Reducing a tile's accumulators together rather than one
+        /// by one (through each rule, in turns): `16 x 16 x 3` 95-114 -> 74-76 ns (AVX-512),
+        /// `64 x 128 x 10` 2.33-2.52 -> 2.09-2.22 us (AVX-512) and 2.87-2.92 -> 2.49-2.53 us
+        /// (AVX2).
         #[inline(always)]
         #[allow(clippy::too_many_arguments, reason = "the BLAS-style contract, and the buffer")]
         fn dots<S: Simd>(
@@ -373,7 +377,7 @@ macro_rules! simd_kernels {
             }
         }
 
-        /// Rows `i..i + R` of [`dots`]: tiles of 4 columns, then 2 and 1.
+        /// Rows `i..i + R` of [`dots`]: tiles of 4 columns, then 3, 2 or 1.
         #[inline(always)]
         fn dot_rows<S: Simd, const R: usize>(
             simd: S,
@@ -388,17 +392,17 @@ macro_rules! simd_kernels {
                 dot_tile::<S, R, 4>(simd, (i, j, k, n), a, bt, c, accumulate);
                 j += 4;
             }
-            if n - j >= 2 {
-                dot_tile::<S, R, 2>(simd, (i, j, k, n), a, bt, c, accumulate);
-                j += 2;
-            }
-            if n - j == 1 {
-                dot_tile::<S, R, 1>(simd, (i, j, k, n), a, bt, c, accumulate);
+            match n - j {
+                3 => dot_tile::<S, R, 3>(simd, (i, j, k, n), a, bt, c, accumulate),
+                2 => dot_tile::<S, R, 2>(simd, (i, j, k, n), a, bt, c, accumulate),
+                1 => dot_tile::<S, R, 1>(simd, (i, j, k, n), a, bt, c, accumulate),
+                _ => {}
             }
         }
 
         /// `R x J` elements of `c` from `(i, j)` (row stride `n`): `R J` accumulators over `k`,
-        /// each then summed across its lanes.
+        /// then summed across their lanes together (`gemm/lanes.rs`: the same bits as one at a
+        /// time, with fewer shuffles).
         #[inline(always)]
         fn dot_tile<S: Simd, const R: usize, const J: usize>(
             simd: S,
@@ -422,10 +426,11 @@ macro_rules! simd_kernels {
                     }
                 }
             }
-            for (r, acc_r) in acc.iter().enumerate() {
+            let mut sums = [[0.0 as $t; J]; R];
+            $reduce_many(simd, acc.as_flattened(), sums.as_flattened_mut());
+            for (r, sums_r) in sums.iter().enumerate() {
                 let out = &mut c[(i + r) * n + j..(i + r) * n + j + J];
-                for (slot, &x) in out.iter_mut().zip(acc_r) {
-                    let v = simd.$reduce(x);
+                for (slot, &v) in out.iter_mut().zip(sums_r) {
                     *slot = if accumulate { *slot + v } else { v };
                 }
             }
@@ -1012,7 +1017,7 @@ mod f32_kernels {
         as_mut_simd_f32s,
         partial_load_f32s,
         partial_store_f32s,
-        reduce_sum_f32s
+        crate::gemm::lanes::reduce_many_f32
     );
 }
 
@@ -1033,7 +1038,7 @@ mod f64_kernels {
         as_mut_simd_f64s,
         partial_load_f64s,
         partial_store_f64s,
-        reduce_sum_f64s
+        crate::gemm::lanes::reduce_many_f64
     );
 }
 
