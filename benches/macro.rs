@@ -97,7 +97,10 @@
 //! on AVX-512, two on AVX2): W3 generated 0.98-1.00x and 0.89-0.90x, tape 0.98-0.99x and
 //! 0.90-0.91x; W1 and W2 unchanged (their products are not blocked). Seven runs on AVX-512 later
 //! that day (13:00-13:40 UTC, two of them the build before the cross-entropy's `ln` became one
-//! loop): generated W1 2.09-2.15x, W2 0.96-1.06x; tape 4.05-4.32x and 1.02-1.04x.
+//! loop): generated W1 2.09-2.15x, W2 0.96-1.06x; tape 4.05-4.32x and 1.02-1.04x. After `dots`
+//! summed a tile's accumulators together (14:25 UTC, in turns with the build before): W1
+//! 2.10-2.15x -> 2.03-2.08x, tape 4.09-4.15x -> 3.97x; W2 1.05x both; AVX2 W1 1.58-1.64x, W2
+//! 0.92-0.94x.
 #![allow(
     clippy::cast_precision_loss,
     clippy::float_cmp,
