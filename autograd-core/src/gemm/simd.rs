@@ -1176,7 +1176,7 @@ pub(super) mod tests {
             (256, 20, 10),
             // Narrow outputs with `a` row-major and rows of whole vectors: dot products, in
             // each of the three buffers of `b^T` (80, 960 and 3,328 elements), with the row
-            // tiles of 4, 2 and 1 and the column tiles of 4, 2 and 1.
+            // tiles of 4, 2 and 1 and the column tiles of 4, 3, 2 and 1.
             (7, 16, 5),
             (9, 64, 15),
             (3, 256, 13),
