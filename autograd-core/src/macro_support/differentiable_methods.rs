@@ -316,10 +316,10 @@ impl<const B: usize, L: BatchLabels<B>> cross_entropy<B, L> {
     /// The rule value.
     #[must_use]
     #[inline]
-    pub fn rule((_, labels): (impl Sized, &L)) -> Unary<ByValue<CrossEntropy<B>>> {
-        Unary(ByValue(CrossEntropy {
+    pub fn rule((_, labels): (impl Sized, &L)) -> Unary<CrossEntropy<B>> {
+        Unary(CrossEntropy {
             labels: labels.to_batch(),
-        }))
+        })
     }
 }
 

@@ -14,7 +14,7 @@
 
 use super::lines::contiguous_shift;
 use super::pointwise::{WideLoops, wide};
-use crate::rule::UnaryRule;
+use crate::rule::{UnaryRule, UnaryRuleInPlace};
 use crate::scalar::Float;
 use crate::shape::{D, Dim, One};
 use crate::storage::Storage;
@@ -65,17 +65,39 @@ where
     #[track_caller]
     fn vjp(
         &self,
+        z: &Tensor<T, (Bd, D<N>), St>,
+        out: &Self::Out,
+        p: &Self::Residual,
+        ct: &Self::Out,
+    ) -> Tensor<T, (Bd, D<N>), St> {
+        let mut g = Tensor::overwritten();
+        UnaryRuleInPlace::vjp_into(self, z, out, p, ct, &mut g);
+        g
+    }
+}
+
+/// The cotangent is written straight into the place the engines lend (a returned one would cost
+/// a copy of it).
+impl<T, St, Bd, const B: usize, const N: usize> UnaryRuleInPlace<Tensor<T, (Bd, D<N>), St>>
+    for CrossEntropy<B>
+where
+    T: Float,
+    St: Storage,
+    Bd: Rows<B>,
+{
+    #[track_caller]
+    fn vjp_into(
+        &self,
         _: &Tensor<T, (Bd, D<N>), St>,
         _: &Self::Out,
         p: &Self::Residual,
         ct: &Self::Out,
-    ) -> Tensor<T, (Bd, D<N>), St> {
+        g: &mut Tensor<T, (Bd, D<N>), St>,
+    ) {
         // Checked again: a rule value built by hand reaches here without its forward, and a label
         // of N would silently land in the next row.
         check_labels(&self.labels, N);
-        let mut g = Tensor::overwritten();
         cross_entropy_vjp(p.as_slice(), &self.labels, N, ct.item(), g.as_mut_slice());
-        g
     }
 }
 

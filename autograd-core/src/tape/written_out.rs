@@ -6,8 +6,9 @@
 //! entry each: the signature as on `Tensor` (generics in brackets, bounds after `where` in
 //! brackets) and the rule it records, `record(self) Rule` (`record_unary(Rule, self)`) or
 //! `record(self, other) Rule` (`record_binary(Rule, self, other)`, the other operand a `Var` or
-//! a constant tensor), or `record_in_place(self, other) Rule` (`record_binary_in_place`, for a
-//! rule that builds in place: the matrix product; the others go in `ByValue`). Each entry becomes
+//! a constant tensor), or `record_in_place(self) Rule` / `record_in_place(self, other) Rule`
+//! (`record_unary_in_place` / `record_binary_in_place`, for a rule that builds in place: the
+//! cross-entropy's cotangent, the matrix product; the others go in `ByValue`). Each entry becomes
 //! a `#[must_use]`, `#[track_caller]` method whose body is that one call; `, checks { .. }` after the rule runs compile-time size checks before it, so
 //! that a wrong size is reported at the calling line as for plain tensors.
 //!
@@ -21,7 +22,7 @@
 //! forwards (after monomorphization, as for plain tensors), so on a `Var` a failed check names the
 //! shapes and sizes but points into the rule rather than at the calling line.
 
-use super::record::{record_binary, record_binary_in_place, record_unary};
+use super::record::{record_binary, record_binary_in_place, record_unary, record_unary_in_place};
 use super::var::{Operand, Var};
 use crate::ops::window::PoolSize;
 use crate::rules::{
@@ -65,6 +66,9 @@ macro_rules! var_methods {
     };
     (@record $self:ident, $other:ident; $rule:expr) => {
         record_binary($rule, $self, &$other.into_var())
+    };
+    (@record_in_place $self:ident; $rule:expr) => {
+        record_unary_in_place($rule, $self)
     };
     (@record_in_place $self:ident, $other:ident; $rule:expr) => {
         record_binary_in_place($rule, $self, &$other.into_var())
@@ -209,7 +213,7 @@ var_methods! {
         /// are constants carried by the rule).
         fn cross_entropy[const B: usize, L](&self, labels: &L) -> Var<T, (), St>
             where [Bd: Rows<B>, L: BatchLabels<B>]
-            => record(self) CrossEntropy { labels: labels.to_batch() };
+            => record_in_place(self) CrossEntropy { labels: labels.to_batch() };
     }
 
     impl[T: Float, B: Dim, C: Dim, H: Dim, W: Dim, St: Storage] Var<T, (B, C, H, W), St> {
