@@ -100,7 +100,10 @@
 //! loop): generated W1 2.09-2.15x, W2 0.96-1.06x; tape 4.05-4.32x and 1.02-1.04x. After `dots`
 //! summed a tile's accumulators together (14:25 UTC, in turns with the build before): W1
 //! 2.10-2.15x -> 2.03-2.08x, tape 4.09-4.15x -> 3.97x; W2 1.05x both; AVX2 W1 1.58-1.64x, W2
-//! 0.92-0.94x.
+//! 0.92-0.94x. After the tape's cotangent slots kept their tensors (16:20 UTC, four runs in
+//! turns with the build before, AVX-512): tape W1 3.84-4.03x -> 3.63-3.69x, W2 1.03-1.04x ->
+//! 0.96-0.98x, W3 unchanged (0.99-1.02x); AVX2 (three runs) tape W1 3.23-3.44x -> 3.24-3.31x
+//! (1.14-1.21 -> 1.09-1.11 µs), W2 0.88-0.93x -> 0.86-0.88x; the generated gradient unchanged.
 #![allow(
     clippy::cast_precision_loss,
     clippy::float_cmp,

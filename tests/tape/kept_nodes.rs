@@ -134,3 +134,36 @@ fn kept_nodes_start_clean() {
     .join()
     .unwrap();
 }
+
+/// A cotangent slot keeps its tensor when emptied (a kept node's, a leaf's after `zero_grad`),
+/// and the next step's first contribution is written over it, never added to it: here `z` gets
+/// two contributions (the first written into the stale tensor, the second added), and the leaf's
+/// gradient after `zero_grad` is one step's, on other data each step.
+#[test]
+fn a_kept_slot_is_written_over_not_added_to() {
+    std::thread::spawn(|| {
+        let w = Var::param(Tensor::new([[0.5f64, -1.0], [2.0, 0.25]]));
+        for (step, row) in [[1.0, 2.0], [-3.0, 0.5], [0.25, -4.0]]
+            .into_iter()
+            .enumerate()
+        {
+            let a: Var<f64, Shape![1, 2]> = Var::constant(Tensor::new([row]));
+            w.zero_grad();
+            // d/dw sum((a w)^2 + a w) = a^T (2 a w + 1).
+            let z = a.matmul(&w);
+            (&z * &z + &z).sum().backward().unwrap();
+            let aw = [row[0] * 0.5 + row[1] * 2.0, -row[0] + row[1] * 0.25];
+            let want = [
+                [row[0] * (2.0 * aw[0] + 1.0), row[0] * (2.0 * aw[1] + 1.0)],
+                [row[1] * (2.0 * aw[0] + 1.0), row[1] * (2.0 * aw[1] + 1.0)],
+            ];
+            assert_eq!(w.grad().unwrap().to_array(), want, "step {step}");
+        }
+        // Emptied, the slot reads as empty, though it keeps its tensor.
+        w.zero_grad();
+        assert!(w.grad().is_none());
+        assert!(w.take_grad().is_none());
+    })
+    .join()
+    .unwrap();
+}

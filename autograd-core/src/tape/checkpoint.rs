@@ -388,7 +388,7 @@ where
     }
     fn backprop(&self, _anomaly: bool) -> Result<(), BackwardError> {
         // Anomaly mode checks the recomputation's own ops (it is on for this thread).
-        let Some(ct) = self.core.grad.borrow_mut().take() else {
+        let Some(ct) = self.core.grad.take() else {
             return Ok(());
         };
         if let Some(v) = &self.inputs {
@@ -397,7 +397,7 @@ where
         Ok(())
     }
     fn clear_pending(&self) {
-        self.core.grad.borrow_mut().take();
+        self.core.grad.clear();
     }
     fn take_parents(&mut self, out: &mut Vec<Rc<dyn AnyNode>>) {
         if let Some(v) = self.inputs.take() {

@@ -134,7 +134,7 @@ where
         }
     }
     fn backprop(&self, anomaly: bool) -> Result<(), BackwardError> {
-        let Some(ct) = self.core.grad.borrow_mut().take() else {
+        let Some(ct) = self.core.grad.take() else {
             return Ok(());
         };
         if let Some(p) = &self.parents {
@@ -143,7 +143,7 @@ where
         Ok(())
     }
     fn clear_pending(&self) {
-        self.core.grad.borrow_mut().take();
+        self.core.grad.clear();
     }
     fn take_parents(&mut self, out: &mut Vec<Rc<dyn AnyNode>>) {
         if let Some(p) = self.parents.take() {

@@ -7,7 +7,8 @@
 //! batch 64) those copies and zeroings took 30% of the time. When [`release`](super::node) frees
 //! an op node, it is kept here instead, one list per node type; recording the same op again takes
 //! it back and its rule writes the new value over the old, so a steady-state step copies no node
-//! and zeroes none.
+//! and zeroes none. A node's cotangent slot keeps its tensor when emptied too (`node::Slot`), so
+//! that the first contribution is written over it rather than built blank and moved in.
 //!
 //! What is kept is at most the op nodes of the largest graph freed on the thread
 //! ([`MAX_KEPT_PER_TYPE`] of each type), held until the thread ends or

@@ -32,7 +32,7 @@ impl<T: Float, S: Shape, St: Storage> Leaf<T> for Var<T, S, St> {
         self
     }
     fn grad_into(&self, out: &mut [T]) {
-        if let Some(g) = &*self.node.core().grad.borrow() {
+        if let Some(g) = self.node.core().grad.get() {
             out.copy_from_slice(g.as_slice());
         }
     }
@@ -43,7 +43,7 @@ impl<T: Float, S: Shape, St: Storage> Leaf<T> for Var<T, S, St> {
         Rc::as_ptr(&self.node).cast::<()>()
     }
     fn with_grad(&self, f: &mut dyn FnMut(&[T])) {
-        if let Some(g) = &*self.node.core().grad.borrow() {
+        if let Some(g) = self.node.core().grad.get() {
             f(g.as_slice());
         }
     }

@@ -80,7 +80,7 @@ impl<T: Float, S: Stackable<N>, St: Storage, const N: usize> AnyNode for StackNo
         }
     }
     fn backprop(&self, anomaly: bool) -> Result<(), BackwardError> {
-        let Some(ct) = self.core.grad.borrow_mut().take() else {
+        let Some(ct) = self.core.grad.take() else {
             return Ok(());
         };
         let Some(inputs) = &self.inputs else {
@@ -105,7 +105,7 @@ impl<T: Float, S: Stackable<N>, St: Storage, const N: usize> AnyNode for StackNo
         Ok(())
     }
     fn clear_pending(&self) {
-        self.core.grad.borrow_mut().take();
+        self.core.grad.clear();
     }
     fn take_parents(&mut self, out: &mut Vec<Rc<dyn AnyNode>>) {
         if let Some(inputs) = self.inputs.take() {

@@ -153,13 +153,13 @@ impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
     /// cotangent is consumed by the pass that computed it.
     #[must_use]
     pub fn grad(&self) -> Option<Tensor<T, S, St>> {
-        self.node.core().grad.borrow().clone()
+        self.node.core().grad.get().map(|g| g.clone())
     }
 
     /// The accumulated gradient, moved out: the leaf's gradient is cleared.
     #[must_use]
     pub fn take_grad(&self) -> Option<Tensor<T, S, St>> {
-        self.node.core().grad.borrow_mut().take()
+        self.node.core().grad.take()
     }
 
     /// Clears the accumulated gradient. Until then, gradients of separate backward passes add up
@@ -175,7 +175,7 @@ impl<T: Float, S: Shape, St: Storage> Var<T, S, St> {
     /// assert!(w.grad().is_none());
     /// ```
     pub fn zero_grad(&self) {
-        self.node.core().grad.borrow_mut().take();
+        self.node.core().grad.clear();
     }
 
     /// The same value as a constant: no gradient flows through it. The value is copied (values
